@@ -1,0 +1,139 @@
+"""Devices the engine can run on, why CUDA is or is not there, and what each precision means."""
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+import torch
+
+from .errors import DeviceError
+
+
+class Precision(StrEnum):
+    FP32 = "fp32"
+    FP16 = "fp16"
+    BF16 = "bf16"
+
+    @property
+    def dtype(self) -> torch.dtype:
+        return {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[self.value]
+
+
+@dataclass(frozen=True)
+class Device:
+    """One place to run: 'cpu', 'cuda:N' or 'mps'."""
+
+    id: str
+    name: str
+    total_memory: int | None = None  # bytes; None where the platform does not say
+
+    @property
+    def kind(self) -> str:
+        return self.id.split(":")[0]
+
+    @property
+    def label(self) -> str:
+        if self.total_memory:
+            return f"{self.id} - {self.name} ({self.total_memory / 2**30:.1f} GiB)"
+        return f"{self.id} - {self.name}"
+
+    def torch_device(self) -> torch.device:
+        return torch.device(self.id)
+
+
+def cuda_status() -> str:
+    """One sentence on whether CUDA is usable, and if not, why."""
+    if torch.version.cuda is None:
+        return "CUDA is unavailable: this PyTorch is a CPU-only build; install a CUDA build."
+    try:
+        count = torch.cuda.device_count()
+    except RuntimeError as exc:  # a driver that is present but broken
+        return f"CUDA is unavailable: {exc}"
+    if not torch.cuda.is_available() or count == 0:
+        try:
+            torch.cuda.init()
+        except Exception as exc:
+            reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            return (f"CUDA is unavailable: PyTorch is built for CUDA {torch.version.cuda} but "
+                    f"no usable GPU or driver was found ({reason}).")
+        return (f"CUDA is unavailable: PyTorch is built for CUDA {torch.version.cuda} but "
+                "no GPU was found.")
+    return f"CUDA {torch.version.cuda} is usable with {count} device(s)."
+
+
+def list_devices() -> list[Device]:
+    """CPU, every CUDA device (name, total memory) and MPS when present; CUDA first."""
+    devices: list[Device] = []
+    if torch.cuda.is_available():
+        for index in range(torch.cuda.device_count()):
+            props = torch.cuda.get_device_properties(index)
+            devices.append(Device(f"cuda:{index}", props.name, int(props.total_memory)))
+    if getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available():
+        devices.append(Device("mps", "Apple GPU (Metal)"))
+    import platform
+
+    devices.append(Device("cpu", platform.processor() or platform.machine() or "CPU"))
+    return devices
+
+
+def default_device() -> Device:
+    """The first CUDA device, else the CPU (MPS is opt-in: ChatTTS runs its GPT on CPU there)."""
+    devices = list_devices()
+    for device in devices:
+        if device.kind == "cuda":
+            return device
+    return next(d for d in devices if d.kind == "cpu")
+
+
+def resolve_device(device_id: str | None) -> Device:
+    """Turn a user's choice ('cpu', 'cuda', 'cuda:1', 'mps', None) into a Device, or refuse."""
+    if device_id is None or device_id == "auto":
+        return default_device()
+    device_id = device_id.strip().lower()
+    if device_id == "cuda":
+        device_id = "cuda:0"
+    devices = list_devices()
+    for device in devices:
+        if device.id == device_id:
+            return device
+    if device_id.startswith("cuda"):
+        if not torch.cuda.is_available():
+            raise DeviceError(f"Device {device_id} cannot be used. {cuda_status()}")
+        raise DeviceError(f"Device {device_id} does not exist; this machine has "
+                          f"{torch.cuda.device_count()} CUDA device(s).")
+    known = ", ".join(d.id for d in devices)
+    raise DeviceError(f"Unknown device '{device_id}'; choose one of: {known}.")
+
+
+def precision_support(device: Device) -> dict[Precision, str | None]:
+    """For each precision: None when the device can do it, else the reason it cannot.
+
+    The one place that decides what fp16/bf16 mean: on CUDA the GPT runs in that dtype and the
+    vocoder stays fp32; on CPU bf16 casts the GPT (no fp16 kernels worth having, and MKL's FFT
+    has no half support); on MPS ChatTTS runs its GPT on the CPU, so only fp32 applies.
+    """
+    support: dict[Precision, str | None] = {Precision.FP32: None}
+    if device.kind == "cuda":
+        index = int(device.id.split(":")[1])
+        major, _ = torch.cuda.get_device_capability(index)
+        support[Precision.FP16] = None if major >= 6 else "this GPU has no fast fp16 (before Pascal)"
+        support[Precision.BF16] = (None if torch.cuda.is_bf16_supported()
+                                   else "this GPU has no bf16 (it needs Ampere or newer)")
+    elif device.kind == "cpu":
+        support[Precision.FP16] = "fp16 is not supported on the CPU; use fp32 or bf16"
+        support[Precision.BF16] = None
+    else:
+        reason = "on Apple MPS ChatTTS runs its GPT on the CPU, so only fp32 applies"
+        support[Precision.FP16] = reason
+        support[Precision.BF16] = reason
+    return support
+
+
+def check_precision(device: Device, precision: str | Precision) -> Precision:
+    try:
+        chosen = Precision(str(precision).lower())
+    except ValueError:
+        raise DeviceError(f"Unknown precision '{precision}'; choose fp32, fp16 or bf16.") from None
+    reason = precision_support(device)[chosen]
+    if reason:
+        raise DeviceError(f"{chosen.value} cannot be used on {device.id}: {reason}.")
+    return chosen

@@ -1,0 +1,289 @@
+"""The synthesis engine: loads a ChatTTS model on a device and precision, and turns requests
+into audio segment by segment, with progress, cancel and live metrics."""
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from . import SAMPLES_PER_STEP, models
+from .devices import Device, Precision, check_precision, resolve_device
+from .errors import Cancelled, DeviceError, ModelError, SpeakerError
+from .metrics import LiveMetrics, memory_snapshot, reset_peak
+from .request import JobSummary, SegmentResult, SynthesisRequest
+from .text import NUMBER_READERS, Segment, split_segments
+
+log = logging.getLogger("chattts_studio")
+LoadProgress = Callable[[str, float], None]  # (stage, fraction 0..1)
+
+
+class _CancelContext:
+    """Stands in for ChatTTS's GPT.Context: its generate loop asks get() after every step."""
+
+    def __init__(self, event: threading.Event) -> None:
+        self._event = event
+
+    def get(self) -> bool:
+        return self._event.is_set()
+
+    def set(self, value: bool) -> None:
+        if value:
+            self._event.set()
+
+
+@dataclass(frozen=True)
+class LoadedModel:
+    info: models.ModelInfo
+    device: Device
+    precision: Precision
+    compiled: bool
+    load_seconds: float
+
+
+class Engine:
+    """Owns one ChatTTS `Chat`. Use it from one thread at a time; cancel() and live.snapshot()
+    are safe from any thread."""
+
+    def __init__(self) -> None:
+        self.chat: object | None = None
+        self.loaded: LoadedModel | None = None
+        self.live = LiveMetrics()
+        self._cancel = threading.Event()
+        self._batch_rows: list[int] = []  # step caps of the batch being decoded
+        self._batch_step = 0
+        self.last_summary: JobSummary | None = None
+
+    # -- loading ---------------------------------------------------------------------------
+    def load(self, model: str = "demo", device: str | None = None, precision: str = "fp32",
+             compile: bool = False, progress: LoadProgress | None = None) -> LoadedModel:
+        """Verify (building demo weights if needed) and load a model. Raises StudioError
+        subclasses for anything the user can fix, Cancelled when cancelled."""
+        import ChatTTS
+
+        report = progress or (lambda _stage, _fraction: None)
+        self._cancel.clear()
+        target = resolve_device(device)
+        chosen = check_precision(target, precision)
+        started = time.perf_counter()
+        self.live.device = target.id
+        self.live.start("loading")
+
+        def verify_progress(done: int, total: int) -> None:
+            report("verifying", done / total if total else 0.0)
+
+        info = models.ensure(model, verify_progress, self._cancel.is_set,
+                             log=lambda msg: report(msg, 0.0))
+        if self._cancel.is_set():
+            raise Cancelled()
+        self.unload()
+        report("loading", 0.5)
+        chat = ChatTTS.Chat(logging.getLogger("ChatTTS"))
+        from .demo_weights import build_config
+
+        chat.config = build_config(info.dims)
+        chat.sha256_map = models.hashes_for(info)
+        try:
+            ok = chat.load(source="custom", custom_path=str(info.folder),
+                           device=target.torch_device(), compile=compile)
+        except (RuntimeError, OSError, ValueError, KeyError) as exc:
+            raise ModelError(f"Model '{info.name}' could not be loaded: "
+                             f"{str(exc).splitlines()[0][:200]}") from None
+        if not ok:
+            raise ModelError(f"Model '{info.name}' failed ChatTTS's own file check; verify it "
+                             "with 'chattts-studio-cli model verify'.")
+        if chosen is not Precision.FP32:
+            # The GPT is 90% of the work; ChatTTS casts its inputs to the GPT's dtype and its
+            # outputs back to fp32, so the decoder and vocoder stay fp32 (FFT needs it on CPU).
+            chat.gpt.gpt.to(chosen.dtype)  # type: ignore[attr-defined]
+        for lang, reader in NUMBER_READERS.items():
+            chat.normalizer.register(lang, reader)  # type: ignore[attr-defined]
+        chat.context = _CancelContext(self._cancel)  # type: ignore[attr-defined]
+        chat.gpt.gpt.register_forward_hook(self._on_gpt_step)  # type: ignore[attr-defined]
+        if target.kind == "cuda":
+            torch.cuda.empty_cache()  # drop what loading left in the cache
+        self.chat = chat
+        self.loaded = LoadedModel(info, target, chosen, compile, time.perf_counter() - started)
+        self.live.update(stage="idle")
+        report("ready", 1.0)
+        return self.loaded
+
+    def unload(self) -> None:
+        if self.chat is not None:
+            self.chat.unload()  # type: ignore[attr-defined]
+            self.chat = None
+            self.loaded = None
+            import gc
+
+            gc.collect()
+            if torch.cuda.is_available():
+                torch.cuda.empty_cache()
+
+    def cancel(self) -> None:
+        """Ask the running load or synthesis to stop (from any thread)."""
+        self._cancel.set()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._cancel.is_set()
+
+    def _require(self) -> tuple[object, LoadedModel]:
+        if self.chat is None or self.loaded is None:
+            raise ModelError("No model is loaded.")
+        return self.chat, self.loaded
+
+    # -- speakers --------------------------------------------------------------------------
+    def speaker_dim(self) -> int:
+        chat, _ = self._require()
+        return int(chat.config.gpt.hidden_size)  # type: ignore[attr-defined]
+
+    def sample_speaker(self, seed: int) -> str:
+        """The speaker of a seed: the same string on every device (drawn on the CPU)."""
+        from ChatTTS.model.speaker import Speaker
+
+        chat, _ = self._require()
+        speaker = chat.speaker  # type: ignore[attr-defined]
+        generator = torch.Generator().manual_seed(int(seed))
+        std, mean = speaker.std.float().cpu(), speaker.mean.float().cpu()
+        sample = torch.randn(speaker.dim, generator=generator) * std + mean
+        return str(Speaker._encode(sample))
+
+    def check_speaker(self, embedding: str) -> str:
+        from ChatTTS.model.speaker import Speaker
+
+        try:
+            values = Speaker._decode(embedding.strip())
+        except Exception:
+            raise SpeakerError("The speaker is not a valid ChatTTS speaker embedding.") from None
+        if values.size != self.speaker_dim() or not np.isfinite(values).all():
+            raise SpeakerError(f"The speaker embedding has {values.size} values but this model "
+                               f"needs {self.speaker_dim()}; pick a speaker made with it.")
+        return embedding.strip()
+
+    # -- synthesis -------------------------------------------------------------------------
+    def plan(self, request: SynthesisRequest) -> list[Segment]:
+        request.validate()
+        return split_segments(request.text, request.segment_size)
+
+    def _on_gpt_step(self, _module: object, _args: object, _output: object) -> None:
+        if not self._batch_rows:
+            return
+        step = self._batch_step
+        self._batch_step += 1
+        self.live.add_steps(sum(1 for cap in self._batch_rows if cap > step))
+
+    def synthesize(self, request: SynthesisRequest) -> Iterator[SegmentResult]:
+        """Yield each segment's result in text order. Raises Cancelled after the last finished
+        segment when cancelled, and StudioError subclasses for bad input."""
+        chat, loaded = self._require()
+        segments = self.plan(request)
+        speaker = self.check_speaker(request.speaker) if request.speaker else \
+            self.sample_speaker(request.seed)
+        self._cancel.clear()
+        device = loaded.device.id
+        reset_peak(device)
+        self.live.start("decode", len(segments), sum(s.step_cap for s in segments))
+        started = time.perf_counter()
+        first_audio: float | None = None
+        total_steps = 0
+        batch_size = request.batch_size
+        pending = list(segments)
+        batch_no = 0
+        peak = 0
+        produced, audio_seconds = 0, 0.0
+        try:
+            while pending:
+                batch = pending[:batch_size]
+                try:
+                    results = self._run_batch(chat, loaded, request, speaker, batch, batch_no,
+                                              len(segments))
+                except torch.OutOfMemoryError:
+                    if batch_size == 1:
+                        raise DeviceError("Out of memory even at batch size 1; lower the "
+                                          "segment size or use another device.") from None
+                    batch_size = max(1, batch_size // 2)
+                    torch.cuda.empty_cache()
+                    self.live.update(note=f"out of memory: batch size lowered to {batch_size}")
+                    continue
+                pending = pending[len(batch):]
+                batch_no += 1
+                for result in results:
+                    total_steps += result.steps
+                    if first_audio is None:
+                        first_audio = time.perf_counter() - started
+                        self.live.update(first_audio_seconds=first_audio)
+                    produced += 1
+                    audio_seconds += result.audio_seconds
+                    self.live.update(audio_seconds=audio_seconds)
+                    if result.memory is not None:
+                        peak = max(peak, result.memory.peak or result.memory.in_use)
+                    yield result
+        except Cancelled:
+            self.live.update(stage="cancelled", compute_seconds=self.live.elapsed())
+            raise
+        finally:
+            self._batch_rows = []
+            wall = time.perf_counter() - started
+            self.last_summary = JobSummary(produced, audio_seconds, wall, total_steps,
+                                           first_audio, peak or None)
+        self.live.update(stage="done", compute_seconds=wall)
+
+    def _run_batch(self, chat: object, loaded: LoadedModel, request: SynthesisRequest,
+                   speaker: str, batch: list[Segment], batch_no: int,
+                   count: int) -> list[SegmentResult]:
+        from ChatTTS import Chat
+
+        c = chat  # ChatTTS has no type hints; keep the attribute noise in one place
+        started = time.perf_counter()
+        # One seed per batch, so the same request and seed give the same audio.
+        torch.manual_seed(request.seed * 1009 + batch_no)
+        self.live.update(segment=batch[0].index + 1, batch_size=len(batch))
+        texts = [c.normalizer(s.text, True, True, None) for s in batch]  # type: ignore[attr-defined]
+        if request.refine_text:
+            self.live.update(stage="refine")
+            refine = Chat.RefineTextParams(
+                prompt=f"[oral_{request.oral}][laugh_{request.laugh}][break_{request.break_level}]",
+                top_P=request.top_p, top_K=request.top_k,
+                max_new_token=max(2 * len(s.text) + 16 for s in batch), min_new_token=1,
+                show_tqdm=False, ensure_non_empty=False)
+            refined = c._refine_text(texts, c.device, refine)  # type: ignore[attr-defined]
+            break_0 = c.tokenizer.break_0_ids  # type: ignore[attr-defined]
+            texts = c.tokenizer.decode([i[i.less(break_0)] for i in refined.ids])  # type: ignore[attr-defined]
+            refined.destroy()
+            if self._cancel.is_set():
+                raise Cancelled()
+        self.live.update(stage="decode")
+        caps = [s.step_cap for s in batch]
+        params = Chat.InferCodeParams(
+            prompt=f"[speed_{request.speed}]", spk_emb=speaker, temperature=request.temperature,
+            top_P=request.top_p, top_K=request.top_k, max_new_token=max(caps), min_new_token=1,
+            show_tqdm=False, ensure_non_empty=False)
+        self._batch_rows, self._batch_step = caps, 0
+        try:
+            generated = next(c._infer_code(list(texts), False, c.device, True, params))  # type: ignore[attr-defined]
+        finally:
+            self._batch_rows = []
+        if self._cancel.is_set():
+            generated.destroy()
+            raise Cancelled()
+        # Random weights never emit EOS: each row stops at its own cap, not the batch's.
+        steps = [min(len(h), cap) for h, cap in zip(generated.hiddens, caps, strict=True)]
+        hiddens = [h[:n] for h, n in zip(generated.hiddens, steps, strict=True)]
+        self.live.update(stage="vocoder")
+        wavs = c._decode_to_wavs(hiddens, True)  # type: ignore[attr-defined]
+        generated.destroy()
+        elapsed = time.perf_counter() - started
+        memory = memory_snapshot(loaded.device.id)
+        total = sum(steps) or 1
+        self.live.update(stage="decode")
+        return [
+            SegmentResult(index=seg.index, segments=count, text=seg.text,
+                          audio=np.ascontiguousarray(wavs[row, : n * SAMPLES_PER_STEP],
+                                                     dtype=np.float32),
+                          steps=n, compute_seconds=elapsed * n / total, batch_size=len(batch),
+                          memory=memory)
+            for row, (seg, n) in enumerate(zip(batch, steps, strict=True))
+        ]

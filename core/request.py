@@ -1,0 +1,101 @@
+"""What a synthesis job asks for and what it gives back."""
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import SAMPLE_RATE
+from .errors import BadSettingError
+from .metrics import MemorySnapshot
+
+SEGMENT_SIZE_RANGE = (5, 500)
+BATCH_SIZE_RANGE = (1, 64)
+
+
+@dataclass(frozen=True)
+class SynthesisRequest:
+    text: str
+    speaker: str | None = None  # a speaker embedding string; None: the speaker of `seed`
+    seed: int = 0
+    temperature: float = 0.3
+    top_p: float = 0.7
+    top_k: int = 20
+    refine_text: bool = True
+    speed: int = 5  # [speed_N]
+    oral: int = 2  # [oral_N], used by refine
+    laugh: int = 0  # [laugh_N], used by refine
+    break_level: int = 6  # [break_N], used by refine
+    segment_size: int = 50  # characters
+    batch_size: int = 4
+    pause_seconds: float = 0.25  # silence between segments when joined
+
+    def validate(self) -> None:
+        """Raise BadSettingError, naming the setting and its range, for any value out of range."""
+        checks: list[tuple[str, float, float, float]] = [
+            ("segment size", self.segment_size, *SEGMENT_SIZE_RANGE),
+            ("batch size", self.batch_size, *BATCH_SIZE_RANGE),
+            ("temperature", self.temperature, 0.01, 2.0),
+            ("top-P", self.top_p, 0.01, 1.0),
+            ("top-K", self.top_k, 1, 100),
+            ("speed", self.speed, 0, 9),
+            ("oral", self.oral, 0, 9),
+            ("laugh", self.laugh, 0, 2),
+            ("break", self.break_level, 0, 7),
+            ("pause", self.pause_seconds, 0.0, 5.0),
+            ("seed", self.seed, 0, 2**31 - 1),
+        ]
+        for name, value, low, high in checks:
+            if not (low <= value <= high):
+                raise BadSettingError(f"The {name} must be between {low:g} and {high:g} "
+                                      f"(got {value:g}).")
+
+
+@dataclass(frozen=True)
+class SegmentResult:
+    """One finished segment, yielded in text order."""
+
+    index: int
+    segments: int  # how many the job has
+    text: str
+    audio: np.ndarray = field(repr=False)  # float32, mono, 24 kHz
+    steps: int
+    compute_seconds: float  # the batch's time shared by its rows in proportion to their steps
+    batch_size: int
+    memory: MemorySnapshot | None = None
+
+    @property
+    def audio_seconds(self) -> float:
+        return len(self.audio) / SAMPLE_RATE
+
+    @property
+    def rtf(self) -> float:
+        return self.compute_seconds / self.audio_seconds if self.audio_seconds else float("inf")
+
+
+@dataclass(frozen=True)
+class JobSummary:
+    segments: int
+    audio_seconds: float
+    wall_seconds: float
+    steps: int
+    first_audio_seconds: float | None
+    peak_memory: int | None
+
+    @property
+    def rtf(self) -> float:
+        return self.wall_seconds / self.audio_seconds if self.audio_seconds else float("inf")
+
+    @property
+    def steps_per_second(self) -> float:
+        return self.steps / self.wall_seconds if self.wall_seconds else 0.0
+
+
+def join_audio(results: list[SegmentResult], pause_seconds: float = 0.25) -> np.ndarray:
+    """The segments end to end, in order, with `pause_seconds` of silence between them."""
+    gap = np.zeros(int(round(pause_seconds * SAMPLE_RATE)), dtype=np.float32)
+    parts: list[np.ndarray] = []
+    for i, result in enumerate(sorted(results, key=lambda r: r.index)):
+        if i:
+            parts.append(gap)
+        parts.append(result.audio.astype(np.float32, copy=False))
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.float32)

@@ -1,0 +1,225 @@
+"""Text preparation: cleaning, control tokens, number reading, segmenting and length estimates."""
+
+import math
+import re
+import unicodedata
+from dataclasses import dataclass
+
+from . import STEPS_PER_SECOND
+from .errors import BadTextError
+
+# Tokens a user may write inside the text (ChatTTS's tokenizer specials that shape speech).
+INLINE_TOKENS = frozenset(
+    ["uv_break", "v_break", "lbreak", "llbreak", "laugh"]
+    + [f"break_{i}" for i in range(8)]
+    + [f"laugh_{i}" for i in range(3)]
+    + [f"oral_{i}" for i in range(10)]
+    + [f"speed_{i}" for i in range(10)]
+)
+# Tokens that frame ChatTTS's prompt; in user text they would corrupt it.
+RESERVED_TOKENS = frozenset(
+    "Sasr Pasr Easr Stts Ptts Etts Sbreak Pbreak Ebreak undefine spk_emb empty_spk music pure"
+    .split()
+)
+
+_TOKEN_RE = re.compile(r"\[([^\[\]\s]{0,32})\]")
+_ATOM_RE = re.compile(
+    r"(?P<token>\[[^\[\]\s]{1,32}\])"
+    r"|(?P<word>[A-Za-z0-9]+(?:['’.,:/\-][A-Za-z0-9]+)*)"
+    r"|(?P<newline>\n)"
+    r"|(?P<space>[ \t\u3000]+)"
+    r"|(?P<other>.)",
+    re.DOTALL,
+)
+_SENTENCE_END = frozenset("。！？!?；;…\n.")
+_CLAUSE_END = frozenset("，、,：:—–")
+_CLOSERS = frozenset("”’」』）)】》\"'")
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+_LATIN = re.compile(r"[A-Za-z]")
+_DIGIT = re.compile(r"[0-9]")
+_SPEAKABLE = re.compile(r"[\u4e00-\u9fffA-Za-z0-9]")
+
+# Typical reading speeds; they bound the GPT steps of a segment and estimate audio length.
+SECONDS_PER_CJK = 0.24
+SECONDS_PER_LATIN_LETTER = 0.07
+SECONDS_PER_DIGIT = 0.3
+SECONDS_PER_PAUSE_TOKEN = {"uv_break": 0.15, "v_break": 0.15, "lbreak": 0.4, "llbreak": 0.6,
+                           "laugh": 0.6}
+# Head-room over the estimate, so real weights finish naturally (EOS) before the cap.
+STEP_CAP_MARGIN = 1.3
+MIN_STEP_CAP = 16
+
+
+@dataclass(frozen=True)
+class Segment:
+    """A piece of the text synthesized as one unit, in text order."""
+
+    index: int
+    text: str
+    est_seconds: float
+    step_cap: int
+
+
+def clean(text: str) -> str:
+    """Normalise Unicode and drop control characters (NUL and friends), keeping newlines."""
+    text = unicodedata.normalize("NFC", text).replace("\r\n", "\n").replace("\r", "\n")
+    return "".join(c for c in text if c in "\n\t" or unicodedata.category(c)[0] != "C")
+
+
+def check_tokens(text: str) -> None:
+    """Raise BadTextError for unknown, reserved or malformed control tokens."""
+    for match in _TOKEN_RE.finditer(text):
+        name = match.group(1)
+        if name in RESERVED_TOKENS:
+            raise BadTextError(f"The control token [{name}] is reserved by ChatTTS and cannot be "
+                               "used in the text.")
+        if name not in INLINE_TOKENS:
+            raise BadTextError(f"Unknown control token [{name}]; use one of [uv_break], "
+                               "[v_break], [lbreak], [laugh], [break_0-7], [oral_0-9], "
+                               "[laugh_0-2], [speed_0-9].")
+    stray = _TOKEN_RE.sub("", text)
+    if "[" in stray or "]" in stray:
+        raise BadTextError("The text has a '[' or ']' that is not part of a control token "
+                           "such as [uv_break].")
+
+
+def is_speakable(text: str) -> bool:
+    """True when ChatTTS can say something: Chinese characters, Latin letters or digits."""
+    return bool(_SPEAKABLE.search(_TOKEN_RE.sub("", text)))
+
+
+def estimate_seconds(text: str) -> float:
+    """Audio length a typical speaker needs for text (what the step cap is based on)."""
+    seconds = 0.0
+    for match in _TOKEN_RE.finditer(text):
+        seconds += SECONDS_PER_PAUSE_TOKEN.get(match.group(1), 0.0)
+    plain = _TOKEN_RE.sub("", text)
+    seconds += len(_CJK.findall(plain)) * SECONDS_PER_CJK
+    seconds += len(_LATIN.findall(plain)) * SECONDS_PER_LATIN_LETTER
+    seconds += len(_DIGIT.findall(plain)) * SECONDS_PER_DIGIT
+    return seconds
+
+
+def step_cap(text: str) -> int:
+    """The most GPT steps a segment may take: its expected speech length plus head-room."""
+    return max(MIN_STEP_CAP, math.ceil(estimate_seconds(text) * STEPS_PER_SECOND * STEP_CAP_MARGIN))
+
+
+def _atoms(text: str) -> list[tuple[str, str]]:
+    return [(m.lastgroup or "other", m.group()) for m in _ATOM_RE.finditer(text)]
+
+
+def _length(atoms: list[tuple[str, str]]) -> int:
+    return sum(1 if kind == "token" else len(value) for kind, value in atoms)
+
+
+def _split_after(atoms: list[tuple[str, str]], ends: frozenset[str]) -> list[list[tuple[str, str]]]:
+    """Cut after each atom in `ends` (and the closing quotes that follow it)."""
+    pieces: list[list[tuple[str, str]]] = []
+    current: list[tuple[str, str]] = []
+    ended = False
+    for atom in atoms:
+        value = atom[1]
+        if ended and value not in ends and value not in _CLOSERS:
+            pieces.append(current)
+            current, ended = [], False
+        current.append(atom)
+        if value in ends:
+            ended = True
+    if current:
+        pieces.append(current)
+    return pieces
+
+
+def _split_atoms(atoms: list[tuple[str, str]], limit: int) -> list[list[tuple[str, str]]]:
+    """Last resort for a clause longer than limit: cut between atoms, preferring spaces."""
+    pieces: list[list[tuple[str, str]]] = []
+    current: list[tuple[str, str]] = []
+    for atom in atoms:
+        if current and _length([*current, atom]) > limit:
+            cut = len(current)
+            for i in range(len(current) - 1, 0, -1):
+                if current[i][0] == "space":
+                    cut = i
+                    break
+            pieces.append(current[:cut])
+            current = current[cut:]
+        current.append(atom)
+    if current:
+        pieces.append(current)
+    return pieces
+
+
+def _units(text: str, limit: int) -> list[list[tuple[str, str]]]:
+    units: list[list[tuple[str, str]]] = []
+    for sentence in _split_after(_atoms(text), _SENTENCE_END):
+        if _length(sentence) <= limit:
+            units.append(sentence)
+            continue
+        for clause in _split_after(sentence, _CLAUSE_END):
+            units.extend([clause] if _length(clause) <= limit else _split_atoms(clause, limit))
+    return units
+
+
+def _render(atoms: list[tuple[str, str]]) -> str:
+    return re.sub(r"\s+", " ", "".join(v for _, v in atoms)).strip()
+
+
+def split_segments(text: str, limit: int) -> list[Segment]:
+    """Split text into segments of at most `limit` characters, at sentence, then clause, then
+    word boundaries; never inside a word, a number or a control token. Pieces with nothing to
+    say (a lone "……") join their neighbour."""
+    text = clean(text)
+    check_tokens(text)
+    if not text.strip():
+        raise BadTextError("The text is empty.")
+    if not is_speakable(text):
+        raise BadTextError("The text has nothing ChatTTS can speak: it reads Chinese, English "
+                           "letters and numbers.")
+    packed: list[list[tuple[str, str]]] = []
+    for unit in _units(text, limit):
+        if packed and _length(packed[-1]) + _length(unit) <= limit:
+            packed[-1].extend(unit)
+        else:
+            packed.append(list(unit))
+    texts: list[str] = []
+    pending = ""  # unspeakable pieces wait for the next speakable one
+    for atoms in packed:
+        piece = _render(atoms)
+        if not piece:
+            continue
+        if not is_speakable(piece):
+            if texts:
+                texts[-1] = f"{texts[-1]}{piece}"
+            else:
+                pending += piece
+            continue
+        texts.append(f"{pending}{piece}")
+        pending = ""
+    return [Segment(i, t, estimate_seconds(t), step_cap(t)) for i, t in enumerate(texts)]
+
+
+def _english_numbers(text: str) -> str:
+    from num2words import num2words
+
+    def spell(match: re.Match[str]) -> str:
+        raw = match.group().replace(",", "")
+        try:
+            return " " + str(num2words(float(raw) if "." in raw else int(raw))) + " "
+        except (ValueError, OverflowError, ArithmeticError):
+            return match.group()
+
+    return re.sub(r"\d+(?:,\d{3})*(?:\.\d+)?", spell, text)
+
+
+def _chinese_numbers(text: str) -> str:
+    import cn2an
+
+    try:
+        return str(cn2an.transform(text, "an2cn"))
+    except Exception:  # cn2an rejects some shapes (e.g. 1.2.3); keep the digits then
+        return text
+
+
+# ChatTTS calls these on the text between control tokens, per detected language.
+NUMBER_READERS = {"en": _english_numbers, "zh": _chinese_numbers}
