@@ -16,8 +16,9 @@ def atomic_path(target: Path, suffix: str = "") -> Iterator[Path]:
     """
     target = Path(target)
     ext = suffix or target.suffix
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.stem[:40]}.", suffix=f".part{ext}",
-                                    dir=target.parent)
+    fd, tmp_name = tempfile.mkstemp(
+        prefix=f".{target.stem[:40]}.", suffix=f".part{ext}", dir=target.parent
+    )
     os.close(fd)
     tmp = Path(tmp_name)
     try:

@@ -22,12 +22,13 @@ FORMATS: dict[str, tuple[str, str]] = {
 def check_output_path(path: Path) -> tuple[str, str]:
     """Refuse a target we cannot write, before any work is done; return (format, subtype)."""
     path = Path(path)
-    fmt = FORMATS.get(path.suffix.lower())
-    if fmt is None:
-        raise AudioError(f"Cannot save as '{path.suffix or path.name}': use .wav, .flac, .ogg "
-                         "or .mp3.")
     if path.is_dir():
         raise AudioError(f"{path} is a folder; give a file name such as {path / 'speech.wav'}.")
+    fmt = FORMATS.get(path.suffix.lower())
+    if fmt is None:
+        raise AudioError(
+            f"Cannot save as '{path.suffix or path.name}': use .wav, .flac, .ogg or .mp3."
+        )
     if not path.parent.is_dir():
         raise AudioError(f"The folder {path.parent} does not exist.")
     import os
@@ -37,8 +38,9 @@ def check_output_path(path: Path) -> tuple[str, str]:
     return fmt
 
 
-def save(path: Path, audio: np.ndarray, sample_rate: int = SAMPLE_RATE,
-         float_wav: bool = False) -> Path:
+def save(
+    path: Path, audio: np.ndarray, sample_rate: int = SAMPLE_RATE, float_wav: bool = False
+) -> Path:
     """Write audio to path atomically; the format follows the extension. WAV is 16-bit unless
     float_wav. A failure leaves any existing file as it was."""
     path = Path(path)
@@ -60,8 +62,10 @@ def _sounddevice():  # type: ignore[no-untyped-def]
     try:
         import sounddevice as sd
     except OSError:
-        raise AudioError("Audio playback needs the PortAudio library (libportaudio2); the audio "
-                         "can still be saved.") from None
+        raise AudioError(
+            "Audio playback needs the PortAudio library (libportaudio2); the audio "
+            "can still be saved."
+        ) from None
     return sd
 
 
@@ -118,13 +122,19 @@ class Player:
                     raise sd.CallbackStop()
 
         try:
-            stream = sd.OutputStream(samplerate=sample_rate, channels=1, dtype="float32",
-                                     callback=callback, finished_callback=self._done.set)
+            stream = sd.OutputStream(
+                samplerate=sample_rate,
+                channels=1,
+                dtype="float32",
+                callback=callback,
+                finished_callback=self._done.set,
+            )
             stream.start()
         except Exception as exc:
             self._done.set()
-            raise AudioError(f"Cannot play audio: {str(exc).splitlines()[0]}. The audio can "
-                             "still be saved.") from None
+            raise AudioError(
+                f"Cannot play audio: {str(exc).splitlines()[0]}. The audio can still be saved."
+            ) from None
         self._stream = stream
 
     def wait(self, timeout: float | None = None) -> bool:

@@ -13,14 +13,17 @@ from typing import Any
 import numpy as np
 import pybase16384 as b14
 import torch
-from safetensors.torch import save_file
-
 from ChatTTS.config import config as cc
+from safetensors.torch import save_file
 
 # Dimensions of the tiny model; the full one uses ChatTTS's own Config defaults.
 TINY_DIMS: dict[str, Any] = {
-    "gpt": {"hidden_size": 64, "intermediate_size": 128, "num_attention_heads": 2,
-            "num_hidden_layers": 2},
+    "gpt": {
+        "hidden_size": 64,
+        "intermediate_size": 128,
+        "num_attention_heads": 2,
+        "num_hidden_layers": 2,
+    },
     "decoder": {"idim": 32, "odim": 32, "hidden": 32, "n_layer": 1, "bn_dim": 16},
     "dvae_encoder": {"idim": 32, "odim": 64, "hidden": 32, "n_layer": 1, "bn_dim": 16},
     "dvae_decoder": {"idim": 32, "odim": 32, "hidden": 32, "n_layer": 1, "bn_dim": 16},
@@ -50,28 +53,45 @@ def tiny_spk_stat(hidden: int) -> str:
 def build_config(dims: dict[str, Any] | None) -> cc.Config:
     """A fresh ChatTTS Config (never the shared class-level defaults edited in place)."""
     if not dims:
-        return cc.Config(path=cc.Path(), decoder=cc.Decoder(), dvae=cc.DVAE(
-            encoder=cc.Decoder(idim=512, odim=1024, hidden=256, n_layer=12, bn_dim=128),
-            decoder=cc.Decoder(idim=512, odim=512, hidden=256, n_layer=12, bn_dim=128),
-            vq=cc.VQ()), gpt=cc.GPT(), embed=cc.Embed(), vocos=cc.Vocos(
-            feature_extractor=cc.FeatureExtractor(init_args=cc.FeatureExtractorInitArgs()),
-            backbone=cc.Backbone(init_args=cc.BackboneInitArgs()),
-            head=cc.FourierHead(init_args=cc.FourierHeadInitArgs())))
+        return cc.Config(
+            path=cc.Path(),
+            decoder=cc.Decoder(),
+            dvae=cc.DVAE(
+                encoder=cc.Decoder(idim=512, odim=1024, hidden=256, n_layer=12, bn_dim=128),
+                decoder=cc.Decoder(idim=512, odim=512, hidden=256, n_layer=12, bn_dim=128),
+                vq=cc.VQ(),
+            ),
+            gpt=cc.GPT(),
+            embed=cc.Embed(),
+            vocos=cc.Vocos(
+                feature_extractor=cc.FeatureExtractor(init_args=cc.FeatureExtractorInitArgs()),
+                backbone=cc.Backbone(init_args=cc.BackboneInitArgs()),
+                head=cc.FourierHead(init_args=cc.FourierHeadInitArgs()),
+            ),
+        )
     gpt = cc.GPT(**dims["gpt"])
     vocos = dims["vocos"]
     return cc.Config(
         path=cc.Path(),
         decoder=cc.Decoder(**dims["decoder"]),
-        dvae=cc.DVAE(encoder=cc.Decoder(**dims["dvae_encoder"]),
-                     decoder=cc.Decoder(**dims["dvae_decoder"]), vq=cc.VQ(dim=dims["vq_dim"])),
+        dvae=cc.DVAE(
+            encoder=cc.Decoder(**dims["dvae_encoder"]),
+            decoder=cc.Decoder(**dims["dvae_decoder"]),
+            vq=cc.VQ(dim=dims["vq_dim"]),
+        ),
         gpt=gpt,
         embed=cc.Embed(hidden_size=gpt.hidden_size),
         vocos=cc.Vocos(
             feature_extractor=cc.FeatureExtractor(init_args=cc.FeatureExtractorInitArgs()),
-            backbone=cc.Backbone(init_args=cc.BackboneInitArgs(
-                dim=vocos["dim"], intermediate_dim=vocos["intermediate_dim"],
-                num_layers=vocos["num_layers"])),
-            head=cc.FourierHead(init_args=cc.FourierHeadInitArgs(dim=vocos["dim"]))),
+            backbone=cc.Backbone(
+                init_args=cc.BackboneInitArgs(
+                    dim=vocos["dim"],
+                    intermediate_dim=vocos["intermediate_dim"],
+                    num_layers=vocos["num_layers"],
+                )
+            ),
+            head=cc.FourierHead(init_args=cc.FourierHeadInitArgs(dim=vocos["dim"])),
+        ),
         spk_stat=tiny_spk_stat(gpt.hidden_size),
     )
 
@@ -80,10 +100,9 @@ def _write_tokenizer(folder: Path) -> None:
     """A BERT-Chinese shaped WordPiece tokenizer: 21128 entries, then ChatTTS's 50 specials."""
     from tokenizers import Tokenizer, decoders, normalizers, pre_tokenizers
     from tokenizers.models import WordPiece
-    from transformers import BertTokenizerFast
+    from transformers import BertTokenizerFast  # type: ignore[attr-defined]
 
-    vocab = ["[PAD]", *[f"[unused{i}]" for i in range(1, 100)], "[UNK]", "[CLS]", "[SEP]",
-             "[MASK]"]
+    vocab = ["[PAD]", *[f"[unused{i}]" for i in range(1, 100)], "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
     vocab += [chr(c) for c in range(33, 127)]
     vocab += [f"##{c}" for c in "abcdefghijklmnopqrstuvwxyz0123456789"]
     vocab += list("，。、！？；：“”‘’（）《》【】…—「」『』～·")
@@ -98,31 +117,50 @@ def _write_tokenizer(folder: Path) -> None:
     tok.normalizer = normalizers.BertNormalizer(lowercase=True, handle_chinese_chars=True)
     tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
     tok.decoder = decoders.WordPiece()
-    fast = BertTokenizerFast(tokenizer_object=tok, unk_token="[UNK]", pad_token="[PAD]",
-                             cls_token="[CLS]", sep_token="[SEP]", mask_token="[MASK]")
+    fast = BertTokenizerFast(
+        tokenizer_object=tok,
+        unk_token="[UNK]",
+        pad_token="[PAD]",
+        cls_token="[CLS]",
+        sep_token="[SEP]",
+        mask_token="[MASK]",
+    )
     fast.add_special_tokens({"additional_special_tokens": SPECIAL_TOKENS})
     assert len(fast) == BASE_VOCAB_SIZE + len(SPECIAL_TOKENS)
     fast.save_pretrained(str(folder))
     for extra in ("vocab.txt", "added_tokens.json", "chat_template.jinja"):
         (folder / extra).unlink(missing_ok=True)
     # transformers 5 no longer writes this file, and ChatTTS's layout (and hash map) wants it.
-    (folder / "special_tokens_map.json").write_text(json.dumps({
-        "unk_token": "[UNK]", "sep_token": "[SEP]", "pad_token": "[PAD]", "cls_token": "[CLS]",
-        "mask_token": "[MASK]", "additional_special_tokens": SPECIAL_TOKENS}, indent=2))
+    (folder / "special_tokens_map.json").write_text(
+        json.dumps(
+            {
+                "unk_token": "[UNK]",
+                "sep_token": "[SEP]",
+                "pad_token": "[PAD]",
+                "cls_token": "[CLS]",
+                "mask_token": "[MASK]",
+                "additional_special_tokens": SPECIAL_TOKENS,
+            },
+            indent=2,
+        )
+    )
 
 
 def _state(module: torch.nn.Module) -> dict[str, torch.Tensor]:
     return {k: v.detach().contiguous().clone() for k, v in module.state_dict().items()}
 
 
-def build(folder: Path, dims: dict[str, Any] | None, seed: int = 1234,
-          progress: Callable[[str], None] | None = None) -> None:
+def build(
+    folder: Path,
+    dims: dict[str, Any] | None,
+    seed: int = 1234,
+    progress: Callable[[str], None] | None = None,
+) -> None:
     """Write a random-init checkpoint in ChatTTS's layout under folder/asset."""
+    from ChatTTS.model import DVAE, Embed
     from transformers import LlamaConfig, LlamaModel
     from vocos import Vocos
     from vocos.pretrained import instantiate_class
-
-    from ChatTTS.model import DVAE, Embed
 
     say = progress or (lambda _msg: None)
     cfg = build_config(dims)
@@ -144,8 +182,12 @@ def build(folder: Path, dims: dict[str, Any] | None, seed: int = 1234,
     del vocos
 
     say("DVAE")
-    dvae = DVAE(decoder_config=asdict(cfg.dvae.decoder), encoder_config=asdict(cfg.dvae.encoder),
-                vq_config=asdict(cfg.dvae.vq), dim=cfg.dvae.decoder.idim)
+    dvae = DVAE(
+        decoder_config=asdict(cfg.dvae.decoder),
+        encoder_config=asdict(cfg.dvae.encoder),
+        vq_config=asdict(cfg.dvae.vq),
+        dim=cfg.dvae.decoder.idim,
+    )
     save_file(_state(dvae), str(asset / "DVAE.safetensors"))
     del dvae
 
@@ -155,15 +197,20 @@ def build(folder: Path, dims: dict[str, Any] | None, seed: int = 1234,
     del decoder
 
     say("embeddings")
-    embed = Embed(cfg.embed.hidden_size, cfg.embed.num_audio_tokens, cfg.embed.num_text_tokens,
-                  cfg.embed.num_vq)
+    embed = Embed(
+        cfg.embed.hidden_size,
+        cfg.embed.num_audio_tokens,
+        cfg.embed.num_text_tokens,
+        cfg.embed.num_vq,
+    )
     save_file(_state(embed), str(asset / "Embed.safetensors"))
     del embed
 
     say("GPT")
     gpt_cfg = cfg.gpt
     llama_config = LlamaConfig(
-        hidden_size=gpt_cfg.hidden_size, intermediate_size=gpt_cfg.intermediate_size,
+        hidden_size=gpt_cfg.hidden_size,
+        intermediate_size=gpt_cfg.intermediate_size,
         num_attention_heads=gpt_cfg.num_attention_heads,
         num_hidden_layers=gpt_cfg.num_hidden_layers,
         max_position_embeddings=gpt_cfg.max_position_embeddings,

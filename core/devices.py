@@ -52,11 +52,17 @@ def cuda_status() -> str:
         try:
             torch.cuda.init()
         except Exception as exc:
-            reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            return (f"CUDA is unavailable: PyTorch is built for CUDA {torch.version.cuda} but "
-                    f"no usable GPU or driver was found ({reason}).")
-        return (f"CUDA is unavailable: PyTorch is built for CUDA {torch.version.cuda} but "
-                "no GPU was found.")
+            # The driver's message ends in a download link; its first sentence is the reason.
+            text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            reason = text.split(". ")[0].rstrip(".")
+            return (
+                f"CUDA is unavailable: PyTorch is built for CUDA {torch.version.cuda} but "
+                f"no usable GPU or driver was found ({reason})."
+            )
+        return (
+            f"CUDA is unavailable: PyTorch is built for CUDA {torch.version.cuda} but "
+            "no GPU was found."
+        )
     return f"CUDA {torch.version.cuda} is usable with {count} device(s)."
 
 
@@ -98,8 +104,10 @@ def resolve_device(device_id: str | None) -> Device:
     if device_id.startswith("cuda"):
         if not torch.cuda.is_available():
             raise DeviceError(f"Device {device_id} cannot be used. {cuda_status()}")
-        raise DeviceError(f"Device {device_id} does not exist; this machine has "
-                          f"{torch.cuda.device_count()} CUDA device(s).")
+        raise DeviceError(
+            f"Device {device_id} does not exist; this machine has "
+            f"{torch.cuda.device_count()} CUDA device(s)."
+        )
     known = ", ".join(d.id for d in devices)
     raise DeviceError(f"Unknown device '{device_id}'; choose one of: {known}.")
 
@@ -115,9 +123,14 @@ def precision_support(device: Device) -> dict[Precision, str | None]:
     if device.kind == "cuda":
         index = int(device.id.split(":")[1])
         major, _ = torch.cuda.get_device_capability(index)
-        support[Precision.FP16] = None if major >= 6 else "this GPU has no fast fp16 (before Pascal)"
-        support[Precision.BF16] = (None if torch.cuda.is_bf16_supported()
-                                   else "this GPU has no bf16 (it needs Ampere or newer)")
+        support[Precision.FP16] = (
+            None if major >= 6 else "this GPU has no fast fp16 (before Pascal)"
+        )
+        support[Precision.BF16] = (
+            None
+            if torch.cuda.is_bf16_supported()
+            else "this GPU has no bf16 (it needs Ampere or newer)"
+        )
     elif device.kind == "cpu":
         support[Precision.FP16] = "fp16 is not supported on the CPU; use fp32 or bf16"
         support[Precision.BF16] = None

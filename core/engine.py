@@ -14,8 +14,11 @@ from . import SAMPLES_PER_STEP, models
 from .devices import Device, Precision, check_precision, resolve_device
 from .errors import Cancelled, DeviceError, ModelError, SpeakerError
 from .metrics import LiveMetrics, memory_snapshot, reset_peak
+from .quiet import quiet_libraries
 from .request import JobSummary, SegmentResult, SynthesisRequest
 from .text import NUMBER_READERS, Segment, split_segments
+
+quiet_libraries()
 
 log = logging.getLogger("chattts_studio")
 LoadProgress = Callable[[str, float], None]  # (stage, fraction 0..1)
@@ -58,8 +61,14 @@ class Engine:
         self.last_summary: JobSummary | None = None
 
     # -- loading ---------------------------------------------------------------------------
-    def load(self, model: str = "demo", device: str | None = None, precision: str = "fp32",
-             compile: bool = False, progress: LoadProgress | None = None) -> LoadedModel:
+    def load(
+        self,
+        model: str = "demo",
+        device: str | None = None,
+        precision: str = "fp32",
+        compile: bool = False,
+        progress: LoadProgress | None = None,
+    ) -> LoadedModel:
         """Verify (building demo weights if needed) and load a model. Raises StudioError
         subclasses for anything the user can fix, Cancelled when cancelled."""
         import ChatTTS
@@ -75,8 +84,9 @@ class Engine:
         def verify_progress(done: int, total: int) -> None:
             report("verifying", done / total if total else 0.0)
 
-        info = models.ensure(model, verify_progress, self._cancel.is_set,
-                             log=lambda msg: report(msg, 0.0))
+        info = models.ensure(
+            model, verify_progress, self._cancel.is_set, log=lambda msg: report(msg, 0.0)
+        )
         if self._cancel.is_set():
             raise Cancelled()
         self.unload()
@@ -87,14 +97,21 @@ class Engine:
         chat.config = build_config(info.dims)
         chat.sha256_map = models.hashes_for(info)
         try:
-            ok = chat.load(source="custom", custom_path=str(info.folder),
-                           device=target.torch_device(), compile=compile)
+            ok = chat.load(
+                source="custom",
+                custom_path=str(info.folder),
+                device=target.torch_device(),
+                compile=compile,
+            )
         except (RuntimeError, OSError, ValueError, KeyError) as exc:
-            raise ModelError(f"Model '{info.name}' could not be loaded: "
-                             f"{str(exc).splitlines()[0][:200]}") from None
+            raise ModelError(
+                f"Model '{info.name}' could not be loaded: {str(exc).splitlines()[0][:200]}"
+            ) from None
         if not ok:
-            raise ModelError(f"Model '{info.name}' failed ChatTTS's own file check; verify it "
-                             "with 'chattts-studio-cli model verify'.")
+            raise ModelError(
+                f"Model '{info.name}' failed ChatTTS's own file check; verify it "
+                "with 'chattts-studio-cli model verify'."
+            )
         if chosen is not Precision.FP32:
             # The GPT is 90% of the work; ChatTTS casts its inputs to the GPT's dtype and its
             # outputs back to fp32, so the decoder and vocoder stay fp32 (FFT needs it on CPU).
@@ -159,8 +176,10 @@ class Engine:
         except Exception:
             raise SpeakerError("The speaker is not a valid ChatTTS speaker embedding.") from None
         if values.size != self.speaker_dim() or not np.isfinite(values).all():
-            raise SpeakerError(f"The speaker embedding has {values.size} values but this model "
-                               f"needs {self.speaker_dim()}; pick a speaker made with it.")
+            raise SpeakerError(
+                f"The speaker embedding has {values.size} values but this model "
+                f"needs {self.speaker_dim()}; pick a speaker made with it."
+            )
         return embedding.strip()
 
     # -- synthesis -------------------------------------------------------------------------
@@ -180,8 +199,11 @@ class Engine:
         segment when cancelled, and StudioError subclasses for bad input."""
         chat, loaded = self._require()
         segments = self.plan(request)
-        speaker = self.check_speaker(request.speaker) if request.speaker else \
-            self.sample_speaker(request.seed)
+        speaker = (
+            self.check_speaker(request.speaker)
+            if request.speaker
+            else self.sample_speaker(request.seed)
+        )
         self._cancel.clear()
         device = loaded.device.id
         reset_peak(device)
@@ -198,17 +220,20 @@ class Engine:
             while pending:
                 batch = pending[:batch_size]
                 try:
-                    results = self._run_batch(chat, loaded, request, speaker, batch, batch_no,
-                                              len(segments))
+                    results = self._run_batch(
+                        chat, loaded, request, speaker, batch, batch_no, len(segments)
+                    )
                 except torch.OutOfMemoryError:
                     if batch_size == 1:
-                        raise DeviceError("Out of memory even at batch size 1; lower the "
-                                          "segment size or use another device.") from None
+                        raise DeviceError(
+                            "Out of memory even at batch size 1; lower the "
+                            "segment size or use another device."
+                        ) from None
                     batch_size = max(1, batch_size // 2)
                     torch.cuda.empty_cache()
                     self.live.update(note=f"out of memory: batch size lowered to {batch_size}")
                     continue
-                pending = pending[len(batch):]
+                pending = pending[len(batch) :]
                 batch_no += 1
                 for result in results:
                     total_steps += result.steps
@@ -227,13 +252,21 @@ class Engine:
         finally:
             self._batch_rows = []
             wall = time.perf_counter() - started
-            self.last_summary = JobSummary(produced, audio_seconds, wall, total_steps,
-                                           first_audio, peak or None)
+            self.last_summary = JobSummary(
+                produced, audio_seconds, wall, total_steps, first_audio, peak or None
+            )
         self.live.update(stage="done", compute_seconds=wall)
 
-    def _run_batch(self, chat: object, loaded: LoadedModel, request: SynthesisRequest,
-                   speaker: str, batch: list[Segment], batch_no: int,
-                   count: int) -> list[SegmentResult]:
+    def _run_batch(
+        self,
+        chat: object,
+        loaded: LoadedModel,
+        request: SynthesisRequest,
+        speaker: str,
+        batch: list[Segment],
+        batch_no: int,
+        count: int,
+    ) -> list[SegmentResult]:
         from ChatTTS import Chat
 
         c = chat  # ChatTTS has no type hints; keep the attribute noise in one place
@@ -246,9 +279,13 @@ class Engine:
             self.live.update(stage="refine")
             refine = Chat.RefineTextParams(
                 prompt=f"[oral_{request.oral}][laugh_{request.laugh}][break_{request.break_level}]",
-                top_P=request.top_p, top_K=request.top_k,
-                max_new_token=max(2 * len(s.text) + 16 for s in batch), min_new_token=1,
-                show_tqdm=False, ensure_non_empty=False)
+                top_P=request.top_p,
+                top_K=request.top_k,
+                max_new_token=max(2 * len(s.text) + 16 for s in batch),
+                min_new_token=1,
+                show_tqdm=False,
+                ensure_non_empty=False,
+            )
             refined = c._refine_text(texts, c.device, refine)  # type: ignore[attr-defined]
             break_0 = c.tokenizer.break_0_ids  # type: ignore[attr-defined]
             texts = c.tokenizer.decode([i[i.less(break_0)] for i in refined.ids])  # type: ignore[attr-defined]
@@ -258,9 +295,18 @@ class Engine:
         self.live.update(stage="decode")
         caps = [s.step_cap for s in batch]
         params = Chat.InferCodeParams(
-            prompt=f"[speed_{request.speed}]", spk_emb=speaker, temperature=request.temperature,
-            top_P=request.top_p, top_K=request.top_k, max_new_token=max(caps), min_new_token=1,
-            show_tqdm=False, ensure_non_empty=False)
+            prompt=f"[speed_{request.speed}]",
+            spk_emb=speaker,
+            temperature=request.temperature,
+            top_P=request.top_p,
+            top_K=request.top_k,
+            max_new_token=max(caps),
+            # Random weights would stop at a random EOS; hold it off so demo audio has the
+            # length speech of that text would have. Real weights end when the model says so.
+            min_new_token=max(caps) if loaded.info.random_weights else 1,
+            show_tqdm=False,
+            ensure_non_empty=False,
+        )
         self._batch_rows, self._batch_step = caps, 0
         try:
             generated = next(c._infer_code(list(texts), False, c.device, True, params))  # type: ignore[attr-defined]
@@ -280,10 +326,15 @@ class Engine:
         total = sum(steps) or 1
         self.live.update(stage="decode")
         return [
-            SegmentResult(index=seg.index, segments=count, text=seg.text,
-                          audio=np.ascontiguousarray(wavs[row, : n * SAMPLES_PER_STEP],
-                                                     dtype=np.float32),
-                          steps=n, compute_seconds=elapsed * n / total, batch_size=len(batch),
-                          memory=memory)
+            SegmentResult(
+                index=seg.index,
+                segments=count,
+                text=seg.text,
+                audio=np.ascontiguousarray(wavs[row, : n * SAMPLES_PER_STEP], dtype=np.float32),
+                steps=n,
+                compute_seconds=elapsed * n / total,
+                batch_size=len(batch),
+                memory=memory,
+            )
             for row, (seg, n) in enumerate(zip(batch, steps, strict=True))
         ]

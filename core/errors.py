@@ -33,5 +33,5 @@ class DownloadError(StudioError):
     """The official weights could not be fetched."""
 
 
-class Cancelled(Exception):  # noqa: N818 - a state, not a failure
+class Cancelled(Exception):  # a state, not a failure
     """The user cancelled the operation; what was finished is kept."""

@@ -29,9 +29,11 @@ class MemorySnapshot:
     def describe(self) -> str:
         mib = 2**20
         if self.allocated is not None:
-            return (f"VRAM {self.allocated / mib:.0f} MiB allocated, "
-                    f"{(self.reserved or 0) / mib:.0f} MiB reserved, "
-                    f"peak {(self.peak or 0) / mib:.0f} MiB of {(self.total or 0) / mib:.0f} MiB")
+            return (
+                f"VRAM {self.allocated / mib:.0f} MiB allocated, "
+                f"{(self.reserved or 0) / mib:.0f} MiB reserved, "
+                f"peak {(self.peak or 0) / mib:.0f} MiB of {(self.total or 0) / mib:.0f} MiB"
+            )
         return f"process memory {(self.rss or 0) / mib:.0f} MiB (CPU)"
 
 
@@ -39,10 +41,15 @@ def memory_snapshot(device: str) -> MemorySnapshot:
     if device.startswith("cuda") and torch.cuda.is_available():
         index = torch.device(device).index or 0
         free, total = torch.cuda.mem_get_info(index)
-        return MemorySnapshot(device, allocated=torch.cuda.memory_allocated(index),
-                              reserved=torch.cuda.memory_reserved(index),
-                              peak=torch.cuda.max_memory_allocated(index), free=free,
-                              total=total, rss=psutil.Process().memory_info().rss)
+        return MemorySnapshot(
+            device,
+            allocated=torch.cuda.memory_allocated(index),
+            reserved=torch.cuda.memory_reserved(index),
+            peak=torch.cuda.max_memory_allocated(index),
+            free=free,
+            total=total,
+            rss=psutil.Process().memory_info().rss,
+        )
     return MemorySnapshot(device, rss=psutil.Process().memory_info().rss)
 
 
@@ -91,8 +98,12 @@ class LiveMetrics:
         with self._lock:
             self._started = time.perf_counter()
             self._step_times.clear()
-            self._snap = LiveSnapshot(stage=stage, segments=segments, steps_planned=steps_planned,
-                                      memory=self._snap.memory)
+            self._snap = LiveSnapshot(
+                stage=stage,
+                segments=segments,
+                steps_planned=steps_planned,
+                memory=self._snap.memory,
+            )
 
     def update(self, **changes: object) -> None:
         with self._lock:
@@ -108,8 +119,9 @@ class LiveMetrics:
             if len(window) >= 2:
                 span = window[-1][0] - window[0][0]
                 rate = sum(n for _, n in window[1:]) / span if span > 0 else 0.0
-            self._snap = replace(self._snap, steps_done=self._snap.steps_done + rows,
-                                 steps_per_second=rate)
+            self._snap = replace(
+                self._snap, steps_done=self._snap.steps_done + rows, steps_per_second=rate
+            )
 
     def elapsed(self) -> float:
         return time.perf_counter() - self._started if self._started else 0.0
@@ -118,8 +130,10 @@ class LiveMetrics:
         """A consistent copy with fresh memory and wall-clock figures."""
         memory = memory_snapshot(self.device)
         with self._lock:
-            compute = self.elapsed() if self._snap.stage not in ("idle", "done", "cancelled",
-                                                                 "error") else \
-                self._snap.compute_seconds
+            compute = (
+                self.elapsed()
+                if self._snap.stage not in ("idle", "done", "cancelled", "error")
+                else self._snap.compute_seconds
+            )
             self._snap = replace(self._snap, memory=memory, compute_seconds=compute)
             return self._snap

@@ -67,8 +67,13 @@ def official_hashes() -> dict[str, str]:
         return dict(json.load(fh))
 
 
-def sha256_file(path: Path, progress: ByteProgress | None = None, done: int = 0,
-                total: int = 0, cancelled: CancelCheck | None = None) -> str:
+def sha256_file(
+    path: Path,
+    progress: ByteProgress | None = None,
+    done: int = 0,
+    total: int = 0,
+    cancelled: CancelCheck | None = None,
+) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as fh:
         while chunk := fh.read(1 << 22):
@@ -81,8 +86,13 @@ def sha256_file(path: Path, progress: ByteProgress | None = None, done: int = 0,
     return digest.hexdigest()
 
 
-def verify(folder: Path, hashes: dict[str, str], name: str, progress: ByteProgress | None = None,
-           cancelled: CancelCheck | None = None) -> None:
+def verify(
+    folder: Path,
+    hashes: dict[str, str],
+    name: str,
+    progress: ByteProgress | None = None,
+    cancelled: CancelCheck | None = None,
+) -> None:
     """Check every asset file against `hashes`; raise ModelError naming the first bad one."""
     missing = [f for f in ASSET_FILES if not (folder / f).is_file()]
     if missing:
@@ -94,8 +104,10 @@ def verify(folder: Path, hashes: dict[str, str], name: str, progress: ByteProgre
         digest = sha256_file(path, progress, done, total, cancelled)
         done += path.stat().st_size
         if digest != hashes.get(hash_key(relative)):
-            raise ModelError(f"Model '{name}' is damaged: {path} does not match its sha256 "
-                             "hash. Download or build it again.")
+            raise ModelError(
+                f"Model '{name}' is damaged: {path} does not match its sha256 "
+                "hash. Download or build it again."
+            )
 
 
 def _manifest(folder: Path) -> dict[str, Any] | None:
@@ -117,8 +129,10 @@ def resolve(name: str) -> ModelInfo:
         return ModelInfo(name, "official", paths.models_dir() / "official", False, None)
     folder = Path(name).expanduser()
     if not folder.is_dir():
-        raise ModelError(f"Unknown model '{name}': use demo, demo-full, official, or a folder "
-                         "with ChatTTS weights.")
+        raise ModelError(
+            f"Unknown model '{name}': use demo, demo-full, official, or a folder "
+            "with ChatTTS weights."
+        )
     manifest = _manifest(folder)
     if manifest and manifest.get("random_weights"):
         return ModelInfo(str(folder), "demo", folder, True, manifest.get("dims"))
@@ -144,9 +158,20 @@ def build_demo(name: str, progress: Callable[[str], None] | None = None) -> Mode
     try:
         demo_weights.build(tmp, info.dims, progress=progress)
         hashes = {hash_key(f): sha256_file(tmp / f) for f in ASSET_FILES}
-        (tmp / MANIFEST).write_text(json.dumps({
-            "format": MANIFEST_FORMAT, "kind": "demo", "name": name, "random_weights": True,
-            "note": RANDOM_LABEL, "dims": info.dims, "sha256": hashes}, indent=2))
+        (tmp / MANIFEST).write_text(
+            json.dumps(
+                {
+                    "format": MANIFEST_FORMAT,
+                    "kind": "demo",
+                    "name": name,
+                    "random_weights": True,
+                    "note": RANDOM_LABEL,
+                    "dims": info.dims,
+                    "sha256": hashes,
+                },
+                indent=2,
+            )
+        )
         if info.folder.exists():
             shutil.rmtree(info.folder)
         os.replace(tmp, info.folder)
@@ -155,14 +180,20 @@ def build_demo(name: str, progress: Callable[[str], None] | None = None) -> Mode
     return info
 
 
-def ensure(name: str, progress: ByteProgress | None = None, cancelled: CancelCheck | None = None,
-           log: Callable[[str], None] | None = None) -> ModelInfo:
+def ensure(
+    name: str,
+    progress: ByteProgress | None = None,
+    cancelled: CancelCheck | None = None,
+    log: Callable[[str], None] | None = None,
+) -> ModelInfo:
     """A verified model ready to load. Demo weights are built on first use and rebuilt when a
     file is missing or damaged; other models are never touched, only reported."""
     info = resolve(name)
     if info.kind == "official" and not info.folder.is_dir():
-        raise ModelError("The official weights are not downloaded yet: run "
-                         "'chattts-studio-cli model download' or use the Models dialog.")
+        raise ModelError(
+            "The official weights are not downloaded yet: run "
+            "'chattts-studio-cli model download' or use the Models dialog."
+        )
     if info.kind != "demo":
         verify(info.folder, hashes_for(info), info.name, progress, cancelled)
         return info
@@ -199,8 +230,11 @@ def status(names: tuple[str, ...] = ("demo", "demo-full", "official")) -> list[M
     return rows
 
 
-def download_official(progress: ByteProgress | None = None, cancelled: CancelCheck | None = None,
-                      endpoint: str | None = None) -> ModelInfo:
+def download_official(
+    progress: ByteProgress | None = None,
+    cancelled: CancelCheck | None = None,
+    endpoint: str | None = None,
+) -> ModelInfo:
     """Fetch 2Noise/ChatTTS into the data folder, verify every file, then move it in place.
 
     Files land in a staging folder first; huggingface_hub resumes partial files there after an
@@ -238,22 +272,34 @@ def download_official(progress: ByteProgress | None = None, cancelled: CancelChe
             if target.is_file() and sha256_file(target) == hashes[hash_key(relative)]:
                 done_before[0] += target.stat().st_size
                 continue
-            hf_hub_download(OFFICIAL_REPO, relative, local_dir=str(staging), tqdm_class=ByteBar,
-                            endpoint=endpoint, etag_timeout=30)
+            hf_hub_download(
+                OFFICIAL_REPO,
+                relative,
+                local_dir=str(staging),
+                tqdm_class=ByteBar,
+                endpoint=endpoint,
+                etag_timeout=30,
+            )
             if sha256_file(target) != hashes[hash_key(relative)]:
                 target.unlink(missing_ok=True)
-                raise DownloadError(f"The downloaded {relative} does not match ChatTTS's sha256 "
-                                    "hash; it was discarded and nothing was replaced.")
+                raise DownloadError(
+                    f"The downloaded {relative} does not match ChatTTS's sha256 "
+                    "hash; it was discarded and nothing was replaced."
+                )
             done_before[0] += target.stat().st_size
     except (Cancelled, DownloadError):
         raise
     except (HfHubHTTPError, OSError, ValueError) as exc:
-        raise DownloadError(f"Could not download the official weights from Hugging Face "
-                            f"({type(exc).__name__}: {str(exc).splitlines()[0][:160]}). "
-                            "Partial files are kept and the next try resumes.") from None
+        raise DownloadError(
+            f"Could not download the official weights from Hugging Face "
+            f"({type(exc).__name__}: {str(exc).splitlines()[0][:160]}). "
+            "Partial files are kept and the next try resumes."
+        ) from None
     except Exception as exc:  # connection and timeout errors come from several libraries
-        raise DownloadError(f"Could not download the official weights ({type(exc).__name__}). "
-                            "Partial files are kept and the next try resumes.") from None
+        raise DownloadError(
+            f"Could not download the official weights ({type(exc).__name__}). "
+            "Partial files are kept and the next try resumes."
+        ) from None
     verify(staging, hashes, "official")
     if info.folder.exists():
         shutil.rmtree(info.folder)

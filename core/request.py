@@ -46,8 +46,9 @@ class SynthesisRequest:
         ]
         for name, value, low, high in checks:
             if not (low <= value <= high):
-                raise BadSettingError(f"The {name} must be between {low:g} and {high:g} "
-                                      f"(got {value:g}).")
+                raise BadSettingError(
+                    f"The {name} must be between {low:g} and {high:g} (got {value:g})."
+                )
 
 
 @dataclass(frozen=True)
@@ -92,7 +93,7 @@ class JobSummary:
 
 def join_audio(results: list[SegmentResult], pause_seconds: float = 0.25) -> np.ndarray:
     """The segments end to end, in order, with `pause_seconds` of silence between them."""
-    gap = np.zeros(int(round(pause_seconds * SAMPLE_RATE)), dtype=np.float32)
+    gap = np.zeros(round(pause_seconds * SAMPLE_RATE), dtype=np.float32)
     parts: list[np.ndarray] = []
     for i, result in enumerate(sorted(results, key=lambda r: r.index)):
         if i:

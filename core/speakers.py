@@ -1,7 +1,6 @@
 """The speaker library: named voices in a human-readable JSON file shared by the app and CLI."""
 
 import json
-
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -36,8 +35,7 @@ class SpeakerEntry:
             raise SpeakerError(f"Speaker '{name}' has a seed that is not a whole number.")
         if not isinstance(note, str):
             raise SpeakerError(f"Speaker '{name}' has a note that is not text.")
-        return SpeakerEntry(name.strip(), emb.strip(), seed, note,
-                            str(data.get("created", "")))
+        return SpeakerEntry(name.strip(), emb.strip(), seed, note, str(data.get("created", "")))
 
 
 def _now() -> str:
@@ -53,8 +51,10 @@ def _parse(text: str, source: Path) -> list[SpeakerEntry]:
         raise SpeakerError(f"{source} is not a speaker library.")
     version = data.get("format")
     if isinstance(version, int) and version > FORMAT:
-        raise SpeakerError(f"{source} was written by a newer ChatTTS Studio (format {version}); "
-                           "update the app to use it.")
+        raise SpeakerError(
+            f"{source} was written by a newer ChatTTS Studio (format {version}); "
+            "update the app to use it."
+        )
     return [SpeakerEntry.from_dict(item) for item in data["speakers"]]
 
 
@@ -79,8 +79,10 @@ class SpeakerLibrary:
                 raise
             aside = self.path.with_name(f"{self.path.name}.damaged-{int(time.time())}")
             self.path.replace(aside)
-            self.problem = (f"The speaker library was damaged ({exc}); it was kept as {aside} "
-                            "and a new one was started.")
+            self.problem = (
+                f"The speaker library was damaged ({exc}); it was kept as {aside} "
+                "and a new one was started."
+            )
 
     def names(self) -> list[str]:
         return [e.name for e in self.entries]
@@ -93,9 +95,12 @@ class SpeakerLibrary:
         body = {"format": FORMAT, "speakers": [asdict(e) for e in self.entries]}
         write_text_atomic(self.path, json.dumps(body, ensure_ascii=False, indent=2) + "\n")
 
-    def add(self, name: str, embedding: str, seed: int | None = None, note: str = "") -> SpeakerEntry:
-        entry = SpeakerEntry.from_dict({"name": name, "embedding": embedding, "seed": seed,
-                                        "note": note, "created": _now()})
+    def add(
+        self, name: str, embedding: str, seed: int | None = None, note: str = ""
+    ) -> SpeakerEntry:
+        entry = SpeakerEntry.from_dict(
+            {"name": name, "embedding": embedding, "seed": seed, "note": note, "created": _now()}
+        )
         if self.get(entry.name):
             raise SpeakerError(f"A speaker named '{entry.name}' already exists.")
         self.entries.append(entry)
@@ -109,7 +114,8 @@ class SpeakerLibrary:
         if self.get(new.strip()):
             raise SpeakerError(f"A speaker named '{new.strip()}' already exists.")
         self.entries[self.entries.index(entry)] = SpeakerEntry(
-            new.strip(), entry.embedding, entry.seed, entry.note, entry.created)
+            new.strip(), entry.embedding, entry.seed, entry.note, entry.created
+        )
         self._save()
 
     def remove(self, name: str) -> None:
@@ -140,15 +146,17 @@ class SpeakerLibrary:
         try:
             text = source.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
-            raise SpeakerError(f"Cannot read {source}: {getattr(exc, 'strerror', None) or exc}."
-                               ) from None
+            raise SpeakerError(
+                f"Cannot read {source}: {getattr(exc, 'strerror', None) or exc}."
+            ) from None
         added = []
         for entry in _parse(text, source):
             name, n = entry.name, 2
             while self.get(name):
                 name, n = f"{entry.name} ({n})", n + 1
-            self.entries.append(SpeakerEntry(name, entry.embedding, entry.seed, entry.note,
-                                             entry.created or _now()))
+            self.entries.append(
+                SpeakerEntry(name, entry.embedding, entry.seed, entry.note, entry.created or _now())
+            )
             added.append(name)
         self._save()
         return added

@@ -18,8 +18,8 @@ INLINE_TOKENS = frozenset(
 )
 # Tokens that frame ChatTTS's prompt; in user text they would corrupt it.
 RESERVED_TOKENS = frozenset(
-    "Sasr Pasr Easr Stts Ptts Etts Sbreak Pbreak Ebreak undefine spk_emb empty_spk music pure"
-    .split()
+    "Sasr Pasr Easr Stts Ptts Etts Sbreak Pbreak Ebreak undefine spk_emb empty_spk music "
+    "pure".split()
 )
 
 _TOKEN_RE = re.compile(r"\[([^\[\]\s]{0,32})\]")
@@ -43,8 +43,13 @@ _SPEAKABLE = re.compile(r"[\u4e00-\u9fffA-Za-z0-9]")
 SECONDS_PER_CJK = 0.24
 SECONDS_PER_LATIN_LETTER = 0.07
 SECONDS_PER_DIGIT = 0.3
-SECONDS_PER_PAUSE_TOKEN = {"uv_break": 0.15, "v_break": 0.15, "lbreak": 0.4, "llbreak": 0.6,
-                           "laugh": 0.6}
+SECONDS_PER_PAUSE_TOKEN = {
+    "uv_break": 0.15,
+    "v_break": 0.15,
+    "lbreak": 0.4,
+    "llbreak": 0.6,
+    "laugh": 0.6,
+}
 # Head-room over the estimate, so real weights finish naturally (EOS) before the cap.
 STEP_CAP_MARGIN = 1.3
 MIN_STEP_CAP = 16
@@ -71,16 +76,20 @@ def check_tokens(text: str) -> None:
     for match in _TOKEN_RE.finditer(text):
         name = match.group(1)
         if name in RESERVED_TOKENS:
-            raise BadTextError(f"The control token [{name}] is reserved by ChatTTS and cannot be "
-                               "used in the text.")
+            raise BadTextError(
+                f"The control token [{name}] is reserved by ChatTTS and cannot be used in the text."
+            )
         if name not in INLINE_TOKENS:
-            raise BadTextError(f"Unknown control token [{name}]; use one of [uv_break], "
-                               "[v_break], [lbreak], [laugh], [break_0-7], [oral_0-9], "
-                               "[laugh_0-2], [speed_0-9].")
+            raise BadTextError(
+                f"Unknown control token [{name}]; use one of [uv_break], "
+                "[v_break], [lbreak], [laugh], [break_0-7], [oral_0-9], "
+                "[laugh_0-2], [speed_0-9]."
+            )
     stray = _TOKEN_RE.sub("", text)
     if "[" in stray or "]" in stray:
-        raise BadTextError("The text has a '[' or ']' that is not part of a control token "
-                           "such as [uv_break].")
+        raise BadTextError(
+            "The text has a '[' or ']' that is not part of a control token such as [uv_break]."
+        )
 
 
 def is_speakable(text: str) -> bool:
@@ -174,8 +183,9 @@ def split_segments(text: str, limit: int) -> list[Segment]:
     if not text.strip():
         raise BadTextError("The text is empty.")
     if not is_speakable(text):
-        raise BadTextError("The text has nothing ChatTTS can speak: it reads Chinese, English "
-                           "letters and numbers.")
+        raise BadTextError(
+            "The text has nothing ChatTTS can speak: it reads Chinese, English letters and numbers."
+        )
     packed: list[list[tuple[str, str]]] = []
     for unit in _units(text, limit):
         if packed and _length(packed[-1]) + _length(unit) <= limit:

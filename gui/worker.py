@@ -1,0 +1,284 @@
+"""The one long-lived worker: a QObject on its own QThread that owns the Engine and its model.
+
+Requests arrive through queued signals, so loading, synthesis, audition and downloads never run
+on the UI thread. Every outcome leaves as a signal carrying a dataclass or the exception itself.
+"""
+
+import random
+import threading
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+
+import numpy as np
+from PySide6.QtCore import QObject, QThread, Signal, Slot
+
+from core import models
+from core.engine import Engine, LoadedModel
+from core.errors import Cancelled, StudioError
+from core.request import JobSummary, SegmentResult, SynthesisRequest, join_audio
+
+
+class JobKind(StrEnum):
+    LOAD = "load"
+    SYNTHESIZE = "synthesize"
+    AUDITION = "audition"
+    DOWNLOAD = "download"
+    SPEAKER = "speaker"
+
+
+@dataclass(frozen=True)
+class Job:
+    kind: JobKind
+    number: int
+
+
+@dataclass(frozen=True)
+class LoadJob:
+    model: str
+    device: str | None
+    precision: str
+
+
+@dataclass(frozen=True)
+class SynthesisJob:
+    request: SynthesisRequest
+    speaker_seed: int | None = None  # the speaker of this seed when request.speaker is None
+    speaker_label: str = ""
+
+
+@dataclass(frozen=True)
+class AuditionJob:
+    text: str
+    count: int
+    base: SynthesisRequest
+
+
+@dataclass(frozen=True)
+class Progress:
+    job: Job
+    stage: str
+    fraction: float  # 0..1; negative when the total is unknown
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class SynthesisOutcome:
+    job: SynthesisJob
+    results: list[SegmentResult]
+    summary: JobSummary | None
+    speaker: str  # the embedding that was used
+    loaded: LoadedModel | None = None
+
+    @property
+    def audio(self) -> np.ndarray:
+        return join_audio(self.results, self.job.request.pause_seconds)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    seed: int
+    embedding: str
+    audio: np.ndarray = field(repr=False)
+
+
+@dataclass(frozen=True)
+class CancelledOutcome:
+    job: Job
+    partial: SynthesisOutcome | None = None
+
+
+@dataclass(frozen=True)
+class Failure:
+    job: Job
+    error: Exception
+
+
+def auto_batch_size(device_id: str, segments: int) -> int:
+    """The automatic batch: big on a GPU (the articles' sweet spot was 16), small on a CPU."""
+    cap = 16 if device_id.startswith("cuda") else 4
+    return max(1, min(cap, segments))
+
+
+class Worker(QObject):
+    started = Signal(object)  # Job
+    progress = Signal(object)  # Progress
+    segment_ready = Signal(object, object)  # Job, SegmentResult
+    finished = Signal(object, object)  # Job, LoadedModel | SynthesisOutcome | list | ModelInfo
+    failed = Signal(object)  # Failure
+    cancelled = Signal(object)  # CancelledOutcome
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.engine = Engine()
+        self._download_cancel = threading.Event()
+
+    def cancel(self) -> None:
+        """Called from the UI thread: the engine's flag and the download flag are thread-safe."""
+        self.engine.cancel()
+        self._download_cancel.set()
+
+    def _run(self, job: Job, body) -> None:  # type: ignore[no-untyped-def]
+        self.started.emit(job)
+        try:
+            body()
+        except Cancelled:
+            self.cancelled.emit(CancelledOutcome(job, self._partial))
+        except StudioError as exc:
+            self.failed.emit(Failure(job, exc))
+        except Exception as exc:  # noqa: BLE001 - a bug must reach the window, not kill the thread
+            self.failed.emit(Failure(job, exc))
+
+    @Slot(object, object)
+    def load(self, job: Job, spec: LoadJob) -> None:
+        self._partial = None
+
+        def body() -> None:
+            def report(stage: str, fraction: float) -> None:
+                self.progress.emit(Progress(job, stage, fraction))
+
+            loaded = self.engine.load(spec.model, spec.device, spec.precision, progress=report)
+            self.finished.emit(job, loaded)
+
+        self._run(job, body)
+
+    @Slot(object, object)
+    def synthesize(self, job: Job, spec: SynthesisJob) -> None:
+        self._partial: SynthesisOutcome | None = None
+
+        def body() -> None:
+            request = spec.request
+            if request.speaker is None and spec.speaker_seed is not None and \
+                    self.engine.chat is not None:
+                request = replace(request, speaker=self.engine.sample_speaker(spec.speaker_seed))
+            if request.batch_size <= 0:
+                loaded = self.engine.loaded
+                count = len(self.engine.plan(replace(request, batch_size=1)))
+                device = loaded.device.id if loaded else "cpu"
+                request = replace(request, batch_size=auto_batch_size(device, count))
+            results: list[SegmentResult] = []
+            final = replace(spec, request=request)
+            self._partial = SynthesisOutcome(final, results, None, request.speaker or "",
+                                             self.engine.loaded)
+            for result in self.engine.synthesize(request):
+                results.append(result)
+                self.segment_ready.emit(job, result)
+            self._partial = None
+            self.finished.emit(job, SynthesisOutcome(final, results, self.engine.last_summary,
+                                                     request.speaker or "",
+                                                     self.engine.loaded))
+
+        self._run(job, body)
+        if self._partial is not None:
+            self._partial = None
+
+    @Slot(object, object)
+    def audition(self, job: Job, spec: AuditionJob) -> None:
+        """One request per candidate: core batches segments of one speaker, not speakers."""
+        self._partial = None
+
+        def body() -> None:
+            seeds = random.sample(range(1, 100_000), spec.count)
+            candidates: list[Candidate] = []
+            for number, seed in enumerate(seeds):
+                embedding = self.engine.sample_speaker(seed)
+                request = replace(spec.base, text=spec.text, speaker=embedding)
+                results = list(self.engine.synthesize(request))
+                candidates.append(Candidate(seed, embedding,
+                                            join_audio(results, request.pause_seconds)))
+                self.progress.emit(Progress(job, "audition", (number + 1) / spec.count,
+                                            f"candidate {number + 1} of {spec.count}"))
+            self.finished.emit(job, candidates)
+
+        self._run(job, body)
+
+    @Slot(object, int)
+    def speaker_for_seed(self, job: Job, seed: int) -> None:
+        self._partial = None
+        self._run(job, lambda: self.finished.emit(job, (seed, self.engine.sample_speaker(seed))))
+
+    @Slot(object)
+    def download(self, job: Job) -> None:
+        self._partial = None
+        self._download_cancel.clear()
+
+        def body() -> None:
+            def report(done: int, _total: int) -> None:
+                self.progress.emit(Progress(job, "download", -1.0,
+                                            f"{done / 2**20:.0f} MiB downloaded"))
+
+            info = models.download_official(report, self._download_cancel.is_set)
+            self.finished.emit(job, info)
+
+        self._run(job, body)
+
+    @Slot()
+    def shutdown(self) -> None:
+        self.engine.unload()
+
+
+class WorkerHost(QObject):
+    """Lives on the UI thread: owns the QThread, numbers the jobs and forwards requests."""
+
+    _load = Signal(object, object)
+    _synthesize = Signal(object, object)
+    _audition = Signal(object, object)
+    _speaker = Signal(object, int)
+    _download = Signal(object)
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.thread = QThread()
+        self.thread.setObjectName("chattts-worker")
+        self.worker = Worker()
+        self.worker.moveToThread(self.thread)
+        self._load.connect(self.worker.load)
+        self._synthesize.connect(self.worker.synthesize)
+        self._audition.connect(self.worker.audition)
+        self._speaker.connect(self.worker.speaker_for_seed)
+        self._download.connect(self.worker.download)
+        self._count = 0
+        self.thread.start()
+
+    @property
+    def live(self):  # type: ignore[no-untyped-def]
+        return self.worker.engine.live
+
+    def _next(self, kind: JobKind) -> Job:
+        self._count += 1
+        return Job(kind, self._count)
+
+    def load(self, spec: LoadJob) -> Job:
+        job = self._next(JobKind.LOAD)
+        self._load.emit(job, spec)
+        return job
+
+    def synthesize(self, spec: SynthesisJob) -> Job:
+        job = self._next(JobKind.SYNTHESIZE)
+        self._synthesize.emit(job, spec)
+        return job
+
+    def audition(self, spec: AuditionJob) -> Job:
+        job = self._next(JobKind.AUDITION)
+        self._audition.emit(job, spec)
+        return job
+
+    def speaker_for_seed(self, seed: int) -> Job:
+        job = self._next(JobKind.SPEAKER)
+        self._speaker.emit(job, seed)
+        return job
+
+    def download(self) -> Job:
+        job = self._next(JobKind.DOWNLOAD)
+        self._download.emit(job)
+        return job
+
+    def cancel(self) -> None:
+        self.worker.cancel()
+
+    def stop(self, timeout_ms: int = 30_000) -> bool:
+        """Cancel what runs, let the thread finish its slot, and wait for it; True when gone."""
+        if not self.thread.isRunning():
+            return True
+        self.worker.cancel()
+        self.thread.quit()
+        return self.thread.wait(timeout_ms)
