@@ -15,7 +15,7 @@ RUN_DEBS  := $(TEST_DEBS) libxcb-cursor0 libxcb-icccm4 libxcb-image0 libxcb-keys
              libxcb-render-util0 libxcb-render0 libxcb-shape0 libxcb-util1 libxcb-xkb1 \
              libxkbcommon-x11-0
 
-.PHONY: run test lint typecheck pytest install bench clean
+.PHONY: run test lint pytest install clean
 
 run: install
 	@$(MAKE) --no-print-directory debs DEBS="$(RUN_DEBS)"
@@ -33,9 +33,6 @@ lint: install
 
 pytest: install
 	$(BIN)/python -m pytest -q
-
-bench: install
-	$(BIN)/chattts-studio-cli bench
 
 install: $(STAMP)
 

@@ -135,12 +135,13 @@ def resolve(name: str) -> ModelInfo:
         )
     manifest = _manifest(folder)
     if manifest and manifest.get("random_weights"):
-        return ModelInfo(str(folder), "demo", folder, True, manifest.get("dims"))
+        # A copy of demo weights: labelled as random, but a user's folder is never rebuilt.
+        return ModelInfo(str(folder), "folder", folder, True, manifest.get("dims"))
     return ModelInfo(str(folder), "folder", folder, False, None)
 
 
 def hashes_for(info: ModelInfo) -> dict[str, str]:
-    if info.kind in ("official", "folder") and not info.random_weights:
+    if not info.random_weights:
         return official_hashes()
     manifest = _manifest(info.folder)
     if manifest is None:

@@ -151,6 +151,10 @@ def _split_atoms(atoms: list[tuple[str, str]], limit: int) -> list[list[tuple[st
                 if current[i][0] == "space":
                     cut = i
                     break
+            else:
+                # Punctuation must not start a piece alone: take the word before it along.
+                if atom[0] == "other" and not is_speakable(atom[1]) and cut > 1:
+                    cut -= 1
             pieces.append(current[:cut])
             current = current[cut:]
         current.append(atom)

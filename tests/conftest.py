@@ -1,0 +1,69 @@
+"""Test set-up shared by core and GUI tests: offscreen Qt, a virtual ALSA output device that
+captures to files, and a private data folder with the tiny demo weights built once per run."""
+
+import os
+import tempfile
+from pathlib import Path
+
+import pytest
+
+# All of this must happen before Qt or sounddevice is imported (PortAudio lists devices then).
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+_SESSION_DIR = Path(tempfile.mkdtemp(prefix="chattts-studio-tests-"))
+CAPTURE_DIR = _SESSION_DIR / "alsa"
+CAPTURE_DIR.mkdir()
+_ASOUND = _SESSION_DIR / "asound.conf"
+_ASOUND.write_text(
+    'pcm.!default { type plug; slave { pcm "capfile"; format FLOAT_LE } }\n'
+    "pcm.capfile { type file; slave.pcm { type null }\n"
+    f'  file "{CAPTURE_DIR}/out_%r_%c.raw"; format "raw" }}\n'
+)
+os.environ["ALSA_CONFIG_PATH"] = str(_ASOUND)
+HOME = _SESSION_DIR / "home"
+HOME.mkdir()
+os.environ["CHATTTS_STUDIO_HOME"] = str(HOME)
+os.environ["HF_HUB_OFFLINE"] = "1"  # tests never reach a model hub
+
+
+@pytest.fixture(scope="session")
+def capture_dir() -> Path:
+    """Where the virtual ALSA device writes what is played (float32 raw)."""
+    return CAPTURE_DIR
+
+
+@pytest.fixture(scope="session")
+def demo_model() -> str:
+    """The tiny demo weights, built once per test run into the session's data folder."""
+    from core import models
+
+    models.ensure("demo")
+    return "demo"
+
+
+@pytest.fixture(scope="session")
+def engine(demo_model: str):  # type: ignore[no-untyped-def]
+    from core.engine import Engine
+
+    engine = Engine()
+    engine.load(demo_model, "cpu", "fp32")
+    yield engine
+    engine.unload()
+
+
+@pytest.fixture
+def private_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, demo_model: str) -> Path:
+    """A fresh data folder (speakers, settings) that shares the session's built models."""
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "models").symlink_to(HOME / "models")
+    monkeypatch.setenv("CHATTTS_STUDIO_HOME", str(home))
+    return home
+
+
+def read_capture(directory: Path) -> "object":
+    """The float32 samples the virtual device received, priming zeros included."""
+    import numpy as np
+
+    files = sorted(directory.glob("out_*.raw"), key=lambda p: p.stat().st_mtime)
+    assert files, "nothing was played to the virtual ALSA device"
+    return np.fromfile(files[-1], dtype=np.float32)
