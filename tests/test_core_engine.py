@@ -183,10 +183,10 @@ def test_a_damaged_folder_model_is_reported_and_left_untouched(tmp_path, demo_mo
     damaged[100] ^= 0xFF
     target.write_bytes(bytes(damaged))
     before = {p: p.read_bytes() for p in folder.rglob("*") if p.is_file()}
-    with pytest.raises(ModelError, match="Vocos.safetensors does not match"):
+    with pytest.raises(ModelError, match=r"Vocos\.safetensors does not match"):
         Engine().load(str(folder), "cpu")
     target.unlink()
-    with pytest.raises(ModelError, match="Vocos.safetensors is missing"):
+    with pytest.raises(ModelError, match=r"Vocos\.safetensors is missing"):
         Engine().load(str(folder), "cpu")
     after = {p: p.read_bytes() for p in folder.rglob("*") if p.is_file()}
     assert after == {p: b for p, b in before.items() if p != target}
