@@ -237,6 +237,35 @@ def cmd_speakers(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_bench(args: argparse.Namespace) -> int:
+    from . import bench, models
+
+    model = args.model
+    if model is None:
+        official = [r for r in models.status(("official",)) if r.verified]
+        model = "official" if official else "demo-full"
+    sizes = [1, 2, 4, 8, 16]
+    device = args.device
+    from .devices import resolve_device
+
+    if resolve_device(device).kind == "cuda":
+        sizes.append(32)
+    report = bench.run(
+        model,
+        device,
+        args.repeats,
+        args.long_chars,
+        args.segment_size,
+        args.batch_size,
+        sizes,
+        ["fp32", "bf16", "fp16"],
+        args.threads,
+        say=lambda line: _err(line),
+    )
+    print(bench.to_json(report) if args.json else bench.format_report(report))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     from .request import SynthesisRequest
 
@@ -288,6 +317,19 @@ def build_parser() -> argparse.ArgumentParser:
     build = msub.add_parser("build-demo")
     build.add_argument("name", nargs="?", default="demo", choices=["demo", "demo-full"])
     model.set_defaults(func=cmd_model)
+
+    bench = sub.add_parser("bench", help="stock ChatTTS vs the studio engine, side by side")
+    bench.add_argument(
+        "--model", default=None, help="default: official when downloaded, else demo-full"
+    )
+    bench.add_argument("--device", default=None)
+    bench.add_argument("--repeats", type=int, default=3, help="timed runs per figure")
+    bench.add_argument("--long-chars", type=int, default=600)
+    bench.add_argument("--segment-size", type=int, default=50)
+    bench.add_argument("--batch-size", type=int, default=8, help="batch of the long-text case")
+    bench.add_argument("--threads", type=int, default=None, help="CPU threads for torch")
+    bench.add_argument("--json", action="store_true", help="print JSON instead of tables")
+    bench.set_defaults(func=cmd_bench)
 
     speakers = sub.add_parser("speakers", help="the speaker library")
     ssub = speakers.add_subparsers(dest="action", required=True)

@@ -10,12 +10,12 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from . import SAMPLES_PER_STEP, models
+from . import SAMPLE_RATE, SAMPLES_PER_STEP, models
 from .devices import Device, Precision, check_precision, resolve_device
 from .errors import Cancelled, DeviceError, ModelError, SpeakerError
 from .metrics import LiveMetrics, memory_snapshot, reset_peak
 from .quiet import quiet_libraries
-from .request import JobSummary, SegmentResult, SynthesisRequest
+from .request import AudioChunk, JobSummary, SegmentResult, SynthesisRequest
 from .text import NUMBER_READERS, Segment, split_segments
 
 quiet_libraries()
@@ -59,6 +59,9 @@ class Engine:
         self._batch_rows: list[int] = []  # step caps of the batch being decoded
         self._batch_step = 0
         self.last_summary: JobSummary | None = None
+        self._on_chunk: Callable[[AudioChunk], None] | None = None
+        self._job_started = 0.0
+        self._first_audio: float | None = None
 
     # -- loading ---------------------------------------------------------------------------
     def load(
@@ -194,7 +197,9 @@ class Engine:
         self._batch_step += 1
         self.live.add_steps(sum(1 for cap in self._batch_rows if cap > step))
 
-    def synthesize(self, request: SynthesisRequest) -> Iterator[SegmentResult]:
+    def synthesize(
+        self, request: SynthesisRequest, on_chunk: Callable[[AudioChunk], None] | None = None
+    ) -> Iterator[SegmentResult]:
         """Yield each segment's result in text order. Raises Cancelled after the last finished
         segment when cancelled, and StudioError subclasses for bad input."""
         chat, loaded = self._require()
@@ -209,43 +214,26 @@ class Engine:
         reset_peak(device)
         self.live.start("decode", len(segments), sum(s.step_cap for s in segments))
         started = time.perf_counter()
-        first_audio: float | None = None
+        self._job_started, self._first_audio = started, None
+        # Chunks go to on_chunk as soon as they are playable: the segment that plays next is
+        # streamed while it decodes (fast path); every segment arrives there, in order.
+        self._on_chunk = on_chunk
         total_steps = 0
-        batch_size = request.batch_size
-        pending = list(segments)
-        batch_no = 0
         peak = 0
         produced, audio_seconds = 0, 0.0
+        producer = self._fast_results if request.decoder == "fast" else self._stock_results
         try:
-            while pending:
-                batch = pending[:batch_size]
-                try:
-                    results = self._run_batch(
-                        chat, loaded, request, speaker, batch, batch_no, len(segments)
-                    )
-                except torch.OutOfMemoryError:
-                    if batch_size == 1:
-                        raise DeviceError(
-                            "Out of memory even at batch size 1; lower the "
-                            "segment size or use another device."
-                        ) from None
-                    batch_size = max(1, batch_size // 2)
-                    torch.cuda.empty_cache()
-                    self.live.update(note=f"out of memory: batch size lowered to {batch_size}")
-                    continue
-                pending = pending[len(batch) :]
-                batch_no += 1
-                for result in results:
-                    total_steps += result.steps
-                    if first_audio is None:
-                        first_audio = time.perf_counter() - started
-                        self.live.update(first_audio_seconds=first_audio)
-                    produced += 1
-                    audio_seconds += result.audio_seconds
-                    self.live.update(audio_seconds=audio_seconds)
-                    if result.memory is not None:
-                        peak = max(peak, result.memory.peak or result.memory.in_use)
-                    yield result
+            for result in producer(chat, loaded, request, speaker, segments):
+                total_steps += result.steps
+                if request.decoder == "stock" and on_chunk is not None:
+                    on_chunk(AudioChunk(result.index, result.audio, True))
+                self._note_first_audio()
+                produced += 1
+                audio_seconds += result.audio_seconds
+                self.live.update(audio_seconds=audio_seconds)
+                if result.memory is not None:
+                    peak = max(peak, result.memory.peak or result.memory.in_use)
+                yield result
         except Cancelled:
             self.live.update(stage="cancelled", compute_seconds=self.live.elapsed())
             raise
@@ -253,9 +241,271 @@ class Engine:
             self._batch_rows = []
             wall = time.perf_counter() - started
             self.last_summary = JobSummary(
-                produced, audio_seconds, wall, total_steps, first_audio, peak or None
+                produced, audio_seconds, wall, total_steps, self._first_audio, peak or None
             )
         self.live.update(stage="done", compute_seconds=wall)
+
+    def audition(self, request: SynthesisRequest, speakers: list[str]) -> list[np.ndarray]:
+        """The request's text read by each speaker, all speakers as rows of one batched pass
+        (continuous batching over speaker x segment); one joined audio per speaker."""
+        from .decode import FastDecoder, Job, Sampling
+
+        chat, loaded = self._require()
+        segments = self.plan(request)
+        speakers = [self.check_speaker(s) for s in speakers]
+        self._cancel.clear()
+        self.live.start(
+            "decode",
+            len(segments) * len(speakers),
+            sum(s.step_cap for s in segments) * len(speakers),
+        )
+        torch.manual_seed(request.seed * 1009)
+        texts = self._model_texts(chat, request, segments)
+        hold = loaded.info.random_weights
+        jobs = [
+            Job(
+                k * len(segments) + i,
+                self._prompt(chat, text, request, speaker),
+                seg.step_cap,
+                seg.step_cap if hold else 1,
+            )
+            for k, speaker in enumerate(speakers)
+            for i, (seg, text) in enumerate(zip(segments, texts, strict=True))
+        ]
+        slots = max(1, min(request.batch_size * len(speakers), len(jobs), 16))
+        decoder = FastDecoder(chat, slots, max(j.emb.shape[1] + j.cap for j in jobs) + 1)
+        sampling = Sampling(request.temperature, request.top_p, request.top_k)
+        audio: dict[int, np.ndarray] = {}
+        for job in decoder.run(jobs, sampling, self._cancel.is_set, self.live.add_steps):
+            if job is not None:
+                wav = chat._decode_to_wavs([torch.stack(job.hiddens)], True)[0]  # type: ignore[attr-defined]
+                audio[job.key] = np.asarray(wav[: job.steps * SAMPLES_PER_STEP], np.float32)
+        if self._cancel.is_set():
+            self.live.update(stage="cancelled")
+            raise Cancelled()
+        self.live.update(stage="done", compute_seconds=self.live.elapsed())
+        gap = np.zeros(round(request.pause_seconds * SAMPLE_RATE), dtype=np.float32)
+        joined = []
+        for k in range(len(speakers)):
+            parts: list[np.ndarray] = []
+            for i in range(len(segments)):
+                parts += (
+                    [gap, audio[k * len(segments) + i]] if parts else [audio[k * len(segments) + i]]
+                )
+            joined.append(np.concatenate(parts))
+        return joined
+
+    def _stock_results(
+        self,
+        chat: object,
+        loaded: LoadedModel,
+        request: SynthesisRequest,
+        speaker: str,
+        segments: list[Segment],
+    ) -> Iterator[SegmentResult]:
+        """The reference path: ChatTTS's own generate loop, `batch size` segments at a time."""
+        batch_size = request.batch_size
+        pending = list(segments)
+        batch_no = 0
+        while pending:
+            batch = pending[:batch_size]
+            try:
+                results = self._run_batch(
+                    chat, loaded, request, speaker, batch, batch_no, len(segments)
+                )
+            except torch.OutOfMemoryError:
+                batch_size = self._smaller_batch(batch_size)
+                continue
+            pending = pending[len(batch) :]
+            batch_no += 1
+            yield from results
+
+    def _smaller_batch(self, batch_size: int) -> int:
+        """After a CUDA out-of-memory error: half the batch, or give up at 1."""
+        if batch_size == 1:
+            raise DeviceError(
+                "Out of memory even at batch size 1; lower the segment size or use another device."
+            ) from None
+        batch_size = max(1, batch_size // 2)
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
+        self.live.update(note=f"out of memory: batch size lowered to {batch_size}")
+        return batch_size
+
+    def _model_texts(
+        self, chat: object, request: SynthesisRequest, segments: list[Segment]
+    ) -> list[str]:
+        """Normalised (numbers read out, characters ChatTTS cannot say dropped) and, when
+        asked, refined by ChatTTS's text pass, `batch size` segments at a time."""
+        c = chat
+        texts = [c.normalizer(s.text, True, True, None) for s in segments]  # type: ignore[attr-defined]
+        if not request.refine_text:
+            return texts
+        from ChatTTS import Chat
+
+        self.live.update(stage="refine")
+        refined_all: list[str] = []
+        for start in range(0, len(texts), request.batch_size):
+            chunk = texts[start : start + request.batch_size]
+            params = Chat.RefineTextParams(
+                prompt=f"[oral_{request.oral}][laugh_{request.laugh}][break_{request.break_level}]",
+                top_P=request.top_p,
+                top_K=request.top_k,
+                max_new_token=max(2 * len(t) + 16 for t in chunk),
+                min_new_token=1,
+                show_tqdm=False,
+                ensure_non_empty=False,
+            )
+            refined = c._refine_text(chunk, c.device, params)  # type: ignore[attr-defined]
+            break_0 = c.tokenizer.break_0_ids  # type: ignore[attr-defined]
+            refined_all += c.tokenizer.decode([i[i.less(break_0)] for i in refined.ids])  # type: ignore[attr-defined]
+            refined.destroy()
+            if self._cancel.is_set():
+                raise Cancelled()
+        self.live.update(stage="decode")
+        return refined_all
+
+    def _prompt(
+        self, chat: object, text: str, request: SynthesisRequest, speaker: str
+    ) -> torch.Tensor:
+        """The GPT's input embedding for one segment, exactly as ChatTTS's _infer_code builds it."""
+        c = chat
+        input_ids, _, text_mask = c.tokenizer.encode(  # type: ignore[attr-defined]
+            c.speaker.decorate_code_prompts([text], f"[speed_{request.speed}]", None, speaker),  # type: ignore[attr-defined]
+            c.config.gpt.num_vq,  # type: ignore[attr-defined]
+            device=c.device_gpt,  # type: ignore[attr-defined]
+        )
+        emb = c.embed(input_ids, text_mask)  # type: ignore[attr-defined]
+        c.speaker.apply(emb, speaker, input_ids, c.tokenizer.spk_emb_ids, c.device_gpt)  # type: ignore[attr-defined]
+        return emb
+
+    def _fast_results(
+        self,
+        chat: object,
+        loaded: LoadedModel,
+        request: SynthesisRequest,
+        speaker: str,
+        segments: list[Segment],
+    ) -> Iterator[SegmentResult]:
+        """The fast path: Studio's decode loop with continuous batching, segments admitted in
+        text order (so the next one to play is never starved), results handed back in text
+        order. With a chunk callback, the segment that plays next is vocoded while it grows."""
+        from .decode import FastDecoder, Job, Sampling
+        from .streaming import ChunkVocoder
+
+        torch.manual_seed(request.seed * 1009)  # same request and seed, same audio
+        texts = self._model_texts(chat, request, segments)
+        random_weights = loaded.info.random_weights
+        remaining = [
+            Job(
+                seg.index,
+                self._prompt(chat, text, request, speaker),
+                seg.step_cap,
+                seg.step_cap if random_weights else 1,
+            )
+            for seg, text in zip(segments, texts, strict=True)
+        ]
+        by_index = {seg.index: seg for seg in segments}
+        max_len = max(j.emb.shape[1] + j.cap for j in remaining) + 1
+        slots = min(request.batch_size, len(remaining))
+        sampling = Sampling(request.temperature, request.top_p, request.top_k)
+        finished: dict[int, SegmentResult] = {}
+        streams: dict[int, ChunkVocoder] = {}
+        on_chunk = self._on_chunk
+        next_index = 0
+        started = time.perf_counter()
+        row_steps = [0]
+
+        def on_step(rows: int) -> None:
+            row_steps[0] += rows
+            self.live.add_steps(rows)
+
+        def send(index: int, audio: np.ndarray, final: bool) -> None:
+            if on_chunk is not None:
+                self._note_first_audio()
+                on_chunk(AudioChunk(index, audio, final))
+
+        self.live.update(stage="decode", segment=1, batch_size=slots)
+        while remaining:
+            try:
+                decoder = FastDecoder(chat, slots, max_len)
+                for job in decoder.run(remaining, sampling, self._cancel.is_set, on_step):
+                    if job is None:  # a step went by: feed the segment that plays next
+                        head = next((j for j in decoder.active if j and j.key == next_index), None)
+                        if on_chunk is not None and head is not None:
+                            stream = streams.setdefault(head.key, ChunkVocoder(chat))
+                            if stream.ready(head.steps):
+                                send(head.key, stream.chunk(head.hiddens, False), False)
+                        continue
+                    remaining = [j for j in remaining if j is not job]
+                    # A row's share of the wall time: its steps at the average cost so far.
+                    per_step = (time.perf_counter() - started) / max(1, row_steps[0])
+                    streamed = streams.get(job.key)
+                    if streamed is not None:
+                        send(job.key, streamed.chunk(job.hiddens, True), True)
+                    finished[job.key] = self._vocode(
+                        chat,
+                        loaded,
+                        job.hiddens,
+                        by_index[job.key],
+                        len(segments),
+                        job.steps * per_step,
+                        slots,
+                        streamed.audio() if streamed is not None else None,
+                    )
+                    while next_index in finished:
+                        result = finished.pop(next_index)
+                        if next_index not in streams:
+                            send(next_index, result.audio, True)
+                        self.live.update(segment=min(next_index + 2, len(segments)))
+                        yield result
+                        next_index += 1
+            except torch.OutOfMemoryError:
+                decoder = None  # free its KV cache before trying smaller
+                slots = self._smaller_batch(slots)
+                for job in remaining:
+                    job.hiddens.clear()
+                    job.tokens.clear()
+                    streams.pop(job.key, None)
+                continue
+            if self._cancel.is_set():
+                raise Cancelled()
+
+    def _note_first_audio(self) -> None:
+        if self._first_audio is None:
+            self._first_audio = time.perf_counter() - self._job_started
+            self.live.update(first_audio_seconds=self._first_audio)
+
+    def _vocode(
+        self,
+        chat: object,
+        loaded: LoadedModel,
+        hiddens: list[torch.Tensor],
+        segment: Segment,
+        count: int,
+        compute: float,
+        batch: int,
+        streamed: np.ndarray | None = None,
+    ) -> SegmentResult:
+        """The segment's result; `streamed` is its audio when it was already sent in chunks."""
+        began = time.perf_counter()
+        if streamed is None:
+            self.live.update(stage="vocoder")
+            wav = chat._decode_to_wavs([torch.stack(hiddens)], True)[0]  # type: ignore[attr-defined]
+            self.live.update(stage="decode")
+        else:
+            wav = streamed
+        steps = len(hiddens)
+        return SegmentResult(
+            index=segment.index,
+            segments=count,
+            text=segment.text,
+            audio=np.ascontiguousarray(wav[: steps * SAMPLES_PER_STEP], dtype=np.float32),
+            steps=steps,
+            compute_seconds=compute + time.perf_counter() - began,
+            batch_size=batch,
+            memory=memory_snapshot(loaded.device.id),
+        )
 
     def _run_batch(
         self,
@@ -274,24 +524,7 @@ class Engine:
         # One seed per batch, so the same request and seed give the same audio.
         torch.manual_seed(request.seed * 1009 + batch_no)
         self.live.update(segment=batch[0].index + 1, batch_size=len(batch))
-        texts = [c.normalizer(s.text, True, True, None) for s in batch]  # type: ignore[attr-defined]
-        if request.refine_text:
-            self.live.update(stage="refine")
-            refine = Chat.RefineTextParams(
-                prompt=f"[oral_{request.oral}][laugh_{request.laugh}][break_{request.break_level}]",
-                top_P=request.top_p,
-                top_K=request.top_k,
-                max_new_token=max(2 * len(s.text) + 16 for s in batch),
-                min_new_token=1,
-                show_tqdm=False,
-                ensure_non_empty=False,
-            )
-            refined = c._refine_text(texts, c.device, refine)  # type: ignore[attr-defined]
-            break_0 = c.tokenizer.break_0_ids  # type: ignore[attr-defined]
-            texts = c.tokenizer.decode([i[i.less(break_0)] for i in refined.ids])  # type: ignore[attr-defined]
-            refined.destroy()
-            if self._cancel.is_set():
-                raise Cancelled()
+        texts = self._model_texts(chat, request, batch)
         self.live.update(stage="decode")
         caps = [s.step_cap for s in batch]
         params = Chat.InferCodeParams(

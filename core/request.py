@@ -12,6 +12,13 @@ SEGMENT_SIZE_RANGE = (5, 500)
 BATCH_SIZE_RANGE = (1, 64)
 
 
+def auto_batch_size(device_id: str, segments: int) -> int:
+    """The automatic batch: big on a GPU (the articles' sweet spot was 16), smaller on a CPU,
+    never more rows than segments."""
+    cap = 16 if device_id.startswith("cuda") else 4
+    return max(1, min(cap, segments))
+
+
 @dataclass(frozen=True)
 class SynthesisRequest:
     text: str
@@ -28,6 +35,7 @@ class SynthesisRequest:
     segment_size: int = 50  # characters
     batch_size: int = 4
     pause_seconds: float = 0.25  # silence between segments when joined
+    decoder: str = "fast"  # "fast": Studio's decode loop; "stock": ChatTTS's generate()
 
     def validate(self) -> None:
         """Raise BadSettingError, naming the setting and its range, for any value out of range."""
@@ -44,6 +52,8 @@ class SynthesisRequest:
             ("pause", self.pause_seconds, 0.0, 5.0),
             ("seed", self.seed, 0, 2**31 - 1),
         ]
+        if self.decoder not in ("fast", "stock"):
+            raise BadSettingError(f"The decoder must be 'fast' or 'stock' (got {self.decoder!r}).")
         for name, value, low, high in checks:
             if not (low <= value <= high):
                 raise BadSettingError(
@@ -71,6 +81,16 @@ class SegmentResult:
     @property
     def rtf(self) -> float:
         return self.compute_seconds / self.audio_seconds if self.audio_seconds else float("inf")
+
+
+@dataclass(frozen=True)
+class AudioChunk:
+    """Playable audio as soon as it exists: pieces of a segment, in order; `final` marks the
+    segment's last piece."""
+
+    index: int
+    audio: np.ndarray = field(repr=False)
+    final: bool
 
 
 @dataclass(frozen=True)

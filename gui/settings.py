@@ -39,8 +39,9 @@ class Settings:
     """Typed access: every read gets the type of its default back, whatever QSettings stored."""
 
     def __init__(self, qsettings: QSettings | None = None) -> None:
-        self._q = qsettings or QSettings(str(paths.data_dir() / "gui-settings.ini"),
-                                         QSettings.Format.IniFormat)
+        self._q = qsettings or QSettings(
+            str(paths.data_dir() / "gui-settings.ini"), QSettings.Format.IniFormat
+        )
 
     def get(self, key: Key) -> object:
         default = DEFAULTS[key]

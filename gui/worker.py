@@ -15,7 +15,14 @@ from PySide6.QtCore import QObject, QThread, Signal, Slot
 from core import models
 from core.engine import Engine, LoadedModel
 from core.errors import Cancelled, StudioError
-from core.request import JobSummary, SegmentResult, SynthesisRequest, join_audio
+from core.request import (
+    AudioChunk,
+    JobSummary,
+    SegmentResult,
+    SynthesisRequest,
+    auto_batch_size,
+    join_audio,
+)
 
 
 class JobKind(StrEnum):
@@ -93,16 +100,11 @@ class Failure:
     error: Exception
 
 
-def auto_batch_size(device_id: str, segments: int) -> int:
-    """The automatic batch: big on a GPU (the articles' sweet spot was 16), small on a CPU."""
-    cap = 16 if device_id.startswith("cuda") else 4
-    return max(1, min(cap, segments))
-
-
 class Worker(QObject):
     started = Signal(object)  # Job
     progress = Signal(object)  # Progress
     segment_ready = Signal(object, object)  # Job, SegmentResult
+    chunk_ready = Signal(object, object)  # Job, AudioChunk: playable audio as soon as it exists
     finished = Signal(object, object)  # Job, LoadedModel | SynthesisOutcome | list | ModelInfo
     failed = Signal(object)  # Failure
     cancelled = Signal(object)  # CancelledOutcome
@@ -111,6 +113,8 @@ class Worker(QObject):
         super().__init__()
         self.engine = Engine()
         self._download_cancel = threading.Event()
+        # What a synthesis has finished so far, handed over when it is cancelled.
+        self._partial: SynthesisOutcome | None = None
 
     def cancel(self) -> None:
         """Called from the UI thread: the engine's flag and the download flag are thread-safe."""
@@ -125,7 +129,8 @@ class Worker(QObject):
             self.cancelled.emit(CancelledOutcome(job, self._partial))
         except StudioError as exc:
             self.failed.emit(Failure(job, exc))
-        except Exception as exc:  # noqa: BLE001 - a bug must reach the window, not kill the thread
+        except Exception as exc:
+            # A bug must reach the window as a message, not end the worker thread.
             self.failed.emit(Failure(job, exc))
 
     @Slot(object, object)
@@ -143,12 +148,15 @@ class Worker(QObject):
 
     @Slot(object, object)
     def synthesize(self, job: Job, spec: SynthesisJob) -> None:
-        self._partial: SynthesisOutcome | None = None
+        self._partial = None
 
         def body() -> None:
             request = spec.request
-            if request.speaker is None and spec.speaker_seed is not None and \
-                    self.engine.chat is not None:
+            if (
+                request.speaker is None
+                and spec.speaker_seed is not None
+                and self.engine.chat is not None
+            ):
                 request = replace(request, speaker=self.engine.sample_speaker(spec.speaker_seed))
             if request.batch_size <= 0:
                 loaded = self.engine.loaded
@@ -157,36 +165,47 @@ class Worker(QObject):
                 request = replace(request, batch_size=auto_batch_size(device, count))
             results: list[SegmentResult] = []
             final = replace(spec, request=request)
-            self._partial = SynthesisOutcome(final, results, None, request.speaker or "",
-                                             self.engine.loaded)
-            for result in self.engine.synthesize(request):
+            self._partial = SynthesisOutcome(
+                final, results, None, request.speaker or "", self.engine.loaded
+            )
+
+            def on_chunk(chunk: AudioChunk) -> None:
+                self.chunk_ready.emit(job, chunk)
+
+            for result in self.engine.synthesize(request, on_chunk=on_chunk):
                 results.append(result)
                 self.segment_ready.emit(job, result)
             self._partial = None
-            self.finished.emit(job, SynthesisOutcome(final, results, self.engine.last_summary,
-                                                     request.speaker or "",
-                                                     self.engine.loaded))
+            self.finished.emit(
+                job,
+                SynthesisOutcome(
+                    final,
+                    results,
+                    self.engine.last_summary,
+                    request.speaker or "",
+                    self.engine.loaded,
+                ),
+            )
 
         self._run(job, body)
-        if self._partial is not None:
-            self._partial = None
+        self._partial = None
 
     @Slot(object, object)
     def audition(self, job: Job, spec: AuditionJob) -> None:
-        """One request per candidate: core batches segments of one speaker, not speakers."""
+        """All candidates read the sentence in one batched pass (one row per speaker)."""
         self._partial = None
 
         def body() -> None:
             seeds = random.sample(range(1, 100_000), spec.count)
-            candidates: list[Candidate] = []
-            for number, seed in enumerate(seeds):
-                embedding = self.engine.sample_speaker(seed)
-                request = replace(spec.base, text=spec.text, speaker=embedding)
-                results = list(self.engine.synthesize(request))
-                candidates.append(Candidate(seed, embedding,
-                                            join_audio(results, request.pause_seconds)))
-                self.progress.emit(Progress(job, "audition", (number + 1) / spec.count,
-                                            f"candidate {number + 1} of {spec.count}"))
+            embeddings = [self.engine.sample_speaker(seed) for seed in seeds]
+            self.progress.emit(Progress(job, "audition", 0.0, f"{spec.count} candidates"))
+            request = replace(spec.base, text=spec.text, speaker=None)
+            voices = self.engine.audition(request, embeddings)
+            candidates = [
+                Candidate(seed, embedding, audio)
+                for seed, embedding, audio in zip(seeds, embeddings, voices, strict=True)
+            ]
+            self.progress.emit(Progress(job, "audition", 1.0, f"{spec.count} candidates"))
             self.finished.emit(job, candidates)
 
         self._run(job, body)
@@ -203,8 +222,9 @@ class Worker(QObject):
 
         def body() -> None:
             def report(done: int, _total: int) -> None:
-                self.progress.emit(Progress(job, "download", -1.0,
-                                            f"{done / 2**20:.0f} MiB downloaded"))
+                self.progress.emit(
+                    Progress(job, "download", -1.0, f"{done / 2**20:.0f} MiB downloaded")
+                )
 
             info = models.download_official(report, self._download_cancel.is_set)
             self.finished.emit(job, info)
@@ -237,6 +257,7 @@ class WorkerHost(QObject):
         self._speaker.connect(self.worker.speaker_for_seed)
         self._download.connect(self.worker.download)
         self._count = 0
+        self._released = False
         self.thread.start()
 
     @property
@@ -282,3 +303,23 @@ class WorkerHost(QObject):
         self.worker.cancel()
         self.thread.quit()
         return self.thread.wait(timeout_ms)
+
+    def release(self) -> None:
+        """After stop(): drop the model and every connection while Qt and torch are both alive,
+        instead of leaving it to the interpreter's exit."""
+        if self._released:
+            return
+        self._released = True
+        for signal in (
+            self.worker.started,
+            self.worker.progress,
+            self.worker.segment_ready,
+            self.worker.finished,
+            self.worker.failed,
+            self.worker.cancelled,
+        ):
+            try:
+                signal.disconnect()
+            except (RuntimeError, TypeError):
+                pass  # nothing was connected
+        self.worker.engine.unload()

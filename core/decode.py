@@ -1,0 +1,280 @@
+"""Studio's own GPT decode loop over ChatTTS's modules and weights.
+
+Why not `Chat.infer`: it rebuilds attention masks and cache objects every step, re-counts the
+repetition window with one-hot tensors, runs every row of a batch to the longest row's end, and
+cannot give a finished row's place to the next segment. Here the KV cache is preallocated,
+each row (slot) sits at its own position, and a row that finishes takes the next segment
+(continuous batching). The sampling pipeline is ChatTTS's own, step for step (temperature,
+repetition penalty over the last 16 codes, top-P then top-K with 3 kept, EOS held off until
+min_new_token, then multinomial), so a seed gives stock's tokens at batch 1.
+"""
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+import torch
+import torch.nn.functional as F
+import torch.nn.utils.parametrize as P
+from transformers.generation import TopKLogitsWarper, TopPLogitsWarper
+from transformers.models.llama.modeling_llama import apply_rotary_pos_emb
+
+REPETITION_WINDOW = 16  # ChatTTS's CustomRepetitionPenaltyLogitsProcessorRepeat past_window
+
+
+@dataclass
+class Job:
+    """One segment's decode: its prompt embedding in, its GPT hidden states out."""
+
+    key: int  # the caller's id (the segment index)
+    emb: torch.Tensor  # [1, prompt_len, hidden], speaker applied
+    cap: int  # most steps
+    min_steps: int  # EOS is held off before this many steps
+    hiddens: list[torch.Tensor] = field(default_factory=list)
+    tokens: list[torch.Tensor] = field(default_factory=list)
+
+    @property
+    def steps(self) -> int:
+        return len(self.hiddens)
+
+
+@dataclass(frozen=True)
+class Sampling:
+    temperature: float
+    top_p: float
+    top_k: int
+    repetition_penalty: float = 1.05
+
+
+class FastDecoder:
+    """Decodes audio codes for many jobs on `slots` rows, yielding each job when it is done."""
+
+    def __init__(self, chat: object, slots: int, max_len: int) -> None:
+        c = chat
+        gpt = c.gpt.gpt  # type: ignore[attr-defined]
+        self.gpt = gpt
+        self.layers = list(gpt.layers)
+        self.device = c.device_gpt  # type: ignore[attr-defined]
+        self.out_device = c.device  # type: ignore[attr-defined]
+        self.dtype = next(gpt.parameters()).dtype
+        cfg = gpt.config
+        self.heads = cfg.num_attention_heads
+        self.kv_heads = cfg.num_key_value_heads
+        self.head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // self.heads
+        self.num_vq = c.gpt.num_vq  # type: ignore[attr-defined]
+        self.num_codes = c.gpt.num_audio_tokens  # type: ignore[attr-defined]
+        self.eos = self.num_codes - 1
+        self.slots = slots
+        self.max_len = max_len
+        shape = (len(self.layers), slots, self.kv_heads, max_len, self.head_dim)
+        self.k_cache = torch.zeros(shape, dtype=self.dtype, device=self.device)
+        self.v_cache = torch.zeros(shape, dtype=self.dtype, device=self.device)
+        self.emb_code = c.gpt.emb_code  # type: ignore[attr-defined]
+        # Weight-norm heads materialised once, not re-derived every step.
+        with P.cached():
+            self.head_weight = (
+                torch.cat(
+                    [h.weight for h in c.embed.head_code]  # type: ignore[attr-defined]
+                )
+                .detach()
+                .float()
+                .to(self.out_device)
+            )
+
+    # -- model ----------------------------------------------------------------------------
+    def _layers(
+        self, x: torch.Tensor, rows: torch.Tensor, pos: torch.Tensor, prefill: bool
+    ) -> torch.Tensor:
+        """x [B, S, hidden]; rows [B] slot ids; pos [B, S] positions. Writes K/V into the
+        cache at those positions and attends over each row's cache up to its position."""
+        batch, seq = x.shape[:2]
+        cos, sin = self.gpt.rotary_emb(x, pos)
+        span = int(pos.max()) + 1
+        if not prefill:
+            keys = torch.arange(span, device=self.device)
+            mask = keys.view(1, 1, 1, span) <= pos.view(batch, 1, seq, 1)
+        for li, layer in enumerate(self.layers):
+            attn = layer.self_attn
+            h = layer.input_layernorm(x)
+            q = attn.q_proj(h).view(batch, seq, -1, self.head_dim).transpose(1, 2)
+            k = attn.k_proj(h).view(batch, seq, -1, self.head_dim).transpose(1, 2)
+            v = attn.v_proj(h).view(batch, seq, -1, self.head_dim).transpose(1, 2)
+            q, k = apply_rotary_pos_emb(q, k, cos, sin)
+            if prefill:  # one row, positions 0..seq-1
+                self.k_cache[li, rows[0], :, :seq] = k[0]
+                self.v_cache[li, rows[0], :, :seq] = v[0]
+                out = F.scaled_dot_product_attention(
+                    q,
+                    k,
+                    v,
+                    is_causal=True,
+                    scale=attn.scaling,
+                    enable_gqa=self.kv_heads != self.heads,
+                )
+            else:
+                self.k_cache[li, rows, :, pos[:, 0]] = k[:, :, 0]
+                self.v_cache[li, rows, :, pos[:, 0]] = v[:, :, 0]
+                if rows.numel() == self.slots:
+                    kc, vc = self.k_cache[li, :, :, :span], self.v_cache[li, :, :, :span]
+                else:
+                    kc, vc = self.k_cache[li, rows, :, :span], self.v_cache[li, rows, :, :span]
+                out = F.scaled_dot_product_attention(
+                    q,
+                    kc,
+                    vc,
+                    attn_mask=mask,
+                    scale=attn.scaling,
+                    enable_gqa=self.kv_heads != self.heads,
+                )
+            x = x + attn.o_proj(out.transpose(1, 2).reshape(batch, seq, -1))
+            x = x + layer.mlp(layer.post_attention_layernorm(x))
+        return self.gpt.norm(x)
+
+    def _logits(self, hidden: torch.Tensor) -> torch.Tensor:
+        """[B, hidden] fp32 -> [B * num_vq, num_codes], ChatTTS's (b n) c order."""
+        logits = F.linear(hidden, self.head_weight)
+        return logits.view(-1, self.num_vq, self.num_codes).reshape(-1, self.num_codes)
+
+    def _embed_codes(self, codes: torch.Tensor) -> torch.Tensor:
+        """codes [B, num_vq] -> [B, 1, hidden], as ChatTTS sums the per-codebook embeddings."""
+        ids = codes.to(self.device).unsqueeze(1)
+        embs = [self.emb_code[i](ids[:, :, i]).to(self.out_device) for i in range(self.num_vq)]
+        return torch.stack(embs, 3).sum(3)
+
+    # -- sampling -------------------------------------------------------------------------
+    def _sample(
+        self,
+        logits: torch.Tensor,
+        history: torch.Tensor,
+        filled: torch.Tensor,
+        steps: torch.Tensor,
+        min_steps: torch.Tensor,
+        sampling: Sampling,
+        warpers: list[Callable[..., torch.Tensor]],
+    ) -> torch.Tensor:
+        logits = logits / sampling.temperature
+        if sampling.repetition_penalty != 1.0:
+            # Counts of each code over the row's last 16 codes (fewer while it is young).
+            # The window fills from the right; a young row has only its last `filled` codes.
+            valid = torch.arange(REPETITION_WINDOW, device=logits.device).view(
+                1, -1
+            ) >= REPETITION_WINDOW - filled.repeat_interleave(self.num_vq).view(-1, 1)
+            freq = torch.zeros_like(logits).scatter_add_(1, history, valid.to(logits.dtype))
+            alpha = torch.pow(sampling.repetition_penalty, freq)
+            logits = torch.where(logits < 0, logits * alpha, logits / alpha)
+        for warp in warpers:
+            logits = warp(None, logits)
+        hold = (steps < min_steps).repeat_interleave(self.num_vq)
+        logits[hold, self.eos] = -torch.inf
+        scores = F.softmax(logits, dim=-1)
+        return torch.multinomial(scores, num_samples=1).view(-1, self.num_vq)
+
+    # -- the loop -------------------------------------------------------------------------
+    @torch.inference_mode()
+    def run(
+        self,
+        jobs: list[Job],
+        sampling: Sampling,
+        cancelled: Callable[[], bool],
+        on_step: Callable[[int], None] | None = None,
+    ) -> Iterator[Job | None]:
+        """Decode every job, `slots` at a time, in the given order; yield each as it ends,
+        and None after every step, so the caller can stream audio of the running ones."""
+        warpers: list[Callable[..., torch.Tensor]] = [
+            TopPLogitsWarper(sampling.top_p, min_tokens_to_keep=3),
+            TopKLogitsWarper(sampling.top_k, min_tokens_to_keep=3),
+        ]
+        pending = list(reversed(jobs))
+        active: list[Job | None] = [None] * self.slots
+        self.active: list[Job | None] = active  # read by the caller between steps
+        pos = torch.zeros(self.slots, dtype=torch.long, device=self.device)
+        steps = torch.zeros(self.slots, dtype=torch.long, device=self.out_device)
+        caps = torch.zeros(self.slots, dtype=torch.long, device=self.out_device)
+        min_steps = torch.zeros(self.slots, dtype=torch.long, device=self.out_device)
+        history = torch.zeros(
+            self.slots * self.num_vq, REPETITION_WINDOW, dtype=torch.long, device=self.out_device
+        )
+        hidden = torch.zeros(self.slots, self.gpt.config.hidden_size, device=self.out_device)
+
+        def admit(slot: int) -> None:
+            job = pending.pop()
+            length = job.emb.shape[1]
+            if length + job.cap > self.max_len:
+                raise ValueError("prompt and cap exceed the KV cache")
+            out = self._layers(
+                job.emb.to(self.device, self.dtype),
+                torch.tensor([slot], device=self.device),
+                torch.arange(length, device=self.device).view(1, -1),
+                True,
+            )
+            hidden[slot] = out[0, -1].float().to(self.out_device)
+            pos[slot] = length
+            steps[slot] = 0
+            caps[slot] = job.cap
+            min_steps[slot] = job.min_steps
+            history[slot * self.num_vq : (slot + 1) * self.num_vq] = 0
+            active[slot] = job
+
+        for slot in range(self.slots):
+            if pending:
+                admit(slot)
+        while any(job is not None for job in active):
+            if cancelled():
+                return
+            used = [i for i, job in enumerate(active) if job is not None]
+            full = len(used) == self.slots
+            rows = (
+                torch.arange(self.slots, device=self.device)
+                if full
+                else torch.tensor(used, device=self.device)
+            )
+            out_rows = rows.to(self.out_device)
+            rows_h = hidden[out_rows]
+            vq_rows = (
+                out_rows.view(-1, 1) * self.num_vq
+                + torch.arange(self.num_vq, device=self.out_device)
+            ).view(-1)
+            filled = torch.clamp(steps[out_rows], max=REPETITION_WINDOW)
+            codes = self._sample(
+                self._logits(rows_h),
+                history[vq_rows],
+                filled,
+                steps[out_rows],
+                min_steps[out_rows],
+                sampling,
+                warpers,
+            )
+            finished = codes.eq(self.eos).any(1)
+            # The repetition window slides by one code per step.
+            history[vq_rows] = torch.cat([history[vq_rows][:, 1:], codes.reshape(-1, 1)], 1)
+            steps[out_rows] += 1
+            done = (finished | (steps[out_rows] >= caps[out_rows])).tolist()
+            ended = finished.tolist()
+            continuing: list[int] = []
+            for n, slot in enumerate(used):
+                job = active[slot]
+                assert job is not None
+                if not ended[n]:  # ChatTTS keeps no hidden state for the EOS step
+                    job.hiddens.append(rows_h[n])
+                    job.tokens.append(codes[n])
+                if not done[n]:
+                    continuing.append(n)
+            if on_step:
+                on_step(len(used))
+            for n, slot in enumerate(used):
+                if done[n]:
+                    job = active[slot]
+                    active[slot] = None
+                    assert job is not None
+                    yield job
+                    if pending:
+                        admit(slot)  # prefilled now; it samples from the next step on
+            yield None
+            if not continuing:
+                continue
+            # Next step's input for the rows still running: the codes just drawn.
+            keep = torch.tensor(continuing, device=self.out_device)
+            srows = torch.tensor([used[n] for n in continuing], device=self.device)
+            x = self._embed_codes(codes[keep]).to(self.device, self.dtype)
+            out = self._layers(x, srows, pos[srows].view(-1, 1), False)
+            hidden[srows.to(self.out_device)] = out[:, 0].float().to(self.out_device)
+            pos[srows] += 1

@@ -1,0 +1,38 @@
+"""Entry points: `main()` for the chattts-studio command, `build_window()` for tests and scripts."""
+
+import sys
+
+from PySide6.QtWidgets import QApplication
+
+from .main_window import MainWindow
+from .resources import app_icon
+
+
+def application() -> QApplication:
+    app = QApplication.instance()
+    if not isinstance(app, QApplication):
+        app = QApplication(sys.argv[:1])
+    app.setApplicationName("ChatTTS Studio")
+    app.setOrganizationName("chattts-studio")
+    app.setDesktopFileName("chattts-studio")
+    app.setWindowIcon(app_icon())
+    return app
+
+
+def build_window(model: str | None = None) -> MainWindow:
+    """The full window; `model` ('demo', 'demo-full', 'official' or a folder) is loaded at once
+    instead of the saved choice."""
+    application()
+    return MainWindow(model)
+
+
+def main() -> int:
+    app = application()
+    model = sys.argv[1] if len(sys.argv) > 1 else None
+    window = build_window(model)
+    window.show()
+    return app.exec()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

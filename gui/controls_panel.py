@@ -1,0 +1,224 @@
+"""Device, precision, segment size, batch size and the advanced generation settings."""
+
+from dataclasses import dataclass
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QStandardItemModel
+from PySide6.QtWidgets import (
+    QButtonGroup,
+    QCheckBox,
+    QComboBox,
+    QDoubleSpinBox,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QRadioButton,
+    QSlider,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from core.devices import Device, Precision, cuda_status, list_devices, precision_support
+from core.request import SynthesisRequest
+
+SEGMENT_RANGE = (10, 200)
+
+
+@dataclass(frozen=True)
+class Generation:
+    """The advanced settings, as SynthesisRequest fields."""
+
+    seed: int
+    temperature: float
+    top_p: float
+    top_k: int
+    refine_text: bool
+    pause_seconds: float
+
+
+class ControlsPanel(QWidget):
+    engine_changed = Signal()  # device or precision: the model must be reloaded
+    segment_size_changed = Signal(int)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.devices: list[Device] = list_devices()
+        self._build()
+        self._connect()
+        self._refresh_precisions()
+
+    # -- widgets ---------------------------------------------------------------------------
+    def _build(self) -> None:
+        self.device_box = QComboBox()
+        for device in self.devices:
+            self.device_box.addItem(device.label, device.id)
+        if not any(d.kind == "cuda" for d in self.devices):
+            # Say why the GPU is missing instead of silently offering only the CPU.
+            self.device_box.addItem("CUDA (unavailable)", "cuda")
+            index = self.device_box.count() - 1
+            model = self.device_box.model()
+            if isinstance(model, QStandardItemModel):
+                model.item(index).setEnabled(False)
+            self.device_box.setItemData(index, cuda_status(), Qt.ItemDataRole.ToolTipRole)
+        self.device_note = QLabel(cuda_status())
+        self.device_note.setWordWrap(True)
+        self.device_note.setObjectName("deviceNote")
+
+        self.precision_group = QButtonGroup(self)
+        self.precision_buttons: dict[Precision, QRadioButton] = {}
+        precision_row = QHBoxLayout()
+        for precision in Precision:
+            button = QRadioButton(precision.value)
+            self.precision_group.addButton(button)
+            self.precision_buttons[precision] = button
+            precision_row.addWidget(button)
+        self.precision_buttons[Precision.FP32].setChecked(True)
+        self.effective_precision = QLabel("effective: -")
+        precision_row.addWidget(self.effective_precision)
+        precision_row.addStretch(1)
+        self.precision_note = QLabel()
+        self.precision_note.setWordWrap(True)
+
+        self.segment_slider = QSlider(Qt.Orientation.Horizontal)
+        self.segment_slider.setRange(*SEGMENT_RANGE)
+        self.segment_slider.setValue(50)
+        self.segment_value = QLabel("50 characters")
+        segment_row = QHBoxLayout()
+        segment_row.addWidget(self.segment_slider, 1)
+        segment_row.addWidget(self.segment_value)
+
+        self.batch_box = QSpinBox()
+        self.batch_box.setRange(0, 64)
+        self.batch_box.setSpecialValueText("auto")  # 0: the worker picks per device
+        self.batch_box.setToolTip("Segments decoded together; auto is 16 on a GPU, 4 on a CPU.")
+
+        defaults = SynthesisRequest(text="")
+        self.seed_box = QSpinBox()
+        self.seed_box.setRange(0, 2**31 - 1)
+        self.seed_box.setValue(defaults.seed)
+        self.temperature_box = self._float_box(0.01, 2.0, defaults.temperature)
+        self.top_p_box = self._float_box(0.01, 1.0, defaults.top_p)
+        self.top_k_box = QSpinBox()
+        self.top_k_box.setRange(1, 100)
+        self.top_k_box.setValue(defaults.top_k)
+        self.refine_box = QCheckBox("Refine text (adds pauses and fillers)")
+        self.refine_box.setChecked(defaults.refine_text)
+        self.pause_box = self._float_box(0.0, 5.0, defaults.pause_seconds)
+        self.pause_box.setSuffix(" s")
+
+        # Shown by the main window as its own "Advanced" tab, out of the way.
+        self.advanced = QWidget()
+        advanced_form = QFormLayout(self.advanced)
+        advanced_form.addRow("Seed", self.seed_box)
+        advanced_form.addRow("Temperature", self.temperature_box)
+        advanced_form.addRow("Top-P", self.top_p_box)
+        advanced_form.addRow("Top-K", self.top_k_box)
+        advanced_form.addRow("", self.refine_box)
+        advanced_form.addRow("Pause between segments", self.pause_box)
+
+        group = QGroupBox("Engine")
+        form = QFormLayout(group)
+        form.addRow("Device", self.device_box)
+        form.addRow("", self.device_note)
+        form.addRow("Precision", precision_row)
+        form.addRow("", self.precision_note)
+        form.addRow("Segment size", segment_row)
+        form.addRow("Batch size", self.batch_box)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(group)
+        layout.addStretch(1)
+
+    @staticmethod
+    def _float_box(low: float, high: float, value: float) -> QDoubleSpinBox:
+        box = QDoubleSpinBox()
+        box.setRange(low, high)
+        box.setSingleStep(0.05)
+        box.setDecimals(2)
+        box.setValue(value)
+        return box
+
+    def _connect(self) -> None:
+        self.device_box.currentIndexChanged.connect(self._device_changed)
+        self.precision_group.buttonToggled.connect(self._precision_toggled)
+        self.segment_slider.valueChanged.connect(self._segment_changed)
+
+    # -- behaviour -------------------------------------------------------------------------
+    def _segment_changed(self, value: int) -> None:
+        self.segment_value.setText(f"{value} characters")
+        self.segment_size_changed.emit(value)
+
+    def _device_changed(self, _index: int) -> None:
+        self._refresh_precisions()
+        self.engine_changed.emit()
+
+    def _precision_toggled(self, _button: QRadioButton, checked: bool) -> None:
+        if checked:
+            self.engine_changed.emit()
+
+    def device(self) -> Device:
+        device_id = self.device_box.currentData()
+        return next((d for d in self.devices if d.id == device_id), self.devices[-1])
+
+    def _refresh_precisions(self) -> None:
+        """Disable what the device cannot do, with the reason; fall back to fp32 if needed."""
+        support = precision_support(self.device())
+        reasons = []
+        for precision, button in self.precision_buttons.items():
+            reason = support.get(precision)
+            button.setEnabled(reason is None)
+            button.setToolTip(reason or f"{precision.value} works on {self.device().id}")
+            if reason:
+                reasons.append(f"{precision.value}: {reason}")
+        if not self.precision_buttons[self.precision()].isEnabled():
+            self.precision_group.blockSignals(True)
+            self.precision_buttons[Precision.FP32].setChecked(True)
+            self.precision_group.blockSignals(False)
+        self.precision_note.setText("; ".join(reasons))
+
+    def precision(self) -> Precision:
+        for precision, button in self.precision_buttons.items():
+            if button.isChecked():
+                return precision
+        return Precision.FP32
+
+    def select(self, device_id: str, precision: str) -> None:
+        """Preselect without reloading (used at start-up from the saved settings)."""
+        self.blockSignals(True)
+        index = self.device_box.findData(device_id)
+        if (
+            index >= 0
+            and self.device_box.model().flags(self.device_box.model().index(index, 0))
+            & Qt.ItemFlag.ItemIsEnabled
+        ):
+            self.device_box.setCurrentIndex(index)
+        self._refresh_precisions()
+        try:
+            button = self.precision_buttons[Precision(precision)]
+        except ValueError:
+            button = self.precision_buttons[Precision.FP32]
+        if button.isEnabled():
+            button.setChecked(True)
+        self.blockSignals(False)
+
+    def show_effective(self, precision: Precision | None) -> None:
+        self.effective_precision.setText(f"effective: {precision.value if precision else '-'}")
+
+    def set_busy(self, busy: bool) -> None:
+        """Device and precision are fixed while a job runs: a reload would wait behind it."""
+        self.device_box.setEnabled(not busy)
+        for precision, button in self.precision_buttons.items():
+            reason = precision_support(self.device()).get(precision)
+            button.setEnabled(not busy and reason is None)
+
+    def generation(self) -> Generation:
+        return Generation(
+            self.seed_box.value(),
+            self.temperature_box.value(),
+            self.top_p_box.value(),
+            self.top_k_box.value(),
+            self.refine_box.isChecked(),
+            self.pause_box.value(),
+        )

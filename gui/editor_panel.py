@@ -1,0 +1,154 @@
+"""The text editor: CJK-capable font, counts and estimate, control-token inserts, .txt drops."""
+
+from pathlib import Path
+
+from PySide6.QtCore import QMimeData, Signal
+from PySide6.QtGui import QDragEnterEvent, QDropEvent, QFont
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QMenu,
+    QPlainTextEdit,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from core.errors import StudioError
+from core.text import split_segments
+
+# Fonts with both Han and Latin glyphs, best first; Qt falls back per glyph if none is there.
+CJK_FONTS = [
+    "Noto Sans CJK SC",
+    "WenQuanYi Micro Hei",
+    "Microsoft YaHei",
+    "PingFang SC",
+    "Source Han Sans SC",
+    "Sans Serif",
+]
+QUICK_TOKENS = ("[uv_break]", "[laugh]", "[lbreak]")
+
+
+def _text_file(mime: QMimeData) -> Path | None:
+    for url in mime.urls():
+        if url.isLocalFile() and url.toLocalFile().lower().endswith(".txt"):
+            return Path(url.toLocalFile())
+    return None
+
+
+class TextEditor(QPlainTextEdit):
+    """Accepts a dropped .txt file as a file to open instead of pasting its path."""
+
+    file_dropped = Signal(Path)
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        if _text_file(event.mimeData()):
+            event.acceptProposedAction()
+        else:
+            super().dragEnterEvent(event)
+
+    def dragMoveEvent(self, event) -> None:  # type: ignore[no-untyped-def]
+        if _text_file(event.mimeData()):
+            event.acceptProposedAction()
+        else:
+            super().dragMoveEvent(event)
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        path = _text_file(event.mimeData())
+        if path:
+            event.acceptProposedAction()
+            self.file_dropped.emit(path)
+        else:
+            super().dropEvent(event)
+
+
+class EditorPanel(QWidget):
+    error = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.segment_size = 50
+        self._build()
+
+    def _build(self) -> None:
+        self.editor = TextEditor()
+        font = QFont()
+        font.setFamilies(CJK_FONTS)
+        font.setPointSize(12)
+        self.editor.setFont(font)
+        self.editor.setPlaceholderText(
+            "Type or paste text (Chinese and English), or drop a .txt file here."
+        )
+        self.editor.file_dropped.connect(self.open_file)
+        self.counts = QLabel()
+        self.counts.setObjectName("counts")
+
+        tokens = QHBoxLayout()
+        tokens.addWidget(QLabel("Insert:"))
+        for token in QUICK_TOKENS:
+            button = QToolButton()
+            button.setText(token)
+            button.setToolTip(f"Insert {token} at the cursor")
+            button.clicked.connect(lambda _=False, t=token: self.insert_token(t))
+            tokens.addWidget(button)
+        speed = QToolButton()
+        speed.setText("[speed_N]")
+        speed.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        speed.setMenu(self.token_menu())
+        tokens.addWidget(speed)
+        tokens.addStretch(1)
+        tokens.addWidget(self.counts)
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.editor, 1)
+        layout.addLayout(tokens)
+        self.editor.textChanged.connect(self.update_counts)
+        self.update_counts()
+
+    def token_menu(self) -> QMenu:
+        menu = QMenu("Insert token", self)
+        for token in (*QUICK_TOKENS, "[v_break]", "[llbreak]"):
+            menu.addAction(token, lambda t=token: self.insert_token(t))
+        speed = menu.addMenu("Speed")
+        for n in range(10):
+            speed.addAction(f"[speed_{n}]", lambda t=f"[speed_{n}]": self.insert_token(t))
+        return menu
+
+    def insert_token(self, token: str) -> None:
+        self.editor.insertPlainText(token)
+        self.editor.setFocus()
+
+    def text(self) -> str:
+        return self.editor.toPlainText()
+
+    def set_text(self, text: str) -> None:
+        self.editor.setPlainText(text)
+
+    def set_segment_size(self, size: int) -> None:
+        self.segment_size = size
+        self.update_counts()
+
+    def update_counts(self) -> None:
+        text = self.text()
+        if not text.strip():
+            self.counts.setText("0 characters")
+            return
+        try:
+            segments = split_segments(text, self.segment_size)
+        except StudioError as exc:
+            self.counts.setText(f"{len(text)} characters · {exc}")
+            return
+        seconds = sum(s.est_seconds for s in segments)
+        self.counts.setText(
+            f"{len(text)} characters · {len(segments)} segments · ~{seconds:.0f} s of audio"
+        )
+
+    def open_file(self, path: Path) -> bool:
+        try:
+            text = Path(path).read_text(encoding="utf-8-sig")
+        except (OSError, UnicodeDecodeError) as exc:
+            self.error.emit(f"Cannot open {path}: {getattr(exc, 'strerror', None) or exc}.")
+            return False
+        self.set_text(text)
+        return True

@@ -1,0 +1,522 @@
+"""The main window: composes the panels, turns clicks into worker requests, and shows every
+worker outcome (results, progress, errors) without ever blocking the UI thread."""
+
+from pathlib import Path
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QMainWindow,
+    QProgressBar,
+    QPushButton,
+    QSplitter,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from core import models
+from core.devices import default_device
+from core.engine import LoadedModel
+from core.errors import StudioError
+from core.request import AudioChunk, SegmentResult, SynthesisRequest
+from core.text import split_segments
+
+from . import dialogs
+from .audition_dialog import AuditionDialog
+from .controls_panel import ControlsPanel
+from .editor_panel import EditorPanel
+from .live_panel import LivePanel
+from .model_dialog import ModelDialog
+from .resources import app_icon, sample_text
+from .result_panel import ResultPanel
+from .settings import Key, Settings
+from .speaker_panel import SpeakerPanel
+from .worker import (
+    AuditionJob,
+    CancelledOutcome,
+    Candidate,
+    Failure,
+    Job,
+    JobKind,
+    LoadJob,
+    Progress,
+    SynthesisJob,
+    SynthesisOutcome,
+    WorkerHost,
+)
+
+AUDITION_SEGMENT = 80
+
+
+class MainWindow(QMainWindow):
+    def __init__(self, model: str | None = None, settings: Settings | None = None) -> None:
+        super().__init__()
+        self.settings = settings or Settings()
+        self.host = WorkerHost(self)
+        self.loaded: LoadedModel | None = None
+        self.model_name = ""
+        self.current_job: Job | None = None  # the one job the window waits on
+        self.last_error: Exception | None = None
+        self._build()
+        self._menus()
+        self._connect()
+        self._restore()
+        self._start(model)
+
+    # -- construction ----------------------------------------------------------------------
+    def _build(self) -> None:
+        self.setWindowTitle("ChatTTS Studio")
+        self.setWindowIcon(app_icon())
+        self.editor = EditorPanel()
+        self.controls = ControlsPanel()
+        self.live = LivePanel(self.host.live)
+        self.speakers = SpeakerPanel()
+        self.result = ResultPanel()
+        self.model_dialog = ModelDialog(self)
+        self.audition_dialog = AuditionDialog(self.result.player, self)
+
+        self.banner = QFrame()
+        self.banner.setObjectName("banner")
+        self.banner.setStyleSheet("#banner { background: #fdebd0; border: 1px solid #e59866; }")
+        self.banner_text = QLabel(
+            "The official ChatTTS weights are not downloaded yet. Download "
+            "them (about 1 GB), or try the demo weights: random weights "
+            "that produce noise, not speech."
+        )
+        self.banner_text.setWordWrap(True)
+        self.banner_download = QPushButton("Download official weights…")
+        self.banner_demo = QPushButton("Use demo weights")
+        self.banner_close = QPushButton("✕")
+        self.banner_close.setFlat(True)
+        banner_layout = QHBoxLayout(self.banner)
+        banner_layout.addWidget(self.banner_text, 1)
+        for button in (self.banner_download, self.banner_demo, self.banner_close):
+            banner_layout.addWidget(button)
+
+        self.model_label = QLabel("No model loaded")
+        self.model_label.setObjectName("modelLabel")
+        self.synth_button = QPushButton("Synthesize  (Ctrl+Enter)")
+        self.synth_button.setMinimumHeight(34)
+        run_row = QHBoxLayout()
+        run_row.addWidget(self.model_label, 1)
+        run_row.addWidget(self.synth_button)
+
+        settings_tabs = QTabWidget()
+        settings_tabs.addTab(self.controls, "Engine")
+        settings_tabs.addTab(self.speakers, "Speaker")
+        settings_tabs.addTab(self.controls.advanced, "Advanced")
+        left = QWidget()
+        left_layout = QVBoxLayout(left)
+        left_layout.setContentsMargins(0, 0, 0, 0)
+        left_layout.addWidget(self.editor, 1)
+        left_layout.addLayout(run_row)
+        left_layout.addWidget(settings_tabs)
+        top = QSplitter(Qt.Orientation.Horizontal)
+        top.addWidget(left)
+        top.addWidget(self.live)
+        top.setStretchFactor(0, 3)
+        top.setStretchFactor(1, 2)
+        # A vertical splitter lets a small screen trade waveform height for the live panel.
+        body = QSplitter(Qt.Orientation.Vertical)
+        body.addWidget(top)
+        body.addWidget(self.result)
+        body.setStretchFactor(0, 3)
+        body.setStretchFactor(1, 1)
+        central = QWidget()
+        layout = QVBoxLayout(central)
+        layout.addWidget(self.banner)
+        layout.addWidget(body, 1)
+        self.setCentralWidget(central)
+
+        self.notice = QLabel()
+        self.notice.setObjectName("notice")
+        self.notice.setWordWrap(True)
+        self.load_progress = QProgressBar()
+        self.load_progress.setRange(0, 100)
+        self.load_progress.setMaximumWidth(200)
+        self.load_progress.setVisible(False)
+        self.statusBar().addWidget(self.notice, 1)
+        self.statusBar().addPermanentWidget(self.load_progress)
+
+    def _menus(self) -> None:
+        file_menu = self.menuBar().addMenu("&File")
+        self.open_action = self._action(
+            file_menu, "&Open text…", QKeySequence.StandardKey.Open, self.open_text
+        )
+        self.save_action = self._action(
+            file_menu, "&Save audio…", QKeySequence.StandardKey.Save, self.result.save_dialog
+        )
+        file_menu.addSeparator()
+        self._action(file_menu, "&Quit", QKeySequence.StandardKey.Quit, self.close)
+        edit_menu = self.menuBar().addMenu("&Edit")
+        edit_menu.addMenu(self.editor.token_menu())
+        self._action(
+            edit_menu, "Insert sample text", None, lambda: self.editor.set_text(sample_text())
+        )
+        run_menu = self.menuBar().addMenu("&Run")
+        self.synth_action = self._action(
+            run_menu, "&Synthesize", QKeySequence("Ctrl+Return"), self.synthesize_or_cancel
+        )
+        self.synth_action.setShortcuts([QKeySequence("Ctrl+Return"), QKeySequence("Ctrl+Enter")])
+        self.cancel_action = self._action(run_menu, "&Cancel", QKeySequence("Esc"), self.cancel)
+        self._action(run_menu, "&Play result", QKeySequence("Ctrl+P"), self.result.play)
+        self._action(run_menu, "S&top playback", QKeySequence("Ctrl+."), self.result.stop)
+        model_menu = self.menuBar().addMenu("&Models")
+        self._action(model_menu, "&Models…", QKeySequence("Ctrl+M"), self.show_models)
+        speaker_menu = self.menuBar().addMenu("&Speakers")
+        self._action(speaker_menu, "&Audition…", QKeySequence("Ctrl+U"), self.show_audition)
+        self._action(speaker_menu, "&Random speaker", QKeySequence("Ctrl+R"), self.speakers.roll)
+
+    def _action(self, menu, text, shortcut, slot) -> QAction:  # type: ignore[no-untyped-def]
+        action = QAction(text, self)
+        if shortcut is not None:
+            action.setShortcut(shortcut)
+        action.triggered.connect(lambda _=False: slot())
+        menu.addAction(action)
+        self.addAction(action)  # shortcuts work wherever the focus is
+        return action
+
+    def _connect(self) -> None:
+        worker = self.host.worker
+        # Bound methods of this QObject: Qt queues the calls onto the UI thread.
+        worker.started.connect(self._job_started)
+        worker.progress.connect(self._job_progress)
+        worker.segment_ready.connect(self._segment_ready)
+        worker.chunk_ready.connect(self._chunk_ready)
+        worker.finished.connect(self._job_finished)
+        worker.failed.connect(self._job_failed)
+        worker.cancelled.connect(self._job_cancelled)
+        self.synth_button.clicked.connect(self.synthesize_or_cancel)
+        self.editor.error.connect(self.show_message)
+        self.editor.editor.file_dropped.connect(self._remember_text_folder)
+        self.controls.engine_changed.connect(self.reload_model)
+        self.controls.segment_size_changed.connect(self.editor.set_segment_size)
+        self.speakers.message.connect(self.show_message)
+        self.speakers.embedding_wanted.connect(self._embedding_wanted)
+        self.speakers.audition_wanted.connect(self.show_audition)
+        self.result.message.connect(self.show_message)
+        self.result.folder_used.connect(lambda folder: self.settings.set(Key.LAST_FOLDER, folder))
+        self.banner_download.clicked.connect(self._banner_download)
+        self.banner_demo.clicked.connect(lambda: self.load_model("demo"))
+        self.banner_close.clicked.connect(self.banner.hide)
+        self.model_dialog.model_chosen.connect(self.load_model)
+        self.model_dialog.download_requested.connect(self._download)
+        self.model_dialog.cancel_requested.connect(self.host.cancel)
+        self.audition_dialog.generate_requested.connect(self._audition)
+        self.audition_dialog.keep_requested.connect(self._keep_candidate)
+
+    def _restore(self) -> None:
+        s = self.settings
+        geometry = s.get(Key.GEOMETRY)
+        if not (geometry and self.restoreGeometry(geometry)):  # type: ignore[arg-type]
+            self.resize(1200, 820)
+        device = s.text(Key.DEVICE) or default_device().id
+        self.controls.select(device, s.text(Key.PRECISION))
+        self.controls.segment_slider.setValue(s.number(Key.SEGMENT_SIZE))
+        self.controls.batch_box.setValue(s.number(Key.BATCH_SIZE))
+        self.speakers.restore(s.text(Key.SPEAKER))
+        self.result.stream_box.setChecked(s.flag(Key.STREAM_PLAYBACK))
+        self.result.last_folder = s.text(Key.LAST_FOLDER)
+        self.editor.set_segment_size(self.controls.segment_slider.value())
+
+    def _start(self, model: str | None) -> None:
+        official = models.resolve("official").folder.is_dir()
+        self.banner.setVisible(not official)
+        chosen = model or self.settings.text(Key.MODEL) or ("official" if official else "")
+        if chosen:
+            self.load_model(chosen)
+        else:
+            self.show_message(
+                "Choose a model: download the official weights or use the demo "
+                "weights (banner above)."
+            )
+
+    # -- messages --------------------------------------------------------------------------
+    def show_message(self, text: str) -> None:
+        self.notice.setText(text)
+
+    def _show_error(self, error: Exception) -> None:
+        self.last_error = error
+        if isinstance(error, StudioError):
+            self.show_message(str(error))
+        else:  # a bug: say so plainly, keep the window alive
+            self.show_message(f"Unexpected error: {type(error).__name__}: {error}")
+
+    # -- model -----------------------------------------------------------------------------
+    def load_model(self, name: str) -> None:
+        self.model_name = name
+        self.reload_model()
+
+    def reload_model(self) -> None:
+        if not self.model_name:
+            return
+        if self.current_job is not None:
+            self.show_message("Wait for the running job to finish (or cancel it) first.")
+            return
+        spec = LoadJob(self.model_name, self.controls.device().id, self.controls.precision().value)
+        self.current_job = self.host.load(spec)
+        self._set_busy(True)
+
+    def _set_loaded(self, loaded: LoadedModel) -> None:
+        self.loaded = loaded
+        self.controls.show_effective(loaded.precision)
+        info = loaded.info
+        text = f"Model: {info.label} · {loaded.device.id} · {loaded.precision.value}"
+        self.model_label.setText(text)
+        # Demo weights stay visibly marked as noise for as long as they are loaded.
+        self.model_label.setStyleSheet(
+            "color: #b03a2e; font-weight: bold;" if info.random_weights else ""
+        )
+        self.settings.set(Key.MODEL, self.model_name)
+        self.model_dialog.show_loaded(loaded)
+        self.show_message(
+            f"Loaded {info.label} on {loaded.device.id} in {loaded.load_seconds:.1f} s."
+        )
+
+    def show_models(self) -> None:
+        self.model_dialog.show_loaded(self.loaded)
+        self.model_dialog.show()
+        self.model_dialog.raise_()
+
+    def _banner_download(self) -> None:
+        self.show_models()
+        self.model_dialog.start_download()
+
+    def _download(self) -> None:
+        if self.current_job is not None:
+            self.model_dialog.download_ended("Wait for the running job to finish first.")
+            return
+        self.current_job = self.host.download()
+        self._set_busy(True)
+
+    # -- synthesis -------------------------------------------------------------------------
+    def build_request(self) -> SynthesisRequest:
+        generation = self.controls.generation()
+        speaker = self.speakers.current()
+        request = SynthesisRequest(
+            text=self.editor.text(),
+            speaker=speaker.embedding,
+            seed=generation.seed,
+            temperature=generation.temperature,
+            top_p=generation.top_p,
+            top_k=generation.top_k,
+            refine_text=generation.refine_text,
+            segment_size=self.controls.segment_slider.value(),
+            batch_size=max(1, self.controls.batch_box.value()),
+            pause_seconds=generation.pause_seconds,
+        )
+        request.validate()
+        split_segments(request.text, request.segment_size)  # empty or unspeakable text: say so
+        # 0 asks the worker for the automatic batch (validate() wants 1..64 above).
+        from dataclasses import replace
+
+        return replace(request, batch_size=self.controls.batch_box.value())
+
+    def synthesize_or_cancel(self) -> None:
+        if self.current_job is not None and self.current_job.kind is JobKind.SYNTHESIZE:
+            self.cancel()
+            return
+        self.synthesize()
+
+    def synthesize(self) -> Job | None:
+        if self.current_job is not None:
+            self.show_message("Busy: wait for the running job or press Esc to cancel it.")
+            return None
+        try:
+            request = self.build_request()
+        except StudioError as exc:
+            self._show_error(exc)
+            return None
+        if self.loaded is None:
+            self.show_message("No model is loaded: use the banner or Models (Ctrl+M) first.")
+            return None
+        speaker = self.speakers.current()
+        spec = SynthesisJob(
+            request, speaker.seed if speaker.embedding is None else None, speaker.label
+        )
+        self.result.begin(request.pause_seconds)
+        self.current_job = self.host.synthesize(spec)
+        self._set_busy(True)
+        self.synth_button.setText("Cancel  (Esc)")
+        return self.current_job
+
+    def cancel(self) -> None:
+        if self.current_job is not None:
+            self.host.cancel()
+            self.show_message("Cancelling…")
+
+    def _set_busy(self, busy: bool) -> None:
+        self.controls.set_busy(busy)
+        self.speakers.audition.setEnabled(not busy)
+        if not busy:
+            self.synth_button.setText("Synthesize  (Ctrl+Enter)")
+
+    # -- audition and speakers -------------------------------------------------------------
+    def show_audition(self) -> None:
+        self.audition_dialog.show()
+        self.audition_dialog.raise_()
+
+    def _audition(self, text: str, count: int) -> None:
+        if self.current_job is not None or self.loaded is None:
+            self.audition_dialog.failed("Load a model and wait for the running job first.")
+            return
+        generation = self.controls.generation()
+        base = SynthesisRequest(
+            text=text,
+            temperature=generation.temperature,
+            top_p=generation.top_p,
+            top_k=generation.top_k,
+            refine_text=False,
+            segment_size=AUDITION_SEGMENT,
+            batch_size=4,
+        )
+        self.current_job = self.host.audition(AuditionJob(text, count, base))
+        self._set_busy(True)
+
+    def _keep_candidate(self, name: str, candidate: Candidate) -> None:
+        if self.speakers.keep(name, candidate.embedding, candidate.seed):
+            self.audition_dialog.status.setText(f"Kept '{name}' in the library.")
+
+    def _embedding_wanted(self, seed: int) -> None:
+        if self.loaded is None or self.current_job is not None:
+            self.show_message("The embedding of a seed needs a loaded model and an idle worker.")
+            return
+        self.current_job = self.host.speaker_for_seed(seed)
+
+    def _remember_text_folder(self, path: Path) -> None:
+        self.settings.set(Key.LAST_FOLDER, str(Path(path).parent))
+
+    def open_text(self) -> None:
+        path = dialogs.open_text_file(self, self.settings.text(Key.LAST_FOLDER))
+        if path and self.editor.open_file(path):
+            self.show_message(f"Opened {path}.")
+
+    # -- worker outcomes (all on the UI thread) --------------------------------------------
+    def _job_started(self, job: Job) -> None:
+        if job.kind in (JobKind.LOAD, JobKind.SYNTHESIZE, JobKind.AUDITION):
+            self.live.start(job.kind.value)
+        if job.kind is JobKind.LOAD:
+            self.load_progress.setVisible(True)
+            self.load_progress.setValue(0)
+
+    def _job_progress(self, progress: Progress) -> None:
+        kind = progress.job.kind
+        if kind is JobKind.LOAD:
+            self.load_progress.setValue(int(max(0.0, progress.fraction) * 100))
+            self.show_message(f"Loading {self.model_name}: {progress.stage}")
+        elif kind is JobKind.DOWNLOAD:
+            self.model_dialog.download_progress(progress.detail)
+        elif kind is JobKind.AUDITION:
+            self.audition_dialog.set_progress(progress.fraction, progress.detail)
+
+    def _chunk_ready(self, _job: Job, chunk: AudioChunk) -> None:
+        self.result.add_chunk(chunk)
+
+    def _segment_ready(self, _job: Job, result: SegmentResult) -> None:
+        self.live.segment_done(result)
+        self.result.add_segment(result)
+        self.show_message(
+            f"Segment {result.index + 1} of {result.segments} ready (RTF {result.rtf:.2f})."
+        )
+
+    def _job_done(self, job: Job) -> None:
+        if self.current_job == job:
+            self.current_job = None
+        self._set_busy(False)
+
+    def _job_finished(self, job: Job, payload: object) -> None:
+        self._job_done(job)
+        if job.kind is JobKind.LOAD and isinstance(payload, LoadedModel):
+            self.load_progress.setVisible(False)
+            self.live.stop(None, "model ready")
+            self._set_loaded(payload)
+        elif job.kind is JobKind.SYNTHESIZE and isinstance(payload, SynthesisOutcome):
+            self.live.stop(payload.summary)
+            self.result.end(payload)
+            summary = payload.summary
+            self.show_message(
+                f"Done: {summary.audio_seconds:.1f} s of audio, RTF {summary.rtf:.2f}."
+                if summary
+                else "Done."
+            )
+        elif job.kind is JobKind.AUDITION and isinstance(payload, list):
+            self.live.stop(None)
+            self.audition_dialog.show_candidates(payload)
+        elif job.kind is JobKind.SPEAKER and isinstance(payload, tuple):
+            seed, embedding = payload
+            self.speakers.copy_text(embedding, f"Copied the embedding of seed {seed}.")
+        elif job.kind is JobKind.DOWNLOAD:
+            self.model_dialog.download_ended("The official weights are downloaded and verified.")
+            self.banner.hide()
+            self.load_model("official")
+
+    def _job_failed(self, failure: Failure) -> None:
+        job = failure.job
+        self._job_done(job)
+        self._show_error(failure.error)
+        self.live.stop(None, "error")
+        self.load_progress.setVisible(False)
+        if job.kind is JobKind.SYNTHESIZE:
+            self.result.end(None)
+        elif job.kind is JobKind.AUDITION:
+            self.audition_dialog.failed(str(failure.error))
+        elif job.kind is JobKind.DOWNLOAD:
+            self.model_dialog.download_ended(str(failure.error))
+        elif job.kind is JobKind.LOAD:
+            # A failed load keeps the model that was there (core loads the new one before
+            # unloading the old): keep its name so a device change reloads that one.
+            self.loaded = self.host.worker.engine.loaded
+            if self.loaded is not None:
+                self.model_name = self.loaded.info.name
+            self.model_label.setText(
+                "No model loaded" if self.loaded is None else self.model_label.text()
+            )
+
+    def _job_cancelled(self, outcome: CancelledOutcome) -> None:
+        job = outcome.job
+        self._job_done(job)
+        self.load_progress.setVisible(False)
+        self.live.stop(
+            self.host.worker.engine.last_summary if job.kind is JobKind.SYNTHESIZE else None,
+            "cancelled",
+        )
+        if job.kind is JobKind.SYNTHESIZE:
+            self.result.end(outcome.partial, cancelled=True)
+            kept = len(outcome.partial.results) if outcome.partial else 0
+            self.show_message(f"Cancelled; {kept} finished segment(s) kept.")
+        elif job.kind is JobKind.DOWNLOAD:
+            self.model_dialog.download_ended("Download cancelled; the next try resumes.")
+        elif job.kind is JobKind.AUDITION:
+            self.audition_dialog.failed("Audition cancelled.")
+        else:
+            self.show_message("Cancelled.")
+
+    # -- closing ---------------------------------------------------------------------------
+    def save_settings(self) -> None:
+        s = self.settings
+        s.set(Key.GEOMETRY, self.saveGeometry())
+        s.set(Key.DEVICE, self.controls.device().id)
+        s.set(Key.PRECISION, self.controls.precision().value)
+        s.set(Key.SEGMENT_SIZE, self.controls.segment_slider.value())
+        s.set(Key.BATCH_SIZE, self.controls.batch_box.value())
+        s.set(Key.SPEAKER, self.speakers.current().key())
+        s.set(Key.STREAM_PLAYBACK, self.result.stream_box.isChecked())
+        if self.result.last_folder:
+            s.set(Key.LAST_FOLDER, self.result.last_folder)
+        s.sync()
+
+    def closeEvent(self, event: QCloseEvent) -> None:  # Qt's name
+        """Cancel what runs, wait for the worker thread to end, then close."""
+        self.save_settings()
+        self.live.timer.stop()
+        self.result.timer.stop()
+        self.result.stop()
+        self.audition_dialog.close()
+        self.model_dialog.close()
+        if self.host.stop():
+            self.host.release()
+        event.accept()

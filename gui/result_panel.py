@@ -1,0 +1,276 @@
+"""The result: play while generating, play / stop / seek with a waveform, save in any format
+(optionally one file per segment), and the history of this session's results."""
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QPushButton,
+    QSlider,
+    QVBoxLayout,
+    QWidget,
+)
+
+from core import SAMPLE_RATE
+from core.audio import Player, output_available, save
+from core.errors import StudioError
+from core.request import AudioChunk, SegmentResult
+
+from . import dialogs
+from .worker import SynthesisOutcome
+
+WAVEFORM_POINTS = 4000
+
+
+@dataclass(frozen=True)
+class HistoryEntry:
+    outcome: SynthesisOutcome
+    made: float  # time.time()
+    cancelled: bool = False
+
+    def title(self) -> str:
+        request = self.outcome.job.request
+        text = request.text.strip().replace("\n", " ")
+        summary = self.outcome.summary
+        figures = f"RTF {summary.rtf:.2f}, {summary.audio_seconds:.1f} s" if summary else ""
+        state = " (cancelled)" if self.cancelled else ""
+        return (
+            f"{time.strftime('%H:%M:%S', time.localtime(self.made))} · "
+            f"{text[:40]}{'…' if len(text) > 40 else ''} · {self.outcome.job.speaker_label} · "
+            f"seed {request.seed}, T {request.temperature:g}, segment {request.segment_size}"
+            f" · {figures}{state}"
+        )
+
+
+def envelope(audio: np.ndarray, points: int = WAVEFORM_POINTS) -> tuple[np.ndarray, np.ndarray]:
+    """Min/max pairs per bucket, so a long result draws fast and still shows its peaks."""
+    if len(audio) <= points:
+        return np.arange(len(audio)) / SAMPLE_RATE, audio
+    buckets = len(audio) // (points // 2)
+    trimmed = audio[: buckets * (points // 2)].reshape(points // 2, buckets)
+    values = np.empty(points, dtype=np.float32)
+    values[0::2], values[1::2] = trimmed.min(axis=1), trimmed.max(axis=1)
+    times = np.repeat(np.arange(points // 2) * buckets / SAMPLE_RATE, 2)
+    return times, values
+
+
+class ResultPanel(QWidget):
+    message = Signal(str)
+    folder_used = Signal(str)
+
+    def __init__(self, player: Player | None = None, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.player = player or Player()
+        self.audio = np.zeros(0, dtype=np.float32)
+        self.results: list[SegmentResult] = []
+        self.pause_seconds = 0.25
+        self.history: list[HistoryEntry] = []
+        self.last_folder = ""
+        self.running = False
+        self._streamed = 0  # samples of the growing result already handed to the player
+        self._chunk_segment = 0
+        self.output_problem = output_available()
+        self._build()
+        self._connect()
+        self.timer = QTimer(self)
+        self.timer.setInterval(100)
+        self.timer.timeout.connect(self._tick)
+        self.timer.start()
+        self._show_audio()
+
+    def _build(self) -> None:
+        self.stream_box = QCheckBox("Play segments as soon as they are ready")
+        self.stream_box.setChecked(True)
+        self.play_button = QPushButton("▶ Play")
+        self.stop_button = QPushButton("■ Stop")
+        self.seek = QSlider(Qt.Orientation.Horizontal)
+        self.time_label = QLabel("0.0 / 0.0 s")
+        self.per_segment = QCheckBox("One file per segment")
+        self.save_button = QPushButton("Save…")
+        self.output_note = QLabel(self.output_problem or "")
+        self.output_note.setWordWrap(True)
+        self.output_note.setStyleSheet("color: #b03a2e")
+        self.output_note.setVisible(bool(self.output_problem))
+        self.waveform = pg.PlotWidget()
+        self.waveform.setMinimumHeight(70)
+        self.waveform.setMaximumHeight(140)
+        self.waveform.setMouseEnabled(x=False, y=False)
+        self.waveform.hideAxis("left")
+        self.waveform.setYRange(-1, 1)
+        self.wave_curve = self.waveform.plot(pen=pg.mkPen("#16a085"))
+        self.cursor = pg.InfiniteLine(0, movable=True, pen=pg.mkPen("#c0392b", width=2))
+        self.waveform.addItem(self.cursor)
+        self.history_list = QListWidget()
+        self.history_list.setMaximumHeight(60)
+
+        controls = QHBoxLayout()
+        for widget in (self.play_button, self.stop_button):
+            controls.addWidget(widget)
+        controls.addWidget(self.seek, 1)
+        controls.addWidget(self.time_label)
+        save_row = QHBoxLayout()
+        save_row.addWidget(self.stream_box)
+        save_row.addStretch(1)
+        save_row.addWidget(self.per_segment)
+        save_row.addWidget(self.save_button)
+        group = QGroupBox("Result")
+        inner = QVBoxLayout(group)
+        inner.addWidget(self.output_note)
+        inner.addWidget(self.waveform)
+        inner.addLayout(controls)
+        inner.addLayout(save_row)
+        inner.addWidget(QLabel("History (this session; select to replay or export)"))
+        inner.addWidget(self.history_list)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(group)
+
+    def _connect(self) -> None:
+        self.play_button.clicked.connect(self.play)
+        self.stop_button.clicked.connect(self.stop)
+        self.seek.sliderReleased.connect(lambda: self.play(self.seek.value()))
+        self.cursor.sigPositionChangeFinished.connect(
+            lambda line: self.play(int(line.value() * SAMPLE_RATE))
+        )
+        self.save_button.clicked.connect(self.save_dialog)
+        self.history_list.currentRowChanged.connect(self.select_history)
+
+    # -- a run -----------------------------------------------------------------------------
+    def begin(self, pause_seconds: float) -> None:
+        self.stop()
+        self.running = True
+        self.results = []
+        self.pause_seconds = pause_seconds
+        self._streamed = 0
+        self._chunk_segment = 0  # the segment the last chunk belonged to
+        self._set_audio(np.zeros(0, dtype=np.float32))
+
+    def add_segment(self, result: SegmentResult) -> None:
+        """A finished segment; its audio already arrived piece by piece through add_chunk."""
+        self.results.append(result)
+
+    def add_chunk(self, chunk: AudioChunk) -> None:
+        """Playable audio as it is made: appended (after the pause that separates segments)
+        and handed to the player, so listening starts after a few dozen GPT steps."""
+        if chunk.index > self._chunk_segment:
+            gap = np.zeros(round(self.pause_seconds * SAMPLE_RATE), dtype=np.float32)
+            self._set_audio(np.concatenate([self.audio, gap]))
+            self._chunk_segment = chunk.index
+        self._set_audio(np.concatenate([self.audio, chunk.audio]))
+        self._stream()
+
+    def end(self, outcome: SynthesisOutcome | None, cancelled: bool = False) -> None:
+        self.running = False
+        if outcome is None or not outcome.results:
+            return
+        self.results = list(outcome.results)
+        self._set_audio(outcome.audio)
+        self.history.append(HistoryEntry(outcome, time.time(), cancelled))
+        self.history_list.blockSignals(True)
+        self.history_list.addItem(self.history[-1].title())
+        self.history_list.setCurrentRow(len(self.history) - 1)
+        self.history_list.blockSignals(False)
+
+    def select_history(self, row: int) -> None:
+        if 0 <= row < len(self.history) and not self.running:
+            self.stop()
+            outcome = self.history[row].outcome
+            self.results = list(outcome.results)
+            self.pause_seconds = outcome.job.request.pause_seconds
+            self._set_audio(outcome.audio)
+
+    # -- playback --------------------------------------------------------------------------
+    def _stream(self) -> None:
+        """Hand what is new to the player once it has played what it had."""
+        if not (self.running and self.stream_box.isChecked()) or self.output_problem:
+            return
+        if self.player.playing or len(self.audio) <= self._streamed:
+            return
+        start, self._streamed = self._streamed, len(self.audio)
+        self._play_from(start)
+
+    def play(self, start: int = 0) -> None:
+        if not len(self.audio):
+            self.message.emit("There is no audio to play yet.")
+            return
+        if self.output_problem:
+            self.message.emit(self.output_problem)
+            return
+        self._streamed = len(self.audio)  # a manual play replaces the streaming
+        self._play_from(int(start) if start else 0)
+
+    def _play_from(self, start: int) -> None:
+        try:
+            self.player.play(self.audio, SAMPLE_RATE, start)
+        except StudioError as exc:
+            self.output_problem = str(exc)
+            self.output_note.setText(self.output_problem)
+            self.output_note.setVisible(True)
+            self.message.emit(str(exc))
+
+    def stop(self) -> None:
+        self.player.stop()
+
+    def _tick(self) -> None:
+        self._stream()
+        position = (
+            min(self.player.position, len(self.audio)) if self.player.playing else self.seek.value()
+        )
+        if not self.seek.isSliderDown():
+            self.seek.setValue(position)
+        self.cursor.setValue(position / SAMPLE_RATE)
+        self.time_label.setText(
+            f"{position / SAMPLE_RATE:.1f} / {len(self.audio) / SAMPLE_RATE:.1f} s"
+        )
+
+    def _set_audio(self, audio: np.ndarray) -> None:
+        self.audio = audio
+        self.seek.setRange(0, max(0, len(audio)))
+        self._show_audio()
+
+    def _show_audio(self) -> None:
+        times, values = envelope(self.audio)
+        self.wave_curve.setData(times, values)
+        peak = max(float(np.abs(self.audio).max()) if len(self.audio) else 1.0, 0.01)
+        self.waveform.setYRange(-peak, peak, padding=0.05)
+        self.waveform.setXRange(0, max(1.0, len(self.audio) / SAMPLE_RATE), padding=0)
+        has_audio = bool(len(self.audio))
+        self.save_button.setEnabled(has_audio)
+        self.play_button.setEnabled(has_audio)
+
+    # -- saving ----------------------------------------------------------------------------
+    def save_dialog(self) -> list[Path]:
+        folder = Path(self.last_folder) if self.last_folder else Path.home()
+        path = dialogs.save_audio_file(self, folder / "speech.wav")
+        if path is None:
+            return []
+        return self.save_to(path)
+
+    def save_to(self, path: Path) -> list[Path]:
+        path = Path(path)
+        if not path.suffix:
+            path = path.with_suffix(".wav")
+        try:
+            if self.per_segment.isChecked():
+                written = [
+                    save(path.with_name(f"{path.stem}_{r.index + 1:03d}{path.suffix}"), r.audio)
+                    for r in sorted(self.results, key=lambda r: r.index)
+                ]
+            else:
+                written = [save(path, self.audio)]
+        except StudioError as exc:
+            self.message.emit(str(exc))
+            return []
+        self.last_folder = str(path.parent)
+        self.folder_used.emit(self.last_folder)
+        self.message.emit(f"Saved {len(written)} file(s) to {path.parent}.")
+        return written

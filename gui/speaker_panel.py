@@ -1,0 +1,216 @@
+"""The current speaker (from the library, from a seed, or a random seed) and the speaker library
+shared with the command line: list, rename, delete, import, export."""
+
+import random
+from dataclasses import dataclass
+from pathlib import Path
+
+from PySide6.QtCore import Signal
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import (
+    QComboBox,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QPushButton,
+    QRadioButton,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from core.errors import StudioError
+from core.speakers import SpeakerLibrary
+
+from . import dialogs
+
+
+@dataclass(frozen=True)
+class SpeakerChoice:
+    embedding: str | None  # set for a library speaker
+    seed: int | None  # set for a seed speaker
+    label: str
+
+    def key(self) -> str:
+        return f"seed:{self.seed}" if self.embedding is None else f"library:{self.label}"
+
+
+class SpeakerPanel(QWidget):
+    message = Signal(str)
+    embedding_wanted = Signal(int)  # the embedding of a seed needs the loaded model
+    audition_wanted = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.library = SpeakerLibrary()
+        self._build()
+        self._connect()
+        self.refresh()
+        if self.library.problem:
+            self.message.emit(self.library.problem)
+
+    def _build(self) -> None:
+        self.seed_mode = QRadioButton("From seed")
+        self.library_mode = QRadioButton("From library")
+        self.seed_mode.setChecked(True)
+        self.seed_box = QSpinBox()
+        self.seed_box.setRange(0, 2**31 - 1)
+        self.seed_box.setValue(2)
+        self.dice = QPushButton("Random")
+        self.dice.setToolTip("A random speaker seed")
+        self.library_box = QComboBox()
+        self.copy_seed = QPushButton("Copy seed")
+        self.copy_embedding = QPushButton("Copy embedding")
+        self.audition = QPushButton("Audition…")
+        self.audition.setToolTip("Hear several random speakers read the same sentence")
+
+        self.list = QListWidget()
+        self.list.setMaximumHeight(90)
+        self.rename = QPushButton("Rename")
+        self.delete = QPushButton("Delete")
+        self.import_button = QPushButton("Import…")
+        self.export_button = QPushButton("Export…")
+
+        seed_row = QHBoxLayout()
+        seed_row.addWidget(self.seed_mode)
+        seed_row.addWidget(self.seed_box, 1)
+        seed_row.addWidget(self.dice)
+        library_row = QHBoxLayout()
+        library_row.addWidget(self.library_mode)
+        library_row.addWidget(self.library_box, 1)
+        copy_row = QHBoxLayout()
+        copy_row.addWidget(self.copy_seed)
+        copy_row.addWidget(self.copy_embedding)
+        copy_row.addWidget(self.audition)
+        manage_row = QHBoxLayout()
+        for button in (self.rename, self.delete, self.import_button, self.export_button):
+            manage_row.addWidget(button)
+
+        group = QGroupBox("Speaker")
+        inner = QVBoxLayout(group)
+        inner.addLayout(seed_row)
+        inner.addLayout(library_row)
+        inner.addLayout(copy_row)
+        inner.addWidget(QLabel("Library (shared with chattts-studio-cli)"))
+        inner.addWidget(self.list)
+        inner.addLayout(manage_row)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(group)
+
+    def _connect(self) -> None:
+        self.dice.clicked.connect(self.roll)
+        self.library_box.activated.connect(lambda _i: self.library_mode.setChecked(True))
+        self.seed_box.valueChanged.connect(lambda _v: self.seed_mode.setChecked(True))
+        self.copy_seed.clicked.connect(self._copy_seed)
+        self.copy_embedding.clicked.connect(self._copy_embedding)
+        self.audition.clicked.connect(self.audition_wanted)
+        self.rename.clicked.connect(self._rename)
+        self.delete.clicked.connect(self._delete)
+        self.import_button.clicked.connect(self._import)
+        self.export_button.clicked.connect(self._export)
+
+    # -- the current speaker ---------------------------------------------------------------
+    def roll(self) -> None:
+        self.seed_box.setValue(random.randint(1, 99_999))
+        self.seed_mode.setChecked(True)
+
+    def current(self) -> SpeakerChoice:
+        entry = self.library.get(self.library_box.currentText())
+        if self.library_mode.isChecked() and entry is not None:
+            return SpeakerChoice(entry.embedding, entry.seed, entry.name)
+        return SpeakerChoice(None, self.seed_box.value(), f"seed {self.seed_box.value()}")
+
+    def restore(self, key: str) -> None:
+        kind, _, value = key.partition(":")
+        if kind == "library" and self.library.get(value):
+            self.library_box.setCurrentText(value)
+            self.library_mode.setChecked(True)
+        elif kind == "seed" and value.isdigit():
+            self.seed_box.setValue(int(value))
+            self.seed_mode.setChecked(True)
+
+    def _copy_seed(self) -> None:
+        choice = self.current()
+        if choice.seed is None:
+            self.message.emit(f"Speaker '{choice.label}' did not come from a seed.")
+            return
+        QGuiApplication.clipboard().setText(str(choice.seed))
+        self.message.emit(f"Copied seed {choice.seed}.")
+
+    def _copy_embedding(self) -> None:
+        choice = self.current()
+        if choice.embedding is not None:
+            self.copy_text(choice.embedding, f"Copied the embedding of '{choice.label}'.")
+        elif choice.seed is not None:
+            self.embedding_wanted.emit(choice.seed)
+
+    def copy_text(self, text: str, message: str) -> None:
+        QGuiApplication.clipboard().setText(text)
+        self.message.emit(message)
+
+    # -- the library -----------------------------------------------------------------------
+    def refresh(self, select: str | None = None) -> None:
+        current = select or self.library_box.currentText()
+        names = self.library.names()
+        self.list.clear()
+        for entry in self.library.entries:
+            seed = f" (seed {entry.seed})" if entry.seed is not None else ""
+            self.list.addItem(f"{entry.name}{seed}")
+        self.library_box.clear()
+        self.library_box.addItems(names)
+        if current in names:
+            self.library_box.setCurrentText(current)
+        self.library_mode.setEnabled(bool(names))
+
+    def keep(self, name: str, embedding: str, seed: int | None) -> bool:
+        try:
+            self.library.add(name, embedding, seed)
+        except StudioError as exc:
+            self.message.emit(str(exc))
+            return False
+        self.refresh(select=name)
+        self.library_mode.setChecked(True)  # a voice just kept is the one the user wants next
+        self.message.emit(f"Speaker '{name}' was added to the library.")
+        return True
+
+    def _selected(self) -> str | None:
+        row = self.list.currentRow()
+        names = self.library.names()
+        return names[row] if 0 <= row < len(names) else None
+
+    def _rename(self) -> None:
+        old = self._selected()
+        if old is None:
+            self.message.emit("Select a speaker in the library first.")
+            return
+        new = dialogs.ask_name(self, "Rename speaker", "New name:", old)
+        if new:
+            self._guard(lambda: self.library.rename(old, new), f"Renamed '{old}' to '{new}'.")
+
+    def _delete(self) -> None:
+        name = self._selected()
+        if name is None:
+            self.message.emit("Select a speaker in the library first.")
+            return
+        self._guard(lambda: self.library.remove(name), f"Deleted speaker '{name}'.")
+
+    def _import(self) -> None:
+        path = dialogs.open_speaker_file(self, str(Path.home()))
+        if path:
+            self._guard(lambda: self.library.import_file(path), f"Imported speakers from {path}.")
+
+    def _export(self) -> None:
+        path = dialogs.save_speaker_file(self, Path.home() / "speakers.json")
+        if path:
+            self._guard(lambda: self.library.export(path), f"Exported the library to {path}.")
+
+    def _guard(self, action, done: str) -> None:  # type: ignore[no-untyped-def]
+        try:
+            action()
+        except StudioError as exc:
+            self.message.emit(str(exc))
+            return
+        self.refresh()
+        self.message.emit(done)

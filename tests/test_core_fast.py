@@ -1,0 +1,132 @@
+"""Studio's own decode loop: stock's exact tokens, continuous batching, streaming, OOM."""
+
+import numpy as np
+import pytest
+import torch
+
+from core.decode import FastDecoder, Job, Sampling
+from core.engine import Engine
+from core.request import AudioChunk, SynthesisRequest
+from core.text import split_segments
+
+TEXT = "今天天气很好。我们去公园散步吧！公园里有很多人，有的在跑步，有的在下棋。然后回家。"
+
+
+def _prompt(engine: Engine, text: str, speaker: str) -> torch.Tensor:
+    request = SynthesisRequest(text)
+    return engine._prompt(engine.chat, text, request, speaker)
+
+
+@pytest.mark.parametrize(("top_k", "temperature"), [(1, 0.3), (20, 0.3), (20, 0.7)])
+def test_fast_loop_gives_stock_tokens_and_hidden_states(
+    engine: Engine, top_k: int, temperature: float
+) -> None:
+    """Same inputs and seed: ChatTTS's generate() and ours draw the same codes, step for step
+    (greedy top-K 1, and sampled too, since both consume the RNG identically at batch 1)."""
+    import ChatTTS
+
+    chat = engine.chat
+    speaker = engine.sample_speaker(3)
+    text = "今天天气很好我们去公园散步"
+    steps = 120
+    params = ChatTTS.Chat.InferCodeParams(
+        spk_emb=speaker,
+        max_new_token=steps,
+        min_new_token=steps,
+        show_tqdm=False,
+        top_K=top_k,
+        temperature=temperature,
+        ensure_non_empty=False,
+    )
+    torch.manual_seed(11)
+    stock = next(chat._infer_code([text], False, chat.device, True, params))  # type: ignore[attr-defined]
+    emb = _prompt(engine, text, speaker)
+    decoder = FastDecoder(chat, 1, emb.shape[1] + steps + 1)
+    torch.manual_seed(11)
+    done = [
+        j
+        for j in decoder.run(
+            [Job(0, emb, steps, steps)], Sampling(temperature, 0.7, top_k), lambda: False
+        )
+        if j
+    ]
+    ours = torch.stack(done[0].tokens)
+    assert ours.shape == stock.ids[0].shape == (steps, 4)
+    assert torch.equal(ours, stock.ids[0])
+    assert torch.equal(torch.stack(done[0].hiddens), stock.hiddens[0])
+
+
+def test_real_weights_stop_at_eos_and_rows_refill(engine: Engine) -> None:
+    """Without the demo's EOS hold-off, rows end at their own EOS or cap and the freed row
+    takes the next job (continuous batching): every job comes back exactly once."""
+    speaker = engine.sample_speaker(1)
+    emb = _prompt(engine, "你好", speaker)
+    caps = [40, 7, 90, 13, 25, 60]
+    jobs = [Job(i, emb, cap, 1) for i, cap in enumerate(caps)]
+    decoder = FastDecoder(engine.chat, 3, emb.shape[1] + max(caps) + 1)
+    torch.manual_seed(0)
+    order = [j.key for j in decoder.run(jobs, Sampling(0.3, 0.7, 20), lambda: False) if j]
+    assert sorted(order) == list(range(len(caps)))
+    for job in jobs:
+        assert 0 <= job.steps <= job.cap
+        eos = 625
+        assert all(not bool(t.eq(eos).any()) for t in job.tokens)
+    assert order[0] == 1  # the 7-step job ends first and its row is reused
+
+
+def test_fast_and_stock_paths_give_the_same_segments(engine: Engine) -> None:
+    base = SynthesisRequest(TEXT, segment_size=20, batch_size=3, refine_text=False)
+    fast = list(engine.synthesize(base))
+    from dataclasses import replace
+
+    stock = list(engine.synthesize(replace(base, decoder="stock")))
+    assert [(r.index, r.text, r.steps) for r in fast] == [(r.index, r.text, r.steps) for r in stock]
+    for a, b in zip(fast, stock, strict=True):
+        assert abs(len(a.audio) - len(b.audio)) <= 256
+
+
+def test_streamed_chunks_come_early_in_order_and_make_the_result(engine: Engine) -> None:
+    chunks: list[AudioChunk] = []
+    request = SynthesisRequest(TEXT, segment_size=20, batch_size=2, refine_text=False)
+    results = list(engine.synthesize(request, on_chunk=chunks.append))
+    indices = [c.index for c in chunks]
+    assert indices == sorted(indices)
+    assert [c.index for c in chunks if c.final] == [r.index for r in results]
+    first = [c for c in chunks if c.index == 0]
+    assert len(first) > 2, "the first segment should arrive in several pieces"
+    assert len(first[0].audio) < len(results[0].audio) / 4
+    for result in results:
+        joined = np.concatenate([c.audio for c in chunks if c.index == result.index])
+        assert np.array_equal(joined, result.audio)
+    # Streamed audio stays close to a whole-segment decode: no clicks at the joins.
+    again = list(engine.synthesize(request))
+    whole = again[0].audio
+    n = min(len(whole), len(results[0].audio))
+    assert np.abs(whole[:n] - results[0].audio[:n]).max() < 0.5 * np.abs(whole).max()
+    summary = engine.last_summary
+    assert summary is not None and summary.first_audio_seconds is not None
+
+
+def test_out_of_memory_halves_the_batch_and_finishes(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = FastDecoder.__init__
+    failures = []
+
+    def failing_init(self, chat, slots, max_len):  # type: ignore[no-untyped-def]
+        if slots > 1 and not failures:
+            failures.append(slots)
+            raise torch.OutOfMemoryError("CUDA out of memory (injected)")
+        real(self, chat, slots, max_len)
+
+    monkeypatch.setattr(FastDecoder, "__init__", failing_init)
+    notes = []
+    request = SynthesisRequest(TEXT, segment_size=20, batch_size=4, refine_text=False)
+    results = []
+    for result in engine.synthesize(request):
+        notes.append(engine.live.snapshot().note)
+        results.append(result)
+    assert failures == [3]  # 3 segments: the batch was 3, then 1
+    assert [r.index for r in results] == list(range(len(split_segments(TEXT, 20))))
+    assert {r.batch_size for r in results} == {1}
+    assert "out of memory: batch size lowered to 1" in notes[0]

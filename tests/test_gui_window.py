@@ -1,0 +1,327 @@
+"""The real window, offscreen, with the tiny demo weights: type, synthesize, hear, save, cancel."""
+
+import gc
+import os
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+import soundfile as sf
+
+# conftest.py has already pointed Qt offscreen and ALSA at a capturing device.
+from conftest import CAPTURE_DIR as _ALSA_DIR
+from PySide6.QtCore import QCoreApplication, QEvent, QMimeData, QPointF, Qt, QUrl
+from PySide6.QtGui import QDropEvent, QGuiApplication
+
+from core.speakers import SpeakerLibrary
+from gui import dialogs
+from gui.settings import Key
+
+SHORT = "你好。Hello. 再见。Bye."
+LONG = "你好，世界。Hello there. 今天天气很好。" * 6
+LOAD_MS = 120_000
+RUN_MS = 120_000
+
+
+@pytest.fixture(scope="session")
+def studio_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One data folder for the session, so the demo weights are built once."""
+    home = tmp_path_factory.mktemp("studio-home")
+    old = os.environ.get("CHATTTS_STUDIO_HOME")
+    os.environ["CHATTTS_STUDIO_HOME"] = str(home)
+    yield home
+    if old is None:
+        os.environ.pop("CHATTTS_STUDIO_HOME", None)
+    else:
+        os.environ["CHATTTS_STUDIO_HOME"] = old
+
+
+@pytest.fixture
+def home(studio_home: Path) -> Path:
+    """Each test starts with fresh preferences (they live in the data folder)."""
+    (studio_home / "gui-settings.ini").unlink(missing_ok=True)
+    return studio_home
+
+
+@pytest.fixture
+def make_window(qtbot, home):  # type: ignore[no-untyped-def]
+    """Builds windows and, after the test, closes them and fails on a worker thread left."""
+    from gui.app import build_window
+
+    windows = []
+
+    def make(model: str | None = "demo", wait: bool = True):  # type: ignore[no-untyped-def]
+        window = build_window(model)
+        window.show()
+        windows.append(window)
+        if wait and model:
+            qtbot.waitUntil(
+                lambda: window.loaded is not None and window.current_job is None, timeout=LOAD_MS
+            )
+        return window
+
+    yield make
+    for window in windows:
+        window.close()
+        assert not window.host.thread.isRunning(), "the worker thread is still running"
+        window.deleteLater()
+    QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    gc.collect()
+
+
+def fast(window, text: str = SHORT, batch: int = 1) -> None:  # type: ignore[no-untyped-def]
+    """Small, quick settings: short segments, no refine pass, no streaming playback."""
+    window.editor.set_text(text)
+    window.controls.segment_slider.setValue(10)
+    window.controls.batch_box.setValue(batch)
+    window.controls.refine_box.setChecked(False)
+    window.result.stream_box.setChecked(False)
+
+
+def run(qtbot, window) -> None:  # type: ignore[no-untyped-def]
+    window.synth_action.trigger()
+    assert window.current_job is not None, window.notice.text()
+    qtbot.waitUntil(lambda: window.current_job is None, timeout=RUN_MS)
+
+
+def test_type_and_synthesize_gives_audio_and_a_live_panel(qtbot, make_window) -> None:
+    window = make_window()
+    assert "noise" in window.model_label.text()  # demo weights stay labelled
+    window.editor.set_text("")
+    fast(window, text="")
+    window.editor.set_text("你好，世界。今天天气很好。")
+    # QTest types ASCII only; the CJK part above came in as pasted text.
+    qtbot.keyClicks(window.editor.editor, " Hello there. Nice day.")
+    assert "segments" in window.editor.counts.text()
+    seen: list[tuple[str, str]] = []
+    window.live.timer.timeout.connect(
+        lambda: seen.append((window.live.progress.text(), window.live.memory.text()))
+    )
+    run(qtbot, window)
+    assert window.notice.text().startswith("Done"), window.notice.text()
+    assert len(window.result.audio) > 24_000 // 2
+    assert len(set(seen)) >= 3, seen  # the panel changed several times during the run
+    assert window.live.job_rtf.text() != "-"  # the job's figures stay after the run
+    assert "process memory (CPU)" in window.live.memory.text()
+    assert window.result.history_list.count() == 1
+    assert window.synth_button.text().startswith("Synthesize")
+
+
+def test_empty_text_is_a_message_not_a_crash(qtbot, make_window) -> None:
+    window = make_window()
+    fast(window, text="   ")
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow)
+    qtbot.keyClick(window.editor.editor, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+    assert window.current_job is None
+    assert window.notice.text() == "The text is empty."
+    window.editor.set_text("[nonsense]")
+    window.synth_action.trigger()
+    assert "Unknown control token" in window.notice.text()
+
+
+def test_cancel_keeps_finished_segments(qtbot, make_window) -> None:
+    window = make_window()
+    fast(window, text=LONG)
+    with qtbot.waitSignal(window.host.worker.segment_ready, timeout=RUN_MS):
+        window.synth_action.trigger()
+    assert window.synth_button.text().startswith("Cancel")
+    window.cancel_action.trigger()
+    qtbot.waitUntil(lambda: window.current_job is None, timeout=RUN_MS)
+    assert window.notice.text().startswith("Cancelled"), window.notice.text()
+    assert window.live.stage.text() == "cancelled"
+    assert window.result.history[-1].cancelled
+    assert 0 < len(window.result.history[-1].outcome.results) < 24
+
+
+def test_devices_and_precisions_on_cpu(qtbot, make_window) -> None:
+    window = make_window()
+    controls = window.controls
+    ids = [controls.device_box.itemData(i) for i in range(controls.device_box.count())]
+    assert "cpu" in ids
+    if not any(i.startswith("cuda:") for i in ids):  # this machine: CUDA shown with its reason
+        index = ids.index("cuda")
+        assert "CUDA is unavailable" in controls.device_box.itemData(
+            index, Qt.ItemDataRole.ToolTipRole
+        )
+        assert "CUDA is unavailable" in controls.device_note.text()
+    slider = controls.segment_slider
+    assert (slider.minimum(), slider.maximum()) == (10, 200)
+    assert controls.segment_value.text() == f"{slider.value()} characters"
+    controls.select("cpu", "fp32")
+    fp16 = controls.precision_buttons[controls.precision().__class__("fp16")]
+    assert not fp16.isEnabled()
+    assert "not supported on the CPU" in fp16.toolTip()
+    assert "fp16" in controls.precision_note.text()
+    with qtbot.waitSignal(window.host.worker.finished, timeout=LOAD_MS):
+        controls.precision_buttons[controls.precision().__class__("bf16")].setChecked(True)
+    qtbot.waitUntil(lambda: window.current_job is None)
+    assert controls.effective_precision.text() == "effective: bf16"
+    assert window.loaded is not None and window.loaded.precision.value == "bf16"
+
+
+def test_audition_and_keep_a_speaker(qtbot, make_window, monkeypatch) -> None:
+    window = make_window()
+    window.show_audition()
+    dialog = window.audition_dialog
+    dialog.sentence.setText("你好。")
+    dialog.count.setValue(4)
+    dialog.generate.click()
+    qtbot.waitUntil(lambda: len(dialog.candidates) == 4, timeout=RUN_MS)
+    name = f"Narrator {os.getpid()}"
+    monkeypatch.setattr(dialogs, "ask_name", lambda *_args, **_kw: name)
+    first = dialog.candidates[0]
+    dialog.keep(first)
+    entry = SpeakerLibrary().get(name)  # written where the command line reads it
+    assert entry is not None and entry.seed == first.seed
+    assert window.speakers.current().label == name
+    dialog.drop(dialog.candidates[1], [])
+    assert len(dialog.candidates) == 3
+    # The library: rename and delete through the replaced name dialog.
+    window.speakers.list.setCurrentRow(window.speakers.library.names().index(name))
+    monkeypatch.setattr(dialogs, "ask_name", lambda *_args, **_kw: name + " B")
+    window.speakers.rename.click()
+    assert SpeakerLibrary().get(name + " B") is not None
+    window.speakers.list.setCurrentRow(window.speakers.library.names().index(name + " B"))
+    window.speakers.delete.click()
+    assert SpeakerLibrary().get(name + " B") is None
+
+
+def test_copy_the_embedding_of_a_seed(qtbot, make_window) -> None:
+    window = make_window()
+    window.speakers.seed_box.setValue(7)
+    window.speakers.copy_embedding.click()
+    qtbot.waitUntil(lambda: window.current_job is None)
+    assert window.notice.text() == "Copied the embedding of seed 7."
+    assert len(QGuiApplication.clipboard().text()) > 16
+
+
+def test_a_bad_model_folder_is_a_message(qtbot, make_window, monkeypatch, tmp_path):  # type: ignore[no-untyped-def]
+    window = make_window()
+    window.show_models()
+    assert "kind: demo" in window.model_dialog.loaded_label.text()
+    monkeypatch.setattr(dialogs, "choose_model_folder", lambda *_args: tmp_path)
+    window.model_dialog.folder.click()
+    qtbot.waitUntil(lambda: window.current_job is None, timeout=LOAD_MS)
+    assert "incomplete" in window.notice.text(), window.notice.text()
+
+
+def test_save_through_the_dialog_and_read_back(qtbot, make_window, monkeypatch, tmp_path):  # type: ignore[no-untyped-def]
+    window = make_window()
+    fast(window)
+    run(qtbot, window)
+    target = tmp_path / "speech.flac"
+    monkeypatch.setattr(dialogs, "save_audio_file", lambda *_args: target)
+    window.save_action.trigger()
+    data, rate = sf.read(target, dtype="float32")
+    assert rate == 24_000 and len(data) == len(window.result.audio)
+    window.result.per_segment.setChecked(True)
+    monkeypatch.setattr(dialogs, "save_audio_file", lambda *_args: tmp_path / "part.wav")
+    window.save_action.trigger()
+    parts = sorted(tmp_path.glob("part_*.wav"))
+    assert len(parts) == len(window.result.results) >= 2
+    assert window.settings.text(Key.LAST_FOLDER) == str(tmp_path)
+
+
+def test_playback_reaches_the_sound_device(qtbot, make_window) -> None:
+    window = make_window()
+    fast(window, text="你好。")
+    run(qtbot, window)
+    audio = window.result.audio
+    window.result.play_button.click()
+    assert window.result.player.wait(30)
+    captured = np.fromfile(_ALSA_DIR / "out_24000_1.raw", dtype=np.float32)
+    start, first = int(np.flatnonzero(captured)[0]), int(np.flatnonzero(audio)[0])
+    n = len(audio) - first
+    np.testing.assert_allclose(captured[start : start + n], audio[first:], atol=1e-6)
+
+
+def test_no_output_device_is_a_message_and_saving_works(qtbot, make_window, monkeypatch, tmp_path):  # type: ignore[no-untyped-def]
+    import gui.result_panel
+
+    sentence = "No audio output device is available; the audio can still be saved."
+    monkeypatch.setattr(gui.result_panel, "output_available", lambda: sentence)
+    window = make_window()
+    assert window.result.output_note.text() == sentence
+    fast(window)
+    run(qtbot, window)
+    window.result.play_button.click()
+    assert window.notice.text() == sentence
+    assert window.result.save_to(tmp_path / "out.wav")
+
+
+def test_open_a_text_file_by_menu_and_by_drop(qtbot, make_window, monkeypatch, tmp_path):  # type: ignore[no-untyped-def]
+    window = make_window(model=None, wait=False)
+    first, second = tmp_path / "a.txt", tmp_path / "b.txt"
+    first.write_text("第一个文件。", encoding="utf-8")
+    second.write_text("Second file.", encoding="utf-8")
+    monkeypatch.setattr(dialogs, "open_text_file", lambda *_args: first)
+    window.open_action.trigger()
+    assert window.editor.text() == "第一个文件。"
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(second))])
+    drop = QDropEvent(
+        QPointF(5, 5),
+        Qt.DropAction.CopyAction,
+        mime,
+        Qt.MouseButton.LeftButton,
+        Qt.KeyboardModifier.NoModifier,
+    )
+    window.editor.editor.dropEvent(drop)
+    assert window.editor.text() == "Second file."
+
+
+def test_first_run_banner_offers_demo_and_settings_persist(qtbot, make_window) -> None:
+    window = make_window(model=None, wait=False)
+    assert window.banner.isVisible()  # no official weights in the test home
+    assert window.loaded is None
+    window.controls.segment_slider.setValue(33)
+    window.banner_demo.click()
+    qtbot.waitUntil(lambda: window.loaded is not None, timeout=LOAD_MS)
+    assert "random weights" in window.model_label.text()
+    window.close()
+    again = make_window(model=None)  # the saved model, segment size and device come back
+    assert again.model_name == "demo"
+    assert again.controls.segment_slider.value() == 33
+    assert again.controls.segment_value.text() == "33 characters"
+
+
+def test_close_during_synthesis_leaves_no_thread(qtbot, make_window) -> None:
+    window = make_window()
+    fast(window, text=LONG)
+    before = threading.active_count()
+    with qtbot.waitSignal(window.host.worker.segment_ready, timeout=RUN_MS):
+        window.synth_action.trigger()
+    window.close()
+    assert window.host.thread.isFinished()
+    assert threading.active_count() <= before
+
+
+def test_segments_play_while_the_rest_is_generated(qtbot, make_window) -> None:
+    window = make_window()
+    fast(window, text=SHORT)
+    window.result.stream_box.setChecked(True)
+    handed: list[int] = []
+    window.live.timer.timeout.connect(lambda: handed.append(window.result._streamed))
+    run(qtbot, window)
+    assert any(n > 0 for n in handed), handed  # audio reached the player during the run
+    assert window.result.player.wait(30)
+    assert np.flatnonzero(np.fromfile(_ALSA_DIR / "out_24000_1.raw", dtype=np.float32)).size
+
+
+def test_export_and_import_the_speaker_library(qtbot, make_window, monkeypatch, tmp_path):  # type: ignore[no-untyped-def]
+    window = make_window(model=None, wait=False)
+    name = f"Exported {os.getpid()}"
+    assert window.speakers.keep(name, "x" * 40, 5)
+    target = tmp_path / "voices.json"
+    monkeypatch.setattr(dialogs, "save_speaker_file", lambda *_args: target)
+    window.speakers.export_button.click()
+    assert name in target.read_text(encoding="utf-8")
+    monkeypatch.setattr(dialogs, "open_speaker_file", lambda *_args: target)
+    window.speakers.import_button.click()
+    assert f"{name} (2)" in window.speakers.library.names()  # a taken name gets a suffix
+    (tmp_path / "bad.json").write_text("not json", encoding="utf-8")
+    monkeypatch.setattr(dialogs, "open_speaker_file", lambda *_args: tmp_path / "bad.json")
+    window.speakers.import_button.click()
+    assert "is not valid JSON" in window.notice.text()
