@@ -1,5 +1,6 @@
 """Saving audio (WAV, FLAC, OGG, MP3 through soundfile, atomically) and playing it."""
 
+import shutil
 import threading
 from pathlib import Path
 
@@ -7,7 +8,7 @@ import numpy as np
 import soundfile as sf
 
 from . import SAMPLE_RATE
-from .atomic import atomic_path
+from .atomic import atomic_path, os_error_sentence, target_problem
 from .errors import AudioError
 
 # extension -> (soundfile format, default subtype)
@@ -22,19 +23,14 @@ FORMATS: dict[str, tuple[str, str]] = {
 def check_output_path(path: Path) -> tuple[str, str]:
     """Refuse a target we cannot write, before any work is done; return (format, subtype)."""
     path = Path(path)
-    if path.is_dir():
-        raise AudioError(f"{path} is a folder; give a file name such as {path / 'speech.wav'}.")
+    problem = target_problem(path, example="speech.wav")
+    if problem:
+        raise AudioError(problem)
     fmt = FORMATS.get(path.suffix.lower())
     if fmt is None:
         raise AudioError(
             f"Cannot save as '{path.suffix or path.name}': use .wav, .flac, .ogg or .mp3."
         )
-    if not path.parent.is_dir():
-        raise AudioError(f"The folder {path.parent} does not exist.")
-    import os
-
-    if not os.access(path.parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
-        raise AudioError(f"Cannot write to {path}: permission denied.")
     return fmt
 
 
@@ -42,7 +38,7 @@ def save(
     path: Path, audio: np.ndarray, sample_rate: int = SAMPLE_RATE, float_wav: bool = False
 ) -> Path:
     """Write audio to path atomically; the format follows the extension. WAV is 16-bit unless
-    float_wav. A failure leaves any existing file as it was."""
+    float_wav. A failure leaves any existing file as it was and no temp file behind."""
     path = Path(path)
     fmt, subtype = check_output_path(path)
     if float_wav and fmt == "WAV":
@@ -53,9 +49,23 @@ def save(
     try:
         with atomic_path(path) as tmp:
             sf.write(str(tmp), data, sample_rate, format=fmt, subtype=subtype)
-    except (OSError, sf.LibsndfileError, RuntimeError) as exc:
-        raise AudioError(f"Cannot save {path}: {exc}.") from None
+    except (OSError, ValueError) as exc:
+        raise AudioError(os_error_sentence("save", path, exc)) from None
+    except (sf.LibsndfileError, RuntimeError) as exc:
+        if _disk_nearly_full(path.parent):
+            raise AudioError(
+                f"Cannot save {path}: the disk is full. Nothing was changed."
+            ) from None
+        raise AudioError(f"Cannot save {path}: {str(exc).splitlines()[0]}.") from None
     return path
+
+
+def _disk_nearly_full(folder: Path) -> bool:
+    """libsndfile reports a full disk as a generic error: ask the file system instead."""
+    try:
+        return shutil.disk_usage(folder).free < 1 << 20
+    except OSError:
+        return False
 
 
 def _sounddevice():  # type: ignore[no-untyped-def]

@@ -186,10 +186,11 @@ def cmd_model(args: argparse.Namespace) -> int:
         return 0
     last = [0.0]
 
-    def progress(done: int, _total: int) -> None:
-        if time.monotonic() - last[0] > 1:
+    def progress(done: int, total: int) -> None:
+        if time.monotonic() - last[0] > 1 or (total and done >= total):
             last[0] = time.monotonic()
-            _err(f"  {done / 2**20:.0f} MiB")
+            share = f" of {total / 2**20:.0f} MiB ({100 * done / total:.0f} %)" if total else ""
+            _err(f"  {done / 2**20:.0f} MiB{share}")
 
     info = models.download_official(progress)
     print(f"downloaded and verified {info.label} into {info.folder}")
@@ -266,6 +267,12 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_soak(args: argparse.Namespace) -> int:
+    from .soak import main as soak_main
+
+    return soak_main(args.soak_args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     from .request import SynthesisRequest
 
@@ -331,6 +338,12 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--json", action="store_true", help="print JSON instead of tables")
     bench.set_defaults(func=cmd_bench)
 
+    soak = sub.add_parser(
+        "soak", help="many syntheses in a row and one long text, with memory", add_help=False
+    )
+    soak.add_argument("soak_args", nargs=argparse.REMAINDER)
+    soak.set_defaults(func=cmd_soak)
+
     speakers = sub.add_parser("speakers", help="the speaker library")
     ssub = speakers.add_subparsers(dest="action", required=True)
     ssub.add_parser("list")
@@ -362,6 +375,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     from .quiet import quiet_libraries
 
     quiet_libraries()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["soak"]:  # its own options, --help included, belong to core.soak
+        from .soak import main as soak_main
+
+        return soak_main(argv[1:])
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args))

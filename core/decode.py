@@ -26,11 +26,23 @@ class Job:
     """One segment's decode: its prompt embedding in, its GPT hidden states out."""
 
     key: int  # the caller's id (the segment index)
-    emb: torch.Tensor  # [1, prompt_len, hidden], speaker applied
+    # [1, prompt_len, hidden] with the speaker applied, or a function that makes it when the
+    # job is admitted (so a 100,000-character text holds no embeddings it does not use yet).
+    emb: torch.Tensor | Callable[[], torch.Tensor]
     cap: int  # most steps
     min_steps: int  # EOS is held off before this many steps
+    prompt_len: int = 0  # the prompt's length; read from emb when that is a tensor
     hiddens: list[torch.Tensor] = field(default_factory=list)
     tokens: list[torch.Tensor] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.emb, torch.Tensor):
+            self.prompt_len = int(self.emb.shape[1])
+
+    @property
+    def length(self) -> int:
+        """Positions the job needs in the KV cache."""
+        return self.prompt_len + self.cap
 
     @property
     def steps(self) -> int:
@@ -197,11 +209,12 @@ class FastDecoder:
 
         def admit(slot: int) -> None:
             job = pending.pop()
-            length = job.emb.shape[1]
+            emb = job.emb() if callable(job.emb) else job.emb
+            length = emb.shape[1]
             if length + job.cap > self.max_len:
                 raise ValueError("prompt and cap exceed the KV cache")
             out = self._layers(
-                job.emb.to(self.device, self.dtype),
+                emb.to(self.device, self.dtype),
                 torch.tensor([slot], device=self.device),
                 torch.arange(length, device=self.device).view(1, -1),
                 True,

@@ -11,6 +11,7 @@ import numpy as np
 import torch
 
 from . import SAMPLE_RATE, SAMPLES_PER_STEP, models
+from .decode import Job
 from .devices import Device, Precision, check_precision, resolve_device
 from .errors import Cancelled, DeviceError, ModelError, SpeakerError
 from .metrics import LiveMetrics, memory_snapshot, reset_peak
@@ -248,7 +249,7 @@ class Engine:
     def audition(self, request: SynthesisRequest, speakers: list[str]) -> list[np.ndarray]:
         """The request's text read by each speaker, all speakers as rows of one batched pass
         (continuous batching over speaker x segment); one joined audio per speaker."""
-        from .decode import FastDecoder, Job, Sampling
+        from .decode import FastDecoder, Sampling
 
         chat, loaded = self._require()
         segments = self.plan(request)
@@ -261,19 +262,21 @@ class Engine:
         )
         torch.manual_seed(request.seed * 1009)
         texts = self._model_texts(chat, request, segments)
-        hold = loaded.info.random_weights
         jobs = [
-            Job(
-                k * len(segments) + i,
-                self._prompt(chat, text, request, speaker),
-                seg.step_cap,
-                seg.step_cap if hold else 1,
-            )
+            job
             for k, speaker in enumerate(speakers)
-            for i, (seg, text) in enumerate(zip(segments, texts, strict=True))
+            for job in self._jobs(
+                chat,
+                request,
+                speaker,
+                segments,
+                texts,
+                loaded.info.random_weights,
+                k * len(segments),
+            )
         ]
         slots = max(1, min(request.batch_size * len(speakers), len(jobs), 16))
-        decoder = FastDecoder(chat, slots, max(j.emb.shape[1] + j.cap for j in jobs) + 1)
+        decoder = FastDecoder(chat, slots, max(j.length for j in jobs) + 1)
         sampling = Sampling(request.temperature, request.top_p, request.top_k)
         audio: dict[int, np.ndarray] = {}
         for job in decoder.run(jobs, sampling, self._cancel.is_set, self.live.add_steps):
@@ -365,19 +368,58 @@ class Engine:
         self.live.update(stage="decode")
         return refined_all
 
-    def _prompt(
+    def _prompt_ids(
         self, chat: object, text: str, request: SynthesisRequest, speaker: str
-    ) -> torch.Tensor:
-        """The GPT's input embedding for one segment, exactly as ChatTTS's _infer_code builds it."""
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Input ids and text mask for one segment, as ChatTTS's _infer_code makes them."""
         c = chat
         input_ids, _, text_mask = c.tokenizer.encode(  # type: ignore[attr-defined]
             c.speaker.decorate_code_prompts([text], f"[speed_{request.speed}]", None, speaker),  # type: ignore[attr-defined]
             c.config.gpt.num_vq,  # type: ignore[attr-defined]
             device=c.device_gpt,  # type: ignore[attr-defined]
         )
+        return input_ids, text_mask
+
+    def _embed(
+        self, chat: object, ids: tuple[torch.Tensor, torch.Tensor], speaker: str
+    ) -> torch.Tensor:
+        c = chat
+        input_ids, text_mask = ids
         emb = c.embed(input_ids, text_mask)  # type: ignore[attr-defined]
         c.speaker.apply(emb, speaker, input_ids, c.tokenizer.spk_emb_ids, c.device_gpt)  # type: ignore[attr-defined]
         return emb
+
+    def _prompt(
+        self, chat: object, text: str, request: SynthesisRequest, speaker: str
+    ) -> torch.Tensor:
+        """The GPT's input embedding for one segment, exactly as ChatTTS's _infer_code builds it."""
+        return self._embed(chat, self._prompt_ids(chat, text, request, speaker), speaker)
+
+    def _jobs(
+        self,
+        chat: object,
+        request: SynthesisRequest,
+        speaker: str,
+        segments: list[Segment],
+        texts: list[str],
+        random_weights: bool,
+        key_base: int = 0,
+    ) -> list[Job]:
+        """Decode jobs whose embeddings are made only when a row takes them."""
+
+        jobs = []
+        for seg, text in zip(segments, texts, strict=True):
+            ids = self._prompt_ids(chat, text, request, speaker)
+            jobs.append(
+                Job(
+                    key_base + seg.index,
+                    lambda ids=ids: self._embed(chat, ids, speaker),  # type: ignore[misc]
+                    seg.step_cap,
+                    seg.step_cap if random_weights else 1,
+                    prompt_len=int(ids[0].shape[1]),
+                )
+            )
+        return jobs
 
     def _fast_results(
         self,
@@ -390,23 +432,15 @@ class Engine:
         """The fast path: Studio's decode loop with continuous batching, segments admitted in
         text order (so the next one to play is never starved), results handed back in text
         order. With a chunk callback, the segment that plays next is vocoded while it grows."""
-        from .decode import FastDecoder, Job, Sampling
+        from .decode import FastDecoder, Sampling
         from .streaming import ChunkVocoder
 
         torch.manual_seed(request.seed * 1009)  # same request and seed, same audio
         texts = self._model_texts(chat, request, segments)
         random_weights = loaded.info.random_weights
-        remaining = [
-            Job(
-                seg.index,
-                self._prompt(chat, text, request, speaker),
-                seg.step_cap,
-                seg.step_cap if random_weights else 1,
-            )
-            for seg, text in zip(segments, texts, strict=True)
-        ]
+        remaining = self._jobs(chat, request, speaker, segments, texts, random_weights)
         by_index = {seg.index: seg for seg in segments}
-        max_len = max(j.emb.shape[1] + j.cap for j in remaining) + 1
+        max_len = max(j.length for j in remaining) + 1
         slots = min(request.batch_size, len(remaining))
         sampling = Sampling(request.temperature, request.top_p, request.top_k)
         finished: dict[int, SegmentResult] = {}
@@ -437,7 +471,7 @@ class Engine:
                             if stream.ready(head.steps):
                                 send(head.key, stream.chunk(head.hiddens, False), False)
                         continue
-                    remaining = [j for j in remaining if j is not job]
+                    remaining.remove(job)
                     # A row's share of the wall time: its steps at the average cost so far.
                     per_step = (time.perf_counter() - started) / max(1, row_steps[0])
                     streamed = streams.get(job.key)

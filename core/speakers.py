@@ -2,15 +2,26 @@
 
 import json
 import time
+import unicodedata
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from . import paths
-from .atomic import write_text_atomic
+from .atomic import os_error_sentence, target_problem, write_text_atomic
 from .errors import SpeakerError
 
 FORMAT = 1
+MAX_FILE_BYTES = 16 << 20  # a library of thousands of speakers is well under 1 MiB
+
+
+class _NewerFormat(SpeakerError):
+    """The file was written by a newer app: refused, never moved or overwritten."""
+
+
+def _clean_name(name: str) -> str:
+    """Control characters (newlines, NUL, ...) become spaces: a name is a label, nothing more."""
+    return "".join(" " if unicodedata.category(c) == "Cc" else c for c in name).strip()
 
 
 @dataclass(frozen=True)
@@ -27,31 +38,53 @@ class SpeakerEntry:
             raise SpeakerError("A speaker entry is not an object.")
         name, emb = data.get("name"), data.get("embedding")
         seed, note = data.get("seed"), data.get("note", "")
-        if not isinstance(name, str) or not name.strip() or len(name) > 100:
+        if isinstance(name, str):
+            name = _clean_name(name)
+        if not isinstance(name, str) or not name or len(name) > 100:
             raise SpeakerError("A speaker has no valid name (1-100 characters).")
+        if isinstance(emb, str):
+            emb = emb.strip()
         if not isinstance(emb, str) or not 16 <= len(emb) <= 4096:
             raise SpeakerError(f"Speaker '{name}' has no valid embedding string.")
         if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
             raise SpeakerError(f"Speaker '{name}' has a seed that is not a whole number.")
         if not isinstance(note, str):
             raise SpeakerError(f"Speaker '{name}' has a note that is not text.")
-        return SpeakerEntry(name.strip(), emb.strip(), seed, note, str(data.get("created", "")))
+        created = data.get("created", "")
+        created = created if isinstance(created, str) and len(created) <= 64 else ""
+        return SpeakerEntry(name, emb, seed, note, created)
 
 
 def _now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
+def _read(source: Path) -> str:
+    """The file's text. OSError when the file system refuses it; SpeakerError when the
+    content cannot be a speaker library (binary, huge)."""
+    size = source.stat().st_size
+    if size > MAX_FILE_BYTES:
+        raise SpeakerError(f"{source} is too large to be a speaker library ({size >> 20} MiB).")
+    data = source.read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise SpeakerError(f"{source} is not a speaker library (it is not UTF-8 text).") from None
+
+
 def _parse(text: str, source: Path) -> list[SpeakerEntry]:
+    """Speaker files are data: JSON only, never pickle or code, and checked entry by entry."""
     try:
         data = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         raise SpeakerError(f"{source} is not valid JSON.") from None
     if not isinstance(data, dict) or not isinstance(data.get("speakers"), list):
         raise SpeakerError(f"{source} is not a speaker library.")
-    version = data.get("format")
-    if isinstance(version, int) and version > FORMAT:
-        raise SpeakerError(
+    version = data.get("format", FORMAT)
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise SpeakerError(f"{source} is not a speaker library (unknown format {version!r}).")
+    if version > FORMAT:
+        raise _NewerFormat(
             f"{source} was written by a newer ChatTTS Studio (format {version}); "
             "update the app to use it."
         )
@@ -68,21 +101,45 @@ class SpeakerLibrary:
         self.entries: list[SpeakerEntry] = []
         if not self.path.exists():
             return
+        if not self.path.is_file():
+            raise SpeakerError(f"The speaker library {self.path} is not a file; move it away.")
         try:
-            text = self.path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            text = "\0"  # unreadable bytes: treat as damaged
-        try:
-            self.entries = _parse(text, self.path)
+            self.entries = _parse(_read(self.path), self.path)
+        except _NewerFormat:
+            raise
         except SpeakerError as exc:
-            if "newer" in str(exc):
-                raise
             aside = self.path.with_name(f"{self.path.name}.damaged-{int(time.time())}")
-            self.path.replace(aside)
+            try:
+                self.path.replace(aside)
+            except OSError as move:
+                raise SpeakerError(
+                    f"The speaker library {self.path} is damaged ({exc}) and could not be "
+                    f"moved aside ({move.strerror or move}); it was left as it is."
+                ) from None
             self.problem = (
                 f"The speaker library was damaged ({exc}); it was kept as {aside} "
                 "and a new one was started."
             )
+        except OSError as exc:
+            raise SpeakerError(
+                f"Cannot read the speaker library {self.path}: {exc.strerror or exc}."
+            ) from None
+
+    @classmethod
+    def open_or_locked(cls, path: Path | None = None) -> "SpeakerLibrary":
+        """The library, or, when it cannot be used (a newer format, unreadable), an empty one
+        that refuses every change, so the file is never overwritten; `problem` says why."""
+        try:
+            return cls(path)
+        except SpeakerError as exc:
+            locked = cls.__new__(cls)
+            locked.path = Path(path) if path else paths.speakers_file()
+            locked.entries = []
+            locked.problem = str(exc)
+            locked.locked = True
+            return locked
+
+    locked = False
 
     def names(self) -> list[str]:
         return [e.name for e in self.entries]
@@ -90,10 +147,19 @@ class SpeakerLibrary:
     def get(self, name: str) -> SpeakerEntry | None:
         return next((e for e in self.entries if e.name == name), None)
 
-    def _save(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        body = {"format": FORMAT, "speakers": [asdict(e) for e in self.entries]}
-        write_text_atomic(self.path, json.dumps(body, ensure_ascii=False, indent=2) + "\n")
+    def _save(self, entries: list[SpeakerEntry]) -> None:
+        """Write `entries` atomically, then adopt them; on failure nothing changes."""
+        if self.locked:
+            raise SpeakerError(f"The speaker library cannot be changed: {self.problem}")
+        body = {"format": FORMAT, "speakers": [asdict(e) for e in entries]}
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            write_text_atomic(self.path, json.dumps(body, ensure_ascii=False, indent=2) + "\n")
+        except (OSError, ValueError) as exc:
+            raise SpeakerError(
+                os_error_sentence("save the speaker library", self.path, exc)
+            ) from None
+        self.entries = entries
 
     def add(
         self, name: str, embedding: str, seed: int | None = None, note: str = ""
@@ -103,24 +169,22 @@ class SpeakerLibrary:
         )
         if self.get(entry.name):
             raise SpeakerError(f"A speaker named '{entry.name}' already exists.")
-        self.entries.append(entry)
-        self._save()
+        self._save([*self.entries, entry])
         return entry
 
     def rename(self, old: str, new: str) -> None:
         entry = self._need(old)
-        if not new.strip() or len(new) > 100:
+        new = _clean_name(new)
+        if not new or len(new) > 100:
             raise SpeakerError("A speaker name must have 1-100 characters.")
-        if self.get(new.strip()):
-            raise SpeakerError(f"A speaker named '{new.strip()}' already exists.")
-        self.entries[self.entries.index(entry)] = SpeakerEntry(
-            new.strip(), entry.embedding, entry.seed, entry.note, entry.created
-        )
-        self._save()
+        if self.get(new):
+            raise SpeakerError(f"A speaker named '{new}' already exists.")
+        renamed = SpeakerEntry(new, entry.embedding, entry.seed, entry.note, entry.created)
+        self._save([renamed if e is entry else e for e in self.entries])
 
     def remove(self, name: str) -> None:
-        self.entries.remove(self._need(name))
-        self._save()
+        gone = self._need(name)
+        self._save([e for e in self.entries if e is not gone])
 
     def _need(self, name: str) -> SpeakerEntry:
         entry = self.get(name)
@@ -129,34 +193,36 @@ class SpeakerLibrary:
         return entry
 
     def export(self, target: Path, names: list[str] | None = None) -> int:
+        """Write the chosen speakers (all by default) to `target` atomically; a failure leaves
+        any existing file as it was and no temp file behind."""
         chosen = [self._need(n) for n in names] if names else list(self.entries)
         body = {"format": FORMAT, "speakers": [asdict(e) for e in chosen]}
         target = Path(target)
-        if target.is_dir():
-            raise SpeakerError(f"{target} is a folder; give a file name.")
+        problem = target_problem(target, example="speakers.json")
+        if problem:
+            raise SpeakerError(problem)
         try:
             write_text_atomic(target, json.dumps(body, ensure_ascii=False, indent=2) + "\n")
-        except OSError as exc:
-            raise SpeakerError(f"Cannot write {target}: {exc.strerror or exc}.") from None
+        except (OSError, ValueError) as exc:
+            raise SpeakerError(os_error_sentence("write", target, exc)) from None
         return len(chosen)
 
     def import_file(self, source: Path) -> list[str]:
-        """Add every speaker in `source`; a name already taken gets ' (2)', ' (3)', ..."""
+        """Add every speaker in `source`; a name already taken gets ' (2)', ' (3)', ...
+        Names are labels inside the library file: no file is ever named after one."""
         source = Path(source)
         try:
-            text = source.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise SpeakerError(
-                f"Cannot read {source}: {getattr(exc, 'strerror', None) or exc}."
-            ) from None
-        added = []
+            text = _read(source)
+        except OSError as exc:
+            raise SpeakerError(f"Cannot read {source}: {exc.strerror or exc}.") from None
+        entries, added = list(self.entries), []
         for entry in _parse(text, source):
             name, n = entry.name, 2
-            while self.get(name):
+            while any(e.name == name for e in entries):
                 name, n = f"{entry.name} ({n})", n + 1
-            self.entries.append(
+            entries.append(
                 SpeakerEntry(name, entry.embedding, entry.seed, entry.note, entry.created or _now())
             )
             added.append(name)
-        self._save()
+        self._save(entries)
         return added

@@ -3,7 +3,7 @@ worker outcome (results, progress, errors) without ever blocking the UI thread."
 
 from pathlib import Path
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
     QFrame,
@@ -196,6 +196,8 @@ class MainWindow(QMainWindow):
         self.controls.engine_changed.connect(self.reload_model)
         self.controls.segment_size_changed.connect(self.editor.set_segment_size)
         self.speakers.message.connect(self.show_message)
+        if self.speakers.library.problem:  # damaged, newer or unreadable: say so at start
+            QTimer.singleShot(0, lambda: self.show_message(self.speakers.library.problem))
         self.speakers.embedding_wanted.connect(self._embedding_wanted)
         self.speakers.audition_wanted.connect(self.show_audition)
         self.result.message.connect(self.show_message)

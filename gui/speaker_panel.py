@@ -43,12 +43,10 @@ class SpeakerPanel(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.library = SpeakerLibrary()
+        self.library = SpeakerLibrary.open_or_locked()
         self._build()
         self._connect()
         self.refresh()
-        if self.library.problem:
-            self.message.emit(self.library.problem)
 
     def _build(self) -> None:
         self.seed_mode = QRadioButton("From seed")

@@ -73,3 +73,17 @@ def test_import_of_a_bad_file_changes_nothing(tmp_path: Path) -> None:
     with pytest.raises(SpeakerError, match="Cannot read"):
         lib.import_file(tmp_path / "missing.json")
     assert SpeakerLibrary(tmp_path / "speakers.json").names() == ["A"]
+
+
+def test_an_unusable_library_opens_locked_and_is_never_written(tmp_path: Path) -> None:
+    path = tmp_path / "speakers.json"
+    content = json.dumps({"format": 7, "speakers": []})
+    path.write_text(content)
+    lib = SpeakerLibrary.open_or_locked(path)
+    assert lib.locked and "newer" in lib.problem and lib.entries == []
+    with pytest.raises(SpeakerError, match="cannot be changed"):
+        lib.add("A", EMB)
+    assert path.read_text() == content
+    fine = SpeakerLibrary.open_or_locked(tmp_path / "other.json")
+    assert not fine.locked
+    fine.add("A", EMB)

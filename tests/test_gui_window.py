@@ -325,3 +325,26 @@ def test_export_and_import_the_speaker_library(qtbot, make_window, monkeypatch, 
     monkeypatch.setattr(dialogs, "open_speaker_file", lambda *_args: tmp_path / "bad.json")
     window.speakers.import_button.click()
     assert "is not valid JSON" in window.notice.text()
+
+
+def test_a_speaker_library_from_a_newer_version_is_reported_and_kept(
+    qtbot, make_window, home, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    from gui.main_window import MainWindow
+
+    shown: list[str] = []
+    real = MainWindow.show_message
+    monkeypatch.setattr(
+        MainWindow, "show_message", lambda self, text: (shown.append(text), real(self, text))
+    )
+    library = home / "speakers.json"
+    content = '{"format": 99, "speakers": []}'
+    library.write_text(content)
+    try:
+        window = make_window()
+        qtbot.waitUntil(lambda: any("newer" in text for text in shown), timeout=5000)
+        with pytest.raises(Exception, match="cannot be changed"):
+            window.speakers.library.add("X", "豆" * 40)
+        assert library.read_text() == content
+    finally:
+        library.unlink()

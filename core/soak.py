@@ -1,0 +1,136 @@
+"""Soak test: many syntheses in a row, then one very long text, watching the process's memory.
+
+    python -m core.soak [--runs 200] [--model demo] [--long-chars 100000] [--device cpu]
+
+Memory that grows with the number of runs is a leak; memory that grows with the length of
+the text means audio is being kept somewhere. The long text's results are consumed one by
+one and dropped, as a caller that streams to disk would. Exit status 0 when both growths stay
+under --max-growth-mib, 1 otherwise, 2 for a user mistake (a StudioError).
+"""
+
+import argparse
+import gc
+import sys
+import time
+from collections.abc import Sequence
+
+import psutil
+
+from .errors import StudioError
+
+SHORT_TEXT = "四川美食确实以辣闻名。Hello, this is a soak test of ChatTTS Studio."
+LONG_SENTENCES = (
+    "今天天气很好，我们一起去公园散步吧。",
+    "The quick brown fox jumps over the lazy dog, again and again.",
+    "长时间运行时，内存不应该随着文本长度增长。",
+    "Memory must not grow with the length of the text.",
+)
+MIB = 2**20
+
+
+def long_text(chars: int) -> str:
+    """About `chars` characters of mixed Chinese and English sentences."""
+    parts: list[str] = []
+    length = 0
+    index = 0
+    while length < chars:
+        sentence = LONG_SENTENCES[index % len(LONG_SENTENCES)]
+        parts.append(sentence)
+        length += len(sentence) + 1
+        index += 1
+    return " ".join(parts)[:chars]
+
+
+def rss() -> int:
+    return int(psutil.Process().memory_info().rss)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m core.soak", description=__doc__.splitlines()[0] if __doc__ else None
+    )
+    parser.add_argument("--runs", type=int, default=200, help="short syntheses in a row")
+    parser.add_argument("--model", default="demo", help="demo, demo-full, official or a folder")
+    parser.add_argument("--long-chars", type=int, default=100000, help="length of the long text")
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument(
+        "--decoder", choices=("fast", "stock"), default=None, help="default: the request's"
+    )
+    parser.add_argument(
+        "--max-growth-mib",
+        type=float,
+        default=200.0,
+        help="RSS growth (after warm-up) above which the soak fails",
+    )
+    args = parser.parse_args(argv)
+    if args.runs < 1 or args.long_chars < 0:
+        parser.error("--runs must be at least 1 and --long-chars at least 0")
+
+    from .engine import Engine
+    from .request import SynthesisRequest
+
+    extra = {"decoder": args.decoder} if args.decoder else {}
+
+    def request(text: str) -> SynthesisRequest:
+        return SynthesisRequest(text, refine_text=False, segment_size=50, batch_size=4, **extra)
+
+    engine = Engine()
+    try:
+        started = time.perf_counter()
+        engine.load(args.model, args.device, "fp32")
+        print(f"loaded {args.model} on {args.device} in {time.perf_counter() - started:.1f} s")
+        samples: list[int] = []
+        run_started = time.perf_counter()
+        for number in range(args.runs):
+            for result in engine.synthesize(request(SHORT_TEXT)):
+                del result
+            samples.append(rss())
+            if (number + 1) % max(1, args.runs // 10) == 0:
+                print(f"  run {number + 1}/{args.runs}: RSS {samples[-1] / MIB:.0f} MiB")
+        run_wall = time.perf_counter() - run_started
+        # Growth after the first run: the first one warms caches (allocator, kernels, tokens).
+        run_growth = (samples[-1] - samples[0]) / MIB
+
+        segments, audio_seconds, long_wall = 0, 0.0, 0.0
+        long_before = long_peak = long_after = rss()
+        if args.long_chars:
+            gc.collect()
+            long_before = long_peak = rss()
+            long_started = time.perf_counter()
+            for result in engine.synthesize(request(long_text(args.long_chars))):
+                segments += 1
+                audio_seconds += result.audio_seconds
+                del result
+                long_peak = max(long_peak, rss())
+            long_wall = time.perf_counter() - long_started
+            long_after = rss()
+    except StudioError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    finally:
+        engine.unload()
+    long_growth = (long_peak - long_before) / MIB
+
+    def mib(*values: float) -> str:
+        return " / ".join(f"{v / MIB:.0f}" for v in values) + " MiB"
+
+    rows = [
+        ("short runs", f"{args.runs} in {run_wall:.1f} s"),
+        ("RSS first / last / max", mib(samples[0], samples[-1], max(samples))),
+        ("RSS growth over the runs", f"{run_growth:+.1f} MiB"),
+        ("long text", f"{args.long_chars} characters, {segments} segments"),
+        ("long text audio", f"{audio_seconds:.1f} s"),
+        ("long text wall", f"{long_wall:.1f} s"),
+        ("RSS before / peak / after", mib(long_before, long_peak, long_after)),
+        ("RSS growth over the long text", f"{long_growth:+.1f} MiB"),
+    ]
+    width = max(len(name) for name, _ in rows)
+    for name, value in rows:
+        print(f"{name:<{width}}  {value}")
+    ok = run_growth <= args.max_growth_mib and long_growth <= args.max_growth_mib
+    print("memory: steady" if ok else f"memory: grew more than {args.max_growth_mib:g} MiB")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
