@@ -204,6 +204,18 @@ class Bench:
             "spread": max(stock.spread, ours.spread),
         }
 
+    def greedy(self, steps: int = 60) -> tuple[torch.Tensor, torch.Tensor]:
+        """Codes and hidden states of a near-greedy decode (top-K 1, temperature 0.05)."""
+        from .decode import FastDecoder, Job, Sampling
+
+        chat = self.engine.chat
+        emb = self.engine._prompt(chat, SENTENCE, SynthesisRequest(SENTENCE), self.speaker)
+        decoder = FastDecoder(chat, 1, emb.shape[1] + steps + 1)
+        torch.manual_seed(0)
+        run = decoder.run([Job(0, emb, steps, steps)], Sampling(0.05, 0.7, 1), lambda: False)
+        job = next(j for j in run if j)
+        return torch.stack(job.tokens).cpu(), torch.stack(job.hiddens).float().cpu()
+
     def floor(self) -> dict[str, Any]:
         """Reading every GPT weight once (a matrix-vector pass over the same shapes) against
         the engine's batch-1 decode step."""
@@ -289,6 +301,7 @@ def run(
     say("weight-read floor")
     report["floor"] = bench.floor()
     report["precisions"] = []
+    reference: tuple[torch.Tensor, torch.Tensor] = (torch.zeros(0), torch.zeros(0))
     for precision in precisions:
         try:
             engine.load(model, device, precision)
@@ -297,12 +310,19 @@ def run(
             continue
         bench = Bench(engine, repeats, say)
         row = bench.batches([1, batch])
+        tokens, hiddens = bench.greedy()
+        if precision == "fp32":
+            reference = (tokens, hiddens)
+        agree = float((tokens == reference[0]).all(1).float().mean())
+        cosine = float(torch.nn.functional.cosine_similarity(hiddens[:1], reference[1][:1]))
         report["precisions"].append(
             {
                 "precision": precision,
                 "batch1_rtf": row[0]["rtf"],
                 f"batch{batch}_rtf": row[1]["rtf"],
                 "batch1_steps_per_s": row[0]["steps_per_s"],
+                "greedy_code_agreement": agree,
+                "first_step_hidden_cosine": cosine,
             }
         )
     engine.unload()
@@ -341,13 +361,15 @@ def format_report(report: dict[str, Any]) -> str:
         )
     lines += [
         "",
-        "3. by precision",
-        "| precision | batch 1 RTF | larger batch RTF | batch 1 steps/s |",
-        "|---|---|---|---|",
+        "3. by precision; quality against fp32: agreement of 60 near-greedy codes (random",
+        "   weights make one early difference change the rest) and the first hidden state's cosine",
+        "| precision | batch 1 RTF | larger batch RTF | batch 1 steps/s | code agreement "
+        "| hidden cosine |",
+        "|---|---|---|---|---|---|",
     ]
     for r in report["precisions"]:
         if "refused" in r:
-            lines.append(f"| {r['precision']} | refused: {r['refused']} | | |")
+            lines.append(f"| {r['precision']} | refused: {r['refused']} | | | | |")
             continue
         big = next(
             v
@@ -356,7 +378,8 @@ def format_report(report: dict[str, Any]) -> str:
         )
         lines.append(
             f"| {r['precision']} | {r['batch1_rtf']:.3f} | {big:.3f} | "
-            f"{r['batch1_steps_per_s']:.1f} |"
+            f"{r['batch1_steps_per_s']:.1f} | {r['greedy_code_agreement']:.0%} | "
+            f"{r['first_step_hidden_cosine']:.5f} |"
         )
     f = report["first_audio"]
     lines += [

@@ -85,6 +85,12 @@ def cmd_synth(args: argparse.Namespace) -> int:
         pause_seconds=args.pause,
     )
     request.validate()
+    if args.threads is not None:
+        if not 1 <= args.threads <= 256:
+            raise StudioError("The thread count must be between 1 and 256.")
+        import torch
+
+        torch.set_num_threads(args.threads)
     from .text import split_segments
 
     split_segments(text, request.segment_size)  # bad text fails before the model loads
@@ -259,7 +265,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         args.segment_size,
         args.batch_size,
         sizes,
-        ["fp32", "bf16", "fp16"],
+        ["fp32", "bf16", "int8", "fp16"],
         args.threads,
         say=lambda line: _err(line),
     )
@@ -296,7 +302,13 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="cpu, cuda, cuda:N or mps (default: the first CUDA device, else cpu)",
     )
-    synth.add_argument("--precision", default="fp32", choices=["fp32", "fp16", "bf16"])
+    synth.add_argument(
+        "--precision",
+        default="fp32",
+        choices=["fp32", "fp16", "bf16", "int8"],
+        help="int8: the GPT quantized, CPU only, fastest there",
+    )
+    synth.add_argument("--threads", type=int, default=None, help="CPU threads for torch")
     synth.add_argument("--segment-size", type=int, default=d.segment_size)
     synth.add_argument("--batch-size", type=int, default=d.batch_size)
     synth.add_argument("--speaker", help="a library name, a seed, or an embedding string")
