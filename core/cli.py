@@ -83,6 +83,7 @@ def cmd_synth(args: argparse.Namespace) -> int:
         segment_size=args.segment_size,
         batch_size=args.batch_size,
         pause_seconds=args.pause,
+        decoder=args.decoder,
     )
     request.validate()
     if args.threads is not None:
@@ -321,6 +322,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--pause", type=float, default=d.pause_seconds, help="seconds of silence between segments"
     )
     synth.add_argument("--no-refine", action="store_true", help="skip ChatTTS's refine-text pass")
+    synth.add_argument(
+        "--decoder",
+        default="fast",
+        choices=["fast", "stock"],
+        help="fast: Studio's decode loop (default); stock: ChatTTS's generate()",
+    )
     synth.add_argument("--float", action="store_true", help="write 32-bit float WAV")
     synth.set_defaults(func=cmd_synth)
 

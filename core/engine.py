@@ -35,8 +35,12 @@ class _CancelContext:
         return self._event.is_set()
 
     def set(self, value: bool) -> None:
+        # Chat.infer calls set(False) as it starts: a cancel meant for an earlier job must not
+        # stop it (the bench and anyone calling infer directly rely on this).
         if value:
             self._event.set()
+        else:
+            self._event.clear()
 
 
 @dataclass(frozen=True)

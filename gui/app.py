@@ -30,6 +30,15 @@ def main() -> int:
     app = application()
     model = sys.argv[1] if len(sys.argv) > 1 else None
     window = build_window(model)
+    previous = sys.excepthook
+
+    def report(kind, error, trace) -> None:  # type: ignore[no-untyped-def]
+        # A bug in a slot is printed by Qt and the app goes on: the person must see it too.
+        previous(kind, error, trace)
+        if isinstance(error, Exception):
+            window.show_message(window.error_sentence(error))
+
+    sys.excepthook = report
     window.show()
     return app.exec()
 

@@ -26,6 +26,8 @@ from .worker import Candidate
 class AuditionDialog(QDialog):
     generate_requested = Signal(str, int)  # sentence, number of candidates
     keep_requested = Signal(str, object)  # name, Candidate
+    cancel_requested = Signal()
+    playing = Signal()  # the shared player is about to play a candidate
     message = Signal(str)
 
     def __init__(self, player: Player, parent: QWidget | None = None) -> None:
@@ -39,6 +41,8 @@ class AuditionDialog(QDialog):
         self.count.setRange(4, 8)
         self.count.setValue(4)
         self.generate = QPushButton("Generate candidates")
+        self.cancel = QPushButton("Cancel")
+        self.cancel.setEnabled(False)
         self.progress = QProgressBar()
         self.progress.setRange(0, 100)
         self.status = QLabel("Each candidate is a random seed reading the sentence.")
@@ -50,6 +54,7 @@ class AuditionDialog(QDialog):
         top.addWidget(self.count)
         top.addStretch(1)
         top.addWidget(self.generate)
+        top.addWidget(self.cancel)
         layout = QVBoxLayout(self)
         layout.addWidget(QLabel("Sample sentence"))
         layout.addWidget(self.sentence)
@@ -58,10 +63,22 @@ class AuditionDialog(QDialog):
         layout.addWidget(self.status)
         layout.addWidget(self.grid_host, 1)
         self.generate.clicked.connect(self._generate)
+        self.cancel.clicked.connect(self.cancel_requested)
         self.resize(560, 360)
+
+    @property
+    def running(self) -> bool:
+        return self.cancel.isEnabled()
+
+    def reject(self) -> None:
+        """Closing the dialog (Esc, the window's close button) while it generates cancels."""
+        if self.running:
+            self.cancel_requested.emit()
+        super().reject()
 
     def _generate(self) -> None:
         self.generate.setEnabled(False)
+        self.cancel.setEnabled(True)
         self.progress.setValue(0)
         self.status.setText("Generating…")
         self.generate_requested.emit(self.sentence.text(), self.count.value())
@@ -72,10 +89,12 @@ class AuditionDialog(QDialog):
 
     def failed(self, text: str) -> None:
         self.generate.setEnabled(True)
+        self.cancel.setEnabled(False)
         self.status.setText(text)
 
     def show_candidates(self, candidates: list[Candidate]) -> None:
         self.generate.setEnabled(True)
+        self.cancel.setEnabled(False)
         self.progress.setValue(100)
         self.status.setText(f"{len(candidates)} candidates ready: play, keep or drop each.")
         for row in self.rows:
@@ -100,6 +119,7 @@ class AuditionDialog(QDialog):
         drop.clicked.connect(lambda: self.drop(candidate, widgets))
 
     def play(self, candidate: Candidate) -> None:
+        self.playing.emit()
         try:
             self.player.play(candidate.audio)
         except StudioError as exc:

@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from PySide6.QtCore import QMimeData, Signal
+from PySide6.QtCore import QMimeData, QTimer, Signal
 from PySide6.QtGui import QDragEnterEvent, QDropEvent, QFont
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -27,6 +27,11 @@ CJK_FONTS = [
     "Sans Serif",
 ]
 QUICK_TOKENS = ("[uv_break]", "[laugh]", "[lbreak]")
+# Counting segments reads the whole text: it waits until typing pauses, longer on a long text,
+# so a keystroke in a 100,000-character text costs no more than in a short one.
+COUNT_DELAY_MS = 300
+LONG_TEXT = 20_000
+LONG_COUNT_DELAY_MS = 1_000
 
 
 def _text_file(mime: QMimeData) -> Path | None:
@@ -68,6 +73,10 @@ class EditorPanel(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.segment_size = 50
+        self._detail = ""  # the last segment count, shown until the next one is ready
+        self.count_timer = QTimer(self)
+        self.count_timer.setSingleShot(True)
+        self.count_timer.timeout.connect(self.update_counts)
         self._build()
 
     def _build(self) -> None:
@@ -103,7 +112,7 @@ class EditorPanel(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.editor, 1)
         layout.addLayout(tokens)
-        self.editor.textChanged.connect(self.update_counts)
+        self.editor.textChanged.connect(self._text_changed)
         self.update_counts()
 
     def token_menu(self) -> QMenu:
@@ -123,26 +132,36 @@ class EditorPanel(QWidget):
         return self.editor.toPlainText()
 
     def set_text(self, text: str) -> None:
+        """Replace the whole text (a file, a sample, the restored draft): counted at once."""
         self.editor.setPlainText(text)
+        self.update_counts()
 
     def set_segment_size(self, size: int) -> None:
         self.segment_size = size
         self.update_counts()
 
+    def _text_changed(self) -> None:
+        """Every keystroke: only the character count now, the segments once typing pauses."""
+        length = len(self.text())
+        self.counts.setText(f"{length} characters{self._detail}" if length else "0 characters")
+        self.count_timer.start(COUNT_DELAY_MS if length < LONG_TEXT else LONG_COUNT_DELAY_MS)
+
     def update_counts(self) -> None:
+        self.count_timer.stop()
         text = self.text()
         if not text.strip():
+            self._detail = ""
             self.counts.setText("0 characters")
             return
         try:
             segments = split_segments(text, self.segment_size)
         except StudioError as exc:
+            self._detail = ""
             self.counts.setText(f"{len(text)} characters · {exc}")
             return
         seconds = sum(s.est_seconds for s in segments)
-        self.counts.setText(
-            f"{len(text)} characters · {len(segments)} segments · ~{seconds:.0f} s of audio"
-        )
+        self._detail = f" · {len(segments)} segments · ~{seconds:.0f} s of audio"
+        self.counts.setText(f"{len(text)} characters{self._detail}")
 
     def open_file(self, path: Path) -> bool:
         try:

@@ -40,6 +40,7 @@ class LivePanel(QWidget):
         self._rtfs: list[float] = []
         self._memory: list[float] = []
         self._last_segment_rtf: float | None = None
+        self._job_note = ""  # core's note on this job (a lowered batch), kept after it ends
         self._build()
         self.timer = QTimer(self)
         self.timer.setInterval(POLL_MS)
@@ -96,6 +97,7 @@ class LivePanel(QWidget):
         self._rtfs.clear()
         self._memory.clear()
         self._last_segment_rtf = None
+        self._job_note = ""
         self.stage.setText(stage)
         self.note.clear()
         self.timer.start()
@@ -116,11 +118,12 @@ class LivePanel(QWidget):
             self.progress.setText(f"{summary.segments} segments done · {summary.steps} steps")
             self.first_audio.setText(_seconds(summary.first_audio_seconds))
             if summary.peak_memory:
-                self.note.setText(
+                peak = (
                     f"Peak memory of the job: {summary.peak_memory / MIB:.0f} MiB; "
                     f"{summary.segments} segments, {summary.audio_seconds:.1f} s "
                     f"of audio in {summary.wall_seconds:.1f} s"
                 )
+                self.note.setText(f"{self._job_note}\n{peak}" if self._job_note else peak)
 
     # -- drawing ---------------------------------------------------------------------------
     def poll(self) -> None:
@@ -149,6 +152,7 @@ class LivePanel(QWidget):
         )
         self.memory.setText(describe_memory(snap.memory))
         if snap.note:
+            self._job_note = snap.note
             self.note.setText(snap.note)
         if self.timer.isActive():
             self._times.append(time.perf_counter() - self._t0)

@@ -3,6 +3,7 @@ worker outcome (results, progress, errors) without ever blocking the UI thread."
 
 from pathlib import Path
 
+import torch
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
@@ -28,6 +29,7 @@ from core.text import split_segments
 from . import dialogs
 from .audition_dialog import AuditionDialog
 from .controls_panel import ControlsPanel
+from .draft import load_draft, save_draft
 from .editor_panel import EditorPanel
 from .live_panel import LivePanel
 from .model_dialog import ModelDialog
@@ -50,6 +52,9 @@ from .worker import (
 )
 
 AUDITION_SEGMENT = 80
+# The text and the settings are written this long after the last change, so a crash loses at
+# most that much typing and a keystroke never waits for the disk.
+PERSIST_DELAY_MS = 1_500
 
 
 class MainWindow(QMainWindow):
@@ -61,6 +66,11 @@ class MainWindow(QMainWindow):
         self.model_name = ""
         self.current_job: Job | None = None  # the one job the window waits on
         self.last_error: Exception | None = None
+        self._saved_draft = ""  # the editor text as last written to the data folder
+        self._draft_problem: str | None = None
+        self.persist_timer = QTimer(self)
+        self.persist_timer.setSingleShot(True)
+        self.persist_timer.setInterval(PERSIST_DELAY_MS)
         self._build()
         self._menus()
         self._connect()
@@ -126,9 +136,24 @@ class MainWindow(QMainWindow):
         body.addWidget(self.result)
         body.setStretchFactor(0, 3)
         body.setStretchFactor(1, 1)
+        # Problems found at start (damaged settings, a newer speaker library, a draft that
+        # could not be read) stay in view until dismissed; the status line changes too often.
+        self.alert = QFrame()
+        self.alert.setObjectName("alert")
+        self.alert.setStyleSheet("#alert { background: #fadbd8; border: 1px solid #c0392b; }")
+        self.alert_text = QLabel()
+        self.alert_text.setWordWrap(True)
+        self.alert_close = QPushButton("✕")
+        self.alert_close.setFlat(True)
+        alert_layout = QHBoxLayout(self.alert)
+        alert_layout.addWidget(self.alert_text, 1)
+        alert_layout.addWidget(self.alert_close)
+        self.alert.setVisible(False)
+
         central = QWidget()
         layout = QVBoxLayout(central)
         layout.addWidget(self.banner)
+        layout.addWidget(self.alert)
         layout.addWidget(body, 1)
         self.setCentralWidget(central)
 
@@ -197,11 +222,25 @@ class MainWindow(QMainWindow):
         self.controls.segment_size_changed.connect(self.editor.set_segment_size)
         self.speakers.message.connect(self.show_message)
         if self.speakers.library.problem:  # damaged, newer or unreadable: say so at start
+            self.warn(self.speakers.library.problem)
             QTimer.singleShot(0, lambda: self.show_message(self.speakers.library.problem))
+        self.alert_close.clicked.connect(self.alert.hide)
+        # Anything worth keeping changes: write it a moment later (see PERSIST_DELAY_MS).
+        self.persist_timer.timeout.connect(self.persist)
+        for changed in (
+            self.editor.editor.textChanged,
+            self.controls.engine_changed,
+            self.controls.segment_slider.valueChanged,
+            self.controls.batch_box.valueChanged,
+            self.result.stream_box.toggled,
+            self.speakers.seed_box.valueChanged,
+            self.speakers.library_mode.toggled,
+        ):
+            changed.connect(lambda *_args: self.persist_timer.start())
         self.speakers.embedding_wanted.connect(self._embedding_wanted)
         self.speakers.audition_wanted.connect(self.show_audition)
         self.result.message.connect(self.show_message)
-        self.result.folder_used.connect(lambda folder: self.settings.set(Key.LAST_FOLDER, folder))
+        self.result.folder_used.connect(self._folder_used)
         self.banner_download.clicked.connect(self._banner_download)
         self.banner_demo.clicked.connect(lambda: self.load_model("demo"))
         self.banner_close.clicked.connect(self.banner.hide)
@@ -210,9 +249,19 @@ class MainWindow(QMainWindow):
         self.model_dialog.cancel_requested.connect(self.host.cancel)
         self.audition_dialog.generate_requested.connect(self._audition)
         self.audition_dialog.keep_requested.connect(self._keep_candidate)
+        self.audition_dialog.cancel_requested.connect(self._cancel_audition)
+        self.audition_dialog.playing.connect(self.result.forget_playback)
 
     def _restore(self) -> None:
         s = self.settings
+        if s.problem:
+            self.warn(s.problem)
+        draft, self._draft_problem = load_draft()
+        if self._draft_problem:
+            self.warn(self._draft_problem)
+        if draft:
+            self.editor.set_text(draft)
+        self._saved_draft = draft
         geometry = s.get(Key.GEOMETRY)
         if not (geometry and self.restoreGeometry(geometry)):  # type: ignore[arg-type]
             self.resize(1200, 820)
@@ -241,12 +290,26 @@ class MainWindow(QMainWindow):
     def show_message(self, text: str) -> None:
         self.notice.setText(text)
 
+    def warn(self, text: str) -> None:
+        """A problem that must not scroll away with the next status message."""
+        lines = [line for line in self.alert_text.text().split("\n") if line]
+        if text not in lines:
+            self.alert_text.setText("\n".join([*lines, text]))
+        self.alert.setVisible(True)
+        self.show_message(text)
+
+    @staticmethod
+    def error_sentence(error: Exception) -> str:
+        if isinstance(error, StudioError):
+            return str(error)
+        if isinstance(error, torch.OutOfMemoryError | MemoryError):
+            return "Out of memory: lower the batch size or the segment size, or use another device."
+        first = str(error).splitlines()[0][:300] if str(error) else ""
+        return f"Unexpected error: {type(error).__name__}: {first}".rstrip(": ")
+
     def _show_error(self, error: Exception) -> None:
         self.last_error = error
-        if isinstance(error, StudioError):
-            self.show_message(str(error))
-        else:  # a bug: say so plainly, keep the window alive
-            self.show_message(f"Unexpected error: {type(error).__name__}: {error}")
+        self.show_message(self.error_sentence(error))  # a bug too: said plainly, window alive
 
     # -- model -----------------------------------------------------------------------------
     def load_model(self, name: str) -> None:
@@ -274,6 +337,7 @@ class MainWindow(QMainWindow):
             "color: #b03a2e; font-weight: bold;" if info.random_weights else ""
         )
         self.settings.set(Key.MODEL, self.model_name)
+        self.settings.sync()
         self.model_dialog.show_loaded(loaded)
         self.show_message(
             f"Loaded {info.label} on {loaded.device.id} in {loaded.load_seconds:.1f} s."
@@ -351,6 +415,10 @@ class MainWindow(QMainWindow):
             self.host.cancel()
             self.show_message("Cancelling…")
 
+    def _cancel_audition(self) -> None:
+        if self.current_job is not None and self.current_job.kind is JobKind.AUDITION:
+            self.cancel()
+
     def _set_busy(self, busy: bool) -> None:
         self.controls.set_busy(busy)
         self.speakers.audition.setEnabled(not busy)
@@ -390,7 +458,11 @@ class MainWindow(QMainWindow):
         self.current_job = self.host.speaker_for_seed(seed)
 
     def _remember_text_folder(self, path: Path) -> None:
-        self.settings.set(Key.LAST_FOLDER, str(Path(path).parent))
+        self._folder_used(str(Path(path).parent))
+
+    def _folder_used(self, folder: str) -> None:
+        self.settings.set(Key.LAST_FOLDER, folder)
+        self.settings.sync()
 
     def open_text(self) -> None:
         path = dialogs.open_text_file(self, self.settings.text(Key.LAST_FOLDER))
@@ -437,13 +509,17 @@ class MainWindow(QMainWindow):
             self.live.stop(None, "model ready")
             self._set_loaded(payload)
         elif job.kind is JobKind.SYNTHESIZE and isinstance(payload, SynthesisOutcome):
+            note = self.live.live.snapshot().note  # e.g. the batch lowered after out of memory
             self.live.stop(payload.summary)
             self.result.end(payload)
             summary = payload.summary
             self.show_message(
-                f"Done: {summary.audio_seconds:.1f} s of audio, RTF {summary.rtf:.2f}."
-                if summary
-                else "Done."
+                (
+                    f"Done: {summary.audio_seconds:.1f} s of audio, RTF {summary.rtf:.2f}."
+                    if summary
+                    else "Done."
+                )
+                + (f" Note: {note}." if note else "")
             )
         elif job.kind is JobKind.AUDITION and isinstance(payload, list):
             self.live.stop(None)
@@ -462,30 +538,50 @@ class MainWindow(QMainWindow):
         self._show_error(failure.error)
         self.live.stop(None, "error")
         self.load_progress.setVisible(False)
+        sentence = self.error_sentence(failure.error)
         if job.kind is JobKind.SYNTHESIZE:
-            self.result.end(None)
+            # What was finished before the error stays: in the result, the history, saveable.
+            self.result.end(failure.partial, failed=True)
+            kept = len(failure.partial.results) if failure.partial else 0
+            if kept:
+                self.show_message(
+                    f"{sentence} {kept} finished segment(s) kept; save them with Save audio."
+                )
         elif job.kind is JobKind.AUDITION:
-            self.audition_dialog.failed(str(failure.error))
+            self.audition_dialog.failed(sentence)
         elif job.kind is JobKind.DOWNLOAD:
-            self.model_dialog.download_ended(str(failure.error))
+            self.model_dialog.download_ended(sentence)
         elif job.kind is JobKind.LOAD:
-            # A failed load keeps the model that was there (core loads the new one before
-            # unloading the old): keep its name so a device change reloads that one.
-            self.loaded = self.host.worker.engine.loaded
-            if self.loaded is not None:
-                self.model_name = self.loaded.info.name
-            self.model_label.setText(
-                "No model loaded" if self.loaded is None else self.model_label.text()
-            )
+            self._load_stopped(sentence)
+
+    def _load_stopped(self, reason: str) -> None:
+        """A load failed or was cancelled: show what the engine really holds now. Core checks
+        the files before it drops the old model, so usually that one is still there."""
+        loaded = self.host.worker.engine.loaded
+        self.loaded = loaded
+        self.model_dialog.show_loaded(loaded)
+        if loaded is None:
+            self.model_label.setText("No model loaded")
+            self.model_label.setStyleSheet("")
+            self.controls.show_effective(None)
+            self.show_message(f"{reason} No model is loaded: choose one in Models (Ctrl+M).")
+            return
+        # Its name, device and precision again, so the next change reloads what works.
+        self.model_name = loaded.info.name
+        self.controls.select(loaded.device.id, loaded.precision.value)
+        self.controls.show_effective(loaded.precision)
+        self.show_message(
+            f"{reason} Still loaded: {loaded.info.label} on {loaded.device.id}, "
+            f"{loaded.precision.value}."
+        )
 
     def _job_cancelled(self, outcome: CancelledOutcome) -> None:
         job = outcome.job
         self._job_done(job)
         self.load_progress.setVisible(False)
-        self.live.stop(
-            self.host.worker.engine.last_summary if job.kind is JobKind.SYNTHESIZE else None,
-            "cancelled",
-        )
+        began = job.kind is JobKind.SYNTHESIZE and outcome.partial is not None
+        # A job cancelled before it began has no figures: the engine's are a former job's.
+        self.live.stop(self.host.worker.engine.last_summary if began else None, "cancelled")
         if job.kind is JobKind.SYNTHESIZE:
             self.result.end(outcome.partial, cancelled=True)
             kept = len(outcome.partial.results) if outcome.partial else 0
@@ -494,8 +590,26 @@ class MainWindow(QMainWindow):
             self.model_dialog.download_ended("Download cancelled; the next try resumes.")
         elif job.kind is JobKind.AUDITION:
             self.audition_dialog.failed("Audition cancelled.")
+            self.show_message("Audition cancelled.")
+        elif job.kind is JobKind.LOAD:
+            self._load_stopped("Loading cancelled.")
         else:
             self.show_message("Cancelled.")
+
+    # -- keeping the text and settings --------------------------------------------------------
+    def persist(self) -> None:
+        """Write the editor text (atomically) and the settings now."""
+        self.persist_timer.stop()
+        text = self.editor.text()
+        if text != self._saved_draft:
+            problem = save_draft(text)
+            if problem is None:
+                self._saved_draft = text
+                self._draft_problem = None
+            elif problem != self._draft_problem:  # once per problem, not once per keystroke
+                self._draft_problem = problem
+                self.show_message(problem)
+        self.save_settings()
 
     # -- closing ---------------------------------------------------------------------------
     def save_settings(self) -> None:
@@ -513,7 +627,7 @@ class MainWindow(QMainWindow):
 
     def closeEvent(self, event: QCloseEvent) -> None:  # Qt's name
         """Cancel what runs, wait for the worker thread to end, then close."""
-        self.save_settings()
+        self.persist()
         self.live.timer.stop()
         self.result.timer.stop()
         self.result.stop()

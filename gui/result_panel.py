@@ -1,6 +1,9 @@
 """The result: play while generating, play / stop / seek with a waveform, save in any format
 (optionally one file per segment), and the history of this session's results."""
 
+import os
+import shutil
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,8 +24,9 @@ from PySide6.QtWidgets import (
 )
 
 from core import SAMPLE_RATE
-from core.audio import Player, output_available, save
-from core.errors import StudioError
+from core.atomic import os_error_sentence
+from core.audio import Player, check_output_path, output_available, save
+from core.errors import AudioError, StudioError
 from core.request import AudioChunk, SegmentResult
 
 from . import dialogs
@@ -36,6 +40,7 @@ class HistoryEntry:
     outcome: SynthesisOutcome
     made: float  # time.time()
     cancelled: bool = False
+    failed: bool = False  # an error stopped the run; these are the segments it finished
 
     def title(self) -> str:
         request = self.outcome.job.request
@@ -43,6 +48,7 @@ class HistoryEntry:
         summary = self.outcome.summary
         figures = f"RTF {summary.rtf:.2f}, {summary.audio_seconds:.1f} s" if summary else ""
         state = " (cancelled)" if self.cancelled else ""
+        state = " (stopped by an error)" if self.failed else state
         return (
             f"{time.strftime('%H:%M:%S', time.localtime(self.made))} · "
             f"{text[:40]}{'…' if len(text) > 40 else ''} · {self.outcome.job.speaker_label} · "
@@ -77,6 +83,9 @@ class ResultPanel(QWidget):
         self.last_folder = ""
         self.running = False
         self._streamed = 0  # samples of the growing result already handed to the player
+        # Where the buffer this panel handed to the player ends; None when the player is not
+        # ours or was stopped on purpose. A stream that ends before it lost its device.
+        self._play_end: int | None = None
         self._chunk_segment = 0
         self.output_problem = output_available()
         self._build()
@@ -168,13 +177,23 @@ class ResultPanel(QWidget):
         self._set_audio(np.concatenate([self.audio, chunk.audio]))
         self._stream()
 
-    def end(self, outcome: SynthesisOutcome | None, cancelled: bool = False) -> None:
+    def end(
+        self, outcome: SynthesisOutcome | None, cancelled: bool = False, failed: bool = False
+    ) -> None:
+        """The run is over: the result is exactly its finished segments (a cancelled or failed
+        run's half-made segment is dropped), ready to play and save."""
         self.running = False
         if outcome is None or not outcome.results:
+            if cancelled or failed:
+                self.stop()
+                self.results = []
+                self._set_audio(np.zeros(0, dtype=np.float32))
             return
         self.results = list(outcome.results)
+        if cancelled or failed:
+            self.stop()  # what plays may be the dropped piece
         self._set_audio(outcome.audio)
-        self.history.append(HistoryEntry(outcome, time.time(), cancelled))
+        self.history.append(HistoryEntry(outcome, time.time(), cancelled, failed))
         self.history_list.blockSignals(True)
         self.history_list.addItem(self.history[-1].title())
         self.history_list.setCurrentRow(len(self.history) - 1)
@@ -203,8 +222,13 @@ class ResultPanel(QWidget):
             self.message.emit("There is no audio to play yet.")
             return
         if self.output_problem:
-            self.message.emit(self.output_problem)
-            return
+            # Asked again by the user: a device that came back (plugged in again) is used.
+            self.output_problem = output_available()
+            self.output_note.setText(self.output_problem or "")
+            self.output_note.setVisible(bool(self.output_problem))
+            if self.output_problem:
+                self.message.emit(self.output_problem)
+                return
         self._streamed = len(self.audio)  # a manual play replaces the streaming
         self._play_from(int(start) if start else 0)
 
@@ -212,15 +236,37 @@ class ResultPanel(QWidget):
         try:
             self.player.play(self.audio, SAMPLE_RATE, start)
         except StudioError as exc:
+            # Remembered, so streaming does not retry on every tick; play() checks again.
+            self._play_end = None
             self.output_problem = str(exc)
             self.output_note.setText(self.output_problem)
             self.output_note.setVisible(True)
             self.message.emit(str(exc))
+            return
+        self._play_end = len(self.audio)
 
     def stop(self) -> None:
+        self._play_end = None
         self.player.stop()
 
+    def forget_playback(self) -> None:
+        """Someone else (the audition dialog) takes the shared player over."""
+        self._play_end = None
+
+    def _check_playback(self) -> None:
+        """A stream that ended before its last sample lost its device (unplugged, or the sound
+        server went away): say so, instead of a silent stop."""
+        if self._play_end is None or self.player.playing:
+            return
+        end, self._play_end = self._play_end, None
+        if self.player.position < end:
+            self.message.emit(
+                f"Playback stopped at {self.player.position / SAMPLE_RATE:.1f} s: the audio "
+                "device stopped responding. The audio can still be saved."
+            )
+
     def _tick(self) -> None:
+        self._check_playback()
         self._stream()
         position = (
             min(self.player.position, len(self.audio)) if self.player.playing else self.seek.value()
@@ -257,14 +303,12 @@ class ResultPanel(QWidget):
 
     def save_to(self, path: Path) -> list[Path]:
         path = Path(path)
-        if not path.suffix:
+        if not path.suffix and not path.is_dir():  # a folder stays a folder: refused below
             path = path.with_suffix(".wav")
         try:
+            check_output_path(path)
             if self.per_segment.isChecked():
-                written = [
-                    save(path.with_name(f"{path.stem}_{r.index + 1:03d}{path.suffix}"), r.audio)
-                    for r in sorted(self.results, key=lambda r: r.index)
-                ]
+                written = self._save_segments(path)
             else:
                 written = [save(path, self.audio)]
         except StudioError as exc:
@@ -274,3 +318,26 @@ class ResultPanel(QWidget):
         self.folder_used.emit(self.last_folder)
         self.message.emit(f"Saved {len(written)} file(s) to {path.parent}.")
         return written
+
+    def _save_segments(self, path: Path) -> list[Path]:
+        """One file per segment, all or none: written into a hidden folder beside the target,
+        then moved in place, so a failure half way leaves no partial set behind."""
+        results = sorted(self.results, key=lambda r: r.index)
+        if not results:
+            raise AudioError("There is no audio to save.")
+        targets = [path.with_name(f"{path.stem}_{r.index + 1:03d}{path.suffix}") for r in results]
+        for target in targets:
+            check_output_path(target)
+        try:
+            staging = Path(tempfile.mkdtemp(prefix=".export-", dir=path.parent))
+        except OSError as exc:
+            raise AudioError(os_error_sentence("save", path, exc)) from None
+        try:
+            parts = [save(staging / t.name, r.audio) for t, r in zip(targets, results, strict=True)]
+            for part, target in zip(parts, targets, strict=True):
+                os.replace(part, target)
+        except OSError as exc:
+            raise AudioError(os_error_sentence("save", path, exc)) from None
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+        return targets

@@ -1,14 +1,25 @@
 """The window's preferences: one typed class over QSettings, stored in the app's data folder so
-CHATTTS_STUDIO_HOME moves them along with the models and speakers."""
+CHATTTS_STUDIO_HOME moves them along with the models and speakers.
 
+A damaged or empty file never stops the window: it starts with the defaults and says so. A file
+from a newer version is left untouched (the preferences live in memory for this session)."""
+
+import contextlib
+import os
 from enum import StrEnum
+from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QSettings
 
 from core import paths
 
+SETTINGS_FILE = "gui-settings.ini"
+SETTINGS_VERSION = 1  # raise it when a key changes meaning; older files are read as they are
+MAX_SETTINGS_BYTES = 1 << 20  # a preferences file is a few KiB; anything huge is not ours
+
 
 class Key(StrEnum):
+    VERSION = "version"
     MODEL = "model"
     DEVICE = "device"
     PRECISION = "precision"
@@ -22,6 +33,7 @@ class Key(StrEnum):
 
 
 DEFAULTS: dict[Key, object] = {
+    Key.VERSION: SETTINGS_VERSION,
     Key.MODEL: "",
     Key.DEVICE: "",  # empty: core's default device
     Key.PRECISION: "fp32",
@@ -35,17 +47,108 @@ DEFAULTS: dict[Key, object] = {
 }
 
 
+def damage(path: Path) -> str | None:
+    """Why the file at `path` is not a settings file QSettings wrote, or None when it looks
+    like one (or does not exist). QSettings itself reads almost anything without complaint."""
+    try:
+        if path.stat().st_size > MAX_SETTINGS_BYTES:
+            return "it is far too large"
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return f"it cannot be read ({exc.strerror or exc})"
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return "it is not text"
+    if "\0" in text:
+        return "it contains binary data"
+    for line in text.splitlines():
+        line = line.strip()
+        if line and not (line[0] in ";#" or (line[0] == "[" and line[-1] == "]") or "=" in line):
+            return "it has lines that are not settings"
+    return None
+
+
 class Settings:
-    """Typed access: every read gets the type of its default back, whatever QSettings stored."""
+    """Typed access: every read gets the type of its default back, whatever QSettings stored.
+    `problem` is the sentence to show when the file could not be used as it was."""
 
     def __init__(self, qsettings: QSettings | None = None) -> None:
-        self._q = qsettings or QSettings(
-            str(paths.data_dir() / "gui-settings.ini"), QSettings.Format.IniFormat
+        self.problem: str | None = None
+        self._memory: dict[str, object] | None = None  # set: nothing is written to disk
+        if qsettings is None:
+            path = paths.data_dir() / SETTINGS_FILE
+            self._check_file(path)
+            qsettings = QSettings(str(path), QSettings.Format.IniFormat)
+        # Qt writes the file through a temp file and a rename (atomic sync is its default).
+        qsettings.setAtomicSyncRequired(True)
+        self._q = qsettings
+        self._check_contents()
+
+    def _check_file(self, path: Path) -> None:
+        reason = damage(path)
+        if reason is None:
+            if path.is_file() and path.stat().st_size == 0:
+                self.problem = (
+                    f"The settings file {path} was empty (perhaps cut short by a crash); "
+                    "the defaults are used."
+                )
+            return
+        kept = path.with_name(path.name + ".damaged")
+        try:
+            os.replace(path, kept)  # kept for the curious, out of the way of the next start
+        except OSError:
+            self._memory = {}  # cannot move it: leave it alone and keep this session in memory
+            self.problem = f"The settings file {path} is damaged ({reason}); the defaults are used."
+            return
+        self.problem = (
+            f"The settings file {path} was damaged ({reason}); it was kept as {kept.name} and "
+            "the defaults are used."
         )
+
+    def _check_contents(self) -> None:
+        if self._memory is not None:
+            return
+        if self._q.status() != QSettings.Status.NoError:
+            self._memory = {}
+            self.problem = (
+                f"The settings file {self._q.fileName()} cannot be read; the defaults are used "
+                "and changes are not saved this session."
+            )
+            return
+        stored = self._q.value(Key.VERSION.value)
+        if stored is None:
+            if self._q.allKeys():  # a file from before versions were written: version 1
+                self._q.setValue(Key.VERSION.value, SETTINGS_VERSION)
+            return
+        try:
+            version = int(str(stored))
+        except ValueError:
+            version = SETTINGS_VERSION + 1  # not ours to interpret: treat it as newer
+        if version > SETTINGS_VERSION:
+            # A newer app wrote it: reading its keys could misread them, and writing would
+            # break it for that app. Defaults in memory; the file stays as it is.
+            self._memory = {}
+            self.problem = (
+                f"The settings file {self._q.fileName()} comes from a newer version of "
+                f"ChatTTS Studio (version {stored}); it is left unchanged and the defaults are "
+                "used this session."
+            )
+
+    @property
+    def in_memory(self) -> bool:
+        return self._memory is not None
+
+    def _raw(self, key: Key, default: object) -> object:
+        if self._memory is not None:
+            return self._memory.get(key.value, default)
+        return self._q.value(key.value, default)
 
     def get(self, key: Key) -> object:
         default = DEFAULTS[key]
-        value = self._q.value(key.value, default)
+        value = self._raw(key, default)
         try:
             if isinstance(default, bool):
                 return value if isinstance(value, bool) else str(value).lower() == "true"
@@ -58,6 +161,11 @@ class Settings:
             return default
 
     def set(self, key: Key, value: object) -> None:
+        if self._memory is not None:
+            self._memory[key.value] = value
+            return
+        if key is not Key.VERSION and self._q.value(Key.VERSION.value) is None:
+            self._q.setValue(Key.VERSION.value, SETTINGS_VERSION)
         self._q.setValue(key.value, value)
 
     def text(self, key: Key) -> str:
@@ -71,4 +179,7 @@ class Settings:
         return bool(self.get(key))
 
     def sync(self) -> None:
-        self._q.sync()
+        """Write now (a crash later loses nothing); a full disk must not stop the window."""
+        if self._memory is None:
+            with contextlib.suppress(RuntimeError):
+                self._q.sync()

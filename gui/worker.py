@@ -10,11 +10,11 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 import numpy as np
-from PySide6.QtCore import QObject, QThread, Signal, Slot
+from PySide6.QtCore import QObject, QThread, QTimer, Signal, Slot
 
 from core import models
 from core.engine import Engine, LoadedModel
-from core.errors import Cancelled, StudioError
+from core.errors import Cancelled
 from core.request import (
     AudioChunk,
     JobSummary,
@@ -23,6 +23,8 @@ from core.request import (
     auto_batch_size,
     join_audio,
 )
+
+CANCEL_REPEAT_MS = 100  # how often a cancel is repeated until its job has ended
 
 
 class JobKind(StrEnum):
@@ -98,6 +100,7 @@ class CancelledOutcome:
 class Failure:
     job: Job
     error: Exception
+    partial: SynthesisOutcome | None = None  # the segments a synthesis finished before it
 
 
 class Worker(QObject):
@@ -113,44 +116,59 @@ class Worker(QObject):
         super().__init__()
         self.engine = Engine()
         self._download_cancel = threading.Event()
-        # What a synthesis has finished so far, handed over when it is cancelled.
+        # What a synthesis has finished so far, handed over when it is cancelled or fails.
         self._partial: SynthesisOutcome | None = None
+        # Jobs numbered up to this one were cancelled, even those still waiting in the queue
+        # (the engine clears its own flag when a job starts). Written by the UI thread.
+        self._cancel_upto = 0
 
-    def cancel(self) -> None:
+    def cancel(self, upto: int = 0) -> None:
         """Called from the UI thread: the engine's flag and the download flag are thread-safe."""
+        self._cancel_upto = max(self._cancel_upto, upto)
         self.engine.cancel()
         self._download_cancel.set()
 
-    def _run(self, job: Job, body) -> None:  # type: ignore[no-untyped-def]
+    def _cancelled(self, job: Job) -> bool:
+        return job.number <= self._cancel_upto
+
+    def _run(self, job: Job, body, late_cancel: bool = False) -> None:  # type: ignore[no-untyped-def]
+        """Run body and emit its outcome. With late_cancel, a job the user cancelled ends as
+        cancelled even when the engine finished it: a cancel that landed while the engine was
+        starting the job (it clears its flag then) must not come back as a result."""
         self.started.emit(job)
         try:
-            body()
+            if self._cancelled(job):
+                raise Cancelled()  # cancelled before it began: nothing to undo
+            payload = body()
+            if late_cancel and self._cancelled(job):
+                raise Cancelled()
+            self.finished.emit(job, payload)
         except Cancelled:
             self.cancelled.emit(CancelledOutcome(job, self._partial))
-        except StudioError as exc:
-            self.failed.emit(Failure(job, exc))
         except Exception as exc:
-            # A bug must reach the window as a message, not end the worker thread.
-            self.failed.emit(Failure(job, exc))
+            # StudioError is the user's sentence; anything else is a bug (or the device giving
+            # out) and must reach the window as a message, not end the worker thread. What a
+            # synthesis finished before it stays the user's.
+            self.engine.live.update(stage="error")
+            self.failed.emit(Failure(job, exc, self._partial))
 
     @Slot(object, object)
     def load(self, job: Job, spec: LoadJob) -> None:
         self._partial = None
 
-        def body() -> None:
+        def body() -> LoadedModel:
             def report(stage: str, fraction: float) -> None:
                 self.progress.emit(Progress(job, stage, fraction))
 
-            loaded = self.engine.load(spec.model, spec.device, spec.precision, progress=report)
-            self.finished.emit(job, loaded)
+            return self.engine.load(spec.model, spec.device, spec.precision, progress=report)
 
-        self._run(job, body)
+        self._run(job, body)  # a load that finished is kept: the old model is gone by then
 
     @Slot(object, object)
     def synthesize(self, job: Job, spec: SynthesisJob) -> None:
         self._partial = None
 
-        def body() -> None:
+        def body() -> SynthesisOutcome:
             request = spec.request
             if (
                 request.speaker is None
@@ -170,24 +188,20 @@ class Worker(QObject):
             )
 
             def on_chunk(chunk: AudioChunk) -> None:
+                if self._cancelled(job):
+                    self.engine.cancel()  # again: see _run
                 self.chunk_ready.emit(job, chunk)
 
             for result in self.engine.synthesize(request, on_chunk=on_chunk):
                 results.append(result)
                 self.segment_ready.emit(job, result)
-            self._partial = None
-            self.finished.emit(
-                job,
-                SynthesisOutcome(
-                    final,
-                    results,
-                    self.engine.last_summary,
-                    request.speaker or "",
-                    self.engine.loaded,
-                ),
+            # All of it, also as what a late cancel hands over.
+            self._partial = SynthesisOutcome(
+                final, results, self.engine.last_summary, request.speaker or "", self.engine.loaded
             )
+            return self._partial
 
-        self._run(job, body)
+        self._run(job, body, late_cancel=True)
         self._partial = None
 
     @Slot(object, object)
@@ -195,7 +209,7 @@ class Worker(QObject):
         """All candidates read the sentence in one batched pass (one row per speaker)."""
         self._partial = None
 
-        def body() -> None:
+        def body() -> list[Candidate]:
             seeds = random.sample(range(1, 100_000), spec.count)
             embeddings = [self.engine.sample_speaker(seed) for seed in seeds]
             self.progress.emit(Progress(job, "audition", 0.0, f"{spec.count} candidates"))
@@ -206,30 +220,29 @@ class Worker(QObject):
                 for seed, embedding, audio in zip(seeds, embeddings, voices, strict=True)
             ]
             self.progress.emit(Progress(job, "audition", 1.0, f"{spec.count} candidates"))
-            self.finished.emit(job, candidates)
+            return candidates
 
-        self._run(job, body)
+        self._run(job, body, late_cancel=True)
 
     @Slot(object, int)
     def speaker_for_seed(self, job: Job, seed: int) -> None:
         self._partial = None
-        self._run(job, lambda: self.finished.emit(job, (seed, self.engine.sample_speaker(seed))))
+        self._run(job, lambda: (seed, self.engine.sample_speaker(seed)))
 
     @Slot(object)
     def download(self, job: Job) -> None:
         self._partial = None
         self._download_cancel.clear()
 
-        def body() -> None:
+        def body() -> models.ModelInfo:
             def report(done: int, _total: int) -> None:
                 self.progress.emit(
                     Progress(job, "download", -1.0, f"{done / 2**20:.0f} MiB downloaded")
                 )
 
-            info = models.download_official(report, self._download_cancel.is_set)
-            self.finished.emit(job, info)
+            return models.download_official(report, self._download_cancel.is_set)
 
-        self._run(job, body)
+        self._run(job, body)  # a finished download is verified and in place: kept
 
     @Slot()
     def shutdown(self) -> None:
@@ -258,6 +271,15 @@ class WorkerHost(QObject):
         self._download.connect(self.worker.download)
         self._count = 0
         self._released = False
+        # A cancel is repeated until the job it targets has ended: the engine clears its flag
+        # when a load, synthesis or audition begins, so one that lands just before that moment
+        # would otherwise be lost. Connected first, so it stops before the window reacts.
+        self._cancelling = 0  # the job number being cancelled; 0: none
+        self._cancel_timer = QTimer(self)
+        self._cancel_timer.setInterval(CANCEL_REPEAT_MS)
+        self._cancel_timer.timeout.connect(lambda: self.worker.cancel(self._cancelling))
+        for signal in (self.worker.finished, self.worker.failed, self.worker.cancelled):
+            signal.connect(self._ended)
         self.thread.start()
 
     @property
@@ -294,15 +316,30 @@ class WorkerHost(QObject):
         return job
 
     def cancel(self) -> None:
-        self.worker.cancel()
+        """Cancel the newest job and any before it, even one that has not started yet."""
+        self._cancelling = self._count
+        self.worker.cancel(self._count)
+        self._cancel_timer.start()
+
+    def _ended(self, outcome: object, _payload: object = None) -> None:
+        job = outcome if isinstance(outcome, Job) else getattr(outcome, "job", None)
+        if isinstance(job, Job) and job.number >= self._cancelling:
+            self._cancel_timer.stop()
+            self._cancelling = 0
 
     def stop(self, timeout_ms: int = 30_000) -> bool:
         """Cancel what runs, let the thread finish its slot, and wait for it; True when gone."""
+        self._cancel_timer.stop()
         if not self.thread.isRunning():
             return True
-        self.worker.cancel()
         self.thread.quit()
-        return self.thread.wait(timeout_ms)
+        waited = 0
+        while waited < timeout_ms:  # cancel again on each wait: see _cancel_timer
+            self.worker.cancel(self._count)
+            if self.thread.wait(CANCEL_REPEAT_MS):
+                return True
+            waited += CANCEL_REPEAT_MS
+        return False
 
     def release(self) -> None:
         """After stop(): drop the model and every connection while Qt and torch are both alive,
@@ -314,6 +351,7 @@ class WorkerHost(QObject):
             self.worker.started,
             self.worker.progress,
             self.worker.segment_ready,
+            self.worker.chunk_ready,
             self.worker.finished,
             self.worker.failed,
             self.worker.cancelled,

@@ -82,6 +82,7 @@ def test_synth_from_file_with_a_library_speaker(
         (["synth", "hi", "-o", "{tmp}/a.wav", "--device", "cuda:7"], "cuda:7"),
         (["synth", "hi", "-o", "{tmp}/a.wav", "--precision", "fp16"], "fp16"),
         (["synth", "hi", "-o", "{tmp}/a.wav", "--segment-size", "0"], "segment size"),
+        (["synth", "hi", "-o", "{tmp}/a.wav", "--threads", "0"], "thread count"),
         (["synth", "hi", "-o", "{tmp}/a.wav", "--speaker", "garbage!"], "not a valid"),
         (["synth", "--file", "{tmp}/missing.txt", "-o", "{tmp}/a.wav"], "Cannot read"),
         (["synth", "hi", "-o", "{tmp}/a.wav", "--model", "{tmp}/nomodel"], "Unknown model"),
@@ -168,8 +169,11 @@ def test_speakers_commands(
 def test_installed_entry_point_writes_a_wav(private_home: Path, tmp_path: Path) -> None:
     out = tmp_path / "cli.wav"
     exe = Path(sys.executable).with_name("chattts-studio-cli")
+    # int8 and the stock decoder, in a process of its own (the thread count is global).
+    argv = ["synth", "你好。", "-o", str(out), "--no-refine", "--precision", "int8"]
+    argv += ["--threads", "1", "--decoder", "stock"]
     proc = subprocess.run(
-        [str(exe), "synth", "你好。", "-o", str(out), "--no-refine"],
+        [str(exe), *argv],
         capture_output=True,
         text=True,
         timeout=300,
@@ -178,3 +182,4 @@ def test_installed_entry_point_writes_a_wav(private_home: Path, tmp_path: Path) 
     assert proc.returncode == 0, proc.stderr
     assert sf.info(str(out)).duration > 0.3
     assert proc.stdout.startswith(f"wrote {out}")
+    assert "int8" in proc.stderr

@@ -154,14 +154,19 @@ def test_devices_and_precisions_refused_with_reasons(demo_model: str) -> None:
     assert engine.loaded is None
 
 
-def test_bf16_on_cpu_loads_and_speaks(demo_model: str) -> None:
+@pytest.mark.parametrize("precision", ["bf16", "int8"])
+def test_cpu_precisions_load_and_speak(demo_model: str, precision: str) -> None:
     import torch
 
     engine = Engine()
-    loaded = engine.load(demo_model, "cpu", "bf16")
+    loaded = engine.load(demo_model, "cpu", precision)
     try:
-        assert loaded.precision.value == "bf16"
-        assert engine.chat.gpt.gpt.dtype == torch.bfloat16  # type: ignore[attr-defined]
+        assert loaded.precision.value == precision
+        layer = engine.chat.gpt.gpt.layers[0].mlp.up_proj  # type: ignore[attr-defined]
+        if precision == "bf16":
+            assert layer.weight.dtype == torch.bfloat16
+        else:  # quantized: the module is replaced by its dynamic-int8 counterpart
+            assert "quantized" in type(layer).__module__
         results = list(engine.synthesize(fast("你好。")))
         assert np.isfinite(results[0].audio).all() and len(results[0].audio) > 0
     finally:

@@ -39,8 +39,10 @@ def studio_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def home(studio_home: Path) -> Path:
-    """Each test starts with fresh preferences (they live in the data folder)."""
+    """Each test starts with fresh preferences and an empty editor (both live in the data
+    folder)."""
     (studio_home / "gui-settings.ini").unlink(missing_ok=True)
+    (studio_home / "editor-draft.txt").unlink(missing_ok=True)  # and no restored text
     return studio_home
 
 
