@@ -13,10 +13,11 @@ BATCH_SIZE_RANGE = (1, 64)
 
 
 def auto_batch_size(device_id: str, segments: int) -> int:
-    """The automatic batch: big on a GPU (the articles' sweet spot was 16), smaller on a CPU,
-    never more rows than segments."""
-    cap = 16 if device_id.startswith("cuda") else 4
-    return max(1, min(cap, segments))
+    """The automatic batch: 16 rows, never more than segments. On a GPU 16 was the articles'
+    sweet spot; on a CPU decode is bound by reading the weights, so more rows per read pay too
+    (bench on 2 cores, fp32: RTF 2.38 at batch 1, 0.93 at 4, 0.37 at 16)."""
+    del device_id  # the same rule on every device today; kept for a per-device choice
+    return max(1, min(16, segments))
 
 
 @dataclass(frozen=True)

@@ -65,8 +65,9 @@ def test_envelope_keeps_the_peaks_of_long_audio() -> None:
 
 def test_automatic_batch_size() -> None:
     assert auto_batch_size("cuda:0", 40) == 16
-    assert auto_batch_size("cpu", 40) == 4
+    assert auto_batch_size("cpu", 40) == 16
     assert auto_batch_size("cuda:1", 3) == 3
+    assert auto_batch_size("cpu", 0) == 1
 
 
 def test_many_void_qt_calls_do_not_exhaust_none(qapp) -> None:  # type: ignore[no-untyped-def]
