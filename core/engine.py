@@ -10,13 +10,13 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from . import SAMPLE_RATE, SAMPLES_PER_STEP, models
+from . import SAMPLES_PER_STEP, models
 from .decode import Job
 from .devices import Device, Precision, check_precision, resolve_device
 from .errors import Cancelled, DeviceError, ModelError, SpeakerError
 from .metrics import LiveMetrics, memory_snapshot, reset_peak
 from .quiet import quiet_libraries
-from .request import AudioChunk, JobSummary, SegmentResult, SynthesisRequest
+from .request import AudioChunk, JobSummary, SegmentResult, SynthesisRequest, join_clips
 from .text import NUMBER_READERS, Segment, split_segments
 
 quiet_libraries()
@@ -299,16 +299,11 @@ class Engine:
             self.live.update(stage="cancelled")
             raise Cancelled()
         self.live.update(stage="done", compute_seconds=self.live.elapsed())
-        gap = np.zeros(round(request.pause_seconds * SAMPLE_RATE), dtype=np.float32)
-        joined = []
-        for k in range(len(speakers)):
-            parts: list[np.ndarray] = []
-            for i in range(len(segments)):
-                parts += (
-                    [gap, audio[k * len(segments) + i]] if parts else [audio[k * len(segments) + i]]
-                )
-            joined.append(np.concatenate(parts))
-        return joined
+        count = len(segments)
+        return [
+            join_clips([audio[k * count + i] for i in range(count)], request.pause_seconds)
+            for k in range(len(speakers))
+        ]
 
     def _stock_results(
         self,

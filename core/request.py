@@ -112,12 +112,17 @@ class JobSummary:
         return self.steps / self.wall_seconds if self.wall_seconds else 0.0
 
 
-def join_audio(results: list[SegmentResult], pause_seconds: float = 0.25) -> np.ndarray:
-    """The segments end to end, in order, with `pause_seconds` of silence between them."""
+def join_clips(clips: list[np.ndarray], pause_seconds: float = 0.25) -> np.ndarray:
+    """Clips end to end, in the given order, with `pause_seconds` of silence between them."""
     gap = np.zeros(round(pause_seconds * SAMPLE_RATE), dtype=np.float32)
     parts: list[np.ndarray] = []
-    for i, result in enumerate(sorted(results, key=lambda r: r.index)):
+    for i, clip in enumerate(clips):
         if i:
             parts.append(gap)
-        parts.append(result.audio.astype(np.float32, copy=False))
+        parts.append(clip.astype(np.float32, copy=False))
     return np.concatenate(parts) if parts else np.zeros(0, dtype=np.float32)
+
+
+def join_audio(results: list[SegmentResult], pause_seconds: float = 0.25) -> np.ndarray:
+    """The segments end to end, in text order, with `pause_seconds` of silence between them."""
+    return join_clips([r.audio for r in sorted(results, key=lambda r: r.index)], pause_seconds)

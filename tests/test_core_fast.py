@@ -130,3 +130,28 @@ def test_out_of_memory_halves_the_batch_and_finishes(
     assert [r.index for r in results] == list(range(len(split_segments(TEXT, 20))))
     assert {r.batch_size for r in results} == {1}
     assert "out of memory: batch size lowered to 1" in notes[0]
+
+
+def test_audition_reads_one_text_with_every_speaker_in_one_pass(engine: Engine) -> None:
+    speakers = [engine.sample_speaker(seed) for seed in (1, 2, 3)]
+    request = SynthesisRequest(
+        "你好。Hello there.", segment_size=5, refine_text=False, pause_seconds=0.1
+    )
+    rows: list[int] = []
+    real = FastDecoder.__init__
+
+    def spy(self, chat, slots, max_len):  # type: ignore[no-untyped-def]
+        rows.append(slots)
+        real(self, chat, slots, max_len)
+
+    import pytest as _pytest
+
+    with _pytest.MonkeyPatch.context() as patch:
+        patch.setattr(FastDecoder, "__init__", spy)
+        voices = engine.audition(request, speakers)
+    segments = split_segments(request.text, 5)
+    assert rows == [len(speakers) * len(segments)]  # every speaker x segment in one decoder
+    expected = sum(s.step_cap for s in segments) * 512 + (len(segments) - 1) * 2400
+    for voice in voices:
+        assert expected - 256 * len(segments) <= len(voice) <= expected
+    assert not np.array_equal(voices[0][:10000], voices[1][:10000])
