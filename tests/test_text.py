@@ -98,3 +98,23 @@ def test_step_cap_grows_with_the_text_and_matches_speech_rate() -> None:
     # 20 Chinese characters read in about 4.8 s; the cap is that at 46.875 steps/s, plus 30 %.
     assert estimate_seconds("你" * 20) == pytest.approx(4.8)
     assert step_cap("你" * 20) == pytest.approx(4.8 * 46.875 * 1.3, abs=1)
+
+
+def test_numbers_and_dates_are_read_out() -> None:
+    from core.text import NUMBER_READERS
+
+    assert NUMBER_READERS["zh"]("今天是2024年3月5日，气温-3.5度。") == (
+        "今天是二零二四年三月五日，气温负三点五度。"
+    )
+    english = NUMBER_READERS["en"]("It costs 1,000 dollars and 3.5 cents on day 42.")
+    assert "one thousand" in english and "three point five" in english
+    assert "forty-two" in english and not any(c.isdigit() for c in english)
+    # Shapes cn2an rejects keep their digits rather than failing the job.
+    assert NUMBER_READERS["zh"]("版本1.2.3").startswith("版本")
+
+
+def test_mixed_chinese_english_numbers_segment_and_stay_in_order() -> None:
+    text = "2024年，ChatTTS Studio 发布了 version 1.0。It reads 3.14 and 一百 well!"
+    segments = split_segments(text, 20)
+    assert _squash("".join(s.text for s in segments)) == _squash(text)
+    assert all(s.step_cap >= 16 for s in segments)
