@@ -53,6 +53,10 @@ SECONDS_PER_PAUSE_TOKEN = {
 # Head-room over the estimate, so real weights finish naturally (EOS) before the cap.
 STEP_CAP_MARGIN = 1.3
 MIN_STEP_CAP = 16
+# ChatTTS's own max_new_token default: 43.7 s of audio. Its GPT has 4096 positions, and long
+# single segments drift; split long text with the segment size instead (about 140 Chinese
+# characters reach this cap).
+MAX_STEP_CAP = 2048
 
 
 @dataclass(frozen=True)
@@ -111,7 +115,8 @@ def estimate_seconds(text: str) -> float:
 
 def step_cap(text: str) -> int:
     """The most GPT steps a segment may take: its expected speech length plus head-room."""
-    return max(MIN_STEP_CAP, math.ceil(estimate_seconds(text) * STEPS_PER_SECOND * STEP_CAP_MARGIN))
+    steps = math.ceil(estimate_seconds(text) * STEPS_PER_SECOND * STEP_CAP_MARGIN)
+    return min(MAX_STEP_CAP, max(MIN_STEP_CAP, steps))
 
 
 def _atoms(text: str) -> list[tuple[str, str]]:

@@ -92,7 +92,7 @@ class ControlsPanel(QWidget):
         self.batch_box = QSpinBox()
         self.batch_box.setRange(0, 64)
         self.batch_box.setSpecialValueText("auto")  # 0: the worker picks per device
-        self.batch_box.setToolTip("Segments decoded together; auto is 16 on a GPU, 4 on a CPU.")
+        self.batch_box.setToolTip("Segments decoded together; auto is up to 16.")
 
         defaults = SynthesisRequest(text="")
         self.seed_box = QSpinBox()

@@ -98,6 +98,8 @@ def test_step_cap_grows_with_the_text_and_matches_speech_rate() -> None:
     # 20 Chinese characters read in about 4.8 s; the cap is that at 46.875 steps/s, plus 30 %.
     assert estimate_seconds("你" * 20) == pytest.approx(4.8)
     assert step_cap("你" * 20) == pytest.approx(4.8 * 46.875 * 1.3, abs=1)
+    # Never past ChatTTS's own max_new_token (its GPT has 4096 positions).
+    assert step_cap("你" * 500) == 2048
 
 
 def test_numbers_and_dates_are_read_out() -> None:
