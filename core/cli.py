@@ -250,7 +250,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
     model = args.model
     if model is None:
-        official = [r for r in models.status(("official",)) if r.verified]
+        official = [r for r in models.status(("official",), quick=True) if r.verified]
         model = "official" if official else "demo-full"
     sizes = [1, 2, 4, 8, 16]
     device = args.device

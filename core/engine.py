@@ -61,6 +61,7 @@ class Engine:
         self.loaded: LoadedModel | None = None
         self.live = LiveMetrics()
         self._cancel = threading.Event()
+        self._cancel_stale = False  # set when a job ended cancelled
         self._batch_rows: list[int] = []  # step caps of the batch being decoded
         self._batch_step = 0
         self.last_summary: JobSummary | None = None
@@ -79,10 +80,19 @@ class Engine:
     ) -> LoadedModel:
         """Verify (building demo weights if needed) and load a model. Raises StudioError
         subclasses for anything the user can fix, Cancelled when cancelled."""
-        import ChatTTS
 
         report = progress or (lambda _stage, _fraction: None)
-        self._cancel.clear()
+        self._begin_job()
+        try:
+            return self._load(model, device, precision, compile, report)
+        finally:
+            self._end_job()
+
+    def _load(
+        self, model: str, device: str | None, precision: str, compile: bool, report: LoadProgress
+    ) -> LoadedModel:
+        import ChatTTS
+
         target = resolve_device(device)
         chosen = check_precision(target, precision)
         started = time.perf_counter()
@@ -120,6 +130,9 @@ class Engine:
                 f"Model '{info.name}' failed ChatTTS's own file check; verify it "
                 "with 'chattts-studio-cli model verify'."
             )
+        if self._cancel.is_set():  # ChatTTS's own load cannot be interrupted; stop after it
+            chat.unload()
+            raise Cancelled()
         if chosen is Precision.INT8:
             # Batch-1 decode on a CPU is bound by reading the GPT's weights: int8 reads 4x less.
             torch.ao.quantization.quantize_dynamic(
@@ -156,8 +169,24 @@ class Engine:
                 torch.cuda.empty_cache()
 
     def cancel(self) -> None:
-        """Ask the running load or synthesis to stop (from any thread)."""
+        """Ask the running job to stop (from any thread). A cancel that comes between two
+        jobs stops the next one: it was meant for a job the caller had already queued."""
         self._cancel.set()
+
+    def reset_cancel(self) -> None:
+        """Forget any cancel: for a caller that knows the next job was not cancelled (the
+        window's worker numbers its jobs)."""
+        self._cancel.clear()
+        self._cancel_stale = False
+
+    def _begin_job(self) -> None:
+        # Only a cancel left over from the previous job is cleared, never a fresh one.
+        if self._cancel_stale:
+            self._cancel.clear()
+        self._cancel_stale = False
+
+    def _end_job(self) -> None:
+        self._cancel_stale = self._cancel.is_set()
 
     @property
     def cancelled(self) -> bool:
@@ -222,7 +251,7 @@ class Engine:
             if request.speaker
             else self.sample_speaker(request.seed)
         )
-        self._cancel.clear()
+        self._begin_job()
         device = loaded.device.id
         reset_peak(device)
         self.live.start("decode", len(segments), sum(s.step_cap for s in segments))
@@ -251,6 +280,7 @@ class Engine:
             self.live.update(stage="cancelled", compute_seconds=self.live.elapsed())
             raise
         finally:
+            self._end_job()
             self._batch_rows = []
             wall = time.perf_counter() - started
             self.last_summary = JobSummary(
@@ -261,12 +291,26 @@ class Engine:
     def audition(self, request: SynthesisRequest, speakers: list[str]) -> list[np.ndarray]:
         """The request's text read by each speaker, all speakers as rows of one batched pass
         (continuous batching over speaker x segment); one joined audio per speaker."""
-        from .decode import FastDecoder, Sampling
 
         chat, loaded = self._require()
         segments = self.plan(request)
         speakers = [self.check_speaker(s) for s in speakers]
-        self._cancel.clear()
+        self._begin_job()
+        try:
+            return self._audition(chat, loaded, request, segments, speakers)
+        finally:
+            self._end_job()
+
+    def _audition(
+        self,
+        chat: object,
+        loaded: LoadedModel,
+        request: SynthesisRequest,
+        segments: list[Segment],
+        speakers: list[str],
+    ) -> list[np.ndarray]:
+        from .decode import FastDecoder, Sampling
+
         self.live.start(
             "decode",
             len(segments) * len(speakers),

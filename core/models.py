@@ -96,8 +96,12 @@ def verify(
     name: str,
     progress: ByteProgress | None = None,
     cancelled: CancelCheck | None = None,
+    quick: bool = False,
 ) -> None:
-    """Check every asset file against `hashes`; raise ModelError naming the first bad one."""
+    """Check every asset file against `hashes`; raise ModelError naming the first bad one.
+
+    `quick` reuses a file's earlier verdict while its size and modification time are unchanged:
+    for status displays only; loading always hashes every byte."""
     missing = [f for f in ASSET_FILES if not (folder / f).is_file()]
     if missing:
         raise ModelError(f"Model '{name}' is incomplete: {folder / missing[0]} is missing.")
@@ -105,13 +109,22 @@ def verify(
     done = 0
     for relative in ASSET_FILES:
         path = folder / relative
-        digest = sha256_file(path, progress, done, total, cancelled)
-        done += path.stat().st_size
+        stat = path.stat()
+        stamp = (str(path.resolve()), stat.st_size, stat.st_mtime_ns)
+        digest = _VERIFIED.get(stamp) if quick else None
+        if digest is None:
+            digest = sha256_file(path, progress, done, total, cancelled)
+            _VERIFIED[stamp] = digest
+        done += stat.st_size
         if digest != hashes.get(hash_key(relative)):
             raise ModelError(
                 f"Model '{name}' is damaged: {path} does not match its sha256 "
                 "hash. Download or build it again."
             )
+
+
+# (path, size, mtime_ns) -> sha256 of files hashed in this process, for quick status checks.
+_VERIFIED: dict[tuple[str, int, int], str] = {}
 
 
 def _manifest(folder: Path) -> dict[str, Any] | None:
@@ -132,6 +145,11 @@ def resolve(name: str) -> ModelInfo:
     if name == "official":
         return ModelInfo(name, "official", paths.models_dir() / "official", False, None)
     folder = Path(name).expanduser()
+    if not folder.is_dir() and (os.sep in name or name.startswith((".", "~"))):
+        raise ModelError(
+            f"The model folder {folder} does not exist (moved or deleted?); choose the folder "
+            "again, or use demo, demo-full or official."
+        )
     if not folder.is_dir():
         raise ModelError(
             f"Unknown model '{name}': use demo, demo-full, official, or a folder "
@@ -220,7 +238,11 @@ class ModelStatus:
     problem: str = ""
 
 
-def status(names: tuple[str, ...] = ("demo", "demo-full", "official")) -> list[ModelStatus]:
+def status(
+    names: tuple[str, ...] = ("demo", "demo-full", "official"), quick: bool = False
+) -> list[ModelStatus]:
+    """Each model's kind, folder and whether it verified; `quick` trusts files unchanged since
+    this process last hashed them (for a window that must not freeze)."""
     rows = []
     for name in names:
         info = resolve(name)
@@ -228,7 +250,7 @@ def status(names: tuple[str, ...] = ("demo", "demo-full", "official")) -> list[M
             rows.append(ModelStatus(info, False, False, "not downloaded or built yet"))
             continue
         try:
-            verify(info.folder, hashes_for(info), info.name)
+            verify(info.folder, hashes_for(info), info.name, quick=quick)
             rows.append(ModelStatus(info, True, True))
         except ModelError as exc:
             rows.append(ModelStatus(info, True, False, str(exc)))

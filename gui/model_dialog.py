@@ -62,7 +62,7 @@ class ModelDialog(QDialog):
             )
         lines = []
         try:
-            for row in models.status():
+            for row in models.status(quick=True):
                 state = "ready" if row.verified else row.problem
                 lines.append(f"{row.info.name}: {state}")
         except StudioError as exc:

@@ -121,12 +121,18 @@ class Worker(QObject):
         # Jobs numbered up to this one were cancelled, even those still waiting in the queue
         # (the engine clears its own flag when a job starts). Written by the UI thread.
         self._cancel_upto = 0
+        # The job running now (0: none). With the lock, a cancel reaches the engine only while
+        # a job it targets runs, and a job that starts uncancelled drops any stray cancel.
+        self._current = 0
+        self._cancel_lock = threading.Lock()
 
     def cancel(self, upto: int = 0) -> None:
         """Called from the UI thread: the engine's flag and the download flag are thread-safe."""
-        self._cancel_upto = max(self._cancel_upto, upto)
-        self.engine.cancel()
-        self._download_cancel.set()
+        with self._cancel_lock:
+            self._cancel_upto = max(self._cancel_upto, upto)
+            if self._current and self._current <= self._cancel_upto:
+                self.engine.cancel()
+                self._download_cancel.set()
 
     def _cancelled(self, job: Job) -> bool:
         return job.number <= self._cancel_upto
@@ -135,6 +141,10 @@ class Worker(QObject):
         """Run body and emit its outcome. With late_cancel, a job the user cancelled ends as
         cancelled even when the engine finished it: a cancel that landed while the engine was
         starting the job (it clears its flag then) must not come back as a result."""
+        with self._cancel_lock:
+            self._current = job.number
+            if not self._cancelled(job):
+                self.engine.reset_cancel()
         self.started.emit(job)
         try:
             if self._cancelled(job):
@@ -151,6 +161,9 @@ class Worker(QObject):
             # synthesis finished before it stays the user's.
             self.engine.live.update(stage="error")
             self.failed.emit(Failure(job, exc, self._partial))
+        finally:
+            with self._cancel_lock:
+                self._current = 0
 
     @Slot(object, object)
     def load(self, job: Job, spec: LoadJob) -> None:

@@ -226,3 +226,37 @@ def test_unknown_model_name_is_a_clear_error() -> None:
 def test_official_weights_not_downloaded_is_a_clear_error(private_home) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(ModelError, match="not downloaded"):
         Engine().load("official", "cpu")
+
+
+def test_a_cancel_between_jobs_stops_the_next_job_but_not_the_one_after(engine: Engine) -> None:
+    """A cancel that arrives while no job runs was meant for the job the caller queued next;
+    a cancel left over from a cancelled job must not stop the following one."""
+    engine.cancel()  # between jobs: the next job is cancelled before it makes anything
+    with pytest.raises(Cancelled):
+        list(engine.synthesize(fast("你好。")))
+    assert [r.index for r in engine.synthesize(fast("你好。"))] == [0]  # stale: cleared
+
+
+def test_cancel_during_load_stops_after_chattts_load(demo_model: str) -> None:
+    import ChatTTS
+
+    engine = Engine()
+    real = ChatTTS.Chat.load
+
+    def load_then_cancel(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        ok = real(self, *args, **kwargs)
+        engine.cancel()  # the user pressed Cancel while ChatTTS was loading
+        return ok
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(ChatTTS.Chat, "load", load_then_cancel)
+        with pytest.raises(Cancelled):
+            engine.load(demo_model, "cpu")
+    assert engine.loaded is None and engine.chat is None
+    assert engine.load(demo_model, "cpu").info.name == demo_model
+    engine.unload()
+
+
+def test_a_vanished_model_folder_says_so(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(ModelError, match="does not exist"):
+        Engine().load(str(tmp_path / "gone"), "cpu")
