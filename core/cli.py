@@ -81,7 +81,7 @@ def cmd_synth(args: argparse.Namespace) -> int:
         refine_text=not args.no_refine,
         speed=args.speed,
         segment_size=args.segment_size,
-        batch_size=args.batch_size,
+        batch_size=args.batch_size or 1,  # 0 (automatic) is settled once the text is split
         pause_seconds=args.pause,
         decoder=args.decoder,
     )
@@ -101,6 +101,11 @@ def cmd_synth(args: argparse.Namespace) -> int:
 
     request = replace(request, speaker=embedding, seed=seed if seed is not None else args.seed)
     segments = engine.plan(request)
+    if not args.batch_size:
+        from .request import auto_batch_size
+
+        device_id = engine.loaded.device.id if engine.loaded else "cpu"
+        request = replace(request, batch_size=auto_batch_size(device_id, len(segments)))
     _err(f"{len(segments)} segment(s), batch size {request.batch_size}")
     results = []
     signal.signal(signal.SIGINT, lambda *_: engine.cancel())
@@ -311,7 +316,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     synth.add_argument("--threads", type=int, default=None, help="CPU threads for torch")
     synth.add_argument("--segment-size", type=int, default=d.segment_size)
-    synth.add_argument("--batch-size", type=int, default=d.batch_size)
+    synth.add_argument(
+        "--batch-size",
+        type=int,
+        default=0,
+        help="segments decoded together; 0 (default): automatic, up to 16",
+    )
     synth.add_argument("--speaker", help="a library name, a seed, or an embedding string")
     synth.add_argument("--seed", type=int, default=d.seed)
     synth.add_argument("--temperature", type=float, default=d.temperature)
