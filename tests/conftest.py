@@ -53,9 +53,12 @@ def engine(demo_model: str):  # type: ignore[no-untyped-def]
 @pytest.fixture
 def private_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, demo_model: str) -> Path:
     """A fresh data folder (speakers, settings) that shares the session's built models."""
+    from core import paths
+
+    shared_models = paths.models_dir()  # where demo_model built the weights
     home = tmp_path / "home"
     home.mkdir()
-    (home / "models").symlink_to(HOME / "models")
+    (home / "models").symlink_to(shared_models)
     monkeypatch.setenv("CHATTTS_STUDIO_HOME", str(home))
     return home
 
@@ -67,3 +70,34 @@ def read_capture(directory: Path) -> "object":
     files = sorted(directory.glob("out_*.raw"), key=lambda p: p.stat().st_mtime)
     assert files, "nothing was played to the virtual ALSA device"
     return np.fromfile(files[-1], dtype=np.float32)
+
+
+GUI_WAIT_MS = 120_000
+
+
+def window_maker(qtbot, ready):  # type: ignore[no-untyped-def]
+    """For the GUI fixtures: builds real windows (waiting until `ready(window)` once the model
+    is asked for), and afterwards closes them and fails if a worker thread is left running."""
+    import gc
+
+    from PySide6.QtCore import QCoreApplication, QEvent
+
+    from gui.app import build_window
+
+    windows = []
+
+    def make(model: str | None = "demo", wait: bool = True):  # type: ignore[no-untyped-def]
+        window = build_window(model)
+        window.show()
+        windows.append(window)
+        if wait and model:
+            qtbot.waitUntil(lambda: ready(window), timeout=GUI_WAIT_MS)
+        return window
+
+    yield make
+    for window in windows:
+        window.close()
+        assert not window.host.thread.isRunning(), "the worker thread is still running"
+        window.deleteLater()
+    QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    gc.collect()

@@ -3,7 +3,6 @@ errors inside the worker, out of memory, a damaged model, a failed download, a l
 device, closing mid-job, hostile text. Each test injects the fault into the window and checks
 what a person would see: a message, nothing lost, and a worker that still works afterwards."""
 
-import gc
 import shutil
 import threading
 import time
@@ -13,7 +12,8 @@ import numpy as np
 import pytest
 import soundfile as sf
 import torch
-from PySide6.QtCore import QCoreApplication, QEvent, QSettings
+from conftest import window_maker
+from PySide6.QtCore import QSettings
 from PySide6.QtGui import QGuiApplication, QTextCursor
 
 import core.models
@@ -33,26 +33,8 @@ RUN_MS = 120_000
 @pytest.fixture
 def make_window(qtbot, private_home):  # type: ignore[no-untyped-def]
     """Windows on a private data folder (settings, text, speakers) sharing the built demo
-    weights; after the test they are closed and no worker thread may be left running."""
-    from gui.app import build_window
-
-    windows = []
-
-    def make(model: str | None = "demo", wait: bool = True):  # type: ignore[no-untyped-def]
-        window = build_window(model)
-        window.show()
-        windows.append(window)
-        if wait and model:
-            qtbot.waitUntil(lambda: window.current_job is None, timeout=LOAD_MS)
-        return window
-
-    yield make
-    for window in windows:
-        window.close()
-        assert not window.host.thread.isRunning(), "the worker thread is still running"
-        window.deleteLater()
-    QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
-    gc.collect()
+    weights; a window is ready once its first job (the load, good or bad) has ended."""
+    yield from window_maker(qtbot, lambda window: window.current_job is None)
 
 
 def fast(window, text: str = SHORT, batch: int = 1, refine: bool = False) -> None:  # type: ignore[no-untyped-def]

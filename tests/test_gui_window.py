@@ -1,6 +1,5 @@
 """The real window, offscreen, with the tiny demo weights: type, synthesize, hear, save, cancel."""
 
-import gc
 import os
 import threading
 from pathlib import Path
@@ -11,7 +10,8 @@ import soundfile as sf
 
 # conftest.py has already pointed Qt offscreen and ALSA at a capturing device.
 from conftest import CAPTURE_DIR as _ALSA_DIR
-from PySide6.QtCore import QCoreApplication, QEvent, QMimeData, QPointF, Qt, QUrl
+from conftest import HOME, window_maker
+from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
 from PySide6.QtGui import QDropEvent, QGuiApplication
 
 from core.speakers import SpeakerLibrary
@@ -25,16 +25,9 @@ RUN_MS = 120_000
 
 
 @pytest.fixture(scope="session")
-def studio_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One data folder for the session, so the demo weights are built once."""
-    home = tmp_path_factory.mktemp("studio-home")
-    old = os.environ.get("CHATTTS_STUDIO_HOME")
-    os.environ["CHATTTS_STUDIO_HOME"] = str(home)
-    yield home
-    if old is None:
-        os.environ.pop("CHATTTS_STUDIO_HOME", None)
-    else:
-        os.environ["CHATTTS_STUDIO_HOME"] = old
+def studio_home(demo_model: str) -> Path:
+    """The session's data folder (conftest), where the demo weights are built once."""
+    return HOME
 
 
 @pytest.fixture
@@ -48,28 +41,10 @@ def home(studio_home: Path) -> Path:
 
 @pytest.fixture
 def make_window(qtbot, home):  # type: ignore[no-untyped-def]
-    """Builds windows and, after the test, closes them and fails on a worker thread left."""
-    from gui.app import build_window
-
-    windows = []
-
-    def make(model: str | None = "demo", wait: bool = True):  # type: ignore[no-untyped-def]
-        window = build_window(model)
-        window.show()
-        windows.append(window)
-        if wait and model:
-            qtbot.waitUntil(
-                lambda: window.loaded is not None and window.current_job is None, timeout=LOAD_MS
-            )
-        return window
-
-    yield make
-    for window in windows:
-        window.close()
-        assert not window.host.thread.isRunning(), "the worker thread is still running"
-        window.deleteLater()
-    QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
-    gc.collect()
+    """Windows on the session's data folder, ready once the model is loaded."""
+    yield from window_maker(
+        qtbot, lambda window: window.loaded is not None and window.current_job is None
+    )
 
 
 def fast(window, text: str = SHORT, batch: int = 1) -> None:  # type: ignore[no-untyped-def]
