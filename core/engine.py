@@ -1,6 +1,7 @@
 """The synthesis engine: loads a ChatTTS model on a device and precision, and turns requests
 into audio segment by segment, with progress, cancel and live metrics."""
 
+import contextlib
 import logging
 import threading
 import time
@@ -82,11 +83,8 @@ class Engine:
         subclasses for anything the user can fix, Cancelled when cancelled."""
 
         report = progress or (lambda _stage, _fraction: None)
-        self._begin_job()
-        try:
+        with self._job():
             return self._load(model, device, precision, compile, report)
-        finally:
-            self._end_job()
 
     def _load(
         self, model: str, device: str | None, precision: str, compile: bool, report: LoadProgress
@@ -181,6 +179,15 @@ class Engine:
         window's worker numbers its jobs)."""
         self._cancel.clear()
         self._cancel_stale = False
+
+    @contextlib.contextmanager
+    def _job(self) -> Iterator[None]:
+        """One load, synthesis or audition, for the cancel bookkeeping below."""
+        self._begin_job()
+        try:
+            yield
+        finally:
+            self._end_job()
 
     def _begin_job(self) -> None:
         # Only a cancel left over from the previous job is cleared, never a fresh one.
@@ -298,11 +305,8 @@ class Engine:
         chat, loaded = self._require()
         segments = self.plan(request)
         speakers = [self.check_speaker(s) for s in speakers]
-        self._begin_job()
-        try:
+        with self._job():
             return self._audition(chat, loaded, request, segments, speakers)
-        finally:
-            self._end_job()
 
     def _audition(
         self,

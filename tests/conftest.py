@@ -101,3 +101,24 @@ def window_maker(qtbot, ready):  # type: ignore[no-untyped-def]
         window.deleteLater()
     QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
     gc.collect()
+
+
+@pytest.fixture
+def inject_oom(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The first decoder of more than one row fails with CUDA out-of-memory; the list gets
+    the row count it failed at."""
+    import torch
+
+    from core.decode import FastDecoder
+
+    real = FastDecoder.__init__
+    failures: list[int] = []
+
+    def failing_init(self, chat, slots, max_len):  # type: ignore[no-untyped-def]
+        if slots > 1 and not failures:
+            failures.append(slots)
+            raise torch.OutOfMemoryError("CUDA out of memory (injected)")
+        real(self, chat, slots, max_len)
+
+    monkeypatch.setattr(FastDecoder, "__init__", failing_init)
+    return failures

@@ -107,19 +107,8 @@ def test_streamed_chunks_come_early_in_order_and_make_the_result(engine: Engine)
     assert summary is not None and summary.first_audio_seconds is not None
 
 
-def test_out_of_memory_halves_the_batch_and_finishes(
-    engine: Engine, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    real = FastDecoder.__init__
-    failures = []
-
-    def failing_init(self, chat, slots, max_len):  # type: ignore[no-untyped-def]
-        if slots > 1 and not failures:
-            failures.append(slots)
-            raise torch.OutOfMemoryError("CUDA out of memory (injected)")
-        real(self, chat, slots, max_len)
-
-    monkeypatch.setattr(FastDecoder, "__init__", failing_init)
+def test_out_of_memory_halves_the_batch_and_finishes(engine: Engine, inject_oom: list[int]) -> None:
+    failures = inject_oom
     notes = []
     request = SynthesisRequest(TEXT, segment_size=20, batch_size=4, refine_text=False)
     results = []

@@ -11,7 +11,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 import soundfile as sf
-import torch
 from conftest import window_maker
 from PySide6.QtCore import QSettings
 from PySide6.QtGui import QGuiApplication, QTextCursor
@@ -346,18 +345,9 @@ def test_an_error_inside_the_worker_keeps_the_finished_segments(
 # -- 5. out of memory in the middle of a batch -----------------------------------------------
 
 
-def test_out_of_memory_lowers_the_batch_and_says_so(qtbot, make_window, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_out_of_memory_lowers_the_batch_and_says_so(qtbot, make_window, inject_oom) -> None:  # type: ignore[no-untyped-def]
     window = make_window()
-    real = FastDecoder.__init__
-    failures: list[int] = []
-
-    def failing_init(self, chat, slots, max_len):  # type: ignore[no-untyped-def]
-        if slots > 1 and not failures:
-            failures.append(slots)
-            raise torch.OutOfMemoryError("CUDA out of memory (injected)")
-        real(self, chat, slots, max_len)
-
-    monkeypatch.setattr(FastDecoder, "__init__", failing_init)
+    failures = inject_oom
     fast(window, SHORT, batch=4)
     run(qtbot, window)
     assert failures and failures[0] > 1
