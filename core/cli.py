@@ -7,9 +7,13 @@ import time
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import SAMPLE_RATE
 from .errors import Cancelled, StudioError
+
+if TYPE_CHECKING:
+    from .engine import Engine
 
 EXIT_USER_ERROR = 2
 EXIT_CANCELLED = 130
@@ -19,7 +23,7 @@ def _err(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-def _engine(model: str, device: str | None = None, precision: str = "fp32"):  # type: ignore[no-untyped-def]
+def _engine(model: str, device: str | None = None, precision: str = "fp32") -> "Engine":
     from .engine import Engine
 
     engine = Engine()
@@ -36,7 +40,7 @@ def _engine(model: str, device: str | None = None, precision: str = "fp32"):  # 
     return engine
 
 
-def _speaker_arg(value: str | None, engine: object) -> tuple[str | None, int | None]:
+def _speaker_arg(value: str | None, engine: "Engine") -> tuple[str | None, int | None]:
     """--speaker NAME|SEED|EMB -> (embedding or None, seed or None)."""
     from .speakers import SpeakerLibrary
 
@@ -50,7 +54,7 @@ def _speaker_arg(value: str | None, engine: object) -> tuple[str | None, int | N
     entry = library.get(value)
     if entry:
         return entry.embedding, entry.seed
-    return engine.check_speaker(value), None  # type: ignore[attr-defined]
+    return engine.check_speaker(value), None
 
 
 def cmd_synth(args: argparse.Namespace) -> int:
@@ -81,7 +85,7 @@ def cmd_synth(args: argparse.Namespace) -> int:
         refine_text=not args.no_refine,
         speed=args.speed,
         segment_size=args.segment_size,
-        batch_size=args.batch_size or 1,  # 0 (automatic) is settled once the text is split
+        batch_size=args.batch_size,  # 0: automatic, settled by Engine.plan
         pause_seconds=args.pause,
         decoder=args.decoder,
     )
@@ -92,29 +96,32 @@ def cmd_synth(args: argparse.Namespace) -> int:
         import torch
 
         torch.set_num_threads(args.threads)
-    from .text import split_segments
+    from .text import check_text
 
-    split_segments(text, request.segment_size)  # bad text fails before the model loads
+    check_text(text)  # bad text fails before the model loads
     engine = _engine(args.model, args.device, args.precision)
     embedding, seed = _speaker_arg(args.speaker, engine)
     from dataclasses import replace
 
-    request = replace(request, speaker=embedding, seed=seed if seed is not None else args.seed)
-    segments = engine.plan(request)
-    if not args.batch_size:
-        from .request import auto_batch_size
+    from .cancel import CancelToken
 
-        device_id = engine.loaded.device.id if engine.loaded else "cpu"
-        request = replace(request, batch_size=auto_batch_size(device_id, len(segments)))
-    _err(f"{len(segments)} segment(s), batch size {request.batch_size}")
+    request = replace(request, speaker=embedding, seed=seed if seed is not None else args.seed)
+    plan = engine.plan(request)
+    _err(f"{len(plan.segments)} segment(s), batch size {plan.batch_size}")
     results = []
-    signal.signal(signal.SIGINT, lambda *_: engine.cancel())
-    for result in engine.synthesize(request):
+    token = CancelToken()
+    signal.signal(signal.SIGINT, lambda *_: token.cancel())
+    for result in engine.synthesize(plan, cancel=token):
         results.append(result)
         _err(
             f"  segment {result.index + 1}/{result.segments}: {result.steps} steps, "
             f"{result.audio_seconds:.2f} s audio, RTF {result.rtf:.2f}"
         )
+        if result.hit_cap:
+            _err(
+                f"  warning: segment {result.index + 1} reached the step cap without ending: "
+                "its speech may be cut short; lower --segment-size"
+            )
     audio = join_audio(results, request.pause_seconds)
     save(output, audio, float_wav=args.float)
     summary = engine.last_summary
@@ -204,7 +211,9 @@ def cmd_model(args: argparse.Namespace) -> int:
             share = f" of {total / 2**20:.0f} MiB ({100 * done / total:.0f} %)" if total else ""
             _err(f"  {done / 2**20:.0f} MiB{share}")
 
-    info = models.download_official(progress)
+    from .download import download_official
+
+    info = download_official(progress)
     print(f"downloaded and verified {info.label} into {info.folder}")
     return 0
 
@@ -251,7 +260,8 @@ def cmd_speakers(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from . import bench, models
+    from . import models
+    from .devtools import bench
 
     model = args.model
     if model is None:
@@ -280,7 +290,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 def cmd_soak(args: argparse.Namespace) -> int:
-    from .soak import main as soak_main
+    from .devtools.soak import main as soak_main
 
     return soak_main(args.soak_args)
 
@@ -405,8 +415,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     quiet_libraries()
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["soak"]:  # its own options, --help included, belong to core.soak
-        from .soak import main as soak_main
+    if argv[:1] == ["soak"]:  # its own options, --help included, belong to devtools.soak
+        from .devtools.soak import main as soak_main
 
         return soak_main(argv[1:])
     args = build_parser().parse_args(argv)

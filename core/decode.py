@@ -7,6 +7,10 @@ each row (slot) sits at its own position, and a row that finishes takes the next
 (continuous batching). The sampling pipeline is ChatTTS's own, step for step (temperature,
 repetition penalty over the last 16 codes, top-P then top-K with 3 kept, EOS held off until
 min_new_token, then multinomial), so a seed gives stock's tokens at batch 1.
+
+Host and device: positions, step counts and caps live on the host (they are known there), so
+a step reads the device once, for the rows' end-of-segment and non-finite flags together. Index
+tensors are rebuilt only when the set of running rows changes.
 """
 
 from collections.abc import Callable, Iterator
@@ -14,18 +18,33 @@ from dataclasses import dataclass, field
 
 import torch
 import torch.nn.functional as F
-import torch.nn.utils.parametrize as P
 from transformers.generation import TopKLogitsWarper, TopPLogitsWarper
 from transformers.models.llama.modeling_llama import apply_rotary_pos_emb
 
+from .chat import ChatModel
+from .errors import DeviceError
+
 REPETITION_WINDOW = 16  # ChatTTS's CustomRepetitionPenaltyLogitsProcessorRepeat past_window
+DTYPE_NAMES = {torch.float32: "fp32", torch.float16: "fp16", torch.bfloat16: "bf16"}
+
+
+class NonFiniteError(DeviceError):
+    """The GPT produced NaN or inf (fp16 overflow): sampling from it would be garbage, and on
+    CUDA a device-side assert that poisons the process."""
+
+
+def non_finite_sentence(dtype: torch.dtype) -> str:
+    return (
+        "The model produced invalid numbers (NaN or infinity) at "
+        f"{DTYPE_NAMES.get(dtype, str(dtype))} precision; use bf16 or fp32 for this text."
+    )
 
 
 @dataclass
 class Job:
     """One segment's decode: its prompt embedding in, its GPT hidden states out."""
 
-    key: int  # the caller's id (the segment index)
+    key: int  # the caller's id
     # [1, prompt_len, hidden] with the speaker applied, or a function that makes it when the
     # job is admitted (so a 100,000-character text holds no embeddings it does not use yet).
     emb: torch.Tensor | Callable[[], torch.Tensor]
@@ -34,6 +53,7 @@ class Job:
     prompt_len: int = 0  # the prompt's length; read from emb when that is a tensor
     hiddens: list[torch.Tensor] = field(default_factory=list)
     tokens: list[torch.Tensor] = field(default_factory=list)
+    ended_by_eos: bool = False
 
     def __post_init__(self) -> None:
         if isinstance(self.emb, torch.Tensor):
@@ -60,47 +80,43 @@ class Sampling:
 class FastDecoder:
     """Decodes audio codes for many jobs on `slots` rows, yielding each job when it is done."""
 
-    def __init__(self, chat: object, slots: int, max_len: int) -> None:
-        c = chat
-        gpt = c.gpt.gpt  # type: ignore[attr-defined]
+    def __init__(self, model: ChatModel, slots: int, max_len: int) -> None:
+        gpt = model.gpt
         self.gpt = gpt
         self.layers = list(gpt.layers)
-        self.device = c.device_gpt  # type: ignore[attr-defined]
-        self.out_device = c.device  # type: ignore[attr-defined]
+        self.device = model.gpt_device
+        self.out_device = model.device
         self.dtype = next(gpt.parameters()).dtype
         cfg = gpt.config
         self.heads = cfg.num_attention_heads
         self.kv_heads = cfg.num_key_value_heads
         self.head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // self.heads
-        self.num_vq = c.gpt.num_vq  # type: ignore[attr-defined]
-        self.num_codes = c.gpt.num_audio_tokens  # type: ignore[attr-defined]
+        self.hidden_size = cfg.hidden_size
+        self.num_vq = model.num_vq
+        self.num_codes = model.num_codes
         self.eos = self.num_codes - 1
         self.slots = slots
         self.max_len = max_len
         shape = (len(self.layers), slots, self.kv_heads, max_len, self.head_dim)
         self.k_cache = torch.zeros(shape, dtype=self.dtype, device=self.device)
         self.v_cache = torch.zeros(shape, dtype=self.dtype, device=self.device)
-        self.emb_code = c.gpt.emb_code  # type: ignore[attr-defined]
-        # Weight-norm heads materialised once, not re-derived every step.
-        with P.cached():
-            self.head_weight = (
-                torch.cat(
-                    [h.weight for h in c.embed.head_code]  # type: ignore[attr-defined]
-                )
-                .detach()
-                .float()
-                .to(self.out_device)
-            )
+        self.emb_code = model.code_embeddings()
+        self.head_weight = model.code_heads().float().to(self.out_device)
+        self.active: list[Job | None] = [None] * slots  # the job in each slot, between steps
+
+    def running(self, key: int) -> Job | None:
+        return next((job for job in self.active if job is not None and job.key == key), None)
 
     # -- model ----------------------------------------------------------------------------
     def _layers(
-        self, x: torch.Tensor, rows: torch.Tensor, pos: torch.Tensor, prefill: bool
+        self, x: torch.Tensor, rows: torch.Tensor, pos: torch.Tensor, span: int, every: bool
     ) -> torch.Tensor:
-        """x [B, S, hidden]; rows [B] slot ids; pos [B, S] positions. Writes K/V into the
-        cache at those positions and attends over each row's cache up to its position."""
+        """x [B, S, hidden]; rows [B] slot ids (`every`: all slots, in order); pos [B, S]
+        positions. Writes K/V into the cache at those positions and attends over each row's
+        cache up to its position; `span` (host-known) is the longest position + 1."""
         batch, seq = x.shape[:2]
         cos, sin = self.gpt.rotary_emb(x, pos)
-        span = int(pos.max()) + 1
+        prefill = seq > 1
         if not prefill:
             keys = torch.arange(span, device=self.device)
             mask = keys.view(1, 1, 1, span) <= pos.view(batch, 1, seq, 1)
@@ -125,7 +141,7 @@ class FastDecoder:
             else:
                 self.k_cache[li, rows, :, pos[:, 0]] = k[:, :, 0]
                 self.v_cache[li, rows, :, pos[:, 0]] = v[:, :, 0]
-                if rows.numel() == self.slots:
+                if every:  # a view, no gather
                     kc, vc = self.k_cache[li, :, :, :span], self.v_cache[li, :, :, :span]
                 else:
                     kc, vc = self.k_cache[li, rows, :, :span], self.v_cache[li, rows, :, :span]
@@ -157,19 +173,23 @@ class FastDecoder:
         self,
         logits: torch.Tensor,
         history: torch.Tensor,
-        filled: torch.Tensor,
         steps: torch.Tensor,
         min_steps: torch.Tensor,
         sampling: Sampling,
         warpers: list[Callable[..., torch.Tensor]],
-    ) -> torch.Tensor:
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Codes [B, num_vq] and a per-row flag [B] for logits that were not finite. Such rows
+        sample from uniform logits instead (multinomial must never see NaN); the caller fails
+        the job once it reads the flag."""
+        bad = ~torch.isfinite(logits).view(-1, self.num_vq * self.num_codes).all(1)
+        logits = torch.where(bad.repeat_interleave(self.num_vq).view(-1, 1), 0.0, logits)
         logits = logits / sampling.temperature
         if sampling.repetition_penalty != 1.0:
             # Counts of each code over the row's last 16 codes (fewer while it is young).
             # The window fills from the right; a young row has only its last `filled` codes.
-            valid = torch.arange(REPETITION_WINDOW, device=logits.device).view(
-                1, -1
-            ) >= REPETITION_WINDOW - filled.repeat_interleave(self.num_vq).view(-1, 1)
+            filled = torch.clamp(steps, max=REPETITION_WINDOW).repeat_interleave(self.num_vq)
+            window = torch.arange(REPETITION_WINDOW, device=logits.device).view(1, -1)
+            valid = window >= REPETITION_WINDOW - filled.view(-1, 1)
             freq = torch.zeros_like(logits).scatter_add_(1, history, valid.to(logits.dtype))
             alpha = torch.pow(sampling.repetition_penalty, freq)
             logits = torch.where(logits < 0, logits * alpha, logits / alpha)
@@ -178,7 +198,7 @@ class FastDecoder:
         hold = (steps < min_steps).repeat_interleave(self.num_vq)
         logits[hold, self.eos] = -torch.inf
         scores = F.softmax(logits, dim=-1)
-        return torch.multinomial(scores, num_samples=1).view(-1, self.num_vq)
+        return torch.multinomial(scores, num_samples=1).view(-1, self.num_vq), bad
 
     # -- the loop -------------------------------------------------------------------------
     @torch.inference_mode()
@@ -187,92 +207,114 @@ class FastDecoder:
         jobs: list[Job],
         sampling: Sampling,
         cancelled: Callable[[], bool],
-        on_step: Callable[[int], None] | None = None,
+        on_step: Callable[[list[int]], None] | None = None,
     ) -> Iterator[Job | None]:
         """Decode every job, `slots` at a time, in the given order; yield each as it ends,
-        and None after every step, so the caller can stream audio of the running ones."""
+        and None after every step, so the caller can stream audio of the running ones.
+        Returns early (without raising) when `cancelled()` turns true."""
         warpers: list[Callable[..., torch.Tensor]] = [
             TopPLogitsWarper(sampling.top_p, min_tokens_to_keep=3),
             TopKLogitsWarper(sampling.top_k, min_tokens_to_keep=3),
         ]
         pending = list(reversed(jobs))
-        active: list[Job | None] = [None] * self.slots
-        self.active: list[Job | None] = active  # read by the caller between steps
-        pos = torch.zeros(self.slots, dtype=torch.long, device=self.device)
-        steps = torch.zeros(self.slots, dtype=torch.long, device=self.out_device)
-        caps = torch.zeros(self.slots, dtype=torch.long, device=self.out_device)
-        min_steps = torch.zeros(self.slots, dtype=torch.long, device=self.out_device)
+        active = self.active
+        # Host copies: known without asking the device.
+        pos = [0] * self.slots
+        steps = [0] * self.slots
+        caps = [0] * self.slots
+        # Device copies the sampling reads; updated in place, never rebuilt from lists.
+        pos_d = torch.zeros(self.slots, dtype=torch.long, device=self.device)
+        steps_d = torch.zeros(self.slots, dtype=torch.long, device=self.out_device)
+        min_d = torch.zeros(self.slots, dtype=torch.long, device=self.out_device)
         history = torch.zeros(
             self.slots * self.num_vq, REPETITION_WINDOW, dtype=torch.long, device=self.out_device
         )
-        hidden = torch.zeros(self.slots, self.gpt.config.hidden_size, device=self.out_device)
+        hidden = torch.zeros(self.slots, self.hidden_size, device=self.out_device)
+        vq = torch.arange(self.num_vq, device=self.out_device)
 
         def admit(slot: int) -> None:
             job = pending.pop()
             emb = job.emb() if callable(job.emb) else job.emb
-            length = emb.shape[1]
+            length = int(emb.shape[1])
             if length + job.cap > self.max_len:
                 raise ValueError("prompt and cap exceed the KV cache")
             out = self._layers(
                 emb.to(self.device, self.dtype),
                 torch.tensor([slot], device=self.device),
                 torch.arange(length, device=self.device).view(1, -1),
-                True,
+                length,
+                False,
             )
             hidden[slot] = out[0, -1].float().to(self.out_device)
-            pos[slot] = length
-            steps[slot] = 0
-            caps[slot] = job.cap
-            min_steps[slot] = job.min_steps
+            pos[slot], steps[slot], caps[slot] = length, 0, job.cap
+            pos_d[slot] = length
+            steps_d[slot] = 0
+            min_d[slot] = job.min_steps
             history[slot * self.num_vq : (slot + 1) * self.num_vq] = 0
             active[slot] = job
 
         for slot in range(self.slots):
             if pending:
                 admit(slot)
+        used: list[int] = []
+        rows = out_rows = vq_rows = torch.zeros(0, dtype=torch.long)
         while any(job is not None for job in active):
             if cancelled():
                 return
-            used = [i for i, job in enumerate(active) if job is not None]
+            now_used = [i for i, job in enumerate(active) if job is not None]
+            if now_used != used:  # membership changed: rebuild the index tensors once
+                used = now_used
+                rows = torch.tensor(used, device=self.device)
+                out_rows = rows.to(self.out_device)
+                vq_rows = (out_rows.view(-1, 1) * self.num_vq + vq).view(-1)
             full = len(used) == self.slots
-            rows = (
-                torch.arange(self.slots, device=self.device)
-                if full
-                else torch.tensor(used, device=self.device)
-            )
-            out_rows = rows.to(self.out_device)
+            # A gathered copy: the jobs keep views of it, while `hidden` is written in place.
             rows_h = hidden[out_rows]
-            vq_rows = (
-                out_rows.view(-1, 1) * self.num_vq
-                + torch.arange(self.num_vq, device=self.out_device)
-            ).view(-1)
-            filled = torch.clamp(steps[out_rows], max=REPETITION_WINDOW)
-            codes = self._sample(
+            codes, bad = self._sample(
                 self._logits(rows_h),
                 history[vq_rows],
-                filled,
-                steps[out_rows],
-                min_steps[out_rows],
+                steps_d[out_rows],
+                min_d[out_rows],
                 sampling,
                 warpers,
             )
             finished = codes.eq(self.eos).any(1)
             # The repetition window slides by one code per step.
             history[vq_rows] = torch.cat([history[vq_rows][:, 1:], codes.reshape(-1, 1)], 1)
-            steps[out_rows] += 1
-            done = (finished | (steps[out_rows] >= caps[out_rows])).tolist()
-            ended = finished.tolist()
-            continuing: list[int] = []
+            steps_d[out_rows] += 1
+            # The step's one read from the device.
+            ended, invalid = torch.stack([finished, bad]).tolist()
+            if any(invalid):
+                raise NonFiniteError(non_finite_sentence(self.dtype))
+            done: list[bool] = []
             for n, slot in enumerate(used):
                 job = active[slot]
                 assert job is not None
+                steps[slot] += 1
                 if not ended[n]:  # ChatTTS keeps no hidden state for the EOS step
                     job.hiddens.append(rows_h[n])
                     job.tokens.append(codes[n])
-                if not done[n]:
-                    continuing.append(n)
+                job.ended_by_eos = bool(ended[n])
+                done.append(bool(ended[n]) or steps[slot] >= caps[slot])
             if on_step:
-                on_step(len(used))
+                on_step([job.key for job in active if job is not None])
+            continuing = [n for n, d in enumerate(done) if not d]
+            if continuing:
+                # Next step's input for the rows still running: the codes just drawn.
+                every = full and len(continuing) == len(used)
+                if len(continuing) == len(used):
+                    srows, scodes = rows, codes
+                else:
+                    keep = torch.tensor(continuing, device=self.out_device)
+                    srows = torch.tensor([used[n] for n in continuing], device=self.device)
+                    scodes = codes[keep]
+                span = max(pos[used[n]] for n in continuing) + 1
+                x = self._embed_codes(scodes).to(self.device, self.dtype)
+                out = self._layers(x, srows, pos_d[srows].view(-1, 1), span, every)
+                hidden[srows.to(self.out_device)] = out[:, 0].float().to(self.out_device)
+                pos_d[srows] += 1
+                for n in continuing:
+                    pos[used[n]] += 1
             for n, slot in enumerate(used):
                 if done[n]:
                     job = active[slot]
@@ -282,12 +324,3 @@ class FastDecoder:
                     if pending:
                         admit(slot)  # prefilled now; it samples from the next step on
             yield None
-            if not continuing:
-                continue
-            # Next step's input for the rows still running: the codes just drawn.
-            keep = torch.tensor(continuing, device=self.out_device)
-            srows = torch.tensor([used[n] for n in continuing], device=self.device)
-            x = self._embed_codes(codes[keep]).to(self.device, self.dtype)
-            out = self._layers(x, srows, pos[srows].view(-1, 1), False)
-            hidden[srows.to(self.out_device)] = out[:, 0].float().to(self.out_device)
-            pos[srows] += 1

@@ -16,20 +16,7 @@ import torch
 from ChatTTS.config import config as cc
 from safetensors.torch import save_file
 
-# Dimensions of the tiny model; the full one uses ChatTTS's own Config defaults.
-TINY_DIMS: dict[str, Any] = {
-    "gpt": {
-        "hidden_size": 64,
-        "intermediate_size": 128,
-        "num_attention_heads": 2,
-        "num_hidden_layers": 2,
-    },
-    "decoder": {"idim": 32, "odim": 32, "hidden": 32, "n_layer": 1, "bn_dim": 16},
-    "dvae_encoder": {"idim": 32, "odim": 64, "hidden": 32, "n_layer": 1, "bn_dim": 16},
-    "dvae_decoder": {"idim": 32, "odim": 32, "hidden": 32, "n_layer": 1, "bn_dim": 16},
-    "vq_dim": 64,
-    "vocos": {"dim": 32, "intermediate_dim": 64, "num_layers": 1},
-}
+from .models import TINY_DIMS as TINY_DIMS  # the tiny model's dimensions (defined there)
 
 SPECIAL_TOKENS = (
     "[Sasr] [Pasr] [Easr] [Stts] [Ptts] [Etts] [Sbreak] [Pbreak] [Ebreak] [uv_break] [v_break] "

@@ -4,6 +4,7 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import psutil
 import torch
@@ -65,8 +66,9 @@ class LiveSnapshot:
     stage: str = "idle"  # idle, loading, refine, decode, vocoder, done, cancelled, error
     segment: int = 0  # 1-based segment being worked on
     segments: int = 0
-    steps_done: int = 0  # GPT steps finished in this job (all rows of a batch count)
-    steps_planned: int = 0
+    segments_done: int = 0
+    steps_done: int = 0  # GPT steps of this job's finished and running segments (all rows)
+    steps_left: int = 0  # expected steps still to come (text-derived, corrected as rows end)
     steps_per_second: float = 0.0  # over the last second or so
     audio_seconds: float = 0.0  # audio finished so far
     compute_seconds: float = 0.0  # wall time since the job started
@@ -76,12 +78,64 @@ class LiveSnapshot:
     note: str = ""  # e.g. "out of memory: batch halved to 4"
 
     @property
+    def steps_planned(self) -> int:
+        """The job's expected total steps as known now."""
+        return self.steps_done + self.steps_left
+
+    @property
     def rtf(self) -> float | None:
         return self.compute_seconds / self.audio_seconds if self.audio_seconds > 0 else None
 
     @property
     def fraction(self) -> float:
-        return min(1.0, self.steps_done / self.steps_planned) if self.steps_planned else 0.0
+        """0..1; exactly 1 once every segment has ended, and only then."""
+        if self.segments and self.segments_done >= self.segments:
+            return 1.0
+        total = self.steps_done + self.steps_left
+        return min(0.999, self.steps_done / total) if total else 0.0
+
+    @property
+    def seconds_left(self) -> float | None:
+        if self.steps_per_second <= 0 or self.steps_left <= 0:
+            return None
+        return self.steps_left / self.steps_per_second
+
+
+class _Expected:
+    """Expected steps still to come, corrected as segments run and end: a running segment
+    counts what it still needs (at least one step, however far past its estimate it ran), an
+    ended one nothing. Kept incrementally: a 100,000-character job has thousands of segments."""
+
+    def __init__(self, expected: list[int]) -> None:
+        self.expected = dict(enumerate(expected))  # by key, until the segment ends
+        self.made: dict[int, int] = {}
+        self.total = len(expected) and sum(max(e, 1) for e in expected)
+
+    def _need(self, key: int) -> int:
+        return max(self.expected[key] - self.made.get(key, 0), 1)
+
+    def step(self, key: int) -> None:
+        if key in self.expected:
+            before = self._need(key)
+            self.made[key] = self.made.get(key, 0) + 1
+            self.total -= before - self._need(key)
+
+    def end(self, key: int) -> int:
+        """The segment ended: returns the steps it made."""
+        if key not in self.expected:
+            return 0
+        self.total -= self._need(key)
+        del self.expected[key]
+        return self.made.pop(key, 0)
+
+    def restart(self) -> int:
+        """Running segments start over: returns the steps they had made."""
+        lost = 0
+        for key in list(self.made):
+            before = self._need(key)
+            lost += self.made.pop(key)
+            self.total += self._need(key) - before
+        return lost
 
 
 @dataclass
@@ -92,35 +146,65 @@ class LiveMetrics:
     _snap: LiveSnapshot = field(default_factory=LiveSnapshot)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _started: float = 0.0
-    _step_times: deque[tuple[float, int]] = field(default_factory=lambda: deque(maxlen=64))
+    _step_times: deque[tuple[float, int]] = field(default_factory=lambda: deque(maxlen=256))
+    _expected: _Expected = field(default_factory=lambda: _Expected([]))
 
-    def start(self, stage: str, segments: int = 0, steps_planned: int = 0) -> None:
+    def start(self, stage: str, expected_steps: list[int] | None = None) -> None:
+        """A new job; `expected_steps[key]` is each segment's expected step count."""
         with self._lock:
             self._started = time.perf_counter()
             self._step_times.clear()
+            self._expected = _Expected(expected_steps or [])
             self._snap = LiveSnapshot(
                 stage=stage,
-                segments=segments,
-                steps_planned=steps_planned,
+                segments=len(expected_steps or []),
+                steps_left=self._expected.total,
                 memory=self._snap.memory,
             )
 
-    def update(self, **changes: object) -> None:
+    def update(self, **changes: Any) -> None:
         with self._lock:
-            self._snap = replace(self._snap, **changes)  # type: ignore[arg-type]
+            self._snap = replace(self._snap, **changes)
 
-    def add_steps(self, rows: int) -> None:
-        """One GPT step of `rows` sequences finished."""
+    def add_steps(self, keys: list[int]) -> None:
+        """One GPT step of the segments `keys` (one row each) finished."""
         now = time.perf_counter()
         with self._lock:
-            self._step_times.append((now, rows))
-            window = [(t, n) for t, n in self._step_times if now - t <= 1.5]
-            rate = 0.0
-            if len(window) >= 2:
-                span = window[-1][0] - window[0][0]
-                rate = sum(n for _, n in window[1:]) / span if span > 0 else 0.0
+            self._step_times.append((now, len(keys)))
+            for key in keys:
+                self._expected.step(key)
             self._snap = replace(
-                self._snap, steps_done=self._snap.steps_done + rows, steps_per_second=rate
+                self._snap,
+                steps_done=self._snap.steps_done + len(keys),
+                steps_left=self._expected.total,
+                steps_per_second=self._rate(now),
+            )
+
+    def _rate(self, now: float) -> float:
+        """Steps per second over the last few seconds: smooth enough for a time left."""
+        window = [(t, n) for t, n in self._step_times if now - t <= 4.0]
+        if len(window) < 2:
+            return self._snap.steps_per_second
+        span = window[-1][0] - window[0][0]
+        return sum(n for _, n in window[1:]) / span if span > 0 else 0.0
+
+    def segment_done(self, key: int) -> None:
+        with self._lock:
+            self._expected.end(key)
+            self._snap = replace(
+                self._snap,
+                segments_done=self._snap.segments_done + 1,
+                steps_left=self._expected.total,
+            )
+
+    def restarted(self) -> None:
+        """Running segments start again (after out of memory): their steps are undone."""
+        with self._lock:
+            lost = self._expected.restart()
+            self._snap = replace(
+                self._snap,
+                steps_done=self._snap.steps_done - lost,
+                steps_left=self._expected.total,
             )
 
     def elapsed(self) -> float:

@@ -7,9 +7,11 @@ import numpy as np
 from . import SAMPLE_RATE
 from .errors import BadSettingError
 from .metrics import MemorySnapshot
+from .text import Segment
 
 SEGMENT_SIZE_RANGE = (5, 500)
-BATCH_SIZE_RANGE = (1, 64)
+BATCH_SIZE_RANGE = (0, 64)  # 0: automatic (auto_batch_size), settled once by Engine.plan
+AUTO_BATCH_MAX = 16
 
 
 def auto_batch_size(device_id: str, segments: int) -> int:
@@ -17,7 +19,7 @@ def auto_batch_size(device_id: str, segments: int) -> int:
     sweet spot; on a CPU decode is bound by reading the weights, so more rows per read pay too
     (bench on 2 cores, fp32: RTF 2.38 at batch 1, 0.93 at 4, 0.37 at 16)."""
     del device_id  # the same rule on every device today; kept for a per-device choice
-    return max(1, min(16, segments))
+    return max(1, min(AUTO_BATCH_MAX, segments))
 
 
 @dataclass(frozen=True)
@@ -33,8 +35,8 @@ class SynthesisRequest:
     oral: int = 2  # [oral_N], used by refine
     laugh: int = 0  # [laugh_N], used by refine
     break_level: int = 6  # [break_N], used by refine
-    segment_size: int = 50  # characters
-    batch_size: int = 4
+    segment_size: int = 50  # characters (segments are split further to fit the step cap)
+    batch_size: int = 0  # rows decoded together; 0: automatic
     pause_seconds: float = 0.25  # silence between segments when joined
     decoder: str = "fast"  # "fast": Studio's decode loop; "stock": ChatTTS's generate()
 
@@ -63,6 +65,21 @@ class SynthesisRequest:
 
 
 @dataclass(frozen=True)
+class JobPlan:
+    """A request made ready to run, once per job: its segments (the only segmenting of the
+    job), the batch size resolved for the device, and the speaker embedding to use."""
+
+    request: SynthesisRequest
+    segments: tuple[Segment, ...]
+    batch_size: int
+    speaker: str
+
+    @property
+    def expected_steps(self) -> int:
+        return sum(s.expected_steps for s in self.segments)
+
+
+@dataclass(frozen=True)
 class SegmentResult:
     """One finished segment, yielded in text order."""
 
@@ -74,6 +91,9 @@ class SegmentResult:
     compute_seconds: float  # the batch's time shared by its rows in proportion to their steps
     batch_size: int
     memory: MemorySnapshot | None = None
+    # Ended at its step cap without the model's end-of-speech (real weights only): the text
+    # may be cut short. Planning splits segments so this should not happen; it is reported.
+    hit_cap: bool = False
 
     @property
     def audio_seconds(self) -> float:
@@ -95,6 +115,14 @@ class AudioChunk:
 
 
 @dataclass(frozen=True)
+class SegmentRestarted:
+    """The segment starts again (after out of memory): drop every chunk of it streamed so far;
+    its audio comes again from the beginning."""
+
+    index: int
+
+
+@dataclass(frozen=True)
 class JobSummary:
     segments: int
     audio_seconds: float
@@ -102,6 +130,7 @@ class JobSummary:
     steps: int
     first_audio_seconds: float | None
     peak_memory: int | None
+    batch_size: int = 0  # the batch the job finished with (smaller after out of memory)
 
     @property
     def rtf(self) -> float:

@@ -10,6 +10,7 @@ import numpy as np
 import torch
 
 from . import SAMPLES_PER_STEP
+from .chat import ChatModel
 
 FIRST_CHUNK_STEPS = 12  # the first audio after this many steps (+HOLD)
 CHUNK_STEPS = 24
@@ -21,8 +22,8 @@ CROSSFADE = 256  # samples
 class ChunkVocoder:
     """Turns one segment's growing list of GPT hidden states into successive audio chunks."""
 
-    def __init__(self, chat: object) -> None:
-        self.chat = chat
+    def __init__(self, model: ChatModel) -> None:
+        self.model = model
         self.emitted = 0  # steps already turned into audio
         self.tail = np.zeros(0, dtype=np.float32)  # overlap kept for the next cross-fade
         self.chunks: list[np.ndarray] = []
@@ -38,9 +39,7 @@ class ChunkVocoder:
         if upto <= self.emitted:
             return np.zeros(0, dtype=np.float32)
         start = max(0, self.emitted - CONTEXT_STEPS)
-        wav = self.chat._decode_to_wavs(  # type: ignore[attr-defined]
-            [torch.stack(hiddens[start:steps])], True
-        )[0]
+        wav = self.model.vocode([torch.stack(hiddens[start:steps])])[0]
         begin = (self.emitted - start) * SAMPLES_PER_STEP
         end = (upto - start) * SAMPLES_PER_STEP
         new = np.array(wav[begin:end], dtype=np.float32)

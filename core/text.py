@@ -57,6 +57,12 @@ MIN_STEP_CAP = 16
 # single segments drift; split long text with the segment size instead (about 140 Chinese
 # characters reach this cap).
 MAX_STEP_CAP = 2048
+# A segment is planned to need at most this many steps (with the margin), whatever the segment
+# size, so that ChatTTS's refine pass (which adds pauses and fillers) still fits under the cap:
+# a segment is split further rather than ever cut short.
+PLAN_STEP_LIMIT = int(MAX_STEP_CAP * 0.85)
+# The longest all-Chinese segment that fits that limit: the window's segment slider ends here.
+MAX_CJK_SEGMENT = int(PLAN_STEP_LIMIT / (STEPS_PER_SECOND * STEP_CAP_MARGIN * SECONDS_PER_CJK))
 
 
 @dataclass(frozen=True)
@@ -67,6 +73,15 @@ class Segment:
     text: str
     est_seconds: float
     step_cap: int
+
+    @property
+    def expected_steps(self) -> int:
+        """The steps a typical speaker needs for the text (no margin): progress is based on it."""
+        return max(1, round(self.est_seconds * STEPS_PER_SECOND))
+
+
+def segment(index: int, text: str) -> Segment:
+    return Segment(index, text, estimate_seconds(text), step_cap(text))
 
 
 def clean(text: str) -> str:
@@ -113,10 +128,14 @@ def estimate_seconds(text: str) -> float:
     return seconds
 
 
+def needed_steps(text: str) -> int:
+    """GPT steps for the text's expected speech length plus head-room, before any clamping."""
+    return max(MIN_STEP_CAP, math.ceil(estimate_seconds(text) * STEPS_PER_SECOND * STEP_CAP_MARGIN))
+
+
 def step_cap(text: str) -> int:
     """The most GPT steps a segment may take: its expected speech length plus head-room."""
-    steps = math.ceil(estimate_seconds(text) * STEPS_PER_SECOND * STEP_CAP_MARGIN)
-    return min(MAX_STEP_CAP, max(MIN_STEP_CAP, steps))
+    return min(MAX_STEP_CAP, needed_steps(text))
 
 
 def _atoms(text: str) -> list[tuple[str, str]]:
@@ -168,9 +187,9 @@ def _split_atoms(atoms: list[tuple[str, str]], limit: int) -> list[list[tuple[st
     return pieces
 
 
-def _units(text: str, limit: int) -> list[list[tuple[str, str]]]:
+def _units(atoms: list[tuple[str, str]], limit: int) -> list[list[tuple[str, str]]]:
     units: list[list[tuple[str, str]]] = []
-    for sentence in _split_after(_atoms(text), _SENTENCE_END):
+    for sentence in _split_after(atoms, _SENTENCE_END):
         if _length(sentence) <= limit:
             units.append(sentence)
             continue
@@ -183,10 +202,8 @@ def _render(atoms: list[tuple[str, str]]) -> str:
     return re.sub(r"\s+", " ", "".join(v for _, v in atoms)).strip()
 
 
-def split_segments(text: str, limit: int) -> list[Segment]:
-    """Split text into segments of at most `limit` characters, at sentence, then clause, then
-    word boundaries; never inside a word, a number or a control token. Pieces with nothing to
-    say (a lone "……") join their neighbour."""
+def check_text(text: str) -> str:
+    """The cleaned text, or BadTextError with one sentence on why it cannot be spoken."""
     text = clean(text)
     check_tokens(text)
     if not text.strip():
@@ -195,12 +212,15 @@ def split_segments(text: str, limit: int) -> list[Segment]:
         raise BadTextError(
             "The text has nothing ChatTTS can speak: it reads Chinese, English letters and numbers."
         )
-    packed: list[list[tuple[str, str]]] = []
-    for unit in _units(text, limit):
-        if packed and _length(packed[-1]) + _length(unit) <= limit:
-            packed[-1].extend(unit)
-        else:
-            packed.append(list(unit))
+    return text
+
+
+def split_segments(text: str, limit: int) -> list[Segment]:
+    """Split text into segments of at most `limit` characters, at sentence, then clause, then
+    word boundaries; never inside a word, a number or a control token. Pieces with nothing to
+    say (a lone "……") join their neighbour."""
+    text = check_text(text)
+    packed = [p for piece in _pack(_atoms(text), limit) for p in _fit_cap(piece)]
     texts: list[str] = []
     pending = ""  # unspeakable pieces wait for the next speakable one
     for atoms in packed:
@@ -215,7 +235,32 @@ def split_segments(text: str, limit: int) -> list[Segment]:
             continue
         texts.append(f"{pending}{piece}")
         pending = ""
-    return [Segment(i, t, estimate_seconds(t), step_cap(t)) for i, t in enumerate(texts)]
+    return [segment(i, t) for i, t in enumerate(texts)]
+
+
+def _pack(atoms: list[tuple[str, str]], limit: int) -> list[list[tuple[str, str]]]:
+    """Sentences (or clauses, or words) joined into pieces of at most `limit` characters."""
+    packed: list[list[tuple[str, str]]] = []
+    for unit in _units(atoms, limit):
+        if packed and _length(packed[-1]) + _length(unit) <= limit:
+            packed[-1].extend(unit)
+        else:
+            packed.append(list(unit))
+    return packed
+
+
+def _fit_cap(atoms: list[tuple[str, str]]) -> list[list[tuple[str, str]]]:
+    """A piece whose speech would outlast the step cap, split at its next boundaries until
+    every part fits (a lone word that cannot be split is left as it is)."""
+    steps = needed_steps(_render(atoms))
+    if steps <= PLAN_STEP_LIMIT:
+        return [atoms]
+    # Aim at the length that fits, in proportion; the check above runs again on each part.
+    limit = max(1, _length(atoms) * PLAN_STEP_LIMIT // steps)
+    parts = _pack(atoms, limit)
+    if len(parts) == 1:
+        return parts
+    return [p for part in parts for p in _fit_cap(part)]
 
 
 def _english_numbers(text: str) -> str:

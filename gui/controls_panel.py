@@ -20,10 +20,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from core import STEPS_PER_SECOND
 from core.devices import Device, Precision, cuda_status, list_devices, precision_support
 from core.request import SynthesisRequest
+from core.text import MAX_CJK_SEGMENT, MAX_STEP_CAP
 
-SEGMENT_RANGE = (10, 200)
+SEGMENT_RANGE = (10, MAX_CJK_SEGMENT)
 
 
 @dataclass(frozen=True)
@@ -84,6 +86,11 @@ class ControlsPanel(QWidget):
         self.segment_slider = QSlider(Qt.Orientation.Horizontal)
         self.segment_slider.setRange(*SEGMENT_RANGE)
         self.segment_slider.setValue(50)
+        self.segment_slider.setToolTip(
+            f"Most characters per segment (up to {MAX_CJK_SEGMENT}: about "
+            f"{MAX_STEP_CAP / STEPS_PER_SECOND:.0f} s of Chinese speech, ChatTTS's limit for one "
+            "segment). A segment whose speech would be longer is split further, never cut short."
+        )
         self.segment_value = QLabel("50 characters")
         segment_row = QHBoxLayout()
         segment_row.addWidget(self.segment_slider, 1)

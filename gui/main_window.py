@@ -24,7 +24,7 @@ from core.devices import default_device
 from core.engine import LoadedModel
 from core.errors import StudioError
 from core.request import AudioChunk, SegmentResult, SynthesisRequest
-from core.text import split_segments
+from core.text import check_text
 
 from . import dialogs
 from .audition_dialog import AuditionDialog
@@ -212,6 +212,7 @@ class MainWindow(QMainWindow):
         worker.progress.connect(self._job_progress)
         worker.segment_ready.connect(self._segment_ready)
         worker.chunk_ready.connect(self._chunk_ready)
+        worker.segment_restarted.connect(self._segment_restarted)
         worker.finished.connect(self._job_finished)
         worker.failed.connect(self._job_failed)
         worker.cancelled.connect(self._job_cancelled)
@@ -372,15 +373,12 @@ class MainWindow(QMainWindow):
             top_k=generation.top_k,
             refine_text=generation.refine_text,
             segment_size=self.controls.segment_slider.value(),
-            batch_size=max(1, self.controls.batch_box.value()),
+            batch_size=self.controls.batch_box.value(),  # 0: automatic, settled by the plan
             pause_seconds=generation.pause_seconds,
         )
         request.validate()
-        split_segments(request.text, request.segment_size)  # empty or unspeakable text: say so
-        # 0 asks the worker for the automatic batch (validate() wants 1..64 above).
-        from dataclasses import replace
-
-        return replace(request, batch_size=self.controls.batch_box.value())
+        check_text(request.text)  # empty or unspeakable text: say so before queueing
+        return request
 
     def synthesize_or_cancel(self) -> None:
         if self.current_job is not None and self.current_job.kind is JobKind.SYNTHESIZE:
@@ -489,6 +487,9 @@ class MainWindow(QMainWindow):
 
     def _chunk_ready(self, _job: Job, chunk: AudioChunk) -> None:
         self.result.add_chunk(chunk)
+
+    def _segment_restarted(self, _job: Job, index: int) -> None:
+        self.result.restart_segment(index)
 
     def _segment_ready(self, _job: Job, result: SegmentResult) -> None:
         self.live.segment_done(result)

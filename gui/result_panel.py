@@ -87,6 +87,7 @@ class ResultPanel(QWidget):
         # ours or was stopped on purpose. A stream that ends before it lost its device.
         self._play_end: int | None = None
         self._chunk_segment = 0
+        self._segment_start: dict[int, int] = {}
         self.output_problem = output_available()
         self._build()
         self._connect()
@@ -161,6 +162,7 @@ class ResultPanel(QWidget):
         self.pause_seconds = pause_seconds
         self._streamed = 0
         self._chunk_segment = 0  # the segment the last chunk belonged to
+        self._segment_start: dict[int, int] = {}  # where each streamed segment's audio begins
         self._set_audio(np.zeros(0, dtype=np.float32))
 
     def add_segment(self, result: SegmentResult) -> None:
@@ -174,8 +176,20 @@ class ResultPanel(QWidget):
             gap = np.zeros(round(self.pause_seconds * SAMPLE_RATE), dtype=np.float32)
             self._set_audio(np.concatenate([self.audio, gap]))
             self._chunk_segment = chunk.index
+        self._segment_start.setdefault(chunk.index, len(self.audio))
         self._set_audio(np.concatenate([self.audio, chunk.audio]))
         self._stream()
+
+    def restart_segment(self, index: int) -> None:
+        """The engine makes the segment again (out of memory): what was streamed of it is
+        dropped, so nothing plays or saves twice; its new audio streams from its start."""
+        start = self._segment_start.pop(index, None)
+        if start is None:
+            return
+        if self.player.playing and self._streamed > start:
+            self.stop()
+        self._streamed = min(self._streamed, start)
+        self._set_audio(self.audio[:start].copy())
 
     def end(
         self, outcome: SynthesisOutcome | None, cancelled: bool = False, failed: bool = False

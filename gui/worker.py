@@ -5,26 +5,26 @@ on the UI thread. Every outcome leaves as a signal carrying a dataclass or the e
 """
 
 import random
-import threading
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 import numpy as np
-from PySide6.QtCore import QObject, QThread, QTimer, Signal, Slot
+from PySide6.QtCore import QObject, QThread, Signal, Slot
 
-from core import models
+from core import download, models
+from core.cancel import CancelToken
 from core.engine import Engine, LoadedModel
 from core.errors import Cancelled
 from core.request import (
     AudioChunk,
     JobSummary,
+    SegmentRestarted,
     SegmentResult,
     SynthesisRequest,
-    auto_batch_size,
     join_audio,
 )
 
-CANCEL_REPEAT_MS = 100  # how often a cancel is repeated until its job has ended
+STOP_POLL_MS = 100
 
 
 class JobKind(StrEnum):
@@ -39,6 +39,9 @@ class JobKind(StrEnum):
 class Job:
     kind: JobKind
     number: int
+    # Made when the job is queued: a cancel before it starts, while it runs, or just as it
+    # ends all reach this job and no other.
+    cancel: CancelToken = field(default_factory=CancelToken, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -108,6 +111,7 @@ class Worker(QObject):
     progress = Signal(object)  # Progress
     segment_ready = Signal(object, object)  # Job, SegmentResult
     chunk_ready = Signal(object, object)  # Job, AudioChunk: playable audio as soon as it exists
+    segment_restarted = Signal(object, int)  # Job, segment index: drop what streamed of it
     finished = Signal(object, object)  # Job, LoadedModel | SynthesisOutcome | list | ModelInfo
     failed = Signal(object)  # Failure
     cancelled = Signal(object)  # CancelledOutcome
@@ -115,55 +119,30 @@ class Worker(QObject):
     def __init__(self) -> None:
         super().__init__()
         self.engine = Engine()
-        self._download_cancel = threading.Event()
         # What a synthesis has finished so far, handed over when it is cancelled or fails.
         self._partial: SynthesisOutcome | None = None
-        # Jobs numbered up to this one were cancelled, even those still waiting in the queue
-        # (the engine clears its own flag when a job starts). Written by the UI thread.
-        self._cancel_upto = 0
-        # The job running now (0: none). With the lock, a cancel reaches the engine only while
-        # a job it targets runs, and a job that starts uncancelled drops any stray cancel.
-        self._current = 0
-        self._cancel_lock = threading.Lock()
 
-    def cancel(self, upto: int = 0) -> None:
-        """Called from the UI thread: the engine's flag and the download flag are thread-safe."""
-        with self._cancel_lock:
-            self._cancel_upto = max(self._cancel_upto, upto)
-            if self._current and self._current <= self._cancel_upto:
-                self.engine.cancel()
-                self._download_cancel.set()
-
-    def _cancelled(self, job: Job) -> bool:
-        return job.number <= self._cancel_upto
-
-    def _run(self, job: Job, body, late_cancel: bool = False) -> None:  # type: ignore[no-untyped-def]
-        """Run body and emit its outcome. With late_cancel, a job the user cancelled ends as
-        cancelled even when the engine finished it: a cancel that landed while the engine was
-        starting the job (it clears its flag then) must not come back as a result."""
-        with self._cancel_lock:
-            self._current = job.number
-            if not self._cancelled(job):
-                self.engine.reset_cancel()
+    def _run(self, job: Job, body) -> None:  # type: ignore[no-untyped-def]
+        """Run body and emit its outcome. A job whose token was cancelled ends as cancelled,
+        even when the engine finished it just before: the user asked for it to stop."""
         self.started.emit(job)
         try:
-            if self._cancelled(job):
-                raise Cancelled()  # cancelled before it began: nothing to undo
+            job.cancel.check()  # cancelled while it waited in the queue: nothing to undo
             payload = body()
-            if late_cancel and self._cancelled(job):
-                raise Cancelled()
+            job.cancel.check()
             self.finished.emit(job, payload)
         except Cancelled:
             self.cancelled.emit(CancelledOutcome(job, self._partial))
         except Exception as exc:
             # StudioError is the user's sentence; anything else is a bug (or the device giving
             # out) and must reach the window as a message, not end the worker thread. What a
-            # synthesis finished before it stays the user's.
+            # synthesis finished before it stays the user's. The error carries no traceback
+            # into the window: its frames would pin the failed job's tensors (a KV cache).
+            exc.__traceback__ = None
+            exc.__context__ = exc.__cause__ = None
             self.engine.live.update(stage="error")
             self.failed.emit(Failure(job, exc, self._partial))
-        finally:
-            with self._cancel_lock:
-                self._current = 0
+            del exc
 
     @Slot(object, object)
     def load(self, job: Job, spec: LoadJob) -> None:
@@ -173,9 +152,11 @@ class Worker(QObject):
             def report(stage: str, fraction: float) -> None:
                 self.progress.emit(Progress(job, stage, fraction))
 
-            return self.engine.load(spec.model, spec.device, spec.precision, progress=report)
+            return self.engine.load(
+                spec.model, spec.device, spec.precision, progress=report, cancel=job.cancel
+            )
 
-        self._run(job, body)  # a load that finished is kept: the old model is gone by then
+        self._run(job, body)
 
     @Slot(object, object)
     def synthesize(self, job: Job, spec: SynthesisJob) -> None:
@@ -186,35 +167,31 @@ class Worker(QObject):
             if (
                 request.speaker is None
                 and spec.speaker_seed is not None
-                and self.engine.chat is not None
+                and self.engine.model is not None
             ):
                 request = replace(request, speaker=self.engine.sample_speaker(spec.speaker_seed))
-            if request.batch_size <= 0:
-                loaded = self.engine.loaded
-                count = len(self.engine.plan(replace(request, batch_size=1)))
-                device = loaded.device.id if loaded else "cpu"
-                request = replace(request, batch_size=auto_batch_size(device, count))
+            plan = self.engine.plan(request)  # the job's one split; automatic batch settled
+            request = replace(plan.request, batch_size=plan.batch_size)
             results: list[SegmentResult] = []
             final = replace(spec, request=request)
-            self._partial = SynthesisOutcome(
-                final, results, None, request.speaker or "", self.engine.loaded
-            )
+            self._partial = SynthesisOutcome(final, results, None, plan.speaker, self.engine.loaded)
 
-            def on_chunk(chunk: AudioChunk) -> None:
-                if self._cancelled(job):
-                    self.engine.cancel()  # again: see _run
-                self.chunk_ready.emit(job, chunk)
+            def listen(event: AudioChunk | SegmentRestarted) -> None:
+                if isinstance(event, SegmentRestarted):
+                    self.segment_restarted.emit(job, event.index)
+                else:
+                    self.chunk_ready.emit(job, event)
 
-            for result in self.engine.synthesize(request, on_chunk=on_chunk):
+            for result in self.engine.synthesize(plan, listen, job.cancel):
                 results.append(result)
                 self.segment_ready.emit(job, result)
             # All of it, also as what a late cancel hands over.
             self._partial = SynthesisOutcome(
-                final, results, self.engine.last_summary, request.speaker or "", self.engine.loaded
+                final, results, self.engine.last_summary, plan.speaker, self.engine.loaded
             )
             return self._partial
 
-        self._run(job, body, late_cancel=True)
+        self._run(job, body)
         self._partial = None
 
     @Slot(object, object)
@@ -227,7 +204,7 @@ class Worker(QObject):
             embeddings = [self.engine.sample_speaker(seed) for seed in seeds]
             self.progress.emit(Progress(job, "audition", 0.0, f"{spec.count} candidates"))
             request = replace(spec.base, text=spec.text, speaker=None)
-            voices = self.engine.audition(request, embeddings)
+            voices = self.engine.audition(request, embeddings, job.cancel)
             candidates = [
                 Candidate(seed, embedding, audio)
                 for seed, embedding, audio in zip(seeds, embeddings, voices, strict=True)
@@ -235,7 +212,7 @@ class Worker(QObject):
             self.progress.emit(Progress(job, "audition", 1.0, f"{spec.count} candidates"))
             return candidates
 
-        self._run(job, body, late_cancel=True)
+        self._run(job, body)
 
     @Slot(object, int)
     def speaker_for_seed(self, job: Job, seed: int) -> None:
@@ -245,7 +222,6 @@ class Worker(QObject):
     @Slot(object)
     def download(self, job: Job) -> None:
         self._partial = None
-        self._download_cancel.clear()
 
         def body() -> models.ModelInfo:
             def report(done: int, _total: int) -> None:
@@ -253,7 +229,7 @@ class Worker(QObject):
                     Progress(job, "download", -1.0, f"{done / 2**20:.0f} MiB downloaded")
                 )
 
-            return models.download_official(report, self._download_cancel.is_set)
+            return download.download_official(report, lambda: job.cancel.cancelled)
 
         self._run(job, body)  # a finished download is verified and in place: kept
 
@@ -284,13 +260,7 @@ class WorkerHost(QObject):
         self._download.connect(self.worker.download)
         self._count = 0
         self._released = False
-        # A cancel is repeated until the job it targets has ended: the engine clears its flag
-        # when a load, synthesis or audition begins, so one that lands just before that moment
-        # would otherwise be lost. Connected first, so it stops before the window reacts.
-        self._cancelling = 0  # the job number being cancelled; 0: none
-        self._cancel_timer = QTimer(self)
-        self._cancel_timer.setInterval(CANCEL_REPEAT_MS)
-        self._cancel_timer.timeout.connect(lambda: self.worker.cancel(self._cancelling))
+        self._open: dict[int, Job] = {}  # queued or running, by number
         for signal in (self.worker.finished, self.worker.failed, self.worker.cancelled):
             signal.connect(self._ended)
         self.thread.start()
@@ -301,7 +271,9 @@ class WorkerHost(QObject):
 
     def _next(self, kind: JobKind) -> Job:
         self._count += 1
-        return Job(kind, self._count)
+        job = Job(kind, self._count)
+        self._open[job.number] = job
+        return job
 
     def load(self, spec: LoadJob) -> Job:
         job = self._next(JobKind.LOAD)
@@ -329,30 +301,22 @@ class WorkerHost(QObject):
         return job
 
     def cancel(self) -> None:
-        """Cancel the newest job and any before it, even one that has not started yet."""
-        self._cancelling = self._count
-        self.worker.cancel(self._count)
-        self._cancel_timer.start()
+        """Cancel every job not ended yet: the one running and those waiting behind it."""
+        for job in list(self._open.values()):
+            job.cancel.cancel()
 
     def _ended(self, outcome: object, _payload: object = None) -> None:
         job = outcome if isinstance(outcome, Job) else getattr(outcome, "job", None)
-        if isinstance(job, Job) and job.number >= self._cancelling:
-            self._cancel_timer.stop()
-            self._cancelling = 0
+        if isinstance(job, Job):
+            self._open.pop(job.number, None)
 
     def stop(self, timeout_ms: int = 30_000) -> bool:
         """Cancel what runs, let the thread finish its slot, and wait for it; True when gone."""
-        self._cancel_timer.stop()
         if not self.thread.isRunning():
             return True
+        self.cancel()
         self.thread.quit()
-        waited = 0
-        while waited < timeout_ms:  # cancel again on each wait: see _cancel_timer
-            self.worker.cancel(self._count)
-            if self.thread.wait(CANCEL_REPEAT_MS):
-                return True
-            waited += CANCEL_REPEAT_MS
-        return False
+        return bool(self.thread.wait(timeout_ms))
 
     def release(self) -> None:
         """After stop(): drop the model and every connection while Qt and torch are both alive,
@@ -365,6 +329,7 @@ class WorkerHost(QObject):
             self.worker.progress,
             self.worker.segment_ready,
             self.worker.chunk_ready,
+            self.worker.segment_restarted,
             self.worker.finished,
             self.worker.failed,
             self.worker.cancelled,

@@ -114,11 +114,11 @@ def inject_oom(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     real = FastDecoder.__init__
     failures: list[int] = []
 
-    def failing_init(self, chat, slots, max_len):  # type: ignore[no-untyped-def]
+    def failing_init(self, model, slots, max_len):  # type: ignore[no-untyped-def]
         if slots > 1 and not failures:
             failures.append(slots)
             raise torch.OutOfMemoryError("CUDA out of memory (injected)")
-        real(self, chat, slots, max_len)
+        real(self, model, slots, max_len)
 
     monkeypatch.setattr(FastDecoder, "__init__", failing_init)
     return failures

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from core import SAMPLES_PER_STEP, models
+from core.cancel import CancelToken
 from core.engine import Engine
 from core.errors import BadSettingError, Cancelled, DeviceError, ModelError, SpeakerError
 from core.request import SynthesisRequest, join_audio
@@ -162,7 +163,7 @@ def test_cpu_precisions_load_and_speak(demo_model: str, precision: str) -> None:
     loaded = engine.load(demo_model, "cpu", precision)
     try:
         assert loaded.precision.value == precision
-        layer = engine.chat.gpt.gpt.layers[0].mlp.up_proj  # type: ignore[attr-defined]
+        layer = engine.model.gpt.layers[0].mlp.up_proj  # type: ignore[union-attr]
         if precision == "bf16":
             assert layer.weight.dtype == torch.bfloat16
         else:  # quantized: the module is replaced by its dynamic-int8 counterpart
@@ -228,13 +229,16 @@ def test_official_weights_not_downloaded_is_a_clear_error(private_home) -> None:
         Engine().load("official", "cpu")
 
 
-def test_a_cancel_between_jobs_stops_the_next_job_but_not_the_one_after(engine: Engine) -> None:
-    """A cancel that arrives while no job runs was meant for the job the caller queued next;
-    a cancel left over from a cancelled job must not stop the following one."""
-    engine.cancel()  # between jobs: the next job is cancelled before it makes anything
+def test_a_job_cancelled_while_queued_never_runs_and_leaves_nothing_behind(engine: Engine) -> None:
+    """A job's token is made when it is queued: cancelled before it starts, it stops before
+    it makes anything; the next job has its own token and runs fully. Engine.cancel() between
+    jobs has nothing to cancel and stops nothing later."""
+    token = CancelToken()
+    token.cancel()
     with pytest.raises(Cancelled):
-        list(engine.synthesize(fast("你好。")))
-    assert [r.index for r in engine.synthesize(fast("你好。"))] == [0]  # stale: cleared
+        list(engine.synthesize(fast("你好。"), cancel=token))
+    engine.cancel()  # no job runs: nothing to cancel, nothing kept for later
+    assert [r.index for r in engine.synthesize(fast("你好。"))] == [0]
 
 
 def test_cancel_during_load_stops_after_chattts_load(demo_model: str) -> None:
@@ -252,7 +256,7 @@ def test_cancel_during_load_stops_after_chattts_load(demo_model: str) -> None:
         patch.setattr(ChatTTS.Chat, "load", load_then_cancel)
         with pytest.raises(Cancelled):
             engine.load(demo_model, "cpu")
-    assert engine.loaded is None and engine.chat is None
+    assert engine.loaded is None and engine.model is None
     assert engine.load(demo_model, "cpu").info.name == demo_model
     engine.unload()
 

@@ -13,8 +13,9 @@ TEXT = "今天天气很好。我们去公园散步吧！公园里有很多人，
 
 
 def _prompt(engine: Engine, text: str, speaker: str) -> torch.Tensor:
-    request = SynthesisRequest(text)
-    return engine._prompt(engine.chat, text, request, speaker)
+    model = engine.model
+    assert model is not None
+    return model.embed(model.prompt_ids(text, 5, speaker), speaker)
 
 
 @pytest.mark.parametrize(("top_k", "temperature"), [(1, 0.3), (20, 0.3), (20, 0.7)])
@@ -25,7 +26,9 @@ def test_fast_loop_gives_stock_tokens_and_hidden_states(
     (greedy top-K 1, and sampled too, since both consume the RNG identically at batch 1)."""
     import ChatTTS
 
-    chat = engine.chat
+    model = engine.model
+    assert model is not None
+    chat = model._chat
     speaker = engine.sample_speaker(3)
     text = "今天天气很好我们去公园散步"
     steps = 120
@@ -41,7 +44,7 @@ def test_fast_loop_gives_stock_tokens_and_hidden_states(
     torch.manual_seed(11)
     stock = next(chat._infer_code([text], False, chat.device, True, params))  # type: ignore[attr-defined]
     emb = _prompt(engine, text, speaker)
-    decoder = FastDecoder(chat, 1, emb.shape[1] + steps + 1)
+    decoder = FastDecoder(model, 1, emb.shape[1] + steps + 1)
     torch.manual_seed(11)
     done = [
         j
@@ -63,7 +66,8 @@ def test_real_weights_stop_at_eos_and_rows_refill(engine: Engine) -> None:
     emb = _prompt(engine, "你好", speaker)
     caps = [40, 7, 90, 13, 25, 60]
     jobs = [Job(i, emb, cap, 1) for i, cap in enumerate(caps)]
-    decoder = FastDecoder(engine.chat, 3, emb.shape[1] + max(caps) + 1)
+    assert engine.model is not None
+    decoder = FastDecoder(engine.model, 3, emb.shape[1] + max(caps) + 1)
     torch.manual_seed(0)
     order = [j.key for j in decoder.run(jobs, Sampling(0.3, 0.7, 20), lambda: False) if j]
     assert sorted(order) == list(range(len(caps)))
@@ -88,7 +92,7 @@ def test_fast_and_stock_paths_give_the_same_segments(engine: Engine) -> None:
 def test_streamed_chunks_come_early_in_order_and_make_the_result(engine: Engine) -> None:
     chunks: list[AudioChunk] = []
     request = SynthesisRequest(TEXT, segment_size=20, batch_size=2, refine_text=False)
-    results = list(engine.synthesize(request, on_chunk=chunks.append))
+    results = list(engine.synthesize(request, chunks.append))  # type: ignore[arg-type]
     indices = [c.index for c in chunks]
     assert indices == sorted(indices)
     assert [c.index for c in chunks if c.final] == [r.index for r in results]
@@ -129,9 +133,9 @@ def test_audition_reads_one_text_with_every_speaker_in_one_pass(engine: Engine) 
     rows: list[int] = []
     real = FastDecoder.__init__
 
-    def spy(self, chat, slots, max_len):  # type: ignore[no-untyped-def]
+    def spy(self, model, slots, max_len):  # type: ignore[no-untyped-def]
         rows.append(slots)
-        real(self, chat, slots, max_len)
+        real(self, model, slots, max_len)
 
     import pytest as _pytest
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from core import models, paths
+from core import download, models, paths
 from core.errors import Cancelled, DownloadError
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
@@ -158,7 +158,7 @@ def hub() -> Iterator[FakeHub]:
 
 
 def staging() -> Path:
-    return paths.models_dir() / models.STAGING
+    return paths.models_dir() / download.STAGING
 
 
 def official() -> Path:
@@ -178,7 +178,7 @@ def check_installed(files: dict[str, bytes]) -> None:
 
 def test_a_clean_download_verifies_and_reports_byte_progress(online: Path, hub: FakeHub) -> None:
     seen: list[tuple[int, int]] = []
-    info = models.download_official(
+    info = download.download_official(
         lambda d, t: seen.append((d, t)), endpoint=hub.endpoint, hashes=hashes_of(hub.files)
     )
     assert info.folder == official()
@@ -198,7 +198,7 @@ def test_a_broken_download_is_resumed_by_the_next_call(online: Path, hub: FakeHu
     hub.break_after[broken], hub.breaks_left = half, 1
     hashes = hashes_of(hub.files)
     with pytest.raises(DownloadError, match=r"connection broke off.*next try resumes"):
-        models.download_official(endpoint=hub.endpoint, hashes=hashes, retries=0, timeout=5)
+        download.download_official(endpoint=hub.endpoint, hashes=hashes, retries=0, timeout=5)
     part = staging() / f"{broken}.part"
     assert part.stat().st_size == half  # the partial file is kept
     assert not official().exists()
@@ -206,7 +206,7 @@ def test_a_broken_download_is_resumed_by_the_next_call(online: Path, hub: FakeHu
     assert finished_before  # files before the broken one were finished
     hub.requests.clear()
     seen: list[int] = []
-    models.download_official(
+    download.download_official(
         lambda d, _t: seen.append(d), endpoint=hub.endpoint, hashes=hashes, retries=0
     )
     assert hub.gets(broken) == [("GET", broken, f"bytes={half}-")]  # resumed, not restarted
@@ -218,7 +218,7 @@ def test_a_broken_download_is_resumed_by_the_next_call(online: Path, hub: FakeHu
 def test_a_broken_connection_is_resumed_within_the_call(online: Path, hub: FakeHub) -> None:
     broken = "asset/Vocos.safetensors"
     hub.break_after[broken], hub.breaks_left = 1000, 1
-    models.download_official(endpoint=hub.endpoint, hashes=hashes_of(hub.files), retries=1)
+    download.download_official(endpoint=hub.endpoint, hashes=hashes_of(hub.files), retries=1)
     assert [r[2] for r in hub.gets(broken)] == [None, "bytes=1000-"]
     check_installed(hub.files)
 
@@ -230,7 +230,7 @@ def test_a_wrong_file_is_rejected_and_nothing_is_replaced(online: Path, hub: Fak
     bad = "asset/Embed.safetensors"
     hub.wrong[bad] = b"x" * len(hub.files[bad])
     with pytest.raises(DownloadError, match=r"Embed\.safetensors does not match.*nothing was"):
-        models.download_official(endpoint=hub.endpoint, hashes=hashes_of(hub.files))
+        download.download_official(endpoint=hub.endpoint, hashes=hashes_of(hub.files))
     assert [p.name for p in old.rglob("*") if p.is_file()] == ["DVAE.safetensors"]
     assert (old / "asset" / "DVAE.safetensors").read_bytes() == b"the user's old weights"
     assert not (staging() / bad).exists() and not (staging() / f"{bad}.part").exists()
@@ -238,11 +238,11 @@ def test_a_wrong_file_is_rejected_and_nothing_is_replaced(online: Path, hub: Fak
     del hub.wrong[bad]
     hub.extra[bad] = b"tail" * 1000
     with pytest.raises(DownloadError, match="more than"):
-        models.download_official(endpoint=hub.endpoint, hashes=hashes_of(hub.files))
+        download.download_official(endpoint=hub.endpoint, hashes=hashes_of(hub.files))
     assert not (staging() / f"{bad}.part").exists()
     # the server fixed: the next call completes and replaces the old folder in one go
     del hub.extra[bad]
-    models.download_official(endpoint=hub.endpoint, hashes=hashes_of(hub.files))
+    download.download_official(endpoint=hub.endpoint, hashes=hashes_of(hub.files))
     check_installed(hub.files)
 
 
@@ -250,7 +250,7 @@ def test_a_missing_file_is_a_clear_error(online: Path, hub: FakeHub) -> None:
     del hub.files["asset/Decoder.safetensors"]
     started = time.monotonic()
     with pytest.raises(DownloadError, match="HTTP 404"):
-        models.download_official(endpoint=hub.endpoint, hashes=hashes_of(fake_files()))
+        download.download_official(endpoint=hub.endpoint, hashes=hashes_of(fake_files()))
     assert time.monotonic() - started < 5  # a 404 is not retried
     assert not official().exists()
 
@@ -263,7 +263,7 @@ def test_a_server_that_never_answers_times_out(online: Path, hub: FakeHub, where
         hub.stall_body_after = 100
     started = time.monotonic()
     with pytest.raises(DownloadError, match=r"did not answer within 0\.5 seconds"):
-        models.download_official(
+        download.download_official(
             endpoint=hub.endpoint, hashes=hashes_of(hub.files), timeout=0.5, retries=1
         )
     assert time.monotonic() - started < 6
@@ -279,7 +279,7 @@ def test_nothing_listens_is_a_clear_error(online: Path) -> None:
         endpoint = closed.endpoint
     started = time.monotonic()
     with pytest.raises(DownloadError, match="cannot connect"):
-        models.download_official(endpoint=endpoint, hashes=hashes_of(fake_files()), retries=0)
+        download.download_official(endpoint=endpoint, hashes=hashes_of(fake_files()), retries=0)
     assert time.monotonic() - started < 5
 
 
@@ -297,7 +297,7 @@ def test_cancel_keeps_the_partial_file_for_resume(online: Path, hub: FakeHub) ->
 
     started = time.monotonic()
     with pytest.raises(Cancelled):
-        models.download_official(progress, stop.is_set, endpoint=hub.endpoint, hashes=hashes)
+        download.download_official(progress, stop.is_set, endpoint=hub.endpoint, hashes=hashes)
     assert time.monotonic() - started < 5  # cancel does not wait for the stalled server
     assert seen[-1] == 20000
     part = staging() / f"{first}.part"
@@ -305,7 +305,7 @@ def test_cancel_keeps_the_partial_file_for_resume(online: Path, hub: FakeHub) ->
     assert not official().exists()
     hub.stall_body_after = None
     hub.requests.clear()
-    models.download_official(endpoint=hub.endpoint, hashes=hashes)
+    download.download_official(endpoint=hub.endpoint, hashes=hashes)
     assert hub.gets(first) == [("GET", first, "bytes=20000-")]
     check_installed(hub.files)
 
@@ -315,7 +315,7 @@ def test_offline_mode_is_a_clear_error(online: Path, monkeypatch: pytest.MonkeyP
 
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
     with pytest.raises(DownloadError, match="HF_HUB_OFFLINE"):
-        models.download_official(
+        download.download_official(
             endpoint="http://127.0.0.1:9", hashes=hashes_of(fake_files()), retries=3
         )
 
@@ -327,5 +327,5 @@ def test_a_second_download_at_the_same_time_is_refused(online: Path, hub: FakeHu
     with open(lock, "a+") as fh:
         fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
         with pytest.raises(DownloadError, match="Another download"):
-            models.download_official(endpoint=hub.endpoint, hashes=hashes_of(hub.files))
+            download.download_official(endpoint=hub.endpoint, hashes=hashes_of(hub.files))
     assert hub.requests == []

@@ -7,6 +7,7 @@ import shutil
 import threading
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -15,7 +16,9 @@ from conftest import window_maker
 from PySide6.QtCore import QSettings
 from PySide6.QtGui import QGuiApplication, QTextCursor
 
+import core.download
 import core.models
+import core.producers
 from core import models
 from core.decode import FastDecoder
 from core.devices import Precision
@@ -65,7 +68,7 @@ def still_works(qtbot, window) -> None:  # type: ignore[no-untyped-def]
 
 def wait_for_cancel(engine_of, seconds: float = 20.0) -> None:  # type: ignore[no-untyped-def]
     """Hold the worker inside a stage until the window has asked it to cancel. `engine_of`
-    gives the window's engine (a window still being built has none to give yet)."""
+    gives what knows (the window's engine while it runs a job, or the job's own token)."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         try:
@@ -198,8 +201,8 @@ def test_cancel_synthesis_at_the_earliest_and_latest_moments(
     still_works(qtbot, window)
 
     # In the refine stage (refine on): held there until the cancel arrives.
-    held, entered = hold_once(engine.chat._refine_text, lambda: engine)
-    monkeypatch.setattr(engine.chat, "_refine_text", held)
+    held, entered = hold_once(engine.model._chat._refine_text, lambda: engine)
+    monkeypatch.setattr(engine.model._chat, "_refine_text", held)
     fast(window, SHORT, refine=True)
     window.synth_action.trigger()
     qtbot.waitUntil(entered.is_set, timeout=RUN_MS)
@@ -209,16 +212,17 @@ def test_cancel_synthesis_at_the_earliest_and_latest_moments(
     assert len(window.result.audio) == 0  # nothing half-made is offered as a result
 
     # Latest: while the vocoder makes the last segment. Everything finished is kept.
-    real_vocode = Engine._vocode
+    real_result = core.producers._result
     entered = threading.Event()
 
-    def vocode(self, chat, loaded, hiddens, segment, count, *rest):  # type: ignore[no-untyped-def]
-        if segment.index == count - 1 and not entered.is_set():
+    def last_result(ctx, unit, *rest):  # type: ignore[no-untyped-def]
+        # The last segment's audio exists; its result is not handed over yet.
+        if unit.key == ctx.count - 1 and not entered.is_set():
             entered.set()
-            wait_for_cancel(lambda: self)
-        return real_vocode(self, chat, loaded, hiddens, segment, count, *rest)
+            wait_for_cancel(lambda: engine)
+        return real_result(ctx, unit, *rest)
 
-    monkeypatch.setattr(Engine, "_vocode", vocode)
+    monkeypatch.setattr(core.producers, "_result", last_result)
     fast(window, SHORT)
     window.synth_action.trigger()
     qtbot.waitUntil(entered.is_set, timeout=RUN_MS)
@@ -235,8 +239,8 @@ def test_cancel_synthesis_at_the_earliest_and_latest_moments(
 def test_cancel_audition_from_its_dialog(qtbot, make_window, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     window = make_window()
     engine = window.host.worker.engine
-    # Held before the engine starts (which clears its cancel flag): the cancel must survive it.
-    held, entered = hold_once(Engine.audition.__get__(engine), lambda: engine)
+    # Held before the engine starts: the cancel reaches the job's token all the same.
+    held, entered = hold_once(Engine.audition.__get__(engine), lambda: window.current_job.cancel)
     monkeypatch.setattr(engine, "audition", held)
     window.show_audition()
     dialog = window.audition_dialog
@@ -413,7 +417,7 @@ def test_a_failed_download_is_shown_in_the_dialog(qtbot, make_window, monkeypatc
         progress(3 * 2**20, 0)
         raise DownloadError(sentence)
 
-    monkeypatch.setattr(core.models, "download_official", failing)
+    monkeypatch.setattr(core.download, "download_official", failing)
     window = make_window()
     window.show_models()
     dialog = window.model_dialog
@@ -437,7 +441,7 @@ def test_cancel_a_download_from_the_dialog(qtbot, make_window, monkeypatch) -> N
             time.sleep(0.02)
         raise DownloadError("The test download was never cancelled.")
 
-    monkeypatch.setattr(core.models, "download_official", endless)
+    monkeypatch.setattr(core.download, "download_official", endless)
     window = make_window()
     window.show_models()
     dialog = window.model_dialog
@@ -524,12 +528,14 @@ def test_closing_mid_job_leaves_no_thread(qtbot, make_window, monkeypatch, stage
     else:
         window = box["window"] = make_window()
     if stage == "synthesis":
-        held, entered = hold_once(engine().chat._refine_text, engine)
-        monkeypatch.setattr(engine().chat, "_refine_text", held)
+        held, entered = hold_once(engine().model._chat._refine_text, engine)
+        monkeypatch.setattr(engine().model._chat, "_refine_text", held)
         fast(window, SHORT, refine=True)
         window.synth_action.trigger()
     elif stage == "audition":
-        held, entered = hold_once(Engine.audition.__get__(engine()), engine)
+        held, entered = hold_once(
+            Engine.audition.__get__(engine()), lambda: box["window"].current_job.cancel
+        )
         monkeypatch.setattr(engine(), "audition", held)
         window.show_audition()
         window.audition_dialog.generate.click()
@@ -538,12 +544,12 @@ def test_closing_mid_job_leaves_no_thread(qtbot, make_window, monkeypatch, stage
 
         def endless(progress=None, cancelled=None, *_args, **_kwargs):  # type: ignore[no-untyped-def]
             entered.set()
-            wait_for_cancel(engine)
+            wait_for_cancel(lambda: SimpleNamespace(cancelled=cancelled()))
             if cancelled():
                 raise Cancelled()
             raise DownloadError("The test download was never cancelled.")
 
-        monkeypatch.setattr(core.models, "download_official", endless)
+        monkeypatch.setattr(core.download, "download_official", endless)
         window.show_models()
         window.model_dialog.download.click()
     qtbot.waitUntil(entered.is_set, timeout=RUN_MS)

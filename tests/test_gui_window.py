@@ -124,7 +124,13 @@ def test_devices_and_precisions_on_cpu(qtbot, make_window) -> None:
         )
         assert "CUDA is unavailable" in controls.device_note.text()
     slider = controls.segment_slider
-    assert (slider.minimum(), slider.maximum()) == (10, 200)
+    # The slider ends at the longest Chinese segment that fits ChatTTS's step cap, and says so.
+    from core.text import MAX_CJK_SEGMENT, PLAN_STEP_LIMIT, needed_steps
+
+    assert (slider.minimum(), slider.maximum()) == (10, MAX_CJK_SEGMENT)
+    assert needed_steps("字" * slider.maximum()) <= PLAN_STEP_LIMIT
+    assert needed_steps("字" * (slider.maximum() + 2)) > PLAN_STEP_LIMIT
+    assert "split further, never cut short" in slider.toolTip()
     assert controls.segment_value.text() == f"{slider.value()} characters"
     controls.select("cpu", "fp32")
     fp16 = controls.precision_buttons[controls.precision().__class__("fp16")]

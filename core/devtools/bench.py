@@ -1,8 +1,15 @@
 """`chattts-studio-cli bench`: stock ChatTTS against the studio engine, side by side, on the
-same weights, text, speaker and step counts, plus batch, precision, first-audio and
-weight-read-floor tables. Timings are medians after a warm-up; the spread says how noisy."""
+same weights, text, speaker, step caps and end-of-speech rule, plus batch, precision,
+first-audio and weight-read-floor tables. Timings are medians after a warm-up; the spread says
+how noisy.
 
-import json
+Fairness: each side stops where it would stop on its own and is credited the audio it really
+returned, never the audio the plan expected. Real weights end at the model's EOS on both sides
+(min_new_token=1). Random weights would end at a random EOS, so both hold it off until the cap
+(as the engine does for demo audio): Studio holds each row to its own segment's cap, stock
+holds a whole call to its longest cap, since its rows cannot stop separately. Each RTF is that
+side's wall time over its own audio, and the A/B ratio compares the two RTFs."""
+
 import platform
 import statistics
 import time
@@ -13,12 +20,19 @@ from typing import Any
 import numpy as np
 import torch
 
-from . import SAMPLE_RATE, SAMPLES_PER_STEP
-from .engine import Engine
-from .errors import Cancelled
-from .request import SynthesisRequest
-from .text import Segment, split_segments
+from .. import SAMPLE_RATE, SAMPLES_PER_STEP
+from ..cancel import CancelToken
+from ..chat import ChatModel
+from ..decode import FastDecoder, Job, Sampling
+from ..engine import Engine
+from ..errors import Cancelled, ModelError
+from ..request import AudioChunk, SegmentRestarted, SynthesisRequest
+from ..text import Segment, split_segments
+from .report import format_report, to_json
 
+__all__ = ["Bench", "format_report", "run", "to_json"]
+
+SEED = 2  # the speaker, and (times 1009, as the engine does) both sides' sampling
 SENTENCE = "四川美食确实以辣闻名，但也有不辣的选择。"
 PASSAGE = (
     "四川美食确实以辣闻名，但也有不辣的选择。比如甜水面、赖汤圆、蛋烘糕、叶儿粑等，这些小吃口味温和，"
@@ -49,10 +63,27 @@ class Timing:
         return max(abs(r - m) for r in self.runs) / m if m else 0.0
 
 
+@dataclass(frozen=True)
+class Run:
+    """One timed synthesis: its wall time and the seconds of audio it really produced."""
+
+    wall: float
+    audio: float
+
+    @property
+    def rtf(self) -> float:
+        return self.wall / self.audio if self.audio else float("inf")
+
+
 def _time(fn: Callable[[], Any]) -> float:
     started = time.perf_counter()
     fn()
     return time.perf_counter() - started
+
+
+def planned_seconds(segments: list[Segment]) -> float:
+    """The audio the segments' step caps allow (what random weights held to the cap make)."""
+    return sum(s.step_cap for s in segments) * SAMPLES_PER_STEP / SAMPLE_RATE
 
 
 class Bench:
@@ -60,103 +91,121 @@ class Bench:
         self.engine = engine
         self.repeats = repeats
         self.say = say
-        self.speaker = engine.sample_speaker(2)
+        self.speaker = engine.sample_speaker(SEED)
         self.device = engine.loaded.device.id if engine.loaded else "cpu"
+
+    @property
+    def model(self) -> ChatModel:
+        if self.engine.model is None:
+            raise ModelError("No model is loaded.")
+        return self.engine.model
+
+    @property
+    def random_weights(self) -> bool:
+        """Both sides hold EOS off until the cap on random weights, as the engine does."""
+        return bool(self.engine.loaded and self.engine.loaded.info.random_weights)
 
     def _sync(self) -> None:
         if self.device.startswith("cuda"):
             torch.cuda.synchronize()
 
     # -- the two ways to synthesize ------------------------------------------------------
-    def stock(self, segments: list[Segment], batch: int, stream: bool = False) -> float:
-        """Chat.infer as ChatTTS's README uses it, `batch` segments a call, each call run to its
-        longest segment's step count (its rows cannot stop separately). Returns the time to the
-        first playable samples when stream, else the wall time."""
-        from ChatTTS import Chat
-
-        chat = self.engine.chat
+    def stock(self, segments: list[Segment], batch: int, stream: bool = False) -> Run:
+        """Chat.infer as ChatTTS's README uses it, `batch` segments a call, each call capped at
+        its longest segment's cap (its rows cannot stop separately). Run.wall is the time to
+        the first playable samples when stream (audio 0), else the whole wall time."""
+        torch.manual_seed(SEED * 1009)
         started = time.perf_counter()
+        audio = 0
         for i in range(0, len(segments), batch):
             chunk = segments[i : i + batch]
-            steps = max(s.step_cap for s in chunk)
-            params = Chat.InferCodeParams(
+            cap = max(s.step_cap for s in chunk)
+            out = self.model.infer(
+                [s.text for s in chunk],
+                stream,
                 spk_emb=self.speaker,
-                max_new_token=steps,
-                min_new_token=steps,
-                show_tqdm=False,
-                ensure_non_empty=False,
-            )
-            texts = [s.text for s in chunk]
-            out = chat.infer(  # type: ignore[attr-defined]
-                texts,
-                skip_refine_text=True,
-                split_text=False,
-                stream=stream,
-                params_infer_code=params,
+                max_new_token=cap,
+                min_new_token=cap if self.random_weights else 1,
             )
             if stream:
                 for wav in out:
-                    if np.abs(wav).max() > 0:
+                    if wav.size and np.abs(wav).max() > 0:
                         self._sync()
-                        return time.perf_counter() - started
-            self._sync()
-        return time.perf_counter() - started
+                        return Run(time.perf_counter() - started, 0.0)
+                continue
+            audio += sum(len(wav) for wav in out)
+        self._sync()
+        return Run(time.perf_counter() - started, audio / SAMPLE_RATE)
 
-    def studio(self, text: str, segment_size: int, batch: int, first_audio: bool = False) -> float:
+    def studio(self, text: str, segment_size: int, batch: int, first_audio: bool = False) -> Run:
+        """The engine on the same text. Run.wall is the time to the first playable audio when
+        first_audio (the rest is cancelled), else the whole wall time."""
         request = SynthesisRequest(
             text,
-            seed=2,
+            seed=SEED,
             speaker=self.speaker,
             refine_text=False,
             segment_size=segment_size,
             batch_size=batch,
         )
+        token = CancelToken()
         started = time.perf_counter()
         first: list[float] = []
 
-        def on_chunk(_chunk: object) -> None:
-            if not first:
+        def listener(event: AudioChunk | SegmentRestarted) -> None:
+            if isinstance(event, AudioChunk) and event.audio.size and not first:
                 self._sync()
                 first.append(time.perf_counter() - started)
+                token.cancel()  # the rest does not count
 
+        audio = 0.0
         try:
-            for _ in self.engine.synthesize(request, on_chunk=on_chunk if first_audio else None):
-                if first_audio and first:
-                    self.engine.cancel()  # the rest does not count
+            for result in self.engine.synthesize(request, listener if first_audio else None, token):
+                audio += result.audio_seconds
         except Cancelled:
             pass
-        if first_audio:
-            return first[0]
         self._sync()
-        return time.perf_counter() - started
+        wall = time.perf_counter() - started
+        return Run(first[0], 0.0) if first_audio and first else Run(wall, audio)
 
     # -- tables ---------------------------------------------------------------------------
     def ab(self, name: str, text: str, segment_size: int, batch: int) -> dict[str, Any]:
         segments = split_segments(text, segment_size)
-        audio = sum(s.step_cap for s in segments) * SAMPLES_PER_STEP / SAMPLE_RATE
-        self.say(f"A/B {name}: {len(segments)} segment(s), {audio:.1f} s of audio, batch {batch}")
+        planned = planned_seconds(segments)
+        self.say(
+            f"A/B {name}: {len(segments)} segment(s), caps allow {planned:.1f} s of audio, "
+            f"batch {batch}"
+        )
         self.stock(segments[:1], 1)  # warm-up
         self.studio(segments[0].text, segment_size, 1)
-        stock, studio, ratios = Timing(), Timing(), []
+        stock: list[Run] = []
+        studio: list[Run] = []
         for _ in range(self.repeats):
             a = self.stock(segments, batch)
             b = self.studio(text, segment_size, batch)
-            stock.runs.append(a)
-            studio.runs.append(b)
-            ratios.append(a / b)
-            self.say(f"  stock {a:.2f} s, studio {b:.2f} s, ratio {a / b:.2f}")
+            stock.append(a)
+            studio.append(b)
+            self.say(
+                f"  stock {a.wall:.2f} s for {a.audio:.1f} s of audio (RTF {a.rtf:.3f}), "
+                f"studio {b.wall:.2f} s for {b.audio:.1f} s (RTF {b.rtf:.3f}), "
+                f"ratio {a.rtf / b.rtf:.2f}"
+            )
+        ratios = [a.rtf / b.rtf for a, b in zip(stock, studio, strict=True)]
+        stock_rtf, studio_rtf = Timing([r.rtf for r in stock]), Timing([r.rtf for r in studio])
         return {
             "case": name,
             "segments": len(segments),
             "batch": batch,
-            "audio_s": audio,
-            "stock_s": stock.median,
-            "studio_s": studio.median,
-            "stock_rtf": stock.median / audio,
-            "studio_rtf": studio.median / audio,
+            "planned_audio_s": planned,
+            "stock_audio_s": statistics.median(r.audio for r in stock),
+            "studio_audio_s": statistics.median(r.audio for r in studio),
+            "stock_s": statistics.median(r.wall for r in stock),
+            "studio_s": statistics.median(r.wall for r in studio),
+            "stock_rtf": stock_rtf.median,
+            "studio_rtf": studio_rtf.median,
             "pair_ratios": ratios,
             "median_ratio": statistics.median(ratios),
-            "spread": max(stock.spread, studio.spread),
+            "spread": max(stock_rtf.spread, studio_rtf.spread),
         }
 
     def batches(self, sizes: list[int]) -> list[dict[str, Any]]:
@@ -165,28 +214,24 @@ class Bench:
         self.studio(sentence * sizes[0], len(sentence), sizes[0])  # warm-up
         for batch in sizes:
             text = sentence * batch
-            steps = sum(s.step_cap for s in split_segments(text, len(sentence)))
-            audio = steps * SAMPLES_PER_STEP / SAMPLE_RATE
-            timing = Timing()
-            for _ in range(self.repeats):
-                timing.runs.append(self.studio(text, len(sentence), batch))
+            runs = [self.studio(text, len(sentence), batch) for _ in range(self.repeats)]
+            wall = Timing([r.wall for r in runs])
             summary = self.engine.last_summary
+            steps = summary.steps if summary else 0
             peak = summary.peak_memory if summary else None
+            rtf = statistics.median(r.rtf for r in runs)
             rows.append(
                 {
                     "batch": batch,
-                    "audio_s": audio,
-                    "wall_s": timing.median,
-                    "rtf": timing.median / audio,
-                    "steps_per_s": steps / timing.median,
+                    "audio_s": statistics.median(r.audio for r in runs),
+                    "wall_s": wall.median,
+                    "rtf": rtf,
+                    "steps_per_s": steps / wall.median,
                     "peak_memory_mib": (peak or 0) / 2**20,
-                    "spread": timing.spread,
+                    "spread": wall.spread,
                 }
             )
-            self.say(
-                f"  batch {batch}: RTF {timing.median / audio:.3f}, "
-                f"{steps / timing.median:.1f} steps/s"
-            )
+            self.say(f"  batch {batch}: RTF {rtf:.3f}, {steps / wall.median:.1f} steps/s")
         return rows
 
     def first_audio(self) -> dict[str, Any]:
@@ -195,8 +240,8 @@ class Bench:
         self.stock(segments, 1, stream=True)
         self.studio(SENTENCE, 50, 1, first_audio=True)
         for _ in range(self.repeats):
-            stock.runs.append(self.stock(segments, 1, stream=True))
-            ours.runs.append(self.studio(SENTENCE, 50, 1, first_audio=True))
+            stock.runs.append(self.stock(segments, 1, stream=True).wall)
+            ours.runs.append(self.studio(SENTENCE, 50, 1, first_audio=True).wall)
         return {
             "stock_stream_s": stock.median,
             "studio_s": ours.median,
@@ -204,25 +249,26 @@ class Bench:
             "spread": max(stock.spread, ours.spread),
         }
 
+    def _job(self, text: str, steps: int) -> tuple[FastDecoder, Job]:
+        """A batch-1 decoder and a job of exactly `steps` steps, prompt made as the engine
+        makes it (normalised text, the speaker applied)."""
+        model = self.model
+        ids = model.prompt_ids(model.normalize(text), 5, self.speaker)
+        emb = model.embed(ids, self.speaker)
+        return FastDecoder(model, 1, emb.shape[1] + steps + 1), Job(0, emb, steps, steps)
+
     def greedy(self, steps: int = 60) -> tuple[torch.Tensor, torch.Tensor]:
         """Codes and hidden states of a near-greedy decode (top-K 1, temperature 0.05)."""
-        from .decode import FastDecoder, Job, Sampling
-
-        chat = self.engine.chat
-        emb = self.engine._prompt(chat, SENTENCE, SynthesisRequest(SENTENCE), self.speaker)
-        decoder = FastDecoder(chat, 1, emb.shape[1] + steps + 1)
+        decoder, job = self._job(SENTENCE, steps)
         torch.manual_seed(0)
-        run = decoder.run([Job(0, emb, steps, steps)], Sampling(0.05, 0.7, 1), lambda: False)
-        job = next(j for j in run if j)
-        return torch.stack(job.tokens).cpu(), torch.stack(job.hiddens).float().cpu()
+        run = decoder.run([job], Sampling(0.05, 0.7, 1), lambda: False)
+        done = next(j for j in run if j)
+        return torch.stack(done.tokens).cpu(), torch.stack(done.hiddens).float().cpu()
 
     def floor(self) -> dict[str, Any]:
         """Reading every GPT weight once (a matrix-vector pass over the same shapes) against
         the engine's batch-1 decode step."""
-        chat = self.engine.chat
-        gpt = chat.gpt.gpt  # type: ignore[attr-defined]
-        weights = [m.weight for m in gpt.modules() if isinstance(m, torch.nn.Linear)]
-        weights.append(torch.cat([h.weight for h in chat.embed.head_code]).detach())  # type: ignore[attr-defined]
+        weights = [w.detach() for w in self.model.gpt_weights()]
         vectors = [torch.randn(1, w.shape[1], dtype=w.dtype, device=w.device) for w in weights]
         gbytes = sum(w.numel() * w.element_size() for w in weights) / 1e9
 
@@ -239,14 +285,9 @@ class Bench:
         text = "今" * 200
 
         def decode(steps: int) -> float:
-            from .decode import FastDecoder, Job, Sampling
-
-            emb = self.engine._prompt(chat, text, SynthesisRequest(text), self.speaker)
-            decoder = FastDecoder(chat, 1, emb.shape[1] + steps + 1)
+            decoder, job = self._job(text, steps)
             started = time.perf_counter()
-            for _ in decoder.run(
-                [Job(0, emb, steps, steps)], Sampling(0.3, 0.7, 20), lambda: False
-            ):
+            for _ in decoder.run([job], Sampling(0.3, 0.7, 20), lambda: False):
                 pass
             self._sync()
             return time.perf_counter() - started
@@ -287,6 +328,7 @@ def run(
         "machine": f"{platform.processor() or platform.machine()}, "
         f"{torch.get_num_threads()} threads; {loaded.device.label}",
         "model": loaded.info.label,
+        "random_weights": loaded.info.random_weights,
         "torch": torch.__version__,
         "repeats": repeats,
     }
@@ -327,80 +369,3 @@ def run(
         )
     engine.unload()
     return report
-
-
-def format_report(report: dict[str, Any]) -> str:
-    lines = [
-        f"machine: {report['machine']}",
-        f"model: {report['model']}",
-        f"torch {report['torch']}, medians of {report['repeats']} runs after a warm-up",
-        "",
-        "1. stock Chat.infer vs studio (same weights, text, speaker, step counts)",
-        "| case | segments | batch | audio s | stock s | studio s | stock RTF | studio RTF "
-        "| pair ratios | median ratio | spread |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
-    ]
-    for r in report["ab"]:
-        ratios = " ".join(f"{x:.2f}" for x in r["pair_ratios"])
-        lines.append(
-            f"| {r['case']} | {r['segments']} | {r['batch']} | {r['audio_s']:.1f} | "
-            f"{r['stock_s']:.2f} | {r['studio_s']:.2f} | {r['stock_rtf']:.3f} | "
-            f"{r['studio_rtf']:.3f} | {ratios} | **{r['median_ratio']:.2f}x** | "
-            f"{r['spread']:.0%} |"
-        )
-    lines += [
-        "",
-        "2. studio by batch size",
-        "| batch | RTF | steps/s (all rows) | peak memory MiB | spread |",
-        "|---|---|---|---|---|",
-    ]
-    for r in report["batches"]:
-        lines.append(
-            f"| {r['batch']} | {r['rtf']:.3f} | {r['steps_per_s']:.1f} | "
-            f"{r['peak_memory_mib']:.0f} | {r['spread']:.0%} |"
-        )
-    lines += [
-        "",
-        "3. by precision; quality against fp32: agreement of 60 near-greedy codes (random",
-        "   weights make one early difference change the rest) and the first hidden state's cosine",
-        "| precision | batch 1 RTF | larger batch RTF | batch 1 steps/s | code agreement "
-        "| hidden cosine |",
-        "|---|---|---|---|---|---|",
-    ]
-    for r in report["precisions"]:
-        if "refused" in r:
-            lines.append(f"| {r['precision']} | refused: {r['refused']} | | | | |")
-            continue
-        big = next(
-            v
-            for k, v in r.items()
-            if k.startswith("batch") and k.endswith("_rtf") and k != "batch1_rtf"
-        )
-        lines.append(
-            f"| {r['precision']} | {r['batch1_rtf']:.3f} | {big:.3f} | "
-            f"{r['batch1_steps_per_s']:.1f} | {r['greedy_code_agreement']:.0%} | "
-            f"{r['first_step_hidden_cosine']:.5f} |"
-        )
-    f = report["first_audio"]
-    lines += [
-        "",
-        "4. time to first audio, batch 1",
-        "| stock streaming s | studio s | ratio | spread |",
-        "|---|---|---|---|",
-        f"| {f['stock_stream_s']:.2f} | {f['studio_s']:.2f} | {f['ratio']:.2f} | "
-        f"{f['spread']:.0%} |",
-    ]
-    fl = report["floor"]
-    lines += [
-        "",
-        "5. batch-1 decode against the weight-read floor",
-        "| GPT weights GB | one read ms | GB/s | studio step ms | % of floor | spread |",
-        "|---|---|---|---|---|---|",
-        f"| {fl['weights_gb']:.2f} | {fl['floor_ms']:.1f} | {fl['floor_gb_per_s']:.1f} | "
-        f"{fl['step_ms']:.1f} | {fl['percent_of_floor']:.0f}% | {fl['spread']:.0%} |",
-    ]
-    return "\n".join(lines)
-
-
-def to_json(report: dict[str, Any]) -> str:
-    return json.dumps(report, indent=2, ensure_ascii=False)

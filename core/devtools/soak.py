@@ -1,6 +1,7 @@
 """Soak test: many syntheses in a row, then one very long text, watching the process's memory.
 
-    python -m core.soak [--runs 200] [--model demo] [--long-chars 100000] [--device cpu]
+    chattts-studio-cli soak [--runs 200] [--model demo] [--long-chars 100000] [--device cpu]
+    (or python -m core.devtools.soak with the same options)
 
 Memory that grows with the number of runs is a leak; memory that grows with the length of
 the text means audio is being kept somewhere. The long text's results are consumed one by
@@ -16,7 +17,7 @@ from collections.abc import Sequence
 
 import psutil
 
-from .errors import StudioError
+from ..errors import StudioError
 
 SHORT_TEXT = "四川美食确实以辣闻名。Hello, this is a soak test of ChatTTS Studio."
 LONG_SENTENCES = (
@@ -47,7 +48,7 @@ def rss() -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m core.soak", description=__doc__.splitlines()[0] if __doc__ else None
+        prog="chattts-studio-cli soak", description=__doc__.splitlines()[0] if __doc__ else None
     )
     parser.add_argument("--runs", type=int, default=200, help="short syntheses in a row")
     parser.add_argument("--model", default="demo", help="demo, demo-full, official or a folder")
@@ -66,8 +67,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.runs < 1 or args.long_chars < 0:
         parser.error("--runs must be at least 1 and --long-chars at least 0")
 
-    from .engine import Engine
-    from .request import SynthesisRequest
+    from ..engine import Engine
+    from ..request import SynthesisRequest
 
     extra = {"decoder": args.decoder} if args.decoder else {}
 

@@ -1,0 +1,112 @@
+"""One synthesis pipeline for every caller: units of work in, typed events out, with one
+out-of-memory policy around whichever producer (Studio's loop or ChatTTS's) makes the audio.
+
+The contract every producer keeps:
+- it yields `AudioChunk`s of a unit as they become playable (the unit that plays next first),
+  then that unit's `SegmentResult`, units in key order;
+- a `SegmentResult` is yielded only once its audio exists, so a unit leaves the pending set
+  only then: a failure at any point leaves every unfinished unit to be made again;
+- it raises `torch.OutOfMemoryError` unchanged; `with_backoff` retries with a smaller batch,
+  outside the `except` block, after the failed producer and its tensors are gone, and tells the
+  listener to drop what it had streamed of a unit that starts again (`SegmentRestarted`).
+"""
+
+import gc
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import torch
+
+from .cancel import CancelToken
+from .chat import ChatModel
+from .errors import DeviceError
+from .metrics import LiveMetrics
+from .request import AudioChunk, SegmentRestarted, SegmentResult
+from .text import Segment
+
+Event = AudioChunk | SegmentRestarted | SegmentResult
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One piece of audio to make: a segment's model text read by one speaker."""
+
+    key: int  # results come back in key order
+    segment: Segment
+    text: str  # what the model reads (normalised, refined)
+    speaker: str
+    cap: int  # most GPT steps
+    min_steps: int  # EOS held off before this (random weights: the cap)
+
+
+@dataclass(frozen=True)
+class Settings:
+    temperature: float
+    top_p: float
+    top_k: int
+    speed: int
+    seed: int
+
+
+@dataclass
+class JobContext:
+    """What a producer works with; the same for every retry of one job."""
+
+    model: ChatModel
+    settings: Settings
+    cancel: CancelToken
+    live: LiveMetrics
+    device: str
+    count: int  # units in the whole job, for SegmentResult.segments
+    stream: bool  # a listener wants chunks of the unit that plays next
+    random_weights: bool
+
+
+Producer = Callable[[JobContext, list[Unit], int], Iterator[Event]]
+
+
+def release_memory(device: str) -> None:
+    """Return what freed tensors held to the device (CUDA keeps it cached otherwise)."""
+    gc.collect()
+    if device.startswith("cuda") and torch.cuda.is_available():
+        torch.cuda.empty_cache()
+
+
+def smaller_batch(batch: int) -> int:
+    if batch <= 1:
+        raise DeviceError(
+            "Out of memory even at batch size 1; lower the segment size or use another device."
+        )
+    return max(1, batch // 2)
+
+
+def with_backoff(
+    produce: Producer, ctx: JobContext, units: list[Unit], batch: int
+) -> Iterator[Event]:
+    """Run `produce` over `units`; after out of memory, halve the batch and run what is not
+    finished again, until everything is made or batch 1 fails too (DeviceError)."""
+    pending = list(units)
+    while pending:
+        batch = min(batch, len(pending))  # what the producer really runs, halved if it fails
+        streamed: set[int] = set()
+        failed = False
+        try:
+            for event in produce(ctx, pending, batch):
+                if isinstance(event, AudioChunk):
+                    streamed.add(event.index)
+                elif isinstance(event, SegmentResult):
+                    pending = [u for u in pending if u.key != event.index]
+                yield event
+        except torch.OutOfMemoryError:
+            # Nothing here: the producer's frames (its decoder and KV cache) are referenced by
+            # this exception's traceback until the block ends. Recover below, outside it.
+            failed = True
+        if not failed:
+            return
+        release_memory(ctx.device)
+        batch = smaller_batch(batch)  # raised here, it carries no failed frames along
+        ctx.live.restarted()
+        ctx.live.update(note=f"out of memory: batch size lowered to {batch}", batch_size=batch)
+        keys = {u.key for u in pending}
+        for key in sorted(streamed & keys):
+            yield SegmentRestarted(key)
