@@ -144,12 +144,8 @@ class LivePanel(QWidget):
         self.job_rtf.setText("-" if snap.rtf is None else f"{snap.rtf:.2f}")
         self.speed.setText(f"{snap.steps_per_second:.1f}")
         self.first_audio.setText(_seconds(snap.first_audio_seconds))
-        left = snap.steps_planned - snap.steps_done
-        self.eta.setText(
-            f"{left / snap.steps_per_second:.1f} s"
-            if snap.steps_per_second > 0 and left > 0
-            else "-"
-        )
+        left = snap.seconds_left
+        self.eta.setText("-" if left is None else f"{left:.1f} s")
         self.memory.setText(describe_memory(snap.memory))
         if snap.note:
             self._job_note = snap.note
