@@ -361,6 +361,31 @@ def test_out_of_memory_lowers_the_batch_and_says_so(qtbot, make_window, inject_o
     assert window.result.history[-1].outcome.results[-1].batch_size < failures[0]
 
 
+def test_out_of_memory_at_batch_one_reaches_the_window_without_pinning_the_kv_cache(
+    qtbot, make_window, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    """The window keeps the last error; that error must not keep the failed decoder's KV
+    cache alive through a traceback or an exception context."""
+    import weakref
+
+    import torch
+
+    window = make_window()
+    caches: list[weakref.ref] = []  # type: ignore[type-arg]
+
+    def always(self, *_args, **_kwargs):  # type: ignore[no-untyped-def]
+        caches.append(weakref.ref(self.k_cache))
+        raise torch.OutOfMemoryError("CUDA out of memory (injected)")
+
+    monkeypatch.setattr(FastDecoder, "_sample", always)
+    fast(window, SHORT, batch=2)
+    run(qtbot, window)
+    assert window.last_error is not None and "Out of memory" in window.notice.text()
+    assert caches and all(ref() is None for ref in caches), "a failed KV cache is still alive"
+    monkeypatch.undo()
+    still_works(qtbot, window)
+
+
 # -- 6. a model damaged while the app runs ---------------------------------------------------
 
 
