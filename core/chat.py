@@ -225,8 +225,10 @@ class ChatModel:
         shorter one: callers batch only equal lengths when the audio must match exactly."""
         if not hiddens:
             return []
-        # _decode_to_wavs empties the list it is given: hand it a copy.
-        wavs = self._chat._decode_to_wavs(list(hiddens), True)
+        # _decode_to_wavs empties the list it is given: hand it a new one, on the vocoder's
+        # device (on MPS the GPT, and so the hidden states, stay on the CPU).
+        device = self.device
+        wavs = self._chat._decode_to_wavs([h.to(device) for h in hiddens], True)
         return [np.asarray(wavs[i], dtype=np.float32) for i in range(len(hiddens))]
 
     def stock_codes(

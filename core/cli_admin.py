@@ -14,8 +14,11 @@ def cmd_devices(_args: argparse.Namespace) -> int:
 
     default = default_device()
     for device in list_devices():
-        usable = [p.value for p, why in precision_support(device).items() if why is None]
         mark = "*" if device == default else " "
+        if device.problem:
+            print(f"{mark} {device.label}  unusable: {device.problem}")
+            continue
+        usable = [p.value for p, why in precision_support(device).items() if why is None]
         print(f"{mark} {device.label}  precisions: {', '.join(usable)}")
     print(cuda_status())
     return 0
@@ -40,6 +43,9 @@ def cmd_doctor(_args: argparse.Namespace) -> int:
     print(cuda_status())
     for device in list_devices():
         print(f"device {device.label}")
+        if device.problem:
+            print(f"    unusable: {device.problem}")
+            continue
         for precision, why in precision_support(device).items():
             print(f"    {precision.value}: {'ok' if why is None else why}")
     print(f"data folder {paths.data_dir()}")

@@ -23,8 +23,10 @@ from transformers.models.llama.modeling_llama import apply_rotary_pos_emb
 
 from .chat import ChatModel
 from .errors import DeviceError
+from .graphs import StepGraphs
 
 REPETITION_WINDOW = 16  # ChatTTS's CustomRepetitionPenaltyLogitsProcessorRepeat past_window
+SPAN_BUCKET = 256  # static steps attend over KV spans rounded up to this (one graph each)
 DTYPE_NAMES = {torch.float32: "fp32", torch.float16: "fp16", torch.bfloat16: "bf16"}
 
 
@@ -80,12 +82,25 @@ class Sampling:
 class FastDecoder:
     """Decodes audio codes for many jobs on `slots` rows, yielding each job when it is done."""
 
-    def __init__(self, model: ChatModel, slots: int, max_len: int) -> None:
+    def __init__(
+        self,
+        model: ChatModel,
+        slots: int,
+        max_len: int,
+        static: bool = False,
+        graphs: bool = False,
+    ) -> None:
+        """`static`: every step runs all slots over a bucketed KV span, with positions on the
+        device (fixed shapes, no per-step index building): what a CUDA graph needs, and the
+        form a GPU prefers, since a 20-layer step of this size is bound by kernel launches.
+        `graphs`: capture that step as CUDA graphs, one per span bucket (CUDA only)."""
         gpt = model.gpt
         self.gpt = gpt
         self.layers = list(gpt.layers)
         self.device = model.gpt_device
-        self.out_device = model.device
+        # Sampling runs where the GPT runs: on MPS ChatTTS keeps the GPT on the CPU, and a
+        # loop that sampled on the GPU would copy between devices every step.
+        self.out_device = self.device
         self.dtype = next(gpt.parameters()).dtype
         cfg = gpt.config
         self.heads = cfg.num_attention_heads
@@ -103,6 +118,32 @@ class FastDecoder:
         self.emb_code = model.code_embeddings()
         self.head_weight = model.code_heads().float().to(self.out_device)
         self.active: list[Job | None] = [None] * slots  # the job in each slot, between steps
+        self.static = static or graphs
+        self._all_rows = torch.arange(slots, device=self.device)
+        self._graphs: StepGraphs | None = None
+        if graphs:
+            self._graphs = StepGraphs(self._static_step, slots, self.num_vq, self.device)
+
+    def _bucket(self, span: int) -> int:
+        """The KV span a static step attends over: a multiple of SPAN_BUCKET, so that a few
+        shapes (graphs) serve a whole segment."""
+        return min(self.max_len, -(-span // SPAN_BUCKET) * SPAN_BUCKET)
+
+    def _static_step(self, codes: torch.Tensor, pos: torch.Tensor, span: int) -> torch.Tensor:
+        """One step for every slot: codes [slots, num_vq], pos [slots] -> hidden [slots, H]
+        fp32. Slots that are empty or ended compute too; their results are never read, and
+        what they write into the cache is overwritten before any row attends to it."""
+        x = self._embed_codes(codes).to(self.device, self.dtype)
+        return self._layers(x, self._all_rows, pos.view(-1, 1), span, True)[:, 0].float()
+
+    def _step_all(self, codes: torch.Tensor, pos: torch.Tensor, span: int) -> torch.Tensor:
+        span = self._bucket(span)
+        if self._graphs is not None:
+            out = self._graphs.run(codes, pos, span)
+            if out is not None:
+                return out
+            self._graphs = None  # capture failed: it said why; run eagerly from now on
+        return self._static_step(codes, pos, span)
 
     def running(self, key: int) -> Job | None:
         return next((job for job in self.active if job is not None and job.key == key), None)
@@ -196,7 +237,8 @@ class FastDecoder:
         for warp in warpers:
             logits = warp(None, logits)
         hold = (steps < min_steps).repeat_interleave(self.num_vq)
-        logits[hold, self.eos] = -torch.inf
+        # torch.where, not boolean-mask indexing: a mask index asks the device for its count.
+        logits[:, self.eos] = torch.where(hold, -torch.inf, logits[:, self.eos])
         scores = F.softmax(logits, dim=-1)
         return torch.multinomial(scores, num_samples=1).view(-1, self.num_vq), bad
 
@@ -231,6 +273,8 @@ class FastDecoder:
         )
         hidden = torch.zeros(self.slots, self.hidden_size, device=self.out_device)
         vq = torch.arange(self.num_vq, device=self.out_device)
+        caps_d = torch.zeros(self.slots, dtype=torch.long, device=self.device)
+        codes_all = torch.zeros(self.slots, self.num_vq, dtype=torch.long, device=self.device)
 
         def admit(slot: int) -> None:
             job = pending.pop()
@@ -248,6 +292,7 @@ class FastDecoder:
             hidden[slot] = out[0, -1].float().to(self.out_device)
             pos[slot], steps[slot], caps[slot] = length, 0, job.cap
             pos_d[slot] = length
+            caps_d[slot] = job.cap
             steps_d[slot] = 0
             min_d[slot] = job.min_steps
             history[slot * self.num_vq : (slot + 1) * self.num_vq] = 0
@@ -299,7 +344,18 @@ class FastDecoder:
             if on_step:
                 on_step([job.key for job in active if job is not None])
             continuing = [n for n, d in enumerate(done) if not d]
-            if continuing:
+            if continuing and self.static:
+                # Every slot steps; only the running rows move on (a device-side mask).
+                codes_all.index_copy_(0, rows, codes.to(self.device))
+                span = max(pos[used[n]] for n in continuing) + 1
+                hidden.copy_(self._step_all(codes_all, pos_d, span).to(self.out_device))
+                going = ~finished.to(self.device) & (
+                    steps_d[out_rows].to(self.device) < caps_d[rows]
+                )
+                pos_d.index_add_(0, rows, going.long())
+                for n in continuing:
+                    pos[used[n]] += 1
+            elif continuing:
                 # Next step's input for the rows still running: the codes just drawn.
                 every = full and len(continuing) == len(used)
                 if len(continuing) == len(used):

@@ -32,6 +32,11 @@ class Device:
     id: str
     name: str
     total_memory: int | None = None  # bytes; None where the platform does not say
+    problem: str | None = None  # why it cannot be used (listed, greyed out); None: usable
+
+    @property
+    def usable(self) -> bool:
+        return self.problem is None
 
     @property
     def kind(self) -> str:
@@ -73,13 +78,76 @@ def cuda_status() -> str:
     return f"CUDA {torch.version.cuda} is usable with {count} device(s)."
 
 
+def _arch_code(entry: str) -> tuple[str, int, int, str] | None:
+    """'sm_86' -> ('sm', 8, 6, ''), 'compute_90a' -> ('compute', 9, 0, 'a'); None if unknown."""
+    kind, _, code = entry.strip().lower().partition("_")
+    suffix = code[-1] if code[-1:] in ("a", "f") else ""
+    digits = code.removesuffix(suffix) if suffix else code
+    if kind not in ("sm", "compute") or len(digits) < 2 or not digits.isdigit():
+        return None
+    return kind, int(digits[:-1]), int(digits[-1]), suffix
+
+
+def arch_supported(capability: tuple[int, int], arch_list: list[str]) -> bool:
+    """Whether this PyTorch build has code a GPU of `capability` (major, minor) can run.
+
+    The rule (CUDA's compatibility guarantees):
+    - a cubin for sm_XY runs on a GPU of the same major X with minor >= Y (binary
+      compatibility within a major version; an exact sm_XY is the case minor == Y);
+    - PTX for compute_XY is compiled by the driver for any GPU with capability >= X.Y;
+    - arch-specific code (an 'a' suffix, as in sm_90a) runs only on exactly X.Y; a family
+      suffix ('f', as in sm_100f) is treated like the plain sm_XY.
+    An empty list (a build that does not say) counts as supported: PyTorch decides at run time.
+    Integrated Jetson GPUs (5.3, 6.2, 7.2, 8.7) are exceptions to the first rule that this does
+    not model: desktop builds, the ones this check is for, never meet them.
+    """
+    if not arch_list:
+        return True
+    major, minor = capability
+    for entry in arch_list:
+        code = _arch_code(entry)
+        if code is None:
+            continue
+        kind, code_major, code_minor, suffix = code
+        if suffix == "a":
+            if (code_major, code_minor) == (major, minor):
+                return True
+        elif kind == "sm":
+            if code_major == major and code_minor <= minor:
+                return True
+        elif (code_major, code_minor) <= (major, minor):
+            return True
+    return False
+
+
+def _cuda_problem(index: int) -> str | None:
+    """Why CUDA device `index` cannot run this PyTorch's kernels, or None when it can."""
+    try:
+        major, minor = torch.cuda.get_device_capability(index)
+        arch_list = list(torch.cuda.get_arch_list())
+    except (RuntimeError, AssertionError) as exc:  # a device the driver cannot describe
+        return f"its compute capability cannot be read ({exc})"
+    if arch_supported((major, minor), arch_list):
+        return None
+    codes = [code[1:3] for code in map(_arch_code, arch_list) if code is not None]
+    older = bool(codes) and (major, minor) < min(codes)
+    hint = "a PyTorch build for an older CUDA may support it" if older else "a newer one may"
+    return (
+        f"PyTorch {torch.__version__} (CUDA {torch.version.cuda}) has no kernels for its compute "
+        f"capability {major}.{minor} (it is built for {', '.join(arch_list)}); {hint}"
+    )
+
+
 def list_devices() -> list[Device]:
-    """CPU, every CUDA device (name, total memory) and MPS when present; CUDA first."""
+    """CPU, every CUDA device (name, total memory) and MPS when present; CUDA first. A GPU this
+    PyTorch has no kernels for is listed with its `problem`, so it can be shown greyed out."""
     devices: list[Device] = []
     if torch.cuda.is_available():
         for index in range(torch.cuda.device_count()):
             props = torch.cuda.get_device_properties(index)
-            devices.append(Device(f"cuda:{index}", props.name, int(props.total_memory)))
+            devices.append(
+                Device(f"cuda:{index}", props.name, int(props.total_memory), _cuda_problem(index))
+            )
     if getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available():
         devices.append(Device("mps", "Apple GPU (Metal)"))
     import platform
@@ -89,10 +157,11 @@ def list_devices() -> list[Device]:
 
 
 def default_device() -> Device:
-    """The first CUDA device, else the CPU (MPS is opt-in: ChatTTS runs its GPT on CPU there)."""
+    """The first usable CUDA device, else the CPU (MPS is opt-in: ChatTTS runs its GPT on CPU
+    there)."""
     devices = list_devices()
     for device in devices:
-        if device.kind == "cuda":
+        if device.kind == "cuda" and device.usable:
             return device
     return next(d for d in devices if d.kind == "cpu")
 
@@ -107,6 +176,10 @@ def resolve_device(device_id: str | None) -> Device:
     devices = list_devices()
     for device in devices:
         if device.id == device_id:
+            if device.problem:
+                raise DeviceError(
+                    f"Device {device.id} ({device.name}) cannot be used: {device.problem}."
+                )
             return device
     if device_id.startswith("cuda"):
         if not torch.cuda.is_available():
@@ -130,15 +203,22 @@ def precision_support(device: Device) -> dict[Precision, str | None]:
     support: dict[Precision, str | None] = {Precision.FP32: None}
     cpu_only = "int8 is the CPU's option (dynamic quantization); on a GPU use fp16 or bf16"
     if device.kind == "cuda":
+        # Decided per device index from its compute capability: torch.cuda.is_bf16_supported()
+        # asks about the current device only and counts emulation, which is slow.
         index = int(device.id.split(":")[1])
-        major, _ = torch.cuda.get_device_capability(index)
+        major, minor = torch.cuda.get_device_capability(index)
         support[Precision.FP16] = (
-            None if major >= 6 else "this GPU has no fast fp16 (before Pascal)"
+            None
+            if major >= 6
+            else f"this GPU (compute capability {major}.{minor}) has no fast fp16 (before Pascal)"
         )
         support[Precision.BF16] = (
             None
-            if torch.cuda.is_bf16_supported()
-            else "this GPU has no bf16 (it needs Ampere or newer)"
+            if major >= 8
+            else (
+                f"this GPU (compute capability {major}.{minor}) has no bf16 "
+                "(it needs Ampere or newer, 8.0)"
+            )
         )
         support[Precision.INT8] = cpu_only
     elif device.kind == "cpu":

@@ -57,6 +57,9 @@ class Engine:
         self.live = LiveMetrics()
         self.last_summary: JobSummary | None = None
         self._running: CancelToken | None = None
+        # On CUDA the decode step runs as CUDA graphs; off for comparison (bench) or if a
+        # driver misbehaves. No effect elsewhere.
+        self.cuda_graphs = True
 
     @property
     def cancelled(self) -> bool:
@@ -243,6 +246,7 @@ class Engine:
             count,
             stream,
             loaded.info.random_weights,
+            self.cuda_graphs,
         )
 
     # -- synthesis -------------------------------------------------------------------------

@@ -12,7 +12,8 @@ import torch
 
 @dataclass(frozen=True)
 class MemorySnapshot:
-    """Memory at one moment. On CUDA the allocator's figures; on CPU the process's RSS."""
+    """Memory at one moment. On CUDA the allocator's figures; on MPS Metal's figures and the
+    process's RSS (the GPT runs on the CPU there); on CPU the process's RSS."""
 
     device: str
     allocated: int | None = None  # bytes held by tensors (CUDA)
@@ -21,6 +22,8 @@ class MemorySnapshot:
     free: int | None = None  # free on the device (CUDA)
     total: int | None = None  # the device's memory (CUDA)
     rss: int | None = None  # this process's resident memory (CPU)
+    mps_allocated: int | None = None  # bytes held by MPS tensors (torch.mps)
+    mps_driver: int | None = None  # bytes Metal's driver holds for this process (torch.mps)
 
     @property
     def in_use(self) -> int:
@@ -35,7 +38,30 @@ class MemorySnapshot:
                 f"{(self.reserved or 0) / mib:.0f} MiB reserved, "
                 f"peak {(self.peak or 0) / mib:.0f} MiB of {(self.total or 0) / mib:.0f} MiB"
             )
+        if self.device.startswith("mps"):
+            if self.mps_allocated is None and self.mps_driver is None:
+                metal = "MPS figures unavailable in this PyTorch"
+            else:
+                metal = (
+                    f"MPS {(self.mps_allocated or 0) / mib:.0f} MiB allocated, "
+                    f"{(self.mps_driver or 0) / mib:.0f} MiB held by the Metal driver"
+                )
+            return (
+                f"{metal}, process memory {(self.rss or 0) / mib:.0f} MiB "
+                "(the GPT runs on the CPU there)"
+            )
         return f"process memory {(self.rss or 0) / mib:.0f} MiB (CPU)"
+
+
+def _mps_figure(name: str) -> int | None:
+    """One of torch.mps's memory figures, or None where this PyTorch or platform lacks it."""
+    function = getattr(getattr(torch, "mps", None), name, None)
+    if function is None:
+        return None
+    try:
+        return int(function())
+    except (RuntimeError, AttributeError, TypeError):
+        return None
 
 
 def memory_snapshot(device: str) -> MemorySnapshot:
@@ -50,6 +76,13 @@ def memory_snapshot(device: str) -> MemorySnapshot:
             free=free,
             total=total,
             rss=psutil.Process().memory_info().rss,
+        )
+    if device == "mps" or device.startswith("mps:"):
+        return MemorySnapshot(
+            device,
+            rss=psutil.Process().memory_info().rss,
+            mps_allocated=_mps_figure("current_allocated_memory"),
+            mps_driver=_mps_figure("driver_allocated_memory"),
         )
     return MemorySnapshot(device, rss=psutil.Process().memory_info().rss)
 

@@ -60,6 +60,7 @@ class JobContext:
     count: int  # units in the whole job, for SegmentResult.segments
     stream: bool  # a listener wants chunks of the unit that plays next
     random_weights: bool
+    cuda_graphs: bool = True  # on CUDA: the decode step as CUDA graphs
 
 
 Producer = Callable[[JobContext, list[Unit], int], Iterator[Event]]

@@ -100,7 +100,14 @@ def fast_events(ctx: JobContext, units: list[Unit], batch: int) -> Iterator[Even
     order = [u.key for u in units]  # what is still to be yielded, in order
     jobs = _jobs(ctx, units)
     slots = max(1, min(batch, len(jobs)))
-    decoder = FastDecoder(ctx.model, slots, max(j.length for j in jobs) + 1)
+    on_cuda = ctx.device.startswith("cuda")
+    decoder = FastDecoder(
+        ctx.model,
+        slots,
+        max(j.length for j in jobs) + 1,
+        static=on_cuda,  # fixed shapes: what a GPU (and a CUDA graph) wants
+        graphs=on_cuda and ctx.cuda_graphs,
+    )
     s = ctx.settings
     sampling = Sampling(s.temperature, s.top_p, s.top_k)
     queue = VocodeQueue(ctx)

@@ -19,11 +19,18 @@ def application() -> QApplication:
     return app
 
 
-def build_window(model: str | None = None) -> MainWindow:
+def build_window(model: str | None = None, device: str | None = None) -> MainWindow:
     """The full window; `model` ('demo', 'demo-full', 'official' or a folder) is loaded at once
-    instead of the saved choice."""
+    instead of the saved choice, on `device` ('cpu', 'cuda:0', ...) instead of the saved one
+    when given (it is saved, as a choice in the window would be)."""
     application()
-    return MainWindow(model)
+    if device is None:
+        return MainWindow(model)
+    from .settings import Key, Settings
+
+    settings = Settings()
+    settings.set(Key.DEVICE, device)
+    return MainWindow(model, settings)
 
 
 def main() -> int:

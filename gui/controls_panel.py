@@ -54,17 +54,27 @@ class ControlsPanel(QWidget):
     # -- widgets ---------------------------------------------------------------------------
     def _build(self) -> None:
         self.device_box = QComboBox()
-        for device in self.devices:
-            self.device_box.addItem(device.label, device.id)
-        if not any(d.kind == "cuda" for d in self.devices):
-            # Say why the GPU is missing instead of silently offering only the CPU.
-            self.device_box.addItem("CUDA (unavailable)", "cuda")
+        model = self.device_box.model()
+
+        def add_disabled(label: str, data: str, reason: str) -> None:
+            self.device_box.addItem(label, data)
             index = self.device_box.count() - 1
-            model = self.device_box.model()
             if isinstance(model, QStandardItemModel):
                 model.item(index).setEnabled(False)
-            self.device_box.setItemData(index, cuda_status(), Qt.ItemDataRole.ToolTipRole)
-        self.device_note = QLabel(cuda_status())
+            self.device_box.setItemData(index, reason, Qt.ItemDataRole.ToolTipRole)
+
+        for device in self.devices:
+            if device.problem:  # a GPU this PyTorch has no kernels for: greyed out, with why
+                add_disabled(f"{device.label} (unsupported)", device.id, device.problem)
+            else:
+                self.device_box.addItem(device.label, device.id)
+        if not any(d.kind == "cuda" for d in self.devices):
+            # Say why the GPU is missing instead of silently offering only the CPU.
+            add_disabled("CUDA (unavailable)", "cuda", cuda_status())
+        first_usable = next(i for i, d in enumerate(self.devices) if d.usable)  # the CPU at least
+        self.device_box.setCurrentIndex(first_usable)
+        unusable = [f"{d.id} cannot be used: {d.problem}." for d in self.devices if d.problem]
+        self.device_note = QLabel(" ".join([cuda_status(), *unusable]))
         self.device_note.setWordWrap(True)
         self.device_note.setObjectName("deviceNote")
 

@@ -25,6 +25,23 @@ os.environ["CHATTTS_STUDIO_HOME"] = str(HOME)
 os.environ["HF_HUB_OFFLINE"] = "1"  # tests never reach a model hub
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests marked `gpu` need a real CUDA GPU: without one they are skipped, and say why.
+    Nothing else is skipped: a CPU failure is never hidden behind the marker."""
+    gpu_items = [item for item in items if item.get_closest_marker("gpu") is not None]
+    if not gpu_items:
+        return
+    import torch
+
+    if torch.cuda.is_available():
+        return
+    from core.devices import cuda_status
+
+    skip = pytest.mark.skip(reason=f"needs a CUDA GPU (run with -m gpu there): {cuda_status()}")
+    for item in gpu_items:
+        item.add_marker(skip)
+
+
 @pytest.fixture(scope="session")
 def capture_dir() -> Path:
     """Where the virtual ALSA device writes what is played (float32 raw)."""
@@ -86,8 +103,8 @@ def window_maker(qtbot, ready):  # type: ignore[no-untyped-def]
 
     windows = []
 
-    def make(model: str | None = "demo", wait: bool = True):  # type: ignore[no-untyped-def]
-        window = build_window(model)
+    def make(model: str | None = "demo", wait: bool = True, device: str | None = None):  # type: ignore[no-untyped-def]
+        window = build_window(model, device)
         window.show()
         windows.append(window)
         if wait and model:
@@ -114,11 +131,11 @@ def inject_oom(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     real = FastDecoder.__init__
     failures: list[int] = []
 
-    def failing_init(self, model, slots, max_len):  # type: ignore[no-untyped-def]
+    def failing_init(self, model, slots, max_len, **kwargs):  # type: ignore[no-untyped-def]
         if slots > 1 and not failures:
             failures.append(slots)
             raise torch.OutOfMemoryError("CUDA out of memory (injected)")
-        real(self, model, slots, max_len)
+        real(self, model, slots, max_len, **kwargs)
 
     monkeypatch.setattr(FastDecoder, "__init__", failing_init)
     return failures

@@ -80,7 +80,7 @@ def test_synth_from_file_with_a_library_speaker(
         (["synth", "hi", "-o", "/proc/nope/a.wav"], "does not exist"),
         (["synth", "hi", "-o", "{tmp}/a.xyz"], "use .wav"),
         (["synth", "hi", "-o", "{tmp}/a.wav", "--device", "cuda:7"], "cuda:7"),
-        (["synth", "hi", "-o", "{tmp}/a.wav", "--precision", "fp16"], "fp16"),
+        (["synth", "hi", "-o", "{tmp}/a.wav", "--device", "cpu", "--precision", "fp16"], "fp16"),
         (["synth", "hi", "-o", "{tmp}/a.wav", "--segment-size", "0"], "segment size"),
         (["synth", "hi", "-o", "{tmp}/a.wav", "--threads", "0"], "thread count"),
         (["synth", "hi", "-o", "{tmp}/a.wav", "--speaker", "garbage!"], "not a valid"),
@@ -110,8 +110,12 @@ def test_user_mistakes_give_one_line_and_exit_2(
 
 
 def test_devices_and_doctor(capsys: pytest.CaptureFixture[str]) -> None:
+    from core.devices import default_device
+
     code, out, _ = run(capsys, "devices")
-    assert code == 0 and "* cpu" in out and "fp32, bf16" in out and "CUDA" in out
+    assert code == 0 and f"* {default_device().id}" in out and "CUDA" in out
+    assert "cpu - " in out  # the CPU is always listed
+    assert "precisions: fp32, bf16, int8" in out  # the CPU's, on any machine
     code, out, _ = run(capsys, "doctor")
     assert code == 0
     for needle in (
@@ -171,7 +175,8 @@ def test_installed_entry_point_writes_a_wav(private_home: Path, tmp_path: Path) 
     out = tmp_path / "cli.wav"
     exe = Path(sys.executable).with_name("chattts-studio-cli")
     # int8 and the stock decoder, in a process of its own (the thread count is global).
-    argv = ["synth", "你好。", "-o", str(out), "--no-refine", "--precision", "int8"]
+    argv = ["synth", "你好。", "-o", str(out), "--no-refine", "--device", "cpu"]
+    argv += ["--precision", "int8"]
     argv += ["--threads", "1", "--decoder", "stock"]
     proc = subprocess.run(
         [str(exe), *argv],

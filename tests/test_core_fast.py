@@ -18,9 +18,10 @@ def _prompt(engine: Engine, text: str, speaker: str) -> torch.Tensor:
     return model.embed(model.prompt_ids(text, 5, speaker), speaker)
 
 
+@pytest.mark.parametrize("static", [False, True], ids=["eager", "static"])
 @pytest.mark.parametrize(("top_k", "temperature"), [(1, 0.3), (20, 0.3), (20, 0.7)])
 def test_fast_loop_gives_stock_tokens_and_hidden_states(
-    engine: Engine, top_k: int, temperature: float
+    engine: Engine, top_k: int, temperature: float, static: bool
 ) -> None:
     """Same inputs and seed: ChatTTS's generate() and ours draw the same codes, step for step
     (greedy top-K 1, and sampled too, since both consume the RNG identically at batch 1)."""
@@ -44,7 +45,7 @@ def test_fast_loop_gives_stock_tokens_and_hidden_states(
     torch.manual_seed(11)
     stock = next(chat._infer_code([text], False, chat.device, True, params))  # type: ignore[attr-defined]
     emb = _prompt(engine, text, speaker)
-    decoder = FastDecoder(model, 1, emb.shape[1] + steps + 1)
+    decoder = FastDecoder(model, 1, emb.shape[1] + steps + 1, static=static)
     torch.manual_seed(11)
     done = [
         j
@@ -56,7 +57,75 @@ def test_fast_loop_gives_stock_tokens_and_hidden_states(
     ours = torch.stack(done[0].tokens)
     assert ours.shape == stock.ids[0].shape == (steps, 4)
     assert torch.equal(ours, stock.ids[0])
-    assert torch.equal(torch.stack(done[0].hiddens), stock.hiddens[0])
+    if static:  # the GPU's form: a bucketed, masked span sums in another order
+        assert torch.allclose(torch.stack(done[0].hiddens), stock.hiddens[0], atol=1e-5)
+    else:
+        assert torch.equal(torch.stack(done[0].hiddens), stock.hiddens[0])
+
+
+def _decode_all(engine: Engine, **options: bool) -> tuple[list[int], list[torch.Tensor]]:
+    assert engine.model is not None
+    speaker = engine.sample_speaker(1)
+    emb = _prompt(engine, "你好", speaker)
+    caps = [40, 7, 90, 13, 25, 60]
+    jobs = [Job(i, emb, cap, cap) for i, cap in enumerate(caps)]
+    decoder = FastDecoder(engine.model, 3, emb.shape[1] + max(caps) + 1, **options)
+    torch.manual_seed(0)
+    order = [j.key for j in decoder.run(jobs, Sampling(0.3, 0.7, 20), lambda: False) if j]
+    return order, [torch.stack(j.tokens) for j in jobs]
+
+
+def test_static_steps_give_the_eager_loops_tokens_with_rows_coming_and_going(
+    engine: Engine,
+) -> None:
+    """The GPU's fixed-shape step (all slots, bucketed span, positions on the device) draws
+    the same codes as the eager loop while rows end and new segments take their slots."""
+    eager = _decode_all(engine)
+    static = _decode_all(engine, static=True)
+    assert static[0] == eager[0]
+    assert all(torch.equal(a, b) for a, b in zip(static[1], eager[1], strict=True))
+
+
+def test_the_graph_path_feeds_its_static_buffers(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """CUDA graphs cannot be captured here; a stand-in that runs the step on the graph's own
+    static buffers (as a replay would) proves the decoder fills and reads them right, and a
+    failed capture falls back to the eager step."""
+    import core.decode
+
+    spans: list[int] = []
+
+    class Replay:
+        def __init__(self, step, slots, num_vq, device):  # type: ignore[no-untyped-def]
+            self.step = step
+            self.codes = torch.zeros(slots, num_vq, dtype=torch.long)
+            self.pos = torch.zeros(slots, dtype=torch.long)
+
+        def run(self, codes, pos, span):  # type: ignore[no-untyped-def]
+            self.codes.copy_(codes)
+            self.pos.copy_(pos)
+            spans.append(span)
+            return self.step(self.codes, self.pos, span).clone()
+
+    monkeypatch.setattr(core.decode, "StepGraphs", Replay)
+    eager = _decode_all(engine)
+    graphed = _decode_all(engine, graphs=True)
+    assert graphed[0] == eager[0]
+    assert all(torch.equal(a, b) for a, b in zip(graphed[1], eager[1], strict=True))
+    # Every replay attends over a bucketed span: a multiple of the bucket, or the whole cache.
+    max_len = _prompt(engine, "你好", engine.sample_speaker(1)).shape[1] + 91
+    assert spans and {min(max_len, -(-s // core.decode.SPAN_BUCKET) * 256) for s in spans} == set(
+        spans
+    )
+
+    class Failing(Replay):
+        def run(self, codes, pos, span):  # type: ignore[no-untyped-def]
+            return None  # capture failed
+
+    monkeypatch.setattr(core.decode, "StepGraphs", Failing)
+    fallen = _decode_all(engine, graphs=True)
+    assert all(torch.equal(a, b) for a, b in zip(fallen[1], eager[1], strict=True))
 
 
 def test_real_weights_stop_at_eos_and_rows_refill(engine: Engine) -> None:
@@ -133,9 +202,9 @@ def test_audition_reads_one_text_with_every_speaker_in_one_pass(engine: Engine) 
     rows: list[int] = []
     real = FastDecoder.__init__
 
-    def spy(self, model, slots, max_len):  # type: ignore[no-untyped-def]
+    def spy(self, model, slots, max_len, **kwargs):  # type: ignore[no-untyped-def]
         rows.append(slots)
-        real(self, model, slots, max_len)
+        real(self, model, slots, max_len, **kwargs)
 
     import pytest as _pytest
 
