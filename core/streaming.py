@@ -1,10 +1,37 @@
 """Early audio: vocode a segment while its GPT steps are still coming, new frames only.
 
-The DVAE decoder and Vocos are convolutional, so a frame depends on its neighbours. Each chunk
-is decoded from `CONTEXT` steps before the first new one, and the last `HOLD` steps are held
-back until more steps (right context) arrive; joins are cross-faded over a short overlap, so
-there are no clicks. Cost per chunk: (CONTEXT + new) steps of decoder+vocoder, never the whole
-prefix again (stock streaming re-decodes it every time)."""
+The Decoder and Vocos are convolutional, so the audio of one step depends on the hidden states
+of its neighbours, up to a fixed receptive field. Each chunk is decoded from `CONTEXT_STEPS`
+steps before the first new one, and the last `HOLD_STEPS` steps are held back until their right
+context has arrived. Both cover the whole receptive field, so every chunk is exactly the
+matching slice of a whole-segment decode (up to float rounding): the joins need no cross-fade
+and the concatenated chunks are the segment's audio. Cost per chunk: (CONTEXT + new + HOLD)
+steps of decoder+vocoder, never the whole prefix again (stock streaming re-decodes it every
+time).
+
+Receptive field of `ChatModel.vocode`, in GPT steps (1 step = 2 mel frames = 512 samples):
+- Architectural bound (ChatTTS 0.2.5 Config, the real and demo-full dimensions), in mel frames
+  each side: Decoder conv_in 2 x kernel 3 (+2), 12 ConvNeXt blocks of kernel 7, dilation 2
+  (+72), out_conv kernel 3 (+1); Vocos embed kernel 7 (+3), 8 blocks of kernel 7 (+24); ISTFT
+  n_fft 1024 / hop 256 (a sample lies under 4 frames: +2). 104 frames = 52 steps each side.
+- Measured on demo-full (tests/test_streaming.py re-measures it; run it as a script to print
+  it): perturbing the middle step of 128-200 random steps (randn * 0.5) changes the audio of
+  the steps 19-20 before it and 19-22 after it (by the draw) at all, and 7 each side above
+  1e-6 of the peak: an output step depends on up to 22 steps on its left (CONTEXT must cover
+  them) and 20 on its right (HOLD must). Random init leaves the Decoder's blocks at layer scale
+  1e-6, nearly the identity; with them switched on (layer scale 0.1, as a trained model has
+  them) the change reaches 51-52 steps each side: the bound, short of it only where the
+  outermost taps fall under float32 resolution.
+The trained model may use all of its field, so the constants take the architectural bound
+(larger than the random weights' measurement): HOLD is exactly the bound (any more only
+delays audio), CONTEXT has a 4-step margin (it costs compute only). 40 dB needs far less on
+the weights we have: with the blocks switched on, 8 steps each side already gave 68 dB at the
+joins and 16 float rounding (120 dB), while the former 32 of context, 4 held back and a 256-
+sample cross-fade gave 33-35 dB. Should the trained weights prove as short-sighted (measure
+them with tests/test_streaming.py's helpers), HOLD could shrink and first audio come sooner.
+
+First audio comes after FIRST_CHUNK_STEPS + HOLD_STEPS = 64 GPT steps: about 3.4 s on the CPU
+at batch 1 (19 steps/s, demo-full fp32), about 68 ms on a GPU at 940 steps/s."""
 
 import numpy as np
 import torch
@@ -12,11 +39,11 @@ import torch
 from . import SAMPLES_PER_STEP
 from .chat import ChatModel
 
-FIRST_CHUNK_STEPS = 12  # the first audio after this many steps (+HOLD)
-CHUNK_STEPS = 24
-CONTEXT_STEPS = 32
-HOLD_STEPS = 4
-CROSSFADE = 256  # samples
+RECEPTIVE_STEPS = 52  # the architectural bound above, each side
+FIRST_CHUNK_STEPS = 12  # the first chunk's new steps: first audio after this many + HOLD
+CHUNK_STEPS = 24  # new steps per later chunk
+CONTEXT_STEPS = RECEPTIVE_STEPS + 4  # left context decoded again (not emitted) per chunk
+HOLD_STEPS = RECEPTIVE_STEPS  # right context: steps held back until more arrive
 
 
 class ChunkVocoder:
@@ -25,7 +52,6 @@ class ChunkVocoder:
     def __init__(self, model: ChatModel) -> None:
         self.model = model
         self.emitted = 0  # steps already turned into audio
-        self.tail = np.zeros(0, dtype=np.float32)  # overlap kept for the next cross-fade
         self.chunks: list[np.ndarray] = []
 
     def ready(self, steps: int) -> bool:
@@ -43,11 +69,6 @@ class ChunkVocoder:
         begin = (self.emitted - start) * SAMPLES_PER_STEP
         end = (upto - start) * SAMPLES_PER_STEP
         new = np.array(wav[begin:end], dtype=np.float32)
-        if len(self.tail) and len(new):
-            n = min(len(self.tail), len(new))
-            ramp = np.linspace(0.0, 1.0, n, dtype=np.float32)
-            new[:n] = self.tail[:n] * (1.0 - ramp) + new[:n] * ramp
-        self.tail = np.array(wav[end : end + CROSSFADE], dtype=np.float32)
         self.emitted = upto
         self.chunks.append(new)
         return new

@@ -1,0 +1,108 @@
+"""The GPU run: one prepared command that proves the CUDA path on a real GPU in a few minutes.
+
+    python -m core.devtools.gpucheck [--cpu] [--out DIR] [--budget SECONDS]
+
+It runs in parts, each in its own process with its own time limit, so that a part that fails
+(or a CUDA error that poisons its process) still leaves the others' figures:
+
+- env: torch, CUDA, the device, its architecture against the build's, precision rules;
+- pytest: `pytest -m gpu` (the tests that need CUDA);
+- checks: Studio's codes against stock at batch 1 (eager, static and CUDA-graph steps), a NaN
+  injected at fp16, cancel, and a real out-of-memory (the card filled until less than a
+  batch's KV cache is free: the batch must halve and the audio come out whole);
+- bench: stock against Studio, batch 1/8/32/128, fp32/fp16/bf16, CUDA graphs on and off, time
+  to first audio, memory per stream.
+
+It writes report.md and report.json to --out (the device tool's $OUT) and prints a summary.
+`--cpu` runs the same parts on the CPU with the tiny demo weights and small sizes: the suite
+runs it so that the script cannot rot between GPU runs.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from .gpuparts import PARTS, run_part
+from .gpureport import markdown
+
+PART_SHARE = {"env": 0.05, "pytest": 0.15, "checks": 0.25, "bench": 0.55}
+
+
+def _part_process(name: str, args: argparse.Namespace, limit: float, out: Path) -> dict[str, Any]:
+    result_file = out / f"part-{name}.json"
+    result_file.unlink(missing_ok=True)
+    command = [
+        sys.executable, "-m", "core.devtools.gpucheck", "--part", name,
+        "--result", str(result_file), "--limit", f"{limit:.0f}",
+    ]  # fmt: skip
+    if args.cpu:
+        command.append("--cpu")
+    started = time.perf_counter()
+    try:
+        proc = subprocess.run(
+            command, capture_output=True, text=True, timeout=limit + 30, env=os.environ.copy()
+        )
+        tail = (proc.stdout + proc.stderr)[-3000:]
+        status = "ok" if proc.returncode == 0 else f"failed (exit {proc.returncode})"
+    except subprocess.TimeoutExpired as exc:
+        tail = (str(exc.stdout or "") + str(exc.stderr or ""))[-3000:]
+        status = f"timed out after {limit + 30:.0f} s"
+    data: dict[str, Any] = {}
+    if result_file.exists():
+        data = json.loads(result_file.read_text())
+        result_file.unlink()
+    if data.get("error") and status == "ok":
+        status = "failed"
+    return {
+        "part": name,
+        "status": status,
+        "seconds": time.perf_counter() - started,
+        "data": data,
+        "log_tail": tail if status != "ok" else "",
+    }
+
+
+def drive(args: argparse.Namespace) -> int:
+    out = Path(args.out or os.environ.get("OUT") or "gpucheck-out")
+    out.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    parts = []
+    for name in args.parts.split(","):
+        left = args.budget - (time.perf_counter() - started)
+        limit = max(20.0, min(left, args.budget * PART_SHARE[name]))
+        print(f"== {name} (limit {limit:.0f} s)", flush=True)
+        part = _part_process(name, args, limit, out)
+        print(f"   {part['status']} in {part['seconds']:.0f} s", flush=True)
+        parts.append(part)
+    report = {"mode": "cpu" if args.cpu else "gpu", "parts": parts}
+    (out / "report.json").write_text(json.dumps(report, indent=2, default=str))
+    text = markdown(report)
+    (out / "report.md").write_text(text)
+    print(text)
+    return 0 if all(p["status"] == "ok" for p in parts) else 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m core.devtools.gpucheck")
+    parser.add_argument("--cpu", action="store_true", help="CPU mode: demo weights, small sizes")
+    parser.add_argument("--out", help="folder for report.md and report.json (default: $OUT)")
+    parser.add_argument("--budget", type=float, default=480.0, help="seconds for all parts")
+    parser.add_argument("--parts", default="env,pytest,checks,bench")
+    parser.add_argument("--part", help=argparse.SUPPRESS)  # one part, in its own process
+    parser.add_argument("--result", help=argparse.SUPPRESS)
+    parser.add_argument("--limit", type=float, default=120.0, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.part:
+        if args.part not in PARTS:
+            parser.error(f"unknown part {args.part}")
+        return run_part(args.part, args.cpu, args.limit, Path(args.result))
+    return drive(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,273 @@
+"""The parts of the GPU run (gpucheck.py), each run in its own process. Every part returns a
+dict of figures; an exception is recorded in it, never lost."""
+
+import json
+import subprocess
+import sys
+import threading
+import time
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import torch
+
+Part = Callable[["Mode"], dict[str, Any]]
+
+
+class Mode:
+    def __init__(self, cpu: bool, limit: float) -> None:
+        self.cpu = cpu
+        self.device = "cpu" if cpu else "cuda:0"
+        self.model = "demo" if cpu else "demo-full"
+        self.deadline = time.perf_counter() + limit
+
+    def left(self) -> float:
+        return self.deadline - time.perf_counter()
+
+    def sync(self) -> None:
+        if not self.cpu:
+            torch.cuda.synchronize()
+
+
+def env(mode: Mode) -> dict[str, Any]:
+    from ..devices import cuda_status, list_devices, precision_support
+
+    info: dict[str, Any] = {
+        "python": sys.version.split()[0],
+        "torch": torch.__version__,
+        "cuda_build": torch.version.cuda,
+        "cuda_status": cuda_status(),
+        "devices": [],
+    }
+    if torch.cuda.is_available():
+        info["arch_list"] = torch.cuda.get_arch_list()
+        info["driver_capability"] = [
+            list(torch.cuda.get_device_capability(i)) for i in range(torch.cuda.device_count())
+        ]
+    for device in list_devices():
+        info["devices"].append(
+            {
+                "id": device.id,
+                "label": device.label,
+                "problem": getattr(device, "problem", None),
+                "precisions": {
+                    p.value: why or "ok" for p, why in precision_support(device).items()
+                },
+            }
+        )
+    return info
+
+
+def pytest_gpu(mode: Mode) -> dict[str, Any]:
+    command = [sys.executable, "-m", "pytest", "-m", "gpu", "-q", "-p", "no:cacheprovider"]
+    proc = subprocess.run(
+        command, capture_output=True, text=True, timeout=max(10.0, mode.left() - 5)
+    )
+    lines = (proc.stdout + proc.stderr).strip().splitlines()
+    # 5: nothing selected (the CPU mode, where every gpu test is skipped or deselected).
+    ok = proc.returncode == 0 or (mode.cpu and proc.returncode == 5)
+    return {"exit": proc.returncode, "summary": lines[-1] if lines else "", "ok": ok} | (
+        {} if ok else {"error": "\n".join(lines[-40:])}
+    )
+
+
+def _engine(mode: Mode, precision: str = "fp32"):  # type: ignore[no-untyped-def]
+    from ..engine import Engine
+
+    engine = Engine()
+    engine.load(mode.model, mode.device, precision)
+    return engine
+
+
+def _equality(engine: Any, mode: Mode) -> dict[str, Any]:
+    """Studio's codes against ChatTTS's own generate loop at batch 1, same seed."""
+    from ..cancel import CancelToken
+    from ..chat import StockSettings
+    from ..decode import FastDecoder, Job, Sampling
+
+    model = engine.model
+    speaker = engine.sample_speaker(3)
+    text = model.normalize("今天天气很好我们去公园散步")
+    steps = 40 if mode.cpu else 120
+    forms = {"eager": {}, "static": {"static": True}}
+    if not mode.cpu:
+        forms["graphs"] = {"graphs": True}
+    rows = []
+    for top_k, temperature in ((1, 0.3), (20, 0.7)):
+        settings = StockSettings(speaker, 5, temperature, 0.7, top_k, steps, steps)
+        torch.manual_seed(11)
+        ids, hiddens = model.stock_codes([text], settings, CancelToken())
+        emb = model.embed(model.prompt_ids(text, 5, speaker), speaker)
+        for name, options in forms.items():
+            decoder = FastDecoder(model, 1, emb.shape[1] + steps + 1, **options)
+            torch.manual_seed(11)
+            run = decoder.run([Job(0, emb, steps, steps)], Sampling(temperature, 0.7, top_k), bool)
+            job = next(j for j in run if j)
+            ours = torch.stack(job.tokens).cpu()
+            rows.append(
+                {
+                    "form": name,
+                    "top_k": top_k,
+                    "tokens_equal": bool(torch.equal(ours, ids[0].cpu())),
+                    "hidden_max_diff": float(
+                        (torch.stack(job.hiddens).float() - hiddens[0].float()).abs().max()
+                    ),
+                    "graphs_problem": getattr(decoder._graphs, "problem", None),
+                }
+            )
+    return {"rows": rows, "all_equal": all(r["tokens_equal"] for r in rows)}
+
+
+def _nan(mode: Mode) -> dict[str, Any]:
+    """A NaN in one row's logits: one sentence, and the process (CUDA context) still works."""
+    from ..decode import FastDecoder, NonFiniteError
+    from ..request import SynthesisRequest
+
+    engine = _engine(mode, "fp32" if mode.cpu else "fp16")
+    real = FastDecoder._logits
+    calls = [0]
+
+    def poisoned(self: Any, hidden: torch.Tensor) -> torch.Tensor:
+        logits = real(self, hidden)
+        calls[0] += 1
+        if calls[0] == 3:
+            logits[0] = float("nan")
+        return logits
+
+    request = SynthesisRequest("你好。今天天气很好。", refine_text=False, batch_size=2)
+    FastDecoder._logits = poisoned  # type: ignore[method-assign]
+    try:
+        list(engine.synthesize(request))
+        sentence = "no error"
+    except NonFiniteError as exc:
+        sentence = str(exc)
+    finally:
+        FastDecoder._logits = real  # type: ignore[method-assign]
+    after = list(engine.synthesize(request))
+    mode.sync()
+    return {"sentence": sentence, "caught": sentence != "no error", "next_job_segments": len(after)}
+
+
+def _cancel(engine: Any, mode: Mode) -> dict[str, Any]:
+    from ..cancel import CancelToken
+    from ..errors import Cancelled
+    from ..request import SynthesisRequest
+
+    token = CancelToken()
+    request = SynthesisRequest(
+        "今天天气很好。" * 12, segment_size=7, batch_size=2, refine_text=False
+    )
+    kept, started = 0, time.perf_counter()
+    latency = None
+    try:
+        for _ in engine.synthesize(request, cancel=token):
+            kept += 1
+            if kept == 1:
+                cancelled_at = time.perf_counter()
+                threading.Timer(0.0, token.cancel).start()
+    except Cancelled:
+        latency = time.perf_counter() - cancelled_at
+    again = len(list(engine.synthesize(SynthesisRequest("你好。", refine_text=False))))
+    return {
+        "kept": kept,
+        "stopped_after_s": latency,
+        "wall_s": time.perf_counter() - started,
+        "next_job_segments": again,
+    }
+
+
+def _oom(engine: Any, mode: Mode) -> dict[str, Any]:
+    """Out of memory for real on CUDA: hold most of the card so that a batch's KV cache does
+    not fit, synthesize, and see the batch halve and every segment come out. On the CPU the
+    error is injected (filling the RAM is no test)."""
+    from ..decode import FastDecoder
+    from ..request import SynthesisRequest
+
+    batch = 4 if mode.cpu else 16
+    text = "今天天气很好，我们去公园散步。" * batch
+    request = SynthesisRequest(text, segment_size=15, batch_size=batch, refine_text=False)
+    plan = engine.plan(request)
+    held: list[torch.Tensor] = []
+    real_init = FastDecoder.__init__
+    if mode.cpu:
+        failed: list[int] = []
+
+        def failing(self: Any, model: Any, slots: int, max_len: int, **kw: Any) -> None:
+            if slots > 1 and not failed:
+                failed.append(slots)
+                raise torch.OutOfMemoryError("CUDA out of memory (injected)")
+            real_init(self, model, slots, max_len, **kw)
+
+        FastDecoder.__init__ = failing  # type: ignore[method-assign,assignment]
+    else:
+        cfg = engine.model.gpt.config
+        head_dim = cfg.hidden_size // cfg.num_attention_heads
+        max_len = 120 + max(s.step_cap for s in plan.segments)
+        kv = 2 * cfg.num_hidden_layers * batch * cfg.num_key_value_heads * max_len * head_dim * 4
+        torch.cuda.empty_cache()
+        free, _total = torch.cuda.mem_get_info()
+        target = int(kv * 0.7)  # less than the batch's KV cache, more than half of it
+        while free > target + 2**28:
+            size = min(free - target - 2**27, 2**33)
+            held.append(torch.empty(size, dtype=torch.uint8, device=mode.device))
+            free, _total = torch.cuda.mem_get_info()
+    try:
+        results = list(engine.synthesize(plan))
+    finally:
+        FastDecoder.__init__ = real_init  # type: ignore[method-assign]
+        held.clear()
+        if not mode.cpu:
+            torch.cuda.empty_cache()
+    summary = engine.last_summary
+    return {
+        "segments_planned": len(plan.segments),
+        "segments_made": len(results),
+        "in_order": [r.index for r in results] == list(range(len(plan.segments))),
+        "batch_asked": batch,
+        "batch_finished": summary.batch_size if summary else None,
+        "note": engine.live.snapshot().note,
+        "audio_s": sum(r.audio_seconds for r in results),
+    }
+
+
+def checks(mode: Mode) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    engine = _engine(mode)
+    for name, fn in (
+        ("equality", lambda: _equality(engine, mode)),
+        ("cancel", lambda: _cancel(engine, mode)),
+        ("oom", lambda: _oom(engine, mode)),
+        ("nan", lambda: _nan(mode)),
+    ):
+        try:
+            out[name] = fn()
+        except Exception as exc:  # recorded; the other checks still run
+            out[name] = {"error": f"{type(exc).__name__}: {exc}", "trace": traceback.format_exc()}
+    failed = [k for k, v in out.items() if "error" in v]
+    if failed:
+        out["error"] = f"checks failed: {', '.join(failed)}"
+    return out
+
+
+def bench(mode: Mode) -> dict[str, Any]:
+    from .gpubench import run_bench
+
+    return run_bench(mode)
+
+
+PARTS: dict[str, Part] = {"env": env, "pytest": pytest_gpu, "checks": checks, "bench": bench}
+
+
+def run_part(name: str, cpu: bool, limit: float, result: Path) -> int:
+    from ..quiet import quiet_libraries
+
+    quiet_libraries()
+    mode = Mode(cpu, limit)
+    try:
+        data = PARTS[name](mode)
+    except Exception as exc:
+        data = {"error": f"{type(exc).__name__}: {exc}", "trace": traceback.format_exc()}
+    result.write_text(json.dumps(data, indent=2, default=str))
+    return 1 if "error" in data else 0
