@@ -47,7 +47,12 @@ def main() -> int:
 
     sys.excepthook = report
     window.show()
-    return app.exec()
+    code = app.exec()
+    # The window may have gone while the worker was still inside a load: never let Python
+    # tear a running QThread down (Qt aborts the process); wait for it to end.
+    window.host.thread.wait()
+    window.host.release()
+    return code
 
 
 if __name__ == "__main__":

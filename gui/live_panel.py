@@ -17,6 +17,8 @@ MIB = 2**20
 def describe_memory(memory: MemorySnapshot | None) -> str:
     if memory is None:
         return "-"
+    if memory.device.startswith("mps"):
+        return memory.describe()  # Metal's figures and the process's, labelled as such
     if memory.allocated is not None:
         return (
             f"VRAM allocated {memory.allocated / MIB:.0f} MiB · reserved "

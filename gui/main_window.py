@@ -7,6 +7,7 @@ import torch
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
+    QApplication,
     QFrame,
     QHBoxLayout,
     QLabel,
@@ -55,6 +56,7 @@ AUDITION_SEGMENT = 80
 # The text and the settings are written this long after the last change, so a crash loses at
 # most that much typing and a keystroke never waits for the disk.
 PERSIST_DELAY_MS = 1_500
+CLOSE_WAIT_MS = 30_000  # how long closing waits for the worker before it lets the window go
 
 
 class MainWindow(QMainWindow):
@@ -634,6 +636,20 @@ class MainWindow(QMainWindow):
         self.result.stop()
         self.audition_dialog.close()
         self.model_dialog.close()
-        if self.host.stop():
+        if self.host.stop(CLOSE_WAIT_MS):
             self.host.release()
+        else:
+            # A load inside ChatTTS cannot be interrupted. Destroying a running QThread
+            # aborts the process, so the window goes and the app stays until the worker's
+            # slot returns; then it releases the model and quits (main() waits too).
+            app = QApplication.instance()
+            if isinstance(app, QApplication):
+                app.setQuitOnLastWindowClosed(False)
+            self.host.thread.finished.connect(self._finish_close)
         event.accept()
+
+    def _finish_close(self) -> None:
+        self.host.release()
+        self.quit_application()
+
+    quit_application = staticmethod(QApplication.quit)

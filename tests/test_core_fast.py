@@ -171,11 +171,12 @@ def test_streamed_chunks_come_early_in_order_and_make_the_result(engine: Engine)
     for result in results:
         joined = np.concatenate([c.audio for c in chunks if c.index == result.index])
         assert np.array_equal(joined, result.audio)
-    # Streamed audio stays close to a whole-segment decode: no clicks at the joins.
+    # Streamed audio is the whole-segment decode up to float rounding (context and hold cover
+    # the vocoder's receptive field; measured 1e-7): no seams at the joins.
     again = list(engine.synthesize(request))
     whole = again[0].audio
-    n = min(len(whole), len(results[0].audio))
-    assert np.abs(whole[:n] - results[0].audio[:n]).max() < 0.5 * np.abs(whole).max()
+    assert len(whole) == len(results[0].audio)
+    assert np.abs(whole - results[0].audio).max() <= 1e-4 * np.abs(whole).max()
     summary = engine.last_summary
     assert summary is not None and summary.first_audio_seconds is not None
 

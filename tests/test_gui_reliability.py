@@ -586,6 +586,43 @@ def test_closing_mid_job_leaves_no_thread(qtbot, make_window, monkeypatch, stage
     qtbot.wait(200)  # what the worker sent last reaches a closed window without harm
 
 
+def test_closing_during_a_load_longer_than_the_close_wait_lets_it_end_first(
+    qtbot, make_window, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    """ChatTTS's own load cannot be interrupted. Closing waits a while; if the load still
+    runs, the window goes, the worker's thread runs to the end of its slot (Qt aborts the
+    process if a running QThread is destroyed), and only then the model is released and the
+    app quits."""
+    from PySide6.QtWidgets import QApplication
+
+    import gui.main_window
+
+    monkeypatch.setattr(gui.main_window, "CLOSE_WAIT_MS", 200)
+    entered = threading.Event()
+    real = core.models.ensure
+
+    def slow_ensure(*args, **kwargs):  # type: ignore[no-untyped-def]
+        entered.set()
+        time.sleep(2.0)  # deaf to cancel, like ChatTTS's load
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(core.models, "ensure", slow_ensure)
+    window = make_window(wait=False)
+    quits: list[bool] = []
+    window.quit_application = lambda: quits.append(True)
+    app = QApplication.instance()
+    qtbot.waitUntil(entered.is_set, timeout=RUN_MS)
+    try:
+        window.close()
+        assert not window.isVisible()
+        assert window.host.thread.isRunning()  # not destroyed under the worker's feet
+        qtbot.waitUntil(lambda: quits == [True], timeout=RUN_MS)
+        assert window.host.thread.isFinished()
+        assert window.host.worker.engine.model is None  # released after the slot ended
+    finally:
+        app.setQuitOnLastWindowClosed(True)
+
+
 # -- 10. bad input ---------------------------------------------------------------------------
 
 
