@@ -1,6 +1,7 @@
 """The main window: composes the panels, turns clicks into worker requests, and shows every
 worker outcome (results, progress, errors) without ever blocking the UI thread."""
 
+from collections.abc import Callable
 from pathlib import Path
 
 import torch
@@ -67,6 +68,10 @@ class MainWindow(QMainWindow):
         self.loaded: LoadedModel | None = None
         self.model_name = ""
         self.current_job: Job | None = None  # the one job the window waits on
+        # A synthesis or audition asked for while the worker loads a model (or winds down a
+        # cancelled job): it runs as soon as the worker is free; Esc drops it.
+        self.waiting: Callable[[], object] | None = None
+        self._cancelling: Job | None = None
         self.last_error: Exception | None = None
         self._saved_draft = ""  # the editor text as last written to the data folder
         self._draft_problem: str | None = None
@@ -383,19 +388,53 @@ class MainWindow(QMainWindow):
         return request
 
     def synthesize_or_cancel(self) -> None:
-        if self.current_job is not None and self.current_job.kind is JobKind.SYNTHESIZE:
+        if self.waiting is not None or (
+            self.current_job is not None
+            and self.current_job.kind is JobKind.SYNTHESIZE
+            and self._cancelling is not self.current_job
+        ):
             self.cancel()
             return
         self.synthesize()
 
+    def _worker_will_be_free(self) -> bool:
+        """The running job is a load (the model comes next) or a job already cancelled."""
+        job = self.current_job
+        return job is not None and (job.kind is JobKind.LOAD or job is self._cancelling)
+
+    def _wait_for_worker(self, run: Callable[[], object], what: str) -> None:
+        self.waiting = run
+        loading = self.current_job is not None and self.current_job.kind is JobKind.LOAD
+        cause = "the model" if loading else "the cancelled job to stop"
+        self.synth_button.setText(f"Waiting for {cause}…  (Esc cancels)")
+        self.show_message(
+            f"The {what} starts as soon as "
+            + ("the model is ready" if loading else "the cancelled job has stopped")
+            + "; Esc cancels it."
+        )
+
+    def _run_waiting(self) -> None:
+        run, self.waiting = self.waiting, None
+        if run is not None:
+            run()
+
+    def _drop_waiting(self, reason: str) -> None:
+        if self.waiting is not None:
+            self.waiting = None
+            self.synth_button.setText("Synthesize  (Ctrl+Enter)")
+            self.show_message(f"{reason} The waiting request was not run.")
+
     def synthesize(self) -> Job | None:
-        if self.current_job is not None:
+        if self.current_job is not None and not self._worker_will_be_free():
             self.show_message("Busy: wait for the running job or press Esc to cancel it.")
             return None
         try:
             request = self.build_request()
         except StudioError as exc:
             self._show_error(exc)
+            return None
+        if self.current_job is not None:
+            self._wait_for_worker(self.synthesize, "synthesis")
             return None
         if self.loaded is None:
             self.show_message("No model is loaded: use the banner or Models (Ctrl+M) first.")
@@ -411,7 +450,13 @@ class MainWindow(QMainWindow):
         return self.current_job
 
     def cancel(self) -> None:
+        if self.waiting is not None:  # Esc drops what waits, not the load it waits for
+            self.waiting = None
+            self.synth_button.setText("Synthesize  (Ctrl+Enter)")
+            self.show_message("The waiting request is cancelled.")
+            return
         if self.current_job is not None:
+            self._cancelling = self.current_job
             self.host.cancel()
             self.show_message("Cancelling…")
 
@@ -431,6 +476,9 @@ class MainWindow(QMainWindow):
         self.audition_dialog.raise_()
 
     def _audition(self, text: str, count: int) -> None:
+        if self._worker_will_be_free():
+            self._wait_for_worker(lambda: self._audition(text, count), "audition")
+            return
         if self.current_job is not None or self.loaded is None:
             self.audition_dialog.failed("Load a model and wait for the running job first.")
             return
@@ -503,6 +551,8 @@ class MainWindow(QMainWindow):
     def _job_done(self, job: Job) -> None:
         if self.current_job == job:
             self.current_job = None
+        if self._cancelling == job:
+            self._cancelling = None
         self._set_busy(False)
 
     def _job_finished(self, job: Job, payload: object) -> None:
@@ -534,6 +584,7 @@ class MainWindow(QMainWindow):
             self.model_dialog.download_ended("The official weights are downloaded and verified.")
             self.banner.hide()
             self.load_model("official")
+        self._run_waiting()
 
     def _job_failed(self, failure: Failure) -> None:
         job = failure.job
@@ -556,6 +607,8 @@ class MainWindow(QMainWindow):
             self.model_dialog.download_ended(sentence)
         elif job.kind is JobKind.LOAD:
             self._load_stopped(sentence)
+            self._drop_waiting(sentence)
+        self._run_waiting()
 
     def _load_stopped(self, reason: str) -> None:
         """A load failed or was cancelled: show what the engine really holds now. Core checks
@@ -596,8 +649,10 @@ class MainWindow(QMainWindow):
             self.show_message("Audition cancelled.")
         elif job.kind is JobKind.LOAD:
             self._load_stopped("Loading cancelled.")
+            self._drop_waiting("Loading was cancelled.")
         else:
             self.show_message("Cancelled.")
+        self._run_waiting()
 
     # -- keeping the text and settings --------------------------------------------------------
     def persist(self) -> None:

@@ -264,3 +264,29 @@ def test_cancel_during_load_stops_after_chattts_load(demo_model: str) -> None:
 def test_a_vanished_model_folder_says_so(tmp_path) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(ModelError, match="does not exist"):
         Engine().load(str(tmp_path / "gone"), "cpu")
+
+
+def test_a_failed_device_switch_leaves_the_live_panel_on_the_device_in_use(
+    demo_model: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The live figures follow the device that holds the model, never the one asked for:
+    a switch that fails leaves them where they were."""
+    import core.engine
+    from core.chat import ChatModel
+    from core.devices import Device, Precision
+
+    engine = Engine()
+    engine.load(demo_model, "cpu")
+    assert engine.live.device == "cpu"
+    monkeypatch.setattr(core.engine, "resolve_device", lambda _id: Device("cuda:0", "Fake GPU"))
+    monkeypatch.setattr(core.engine, "check_precision", lambda _d, _p: Precision.FP32)
+
+    def no_room(*_args: object, **_kwargs: object) -> ChatModel:
+        raise ModelError("Model 'demo' could not be loaded: CUDA error (test)")
+
+    monkeypatch.setattr(ChatModel, "load", no_room)
+    with pytest.raises(ModelError):
+        engine.load(demo_model, "cuda:0")
+    assert engine.live.device == "cpu"
+    assert engine.live.snapshot().memory is not None
+    assert engine.live.snapshot().memory.device == "cpu"  # type: ignore[union-attr]
