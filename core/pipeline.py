@@ -66,11 +66,19 @@ class JobContext:
 Producer = Callable[[JobContext, list[Unit], int], Iterator[Event]]
 
 
+def out_of_memory(exc: BaseException) -> bool:
+    """CUDA says torch.OutOfMemoryError; MPS (where ChatTTS's vocoder runs on the GPU) says a
+    RuntimeError 'MPS backend out of memory'."""
+    return isinstance(exc, torch.OutOfMemoryError) or "out of memory" in str(exc).lower()
+
+
 def release_memory(device: str) -> None:
     """Return what freed tensors held to the device (CUDA keeps it cached otherwise)."""
     gc.collect()
     if device.startswith("cuda") and torch.cuda.is_available():
         torch.cuda.empty_cache()
+    elif device == "mps" and torch.backends.mps.is_available():
+        torch.mps.empty_cache()
 
 
 def smaller_batch(batch: int) -> int:
@@ -98,10 +106,13 @@ def with_backoff(
                 elif isinstance(event, SegmentResult):
                     pending = [u for u in pending if u.key != event.index]
                 yield event
-        except torch.OutOfMemoryError:
+        except (torch.OutOfMemoryError, RuntimeError) as exc:
             # Nothing here: the producer's frames (its decoder and KV cache) are referenced by
             # this exception's traceback until the block ends. Recover below, outside it.
+            if not out_of_memory(exc):
+                raise
             failed = True
+            del exc
         if not failed:
             return
         release_memory(ctx.device)

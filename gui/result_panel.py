@@ -3,6 +3,7 @@
 
 import os
 import shutil
+import sys
 import tempfile
 import time
 from dataclasses import dataclass
@@ -33,6 +34,8 @@ from . import dialogs
 from .worker import SynthesisOutcome
 
 WAVEFORM_POINTS = 4000
+# _play_end of a stream that is still being fed: any end before end_of_stream is a lost device.
+STREAM_OPEN = sys.maxsize
 
 
 @dataclass(frozen=True)
@@ -83,8 +86,11 @@ class ResultPanel(QWidget):
         self.last_folder = ""
         self.running = False
         self._streamed = 0  # samples of the growing result already handed to the player
-        # Where the buffer this panel handed to the player ends; None when the player is not
-        # ours or was stopped on purpose. A stream that ends before it lost its device.
+        # The player's continuous stream is this run's: new audio is fed to it.
+        self._live = False
+        # Where the audio this panel handed to the player ends (STREAM_OPEN while it is still
+        # fed); None when the player is not ours or was stopped on purpose. A stream that ends
+        # before it lost its device.
         self._play_end: int | None = None
         self._chunk_segment = 0
         self._segment_start: dict[int, int] = {}
@@ -171,7 +177,8 @@ class ResultPanel(QWidget):
 
     def add_chunk(self, chunk: AudioChunk) -> None:
         """Playable audio as it is made: appended (after the pause that separates segments)
-        and handed to the player, so listening starts after a few dozen GPT steps."""
+        and fed to the player's one continuous stream, so listening starts after a few dozen
+        GPT steps and goes on without a gap between pieces."""
         if chunk.index > self._chunk_segment:
             gap = np.zeros(round(self.pause_seconds * SAMPLE_RATE), dtype=np.float32)
             self._set_audio(np.concatenate([self.audio, gap]))
@@ -186,7 +193,10 @@ class ResultPanel(QWidget):
         start = self._segment_start.pop(index, None)
         if start is None:
             return
-        if self.player.playing and self._streamed > start:
+        if self._live:
+            if self.player.truncate(start) > start:
+                self.stop()  # part of it was heard: the next chunk plays it from its start
+        elif self.player.playing and self._streamed > start:
             self.stop()
         self._streamed = min(self._streamed, start)
         self._set_audio(self.audio[:start].copy())
@@ -202,11 +212,14 @@ class ResultPanel(QWidget):
                 self.stop()
                 self.results = []
                 self._set_audio(np.zeros(0, dtype=np.float32))
+            self._finish_stream()
             return
         self.results = list(outcome.results)
         if cancelled or failed:
             self.stop()  # what plays may be the dropped piece
         self._set_audio(outcome.audio)
+        self._feed_new()
+        self._finish_stream()  # the stream stops after the run's last sample
         self.history.append(HistoryEntry(outcome, time.time(), cancelled, failed))
         self.history_list.blockSignals(True)
         self.history_list.addItem(self.history[-1].title())
@@ -223,13 +236,47 @@ class ResultPanel(QWidget):
 
     # -- playback --------------------------------------------------------------------------
     def _stream(self) -> None:
-        """Hand what is new to the player once it has played what it had."""
+        """During a run: the first new audio opens one continuous stream, and everything new
+        after it is fed to that stream (it plays silence, not a gap, while it waits)."""
+        self._check_playback()
         if not (self.running and self.stream_box.isChecked()) or self.output_problem:
+            self._finish_stream()  # unticked: what is queued still plays to its end
             return
-        if self.player.playing or len(self.audio) <= self._streamed:
+        if len(self.audio) <= self._streamed:
             return
-        start, self._streamed = self._streamed, len(self.audio)
-        self._play_from(start)
+        if self._live:
+            self._feed_new()
+        elif not self.player.playing:  # else someone else's sound (or a whole buffer) plays
+            self._open_stream(self._streamed)
+
+    def _feed_new(self) -> None:
+        if not self._live or len(self.audio) <= self._streamed:
+            return
+        if self.player.feed(self.audio[self._streamed :]):
+            self._streamed = len(self.audio)
+        else:
+            self._live = False  # the stream is gone: _check_playback says why on the next tick
+
+    def _open_stream(self, start: int) -> None:
+        """Play the buffer from `start` on a stream that takes this run's later audio too."""
+        self._live = False
+        try:
+            self.player.open_stream(SAMPLE_RATE, self.audio[start:], start)
+        except StudioError as exc:
+            self._playback_failed(exc)
+            return
+        self._streamed = len(self.audio)
+        self._live = True
+        self._play_end = STREAM_OPEN
+
+    def _finish_stream(self) -> None:
+        """No more audio for the stream: it stops after what it has."""
+        if not self._live:
+            return
+        self._live = False
+        self.player.end_of_stream()
+        if self._play_end is not None:
+            self._play_end = self._streamed
 
     def play(self, start: int = 0) -> None:
         if not len(self.audio):
@@ -243,29 +290,39 @@ class ResultPanel(QWidget):
             if self.output_problem:
                 self.message.emit(self.output_problem)
                 return
+        start = max(0, min(int(start) if start else 0, len(self.audio)))
+        if self.running and self.stream_box.isChecked():
+            self._open_stream(start)  # from the buffer, then on with the rest of the run
+            return
         self._streamed = len(self.audio)  # a manual play replaces the streaming
-        self._play_from(int(start) if start else 0)
+        self._play_from(start)
 
     def _play_from(self, start: int) -> None:
+        self._live = False
         try:
             self.player.play(self.audio, SAMPLE_RATE, start)
         except StudioError as exc:
-            # Remembered, so streaming does not retry on every tick; play() checks again.
-            self._play_end = None
-            self.output_problem = str(exc)
-            self.output_note.setText(self.output_problem)
-            self.output_note.setVisible(True)
-            self.message.emit(str(exc))
+            self._playback_failed(exc)
             return
         self._play_end = len(self.audio)
 
+    def _playback_failed(self, exc: StudioError) -> None:
+        # Remembered, so streaming does not retry on every tick; play() checks again.
+        self._play_end = None
+        self.output_problem = str(exc)
+        self.output_note.setText(self.output_problem)
+        self.output_note.setVisible(True)
+        self.message.emit(str(exc))
+
     def stop(self) -> None:
         self._play_end = None
+        self._live = False
         self.player.stop()
 
     def forget_playback(self) -> None:
         """Someone else (the audition dialog) takes the shared player over."""
         self._play_end = None
+        self._live = False
 
     def _check_playback(self) -> None:
         """A stream that ended before its last sample lost its device (unplugged, or the sound
@@ -273,6 +330,7 @@ class ResultPanel(QWidget):
         if self._play_end is None or self.player.playing:
             return
         end, self._play_end = self._play_end, None
+        self._live = False
         if self.player.position < end:
             self.message.emit(
                 f"Playback stopped at {self.player.position / SAMPLE_RATE:.1f} s: the audio "

@@ -124,6 +124,32 @@ def test_out_of_memory_anywhere_loses_and_repeats_nothing(
         assert listener.restarted == [0]  # it had streamed part of segment 0
 
 
+def test_mps_out_of_memory_backs_off_too(engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On MPS the vocoder runs on the GPU and says 'MPS backend out of memory' as a
+    RuntimeError: the same policy applies. Any other RuntimeError is not swallowed."""
+    real = ChatModel.vocode
+    calls = [0]
+
+    def mps_full(self, hiddens):  # type: ignore[no-untyped-def]
+        calls[0] += 1
+        if calls[0] == 1:
+            raise RuntimeError("MPS backend out of memory (MPS allocated: 9 GB) (injected)")
+        return real(self, hiddens)
+
+    monkeypatch.setattr(ChatModel, "vocode", mps_full)
+    plan = engine.plan(request())
+    results = list(engine.synthesize(plan))
+    assert [r.index for r in results] == [s.index for s in plan.segments]
+    assert "out of memory" in engine.live.snapshot().note
+
+    def broken(self, hiddens):  # type: ignore[no-untyped-def]
+        raise RuntimeError("a different fault")
+
+    monkeypatch.setattr(ChatModel, "vocode", broken)
+    with pytest.raises(RuntimeError, match="a different fault"):
+        list(engine.synthesize(request()))
+
+
 def test_out_of_memory_in_audition_still_gives_every_voice(
     engine: Engine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
