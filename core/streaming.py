@@ -3,9 +3,9 @@
 The Decoder and Vocos are convolutional, so the audio of one step depends on the hidden states
 of its neighbours, up to a fixed receptive field. Each chunk is decoded from `CONTEXT_STEPS`
 steps before the first new one, and the last `HOLD_STEPS` steps are held back until their right
-context has arrived. Both cover the whole receptive field, so every chunk is exactly the
-matching slice of a whole-segment decode (up to float rounding): the joins need no cross-fade
-and the concatenated chunks are the segment's audio. Cost per chunk: (CONTEXT + new + HOLD)
+context has arrived. Both cover the part of the receptive field that reaches above float32's
+resolution (below), so every chunk is the matching slice of a whole-segment decode to about
+120 dB: the joins need no cross-fade and the concatenated chunks are the segment's audio. Cost per chunk: (CONTEXT + new + HOLD)
 steps of decoder+vocoder, never the whole prefix again (stock streaming re-decodes it every
 time).
 
@@ -22,16 +22,17 @@ Receptive field of `ChatModel.vocode`, in GPT steps (1 step = 2 mel frames = 512
   1e-6, nearly the identity; with them switched on (layer scale 0.1, as a trained model has
   them) the change reaches 51-52 steps each side: the bound, short of it only where the
   outermost taps fall under float32 resolution.
-The trained model may use all of its field, so the constants take the architectural bound
-(larger than the random weights' measurement): HOLD is exactly the bound (any more only
-delays audio), CONTEXT has a 4-step margin (it costs compute only). 40 dB needs far less on
-the weights we have: with the blocks switched on, 8 steps each side already gave 68 dB at the
-joins and 16 float rounding (120 dB), while the former 32 of context, 4 held back and a 256-
-sample cross-fade gave 33-35 dB. Should the trained weights prove as short-sighted (measure
-them with tests/test_streaming.py's helpers), HOLD could shrink and first audio come sooner.
+How far a step's influence matters, measured with the blocks switched on (3 draws): above
+1e-6 of the peak (-120 dB) it reaches 13-14 steps each side, above 1e-5 11-12, above 1e-4
+9-10; the outermost taps of the bound carry less than float32's resolution. So the constants
+come from the -120 dB field with a margin, not from the bound: HOLD 16 and CONTEXT 24 keep
+every join exact to float rounding on these weights (tests/test_streaming.py checks >= 40 dB
+at every join, measures the field again and fails if it outgrows the constants). Holding the
+whole bound (52 steps) would have delayed first audio to 64 steps for nothing measurable. The
+official weights could not be measured here: the same test's helpers do it once they are.
 
-First audio comes after FIRST_CHUNK_STEPS + HOLD_STEPS = 64 GPT steps: about 3.4 s on the CPU
-at batch 1 (19 steps/s, demo-full fp32), about 68 ms on a GPU at 940 steps/s."""
+First audio comes after FIRST_CHUNK_STEPS + HOLD_STEPS = 24 GPT steps: about 1.3 s on the
+CPU at batch 1 (19 steps/s, demo-full fp32), about 26 ms on a GPU at 940 steps/s."""
 
 import numpy as np
 import torch
@@ -40,10 +41,11 @@ from . import SAMPLES_PER_STEP
 from .chat import ChatModel
 
 RECEPTIVE_STEPS = 52  # the architectural bound above, each side
-FIRST_CHUNK_STEPS = 12  # the first chunk's new steps: first audio after this many + HOLD
+AUDIBLE_STEPS = 14  # the measured reach above 1e-6 of the peak, each side
+FIRST_CHUNK_STEPS = 8  # the first chunk's new steps: first audio after this many + HOLD
 CHUNK_STEPS = 24  # new steps per later chunk
-CONTEXT_STEPS = RECEPTIVE_STEPS + 4  # left context decoded again (not emitted) per chunk
-HOLD_STEPS = RECEPTIVE_STEPS  # right context: steps held back until more arrive
+CONTEXT_STEPS = 24  # left context decoded again (not emitted) per chunk
+HOLD_STEPS = 16  # right context: steps held back until more arrive
 
 
 class ChunkVocoder:

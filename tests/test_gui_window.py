@@ -13,9 +13,12 @@ from conftest import CAPTURE_DIR as _ALSA_DIR
 from conftest import HOME, window_maker
 from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
 from PySide6.QtGui import QDropEvent, QGuiApplication
+from test_core_audio import noise, paced_output
 
+from core.request import AudioChunk
 from core.speakers import SpeakerLibrary
 from gui import dialogs
+from gui.result_panel import ResultPanel
 from gui.settings import Key
 
 SHORT = "你好。Hello. 再见。Bye."
@@ -291,6 +294,123 @@ def test_segments_play_while_the_rest_is_generated(qtbot, make_window) -> None:
     assert any(n > 0 for n in handed), handed  # audio reached the player during the run
     assert window.result.player.wait(30)
     assert np.flatnonzero(np.fromfile(_ALSA_DIR / "out_24000_1.raw", dtype=np.float32)).size
+
+
+def without_silences(player, audio: np.ndarray) -> np.ndarray:  # type: ignore[no-untyped-def]
+    """What the device should have received from a stream of `audio`: the audio, with the
+    silence the stream played while it waited for more (its underruns) where it played it."""
+    pieces, done = [], 0
+    for at, frames in player.silences:
+        pieces += [audio[done:at], np.zeros(frames, dtype=np.float32)]
+        done = at
+    return np.concatenate([*pieces, audio[done:]])
+
+
+def heard(expected: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The capture and the expected sound, both from their first non-zero sample."""
+    captured = np.fromfile(_ALSA_DIR / "out_24000_1.raw", dtype=np.float32)
+    captured = captured[int(np.flatnonzero(captured)[0]) :]
+    return captured, expected[int(np.flatnonzero(expected)[0]) :]
+
+
+def test_streamed_playback_is_one_stream_of_the_whole_result(
+    qtbot, make_window, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    window = make_window()
+    fast(window, text=SHORT)
+    window.result.stream_box.setChecked(True)
+    opened = paced_output(monkeypatch, silence_only=True)  # waits keep time: no GB of zeros
+    run(qtbot, window)
+    player = window.result.player
+    assert player.wait(30)
+    assert len(window.result.results) >= 2
+    assert len(opened) == 1  # one stream for every chunk and segment, not one per chunk
+    captured, expected = heard(without_silences(player, window.result.audio))
+    assert np.array_equal(captured[: len(expected)], expected)
+    assert not captured[len(expected) :].any()
+    assert player.position == len(window.result.audio)
+
+
+def chunk(index: int, audio: np.ndarray, final: bool = False) -> AudioChunk:
+    return AudioChunk(index, audio, final)
+
+
+def test_a_restarted_segment_is_cut_from_the_stream_before_it_plays(qtbot, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    opened = paced_output(monkeypatch)  # real time: the queue is still there to cut
+    panel = ResultPanel()
+    qtbot.addWidget(panel)
+    messages: list[str] = []
+    panel.message.connect(messages.append)
+    first, second, dropped, again = (noise(0.3, seed) for seed in range(60, 64))
+    panel.begin(0.25)
+    panel.add_chunk(chunk(0, first))
+    panel.add_chunk(chunk(0, second, final=True))
+    panel.add_chunk(chunk(1, dropped))
+    panel.restart_segment(1)  # out of memory: segment 1 comes again from its start
+    panel.add_chunk(chunk(1, again, final=True))
+    panel.end(None)
+    assert panel.player.wait(20)
+    expected = np.concatenate([first, second, np.zeros(6000, np.float32), again])
+    assert np.array_equal(panel.audio, expected)
+    assert len(opened) == 1
+    captured, expected = heard(without_silences(panel.player, expected))
+    assert np.array_equal(captured[: len(expected)], expected)
+    assert not captured[len(expected) :].any()
+    qtbot.wait(300)  # the panel's ticks: a stream that ended at its end is no complaint
+    assert messages == []
+
+
+def test_a_restarted_segment_already_heard_plays_again_from_its_start(qtbot, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    opened = paced_output(monkeypatch)
+    panel = ResultPanel()
+    qtbot.addWidget(panel)
+    first, dropped, again = noise(0.2, 70), noise(1.0, 71), noise(0.3, 72)
+    panel.begin(0.25)
+    panel.add_chunk(chunk(0, first, final=True))
+    panel.add_chunk(chunk(1, dropped))
+    start = len(first) + 6000
+    qtbot.waitUntil(lambda: panel.player.position > start + 2400, timeout=10_000)
+    panel.restart_segment(1)
+    panel.add_chunk(chunk(1, again, final=True))
+    panel.end(None)
+    assert panel.player.wait(20)
+    assert np.array_equal(panel.audio, np.concatenate([first, np.zeros(6000, np.float32), again]))
+    assert len(opened) == 2  # the heard part cannot be unheard: a new stream from its start
+    captured, expected = heard(without_silences(panel.player, panel.audio)[start:])
+    assert np.array_equal(captured[: len(expected)], expected)
+    assert panel.player.position == len(panel.audio)
+
+
+def test_a_stream_that_loses_its_device_mid_run_is_a_message(qtbot, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import sounddevice
+
+    class VanishingStream:
+        """PortAudio's stream when the device is unplugged: a block plays, then it ends."""
+
+        def __init__(self, *, samplerate, channels, dtype, callback, finished_callback):  # type: ignore[no-untyped-def]
+            self.callback, self.finished = callback, finished_callback
+
+        def start(self) -> None:
+            self.callback(np.zeros((512, 1), np.float32), 512, None, None)
+            threading.Timer(0.05, self.finished).start()
+
+        def abort(self) -> None:
+            raise sounddevice.PortAudioError("Device unavailable")
+
+        def close(self) -> None:
+            pass
+
+    monkeypatch.setattr(sounddevice, "OutputStream", VanishingStream)
+    panel = ResultPanel()
+    qtbot.addWidget(panel)
+    messages: list[str] = []
+    panel.message.connect(messages.append)
+    panel.begin(0.25)
+    panel.add_chunk(chunk(0, noise(0.5, 80)))
+    qtbot.waitUntil(lambda: not panel.player.playing, timeout=10_000)
+    panel.add_chunk(chunk(0, noise(0.5, 81), final=True))
+    qtbot.waitUntil(lambda: bool(messages), timeout=10_000)
+    assert "stopped responding" in messages[0] and "0.0 s" in messages[0]
 
 
 def test_export_and_import_the_speaker_library(qtbot, make_window, monkeypatch, tmp_path):  # type: ignore[no-untyped-def]
