@@ -311,6 +311,8 @@ class Engine:
             cancel.check()
         finally:
             wall = time.perf_counter() - started
+            # Every GPT step the job ran counts, also those of a segment cut short by cancel.
+            steps = max(steps, self.live.snapshot().steps_done)
             self.last_summary = JobSummary(
                 produced, audio_seconds, wall, steps, first_audio, peak or None, batch
             )

@@ -6,6 +6,7 @@
 - `stock_events`: ChatTTS's own generate loop, `batch` units per call (the reference path).
 """
 
+import dataclasses
 import time
 from collections.abc import Iterator
 from itertools import takewhile
@@ -170,6 +171,15 @@ def fast_events(ctx: JobContext, units: list[Unit], batch: int) -> Iterator[Even
                 yield AudioChunk(result.index, result.audio, True)
             yield result
         ctx.live.update(segment=min((order[0] if order else 0) + 1, ctx.count))
+    if ctx.cancel.cancelled:
+        # What was already heard of the segment in progress is kept, marked partial.
+        running = decoder.running(order[0]) if order else None
+        if stream is not None and running is not None and stream.chunks:
+            steps = stream.emitted
+            yield dataclasses.replace(
+                _result(ctx, by_key[running.key], stream.audio(), steps, 0.0, slots, False),
+                partial=True,
+            )
     ctx.cancel.check()  # the decoder returns early when cancelled
     assert not order, "the decoder ended with units unmade"
 

@@ -94,6 +94,8 @@ class SegmentResult:
     # Ended at its step cap without the model's end-of-speech (real weights only): the text
     # may be cut short. Planning splits segments so this should not happen; it is reported.
     hit_cap: bool = False
+    # Cancelled while it was being made: `audio` is what had been streamed of it (its start).
+    partial: bool = False
 
     @property
     def audio_seconds(self) -> float:

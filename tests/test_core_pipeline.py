@@ -395,3 +395,24 @@ def test_batched_vocoding_on_the_real_dimensions(demo_model: str) -> None:
             assert np.abs(model.vocode([hidden])[0] - wav).max() <= 1e-5
     finally:
         full.unload()
+
+
+def test_cancel_keeps_what_was_streamed_of_the_segment_in_progress(engine: Engine) -> None:
+    """Cancel mid-segment: the finished segments and the part of the current one already
+    streamed (heard) come back, the latter marked partial; nothing else."""
+    listener = Listener()
+    token = CancelToken()
+    results: list[SegmentResult] = []
+
+    def listen(event: AudioChunk | SegmentRestarted) -> None:
+        listener(event)
+        if isinstance(event, AudioChunk) and event.index == 1 and len(listener.chunks[1]) == 2:
+            token.cancel()  # two chunks of segment 1 heard
+
+    with pytest.raises(Cancelled):
+        for result in engine.synthesize(request(TEXT * 2, batch_size=1), listen, token):
+            results.append(result)
+    assert [r.index for r in results] == [0, 1]
+    assert not results[0].partial and results[1].partial
+    assert np.array_equal(results[1].audio, listener.audio(1))
+    assert 0 < results[1].steps < results[1].audio.size
