@@ -5,9 +5,9 @@ of its neighbours, up to a fixed receptive field. Each chunk is decoded from `CO
 steps before the first new one, and the last `HOLD_STEPS` steps are held back until their right
 context has arrived. Both cover the part of the receptive field that reaches above float32's
 resolution (below), so every chunk is the matching slice of a whole-segment decode to about
-120 dB: the joins need no cross-fade and the concatenated chunks are the segment's audio. Cost per chunk: (CONTEXT + new + HOLD)
-steps of decoder+vocoder, never the whole prefix again (stock streaming re-decodes it every
-time).
+120 dB: the joins need no cross-fade and the concatenated chunks are the segment's audio.
+Cost per chunk: (CONTEXT + new + HOLD) steps of decoder+vocoder, never the whole prefix again
+(stock streaming re-decodes it every time).
 
 Receptive field of `ChatModel.vocode`, in GPT steps (1 step = 2 mel frames = 512 samples):
 - Architectural bound (ChatTTS 0.2.5 Config, the real and demo-full dimensions), in mel frames
