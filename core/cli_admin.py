@@ -131,6 +131,12 @@ def cmd_speakers(args: argparse.Namespace) -> int:
         count = library.export(Path(args.path), args.names or None)
         print(f"exported {count} speaker(s) to {args.path}")
         return 0
-    added = library.import_file(Path(args.path))
-    print(f"imported {len(added)} speaker(s): {', '.join(added)}")
+    result = library.import_file(Path(args.path))
+    print(f"imported {args.path}: {result.counts()}")
+    if result.added:
+        print(f"added: {', '.join(result.added)}")
+    if result.skipped:
+        print(f"skipped, voice already in the library: {', '.join(result.skipped)}")
+    for old, new in result.renamed:
+        print(f"renamed: '{old}' -> '{new}' (the name was taken)")
     return 0

@@ -124,6 +124,19 @@ class FastDecoder:
         if graphs:
             self._graphs = StepGraphs(self._static_step, slots, self.num_vq, self.device)
 
+    def _grow(self, max_len: int) -> None:
+        """A job longer than the cache was sized for (its text grew in refine): a larger
+        cache, the rows' keys and values copied over. Graphs recorded the old addresses."""
+        max_len = -(-max_len // SPAN_BUCKET) * SPAN_BUCKET
+        for name in ("k_cache", "v_cache"):
+            old = getattr(self, name)
+            new = old.new_zeros((*old.shape[:3], max_len, old.shape[4]))
+            new[:, :, :, : self.max_len] = old
+            setattr(self, name, new)
+        self.max_len = max_len
+        if self._graphs is not None:
+            self._graphs = StepGraphs(self._static_step, self.slots, self.num_vq, self.device)
+
     def _bucket(self, span: int) -> int:
         """The KV span a static step attends over: a multiple of SPAN_BUCKET, so that a few
         shapes (graphs) serve a whole segment."""
@@ -280,8 +293,8 @@ class FastDecoder:
             job = pending.pop()
             emb = job.emb() if callable(job.emb) else job.emb
             length = int(emb.shape[1])
-            if length + job.cap > self.max_len:
-                raise ValueError("prompt and cap exceed the KV cache")
+            if length + job.cap + 1 > self.max_len:
+                self._grow(length + job.cap + 1)
             out = self._layers(
                 emb.to(self.device, self.dtype),
                 torch.tensor([slot], device=self.device),

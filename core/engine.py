@@ -16,7 +16,15 @@ from .chat import ChatModel, RefineSettings
 from .devices import Device, Precision, check_precision, resolve_device
 from .errors import Cancelled, ModelError
 from .metrics import LiveMetrics, reset_peak
-from .pipeline import JobContext, Producer, Settings, Unit, release_memory, with_backoff
+from .pipeline import (
+    JobContext,
+    ModelTexts,
+    Producer,
+    Settings,
+    Unit,
+    release_memory,
+    with_backoff,
+)
 from .quiet import quiet_libraries
 from .request import (
     AudioChunk,
@@ -28,7 +36,7 @@ from .request import (
     auto_batch_size,
     join_clips,
 )
-from .text import MAX_STEP_CAP, NUMBER_READERS, Segment, needed_steps, split_segments
+from .text import NUMBER_READERS, Segment, split_segments
 
 quiet_libraries()
 
@@ -188,47 +196,26 @@ class Engine:
 
     def _model_texts(
         self, request: SynthesisRequest, segments: list[Segment], batch: int, cancel: CancelToken
-    ) -> list[str]:
+    ) -> ModelTexts:
         """Normalised (numbers read out, characters ChatTTS cannot say dropped) and, when
-        asked, refined by ChatTTS's text pass, `batch` segments at a time."""
-        model, _ = self._require()
-        texts = [model.normalize(s.text) for s in segments]
-        if not request.refine_text:
-            return texts
-        self.live.update(stage="refine")
-        settings = RefineSettings(
-            f"[oral_{request.oral}][laugh_{request.laugh}][break_{request.break_level}]",
-            request.top_p,
-            request.top_k,
+        asked, refined by ChatTTS's text pass a batch at a time, as decoding reaches them."""
+        model, loaded = self._require()
+        refine = None
+        if request.refine_text:
+            refine = RefineSettings(
+                f"[oral_{request.oral}][laugh_{request.laugh}][break_{request.break_level}]",
+                request.top_p,
+                request.top_k,
+            )
+        return ModelTexts(
+            model, segments, refine, batch, cancel, self.live, loaded.info.random_weights
         )
-        refined: list[str] = []
-        for start in range(0, len(texts), batch):
-            refined += model.refine(texts[start : start + batch], settings, cancel)
-            cancel.check()
-        self.live.update(stage="decode")
-        return refined
 
     def _expected(self, segments: list[Segment]) -> list[int]:
         """Steps each segment is expected to take: random weights run to the cap (EOS is held
         off), real weights about what the text needs."""
         random_weights = self._require()[1].info.random_weights
         return [s.step_cap if random_weights else s.expected_steps for s in segments]
-
-    def _units(
-        self, request: SynthesisRequest, segments: list[Segment], texts: list[str], speaker: str
-    ) -> list[Unit]:
-        _, loaded = self._require()
-        units = []
-        for seg, text in zip(segments, texts, strict=True):
-            # Refine adds pauses and fillers after planning: the cap grows with them.
-            cap = seg.step_cap
-            if request.refine_text:
-                cap = min(MAX_STEP_CAP, max(cap, needed_steps(text)))
-            # Random weights would stop at a random EOS; hold it off so demo audio has the
-            # length speech of that text would have. Real weights end when the model says so.
-            min_steps = cap if loaded.info.random_weights else 1
-            units.append(Unit(seg.index, seg, text, speaker, cap, min_steps))
-        return units
 
     def _context(
         self, request: SynthesisRequest, cancel: CancelToken, count: int, stream: bool
@@ -285,7 +272,7 @@ class Engine:
         try:
             torch.manual_seed(request.seed * 1009)  # same request and seed, same audio
             texts = self._model_texts(request, segments, plan.batch_size, cancel)
-            units = self._units(request, segments, texts, plan.speaker)
+            units = [Unit(seg.index, seg, plan.speaker, texts) for seg in segments]
             ctx = self._context(request, cancel, len(segments), listener is not None)
             producer: Producer = fast_events if request.decoder == "fast" else stock_events
             for event in with_backoff(producer, ctx, units, plan.batch_size):
@@ -334,19 +321,11 @@ class Engine:
             self.live.start("decode", self._expected(segments) * len(speakers))
             torch.manual_seed(request.seed * 1009)
             texts = self._model_texts(request, segments, plan.batch_size, token)
-            units = []
-            for k, speaker in enumerate(speakers):
-                for unit in self._units(request, segments, texts, speaker):
-                    units.append(
-                        Unit(
-                            k * count + unit.key,
-                            unit.segment,
-                            unit.text,
-                            speaker,
-                            unit.cap,
-                            unit.min_steps,
-                        )
-                    )
+            units = [
+                Unit(k * count + seg.index, seg, speaker, texts)
+                for k, speaker in enumerate(speakers)
+                for seg in segments
+            ]
             ctx = self._context(request, token, len(units), False)
             batch = max(1, min(plan.batch_size * len(speakers), len(units), 16))
             audio = {

@@ -107,6 +107,7 @@ class LiveSnapshot:
     compute_seconds: float = 0.0  # wall time since the job started
     first_audio_seconds: float | None = None
     batch_size: int = 0
+    refined: int = 0  # segments through ChatTTS's refine pass so far (refine on)
     memory: MemorySnapshot | None = None
     note: str = ""  # e.g. "out of memory: batch halved to 4"
 

@@ -18,13 +18,72 @@ from dataclasses import dataclass
 import torch
 
 from .cancel import CancelToken
-from .chat import ChatModel
+from .chat import ChatModel, RefineSettings
 from .errors import DeviceError
 from .metrics import LiveMetrics
 from .request import AudioChunk, SegmentRestarted, SegmentResult
-from .text import Segment
+from .text import MAX_STEP_CAP, Segment, needed_steps
 
 Event = AudioChunk | SegmentRestarted | SegmentResult
+
+
+class ModelTexts:
+    """Each segment's text as the model reads it: normalised at once; refined by ChatTTS's text
+    pass (when asked) a batch at a time, only when a unit first needs it. So refine runs about
+    one batch ahead of decoding instead of over the whole text before the first audio, and a
+    segment is refined once, whoever reads it (every speaker of an audition, a retry after out
+    of memory)."""
+
+    def __init__(
+        self,
+        model: ChatModel,
+        segments: list[Segment],
+        refine: RefineSettings | None,
+        batch: int,
+        cancel: CancelToken,
+        live: LiveMetrics,
+        random_weights: bool,
+    ) -> None:
+        self.model, self.segments, self.refine = model, segments, refine
+        self.batch, self.cancel, self.live = max(1, batch), cancel, live
+        self.random_weights = random_weights
+        self.normalized = [model.normalize(s.text) for s in segments]
+        self.refined: dict[int, str] = {}
+
+    def text(self, index: int) -> str:
+        if self.refine is None:
+            return self.normalized[index]
+        if index not in self.refined:
+            self._refine_batch(index - index % self.batch)
+        return self.refined[index]
+
+    def _refine_batch(self, start: int) -> None:
+        assert self.refine is not None
+        stage = self.live.snapshot().stage
+        self.live.update(stage="refine")
+        batch = self.normalized[start : start + self.batch]
+        for offset, text in enumerate(self.model.refine(batch, self.refine, self.cancel)):
+            self.refined[start + offset] = text
+        self.cancel.check()
+        self.live.update(stage=stage, refined=len(self.refined))
+
+    def cap(self, index: int) -> int:
+        """The unit's step cap: the plan's, grown with what refine added (pauses, fillers)."""
+        cap = self.segments[index].step_cap
+        if self.refine is not None:
+            cap = min(MAX_STEP_CAP, max(cap, needed_steps(self.text(index))))
+        return cap
+
+    def min_steps(self, index: int) -> int:
+        # Random weights would stop at a random EOS; hold it off so demo audio has the
+        # length speech of that text would have. Real weights end when the model says so.
+        return self.cap(index) if self.random_weights else 1
+
+    def estimate(self, index: int) -> tuple[int, int]:
+        """(prompt tokens, cap) known before refining: what a KV cache is first sized for."""
+        if self.refine is None or index in self.refined:
+            return len(self.text(index)) + 16, self.cap(index)
+        return 2 * len(self.normalized[index]) + 32, self.segments[index].step_cap
 
 
 @dataclass(frozen=True)
@@ -33,10 +92,20 @@ class Unit:
 
     key: int  # results come back in key order
     segment: Segment
-    text: str  # what the model reads (normalised, refined)
     speaker: str
-    cap: int  # most GPT steps
-    min_steps: int  # EOS held off before this (random weights: the cap)
+    texts: ModelTexts
+
+    @property
+    def text(self) -> str:
+        return self.texts.text(self.segment.index)
+
+    @property
+    def cap(self) -> int:
+        return self.texts.cap(self.segment.index)
+
+    @property
+    def min_steps(self) -> int:
+        return self.texts.min_steps(self.segment.index)
 
 
 @dataclass(frozen=True)

@@ -84,15 +84,20 @@ class VocodeQueue:
 
 
 def _jobs(ctx: JobContext, units: list[Unit]) -> list[Job]:
-    """Decode jobs whose prompt embeddings are made only when a row takes them."""
+    """Decode jobs whose text (refined when asked), prompt and embedding are made only when a
+    row takes them; until then they hold an estimate (the KV cache grows if it was short)."""
     jobs = []
     for unit in units:
-        ids = ctx.model.prompt_ids(unit.text, ctx.settings.speed, unit.speaker)
+        prompt, cap = unit.texts.estimate(unit.segment.index)
+        job = Job(unit.key, lambda: torch.zeros(0), cap, cap, prompt)
 
-        def make(ids: tuple[torch.Tensor, torch.Tensor] = ids, speaker: str = unit.speaker):
-            return ctx.model.embed(ids, speaker)
+        def make(unit: Unit = unit, job: Job = job) -> torch.Tensor:
+            ids = ctx.model.prompt_ids(unit.text, ctx.settings.speed, unit.speaker)
+            job.prompt_len, job.cap, job.min_steps = int(ids[0].shape[1]), unit.cap, unit.min_steps
+            return ctx.model.embed(ids, unit.speaker)
 
-        jobs.append(Job(unit.key, make, unit.cap, unit.min_steps, int(ids[0].shape[1])))
+        job.emb = make
+        jobs.append(job)
     return jobs
 
 

@@ -13,10 +13,36 @@ from .errors import SpeakerError
 
 FORMAT = 1
 MAX_FILE_BYTES = 16 << 20  # a library of thousands of speakers is well under 1 MiB
+MAX_NAME = 100  # characters
 
 
 class _NewerFormat(SpeakerError):
     """The file was written by a newer app: refused, never moved or overwritten."""
+
+
+class SpeakerNameTaken(SpeakerError):
+    """A speaker of that name is already in the library (the caller may offer to replace it
+    or to choose another name)."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(f"A speaker named '{name}' already exists.")
+        self.name = name
+
+
+@dataclass(frozen=True)
+class ImportResult:
+    """What an import did. `added` holds the names as stored, renamed ones included."""
+
+    added: tuple[str, ...] = ()
+    skipped: tuple[str, ...] = ()  # names in the file whose voice the library already had
+    renamed: tuple[tuple[str, str], ...] = ()  # (name in the file, name given): name was taken
+
+    def counts(self) -> str:
+        """'2 added, 1 skipped (already in the library), 1 renamed'."""
+        return (
+            f"{len(self.added)} added, {len(self.skipped)} skipped (already in the library), "
+            f"{len(self.renamed)} renamed"
+        )
 
 
 def _clean_name(name: str) -> str:
@@ -40,7 +66,7 @@ class SpeakerEntry:
         seed, note = data.get("seed"), data.get("note", "")
         if isinstance(name, str):
             name = _clean_name(name)
-        if not isinstance(name, str) or not name or len(name) > 100:
+        if not isinstance(name, str) or not name or len(name) > MAX_NAME:
             raise SpeakerError("A speaker has no valid name (1-100 characters).")
         if isinstance(emb, str):
             emb = emb.strip()
@@ -53,6 +79,14 @@ class SpeakerEntry:
         created = data.get("created", "")
         created = created if isinstance(created, str) and len(created) <= 64 else ""
         return SpeakerEntry(name, emb, seed, note, created)
+
+
+def _free_name(name: str, taken: list[str]) -> str:
+    free, n = name, 2
+    while free in taken:
+        suffix = f" ({n})"
+        free, n = name[: MAX_NAME - len(suffix)].rstrip() + suffix, n + 1
+    return free
 
 
 def _now() -> str:
@@ -162,23 +196,39 @@ class SpeakerLibrary:
         self.entries = entries
 
     def add(
-        self, name: str, embedding: str, seed: int | None = None, note: str = ""
+        self,
+        name: str,
+        embedding: str,
+        seed: int | None = None,
+        note: str = "",
+        replace: bool = False,
     ) -> SpeakerEntry:
+        """A new speaker at the end; with `replace`, a speaker of that name takes the new voice
+        in its place (its position in the list kept). A taken name without `replace` raises
+        SpeakerNameTaken."""
         entry = SpeakerEntry.from_dict(
             {"name": name, "embedding": embedding, "seed": seed, "note": note, "created": _now()}
         )
-        if self.get(entry.name):
-            raise SpeakerError(f"A speaker named '{entry.name}' already exists.")
-        self._save([*self.entries, entry])
+        old = self.get(entry.name)
+        if old is None:
+            self._save([*self.entries, entry])
+        elif replace:
+            self._save([entry if e is old else e for e in self.entries])
+        else:
+            raise SpeakerNameTaken(entry.name)
         return entry
+
+    def free_name(self, name: str) -> str:
+        """`name`, or the first of 'name (2)', 'name (3)', ... that no speaker has."""
+        return _free_name(_clean_name(name), self.names())
 
     def rename(self, old: str, new: str) -> None:
         entry = self._need(old)
         new = _clean_name(new)
-        if not new or len(new) > 100:
+        if not new or len(new) > MAX_NAME:
             raise SpeakerError("A speaker name must have 1-100 characters.")
         if self.get(new):
-            raise SpeakerError(f"A speaker named '{new}' already exists.")
+            raise SpeakerNameTaken(new)
         renamed = SpeakerEntry(new, entry.embedding, entry.seed, entry.note, entry.created)
         self._save([renamed if e is entry else e for e in self.entries])
 
@@ -207,22 +257,33 @@ class SpeakerLibrary:
             raise SpeakerError(os_error_sentence("write", target, exc)) from None
         return len(chosen)
 
-    def import_file(self, source: Path) -> list[str]:
-        """Add every speaker in `source`; a name already taken gets ' (2)', ' (3)', ...
-        Names are labels inside the library file: no file is ever named after one."""
+    def import_file(self, source: Path) -> ImportResult:
+        """Add every speaker in `source` whose voice (embedding) the library does not have yet;
+        one already there, under any name, is skipped. A name already taken by another voice
+        gets ' (2)', ' (3)', ... Names are labels inside the library file: no file is ever named
+        after one. Nothing is written when nothing is added."""
         source = Path(source)
         try:
             text = _read(source)
         except OSError as exc:
             raise SpeakerError(f"Cannot read {source}: {exc.strerror or exc}.") from None
-        entries, added = list(self.entries), []
+        entries = list(self.entries)
+        voices = {e.embedding for e in entries}
+        added: list[str] = []
+        skipped: list[str] = []
+        renamed: list[tuple[str, str]] = []
         for entry in _parse(text, source):
-            name, n = entry.name, 2
-            while any(e.name == name for e in entries):
-                name, n = f"{entry.name} ({n})", n + 1
+            if entry.embedding in voices:
+                skipped.append(entry.name)
+                continue
+            name = _free_name(entry.name, [e.name for e in entries])
+            if name != entry.name:
+                renamed.append((entry.name, name))
             entries.append(
                 SpeakerEntry(name, entry.embedding, entry.seed, entry.note, entry.created or _now())
             )
+            voices.add(entry.embedding)
             added.append(name)
-        self._save(entries)
-        return added
+        if added:
+            self._save(entries)
+        return ImportResult(tuple(added), tuple(skipped), tuple(renamed))

@@ -25,7 +25,8 @@ from .worker import Candidate
 
 class AuditionDialog(QDialog):
     generate_requested = Signal(str, int)  # sentence, number of candidates
-    keep_requested = Signal(str, object)  # name, Candidate
+    # name, Candidate, replace: give a speaker already of that name this voice
+    keep_requested = Signal(str, object, bool)
     cancel_requested = Signal()
     playing = Signal()  # the shared player is about to play a candidate
     message = Signal(str)
@@ -45,8 +46,19 @@ class AuditionDialog(QDialog):
         self.cancel.setEnabled(False)
         self.progress = QProgressBar()
         self.progress.setRange(0, 100)
-        self.status = QLabel("Each candidate is a random seed reading the sentence.")
+        self.status = QLabel("Each candidate is a random voice seed reading the sentence.")
         self.status.setWordWrap(True)
+        # Shown when a name to keep a voice under is taken: replace that speaker, or rename.
+        self.taken: tuple[str, Candidate, str] | None = None  # name, candidate, free name
+        self.replace_button = QPushButton("Replace it")
+        self.another_name = QPushButton("Another name…")
+        self.taken_row = QWidget()
+        taken_layout = QHBoxLayout(self.taken_row)
+        taken_layout.setContentsMargins(0, 0, 0, 0)
+        taken_layout.addWidget(self.replace_button)
+        taken_layout.addWidget(self.another_name)
+        taken_layout.addStretch(1)
+        self.taken_row.setVisible(False)
         self.grid_host = QWidget()
         self.grid = QGridLayout(self.grid_host)
         top = QHBoxLayout()
@@ -61,8 +73,11 @@ class AuditionDialog(QDialog):
         layout.addLayout(top)
         layout.addWidget(self.progress)
         layout.addWidget(self.status)
+        layout.addWidget(self.taken_row)
         layout.addWidget(self.grid_host, 1)
         self.generate.clicked.connect(self._generate)
+        self.replace_button.clicked.connect(self._replace_taken)
+        self.another_name.clicked.connect(self._rename_taken)
         self.cancel.clicked.connect(self.cancel_requested)
         self.resize(560, 360)
 
@@ -77,6 +92,7 @@ class AuditionDialog(QDialog):
         super().reject()
 
     def _generate(self) -> None:
+        self._clear_taken()
         self.generate.setEnabled(False)
         self.cancel.setEnabled(True)
         self.progress.setValue(0)
@@ -96,6 +112,7 @@ class AuditionDialog(QDialog):
         self.generate.setEnabled(True)
         self.cancel.setEnabled(False)
         self.progress.setValue(100)
+        self._clear_taken()
         self.status.setText(f"{len(candidates)} candidates ready: play, keep or drop each.")
         for row in self.rows:
             row.deleteLater()
@@ -106,7 +123,7 @@ class AuditionDialog(QDialog):
 
     def _add_row(self, number: int, candidate: Candidate) -> None:
         seconds = len(candidate.audio) / SAMPLE_RATE
-        label = QLabel(f"#{number + 1}  seed {candidate.seed}  ({seconds:.1f} s)")
+        label = QLabel(f"#{number + 1}  voice seed {candidate.seed}  ({seconds:.1f} s)")
         play = QPushButton("▶ Play")
         keep = QPushButton("Keep…")
         drop = QPushButton("Drop")
@@ -125,14 +142,61 @@ class AuditionDialog(QDialog):
         except StudioError as exc:
             self.status.setText(str(exc))
 
-    def keep(self, candidate: Candidate) -> None:
+    def keep(self, candidate: Candidate, suggested: str = "") -> None:
         name = dialogs.ask_name(
-            self, "Keep speaker", "Name for this speaker:", f"seed {candidate.seed}"
+            self,
+            "Keep speaker",
+            "Name for this speaker:",
+            suggested or f"voice seed {candidate.seed}",
         )
         if name:
-            self.keep_requested.emit(name, candidate)
+            self._clear_taken()
+            self.keep_requested.emit(name, candidate, False)
+
+    # -- what the library did with a voice to keep (called by the window) ------------------
+    def name_taken(self, name: str, candidate: Candidate, free_name: str) -> None:
+        """Nothing was kept: offer to replace that speaker's voice, or another name."""
+        self.taken = (name, candidate, free_name)
+        self.status.setText(
+            f"Not kept: the library already has a speaker named '{name}'. Replace its voice "
+            f"with voice seed {candidate.seed}, or keep this voice under another name."
+        )
+        self.replace_button.setToolTip(f"'{name}' gets the voice of voice seed {candidate.seed}")
+        self.another_name.setToolTip(f"Suggested: '{free_name}'")
+        self.taken_row.setVisible(True)
+
+    def kept(self, name: str, candidate: Candidate, replaced: bool) -> str:
+        """Say what was kept; the sentence, for the window's status line too."""
+        self._clear_taken()
+        text = (
+            f"Replaced the voice of '{name}' in the library with voice seed {candidate.seed}."
+            if replaced
+            else f"Kept voice seed {candidate.seed} in the library as '{name}'."
+        )
+        self.status.setText(text)
+        return text
+
+    def keep_failed(self, text: str) -> None:
+        self._clear_taken()
+        self.status.setText(f"Not kept: {text}")
+
+    def _replace_taken(self) -> None:
+        if self.taken is not None:
+            name, candidate, _free = self.taken
+            self.keep_requested.emit(name, candidate, True)
+
+    def _rename_taken(self) -> None:
+        if self.taken is not None:
+            _name, candidate, free = self.taken
+            self.keep(candidate, free)
+
+    def _clear_taken(self) -> None:
+        self.taken = None
+        self.taken_row.setVisible(False)
 
     def drop(self, candidate: Candidate, widgets: list[QWidget]) -> None:
+        if self.taken is not None and self.taken[1] is candidate:
+            self._clear_taken()
         if candidate in self.candidates:
             self.candidates.remove(candidate)
         for widget in widgets:

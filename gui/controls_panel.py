@@ -22,17 +22,21 @@ from PySide6.QtWidgets import (
 
 from core import STEPS_PER_SECOND
 from core.devices import Device, Precision, cuda_status, list_devices, precision_support
-from core.request import SynthesisRequest
+from core.request import AUTO_BATCH_MAX, BATCH_SIZE_RANGE, SynthesisRequest
 from core.text import MAX_CJK_SEGMENT, MAX_STEP_CAP
 
 SEGMENT_RANGE = (10, MAX_CJK_SEGMENT)
+LOCKED_NOTE = (
+    "Locked: the running synthesis uses this value. Change it when the job ends (or after "
+    "Esc); the change applies to the next job."
+)
 
 
 @dataclass(frozen=True)
 class Generation:
     """The advanced settings, as SynthesisRequest fields."""
 
-    seed: int
+    seed: int  # the generation seed (the voice seed is the Speaker tab's)
     temperature: float
     top_p: float
     top_k: int
@@ -101,20 +105,31 @@ class ControlsPanel(QWidget):
             f"{MAX_STEP_CAP / STEPS_PER_SECOND:.0f} s of Chinese speech, ChatTTS's limit for one "
             "segment). A segment whose speech would be longer is split further, never cut short."
         )
+        self.segment_tip = self.segment_slider.toolTip()
         self.segment_value = QLabel("50 characters")
         segment_row = QHBoxLayout()
         segment_row.addWidget(self.segment_slider, 1)
         segment_row.addWidget(self.segment_value)
 
         self.batch_box = QSpinBox()
-        self.batch_box.setRange(0, 64)
-        self.batch_box.setSpecialValueText("auto")  # 0: the worker picks per device
-        self.batch_box.setToolTip("Segments decoded together; auto is up to 16.")
+        self.batch_box.setRange(*BATCH_SIZE_RANGE)  # the engine's range; 0 is automatic
+        self.batch_box.setSpecialValueText("auto")
+        self.batch_tip = (
+            f"Segments decoded together, up to {BATCH_SIZE_RANGE[1]}. auto: up to "
+            f"{AUTO_BATCH_MAX}, never more than the text has segments. Larger batches are "
+            "faster per segment but use more memory."
+        )
+        self.batch_box.setToolTip(self.batch_tip)
 
         defaults = SynthesisRequest(text="")
         self.seed_box = QSpinBox()
         self.seed_box.setRange(0, 2**31 - 1)
         self.seed_box.setValue(defaults.seed)
+        self.seed_box.setToolTip(
+            "The generation seed: the same text, voice and settings with the same generation "
+            "seed give the same audio; another one reads it differently. It does not choose "
+            "the voice: that is the voice seed (or library speaker) on the Speaker tab."
+        )
         self.temperature_box = self._float_box(0.01, 2.0, defaults.temperature)
         self.top_p_box = self._float_box(0.01, 1.0, defaults.top_p)
         self.top_k_box = QSpinBox()
@@ -128,7 +143,7 @@ class ControlsPanel(QWidget):
         # Shown by the main window as its own "Advanced" tab, out of the way.
         self.advanced = QWidget()
         advanced_form = QFormLayout(self.advanced)
-        advanced_form.addRow("Seed", self.seed_box)
+        advanced_form.addRow("Generation seed", self.seed_box)
         advanced_form.addRow("Temperature", self.temperature_box)
         advanced_form.addRow("Top-P", self.top_p_box)
         advanced_form.addRow("Top-K", self.top_k_box)
@@ -223,12 +238,20 @@ class ControlsPanel(QWidget):
     def show_effective(self, precision: Precision | None) -> None:
         self.effective_precision.setText(f"effective: {precision.value if precision else '-'}")
 
-    def set_busy(self, busy: bool) -> None:
-        """Device and precision are fixed while a job runs: a reload would wait behind it."""
+    def set_busy(self, busy: bool, synthesizing: bool = False) -> None:
+        """Device and precision are fixed while any job runs: a reload would wait behind it.
+        Segment and batch size are fixed while a synthesis runs: it uses the values it began
+        with, and the count line must not show another."""
         self.device_box.setEnabled(not busy)
         for precision, button in self.precision_buttons.items():
             reason = precision_support(self.device()).get(precision)
             button.setEnabled(not busy and reason is None)
+        for widget, tip in (
+            (self.segment_slider, self.segment_tip),
+            (self.batch_box, self.batch_tip),
+        ):
+            widget.setEnabled(not synthesizing)
+            widget.setToolTip(f"{LOCKED_NOTE}\n{tip}" if synthesizing else tip)
 
     def generation(self) -> Generation:
         return Generation(

@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from PySide6.QtCore import QMimeData, QTimer, Signal
+from PySide6.QtCore import QMimeData, Qt, QTimer, Signal
 from PySide6.QtGui import QDragEnterEvent, QDropEvent, QFont
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -16,6 +16,8 @@ from PySide6.QtWidgets import (
 
 from core.errors import StudioError
 from core.text import split_segments
+
+from .notices import MessageLabel, plural
 
 # Fonts with both Han and Latin glyphs, best first; Qt falls back per glyph if none is there.
 CJK_FONTS = [
@@ -89,8 +91,10 @@ class EditorPanel(QWidget):
             "Type or paste text (Chinese and English), or drop a .txt file here."
         )
         self.editor.file_dropped.connect(self.open_file)
-        self.counts = QLabel()
+        # Two lines at most: an unknown token's sentence wraps or elides, never widens the window.
+        self.counts = MessageLabel(lines=2)
         self.counts.setObjectName("counts")
+        self.counts.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 
         tokens = QHBoxLayout()
         tokens.addWidget(QLabel("Insert:"))
@@ -105,8 +109,7 @@ class EditorPanel(QWidget):
         speed.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
         speed.setMenu(self.token_menu())
         tokens.addWidget(speed)
-        tokens.addStretch(1)
-        tokens.addWidget(self.counts)
+        tokens.addWidget(self.counts, 1)
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -143,7 +146,7 @@ class EditorPanel(QWidget):
     def _text_changed(self) -> None:
         """Every keystroke: only the character count now, the segments once typing pauses."""
         length = len(self.text())
-        self.counts.setText(f"{length} characters{self._detail}" if length else "0 characters")
+        self.counts.setText(f"{plural(length, 'character')}{self._detail}")
         self.count_timer.start(COUNT_DELAY_MS if length < LONG_TEXT else LONG_COUNT_DELAY_MS)
 
     def update_counts(self) -> None:
@@ -157,11 +160,11 @@ class EditorPanel(QWidget):
             segments = split_segments(text, self.segment_size)
         except StudioError as exc:
             self._detail = ""
-            self.counts.setText(f"{len(text)} characters · {exc}")
+            self.counts.setText(f"{plural(len(text), 'character')} · {exc}")
             return
         seconds = sum(s.est_seconds for s in segments)
-        self._detail = f" · {len(segments)} segments · ~{seconds:.0f} s of audio"
-        self.counts.setText(f"{len(text)} characters{self._detail}")
+        self._detail = f" · {plural(len(segments), 'segment')} · ~{seconds:.0f} s of audio"
+        self.counts.setText(f"{plural(len(text), 'character')}{self._detail}")
 
     def open_file(self, path: Path) -> bool:
         try:

@@ -10,6 +10,8 @@ from PySide6.QtWidgets import QFormLayout, QGroupBox, QLabel, QProgressBar, QVBo
 from core.metrics import LiveMetrics, LiveSnapshot, MemorySnapshot
 from core.request import JobSummary, SegmentResult
 
+from .notices import MessageLabel, figure, plural
+
 POLL_MS = 100
 MIB = 2**20
 
@@ -29,7 +31,12 @@ def describe_memory(memory: MemorySnapshot | None) -> str:
 
 
 def _seconds(value: float | None) -> str:
-    return "-" if value is None else f"{value:.2f} s"
+    return figure(value, ".2f", " s")
+
+
+def _rate(value: float) -> str:
+    """Steps per second; "-" while nothing runs (0.0 would read as a stalled job)."""
+    return figure(value, ".1f") if value > 0 else "-"
 
 
 class LivePanel(QWidget):
@@ -43,6 +50,9 @@ class LivePanel(QWidget):
         self._memory: list[float] = []
         self._last_segment_rtf: float | None = None
         self._job_note = ""  # core's note on this job (a lowered batch), kept after it ends
+        # While a model loads: the load's own fraction and stage (the engine's snapshot has
+        # no figures then), so the bar and the progress line tell one story.
+        self._load: tuple[str, float] | None = None
         self._build()
         self.timer = QTimer(self)
         self.timer.setInterval(POLL_MS)
@@ -52,16 +62,15 @@ class LivePanel(QWidget):
         self.stage = QLabel("idle")
         self.bar = QProgressBar()
         self.bar.setRange(0, 1000)
-        self.progress = QLabel("-")
+        self.progress = MessageLabel("-")
         self.segment_rtf = QLabel("-")
         self.job_rtf = QLabel("-")
         self.speed = QLabel("-")
         self.first_audio = QLabel("-")
         self.eta = QLabel("-")
-        self.memory = QLabel("-")
-        self.memory.setWordWrap(True)
-        self.note = QLabel()
-        self.note.setWordWrap(True)
+        # Fixed heights: a long memory line or note never makes the window taller.
+        self.memory = MessageLabel("-", lines=2)
+        self.note = MessageLabel(lines=2)
         form = QFormLayout()
         form.addRow("Stage", self.stage)
         form.addRow("Progress", self.progress)
@@ -76,7 +85,7 @@ class LivePanel(QWidget):
 
         pg.setConfigOptions(antialias=True)
         self.plot = pg.GraphicsLayoutWidget()
-        self.plot.setMinimumHeight(200)
+        self.plot.setMinimumHeight(150)
         self.rtf_plot = self.plot.addPlot(row=0, col=0, title="RTF (lower is faster)")
         self.memory_plot = self.plot.addPlot(row=1, col=0, title="Memory (MiB)")
         self.memory_plot.setXLink(self.rtf_plot)
@@ -100,29 +109,42 @@ class LivePanel(QWidget):
         self._memory.clear()
         self._last_segment_rtf = None
         self._job_note = ""
+        self._load = None
         self.stage.setText(stage)
         self.note.clear()
         self.timer.start()
         self.poll()
 
-    def segment_done(self, result: SegmentResult) -> None:
-        self._last_segment_rtf = result.rtf
+    def show_load(self, stage: str, fraction: float) -> None:
+        """A load's progress, from the worker's own reports (the one source of it)."""
+        self._load = (stage, max(0.0, min(1.0, fraction)))
+        self.poll()
 
-    def stop(self, summary: JobSummary | None = None, stage: str = "done") -> None:
-        """Draw one last snapshot, then freeze the job's own figures."""
+    def segment_done(self, result: SegmentResult) -> None:
+        if not result.partial:  # a cancelled segment's start has no speed of its own
+            self._last_segment_rtf = result.rtf
+
+    def stop(
+        self, summary: JobSummary | None = None, stage: str = "done", partial: int = 0
+    ) -> None:
+        """Draw one last snapshot, then freeze the job's own figures. `partial`: how many of
+        the summary's segments are the kept start of a cancelled one."""
         self.timer.stop()
         self.poll()
+        self._load = None
         self.stage.setText(stage)
         self.eta.setText("-")
         if summary is not None:
-            self.job_rtf.setText(f"{summary.rtf:.2f}")
-            self.speed.setText(f"{summary.steps_per_second:.1f}")
-            self.progress.setText(f"{summary.segments} segments done · {summary.steps} steps")
+            done = summary.segments - partial
+            made = plural(done, "segment") + (f" and {partial} partial" if partial else "")
+            self.job_rtf.setText(figure(summary.rtf))
+            self.speed.setText(_rate(summary.steps_per_second))
+            self.progress.setText(f"{made} done · {plural(summary.steps, 'step')}")
             self.first_audio.setText(_seconds(summary.first_audio_seconds))
             if summary.peak_memory:
                 peak = (
                     f"Peak memory of the job: {summary.peak_memory / MIB:.0f} MiB; "
-                    f"{summary.segments} segments, {summary.audio_seconds:.1f} s "
+                    f"{made}, {summary.audio_seconds:.1f} s "
                     f"of audio in {summary.wall_seconds:.1f} s"
                 )
                 self.note.setText(f"{self._job_note}\n{peak}" if self._job_note else peak)
@@ -134,20 +156,28 @@ class LivePanel(QWidget):
     def show_snapshot(self, snap: LiveSnapshot) -> None:
         self.updates += 1
         self.stage.setText(snap.stage)
-        if snap.segments:
+        fraction = snap.fraction
+        if self._load is not None:
+            stage, fraction = self._load
+            self.progress.setText(f"{stage} · {fraction:.0%}")
+        elif snap.stage == "refine" and snap.segments:
+            # Read with getattr: a core without refine counts still draws the panel.
+            refined = getattr(snap, "refined", 0)
+            self.progress.setText(
+                f"refine {refined} of {snap.segments}"
+                + (f" · steps {snap.steps_done} of {snap.steps_planned}" if snap.steps_done else "")
+            )
+        elif snap.segments:
             self.progress.setText(
                 f"segment {snap.segment} of {snap.segments} · steps "
                 f"{snap.steps_done} of {snap.steps_planned}"
             )
-        self.bar.setValue(int(snap.fraction * 1000))
-        self.segment_rtf.setText(
-            "-" if self._last_segment_rtf is None else f"{self._last_segment_rtf:.2f}"
-        )
-        self.job_rtf.setText("-" if snap.rtf is None else f"{snap.rtf:.2f}")
-        self.speed.setText(f"{snap.steps_per_second:.1f}")
+        self.bar.setValue(int(fraction * 1000))
+        self.segment_rtf.setText(figure(self._last_segment_rtf))
+        self.job_rtf.setText(figure(snap.rtf))
+        self.speed.setText(_rate(snap.steps_per_second))
         self.first_audio.setText(_seconds(snap.first_audio_seconds))
-        left = snap.seconds_left
-        self.eta.setText("-" if left is None else f"{left:.1f} s")
+        self.eta.setText(figure(snap.seconds_left, ".1f", " s"))
         self.memory.setText(describe_memory(snap.memory))
         if snap.note:
             self._job_note = snap.note

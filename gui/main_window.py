@@ -465,7 +465,10 @@ class MainWindow(QMainWindow):
             self.cancel()
 
     def _set_busy(self, busy: bool) -> None:
-        self.controls.set_busy(busy)
+        job = self.current_job
+        # Segment and batch size are the running synthesis's: locked until it ends.
+        synthesizing = busy and job is not None and job.kind is JobKind.SYNTHESIZE
+        self.controls.set_busy(busy, synthesizing)
         self.speakers.audition.setEnabled(not busy)
         if not busy:
             self.synth_button.setText("Synthesize  (Ctrl+Enter)")
@@ -495,13 +498,28 @@ class MainWindow(QMainWindow):
         self.current_job = self.host.audition(AuditionJob(text, count, base))
         self._set_busy(True)
 
-    def _keep_candidate(self, name: str, candidate: Candidate) -> None:
-        if self.speakers.keep(name, candidate.embedding, candidate.seed):
-            self.audition_dialog.status.setText(f"Kept '{name}' in the library.")
+    def _keep_candidate(self, name: str, candidate: Candidate, replace: bool = False) -> None:
+        """The dialog says what the library did: kept, refused (a taken name: replace it or
+        choose another), or could not be written."""
+        from core.speakers import SpeakerNameTaken
+
+        dialog = self.audition_dialog
+        try:
+            entry = self.speakers.store(name, candidate.embedding, candidate.seed, replace)
+        except SpeakerNameTaken as taken:
+            dialog.name_taken(taken.name, candidate, self.speakers.library.free_name(taken.name))
+            return
+        except StudioError as exc:
+            dialog.keep_failed(str(exc))
+            self.show_message(str(exc))
+            return
+        self.show_message(dialog.kept(entry.name, candidate, replace))
 
     def _embedding_wanted(self, seed: int) -> None:
         if self.loaded is None or self.current_job is not None:
-            self.show_message("The embedding of a seed needs a loaded model and an idle worker.")
+            self.show_message(
+                "The embedding of a voice seed needs a loaded model and an idle worker."
+            )
             return
         self.current_job = self.host.speaker_for_seed(seed)
 

@@ -1,9 +1,11 @@
-"""The model dialog: what is loaded and its kind, download the official weights with progress
-and cancel, or choose a folder or the demo weights."""
+"""The model dialog: what is loaded, each known model with its state and the one action it
+needs (load, build, download), downloads and builds with progress and cancel, and a folder of
+one's own. Outcomes are said under the list; the list itself always stays."""
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QDialog,
+    QGridLayout,
     QHBoxLayout,
     QLabel,
     QProgressBar,
@@ -17,24 +19,47 @@ from core.engine import LoadedModel
 from core.errors import StudioError
 
 from . import dialogs
+from .notices import MessageLabel
+
+NAMES = ("demo", "demo-full", "official")
+
+
+class ModelRow:
+    """One known model: its name, its state, and the button for what it needs next."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.title = QLabel(name)
+        self.state = MessageLabel(lines=2)
+        self.action = QPushButton()
+        self.action.setVisible(False)
+        self.next = ""  # "load", "build" or "download"
 
 
 class ModelDialog(QDialog):
     model_chosen = Signal(str)  # a model name or folder to load
     download_requested = Signal()
+    build_requested = Signal(str)  # a demo model to build (without loading it)
     cancel_requested = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Models")
-        self.loaded_label = QLabel()
-        self.loaded_label.setWordWrap(True)
-        self.status_label = QLabel()
-        self.status_label.setWordWrap(True)
+        self.loaded_label = MessageLabel(lines=2)
+        self.rows = {name: ModelRow(name) for name in NAMES}
+        grid = QGridLayout()
+        grid.setColumnStretch(1, 1)
+        for number, row in enumerate(self.rows.values()):
+            grid.addWidget(row.title, number, 0)
+            grid.addWidget(row.state, number, 1)
+            grid.addWidget(row.action, number, 2)
+            row.action.clicked.connect(lambda _=False, r=row: self._act(r))
+        # What a download or build said last: beside the list, never instead of it.
+        self.status_label = MessageLabel(lines=3)
         self.progress = QProgressBar()
         self.progress.setVisible(False)
         self.download = QPushButton("Download official weights")
-        self.cancel = QPushButton("Cancel download")
+        self.cancel = QPushButton("Cancel")
         self.cancel.setEnabled(False)
         self.folder = QPushButton("Choose a folder…")
         self.demo = QPushButton("Use demo weights")
@@ -43,48 +68,94 @@ class ModelDialog(QDialog):
             buttons.addWidget(button)
         layout = QVBoxLayout(self)
         layout.addWidget(self.loaded_label)
-        layout.addWidget(self.status_label)
+        layout.addLayout(grid)
         layout.addWidget(self.progress)
+        layout.addWidget(self.status_label)
         layout.addLayout(buttons)
         self.download.clicked.connect(self.start_download)
         self.cancel.clicked.connect(self.cancel_requested)
         self.folder.clicked.connect(self._folder)
         self.demo.clicked.connect(lambda: self.model_chosen.emit("demo"))
-        self.resize(560, 220)
+        self.resize(620, 260)
 
     def show_loaded(self, loaded: LoadedModel | None) -> None:
         if loaded is None:
             self.loaded_label.setText("No model is loaded.")
         else:
+            # The label already says what kind it is (demo, official or a folder).
             self.loaded_label.setText(
-                f"Loaded: {loaded.info.label} (kind: {loaded.info.kind}) "
-                f"on {loaded.device.id}, {loaded.precision.value}"
+                f"Loaded: {loaded.info.label} on {loaded.device.id}, {loaded.precision.value}"
             )
-        lines = []
-        try:
-            for row in models.status(quick=True):
-                state = "ready" if row.verified else row.problem
-                lines.append(f"{row.info.name}: {state}")
-        except StudioError as exc:
-            lines.append(str(exc))
-        self.status_label.setText("\n".join(lines))
+        self.refresh()
 
-    def start_download(self) -> None:
+    def refresh(self) -> None:
+        """Each model's state, checked quickly (files unchanged since last hashed)."""
+        try:
+            states = {row.info.name: row for row in models.status(NAMES, quick=True)}
+        except StudioError as exc:
+            self.status_label.setText(str(exc))
+            return
+        busy = self.cancel.isEnabled()
+        for name, row in self.rows.items():
+            status = states[name]
+            official = status.info.kind == "official"
+            if status.verified:
+                state, action, row.next = "ready", "Load", "load"
+            elif not status.present:
+                state = "not downloaded yet" if official else "not built yet"
+                action = "Download" if official else "Build"
+                row.next = "download" if official else "build"
+            else:
+                state = status.problem
+                action = "Download again" if official else "Build again"
+                row.next = "download" if official else "build"
+            if status.info.random_weights:
+                state += f" ({models.RANDOM_LABEL})"
+            row.state.setText(state)
+            row.action.setText(action)
+            row.action.setVisible(True)
+            row.action.setEnabled(not busy)
+
+    def _act(self, row: ModelRow) -> None:
+        if row.next == "load":
+            self.model_chosen.emit(row.name)
+        elif row.next == "download":
+            self.start_download()
+        elif row.next == "build":
+            self._working(f"Building {row.name}…")
+            self.build_requested.emit(row.name)
+
+    def _working(self, text: str) -> None:
         self.download.setEnabled(False)
         self.cancel.setEnabled(True)
+        for row in self.rows.values():
+            row.action.setEnabled(False)
         self.progress.setVisible(True)
-        self.progress.setRange(0, 0)  # the total is unknown until the files arrive
+        self.progress.setRange(0, 0)  # the total is unknown until the work reports it
+        self.status_label.setText(text)
+
+    def start_download(self) -> None:
+        self._working("Downloading the official weights…")
         self.download_requested.emit()
 
     def download_progress(self, detail: str) -> None:
         self.progress.setFormat(detail)
         self.status_label.setText(detail)
 
+    def build_progress(self, stage: str, fraction: float, detail: str) -> None:
+        if fraction >= 0:
+            self.progress.setRange(0, 100)
+            self.progress.setValue(int(fraction * 100))
+        self.status_label.setText(detail or f"{stage}…")
+
     def download_ended(self, text: str) -> None:
         self.download.setEnabled(True)
         self.cancel.setEnabled(False)
         self.progress.setVisible(False)
         self.status_label.setText(text)
+        self.refresh()
+
+    build_ended = download_ended
 
     def _folder(self) -> None:
         path = dialogs.choose_model_folder(self, "")

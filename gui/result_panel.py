@@ -31,6 +31,7 @@ from core.errors import AudioError, StudioError
 from core.request import AudioChunk, SegmentResult
 
 from . import dialogs
+from .notices import MessageLabel, figure, plural
 from .worker import SynthesisOutcome
 
 WAVEFORM_POINTS = 4000
@@ -45,18 +46,35 @@ class HistoryEntry:
     cancelled: bool = False
     failed: bool = False  # an error stopped the run; these are the segments it finished
 
+    @property
+    def partial(self) -> bool:
+        """The kept start of a segment cut short by cancel is part of it."""
+        return any(r.partial for r in self.outcome.results)
+
     def title(self) -> str:
+        """Two lines: when, what and how it ended; then who, with which settings, on what, and
+        its figures (a cancelled or failed run has them too)."""
         request = self.outcome.job.request
         text = request.text.strip().replace("\n", " ")
+        state = " · cancelled" if self.cancelled else ""
+        state = " · stopped by an error" if self.failed else state
+        if self.partial:
+            state += " · last segment partial"
+        loaded = self.outcome.loaded
+        engine = f"{loaded.device.id} {loaded.precision.value}" if loaded else "-"
         summary = self.outcome.summary
-        figures = f"RTF {summary.rtf:.2f}, {summary.audio_seconds:.1f} s" if summary else ""
-        state = " (cancelled)" if self.cancelled else ""
-        state = " (stopped by an error)" if self.failed else state
+        seconds = len(self.outcome.audio) / SAMPLE_RATE
+        figures = f"{seconds:.1f} s of audio"
+        if summary is not None:
+            figures += (
+                f", RTF {figure(summary.rtf)}, {plural(summary.steps, 'step')} in "
+                f"{summary.wall_seconds:.1f} s"
+            )
         return (
             f"{time.strftime('%H:%M:%S', time.localtime(self.made))} · "
-            f"{text[:40]}{'…' if len(text) > 40 else ''} · {self.outcome.job.speaker_label} · "
-            f"seed {request.seed}, T {request.temperature:g}, segment {request.segment_size}"
-            f" · {figures}{state}"
+            f"{text[:40]}{'…' if len(text) > 40 else ''}{state}\n"
+            f"{self.outcome.job.speaker_label} · generation seed {request.seed}, "
+            f"T {request.temperature:g}, segment {request.segment_size} · {engine} · {figures}"
         )
 
 
@@ -85,6 +103,7 @@ class ResultPanel(QWidget):
         self.history: list[HistoryEntry] = []
         self.last_folder = ""
         self.running = False
+        self._silenced = False  # Stop pressed during this run: nothing more streams until Play
         self._streamed = 0  # samples of the growing result already handed to the player
         # The player's continuous stream is this run's: new audio is fed to it.
         self._live = False
@@ -108,14 +127,16 @@ class ResultPanel(QWidget):
         self.stream_box.setChecked(True)
         self.play_button = QPushButton("▶ Play")
         self.stop_button = QPushButton("■ Stop")
+        self.stop_button.setEnabled(False)  # only while something plays
         self.seek = QSlider(Qt.Orientation.Horizontal)
         self.time_label = QLabel("0.0 / 0.0 s")
         self.per_segment = QCheckBox("One file per segment")
         self.save_button = QPushButton("Save…")
-        self.output_note = QLabel(self.output_problem or "")
-        self.output_note.setWordWrap(True)
+        # Playback's problems beside Play, saving's beside Save: fixed lines that are always
+        # there (empty when all is well), so a message never moves or resizes anything.
+        self.output_note = MessageLabel(self.output_problem or "", lines=2)
         self.output_note.setStyleSheet("color: #b03a2e")
-        self.output_note.setVisible(bool(self.output_problem))
+        self.save_note = MessageLabel(lines=2)
         self.waveform = pg.PlotWidget()
         self.waveform.setMinimumHeight(70)
         self.waveform.setMaximumHeight(140)
@@ -125,34 +146,40 @@ class ResultPanel(QWidget):
         self.wave_curve = self.waveform.plot(pen=pg.mkPen("#16a085"))
         self.cursor = pg.InfiniteLine(0, movable=True, pen=pg.mkPen("#c0392b", width=2))
         self.waveform.addItem(self.cursor)
+        # Every result of the session, newest last, scrolling; each names its device and
+        # precision, so a bf16 and an int8 run of the same text tell apart.
         self.history_list = QListWidget()
-        self.history_list.setMaximumHeight(60)
+        self.history_list.setMinimumHeight(50)
 
         controls = QHBoxLayout()
         for widget in (self.play_button, self.stop_button):
             controls.addWidget(widget)
-        controls.addWidget(self.seek, 1)
+        controls.addWidget(self.seek, 2)
         controls.addWidget(self.time_label)
+        controls.addWidget(self.output_note, 1)
         save_row = QHBoxLayout()
         save_row.addWidget(self.stream_box)
-        save_row.addStretch(1)
+        save_row.addWidget(self.save_note, 1)
         save_row.addWidget(self.per_segment)
         save_row.addWidget(self.save_button)
+        player = QVBoxLayout()
+        player.addWidget(self.waveform, 1)
+        player.addLayout(controls)
+        player.addLayout(save_row)
+        history = QVBoxLayout()
+        history.addWidget(QLabel("History (this session; select to replay or export)"))
+        history.addWidget(self.history_list, 1)
         group = QGroupBox("Result")
-        inner = QVBoxLayout(group)
-        inner.addWidget(self.output_note)
-        inner.addWidget(self.waveform)
-        inner.addLayout(controls)
-        inner.addLayout(save_row)
-        inner.addWidget(QLabel("History (this session; select to replay or export)"))
-        inner.addWidget(self.history_list)
+        inner = QHBoxLayout(group)
+        inner.addLayout(player, 3)
+        inner.addLayout(history, 2)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(group)
 
     def _connect(self) -> None:
         self.play_button.clicked.connect(self.play)
-        self.stop_button.clicked.connect(self.stop)
+        self.stop_button.clicked.connect(self.user_stop)
         self.seek.sliderReleased.connect(lambda: self.play(self.seek.value()))
         self.cursor.sigPositionChangeFinished.connect(
             lambda line: self.play(int(line.value() * SAMPLE_RATE))
@@ -164,6 +191,7 @@ class ResultPanel(QWidget):
     def begin(self, pause_seconds: float) -> None:
         self.stop()
         self.running = True
+        self._silenced = False
         self.results = []
         self.pause_seconds = pause_seconds
         self._streamed = 0
@@ -204,8 +232,9 @@ class ResultPanel(QWidget):
     def end(
         self, outcome: SynthesisOutcome | None, cancelled: bool = False, failed: bool = False
     ) -> None:
-        """The run is over: the result is exactly its finished segments (a cancelled or failed
-        run's half-made segment is dropped), ready to play and save."""
+        """The run is over: the result is its segments, ready to play and save. A cancelled run
+        keeps its finished segments and the start of the one in progress that was already
+        streamed (a result marked partial); a failed run keeps its finished segments."""
         self.running = False
         if outcome is None or not outcome.results:
             if cancelled or failed:
@@ -216,13 +245,14 @@ class ResultPanel(QWidget):
             return
         self.results = list(outcome.results)
         if cancelled or failed:
-            self.stop()  # what plays may be the dropped piece
+            self.stop()  # Esc or an error ends the sound with the run
         self._set_audio(outcome.audio)
         self._feed_new()
         self._finish_stream()  # the stream stops after the run's last sample
         self.history.append(HistoryEntry(outcome, time.time(), cancelled, failed))
         self.history_list.blockSignals(True)
         self.history_list.addItem(self.history[-1].title())
+        self.history_list.item(len(self.history) - 1).setToolTip(self.history[-1].title())
         self.history_list.setCurrentRow(len(self.history) - 1)
         self.history_list.blockSignals(False)
 
@@ -239,7 +269,11 @@ class ResultPanel(QWidget):
         """During a run: the first new audio opens one continuous stream, and everything new
         after it is fed to that stream (it plays silence, not a gap, while it waits)."""
         self._check_playback()
-        if not (self.running and self.stream_box.isChecked()) or self.output_problem:
+        if (
+            not (self.running and self.stream_box.isChecked())
+            or self.output_problem
+            or self._silenced
+        ):
             self._finish_stream()  # unticked: what is queued still plays to its end
             return
         if len(self.audio) <= self._streamed:
@@ -268,6 +302,7 @@ class ResultPanel(QWidget):
         self._streamed = len(self.audio)
         self._live = True
         self._play_end = STREAM_OPEN
+        self.stop_button.setEnabled(True)
 
     def _finish_stream(self) -> None:
         """No more audio for the stream: it stops after what it has."""
@@ -278,18 +313,28 @@ class ResultPanel(QWidget):
         if self._play_end is not None:
             self._play_end = self._streamed
 
+    def _say_play(self, text: str) -> None:
+        """A playback outcome: beside Play, and to the window."""
+        self.output_note.setText(text)
+        self.message.emit(text)
+
+    def _say_save(self, text: str) -> None:
+        """A saving outcome: beside Save, and to the window."""
+        self.save_note.setText(text)
+        self.message.emit(text)
+
     def play(self, start: int = 0) -> None:
         if not len(self.audio):
-            self.message.emit("There is no audio to play yet.")
+            self._say_play("There is no audio to play yet.")
             return
         if self.output_problem:
             # Asked again by the user: a device that came back (plugged in again) is used.
             self.output_problem = output_available()
             self.output_note.setText(self.output_problem or "")
-            self.output_note.setVisible(bool(self.output_problem))
             if self.output_problem:
-                self.message.emit(self.output_problem)
+                self._say_play(self.output_problem)
                 return
+        self._silenced = False
         start = max(0, min(int(start) if start else 0, len(self.audio)))
         if self.running and self.stream_box.isChecked():
             self._open_stream(start)  # from the buffer, then on with the rest of the run
@@ -305,19 +350,26 @@ class ResultPanel(QWidget):
             self._playback_failed(exc)
             return
         self._play_end = len(self.audio)
+        self.stop_button.setEnabled(True)
 
     def _playback_failed(self, exc: StudioError) -> None:
         # Remembered, so streaming does not retry on every tick; play() checks again.
         self._play_end = None
         self.output_problem = str(exc)
-        self.output_note.setText(self.output_problem)
-        self.output_note.setVisible(True)
-        self.message.emit(str(exc))
+        self._say_play(self.output_problem)
 
     def stop(self) -> None:
         self._play_end = None
         self._live = False
         self.player.stop()
+        self.stop_button.setEnabled(False)
+
+    def user_stop(self) -> None:
+        """Stop pressed: silence for the rest of this run too, not only until the next chunk
+        (Play starts listening again)."""
+        if self.running:
+            self._silenced = True
+        self.stop()
 
     def forget_playback(self) -> None:
         """Someone else (the audition dialog) takes the shared player over."""
@@ -332,7 +384,7 @@ class ResultPanel(QWidget):
         end, self._play_end = self._play_end, None
         self._live = False
         if self.player.position < end:
-            self.message.emit(
+            self._say_play(
                 f"Playback stopped at {self.player.position / SAMPLE_RATE:.1f} s: the audio "
                 "device stopped responding. The audio can still be saved."
             )
@@ -340,6 +392,7 @@ class ResultPanel(QWidget):
     def _tick(self) -> None:
         self._check_playback()
         self._stream()
+        self.stop_button.setEnabled(self.player.playing or self._live)
         position = (
             min(self.player.position, len(self.audio)) if self.player.playing else self.seek.value()
         )
@@ -384,11 +437,12 @@ class ResultPanel(QWidget):
             else:
                 written = [save(path, self.audio)]
         except StudioError as exc:
-            self.message.emit(str(exc))
+            self._say_save(str(exc))
             return []
         self.last_folder = str(path.parent)
         self.folder_used.emit(self.last_folder)
-        self.message.emit(f"Saved {len(written)} file(s) to {path.parent}.")
+        what = written[0].name if len(written) == 1 else plural(len(written), "file")
+        self._say_save(f"Saved {what} to {path.parent}.")
         return written
 
     def _save_segments(self, path: Path) -> list[Path]:

@@ -1,5 +1,5 @@
-"""The current speaker (from the library, from a seed, or a random seed) and the speaker library
-shared with the command line: list, rename, delete, import, export."""
+"""The current speaker (from the library, or the voice of a voice seed, random on request) and
+the speaker library shared with the command line: list, rename, delete, import, export."""
 
 import random
 from dataclasses import dataclass
@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.errors import StudioError
-from core.speakers import SpeakerLibrary
+from core.speakers import SpeakerEntry, SpeakerLibrary
 
 from . import dialogs
 
@@ -29,7 +29,7 @@ from . import dialogs
 @dataclass(frozen=True)
 class SpeakerChoice:
     embedding: str | None  # set for a library speaker
-    seed: int | None  # set for a seed speaker
+    seed: int | None  # the voice seed: set for a seed speaker, and a library one that has it
     label: str
 
     def key(self) -> str:
@@ -49,16 +49,24 @@ class SpeakerPanel(QWidget):
         self.refresh()
 
     def _build(self) -> None:
-        self.seed_mode = QRadioButton("From seed")
+        self.seed_mode = QRadioButton("Voice seed")
         self.library_mode = QRadioButton("From library")
         self.seed_mode.setChecked(True)
         self.seed_box = QSpinBox()
         self.seed_box.setRange(0, 2**31 - 1)
         self.seed_box.setValue(2)
+        voice_seed = (
+            "The voice seed picks the speaker: each number is one voice, the same every time "
+            "(keep one you like in the library). It is not the generation seed on the "
+            "Advanced tab, which varies how a voice reads the text."
+        )
+        self.seed_mode.setToolTip(voice_seed)
+        self.seed_box.setToolTip(voice_seed)
+        self.library_mode.setToolTip("A voice kept in the speaker library")
         self.dice = QPushButton("Random")
-        self.dice.setToolTip("A random speaker seed")
+        self.dice.setToolTip("A random voice seed: a new voice")
         self.library_box = QComboBox()
-        self.copy_seed = QPushButton("Copy seed")
+        self.copy_seed = QPushButton("Copy voice seed")
         self.copy_embedding = QPushButton("Copy embedding")
         self.audition = QPushButton("Audition…")
         self.audition.setToolTip("Hear several random speakers read the same sentence")
@@ -118,7 +126,7 @@ class SpeakerPanel(QWidget):
         entry = self.library.get(self.library_box.currentText())
         if self.library_mode.isChecked() and entry is not None:
             return SpeakerChoice(entry.embedding, entry.seed, entry.name)
-        return SpeakerChoice(None, self.seed_box.value(), f"seed {self.seed_box.value()}")
+        return SpeakerChoice(None, self.seed_box.value(), f"voice seed {self.seed_box.value()}")
 
     def restore(self, key: str) -> None:
         kind, _, value = key.partition(":")
@@ -132,10 +140,10 @@ class SpeakerPanel(QWidget):
     def _copy_seed(self) -> None:
         choice = self.current()
         if choice.seed is None:
-            self.message.emit(f"Speaker '{choice.label}' did not come from a seed.")
+            self.message.emit(f"Speaker '{choice.label}' did not come from a voice seed.")
             return
         QGuiApplication.clipboard().setText(str(choice.seed))
-        self.message.emit(f"Copied seed {choice.seed}.")
+        self.message.emit(f"Copied voice seed {choice.seed}.")
 
     def _copy_embedding(self) -> None:
         choice = self.current()
@@ -154,7 +162,7 @@ class SpeakerPanel(QWidget):
         names = self.library.names()
         self.list.clear()
         for entry in self.library.entries:
-            seed = f" (seed {entry.seed})" if entry.seed is not None else ""
+            seed = f" (voice seed {entry.seed})" if entry.seed is not None else ""
             self.list.addItem(f"{entry.name}{seed}")
         self.library_box.clear()
         self.library_box.addItems(names)
@@ -162,15 +170,24 @@ class SpeakerPanel(QWidget):
             self.library_box.setCurrentText(current)
         self.library_mode.setEnabled(bool(names))
 
+    def store(
+        self, name: str, embedding: str, seed: int | None, replace: bool = False
+    ) -> SpeakerEntry:
+        """Add the voice (or, with `replace`, give an existing name this voice) and select it.
+        Raises SpeakerError, SpeakerNameTaken for a taken name without `replace`."""
+        entry = self.library.add(name, embedding, seed, replace=replace)
+        self.refresh(select=entry.name)
+        self.library_mode.setChecked(True)  # a voice just kept is the one the user wants next
+        return entry
+
     def keep(self, name: str, embedding: str, seed: int | None) -> bool:
+        """`store`, with its outcome as a message."""
         try:
-            self.library.add(name, embedding, seed)
+            entry = self.store(name, embedding, seed)
         except StudioError as exc:
             self.message.emit(str(exc))
             return False
-        self.refresh(select=name)
-        self.library_mode.setChecked(True)  # a voice just kept is the one the user wants next
-        self.message.emit(f"Speaker '{name}' was added to the library.")
+        self.message.emit(f"Speaker '{entry.name}' was added to the library.")
         return True
 
     def _selected(self) -> str | None:
@@ -196,8 +213,20 @@ class SpeakerPanel(QWidget):
 
     def _import(self) -> None:
         path = dialogs.open_speaker_file(self, str(Path.home()))
-        if path:
-            self._guard(lambda: self.library.import_file(path), f"Imported speakers from {path}.")
+        if not path:
+            return
+        try:
+            result = self.library.import_file(path)
+        except StudioError as exc:
+            self.message.emit(str(exc))
+            return
+        self.refresh()
+        renamed = ", ".join(f"'{old}' as '{new}'" for old, new in result.renamed[:3])
+        more = ", …" if len(result.renamed) > 3 else ""
+        self.message.emit(
+            f"Imported {path.name}: {result.counts()}"
+            + (f" ({renamed}{more})." if renamed else ".")
+        )
 
     def _export(self) -> None:
         path = dialogs.save_speaker_file(self, Path.home() / "speakers.json")

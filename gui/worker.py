@@ -33,6 +33,7 @@ class JobKind(StrEnum):
     AUDITION = "audition"
     DOWNLOAD = "download"
     SPEAKER = "speaker"
+    BUILD = "build"  # demo weights built (and verified) without loading them
 
 
 @dataclass(frozen=True)
@@ -182,9 +183,16 @@ class Worker(QObject):
                 else:
                     self.chunk_ready.emit(job, event)
 
-            for result in self.engine.synthesize(plan, listen, job.cancel):
-                results.append(result)
-                self.segment_ready.emit(job, result)
+            before = self.engine.last_summary
+            try:
+                for result in self.engine.synthesize(plan, listen, job.cancel):
+                    results.append(result)
+                    self.segment_ready.emit(job, result)
+            except Exception:
+                # Cancelled or failed: what it made keeps its figures (steps run, wall time).
+                if self.engine.last_summary is not before and self._partial is not None:
+                    self._partial = replace(self._partial, summary=self.engine.last_summary)
+                raise
             # All of it, also as what a late cancel hands over.
             self._partial = SynthesisOutcome(
                 final, results, self.engine.last_summary, plan.speaker, self.engine.loaded
@@ -233,6 +241,22 @@ class Worker(QObject):
 
         self._run(job, body)  # a finished download is verified and in place: kept
 
+    @Slot(object, str)
+    def build(self, job: Job, name: str) -> None:
+        """Demo weights built into the data folder and verified, ready to load."""
+        self._partial = None
+
+        def body() -> models.ModelInfo:
+            def report(done: int, total: int) -> None:
+                self.progress.emit(Progress(job, "verifying", done / total if total else 0.0))
+
+            def log(message: str) -> None:
+                self.progress.emit(Progress(job, "building", -1.0, message))
+
+            return models.ensure(name, report, lambda: job.cancel.cancelled, log=log)
+
+        self._run(job, body)
+
     @Slot()
     def shutdown(self) -> None:
         self.engine.unload()
@@ -246,6 +270,7 @@ class WorkerHost(QObject):
     _audition = Signal(object, object)
     _speaker = Signal(object, int)
     _download = Signal(object)
+    _build = Signal(object, str)
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -258,6 +283,7 @@ class WorkerHost(QObject):
         self._audition.connect(self.worker.audition)
         self._speaker.connect(self.worker.speaker_for_seed)
         self._download.connect(self.worker.download)
+        self._build.connect(self.worker.build)
         self._count = 0
         self._released = False
         self._open: dict[int, Job] = {}  # queued or running, by number
@@ -298,6 +324,11 @@ class WorkerHost(QObject):
     def download(self) -> Job:
         job = self._next(JobKind.DOWNLOAD)
         self._download.emit(job)
+        return job
+
+    def build(self, name: str) -> Job:
+        job = self._next(JobKind.BUILD)
+        self._build.emit(job, name)
         return job
 
     def cancel(self) -> None:

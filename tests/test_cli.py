@@ -156,17 +156,18 @@ def test_speakers_commands(
     assert (
         run(capsys, "speakers", "add", "Bo", "--embedding", sample.strip(), "--note", "n")[0] == 0
     )
-    assert run(capsys, "speakers", "add", "Cy", "--seed", "9")[0] == 0
+    assert run(capsys, "speakers", "add", "Cy", "--seed", "8")[0] == 0  # another voice
     code, out, _ = run(capsys, "speakers", "list")
     assert code == 0 and out.splitlines()[0].startswith("Bo\tno seed")
-    assert out.splitlines()[1].startswith("Cy\tseed 9")
+    assert out.splitlines()[1].startswith("Cy\tseed 8")
     assert run(capsys, "speakers", "rename", "Bo", "Bea")[0] == 0
     export = tmp_path / "s.json"
     assert run(capsys, "speakers", "export", str(export))[0] == 0
     assert [s["name"] for s in json.loads(export.read_text())["speakers"]] == ["Bea", "Cy"]
     assert run(capsys, "speakers", "remove", "Cy")[0] == 0
     code, out, _ = run(capsys, "speakers", "import", str(export))
-    assert code == 0 and "Bea (2), Cy" in out
+    assert code == 0 and "1 added, 1 skipped (already in the library), 0 renamed" in out
+    assert "added: Cy" in out and "skipped, voice already in the library: Bea" in out
     bea = json.loads((private_home / "speakers.json").read_text())["speakers"][0]
     assert bea["embedding"] == sample.strip()
 

@@ -416,3 +416,57 @@ def test_cancel_keeps_what_was_streamed_of_the_segment_in_progress(engine: Engin
     assert not results[0].partial and results[1].partial
     assert np.array_equal(results[1].audio, listener.audio(1))
     assert 0 < results[1].steps < results[1].audio.size
+
+
+def test_refine_runs_a_batch_ahead_of_decoding_not_over_the_whole_text_first(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With refine on, first audio comes after refining only the first batch; each segment is
+    refined once; the live panel counts refined segments."""
+    events: list[str] = []
+    real = ChatModel.refine
+
+    def spy(self, texts, settings, cancel):  # type: ignore[no-untyped-def]
+        events.append(f"refine {len(texts)}")
+        return real(self, texts, settings, cancel)
+
+    monkeypatch.setattr(ChatModel, "refine", spy)
+
+    def listen(event: AudioChunk | SegmentRestarted) -> None:
+        if isinstance(event, AudioChunk) and "audio" not in events:
+            events.append("audio")
+
+    plan = engine.plan(request(TEXT * 2, refine_text=True, batch_size=2))
+    results = list(engine.synthesize(plan, listen))
+    assert len(results) == len(plan.segments) >= 6
+    assert events.index("audio") == 1, events  # one batch refined, then audio
+    refined = [e for e in events if e.startswith("refine")]
+    assert sum(int(e.split()[1]) for e in refined) == len(plan.segments)  # each once
+    assert engine.live.snapshot().refined == len(plan.segments)
+
+
+def test_a_refined_text_longer_than_planned_grows_the_kv_cache(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Refine adds pauses after the KV cache was sized: the cache grows, and every segment
+    still gets its whole (larger) step cap."""
+    from core.text import step_cap
+
+    def padded(self, texts, settings, cancel):  # type: ignore[no-untyped-def]
+        return [t + "[uv_break]" * 40 + "[lbreak]" * 10 for t in texts]
+
+    monkeypatch.setattr(ChatModel, "refine", padded)
+    grown: list[int] = []
+    real_grow = FastDecoder._grow
+
+    def spy(self, max_len):  # type: ignore[no-untyped-def]
+        grown.append(max_len)
+        real_grow(self, max_len)
+
+    monkeypatch.setattr(FastDecoder, "_grow", spy)
+    plan = engine.plan(request("你好。今天天气很好。", refine_text=True, batch_size=2))
+    results = list(engine.synthesize(plan))
+    assert grown
+    for result, segment in zip(results, plan.segments, strict=True):
+        model_text = engine.model.normalize(segment.text) + "[uv_break]" * 40 + "[lbreak]" * 10  # type: ignore[union-attr]
+        assert result.steps == step_cap(model_text) > segment.step_cap

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from core.errors import SpeakerError
-from core.speakers import SpeakerLibrary
+from core.speakers import MAX_NAME, ImportResult, SpeakerLibrary, SpeakerNameTaken
 
 EMB = "豆" * 40
 
@@ -25,11 +25,12 @@ def test_round_trip(tmp_path: Path) -> None:
     out = tmp_path / "export.json"
     assert again.export(out, ["鲍勃"]) == 1
     again.remove("鲍勃")
-    assert again.import_file(out) == ["鲍勃"]
-    assert again.import_file(out) == ["鲍勃 (2)"]
-    assert SpeakerLibrary(path).names() == ["Alicia", "鲍勃", "鲍勃 (2)"]
-    with pytest.raises(SpeakerError, match="already exists"):
+    assert again.import_file(out).added == ("鲍勃",)
+    assert again.import_file(out) == ImportResult(skipped=("鲍勃",))  # the same voice: skipped
+    assert SpeakerLibrary(path).names() == ["Alicia", "鲍勃"]
+    with pytest.raises(SpeakerNameTaken, match="already exists") as taken:
         again.add("Alicia", EMB)
+    assert taken.value.name == "Alicia" and isinstance(taken.value, SpeakerError)
     with pytest.raises(SpeakerError, match="no speaker named"):
         again.remove("nobody")
 
@@ -87,3 +88,64 @@ def test_an_unusable_library_opens_locked_and_is_never_written(tmp_path: Path) -
     fine = SpeakerLibrary.open_or_locked(tmp_path / "other.json")
     assert not fine.locked
     fine.add("A", EMB)
+
+
+def library_file(path: Path, speakers: list[tuple[str, str]]) -> Path:
+    body = {"format": 1, "speakers": [{"name": n, "embedding": e} for n, e in speakers]}
+    path.write_text(json.dumps(body, ensure_ascii=False), encoding="utf-8")
+    return path
+
+
+def test_an_import_skips_known_voices_renames_taken_names_and_counts(tmp_path: Path) -> None:
+    path = tmp_path / "speakers.json"
+    lib = SpeakerLibrary(path)
+    lib.add("Alice", EMB + "a")
+    lib.add("Bob", EMB + "b")
+    source = library_file(
+        tmp_path / "in.json",
+        [
+            ("Alice", EMB + "a"),  # the same speaker: skipped
+            ("Robert", EMB + "b"),  # Bob's voice under another name: skipped too
+            ("Alice", EMB + "c"),  # another voice under a taken name: renamed
+            ("Cy", EMB + "d"),
+            ("Cy again", EMB + "d"),  # twice in the file: once
+        ],
+    )
+    result = lib.import_file(source)
+    assert result.added == ("Alice (2)", "Cy")
+    assert result.skipped == ("Alice", "Robert", "Cy again")
+    assert result.renamed == (("Alice", "Alice (2)"),)
+    assert result.counts() == "2 added, 3 skipped (already in the library), 1 renamed"
+    assert SpeakerLibrary(path).names() == ["Alice", "Bob", "Alice (2)", "Cy"]
+    before = path.read_bytes()
+    again = lib.import_file(source)
+    assert again.counts() == "0 added, 5 skipped (already in the library), 0 renamed"
+    assert path.read_bytes() == before  # nothing added, nothing written
+
+
+def test_replace_gives_a_name_a_new_voice_in_place(tmp_path: Path) -> None:
+    path = tmp_path / "speakers.json"
+    lib = SpeakerLibrary(path)
+    lib.add("Alice", EMB + "a", seed=1)
+    lib.add("Bob", EMB + "b")
+    lib.add("Alice", EMB + "z", seed=9, replace=True)
+    again = SpeakerLibrary(path)
+    alice = again.get("Alice")
+    assert again.names() == ["Alice", "Bob"]
+    assert alice and alice.embedding == EMB + "z" and alice.seed == 9
+    lib.add("Cy", EMB + "c", replace=True)  # replace of a new name: a plain add
+    assert SpeakerLibrary(path).names() == ["Alice", "Bob", "Cy"]
+
+
+def test_a_free_name_stays_a_valid_name(tmp_path: Path) -> None:
+    lib = SpeakerLibrary(tmp_path / "speakers.json")
+    assert lib.free_name("Alice") == "Alice"
+    lib.add("Alice", EMB + "a")
+    lib.add("Alice (2)", EMB + "b")
+    assert lib.free_name("Alice") == "Alice (3)"
+    long = "x" * MAX_NAME
+    lib.add(long, EMB + "c")
+    source = library_file(tmp_path / "in.json", [(long, EMB + "d")])
+    (renamed,) = lib.import_file(source).added
+    assert len(renamed) == MAX_NAME and renamed.endswith(" (2)")
+    assert renamed in SpeakerLibrary(tmp_path / "speakers.json").names()  # still loads

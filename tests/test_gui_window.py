@@ -423,7 +423,8 @@ def test_export_and_import_the_speaker_library(qtbot, make_window, monkeypatch, 
     assert name in target.read_text(encoding="utf-8")
     monkeypatch.setattr(dialogs, "open_speaker_file", lambda *_args: target)
     window.speakers.import_button.click()
-    assert f"{name} (2)" in window.speakers.library.names()  # a taken name gets a suffix
+    assert f"{name} (2)" not in window.speakers.library.names()  # the same voice: skipped
+    assert "0 added" in window.notice.text() and "skipped" in window.notice.text()
     (tmp_path / "bad.json").write_text("not json", encoding="utf-8")
     monkeypatch.setattr(dialogs, "open_speaker_file", lambda *_args: tmp_path / "bad.json")
     window.speakers.import_button.click()

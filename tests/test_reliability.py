@@ -183,10 +183,15 @@ def test_imported_names_never_become_paths(tmp_path: Path) -> None:
     names = ["../../x", "/etc/passwd", "..", "a/b\\c", "nul\0byte", "new\nline", "CON", "x" * 100]
     source = tmp_path / "in.json"
     source.write_text(
-        json.dumps({"format": 1, "speakers": [{"name": n, "embedding": EMB} for n in names]})
+        json.dumps(
+            {
+                "format": 1,
+                "speakers": [{"name": n, "embedding": f"{EMB}{i}"} for i, n in enumerate(names)],
+            }
+        )
     )
     before = {p for p in tmp_path.parent.rglob("*")}
-    added = lib.import_file(source)
+    added = list(lib.import_file(source).added)
     cleaned = ["../../x", "/etc/passwd", "..", "a/b\\c", "nul byte", "new line", "CON"]
     assert added == [*cleaned, "x" * 100]
     after = {p for p in tmp_path.parent.rglob("*")}

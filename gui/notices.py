@@ -1,0 +1,143 @@
+"""Messages that never resize the window: a label that wraps to a fixed number of lines and
+elides the rest (the whole text in its tooltip), the first-run banner and the alert strip."""
+
+import math
+
+from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtGui import QResizeEvent, QTextLayout
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QWidget
+
+from .settings import Settings
+
+# Where the banner's dismissal is kept in the preferences file (see banner_dismissed).
+BANNER_KEY = "banner/dismissed"
+
+
+def figure(value: float | None, spec: str = ".2f", unit: str = "") -> str:
+    """A figure as text, or "-" where there is none: never "inf" or "nan" on screen."""
+    if value is None or not math.isfinite(value):
+        return "-"
+    return f"{value:{spec}}{unit}"
+
+
+def plural(count: int, word: str) -> str:
+    """'1 segment', '2 segments'."""
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"
+
+
+class MessageLabel(QLabel):
+    """Plain text in at most `lines` lines of the width it is given: it never asks its layout
+    for more room, so no message can widen or heighten the window. What does not fit ends in
+    an ellipsis and the whole text is the tooltip. `text()` is always the whole text."""
+
+    def __init__(self, text: str = "", lines: int = 1, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.lines = lines
+        self._full = ""
+        self.setTextFormat(Qt.TextFormat.PlainText)
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
+        self.setFixedHeight(self._height())
+        self.setText(text)
+
+    def _height(self) -> int:
+        margins = self.contentsMargins()
+        return self.fontMetrics().lineSpacing() * self.lines + margins.top() + margins.bottom() + 2
+
+    def text(self) -> str:  # type: ignore[override]
+        return self._full
+
+    def setText(self, text: str) -> None:  # type: ignore[override]
+        self._full = text or ""
+        self._fit()
+
+    def clear(self) -> None:
+        self.setText("")
+
+    def sizeHint(self) -> QSize:
+        natural = self.fontMetrics().horizontalAdvance(self._full.split("\n")[0]) + 8
+        return QSize(min(natural, 400), self._height())
+
+    def minimumSizeHint(self) -> QSize:
+        return QSize(16, self._height())
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._fit()
+
+    def _fit(self) -> None:
+        width = max(16, self.contentsRect().width())
+        shown = self._wrapped(width)
+        super().setText(shown)
+        self.setToolTip(self._full if shown != self._full else "")
+
+    def _wrapped(self, width: int) -> str:
+        """The text broken into lines that fit `width`, the last one elided when it overflows."""
+        metrics = self.fontMetrics()
+        out: list[str] = []
+        paragraphs = self._full.split("\n")
+        for number, paragraph in enumerate(paragraphs):
+            layout = QTextLayout(paragraph, self.font())
+            layout.beginLayout()
+            starts: list[tuple[int, int]] = []
+            while True:
+                line = layout.createLine()
+                if not line.isValid():
+                    break
+                line.setLineWidth(width)
+                starts.append((line.textStart(), line.textLength()))
+            layout.endLayout()
+            for index, (start, length) in enumerate(starts or [(0, 0)]):
+                last_line = len(out) == self.lines - 1
+                more = index < len(starts) - 1 or number < len(paragraphs) - 1
+                if last_line and more:
+                    rest = " ".join(p for p in [paragraph[start:], *paragraphs[number + 1 :]] if p)
+                    out.append(metrics.elidedText(rest, Qt.TextElideMode.ElideRight, width))
+                    return "\n".join(out)
+                out.append(paragraph[start : start + length].rstrip())
+        return "\n".join(out)
+
+
+class Notice(QFrame):
+    """A coloured strip with a message and a close button (the banner and the alert)."""
+
+    closed = Signal()
+
+    def __init__(self, name: str, colours: str, lines: int, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName(name)
+        self.setStyleSheet(f"#{name} {{ {colours} }}")
+        self.text = MessageLabel(lines=lines)
+        self.close_button = QPushButton("✕")
+        self.close_button.setFlat(True)
+        self.row = QHBoxLayout(self)
+        self.row.addWidget(self.text, 1)
+        self.row.addWidget(self.close_button)
+        self.close_button.clicked.connect(self._close)
+
+    def add_button(self, button: QPushButton) -> None:
+        self.row.insertWidget(self.row.count() - 1, button)
+
+    def _close(self) -> None:
+        self.hide()
+        self.closed.emit()
+
+
+# -- the banner's dismissal, kept in the preferences file ----------------------------------
+# gui/settings.py's Key has no entry for it yet: the same QSettings (or the in-memory copy used
+# when the file is damaged or newer) holds it under BANNER_KEY.
+def banner_dismissed(settings: Settings) -> str:
+    """The situation the banner was dismissed in ('' when it was not)."""
+    memory = settings._memory
+    value = memory.get(BANNER_KEY, "") if memory is not None else settings._q.value(BANNER_KEY)
+    return str(value or "")
+
+
+def set_banner_dismissed(settings: Settings, situation: str) -> None:
+    memory = settings._memory
+    if memory is not None:
+        memory[BANNER_KEY] = situation
+    elif situation:
+        settings._q.setValue(BANNER_KEY, situation)
+    else:
+        settings._q.remove(BANNER_KEY)
+    settings.sync()
