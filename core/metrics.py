@@ -102,7 +102,8 @@ class LiveSnapshot:
     segments_done: int = 0
     steps_done: int = 0  # GPT steps of this job's finished and running segments (all rows)
     steps_left: int = 0  # expected steps still to come (text-derived, corrected as rows end)
-    steps_per_second: float = 0.0  # over the last second or so
+    steps_per_second: float = 0.0  # over the last few seconds (shown)
+    average_rate: float = 0.0  # steps per second since the job started (for the time left)
     audio_seconds: float = 0.0  # audio finished so far
     compute_seconds: float = 0.0  # wall time since the job started
     first_audio_seconds: float | None = None
@@ -130,9 +131,11 @@ class LiveSnapshot:
 
     @property
     def seconds_left(self) -> float | None:
-        if self.steps_per_second <= 0 or self.steps_left <= 0:
+        """Expected steps left over the job's average rate so far: on an even text it falls
+        steadily (vocoder pauses and refine batches are in the average, not in a jump)."""
+        if self.average_rate <= 0 or self.steps_left <= 0:
             return None
-        return self.steps_left / self.steps_per_second
+        return self.steps_left / self.average_rate
 
 
 class _Expected:
@@ -207,11 +210,14 @@ class LiveMetrics:
             self._step_times.append((now, len(keys)))
             for key in keys:
                 self._expected.step(key)
+            done = self._snap.steps_done + len(keys)
+            elapsed = now - self._started
             self._snap = replace(
                 self._snap,
-                steps_done=self._snap.steps_done + len(keys),
+                steps_done=done,
                 steps_left=self._expected.total,
                 steps_per_second=self._rate(now),
+                average_rate=done / elapsed if elapsed > 0 else 0.0,
             )
 
     def _rate(self, now: float) -> float:
