@@ -72,27 +72,29 @@ class ChatModel:
         cls,
         folder: str,
         config: Any,
-        sha256_map: dict[str, str],
         device: torch.device,
         compile: bool,
         name: str,
     ) -> "ChatModel":
-        """ChatTTS's own load (source='custom': it checks every file against `sha256_map`)."""
+        """ChatTTS's own loader for the files in `folder`. Studio has verified every file's
+        sha256 just before (or knows it unchanged since, see hashcache.py), so ChatTTS's
+        second check (`load(source='custom')` hashes all 1.1 GB again) is skipped: its
+        `_load` is what `load` calls after that check."""
+        import os
+        from dataclasses import asdict
+
         import ChatTTS
 
         chat = ChatTTS.Chat(logging.getLogger("ChatTTS"))
         chat.config = config
-        chat.sha256_map = sha256_map
+        assets = {k: os.path.join(folder, v) for k, v in asdict(chat.config.path).items()}
         try:
-            ok = chat.load(source="custom", custom_path=folder, device=device, compile=compile)
+            ok = chat._load(device=device, compile=compile, **assets)
         except (RuntimeError, OSError, ValueError, KeyError) as exc:
             reason = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
             raise ModelError(f"Model '{name}' could not be loaded: {reason}") from None
-        if not ok:
-            raise ModelError(
-                f"Model '{name}' failed ChatTTS's own file check; verify it "
-                "with 'chattts-studio-cli model verify'."
-            )
+        if ok is False:
+            raise ModelError(f"Model '{name}' could not be loaded by ChatTTS.")
         return cls(chat)
 
     def unload(self) -> None:
@@ -105,6 +107,19 @@ class ChatModel:
         # The normalizer is numba code compiled on first use (2-3 s): pay it while loading,
         # not in the first job's time to first audio.
         self.normalize("你好！[uv_break]Hello 1。")
+
+    def restore_gpt(self, gpt_folder: str) -> None:
+        """The GPT in fp32 from its own file again, as ChatTTS builds it (after a cast to a
+        lower precision or int8, which cannot be undone in memory); the decoder, vocoder,
+        tokenizer, embeddings and normalizer stay as they are: a precision switch costs one
+        0.8 GB read, not a whole load."""
+        from transformers import LlamaModel
+
+        gpt: Any = LlamaModel.from_pretrained(gpt_folder)
+        gpt = gpt.to(self.gpt_device)
+        del gpt.embed_tokens  # ChatTTS embeds with its own Embed module
+        gpt.register_forward_hook(self._on_forward)
+        self._chat.gpt.gpt = gpt
 
     def cast_gpt(self, dtype: torch.dtype) -> None:
         """The GPT is 90% of the work; ChatTTS casts its inputs to the GPT's dtype and its

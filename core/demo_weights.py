@@ -1,7 +1,8 @@
 """Random-init ChatTTS checkpoints in the official on-disk layout, built with ChatTTS's classes.
 
-They load through the real `Chat.load` and cost what real weights cost, but they produce noise,
-not speech. `demo` is tiny (tests, a first try); `demo-full` has the real dimensions (benchmarks).
+They load through ChatTTS's real loader (`Chat._load`, what `Chat.load` runs after its own hash
+check) and cost what real weights cost, but they produce noise, not speech. `demo` is tiny
+(tests, a first try); `demo-full` has the real dimensions (benchmarks).
 """
 
 import json

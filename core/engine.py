@@ -128,23 +128,32 @@ class Engine:
             model, verify_progress, lambda: cancel.cancelled, log=lambda msg: report(msg, 0.0)
         )
         cancel.check()
+        current = self.loaded
+        if (
+            self.model is not None
+            and current is not None
+            and current.info == info
+            and current.device == target
+            and current.compiled == compile
+        ):
+            # Only the precision changes: keep what is in memory, redo the GPT alone.
+            report("switching precision", 0.5)
+            if current.precision is not Precision.FP32:
+                self.model.restore_gpt(str(info.folder / "asset" / "gpt"))
+            self._apply_precision(self.model, chosen)
+            self.loaded = LoadedModel(info, target, chosen, compile, time.perf_counter() - started)
+            self.live.update(stage="idle")
+            report("ready", 1.0)
+            return self.loaded
         self.unload()
         report("loading", 0.5)
         loaded_model = ChatModel.load(
-            str(info.folder),
-            build_config(info.dims),
-            models.hashes_for(info),
-            target.torch_device(),
-            compile,
-            info.name,
+            str(info.folder), build_config(info.dims), target.torch_device(), compile, info.name
         )
         if cancel.cancelled:  # ChatTTS's own load cannot be interrupted; stop after it
             loaded_model.unload()
             raise Cancelled()
-        if chosen is Precision.INT8:
-            loaded_model.quantize_gpt()
-        elif chosen is not Precision.FP32:
-            loaded_model.cast_gpt(chosen.dtype)
+        self._apply_precision(loaded_model, chosen)
         loaded_model.register_numbers(NUMBER_READERS)
         if target.kind == "cuda":
             torch.cuda.empty_cache()  # drop what loading left in the cache
@@ -154,6 +163,13 @@ class Engine:
         self.live.update(stage="idle")
         report("ready", 1.0)
         return self.loaded
+
+    @staticmethod
+    def _apply_precision(model: ChatModel, precision: Precision) -> None:
+        if precision is Precision.INT8:
+            model.quantize_gpt()
+        elif precision is not Precision.FP32:
+            model.cast_gpt(precision.dtype)
 
     def unload(self) -> None:
         if self.model is not None:

@@ -116,31 +116,36 @@ def verify(
 ) -> None:
     """Check every asset file against `hashes`; raise ModelError naming the first bad one.
 
-    `quick` reuses a file's earlier verdict while its size and modification time are unchanged:
-    for status displays only; loading always hashes every byte."""
+    `quick` reuses a file's verdict from an earlier full hash (this run or an earlier one, see
+    hashcache.py) while its size, modification time and inode are unchanged; without it every
+    byte is hashed again and the cache refreshed (`model verify`, downloads, builds)."""
+    from . import hashcache
+
     missing = [f for f in ASSET_FILES if not (folder / f).is_file()]
     if missing:
         raise ModelError(f"Model '{name}' is incomplete: {folder / missing[0]} is missing.")
     total = sum((folder / f).stat().st_size for f in ASSET_FILES)
     done = 0
-    for relative in ASSET_FILES:
-        path = folder / relative
-        stat = path.stat()
-        stamp = (str(path.resolve()), stat.st_size, stat.st_mtime_ns)
-        digest = _VERIFIED.get(stamp) if quick else None
-        if digest is None:
-            digest = sha256_file(path, progress, done, total, cancelled)
-            _VERIFIED[stamp] = digest
-        done += stat.st_size
-        if digest != hashes.get(hash_key(relative)):
-            raise ModelError(
-                f"Model '{name}' is damaged: {path} does not match its sha256 "
-                "hash. Download or build it again."
-            )
-
-
-# (path, size, mtime_ns) -> sha256 of files hashed in this process, for quick status checks.
-_VERIFIED: dict[tuple[str, int, int], str] = {}
+    hashed: dict[Path, str] = {}
+    try:
+        for relative in ASSET_FILES:
+            path = folder / relative
+            size = path.stat().st_size
+            digest = hashcache.cached(path) if quick else None
+            if digest is None:
+                digest = sha256_file(path, progress, done, total, cancelled)
+                if digest == hashes.get(hash_key(relative)):
+                    hashed[path] = digest
+            done += size
+            if progress:
+                progress(done, total)
+            if digest != hashes.get(hash_key(relative)):
+                raise ModelError(
+                    f"Model '{name}' is damaged: {path} does not match its sha256 "
+                    "hash. Download or build it again."
+                )
+    finally:
+        hashcache.remember(hashed)
 
 
 def _manifest(folder: Path) -> dict[str, Any] | None:
@@ -235,11 +240,12 @@ def ensure(
             "The official weights are not downloaded yet: run "
             "'chattts-studio-cli model download' or use the Models dialog."
         )
+    # Files verified before and unchanged since (path, size, mtime, inode) are not hashed again.
     if info.kind != "demo":
-        verify(info.folder, hashes_for(info), info.name, progress, cancelled)
+        verify(info.folder, hashes_for(info), info.name, progress, cancelled, quick=True)
         return info
     try:
-        verify(info.folder, hashes_for(info), info.name, progress, cancelled)
+        verify(info.folder, hashes_for(info), info.name, progress, cancelled, quick=True)
     except ModelError as problem:
         if log:
             log(f"building {info.name} ({RANDOM_LABEL}); reason: {problem}")

@@ -245,7 +245,7 @@ def test_cancel_during_load_stops_after_chattts_load(demo_model: str) -> None:
     import ChatTTS
 
     engine = Engine()
-    real = ChatTTS.Chat.load
+    real = ChatTTS.Chat._load
 
     def load_then_cancel(self, *args, **kwargs):  # type: ignore[no-untyped-def]
         ok = real(self, *args, **kwargs)
@@ -253,7 +253,7 @@ def test_cancel_during_load_stops_after_chattts_load(demo_model: str) -> None:
         return ok
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(ChatTTS.Chat, "load", load_then_cancel)
+        patch.setattr(ChatTTS.Chat, "_load", load_then_cancel)
         with pytest.raises(Cancelled):
             engine.load(demo_model, "cpu")
     assert engine.loaded is None and engine.model is None

@@ -1,0 +1,73 @@
+"""Hashes of model files already verified, kept across runs, so that loading unchanged weights
+does not read 1.1 GB again (twice, with ChatTTS's own check) on every start and switch.
+
+A verdict is reused only while the file's path, size, modification time (ns) and inode are
+all unchanged: any write, copy or replacement makes it hash again. `model verify`, a download
+and a demo build always hash every byte and refresh the cache."""
+
+import json
+import os
+import threading
+from pathlib import Path
+
+from . import paths
+from .atomic import write_text_atomic
+
+CACHE_NAME = "verified-hashes.json"
+FORMAT = 1
+_lock = threading.Lock()
+
+
+def _cache_file() -> Path:
+    return paths.data_dir() / CACHE_NAME
+
+
+def _stamp(path: Path) -> list[int]:
+    st = path.stat()
+    return [st.st_size, st.st_mtime_ns, st.st_ino]
+
+
+def _read() -> dict[str, list[object]]:
+    try:
+        data = json.loads(_cache_file().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}  # absent or damaged: hash again (and write a good one)
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        return {}
+    files = data.get("files")
+    return files if isinstance(files, dict) else {}
+
+
+def cached(path: Path) -> str | None:
+    """The file's sha256 when it was verified before and has not changed since."""
+    with _lock:
+        entry = _read().get(str(path.resolve()))
+    if not isinstance(entry, list) or len(entry) != 4:
+        return None
+    try:
+        if entry[:3] != _stamp(path):
+            return None
+    except OSError:
+        return None
+    digest = entry[3]
+    return digest if isinstance(digest, str) else None
+
+
+def remember(verified: dict[Path, str]) -> None:
+    """Record files whose bytes were hashed just now and matched."""
+    if not verified:
+        return
+    with _lock:
+        files = _read()
+        for path, digest in verified.items():
+            try:
+                files[str(path.resolve())] = [*_stamp(path), digest]
+            except OSError:
+                continue
+        # Forget files that are gone, so the cache cannot grow without end.
+        files = {name: entry for name, entry in files.items() if os.path.exists(name)}
+        try:
+            _cache_file().parent.mkdir(parents=True, exist_ok=True)
+            write_text_atomic(_cache_file(), json.dumps({"format": FORMAT, "files": files}))
+        except OSError:
+            pass  # a read-only data folder: hashing again next time is the only cost
