@@ -2,7 +2,17 @@
 # Both build .venv from nothing when it is missing or older than pyproject.toml, and install
 # the Debian libraries they need when they are missing and we are root.
 
-PYTHON ?= python3.11
+# The newest supported Python present (3.13, 3.12, 3.11), or the one named by PYTHON=...
+# A candidate counts only if it really runs (pyenv puts shims on PATH that may not).
+SUPPORTED := 3.13 3.12 3.11
+comma := ,
+python_for = $(shell for c in python$(1) $$HOME/.pyenv/versions/$(1)*/bin/python$(1) \
+  /usr/local/bin/python$(1) /usr/bin/python$(1); do $$c -c 'import sys; \
+  assert sys.version_info[:2] == ($(subst .,$(comma),$(1)))' >/dev/null 2>&1 && \
+  { echo $$c; break; }; done)
+ifeq ($(origin PYTHON),undefined)
+PYTHON := $(firstword $(foreach v,$(SUPPORTED),$(call python_for,$(v))))
+endif
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
@@ -15,7 +25,7 @@ RUN_DEBS  := $(TEST_DEBS) libxcb-cursor0 libxcb-icccm4 libxcb-image0 libxcb-keys
              libxcb-render-util0 libxcb-render0 libxcb-shape0 libxcb-util1 libxcb-xkb1 \
              libxkbcommon-x11-0
 
-.PHONY: run test lint pytest install clean
+.PHONY: run test lint pytest install clean smoke
 
 run: install
 	@$(MAKE) --no-print-directory debs DEBS="$(RUN_DEBS)"
@@ -37,7 +47,9 @@ pytest: install
 install: $(STAMP)
 
 $(STAMP): pyproject.toml
-	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "$(PYTHON) is needed (Python 3.11)"; exit 2; }
+	@test -x $(BIN)/python || test -n "$(PYTHON)" || { echo "ChatTTS Studio needs Python 3.11, \
+	3.12 or 3.13; install one (Debian/Ubuntu: apt-get install python3 python3-venv) or name it \
+	with make PYTHON=/path/to/python3.X"; exit 2; }
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e '.[dev]'
@@ -57,6 +69,12 @@ debs:
 	    echo "missing system packages (install them with your package manager):$$missing"; \
 	  fi; \
 	fi
+
+# For each other supported Python present: build the wheel, install it with its dependencies
+# into a fresh environment, and run the CLI and the window from it (CI runs this after test).
+smoke: install
+	@$(MAKE) --no-print-directory debs DEBS="$(TEST_DEBS)"
+	bash .ci/smoke.sh "$(BIN)/python" $(foreach v,$(SUPPORTED),$(call python_for,$(v)))
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache *.egg-info

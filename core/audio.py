@@ -1,6 +1,10 @@
 """Saving audio (WAV, FLAC, OGG, MP3 through soundfile, atomically) and playing it."""
 
+import contextlib
+import errno
+import os
 import shutil
+import tempfile
 import threading
 from collections import deque
 from pathlib import Path
@@ -32,6 +36,20 @@ def check_output_path(path: Path) -> tuple[str, str]:
         raise AudioError(
             f"Cannot save as '{path.suffix or path.name}': use .wav, .flac, .ogg or .mp3."
         )
+    # Permissions say yes to root everywhere, and some folders take no new files whatever
+    # they say (/proc, a read-only mount): try to make one, so the sentence names the cause.
+    try:
+        handle, probe = tempfile.mkstemp(prefix=".write-check-", dir=path.parent)
+    except OSError as exc:
+        # The folder exists (checked above): "No such file" here is the file system refusing.
+        why = "" if exc.errno == errno.ENOENT else f" ({exc.strerror or exc})"
+        raise AudioError(
+            f"Cannot save {path}: the folder {path.parent} is not writable{why}. "
+            "Choose another folder."
+        ) from None
+    os.close(handle)
+    with contextlib.suppress(OSError):
+        os.unlink(probe)
     return fmt
 
 

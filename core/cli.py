@@ -1,4 +1,4 @@
-"""The command line: chattts-studio-cli synth | devices | doctor | model | speakers."""
+"""The command line: chattts-studio-cli synth | render | devices | doctor | model | speakers."""
 
 import argparse
 import signal
@@ -39,8 +39,10 @@ def _speaker_arg(value: str | None, engine: "Engine") -> tuple[str | None, int |
 
 
 def cmd_synth(args: argparse.Namespace) -> int:
-    from .audio import check_output_path, save
-    from .request import SynthesisRequest, join_audio
+    from .audio import check_output_path
+    from .request import SynthesisRequest
+    from .stream_writer import AudioStreamWriter
+    from .subtitles import check_subtitle_path, cues_for, write_subtitles
 
     if args.text is not None and args.file is not None:
         raise StudioError("Give the text or --file, not both.")
@@ -57,6 +59,9 @@ def cmd_synth(args: argparse.Namespace) -> int:
         raise StudioError("Give the text to speak, or --file PATH.")
     output = Path(args.output)
     check_output_path(output)
+    subtitles = Path(args.subtitles) if args.subtitles else None
+    if subtitles is not None:
+        check_subtitle_path(subtitles)
     request = SynthesisRequest(
         text=text,
         seed=args.seed,
@@ -89,31 +94,35 @@ def cmd_synth(args: argparse.Namespace) -> int:
     request = replace(request, speaker=embedding, seed=seed if seed is not None else args.seed)
     plan = engine.plan(request)
     _err(f"{len(plan.segments)} segment(s), batch size {plan.batch_size}")
-    results = []
     token = CancelToken()
     signal.signal(signal.SIGINT, lambda *_: token.cancel())
-    for result in engine.synthesize(plan, cancel=token):
-        results.append(result)
-        _err(
-            f"  segment {result.index + 1}/{result.segments}: {result.steps} steps, "
-            f"{result.audio_seconds:.2f} s audio, RTF {result.rtf:.2f}"
-        )
-        if result.hit_cap:
-            _err(
-                f"  warning: segment {result.index + 1} reached the step cap without ending: "
-                "its speech may be cut short; lower --segment-size"
-            )
-    audio = join_audio(results, request.pause_seconds)
-    save(output, audio, float_wav=args.float)
-    summary = engine.last_summary
-    assert summary is not None
     random_note = (
         " (random demo weights: noise, not speech)"
         if engine.loaded and engine.loaded.info.random_weights
         else ""
     )
+    tags = {"software": "ChatTTS Studio", "comment": f"ChatTTS Studio{random_note}"}
+    # Each segment goes to the file as it is finished (flat memory); only its text and place
+    # are kept, for the subtitles.
+    timeline: list[tuple[str, int, int]] = []
+    with AudioStreamWriter(output, args.float, request.pause_seconds, tags=tags) as writer:
+        for result in engine.synthesize(plan, cancel=token):
+            timeline.append((result.text, *writer.add_segment(result.audio)))
+            _err(
+                f"  segment {result.index + 1}/{result.segments}: {result.steps} steps, "
+                f"{result.audio_seconds:.2f} s audio, RTF {result.rtf:.2f}"
+            )
+            if result.hit_cap:
+                _err(
+                    f"  warning: segment {result.index + 1} reached the step cap without "
+                    "ending: its speech may be cut short; lower --segment-size"
+                )
+    if subtitles is not None:
+        write_subtitles(subtitles, cues_for(timeline))
+    summary = engine.last_summary
+    assert summary is not None
     print(
-        f"wrote {output}: {len(audio) / SAMPLE_RATE:.2f} s of audio in "
+        f"wrote {output}: {writer.frames / SAMPLE_RATE:.2f} s of audio in "
         f"{summary.wall_seconds:.2f} s, RTF {summary.rtf:.3f}{random_note}"
     )
     return 0
@@ -209,7 +218,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="fast: Studio's decode loop (default); stock: ChatTTS's generate()",
     )
     synth.add_argument("--float", action="store_true", help="write 32-bit float WAV")
+    synth.add_argument("--subtitles", help="also write subtitles, one cue a sentence: .srt or .vtt")
     synth.set_defaults(func=cmd_synth)
+
+    from .cli_render import add_render_parser
+
+    add_render_parser(sub, d)
 
     sub.add_parser("devices", help="list devices and precisions").set_defaults(func=cmd_devices)
     sub.add_parser("doctor", help="versions, CUDA status, devices").set_defaults(func=cmd_doctor)

@@ -1,14 +1,22 @@
-"""Keeps ChatTTS's and transformers' chatter (tqdm bars, warnings about random weights) out of
-the user's terminal; the app reports progress itself."""
+"""Keeps ChatTTS's and transformers' chatter (tqdm bars, warnings about random weights,
+deprecation notices about arguments ChatTTS passes) out of the user's terminal; the app
+reports progress itself. The CLI and the window both call quiet_libraries() at start."""
 
 import logging
 import os
+import warnings
+
+# ChatTTS 0.2 passes `past_key_values` to transformers' LlamaModel, which warns on every call
+# (about ten times a synthesis); nothing a user can act on.
+DEPRECATION_NOTICES = (r".*`?past_key_values`? is deprecated",)
 
 
 def quiet_libraries() -> None:
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     logging.getLogger("ChatTTS").setLevel(logging.ERROR)
+    for pattern in DEPRECATION_NOTICES:
+        warnings.filterwarnings("ignore", message=pattern, category=FutureWarning)
     try:
         from transformers.utils import logging as hf_logging
 

@@ -4,11 +4,14 @@ import sys
 
 from PySide6.QtWidgets import QApplication
 
+from core.quiet import quiet_libraries
+
 from .main_window import MainWindow
 from .resources import app_icon
 
 
 def application() -> QApplication:
+    quiet_libraries()  # the terminal stays as quiet as the CLI's
     app = QApplication.instance()
     if not isinstance(app, QApplication):
         app = QApplication(sys.argv[:1])

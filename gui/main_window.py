@@ -5,51 +5,33 @@ from collections.abc import Callable
 from pathlib import Path
 
 import torch
-from PySide6.QtCore import Qt, QTimer
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtCore import QTimer
+from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import (
     QApplication,
-    QFrame,
-    QHBoxLayout,
-    QLabel,
     QMainWindow,
-    QProgressBar,
-    QPushButton,
-    QSplitter,
-    QTabWidget,
-    QVBoxLayout,
-    QWidget,
 )
 
 from core import models
 from core.devices import default_device
 from core.engine import LoadedModel
 from core.errors import StudioError
-from core.request import AudioChunk, SegmentResult, SynthesisRequest
+from core.request import SynthesisRequest
 from core.text import check_text
 
 from . import dialogs
-from .audition_dialog import AuditionDialog
-from .controls_panel import ControlsPanel
 from .draft import load_draft, save_draft
-from .editor_panel import EditorPanel
-from .live_panel import LivePanel
-from .model_dialog import ModelDialog
-from .resources import app_icon, sample_text
-from .result_panel import ResultPanel
+from .job_outcomes import JobOutcomes
+from .notices import banner_dismissed, set_banner_dismissed
 from .settings import Key, Settings
-from .speaker_panel import SpeakerPanel
+from .window_layout import WindowLayout
 from .worker import (
     AuditionJob,
-    CancelledOutcome,
     Candidate,
-    Failure,
     Job,
     JobKind,
     LoadJob,
-    Progress,
     SynthesisJob,
-    SynthesisOutcome,
     WorkerHost,
 )
 
@@ -60,7 +42,7 @@ PERSIST_DELAY_MS = 1_500
 CLOSE_WAIT_MS = 30_000  # how long closing waits for the worker before it lets the window go
 
 
-class MainWindow(QMainWindow):
+class MainWindow(QMainWindow, WindowLayout, JobOutcomes):
     def __init__(self, model: str | None = None, settings: Settings | None = None) -> None:
         super().__init__()
         self.settings = settings or Settings()
@@ -84,134 +66,6 @@ class MainWindow(QMainWindow):
         self._restore()
         self._start(model)
 
-    # -- construction ----------------------------------------------------------------------
-    def _build(self) -> None:
-        self.setWindowTitle("ChatTTS Studio")
-        self.setWindowIcon(app_icon())
-        self.editor = EditorPanel()
-        self.controls = ControlsPanel()
-        self.live = LivePanel(self.host.live)
-        self.speakers = SpeakerPanel()
-        self.result = ResultPanel()
-        self.model_dialog = ModelDialog(self)
-        self.audition_dialog = AuditionDialog(self.result.player, self)
-
-        self.banner = QFrame()
-        self.banner.setObjectName("banner")
-        self.banner.setStyleSheet("#banner { background: #fdebd0; border: 1px solid #e59866; }")
-        self.banner_text = QLabel(
-            "The official ChatTTS weights are not downloaded yet. Download "
-            "them (about 1 GB), or try the demo weights: random weights "
-            "that produce noise, not speech."
-        )
-        self.banner_text.setWordWrap(True)
-        self.banner_download = QPushButton("Download official weights…")
-        self.banner_demo = QPushButton("Use demo weights")
-        self.banner_close = QPushButton("✕")
-        self.banner_close.setFlat(True)
-        banner_layout = QHBoxLayout(self.banner)
-        banner_layout.addWidget(self.banner_text, 1)
-        for button in (self.banner_download, self.banner_demo, self.banner_close):
-            banner_layout.addWidget(button)
-
-        self.model_label = QLabel("No model loaded")
-        self.model_label.setObjectName("modelLabel")
-        self.synth_button = QPushButton("Synthesize  (Ctrl+Enter)")
-        self.synth_button.setMinimumHeight(34)
-        run_row = QHBoxLayout()
-        run_row.addWidget(self.model_label, 1)
-        run_row.addWidget(self.synth_button)
-
-        settings_tabs = QTabWidget()
-        settings_tabs.addTab(self.controls, "Engine")
-        settings_tabs.addTab(self.speakers, "Speaker")
-        settings_tabs.addTab(self.controls.advanced, "Advanced")
-        left = QWidget()
-        left_layout = QVBoxLayout(left)
-        left_layout.setContentsMargins(0, 0, 0, 0)
-        left_layout.addWidget(self.editor, 1)
-        left_layout.addLayout(run_row)
-        left_layout.addWidget(settings_tabs)
-        top = QSplitter(Qt.Orientation.Horizontal)
-        top.addWidget(left)
-        top.addWidget(self.live)
-        top.setStretchFactor(0, 3)
-        top.setStretchFactor(1, 2)
-        # A vertical splitter lets a small screen trade waveform height for the live panel.
-        body = QSplitter(Qt.Orientation.Vertical)
-        body.addWidget(top)
-        body.addWidget(self.result)
-        body.setStretchFactor(0, 3)
-        body.setStretchFactor(1, 1)
-        # Problems found at start (damaged settings, a newer speaker library, a draft that
-        # could not be read) stay in view until dismissed; the status line changes too often.
-        self.alert = QFrame()
-        self.alert.setObjectName("alert")
-        self.alert.setStyleSheet("#alert { background: #fadbd8; border: 1px solid #c0392b; }")
-        self.alert_text = QLabel()
-        self.alert_text.setWordWrap(True)
-        self.alert_close = QPushButton("✕")
-        self.alert_close.setFlat(True)
-        alert_layout = QHBoxLayout(self.alert)
-        alert_layout.addWidget(self.alert_text, 1)
-        alert_layout.addWidget(self.alert_close)
-        self.alert.setVisible(False)
-
-        central = QWidget()
-        layout = QVBoxLayout(central)
-        layout.addWidget(self.banner)
-        layout.addWidget(self.alert)
-        layout.addWidget(body, 1)
-        self.setCentralWidget(central)
-
-        self.notice = QLabel()
-        self.notice.setObjectName("notice")
-        self.notice.setWordWrap(True)
-        self.load_progress = QProgressBar()
-        self.load_progress.setRange(0, 100)
-        self.load_progress.setMaximumWidth(200)
-        self.load_progress.setVisible(False)
-        self.statusBar().addWidget(self.notice, 1)
-        self.statusBar().addPermanentWidget(self.load_progress)
-
-    def _menus(self) -> None:
-        file_menu = self.menuBar().addMenu("&File")
-        self.open_action = self._action(
-            file_menu, "&Open text…", QKeySequence.StandardKey.Open, self.open_text
-        )
-        self.save_action = self._action(
-            file_menu, "&Save audio…", QKeySequence.StandardKey.Save, self.result.save_dialog
-        )
-        file_menu.addSeparator()
-        self._action(file_menu, "&Quit", QKeySequence.StandardKey.Quit, self.close)
-        edit_menu = self.menuBar().addMenu("&Edit")
-        edit_menu.addMenu(self.editor.token_menu())
-        self._action(
-            edit_menu, "Insert sample text", None, lambda: self.editor.set_text(sample_text())
-        )
-        run_menu = self.menuBar().addMenu("&Run")
-        self.synth_action = self._action(
-            run_menu, "&Synthesize", QKeySequence("Ctrl+Return"), self.synthesize_or_cancel
-        )
-        self.synth_action.setShortcuts([QKeySequence("Ctrl+Return"), QKeySequence("Ctrl+Enter")])
-        self.cancel_action = self._action(run_menu, "&Cancel", QKeySequence("Esc"), self.cancel)
-        self._action(run_menu, "&Play result", QKeySequence("Ctrl+P"), self.result.play)
-        self._action(run_menu, "S&top playback", QKeySequence("Ctrl+."), self.result.stop)
-        model_menu = self.menuBar().addMenu("&Models")
-        self._action(model_menu, "&Models…", QKeySequence("Ctrl+M"), self.show_models)
-        speaker_menu = self.menuBar().addMenu("&Speakers")
-        self._action(speaker_menu, "&Audition…", QKeySequence("Ctrl+U"), self.show_audition)
-        self._action(speaker_menu, "&Random speaker", QKeySequence("Ctrl+R"), self.speakers.roll)
-
-    def _action(self, menu, text, shortcut, slot) -> QAction:  # type: ignore[no-untyped-def]
-        action = QAction(text, self)
-        if shortcut is not None:
-            action.setShortcut(shortcut)
-        action.triggered.connect(lambda _=False: slot())
-        menu.addAction(action)
-        self.addAction(action)  # shortcuts work wherever the focus is
-        return action
-
     def _connect(self) -> None:
         worker = self.host.worker
         # Bound methods of this QObject: Qt queues the calls onto the UI thread.
@@ -232,7 +86,6 @@ class MainWindow(QMainWindow):
         if self.speakers.library.problem:  # damaged, newer or unreadable: say so at start
             self.warn(self.speakers.library.problem)
             QTimer.singleShot(0, lambda: self.show_message(self.speakers.library.problem))
-        self.alert_close.clicked.connect(self.alert.hide)
         # Anything worth keeping changes: write it a moment later (see PERSIST_DELAY_MS).
         self.persist_timer.timeout.connect(self.persist)
         for changed in (
@@ -251,9 +104,10 @@ class MainWindow(QMainWindow):
         self.result.folder_used.connect(self._folder_used)
         self.banner_download.clicked.connect(self._banner_download)
         self.banner_demo.clicked.connect(lambda: self.load_model("demo"))
-        self.banner_close.clicked.connect(self.banner.hide)
+        self.banner.closed.connect(self._banner_dismissed)
         self.model_dialog.model_chosen.connect(self.load_model)
         self.model_dialog.download_requested.connect(self._download)
+        self.model_dialog.build_requested.connect(self._build_model)
         self.model_dialog.cancel_requested.connect(self.host.cancel)
         self.audition_dialog.generate_requested.connect(self._audition)
         self.audition_dialog.keep_requested.connect(self._keep_candidate)
@@ -272,7 +126,8 @@ class MainWindow(QMainWindow):
         self._saved_draft = draft
         geometry = s.get(Key.GEOMETRY)
         if not (geometry and self.restoreGeometry(geometry)):  # type: ignore[arg-type]
-            self.resize(1200, 820)
+            screen = self.screen().availableGeometry()  # a first start fits a 1280x800 screen
+            self.resize(min(1200, screen.width()), min(760, screen.height()))
         device = s.text(Key.DEVICE) or default_device().id
         self.controls.select(device, s.text(Key.PRECISION))
         self.controls.segment_slider.setValue(s.number(Key.SEGMENT_SIZE))
@@ -284,15 +139,33 @@ class MainWindow(QMainWindow):
 
     def _start(self, model: str | None) -> None:
         official = models.resolve("official").folder.is_dir()
-        self.banner.setVisible(not official)
         chosen = model or self.settings.text(Key.MODEL) or ("official" if official else "")
         if chosen:
             self.load_model(chosen)
-        else:
-            self.show_message(
-                "Choose a model: download the official weights or use the demo "
-                "weights (banner above)."
-            )
+            return
+        self._update_banner()
+        banner = " or with the banner above" if not self.banner.isHidden() else ""
+        self.show_message(
+            "No model is loaded yet: download the official weights or use the demo weights, "
+            f"in Models (Ctrl+M){banner}."
+        )
+
+    # -- the first-run banner --------------------------------------------------------------
+    # It is about one situation: the official weights are missing and no model is usable.
+    # Dismissed, it stays dismissed (across starts) until that situation ends.
+    BANNER_SITUATION = "official weights missing"
+
+    def _update_banner(self) -> None:
+        official = models.resolve("official").folder.is_dir()
+        if official and banner_dismissed(self.settings):
+            set_banner_dismissed(self.settings, "")  # the situation changed: forget it
+        loading = self.current_job is not None and self.current_job.kind is JobKind.LOAD
+        dismissed = banner_dismissed(self.settings) == self.BANNER_SITUATION
+        self.banner.setVisible(not (official or self.loaded is not None or loading or dismissed))
+
+    def _banner_dismissed(self) -> None:
+        set_banner_dismissed(self.settings, self.BANNER_SITUATION)
+        self.banner.hide()
 
     # -- messages --------------------------------------------------------------------------
     def show_message(self, text: str) -> None:
@@ -333,12 +206,17 @@ class MainWindow(QMainWindow):
         spec = LoadJob(self.model_name, self.controls.device().id, self.controls.precision().value)
         self.current_job = self.host.load(spec)
         self._set_busy(True)
+        self._update_banner()
 
     def _set_loaded(self, loaded: LoadedModel) -> None:
         self.loaded = loaded
         self.controls.show_effective(loaded.precision)
         info = loaded.info
-        text = f"Model: {info.label} · {loaded.device.id} · {loaded.precision.value}"
+        # Name, device and precision first: a narrow window elides the end of the line.
+        name = str(info.folder) if info.kind == "folder" else info.name
+        text = f"Model: {name} · {loaded.device.id} · {loaded.precision.value}"
+        if info.random_weights:
+            text += f" · {models.RANDOM_LABEL}"
         self.model_label.setText(text)
         # Demo weights stay visibly marked as noise for as long as they are loaded.
         self.model_label.setStyleSheet(
@@ -347,9 +225,10 @@ class MainWindow(QMainWindow):
         self.settings.set(Key.MODEL, self.model_name)
         self.settings.sync()
         self.model_dialog.show_loaded(loaded)
-        self.show_message(
-            f"Loaded {info.label} on {loaded.device.id} in {loaded.load_seconds:.1f} s."
-        )
+        said = f"Loaded {info.label} on {loaded.device.id} in {loaded.load_seconds:.1f} s."
+        self.model_dialog.status_label.setText(said)  # where a model chosen there is said
+        self.show_message(said)
+        self._update_banner()
 
     def show_models(self) -> None:
         self.model_dialog.show_loaded(self.loaded)
@@ -365,6 +244,14 @@ class MainWindow(QMainWindow):
             self.model_dialog.download_ended("Wait for the running job to finish first.")
             return
         self.current_job = self.host.download()
+        self._set_busy(True)
+
+    def _build_model(self, name: str) -> None:
+        """Demo weights built in the worker (they are not loaded: Load does that)."""
+        if self.current_job is not None:
+            self.model_dialog.build_ended("Wait for the running job to finish first.")
+            return
+        self.current_job = self.host.build(name)
         self._set_busy(True)
 
     # -- synthesis -------------------------------------------------------------------------
@@ -437,7 +324,8 @@ class MainWindow(QMainWindow):
             self._wait_for_worker(self.synthesize, "synthesis")
             return None
         if self.loaded is None:
-            self.show_message("No model is loaded: use the banner or Models (Ctrl+M) first.")
+            banner = " or with the banner above" if not self.banner.isHidden() else ""
+            self.show_message(f"No model is loaded: choose one in Models (Ctrl+M){banner} first.")
             return None
         speaker = self.speakers.current()
         spec = SynthesisJob(
@@ -534,143 +422,6 @@ class MainWindow(QMainWindow):
         path = dialogs.open_text_file(self, self.settings.text(Key.LAST_FOLDER))
         if path and self.editor.open_file(path):
             self.show_message(f"Opened {path}.")
-
-    # -- worker outcomes (all on the UI thread) --------------------------------------------
-    def _job_started(self, job: Job) -> None:
-        if job.kind in (JobKind.LOAD, JobKind.SYNTHESIZE, JobKind.AUDITION):
-            self.live.start(job.kind.value)
-        if job.kind is JobKind.LOAD:
-            self.load_progress.setVisible(True)
-            self.load_progress.setValue(0)
-
-    def _job_progress(self, progress: Progress) -> None:
-        kind = progress.job.kind
-        if kind is JobKind.LOAD:
-            self.load_progress.setValue(int(max(0.0, progress.fraction) * 100))
-            self.show_message(f"Loading {self.model_name}: {progress.stage}")
-        elif kind is JobKind.DOWNLOAD:
-            self.model_dialog.download_progress(progress.detail)
-        elif kind is JobKind.AUDITION:
-            self.audition_dialog.set_progress(progress.fraction, progress.detail)
-
-    def _chunk_ready(self, _job: Job, chunk: AudioChunk) -> None:
-        self.result.add_chunk(chunk)
-
-    def _segment_restarted(self, _job: Job, index: int) -> None:
-        self.result.restart_segment(index)
-
-    def _segment_ready(self, _job: Job, result: SegmentResult) -> None:
-        self.live.segment_done(result)
-        self.result.add_segment(result)
-        self.show_message(
-            f"Segment {result.index + 1} of {result.segments} ready (RTF {result.rtf:.2f})."
-        )
-
-    def _job_done(self, job: Job) -> None:
-        if self.current_job == job:
-            self.current_job = None
-        if self._cancelling == job:
-            self._cancelling = None
-        self._set_busy(False)
-
-    def _job_finished(self, job: Job, payload: object) -> None:
-        self._job_done(job)
-        if job.kind is JobKind.LOAD and isinstance(payload, LoadedModel):
-            self.load_progress.setVisible(False)
-            self.live.stop(None, "model ready")
-            self._set_loaded(payload)
-        elif job.kind is JobKind.SYNTHESIZE and isinstance(payload, SynthesisOutcome):
-            note = self.live.live.snapshot().note  # e.g. the batch lowered after out of memory
-            self.live.stop(payload.summary)
-            self.result.end(payload)
-            summary = payload.summary
-            self.show_message(
-                (
-                    f"Done: {summary.audio_seconds:.1f} s of audio, RTF {summary.rtf:.2f}."
-                    if summary
-                    else "Done."
-                )
-                + (f" Note: {note}." if note else "")
-            )
-        elif job.kind is JobKind.AUDITION and isinstance(payload, list):
-            self.live.stop(None)
-            self.audition_dialog.show_candidates(payload)
-        elif job.kind is JobKind.SPEAKER and isinstance(payload, tuple):
-            seed, embedding = payload
-            self.speakers.copy_text(embedding, f"Copied the embedding of seed {seed}.")
-        elif job.kind is JobKind.DOWNLOAD:
-            self.model_dialog.download_ended("The official weights are downloaded and verified.")
-            self.banner.hide()
-            self.load_model("official")
-        self._run_waiting()
-
-    def _job_failed(self, failure: Failure) -> None:
-        job = failure.job
-        self._job_done(job)
-        self._show_error(failure.error)
-        self.live.stop(None, "error")
-        self.load_progress.setVisible(False)
-        sentence = self.error_sentence(failure.error)
-        if job.kind is JobKind.SYNTHESIZE:
-            # What was finished before the error stays: in the result, the history, saveable.
-            self.result.end(failure.partial, failed=True)
-            kept = len(failure.partial.results) if failure.partial else 0
-            if kept:
-                self.show_message(
-                    f"{sentence} {kept} finished segment(s) kept; save them with Save audio."
-                )
-        elif job.kind is JobKind.AUDITION:
-            self.audition_dialog.failed(sentence)
-        elif job.kind is JobKind.DOWNLOAD:
-            self.model_dialog.download_ended(sentence)
-        elif job.kind is JobKind.LOAD:
-            self._load_stopped(sentence)
-            self._drop_waiting(sentence)
-        self._run_waiting()
-
-    def _load_stopped(self, reason: str) -> None:
-        """A load failed or was cancelled: show what the engine really holds now. Core checks
-        the files before it drops the old model, so usually that one is still there."""
-        loaded = self.host.worker.engine.loaded
-        self.loaded = loaded
-        self.model_dialog.show_loaded(loaded)
-        if loaded is None:
-            self.model_label.setText("No model loaded")
-            self.model_label.setStyleSheet("")
-            self.controls.show_effective(None)
-            self.show_message(f"{reason} No model is loaded: choose one in Models (Ctrl+M).")
-            return
-        # Its name, device and precision again, so the next change reloads what works.
-        self.model_name = loaded.info.name
-        self.controls.select(loaded.device.id, loaded.precision.value)
-        self.controls.show_effective(loaded.precision)
-        self.show_message(
-            f"{reason} Still loaded: {loaded.info.label} on {loaded.device.id}, "
-            f"{loaded.precision.value}."
-        )
-
-    def _job_cancelled(self, outcome: CancelledOutcome) -> None:
-        job = outcome.job
-        self._job_done(job)
-        self.load_progress.setVisible(False)
-        began = job.kind is JobKind.SYNTHESIZE and outcome.partial is not None
-        # A job cancelled before it began has no figures: the engine's are a former job's.
-        self.live.stop(self.host.worker.engine.last_summary if began else None, "cancelled")
-        if job.kind is JobKind.SYNTHESIZE:
-            self.result.end(outcome.partial, cancelled=True)
-            kept = len(outcome.partial.results) if outcome.partial else 0
-            self.show_message(f"Cancelled; {kept} finished segment(s) kept.")
-        elif job.kind is JobKind.DOWNLOAD:
-            self.model_dialog.download_ended("Download cancelled; the next try resumes.")
-        elif job.kind is JobKind.AUDITION:
-            self.audition_dialog.failed("Audition cancelled.")
-            self.show_message("Audition cancelled.")
-        elif job.kind is JobKind.LOAD:
-            self._load_stopped("Loading cancelled.")
-            self._drop_waiting("Loading was cancelled.")
-        else:
-            self.show_message("Cancelled.")
-        self._run_waiting()
 
     # -- keeping the text and settings --------------------------------------------------------
     def persist(self) -> None:

@@ -30,12 +30,22 @@ class MessageLabel(QLabel):
     for more room, so no message can widen or heighten the window. What does not fit ends in
     an ellipsis and the whole text is the tooltip. `text()` is always the whole text."""
 
-    def __init__(self, text: str = "", lines: int = 1, parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        text: str = "",
+        lines: int = 1,
+        parent: QWidget | None = None,
+        hide_when_empty: bool = False,
+    ) -> None:
         super().__init__(parent)
         self.lines = lines
         self._full = ""
+        # Hidden while empty, its room kept: nothing around it moves when a message comes.
+        self._hide_when_empty = hide_when_empty
         self.setTextFormat(Qt.TextFormat.PlainText)
-        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
+        policy = QSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
+        policy.setRetainSizeWhenHidden(True)
+        self.setSizePolicy(policy)
         self.setFixedHeight(self._height())
         self.setText(text)
 
@@ -49,6 +59,8 @@ class MessageLabel(QLabel):
     def setText(self, text: str) -> None:  # type: ignore[override]
         self._full = text or ""
         self._fit()
+        if self._hide_when_empty:
+            self.setVisible(bool(self._full))
 
     def clear(self) -> None:
         self.setText("")

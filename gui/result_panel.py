@@ -132,11 +132,11 @@ class ResultPanel(QWidget):
         self.time_label = QLabel("0.0 / 0.0 s")
         self.per_segment = QCheckBox("One file per segment")
         self.save_button = QPushButton("Save…")
-        # Playback's problems beside Play, saving's beside Save: fixed lines that are always
-        # there (empty when all is well), so a message never moves or resizes anything.
-        self.output_note = MessageLabel(self.output_problem or "", lines=2)
+        # Playback's problems beside Play, saving's beside Save: fixed lines whose room is kept
+        # while they are empty, so a message never moves or resizes anything.
+        self.output_note = MessageLabel(self.output_problem or "", 2, hide_when_empty=True)
         self.output_note.setStyleSheet("color: #b03a2e")
-        self.save_note = MessageLabel(lines=2)
+        self.save_note = MessageLabel(lines=2, hide_when_empty=True)
         self.waveform = pg.PlotWidget()
         self.waveform.setMinimumHeight(70)
         self.waveform.setMaximumHeight(140)
@@ -150,6 +150,9 @@ class ResultPanel(QWidget):
         # precision, so a bf16 and an int8 run of the same text tell apart.
         self.history_list = QListWidget()
         self.history_list.setMinimumHeight(50)
+        self.history_list.setWordWrap(True)  # both lines of an entry, wrapped, never cut off
+        self.history_list.setAlternatingRowColors(True)
+        self.history_list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
 
         controls = QHBoxLayout()
         for widget in (self.play_button, self.stop_button):
@@ -167,7 +170,7 @@ class ResultPanel(QWidget):
         player.addLayout(controls)
         player.addLayout(save_row)
         history = QVBoxLayout()
-        history.addWidget(QLabel("History (this session; select to replay or export)"))
+        history.addWidget(QLabel("History (select one to replay or save it)"))
         history.addWidget(self.history_list, 1)
         group = QGroupBox("Result")
         inner = QHBoxLayout(group)

@@ -116,7 +116,7 @@ def test_the_text_and_settings_survive_a_crash(qtbot, make_window, private_home)
     again = make_window(model=None, wait=False)
     assert again.editor.text() == "第一段。 Typed just before the crash."
     assert again.controls.segment_slider.value() == 33
-    assert "segments" in again.editor.counts.text()
+    assert "1 segment ·" in again.editor.counts.text()  # counted at start
 
 
 def test_a_draft_that_cannot_be_written_or_read_is_reported(
@@ -208,7 +208,7 @@ def test_cancel_synthesis_at_the_earliest_and_latest_moments(
     qtbot.waitUntil(entered.is_set, timeout=RUN_MS)
     window.cancel_action.trigger()
     idle(qtbot, window)
-    assert window.notice.text() == "Cancelled; 0 finished segment(s) kept."
+    assert window.notice.text() == "Cancelled; kept 0 finished segments."
     assert len(window.result.audio) == 0  # nothing half-made is offered as a result
 
     # Latest: while the vocoder makes the last segment. Everything finished is kept.
@@ -230,7 +230,7 @@ def test_cancel_synthesis_at_the_earliest_and_latest_moments(
     idle(qtbot, window)
     count = window.result.history[-1].outcome.results[0].segments
     assert count >= 2
-    assert window.notice.text() == f"Cancelled; {count} finished segment(s) kept."
+    assert window.notice.text() == f"Cancelled; kept {count} finished segments: save with Save…"
     assert len(window.result.results) == count
     assert window.result.history[-1].cancelled
     still_works(qtbot, window)
@@ -334,7 +334,7 @@ def test_an_error_inside_the_worker_keeps_the_finished_segments(
         run(qtbot, window)
     text = window.notice.text()
     assert "RuntimeError: simulated fault in the decoder" in text
-    assert "1 finished segment(s) kept" in text
+    assert "1 finished segment kept" in text
     assert window.live.stage.text() == "error"
     entry = window.result.history[-1]
     assert entry.failed and len(entry.outcome.results) == 1

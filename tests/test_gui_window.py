@@ -186,7 +186,7 @@ def test_copy_the_embedding_of_a_seed(qtbot, make_window) -> None:
 def test_a_bad_model_folder_is_a_message(qtbot, make_window, monkeypatch, tmp_path):  # type: ignore[no-untyped-def]
     window = make_window()
     window.show_models()
-    assert "kind: demo" in window.model_dialog.loaded_label.text()
+    assert "demo (random weights" in window.model_dialog.loaded_label.text()
     monkeypatch.setattr(dialogs, "choose_model_folder", lambda *_args: tmp_path)
     window.model_dialog.folder.click()
     qtbot.waitUntil(lambda: window.current_job is None, timeout=LOAD_MS)

@@ -1,0 +1,205 @@
+"""What a render keeps in its folder so that it can be killed at any moment and resumed:
+FOLDER/.segments/ holds one FLAC per finished segment (written atomically) and a journal, one
+JSON line per segment, appended and fsync'd only after the segment's file is in place.
+
+A journal line names the segment (chapter, index), hashes of its text, of its run group and
+of the settings, its length in samples and a hash of the audio as it was made. A line is
+trusted only when those hashes match the render being planned, it is the last line written
+for its file, and the file is there with that many samples. A line cut short by a kill is
+ignored; its segment is made again."""
+
+import contextlib
+import hashlib
+import json
+import os
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import IO, Any
+
+import numpy as np
+import soundfile as sf
+
+from . import SAMPLE_RATE
+from .atomic import atomic_path, os_error_sentence
+from .errors import StudioError
+
+STORE = ".segments"
+JOURNAL = "journal.jsonl"
+OUTPUTS = "outputs.json"
+LOCK = "lock"
+VERSION = 1
+# 24-bit FLAC: lossless enough for a later gain change, about half the size of float WAV.
+SEGMENT_SUBTYPE = "PCM_24"
+
+
+def digest(*parts: object) -> str:
+    """A short stable hash of the parts (as JSON)."""
+    data = json.dumps(parts, ensure_ascii=False, sort_keys=True, default=str).encode()
+    return hashlib.sha256(data).hexdigest()[:16]
+
+
+def audio_digest(audio: np.ndarray) -> str:
+    return hashlib.sha256(np.ascontiguousarray(audio, dtype=np.float32).tobytes()).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One finished segment, as the journal records it."""
+
+    chapter: int
+    index: int
+    text: str  # hash of the segment's text
+    group: str  # hash of its run group (first index and every text in it)
+    settings: str  # hash of everything else that shapes the audio
+    samples: int
+    audio: str  # hash of the float32 audio as it was made
+    file: str  # name in the store
+
+    def matches(self, text: str, group: str, settings: str) -> bool:
+        return (self.text, self.group, self.settings) == (text, group, settings)
+
+
+class SegmentStore:
+    """Opened once per render (a lock file keeps a second render out of the folder)."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = Path(folder)
+        self.store = self.folder / STORE
+        self._entries: dict[str, Entry] = {}  # file name -> the last line written for it
+        self._journal: IO[str] | None = None
+        self._lock: IO[str] | None = None
+
+    # -- opening ---------------------------------------------------------------------------
+    def open(self) -> "SegmentStore":
+        try:
+            if not self.folder.exists():
+                if not self.folder.parent.is_dir():
+                    raise StudioError(f"The folder {self.folder.parent} does not exist.")
+                self.folder.mkdir()
+            elif not self.folder.is_dir():
+                raise StudioError(f"{self.folder} is not a folder; give a folder for the render.")
+            self.store.mkdir(exist_ok=True)
+            self._take_lock()
+            self._clean_temp_files()
+            self._read_journal()
+            self._journal = open(self.store / JOURNAL, "a", encoding="utf-8")  # noqa: SIM115
+        except OSError as exc:
+            self.close()
+            raise StudioError(os_error_sentence("write to", self.folder, exc)) from None
+        return self
+
+    def _take_lock(self) -> None:
+        self._lock = open(self.store / LOCK, "w", encoding="utf-8")  # noqa: SIM115
+        try:
+            import fcntl
+        except ImportError:  # Windows: no advisory locks; one render at a time is on the user
+            return
+        try:
+            fcntl.flock(self._lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            self._lock.close()
+            self._lock = None
+            raise StudioError(
+                f"Another render is working in {self.folder}; wait for it or stop it."
+            ) from None
+
+    def _clean_temp_files(self) -> None:
+        """Temp files a killed render left behind (atomic writes not yet renamed)."""
+        for folder in (self.store, self.folder):
+            for tmp in folder.glob(".*.part*"):
+                with contextlib.suppress(OSError):
+                    tmp.unlink()
+
+    def _read_journal(self) -> None:
+        path = self.store / JOURNAL
+        if not path.exists():
+            return
+        raw = path.read_bytes()
+        if raw and not raw.endswith(b"\n"):
+            # A line cut short by a kill: end it, so the next line starts on its own.
+            with open(path, "ab") as fh:
+                fh.write(b"\n")
+                fh.flush()
+                os.fsync(fh.fileno())
+        for line in raw.decode("utf-8", errors="replace").splitlines():
+            try:
+                data = json.loads(line)
+                entry = Entry(**{k: data[k] for k in Entry.__dataclass_fields__})
+            except (ValueError, TypeError, KeyError):
+                continue
+            self._entries[entry.file] = entry
+
+    def close(self) -> None:
+        for handle in (self._journal, self._lock):
+            if handle is not None:
+                with contextlib.suppress(OSError):
+                    handle.close()
+        self._journal = self._lock = None
+
+    def __enter__(self) -> "SegmentStore":
+        return self.open()
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    # -- segments --------------------------------------------------------------------------
+    @staticmethod
+    def file_name(chapter: int, index: int, settings: str) -> str:
+        return f"c{chapter:04d}-s{index:05d}-{settings[:8]}.flac"
+
+    def find(self, chapter: int, index: int, text: str, group: str, settings: str) -> Entry | None:
+        """The finished segment when the journal has it for exactly this text, group and
+        settings and its file is whole; None when it must be made."""
+        entry = self._entries.get(self.file_name(chapter, index, settings))
+        if entry is None or not entry.matches(text, group, settings):
+            return None
+        try:
+            frames = sf.info(str(self.store / entry.file)).frames
+        except (OSError, RuntimeError):
+            return None
+        return entry if frames == entry.samples else None
+
+    def add(
+        self,
+        chapter: int,
+        index: int,
+        text: str,
+        group: str,
+        settings: str,
+        audio: np.ndarray,
+    ) -> Entry:
+        """Keep one finished segment: its file first (atomically), then its journal line,
+        flushed to the disk."""
+        assert self._journal is not None, "the store is not open"
+        data = np.clip(np.asarray(audio, dtype=np.float32).reshape(-1), -1.0, 1.0)
+        name = self.file_name(chapter, index, settings)
+        entry = Entry(chapter, index, text, group, settings, len(data), audio_digest(audio), name)
+        target = self.store / name
+        try:
+            with atomic_path(target) as tmp:
+                sf.write(str(tmp), data, SAMPLE_RATE, format="FLAC", subtype=SEGMENT_SUBTYPE)
+            self._journal.write(json.dumps({"v": VERSION, **asdict(entry)}) + "\n")
+            self._journal.flush()
+            os.fsync(self._journal.fileno())
+        except (OSError, RuntimeError) as exc:
+            raise StudioError(os_error_sentence("write to", target, exc)) from None
+        self._entries[name] = entry
+        return entry
+
+    def read(self, entry: Entry) -> np.ndarray:
+        audio, _rate = sf.read(str(self.store / entry.file), dtype="float32")
+        return np.asarray(audio, dtype=np.float32).reshape(-1)
+
+    # -- what was assembled ----------------------------------------------------------------
+    def outputs(self) -> dict[str, Any]:
+        """{output file name: {"key": ..., ...}} of the outputs made so far."""
+        try:
+            data = json.loads((self.store / OUTPUTS).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def save_outputs(self, outputs: dict[str, Any]) -> None:
+        from .atomic import write_text_atomic
+
+        write_text_atomic(self.store / OUTPUTS, json.dumps(outputs, ensure_ascii=False, indent=1))
