@@ -7,10 +7,7 @@ from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtGui import QResizeEvent, QTextLayout
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QWidget
 
-from .settings import Settings
-
-# Where the banner's dismissal is kept in the preferences file (see banner_dismissed).
-BANNER_KEY = "banner/dismissed"
+from .settings import Key, Settings
 
 
 def figure(value: float | None, spec: str = ".2f", unit: str = "") -> str:
@@ -135,21 +132,11 @@ class Notice(QFrame):
 
 
 # -- the banner's dismissal, kept in the preferences file ----------------------------------
-# gui/settings.py's Key has no entry for it yet: the same QSettings (or the in-memory copy used
-# when the file is damaged or newer) holds it under BANNER_KEY.
 def banner_dismissed(settings: Settings) -> str:
     """The situation the banner was dismissed in ('' when it was not)."""
-    memory = settings._memory
-    value = memory.get(BANNER_KEY, "") if memory is not None else settings._q.value(BANNER_KEY)
-    return str(value or "")
+    return settings.text(Key.BANNER_DISMISSED)
 
 
 def set_banner_dismissed(settings: Settings, situation: str) -> None:
-    memory = settings._memory
-    if memory is not None:
-        memory[BANNER_KEY] = situation
-    elif situation:
-        settings._q.setValue(BANNER_KEY, situation)
-    else:
-        settings._q.remove(BANNER_KEY)
+    settings.set(Key.BANNER_DISMISSED, situation)
     settings.sync()

@@ -30,6 +30,7 @@ class Key(StrEnum):
     GEOMETRY = "window/geometry"
     STATE = "window/state"
     LAST_FOLDER = "last_folder"
+    BANNER_DISMISSED = "banner/dismissed"  # the situation the first-run banner was dismissed in
 
 
 DEFAULTS: dict[Key, object] = {
@@ -44,6 +45,7 @@ DEFAULTS: dict[Key, object] = {
     Key.GEOMETRY: QByteArray(),
     Key.STATE: QByteArray(),
     Key.LAST_FOLDER: "",
+    Key.BANNER_DISMISSED: "",
 }
 
 
