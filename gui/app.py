@@ -1,13 +1,28 @@
-"""Entry points: `main()` for the chattts-studio command, `build_window()` for tests and scripts."""
+"""Entry points: `main()` for the chattts-studio command, `open_window()` (what main opens) and
+`build_window()` for tests and scripts.
 
+    chattts-studio [--model NAME] [FILE]      a window, with FILE's text in the editor
+    chattts-studio --install-desktop-entry    add the app to this user's applications menu
+
+A second launch for the same user and data folder hands FILE to the open window and exits.
+The window's modules (torch among them) are imported only once a window is really wanted, so
+that hand-over and the desktop entry stay quick.
+"""
+
+import argparse
 import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
 from core.quiet import quiet_libraries
 
-from .main_window import MainWindow
 from .resources import app_icon
+
+if TYPE_CHECKING:
+    from .main_window import MainWindow
 
 
 def application() -> QApplication:
@@ -22,11 +37,13 @@ def application() -> QApplication:
     return app
 
 
-def build_window(model: str | None = None, device: str | None = None) -> MainWindow:
+def build_window(model: str | None = None, device: str | None = None) -> "MainWindow":
     """The full window; `model` ('demo', 'demo-full', 'official' or a folder) is loaded at once
     instead of the saved choice, on `device` ('cpu', 'cuda:0', ...) instead of the saved one
     when given (it is saved, as a choice in the window would be)."""
     application()
+    from .main_window import MainWindow
+
     if device is None:
         return MainWindow(model)
     from .settings import Key, Settings
@@ -36,10 +53,86 @@ def build_window(model: str | None = None, device: str | None = None) -> MainWin
     return MainWindow(model, settings)
 
 
-def main() -> int:
-    app = application()
-    model = sys.argv[1] if len(sys.argv) > 1 else None
+def open_file(window: "MainWindow", path: Path) -> None:
+    """Put a text file into the editor, as File > Open does (a problem shows as a message)."""
+    if window.editor.open_file(path):
+        window.show_message(f"Opened {path}.")
+
+
+def bring_to_front(window: "MainWindow") -> None:
+    window.setWindowState(window.windowState() & ~Qt.WindowState.WindowMinimized)
+    window.show()
+    window.raise_()
+    window.activateWindow()
+
+
+def open_window(
+    model: str | None = None, file: Path | None = None, instance_name: str | None = None
+) -> "MainWindow":
+    """The window `chattts-studio [--model NAME] [FILE]` opens (not yet shown): FILE's text in
+    the editor, and, with `instance_name`, listening for the files later launches hand over."""
     window = build_window(model)
+    if file is not None:
+        open_file(window, file)
+    if instance_name is not None:
+        from .single_instance import InstanceServer
+
+        server = InstanceServer(instance_name, window)
+
+        def received(name: str) -> None:
+            if name:
+                open_file(window, Path(name))
+            bring_to_front(window)
+
+        server.file_received.connect(received)
+        server.listen()
+        window.instance_server = server  # type: ignore[attr-defined]
+    return window
+
+
+def parse_arguments(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="chattts-studio", description="ChatTTS Studio: text to speech with ChatTTS."
+    )
+    parser.add_argument("file", nargs="?", type=Path, metavar="FILE", help="a text file to open")
+    parser.add_argument(
+        "--model", help="load this model at start: demo, demo-full, official or a folder"
+    )
+    parser.add_argument(
+        "--install-desktop-entry",
+        action="store_true",
+        help="add ChatTTS Studio and its icon to this user's applications menu, then exit",
+    )
+    return parser.parse_args(argv)
+
+
+def install_desktop_entry() -> int:
+    from .desktop_entry import DesktopEntryError, install
+
+    try:
+        written = install()
+    except DesktopEntryError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    for path in written:
+        print(f"Wrote {path}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_arguments(argv)
+    if args.install_desktop_entry:
+        return install_desktop_entry()
+    from .single_instance import hand_over, server_name
+
+    file = Path(args.file).absolute() if args.file is not None else None
+    instance_name = server_name()
+    if hand_over(file, instance_name):
+        where = f"handed {file} to its window" if file else "brought its window to the front"
+        print(f"ChatTTS Studio is already running: {where}.")
+        return 0
+    app = application()
+    window = open_window(args.model, file, instance_name)
     previous = sys.excepthook
 
     def report(kind, error, trace) -> None:  # type: ignore[no-untyped-def]
@@ -51,6 +144,7 @@ def main() -> int:
     sys.excepthook = report
     window.show()
     code = app.exec()
+    window.instance_server.close()  # type: ignore[attr-defined]  # a later launch starts anew
     # The window may have gone while the worker was still inside a load: never let Python
     # tear a running QThread down (Qt aborts the process); wait for it to end.
     window.host.thread.wait()

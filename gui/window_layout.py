@@ -13,6 +13,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from . import desktop_entry
 from .audition_dialog import AuditionDialog
 from .controls_panel import ControlsPanel
 from .editor_panel import EditorPanel
@@ -135,6 +136,13 @@ class WindowLayout:
         speaker_menu = self.menuBar().addMenu("&Speakers")
         self._action(speaker_menu, "&Audition…", QKeySequence("Ctrl+U"), self.show_audition)
         self._action(speaker_menu, "&Random speaker", QKeySequence("Ctrl+R"), self.speakers.roll)
+        help_menu = self.menuBar().addMenu("&Help")
+        self.desktop_entry_action = self._action(
+            help_menu,
+            "Add to &applications menu",
+            None,
+            lambda: self.show_message(desktop_entry.install_sentence()),
+        )
 
     def _action(self, menu, text, shortcut, slot) -> QAction:  # type: ignore[no-untyped-def]
         action = QAction(text, self)

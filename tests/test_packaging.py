@@ -1,0 +1,210 @@
+"""The wheel is a complete app: every package folder, the resources (icon, desktop entry,
+sample texts) and every imported distribution declared; installed into a fresh environment it
+synthesizes with the CLI and opens the window offscreen, away from the source tree."""
+
+import ast
+import importlib.metadata
+import os
+import re
+import shutil
+import subprocess
+import sys
+import sysconfig
+import textwrap
+import tomllib
+import zipfile
+from pathlib import Path
+
+from core.paths import models_dir
+
+ROOT = Path(__file__).resolve().parent.parent
+OWN = {"core", "gui", "chattts_studio_resources"}
+PIP = [sys.executable, "-m", "pip"]
+DEMO_ON_CPU = ["--model", "demo", "--device", "cpu", "--no-refine"]
+RESOURCE_FILES = [
+    "icon.png",
+    "icon.svg",
+    "chattts-studio.desktop",
+    "samples/chinese.txt",
+    "samples/english.txt",
+    "samples/mixed.txt",
+]
+
+
+def _normal(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _declared() -> set[str]:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    return {_normal(re.match(r"[A-Za-z0-9._-]+", d)[0]) for d in project["dependencies"]}  # type: ignore[index]
+
+
+def _imported_modules() -> dict[str, str]:
+    """Top-level module -> a file of core/ or gui/ that imports it (third-party only)."""
+    found: dict[str, str] = {}
+    for path in sorted([*ROOT.glob("core/**/*.py"), *ROOT.glob("gui/**/*.py")]):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            else:
+                continue
+            for name in names:
+                top = name.split(".")[0]
+                if top not in sys.stdlib_module_names and top not in OWN:
+                    found.setdefault(top, str(path.relative_to(ROOT)))
+    return found
+
+
+def test_every_imported_distribution_is_declared() -> None:
+    declared = _declared()
+    owners = importlib.metadata.packages_distributions()
+    missing = []
+    for module, where in _imported_modules().items():
+        distributions = {_normal(d) for d in owners.get(module, [])}
+        if not distributions & declared:
+            missing.append(f"{module} ({where}; distribution {sorted(distributions) or '?'})")
+    assert not missing, f"imported but not in pyproject's dependencies: {missing}"
+
+
+def _package_folders() -> set[str]:
+    """Every folder of core/ and gui/ with Python files, as a dotted package name."""
+    return {
+        ".".join(path.parent.relative_to(ROOT).parts)
+        for path in [*ROOT.glob("core/**/*.py"), *ROOT.glob("gui/**/*.py")]
+        if "__pycache__" not in path.parts
+    }
+
+
+def _build_wheel(tmp_path: Path) -> Path:
+    """Build from a copy of the tree, so the shared checkout gets no build/ or egg-info."""
+    source = tmp_path / "source"
+    source.mkdir()
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    for name in ("core", "gui", "resources"):
+        shutil.copytree(ROOT / name, source / name, ignore=ignore)
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy2(ROOT / name, source / name)
+    dist = tmp_path / "dist"
+    command = [*PIP, "wheel", "-q", "--no-deps", "-w", str(dist)]
+    built = subprocess.run([*command, "--no-build-isolation", str(source)], capture_output=True)
+    assert built.returncode == 0, built.stderr.decode(errors="replace")[-3000:]
+    (wheel,) = dist.glob("chattts_studio-*.whl")
+    return wheel
+
+
+def _fresh_environment(tmp_path: Path, wheel: Path) -> Path:
+    """A new venv with only the wheel installed; the dependencies are the test environment's,
+    made visible through a .pth file (nothing is downloaded)."""
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    site = subprocess.run(
+        [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    ours = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
+    # Lines of a .pth only extend sys.path: the editable install's own .pth (which maps core
+    # and gui onto the source tree) is not run from there.
+    (Path(site) / "chattts_studio_test_deps.pth").write_text("\n".join(sorted(ours)) + "\n")
+    installed = subprocess.run(
+        [*PIP, "--python", str(python), "install", "-q", "--no-deps", "--no-index", str(wheel)],
+        capture_output=True,
+        text=True,
+    )
+    assert installed.returncode == 0, installed.stderr[-3000:]
+    return venv
+
+
+WINDOW_CHECK = textwrap.dedent(
+    """
+    import sys
+    from pathlib import Path
+
+    from PySide6.QtCore import QTimer
+
+    import core, gui
+    from gui import resources
+    from gui.app import application, build_window
+
+    venv = Path(sys.argv[1]).resolve()
+    for module in (core, gui):
+        assert Path(module.__file__).resolve().is_relative_to(venv), module.__file__
+    folder = resources.resources_dir()
+    assert folder is not None and folder.resolve().is_relative_to(venv), folder
+    for name in ("icon.svg", "icon.png", "chattts-studio.desktop"):
+        assert resources.existing_resource(name) is not None, name
+    sample = (folder / "samples" / "mixed.txt").read_text(encoding="utf-8")
+    assert resources.sample_text() == sample != resources.FALLBACK_SAMPLE
+    app = application()
+    assert not app.windowIcon().isNull()
+    window = build_window(None)
+    window.show()
+    assert window.isVisible() and not window.windowIcon().isNull()
+    QTimer.singleShot(300, window.close)
+    app.exec()  # closing finishes in the event loop, as in main()
+    window.host.thread.wait()
+    window.host.release()
+    assert window.host.thread.isFinished(), "the worker thread outlived the window"
+    print("window ok from", Path(gui.__file__).parent)
+    """
+)
+
+
+def test_wheel_installs_and_runs_away_from_the_source_tree(tmp_path: Path, demo_model: str) -> None:
+    wheel = _build_wheel(tmp_path)
+    with zipfile.ZipFile(wheel) as archive:
+        names = set(archive.namelist())
+        metadata = archive.read(
+            next(n for n in names if n.endswith(".dist-info/METADATA"))
+        ).decode()
+    for package in _package_folders():
+        assert f"{package.replace('.', '/')}/__init__.py" in names, f"{package} not in the wheel"
+    for name in RESOURCE_FILES:
+        assert f"chattts_studio_resources/{name}" in names, f"{name} not in the wheel"
+    assert "chattts_studio_resources/screenshot.png" not in names  # the README's, not the app's
+    requires = {
+        _normal(re.findall(r"[A-Za-z0-9._-]+", line.split(":", 1)[1])[0])
+        for line in metadata.splitlines()
+        if line.startswith("Requires-Dist:") and "extra ==" not in line
+    }
+    assert {"pybase16384", "vocos", "tokenizers"} <= requires
+
+    venv = _fresh_environment(tmp_path, wheel)
+    work = tmp_path / "work"  # not the source tree: nothing of it is on sys.path
+    work.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
+    # A fresh data folder sharing the session's demo weights (.ci/smoke.sh builds them anew).
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "models").symlink_to(models_dir())
+    env |= {
+        "CHATTTS_STUDIO_HOME": str(home),
+        "HF_HUB_OFFLINE": "1",
+        "QT_QPA_PLATFORM": "offscreen",
+    }
+    synth = subprocess.run(
+        [venv / "bin" / "chattts-studio-cli", "synth", "你好。", "-o", "out.wav", *DEMO_ON_CPU],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert synth.returncode == 0, synth.stdout + synth.stderr
+    assert (work / "out.wav").stat().st_size > 1000
+    window = subprocess.run(
+        [venv / "bin" / "python", "-c", WINDOW_CHECK, str(venv)],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert window.returncode == 0, window.stdout + window.stderr
+    assert "window ok from" in window.stdout
+    assert (venv / "bin" / "chattts-studio").is_file()  # the gui-scripts launcher
