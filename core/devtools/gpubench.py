@@ -21,7 +21,9 @@ def _allocated(device: str) -> int:
     return torch.cuda.memory_allocated(torch.device(device)) if device.startswith("cuda") else 0
 
 
-def _batch_row(bench: Bench, mode: Any, text: str, size: int, batch: int, repeats: int) -> dict:  # type: ignore[type-arg]
+def _batch_row(
+    bench: Bench, mode: Any, text: str, size: int, batch: int, repeats: int
+) -> dict[str, Any]:
     engine = bench.engine
     bench.studio(text * batch, size, batch)  # warm-up (and graph capture for its buckets)
     baseline = _allocated(mode.device)

@@ -9,9 +9,12 @@ import time
 import traceback
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
+
+if TYPE_CHECKING:
+    from ..engine import Engine
 
 Part = Callable[["Mode"], dict[str, Any]]
 
@@ -73,7 +76,7 @@ def pytest_gpu(mode: Mode) -> dict[str, Any]:
     )
 
 
-def _engine(mode: Mode, precision: str = "fp32"):  # type: ignore[no-untyped-def]
+def _engine(mode: Mode, precision: str = "fp32") -> "Engine":
     from ..engine import Engine
 
     engine = Engine()
