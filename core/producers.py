@@ -136,6 +136,10 @@ def fast_events(ctx: JobContext, units: list[Unit], batch: int) -> Iterator[Even
             ctx, unit, audio, job.steps, job.steps * per_step, slots, job.ended_by_eos
         )
         ctx.live.segment_done(job.key)
+        # Its audio exists: the per-step states are no longer needed (a long job would
+        # otherwise hold every finished segment's until it ends).
+        job.hiddens = []
+        job.tokens = []
 
     for ended in decoder.run(jobs, sampling, lambda: ctx.cancel.cancelled, on_step):
         head = order[0] if order else None

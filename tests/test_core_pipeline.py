@@ -306,24 +306,22 @@ def test_finished_segments_share_vocoder_calls_with_identical_audio(
 
 
 def _watch(engine: Engine, run: Callable[[], list[SegmentResult]]) -> tuple[list[float], float]:
+    """The progress fraction after every decode step (recorded by the metrics themselves, so
+    the test does not depend on a sampling thread's timing), and the fraction at the end."""
     seen: list[float] = []
-    done = threading.Event()
+    live = engine.live
+    real = live.add_steps
 
-    def watch() -> None:
-        while not done.is_set():
-            snap = engine.live.snapshot()
-            if snap.stage == "decode":
-                seen.append(snap.fraction)
-            done.wait(0.005)
+    def recording(keys: list[int]) -> None:
+        real(keys)
+        seen.append(live._snap.fraction)
 
-    watcher = threading.Thread(target=watch)
-    watcher.start()
+    live.add_steps = recording  # type: ignore[method-assign]
     try:
         run()
     finally:
-        done.set()
-        watcher.join()
-    return seen, engine.live.snapshot().fraction
+        del live.add_steps
+    return seen, live.snapshot().fraction
 
 
 def test_progress_reaches_exactly_100_percent_when_rows_stop_early_at_eos(
@@ -508,3 +506,22 @@ def test_time_left_decreases_steadily_within_20_percent_on_a_uniform_text(
     # Steady: it may tick up after a pause (the average takes the pause in), never by more
     # than 5% (the former 1.5-second rate window jumped by 50% and more).
     assert all(b <= a * 1.05 for a, b in itertools.pairwise(lefts))
+
+
+def test_finished_segments_drop_their_per_step_states(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once a segment's audio exists its GPT states are let go: a long text must not hold
+    every finished segment's states until the job ends (memory would grow with the text)."""
+    seen: list[list[object]] = []
+    real = FastDecoder.run
+
+    def spy(self, jobs, *args, **kwargs):  # type: ignore[no-untyped-def]
+        seen.append(jobs)
+        yield from real(self, jobs, *args, **kwargs)
+
+    monkeypatch.setattr(FastDecoder, "run", spy)
+    results = list(engine.synthesize(request(TEXT * 2, batch_size=2)))
+    assert seen and len(seen[0]) == len(results)
+    assert all(job.hiddens == [] and job.tokens == [] for job in seen[0])  # type: ignore[attr-defined]
+    assert all(r.steps > 0 and r.audio.size for r in results)
