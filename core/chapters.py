@@ -6,6 +6,7 @@ The rules (README, "Long texts and audiobooks"):
   `Chapter 1`, `CHAPTER ONE`, `Chapter IV: …`, `Part 2`, `Book Three`, and the lone words
   Prologue, Epilogue, Preface, Foreword, Introduction, Afterword, 序章, 序言, 楔子, 引子,
   前言, 尾声, 后记. Text before the first heading is a chapter of its own, titled by the book.
+  A heading with no text under it that comes again later is a table of contents line: dropped.
   With no heading at all, three or more blank lines in a row separate chapters (each titled by
   its first line); otherwise the whole text is one chapter.
 - Markdown (`.md`, `.markdown`): `#` headings. Chapters start at the highest heading level
@@ -114,8 +115,12 @@ def text_chapters(text: str, title: str) -> Book:
         front = "\n".join(lines[: starts[0]])
         if front.strip():
             chapters.append(_chapter(title, front))
+        later: list[str] = [lines[i].strip() for i in starts]
         for n, start in enumerate(starts):
             end = starts[n + 1] if n + 1 < len(starts) else len(lines)
+            body = "\n".join(lines[start + 1 : end])
+            if not body.strip() and later[n] in later[n + 1 :]:
+                continue  # a line of a table of contents: the chapter comes later
             chapters.append(_chapter(lines[start].strip(), "\n".join(lines[start:end])))
     else:
         blocks = [b for b in re.split(r"\n(?:[ \t\u3000]*\n){3,}", "\n".join(lines)) if b.strip()]
@@ -241,17 +246,18 @@ def _href(href: str) -> str:
 
 
 def _toc_titles(toc: object) -> dict[str, str]:
-    """{document href: the first title the table of contents gives it}, all levels."""
+    """{document href: its title in the table of contents}, all levels; where a part and its
+    first chapter start in one document, the chapter's title."""
     titles: dict[str, str] = {}
 
     def walk(entries: object) -> None:
         for entry in entries if isinstance(entries, list | tuple) else [entries]:
             if isinstance(entry, tuple) and len(entry) == 2 and isinstance(entry[1], list | tuple):
                 section, children = entry
+                walk(children)  # first: a chapter's own title wins over its part's
                 href = getattr(section, "href", None)
                 if href:
                     titles.setdefault(_href(href), getattr(section, "title", "") or "")
-                walk(children)
             elif isinstance(entry, list | tuple):
                 walk(entry)
             else:

@@ -226,11 +226,14 @@ def _render(job: "RenderJob", token: "CancelToken", folder: Path) -> int:
         err(f"warning: {warning}")
     note = " (random demo weights: noise, not speech)" if job.random_weights else ""
     audio = sum(out.seconds for out in assembler.done.values())
-    rtf = stats.made_wall_seconds / stats.made_audio_seconds if stats.made_audio_seconds else 0.0
+    rtf = (
+        f", RTF {stats.made_wall_seconds / stats.made_audio_seconds:.3f}"
+        if stats.made_audio_seconds
+        else ""
+    )
     print(
         f"rendered {folder}: {len(assembler.done)} chapter(s), {_clock(audio)} of audio; "
-        f"{stats.made} segment(s) made (RTF {rtf:.3f}), {stats.kept} kept from before"
-        f"{note}"
+        f"{stats.made} segment(s) made{rtf}, {stats.kept} kept from before{note}"
     )
     for path in written:
         print(f"  {path}")

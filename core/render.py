@@ -76,9 +76,8 @@ class PlannedChapter:
 
 @dataclass(frozen=True)
 class RenderProgress:
-    """Sent after every segment (made or found kept) and every assembled output."""
+    """Sent after every segment made."""
 
-    stage: str  # "segment", "kept", "output"
     done: int  # segments finished (kept ones included)
     total: int
     chapter: int  # 1-based
@@ -111,7 +110,8 @@ class RenderStats:
 
 
 class RenderJob:
-    """One book into one folder. plan(), then run() (the segments), then assemble()."""
+    """One book into one folder: plan(), then, with the store open, refresh() and run() (the
+    segments); render_output.Assembler writes the outputs."""
 
     def __init__(
         self,
@@ -212,9 +212,9 @@ class RenderJob:
         once what was finished is kept."""
         report = progress or (lambda _p: None)
         total = self.total_segments
-        expected = {id(s): s.est_seconds for ch in self.chapters for s in ch.segments}
+        # Time left: the estimated speech still to make at the rate of this run so far.
         left_est = sum(
-            expected[id(s)]
+            s.est_seconds
             for ch in self.chapters
             for s, e in zip(ch.segments, ch.entries, strict=True)
             if e is None
@@ -227,16 +227,15 @@ class RenderJob:
         stats = self.stats
         stats.kept = done
 
-        def send(stage: str, chapter: PlannedChapter, message: str = "") -> None:
+        def send(position: int, message: str = "") -> None:
             wall = time.perf_counter() - started - assembling[0]
             stats.made_wall_seconds = wall
             left = left_est * wall / made_est if made_est else None
             report(
                 RenderProgress(
-                    stage,
                     done,
                     total,
-                    self.chapters.index(chapter) + 1,
+                    position + 1,
                     len(self.chapters),
                     audio,
                     stats.made_audio_seconds,
@@ -246,7 +245,7 @@ class RenderJob:
                 )
             )
 
-        for ch in self.chapters:
+        for position, ch in enumerate(self.chapters):
             for first, last in ch.groups(self.options.group_size):
                 if all(ch.entries[i] is not None for i in range(first, last)):
                     continue
@@ -274,8 +273,8 @@ class RenderJob:
                     stats.made += 1
                     audio += result.audio_seconds
                     stats.made_audio_seconds += result.audio_seconds
-                    made_est += expected[id(ch.segments[i])]
-                    left_est -= expected[id(ch.segments[i])]
+                    made_est += ch.segments[i].est_seconds
+                    left_est -= ch.segments[i].est_seconds
                     note = (
                         f"segment {i + 1} of chapter {ch.number + 1} reached the step cap: its "
                         "speech may be cut short; lower --segment-size"
@@ -284,7 +283,7 @@ class RenderJob:
                     )
                     if note:
                         stats.warnings.append(note)
-                    send("segment", ch, note)
+                    send(position, note)
             if on_chapter is not None:
                 begun = time.perf_counter()
                 on_chapter(ch)

@@ -1,6 +1,7 @@
 """Soak test: many syntheses in a row, then one very long text, watching the process's memory.
 
     chattts-studio-cli soak [--runs 200] [--model demo] [--long-chars 100000] [--device cpu]
+    chattts-studio-cli soak --output-rss 1000,100000 [--through synth|render] [--model demo]
     (or python -m core.devtools.soak with the same options)
 
 Memory that grows with the number of runs is a leak; memory that grows with the length of
@@ -11,9 +12,13 @@ under --max-growth-mib, 1 otherwise, 2 for a user mistake (a StudioError).
 
 import argparse
 import gc
+import os
+import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Sequence
+from pathlib import Path
 
 import psutil
 
@@ -63,7 +68,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=200.0,
         help="RSS growth (after warm-up) above which the soak fails",
     )
+    parser.add_argument(
+        "--output-rss",
+        metavar="CHARS,CHARS",
+        help="peak RSS of the command line writing texts of these lengths (instead of the soak)",
+    )
+    parser.add_argument("--through", choices=("synth", "render"), default="synth")
+    parser.add_argument("--max-output-growth-mib", type=float, default=150.0)
     args = parser.parse_args(argv)
+    if args.output_rss:
+        try:
+            lengths = [int(n) for n in args.output_rss.split(",")]
+        except ValueError:
+            parser.error("--output-rss takes lengths such as 1000,100000")
+        return output_rss(lengths, args)
     if args.runs < 1 or args.long_chars < 0:
         parser.error("--runs must be at least 1 and --long-chars at least 0")
 
@@ -130,6 +148,59 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{name:<{width}}  {value}")
     ok = run_growth <= args.max_growth_mib and long_growth <= args.max_growth_mib
     print("memory: steady" if ok else f"memory: grew more than {args.max_growth_mib:g} MiB")
+    return 0 if ok else 1
+
+
+def _peak_rss(argv: list[str]) -> tuple[int, float, int, str]:
+    """(peak RSS in bytes, wall seconds, exit status, stderr's last line) of one command."""
+    started = time.perf_counter()
+    with tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err)
+        _pid, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        err.seek(0)
+        lines = err.read().decode(errors="replace").strip().splitlines()
+    # ru_maxrss is in KiB on Linux, in bytes on macOS.
+    peak = usage.ru_maxrss if sys.platform == "darwin" else usage.ru_maxrss * 1024
+    return peak, time.perf_counter() - started, proc.returncode, lines[-1] if lines else ""
+
+
+def output_rss(lengths: list[int], args: argparse.Namespace) -> int:
+    """Peak RSS of `synth -o` (or `render`) for each text length, each in its own process."""
+    rows: list[tuple[int, int, float, str]] = []
+    with tempfile.TemporaryDirectory(prefix="chattts-rss-") as folder:
+        for chars in lengths:
+            text = Path(folder) / f"text-{chars}.txt"
+            text.write_text(long_text(chars), encoding="utf-8")
+            out = Path(folder) / f"out-{chars}"
+            argv = [sys.executable, "-m", "core.cli", args.through, "--file", str(text)]
+            if args.through == "render":
+                argv = [sys.executable, "-m", "core.cli", "render", str(text)]
+            argv += ["-o", str(out) + (".flac" if args.through == "synth" else "")]
+            argv += ["--model", args.model, "--device", args.device, "--no-refine"]
+            argv += ["--batch-size", "16"]
+            if args.decoder:
+                argv += ["--decoder", args.decoder]
+            print(f"  {args.through} of {chars} characters ...", flush=True)
+            peak, wall, code, last = _peak_rss(argv)
+            if code != 0:
+                print(
+                    f"error: {args.through} of {chars} characters failed: {last}", file=sys.stderr
+                )
+                return 2
+            rows.append((chars, peak, wall, last))
+            print(f"  {chars} characters: peak RSS {peak / MIB:.0f} MiB, {wall:.0f} s", flush=True)
+    base = rows[0][1]
+    print(f"{'characters':>10}  {'peak RSS':>10}  {'above the first':>15}  {'wall':>8}")
+    for chars, peak, wall, _ in rows:
+        above = (peak - base) / MIB
+        print(f"{chars:>10}  {peak / MIB:>6.0f} MiB  {above:>+11.0f} MiB  {wall:>6.0f} s")
+    growth = (max(peak for _, peak, _, _ in rows) - base) / MIB
+    ok = growth <= args.max_output_growth_mib
+    print(
+        f"output memory: {'flat' if ok else 'grows'} ({growth:+.0f} MiB; the limit is "
+        f"{args.max_output_growth_mib:g} MiB)"
+    )
     return 0 if ok else 1
 
 
