@@ -7,7 +7,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 import psutil
-import torch
+
+# torch is imported where CUDA or MPS is asked about, not here: the window imports this module
+# for its live panel before the worker has imported torch (a start without the wait).
 
 
 @dataclass(frozen=True)
@@ -55,6 +57,8 @@ class MemorySnapshot:
 
 def _mps_figure(name: str) -> int | None:
     """One of torch.mps's memory figures, or None where this PyTorch or platform lacks it."""
+    import torch
+
     function = getattr(getattr(torch, "mps", None), name, None)
     if function is None:
         return None
@@ -65,18 +69,21 @@ def _mps_figure(name: str) -> int | None:
 
 
 def memory_snapshot(device: str) -> MemorySnapshot:
-    if device.startswith("cuda") and torch.cuda.is_available():
-        index = torch.device(device).index or 0
-        free, total = torch.cuda.mem_get_info(index)
-        return MemorySnapshot(
-            device,
-            allocated=torch.cuda.memory_allocated(index),
-            reserved=torch.cuda.memory_reserved(index),
-            peak=torch.cuda.max_memory_allocated(index),
-            free=free,
-            total=total,
-            rss=psutil.Process().memory_info().rss,
-        )
+    if device.startswith("cuda"):
+        import torch
+
+        if torch.cuda.is_available():
+            index = torch.device(device).index or 0
+            free, total = torch.cuda.mem_get_info(index)
+            return MemorySnapshot(
+                device,
+                allocated=torch.cuda.memory_allocated(index),
+                reserved=torch.cuda.memory_reserved(index),
+                peak=torch.cuda.max_memory_allocated(index),
+                free=free,
+                total=total,
+                rss=psutil.Process().memory_info().rss,
+            )
     if device == "mps" or device.startswith("mps:"):
         return MemorySnapshot(
             device,
@@ -88,7 +95,11 @@ def memory_snapshot(device: str) -> MemorySnapshot:
 
 
 def reset_peak(device: str) -> None:
-    if device.startswith("cuda") and torch.cuda.is_available():
+    if not device.startswith("cuda"):
+        return
+    import torch
+
+    if torch.cuda.is_available():
         torch.cuda.reset_peak_memory_stats(torch.device(device).index or 0)
 
 

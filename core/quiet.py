@@ -4,6 +4,7 @@ reports progress itself. The CLI and the window both call quiet_libraries() at s
 
 import logging
 import os
+import sys
 import warnings
 
 # ChatTTS 0.2 passes `past_key_values` to transformers' LlamaModel, which warns on every call
@@ -13,14 +14,15 @@ DEPRECATION_NOTICES = (r".*`?past_key_values`? is deprecated",)
 
 def quiet_libraries() -> None:
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")  # transformers' bars too
+    # Read by transformers as it is imported. The window calls this before its worker imports
+    # the engine: importing transformers here would delay the window by half a second.
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
     logging.getLogger("ChatTTS").setLevel(logging.ERROR)
     for pattern in DEPRECATION_NOTICES:
         warnings.filterwarnings("ignore", message=pattern, category=FutureWarning)
-    try:
+    if "transformers" in sys.modules:  # already imported: told directly
         from transformers.utils import logging as hf_logging
 
         hf_logging.set_verbosity_error()
         hf_logging.disable_progress_bar()
-    except ImportError:
-        pass

@@ -1,6 +1,11 @@
-"""Device, precision, segment size, batch size and the advanced generation settings."""
+"""Device, precision, segment size, batch size and the advanced generation settings.
+
+The devices and what each can do come from the worker's probe (it imports torch); until it
+arrives the device picker and the precision buttons say "loading…" and keep the saved choice.
+"""
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QStandardItemModel
@@ -21,10 +26,15 @@ from PySide6.QtWidgets import (
 )
 
 from core import STEPS_PER_SECOND
-from core.devices import Device, Precision, cuda_status, list_devices, precision_support
 from core.request import AUTO_BATCH_MAX, BATCH_SIZE_RANGE, SynthesisRequest
 from core.text import MAX_CJK_SEGMENT, MAX_STEP_CAP
 
+from .jobs import DeviceProbe
+
+if TYPE_CHECKING:  # the worker imports core.devices (and torch); the window only names them
+    from core.devices import Device, Precision
+
+LOADING = "loading…"
 SEGMENT_RANGE = (10, MAX_CJK_SEGMENT)
 LOCKED_NOTE = (
     "Locked: the running synthesis uses this value. Change it when the job ends (or after "
@@ -50,51 +60,31 @@ class ControlsPanel(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.devices: list[Device] = list_devices()
+        self.probe: DeviceProbe | None = None  # the worker's, once it has looked
+        self.devices: list[Device] = []
+        # The device and precision wanted before the probe (the saved choice; "" is the
+        # default device), and whether a job runs: applied once the probe arrives.
+        self._wanted: tuple[str, str] = ("", "fp32")
+        self._busy = (False, False)
         self._build()
         self._connect()
-        self._refresh_precisions()
 
     # -- widgets ---------------------------------------------------------------------------
     def _build(self) -> None:
         self.device_box = QComboBox()
-        model = self.device_box.model()
-
-        def add_disabled(label: str, data: str, reason: str) -> None:
-            self.device_box.addItem(label, data)
-            index = self.device_box.count() - 1
-            if isinstance(model, QStandardItemModel):
-                model.item(index).setEnabled(False)
-            self.device_box.setItemData(index, reason, Qt.ItemDataRole.ToolTipRole)
-
-        for device in self.devices:
-            if device.problem:  # a GPU this PyTorch has no kernels for: greyed out, with why
-                add_disabled(f"{device.label} (unsupported)", device.id, device.problem)
-            else:
-                self.device_box.addItem(device.label, device.id)
-        if not any(d.kind == "cuda" for d in self.devices):
-            # Say why the GPU is missing instead of silently offering only the CPU.
-            add_disabled("CUDA (unavailable)", "cuda", cuda_status())
-        first_usable = next(i for i, d in enumerate(self.devices) if d.usable)  # the CPU at least
-        self.device_box.setCurrentIndex(first_usable)
-        unusable = [f"{d.id} cannot be used: {d.problem}." for d in self.devices if d.problem]
-        self.device_note = QLabel(" ".join([cuda_status(), *unusable]))
+        self.device_box.addItem(LOADING, None)
+        self.device_box.setEnabled(False)
+        self.device_note = QLabel()
         self.device_note.setWordWrap(True)
         self.device_note.setObjectName("deviceNote")
 
         self.precision_group = QButtonGroup(self)
-        self.precision_buttons: dict[Precision, QRadioButton] = {}
-        precision_row = QHBoxLayout()
-        for precision in Precision:
-            button = QRadioButton(precision.value)
-            self.precision_group.addButton(button)
-            self.precision_buttons[precision] = button
-            precision_row.addWidget(button)
-        self.precision_buttons[Precision.FP32].setChecked(True)
+        self.precision_buttons: dict[Precision, QRadioButton] = {}  # made by show_probe
+        self.precision_row = QHBoxLayout()
         self.effective_precision = QLabel("effective: -")
-        precision_row.addWidget(self.effective_precision)
-        precision_row.addStretch(1)
-        self.precision_note = QLabel()
+        self.precision_row.addWidget(self.effective_precision)
+        self.precision_row.addStretch(1)
+        self.precision_note = QLabel(LOADING)
         self.precision_note.setWordWrap(True)
 
         self.segment_slider = QSlider(Qt.Orientation.Horizontal)
@@ -154,7 +144,7 @@ class ControlsPanel(QWidget):
         form = QFormLayout(group)
         form.addRow("Device", self.device_box)
         form.addRow("", self.device_note)
-        form.addRow("Precision", precision_row)
+        form.addRow("Precision", self.precision_row)
         form.addRow("", self.precision_note)
         form.addRow("Segment size", segment_row)
         form.addRow("Batch size", self.batch_box)
@@ -190,62 +180,124 @@ class ControlsPanel(QWidget):
         if checked:
             self.engine_changed.emit()
 
-    def device(self) -> Device:
+    # -- the devices, once the worker has looked -------------------------------------------
+    def show_probe(self, probe: DeviceProbe) -> None:
+        """Fill the device picker and the precision buttons, and select the wanted choice
+        (as the worker settles a load asked for before: DeviceProbe.settle)."""
+        self.blockSignals(True)  # showing what exists changes no choice: no reload
+        self.device_box.blockSignals(True)
+        self.probe, self.devices = probe, list(probe.devices)
+        self.device_box.clear()
+        model = self.device_box.model()
+
+        def add_disabled(label: str, data: str, reason: str) -> None:
+            self.device_box.addItem(label, data)
+            index = self.device_box.count() - 1
+            if isinstance(model, QStandardItemModel):
+                model.item(index).setEnabled(False)
+            self.device_box.setItemData(index, reason, Qt.ItemDataRole.ToolTipRole)
+
+        for device in self.devices:
+            if device.problem:  # a GPU this PyTorch has no kernels for: greyed out, with why
+                add_disabled(f"{device.label} (unsupported)", device.id, device.problem)
+            else:
+                self.device_box.addItem(device.label, device.id)
+        if not any(d.kind == "cuda" for d in self.devices):
+            # Say why the GPU is missing instead of silently offering only the CPU.
+            add_disabled("CUDA (unavailable)", "cuda", probe.cuda)
+        unusable = [f"{d.id} cannot be used: {d.problem}." for d in self.devices if d.problem]
+        self.device_note.setText(" ".join([probe.cuda, *unusable]))
+        for index, precision in enumerate(probe.precisions):
+            button = QRadioButton(precision.value)
+            self.precision_group.addButton(button)
+            self.precision_buttons[precision] = button
+            self.precision_row.insertWidget(index, button)
+        self.device_box.blockSignals(False)
+        self.blockSignals(False)
+        self.select(*self._wanted)
+        self.set_busy(*self._busy)
+
+    def show_probe_failed(self, reason: str) -> None:
+        self.device_box.setItemText(0, "unavailable")
+        self.device_note.setText(reason)
+        self.precision_note.setText("")
+
+    @property
+    def ready(self) -> bool:
+        """The probe has arrived: the devices and precisions are real."""
+        return self.probe is not None
+
+    def device(self) -> "Device | None":
+        """The selected device (None until the probe has arrived)."""
         device_id = self.device_box.currentData()
-        return next((d for d in self.devices if d.id == device_id), self.devices[-1])
+        return next((d for d in self.devices if d.id == device_id), None)
+
+    def device_id(self) -> str:
+        """The selected device's id; before the probe the wanted one ("" is the default)."""
+        device = self.device()
+        return device.id if device is not None else self._wanted[0]
+
+    def _support(self) -> "dict[Precision, str | None]":
+        if self.probe is None:
+            return {}
+        return self.probe.support.get(self.device_id(), {})
 
     def _refresh_precisions(self) -> None:
         """Disable what the device cannot do, with the reason; fall back to fp32 if needed."""
-        support = precision_support(self.device())
+        if self.probe is None:
+            return
+        support = self._support()
         reasons = []
         for precision, button in self.precision_buttons.items():
             reason = support.get(precision)
             button.setEnabled(reason is None)
-            button.setToolTip(reason or f"{precision.value} works on {self.device().id}")
+            button.setToolTip(reason or f"{precision.value} works on {self.device_id()}")
             if reason:
                 reasons.append(f"{precision.value}: {reason}")
-        if not self.precision_buttons[self.precision()].isEnabled():
+        checked = self.precision()
+        if checked is None or not self.precision_buttons[checked].isEnabled():
             self.precision_group.blockSignals(True)
-            self.precision_buttons[Precision.FP32].setChecked(True)
+            self.precision_buttons[self.probe.precisions[0]].setChecked(True)  # fp32
             self.precision_group.blockSignals(False)
         self.precision_note.setText("; ".join(reasons))
 
-    def precision(self) -> Precision:
+    def precision(self) -> "Precision | None":
+        """The checked precision (None until the probe has arrived)."""
         for precision, button in self.precision_buttons.items():
             if button.isChecked():
                 return precision
-        return Precision.FP32
+        return None
+
+    def precision_value(self) -> str:
+        """The checked precision's name; before the probe the wanted one."""
+        precision = self.precision()
+        return precision.value if precision is not None else self._wanted[1]
 
     def select(self, device_id: str, precision: str) -> None:
-        """Preselect without reloading (used at start-up from the saved settings)."""
+        """Preselect without reloading (used at start-up from the saved settings). Before the
+        probe it is remembered and applied when the probe arrives."""
+        if self.probe is None:
+            self._wanted = (device_id, precision)
+            return
+        device_id, chosen = self.probe.settle(device_id, precision)
         self.blockSignals(True)
-        index = self.device_box.findData(device_id)
-        if (
-            index >= 0
-            and self.device_box.model().flags(self.device_box.model().index(index, 0))
-            & Qt.ItemFlag.ItemIsEnabled
-        ):
-            self.device_box.setCurrentIndex(index)
+        self.device_box.setCurrentIndex(self.device_box.findData(device_id))
         self._refresh_precisions()
-        try:
-            button = self.precision_buttons[Precision(precision)]
-        except ValueError:
-            button = self.precision_buttons[Precision.FP32]
-        if button.isEnabled():
-            button.setChecked(True)
+        self.precision_buttons[chosen].setChecked(True)
         self.blockSignals(False)
 
-    def show_effective(self, precision: Precision | None) -> None:
+    def show_effective(self, precision: "Precision | None") -> None:
         self.effective_precision.setText(f"effective: {precision.value if precision else '-'}")
 
     def set_busy(self, busy: bool, synthesizing: bool = False) -> None:
         """Device and precision are fixed while any job runs: a reload would wait behind it.
         Segment and batch size are fixed while a synthesis runs: it uses the values it began
         with, and the count line must not show another."""
-        self.device_box.setEnabled(not busy)
+        self._busy = (busy, synthesizing)
+        self.device_box.setEnabled(not busy and self.ready)
+        support = self._support()
         for precision, button in self.precision_buttons.items():
-            reason = precision_support(self.device()).get(precision)
-            button.setEnabled(not busy and reason is None)
+            button.setEnabled(not busy and support.get(precision) is None)
         for widget, tip in (
             (self.segment_slider, self.segment_tip),
             (self.batch_box, self.batch_tip),

@@ -1,4 +1,7 @@
-"""The text editor: CJK-capable font, counts and estimate, control-token inserts, .txt drops."""
+"""The text editor: CJK-capable font, counts and estimate, control-token inserts, .txt drops.
+
+Counting segments reads the whole text: a short one is counted at once, a long one (100,000
+characters take about 0.1 s) on the thread pool, so neither typing nor a paste waits for it."""
 
 from pathlib import Path
 
@@ -15,9 +18,10 @@ from PySide6.QtWidgets import (
 )
 
 from core.errors import StudioError
-from core.text import split_segments
+from core.text import Segment, split_segments
 
 from .notices import MessageLabel, plural
+from .tasks import in_background
 
 # Fonts with both Han and Latin glyphs, best first; Qt falls back per glyph if none is there.
 CJK_FONTS = [
@@ -34,6 +38,7 @@ QUICK_TOKENS = ("[uv_break]", "[laugh]", "[lbreak]")
 COUNT_DELAY_MS = 300
 LONG_TEXT = 20_000
 LONG_COUNT_DELAY_MS = 1_000
+INLINE_COUNT = 5_000  # characters counted on the UI thread (a few ms); longer: in the pool
 
 
 def _text_file(mime: QMimeData) -> Path | None:
@@ -76,6 +81,7 @@ class EditorPanel(QWidget):
         super().__init__(parent)
         self.segment_size = 50
         self._detail = ""  # the last segment count, shown until the next one is ready
+        self._counts = 0  # the number of the newest count asked for; older answers are dropped
         self.count_timer = QTimer(self)
         self.count_timer.setSingleShot(True)
         self.count_timer.timeout.connect(self.update_counts)
@@ -146,24 +152,40 @@ class EditorPanel(QWidget):
     def _text_changed(self) -> None:
         """Every keystroke: only the character count now, the segments once typing pauses."""
         length = len(self.text())
+        self._counts += 1  # a count under way is of the text before this change
         self.counts.setText(f"{plural(length, 'character')}{self._detail}")
         self.count_timer.start(COUNT_DELAY_MS if length < LONG_TEXT else LONG_COUNT_DELAY_MS)
 
     def update_counts(self) -> None:
+        """Count the segments now (a short text) or on the thread pool (a long one)."""
         self.count_timer.stop()
-        text = self.text()
+        self._counts += 1
+        number, text, size = self._counts, self.text(), self.segment_size
         if not text.strip():
             self._detail = ""
             self.counts.setText("0 characters")
             return
-        try:
-            segments = split_segments(text, self.segment_size)
-        except StudioError as exc:
+
+        def count() -> list[Segment] | StudioError:
+            try:
+                return split_segments(text, size)
+            except StudioError as exc:
+                return exc
+
+        if len(text) <= INLINE_COUNT:
+            self._show_count(number, text, count())
+        else:
+            in_background(count, lambda found: self._show_count(number, text, found), owner=self)
+
+    def _show_count(self, number: int, text: str, found: list[Segment] | StudioError) -> None:
+        if number != self._counts:
+            return  # the text or the segment size changed since: a newer count follows
+        if isinstance(found, StudioError):
             self._detail = ""
-            self.counts.setText(f"{plural(len(text), 'character')} · {exc}")
+            self.counts.setText(f"{plural(len(text), 'character')} · {found}")
             return
-        seconds = sum(s.est_seconds for s in segments)
-        self._detail = f" · {plural(len(segments), 'segment')} · ~{seconds:.0f} s of audio"
+        seconds = sum(s.est_seconds for s in found)
+        self._detail = f" · {plural(len(found), 'segment')} · ~{seconds:.0f} s of audio"
         self.counts.setText(f"{plural(len(text), 'character')}{self._detail}")
 
     def open_file(self, path: Path) -> bool:

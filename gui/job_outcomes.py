@@ -1,17 +1,60 @@
-"""What the main window does with each worker outcome (started, progress, audio, finished,
-failed, cancelled): a part of MainWindow kept in its own module. Every method runs on the UI
-thread (the worker's signals are queued to it)."""
+"""What the main window does with each worker outcome: one handler per kind (loaded,
+synthesized, auditioned, speaker made, downloaded, built), and per kind of job for a failure
+or a cancel; plus started, progress and audio. A part of MainWindow kept in its own module.
+Every method runs on the UI thread (the worker's signals are queued to it)."""
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from core import models
-from core.engine import LoadedModel
 from core.request import AudioChunk, SegmentResult
 
 from .notices import figure, plural
-from .worker import CancelledOutcome, Failure, Job, JobKind, Progress, SynthesisOutcome
+from .worker import (
+    CancelledOutcome,
+    Candidate,
+    DeviceProbe,
+    Failure,
+    Job,
+    JobKind,
+    Progress,
+    SeedSpeaker,
+    SynthesisOutcome,
+)
+
+if TYPE_CHECKING:
+    from core.engine import LoadedModel
 
 
 class JobOutcomes:
     """Mixed into MainWindow; uses its panels, dialogs and job state."""
+
+    def _connect_worker(self) -> None:
+        worker = self.host.worker
+        # Bound methods of this QObject: Qt queues the calls onto the UI thread.
+        worker.probed.connect(self._devices_found)
+        worker.probe_failed.connect(self._engine_unavailable)
+        worker.started.connect(self._job_started)
+        worker.progress.connect(self._job_progress)
+        worker.segment_ready.connect(self._segment_ready)
+        worker.chunk_ready.connect(self._chunk_ready)
+        worker.segment_restarted.connect(self._segment_restarted)
+        worker.loaded.connect(self._loaded)
+        worker.synthesized.connect(self._synthesized)
+        worker.auditioned.connect(self._auditioned)
+        worker.speaker_made.connect(self._speaker_made)
+        worker.downloaded.connect(self._downloaded)
+        worker.built.connect(self._built)
+        worker.failed.connect(self._job_failed)
+        worker.cancelled.connect(self._job_cancelled)
+
+    def _devices_found(self, probe: DeviceProbe) -> None:
+        self.controls.show_probe(probe)
+
+    def _engine_unavailable(self, error: Exception) -> None:
+        sentence = f"The engine cannot start: {self.error_sentence(error)}"
+        self.controls.show_probe_failed(sentence)
+        self.warn(sentence)
 
     def _job_started(self, job: Job) -> None:
         if job.kind in (JobKind.LOAD, JobKind.SYNTHESIZE, JobKind.AUDITION):
@@ -56,40 +99,57 @@ class JobOutcomes:
             self._cancelling = None
         self._set_busy(False)
 
-    def _job_finished(self, job: Job, payload: object) -> None:
+    # -- one handler per kind of outcome ---------------------------------------------------
+    def _loaded(self, job: Job, loaded: "LoadedModel") -> None:
         self._job_done(job)
-        if job.kind is JobKind.LOAD and isinstance(payload, LoadedModel):
-            self.load_progress.setVisible(False)
-            self.live.stop(None, "model ready")
-            self._set_loaded(payload)
-        elif job.kind is JobKind.SYNTHESIZE and isinstance(payload, SynthesisOutcome):
-            note = self.live.live.snapshot().note  # e.g. the batch lowered after out of memory
-            self.live.stop(payload.summary)
-            self.result.end(payload)
-            summary = payload.summary
-            self.show_message(
-                (
-                    f"Done: {summary.audio_seconds:.1f} s of audio, RTF {figure(summary.rtf)}."
-                    if summary
-                    else "Done."
-                )
-                + (f" Note: {note}." if note else "")
-            )
-        elif job.kind is JobKind.AUDITION and isinstance(payload, list):
-            self.live.stop(None)
-            self.audition_dialog.show_candidates(payload)
-        elif job.kind is JobKind.SPEAKER and isinstance(payload, tuple):
-            seed, embedding = payload
-            self.speakers.copy_text(embedding, f"Copied the embedding of seed {seed}.")
-        elif job.kind is JobKind.DOWNLOAD:
-            self.model_dialog.download_ended("The official weights are downloaded and verified.")
-            self.load_model("official")
-        elif job.kind is JobKind.BUILD and isinstance(payload, models.ModelInfo):
-            said = f"Built and verified {payload.name}: load it with its Load button."
-            self.model_dialog.build_ended(said)
-            self.show_message(said)
+        self.load_progress.setVisible(False)
+        self.live.stop(None, "model ready")
+        self._set_loaded(loaded)
         self._run_waiting()
 
+    def _synthesized(self, job: Job, outcome: SynthesisOutcome) -> None:
+        self._job_done(job)
+        note = self.live.live.snapshot().note  # e.g. the batch lowered after out of memory
+        self.live.stop(outcome.summary)
+        self.result.end(outcome)
+        summary = outcome.summary
+        self.show_message(
+            (
+                f"Done: {summary.audio_seconds:.1f} s of audio, RTF {figure(summary.rtf)}."
+                if summary
+                else "Done."
+            )
+            + (f" Note: {note}." if note else "")
+        )
+        self._run_waiting()
+
+    def _auditioned(self, job: Job, candidates: list[Candidate]) -> None:
+        self._job_done(job)
+        self.live.stop(None)
+        self.audition_dialog.show_candidates(candidates)
+        self._run_waiting()
+
+    def _speaker_made(self, job: Job, speaker: SeedSpeaker) -> None:
+        self._job_done(job)
+        self.speakers.copy_text(speaker.embedding, f"Copied the embedding of seed {speaker.seed}.")
+        self._run_waiting()
+
+    def _downloaded(self, job: Job, info: models.ModelInfo) -> None:
+        self._job_done(job)
+        self.model_dialog.download_ended("The official weights are downloaded and verified.")
+        self.model_dialog.mark_ready(info.name)
+        self.load_model("official")
+        self._run_waiting()
+
+    def _built(self, job: Job, info: models.ModelInfo) -> None:
+        self._job_done(job)
+        said = f"Built and verified {info.name}: load it with its Load button."
+        self.model_dialog.build_ended(said)
+        self.model_dialog.mark_ready(info.name)
+        self.show_message(said)
+        self._run_waiting()
+
+    # -- a failure or a cancel, by the kind of job -------------------------------------------
     def _job_failed(self, failure: Failure) -> None:
         job = failure.job
         self._job_done(job)
@@ -98,29 +158,33 @@ class JobOutcomes:
         self.live.stop(partial.summary if partial else None, "error")
         self.load_progress.setVisible(False)
         sentence = self.error_sentence(failure.error)
-        if job.kind is JobKind.SYNTHESIZE:
-            # What was finished before the error stays: in the result, the history, saveable.
-            self.result.end(failure.partial, failed=True)
-            kept = len(failure.partial.results) if failure.partial else 0
-            if kept:
-                self.show_message(
-                    f"{sentence} {plural(kept, 'finished segment')} kept: save them with Save…"
-                )
-        elif job.kind is JobKind.AUDITION:
-            self.audition_dialog.failed(sentence)
-        elif job.kind is JobKind.DOWNLOAD:
-            self.model_dialog.download_ended(sentence)
-        elif job.kind is JobKind.BUILD:
-            self.model_dialog.build_ended(sentence)
-        elif job.kind is JobKind.LOAD:
-            self._load_stopped(sentence)
-            self._drop_waiting(sentence)
+        said: dict[JobKind, Callable[[], object]] = {
+            JobKind.SYNTHESIZE: lambda: self._synthesis_failed(failure, sentence),
+            JobKind.AUDITION: lambda: self.audition_dialog.failed(sentence),
+            JobKind.DOWNLOAD: lambda: self.model_dialog.download_ended(sentence),
+            JobKind.BUILD: lambda: self.model_dialog.build_ended(sentence),
+            JobKind.LOAD: lambda: self._load_failed(sentence),
+        }
+        said.get(job.kind, lambda: None)()
         self._run_waiting()
+
+    def _synthesis_failed(self, failure: Failure, sentence: str) -> None:
+        # What was finished before the error stays: in the result, the history, saveable.
+        self.result.end(failure.partial, failed=True)
+        kept = len(failure.partial.results) if failure.partial else 0
+        if kept:
+            self.show_message(
+                f"{sentence} {plural(kept, 'finished segment')} kept: save them with Save…"
+            )
+
+    def _load_failed(self, sentence: str) -> None:
+        self._load_stopped(sentence)
+        self._drop_waiting(sentence)
 
     def _load_stopped(self, reason: str) -> None:
         """A load failed or was cancelled: show what the engine really holds now. Core checks
         the files before it drops the old model, so usually that one is still there."""
-        loaded = self.host.worker.engine.loaded
+        loaded = self.host.worker.loaded_model
         self.loaded = loaded
         self.model_dialog.show_loaded(loaded)
         self._update_banner()
@@ -148,27 +212,35 @@ class JobOutcomes:
         self._job_done(job)
         self.load_progress.setVisible(False)
         partial = outcome.partial if job.kind is JobKind.SYNTHESIZE else None
-        results = partial.results if partial else []
-        cut = sum(1 for r in results if r.partial)  # the kept start of the segment in progress
+        cut = sum(1 for r in partial.results if r.partial) if partial else 0
         # The job's own figures (every step it ran); None for a job cancelled before it began.
         self.live.stop(partial.summary if partial else None, "cancelled", cut)
-        if job.kind is JobKind.SYNTHESIZE:
-            self.result.end(partial, cancelled=True)
-            finished = len(results) - cut
-            said = f"Cancelled; kept {plural(finished, 'finished segment')}"
-            if cut:
-                said += " and the start of the segment in progress (marked partial)"
-            self.show_message(said + (": save with Save…" if results else "."))
-        elif job.kind is JobKind.DOWNLOAD:
-            self.model_dialog.download_ended("Download cancelled; the next try resumes.")
-        elif job.kind is JobKind.BUILD:
-            self.model_dialog.build_ended("Building cancelled.")
-        elif job.kind is JobKind.AUDITION:
-            self.audition_dialog.failed("Audition cancelled.")
-            self.show_message("Audition cancelled.")
-        elif job.kind is JobKind.LOAD:
-            self._load_stopped("Loading cancelled.")
-            self._drop_waiting("Loading was cancelled.")
-        else:
-            self.show_message("Cancelled.")
+        said: dict[JobKind, Callable[[], object]] = {
+            JobKind.SYNTHESIZE: lambda: self._synthesis_cancelled(partial, cut),
+            JobKind.DOWNLOAD: lambda: self.model_dialog.download_ended(
+                "Download cancelled; the next try resumes."
+            ),
+            JobKind.BUILD: lambda: self.model_dialog.build_ended("Building cancelled."),
+            JobKind.AUDITION: self._audition_cancelled,
+            JobKind.LOAD: self._load_cancelled,
+        }
+        said.get(job.kind, lambda: self.show_message("Cancelled."))()
         self._run_waiting()
+
+    def _synthesis_cancelled(self, partial: SynthesisOutcome | None, cut: int) -> None:
+        """What was made is kept: finished segments, and the start of the one in progress
+        (marked partial) that was already streamed."""
+        self.result.end(partial, cancelled=True)
+        results = partial.results if partial else []
+        said = f"Cancelled; kept {plural(len(results) - cut, 'finished segment')}"
+        if cut:
+            said += " and the start of the segment in progress (marked partial)"
+        self.show_message(said + (": save with Save…" if results else "."))
+
+    def _audition_cancelled(self) -> None:
+        self.audition_dialog.failed("Audition cancelled.")
+        self.show_message("Audition cancelled.")
+
+    def _load_cancelled(self) -> None:
+        self._load_stopped("Loading cancelled.")
+        self._drop_waiting("Loading was cancelled.")

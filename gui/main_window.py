@@ -1,48 +1,43 @@
 """The main window: composes the panels, turns clicks into worker requests, and shows every
-worker outcome (results, progress, errors) without ever blocking the UI thread."""
+worker outcome (results, progress, errors) without ever blocking the UI thread.
 
+It imports neither torch nor ChatTTS: the worker does, in the background, so the window is on
+screen first (issue 13)."""
+
+import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import torch
 from PySide6.QtCore import QTimer
-from PySide6.QtGui import QCloseEvent
+from PySide6.QtGui import QCloseEvent, QShowEvent
 from PySide6.QtWidgets import (
     QApplication,
     QMainWindow,
 )
 
 from core import models
-from core.devices import default_device
-from core.engine import LoadedModel
 from core.errors import StudioError
-from core.request import SynthesisRequest
-from core.text import check_text
 
 from . import dialogs
-from .draft import load_draft, save_draft
+from .draft import DraftKeeper, Persistence
 from .job_outcomes import JobOutcomes
+from .job_requests import JobRequests
 from .notices import banner_dismissed, set_banner_dismissed
 from .settings import Key, Settings
 from .window_layout import WindowLayout
-from .worker import (
-    AuditionJob,
-    Candidate,
-    Job,
-    JobKind,
-    LoadJob,
-    SynthesisJob,
-    WorkerHost,
-)
+from .worker import Job, JobKind, LoadJob, WorkerHost
 
-AUDITION_SEGMENT = 80
 # The text and the settings are written this long after the last change, so a crash loses at
 # most that much typing and a keystroke never waits for the disk.
 PERSIST_DELAY_MS = 1_500
 CLOSE_WAIT_MS = 30_000  # how long closing waits for the worker before it lets the window go
 
+if TYPE_CHECKING:
+    from core.engine import LoadedModel
 
-class MainWindow(QMainWindow, WindowLayout, JobOutcomes):
+
+class MainWindow(QMainWindow, WindowLayout, JobRequests, JobOutcomes, Persistence):
     def __init__(self, model: str | None = None, settings: Settings | None = None) -> None:
         super().__init__()
         self.settings = settings or Settings()
@@ -57,6 +52,7 @@ class MainWindow(QMainWindow, WindowLayout, JobOutcomes):
         self.last_error: Exception | None = None
         self._saved_draft = ""  # the editor text as last written to the data folder
         self._draft_problem: str | None = None
+        self.drafts = DraftKeeper(self)
         self.persist_timer = QTimer(self)
         self.persist_timer.setSingleShot(True)
         self.persist_timer.setInterval(PERSIST_DELAY_MS)
@@ -66,17 +62,14 @@ class MainWindow(QMainWindow, WindowLayout, JobOutcomes):
         self._restore()
         self._start(model)
 
+    def showEvent(self, event: QShowEvent) -> None:  # Qt's name
+        """Shown: the worker starts (torch, the devices, then the jobs asked for) as soon as
+        the event loop has painted the window."""
+        super().showEvent(event)
+        QTimer.singleShot(0, self.host.start)
+
     def _connect(self) -> None:
-        worker = self.host.worker
-        # Bound methods of this QObject: Qt queues the calls onto the UI thread.
-        worker.started.connect(self._job_started)
-        worker.progress.connect(self._job_progress)
-        worker.segment_ready.connect(self._segment_ready)
-        worker.chunk_ready.connect(self._chunk_ready)
-        worker.segment_restarted.connect(self._segment_restarted)
-        worker.finished.connect(self._job_finished)
-        worker.failed.connect(self._job_failed)
-        worker.cancelled.connect(self._job_cancelled)
+        self._connect_worker()
         self.synth_button.clicked.connect(self.synthesize_or_cancel)
         self.editor.error.connect(self.show_message)
         self.editor.editor.file_dropped.connect(self._remember_text_folder)
@@ -87,7 +80,7 @@ class MainWindow(QMainWindow, WindowLayout, JobOutcomes):
             self.warn(self.speakers.library.problem)
             QTimer.singleShot(0, lambda: self.show_message(self.speakers.library.problem))
         # Anything worth keeping changes: write it a moment later (see PERSIST_DELAY_MS).
-        self.persist_timer.timeout.connect(self.persist)
+        self.persist_timer.timeout.connect(self._persist_soon)
         for changed in (
             self.editor.editor.textChanged,
             self.controls.engine_changed,
@@ -113,29 +106,6 @@ class MainWindow(QMainWindow, WindowLayout, JobOutcomes):
         self.audition_dialog.keep_requested.connect(self._keep_candidate)
         self.audition_dialog.cancel_requested.connect(self._cancel_audition)
         self.audition_dialog.playing.connect(self.result.forget_playback)
-
-    def _restore(self) -> None:
-        s = self.settings
-        if s.problem:
-            self.warn(s.problem)
-        draft, self._draft_problem = load_draft()
-        if self._draft_problem:
-            self.warn(self._draft_problem)
-        if draft:
-            self.editor.set_text(draft)
-        self._saved_draft = draft
-        geometry = s.get(Key.GEOMETRY)
-        if not (geometry and self.restoreGeometry(geometry)):  # type: ignore[arg-type]
-            screen = self.screen().availableGeometry()  # a first start fits a 1280x800 screen
-            self.resize(min(1200, screen.width()), min(760, screen.height()))
-        device = s.text(Key.DEVICE) or default_device().id
-        self.controls.select(device, s.text(Key.PRECISION))
-        self.controls.segment_slider.setValue(s.number(Key.SEGMENT_SIZE))
-        self.controls.batch_box.setValue(s.number(Key.BATCH_SIZE))
-        self.speakers.restore(s.text(Key.SPEAKER))
-        self.result.stream_box.setChecked(s.flag(Key.STREAM_PLAYBACK))
-        self.result.last_folder = s.text(Key.LAST_FOLDER)
-        self.editor.set_segment_size(self.controls.segment_slider.value())
 
     def _start(self, model: str | None) -> None:
         official = models.resolve("official").folder.is_dir()
@@ -183,7 +153,8 @@ class MainWindow(QMainWindow, WindowLayout, JobOutcomes):
     def error_sentence(error: Exception) -> str:
         if isinstance(error, StudioError):
             return str(error)
-        if isinstance(error, torch.OutOfMemoryError | MemoryError):
+        torch = sys.modules.get("torch")  # its error exists once the worker has imported it
+        if isinstance(error, (MemoryError, getattr(torch, "OutOfMemoryError", MemoryError))):
             return "Out of memory: lower the batch size or the segment size, or use another device."
         first = str(error).splitlines()[0][:300] if str(error) else ""
         return f"Unexpected error: {type(error).__name__}: {first}".rstrip(": ")
@@ -203,12 +174,20 @@ class MainWindow(QMainWindow, WindowLayout, JobOutcomes):
         if self.current_job is not None:
             self.show_message("Wait for the running job to finish (or cancel it) first.")
             return
-        spec = LoadJob(self.model_name, self.controls.device().id, self.controls.precision().value)
+        controls = self.controls
+        # Before the device probe: the saved choice, settled by the worker as the controls
+        # will show it.
+        spec = LoadJob(
+            self.model_name,
+            controls.device_id() or None,
+            controls.precision_value(),
+            settle=not controls.ready,
+        )
         self.current_job = self.host.load(spec)
         self._set_busy(True)
         self._update_banner()
 
-    def _set_loaded(self, loaded: LoadedModel) -> None:
+    def _set_loaded(self, loaded: "LoadedModel") -> None:
         self.loaded = loaded
         self.controls.show_effective(loaded.precision)
         info = loaded.info
@@ -254,163 +233,6 @@ class MainWindow(QMainWindow, WindowLayout, JobOutcomes):
         self.current_job = self.host.build(name)
         self._set_busy(True)
 
-    # -- synthesis -------------------------------------------------------------------------
-    def build_request(self) -> SynthesisRequest:
-        generation = self.controls.generation()
-        speaker = self.speakers.current()
-        request = SynthesisRequest(
-            text=self.editor.text(),
-            speaker=speaker.embedding,
-            seed=generation.seed,
-            temperature=generation.temperature,
-            top_p=generation.top_p,
-            top_k=generation.top_k,
-            refine_text=generation.refine_text,
-            segment_size=self.controls.segment_slider.value(),
-            batch_size=self.controls.batch_box.value(),  # 0: automatic, settled by the plan
-            pause_seconds=generation.pause_seconds,
-        )
-        request.validate()
-        check_text(request.text)  # empty or unspeakable text: say so before queueing
-        return request
-
-    def synthesize_or_cancel(self) -> None:
-        if self.waiting is not None or (
-            self.current_job is not None
-            and self.current_job.kind is JobKind.SYNTHESIZE
-            and self._cancelling is not self.current_job
-        ):
-            self.cancel()
-            return
-        self.synthesize()
-
-    def _worker_will_be_free(self) -> bool:
-        """The running job is a load (the model comes next) or a job already cancelled."""
-        job = self.current_job
-        return job is not None and (job.kind is JobKind.LOAD or job is self._cancelling)
-
-    def _wait_for_worker(self, run: Callable[[], object], what: str) -> None:
-        self.waiting = run
-        loading = self.current_job is not None and self.current_job.kind is JobKind.LOAD
-        cause = "the model" if loading else "the cancelled job to stop"
-        self.synth_button.setText(f"Waiting for {cause}…  (Esc cancels)")
-        self.show_message(
-            f"The {what} starts as soon as "
-            + ("the model is ready" if loading else "the cancelled job has stopped")
-            + "; Esc cancels it."
-        )
-
-    def _run_waiting(self) -> None:
-        run, self.waiting = self.waiting, None
-        if run is not None:
-            run()
-
-    def _drop_waiting(self, reason: str) -> None:
-        if self.waiting is not None:
-            self.waiting = None
-            self.synth_button.setText("Synthesize  (Ctrl+Enter)")
-            self.show_message(f"{reason} The waiting request was not run.")
-
-    def synthesize(self) -> Job | None:
-        if self.current_job is not None and not self._worker_will_be_free():
-            self.show_message("Busy: wait for the running job or press Esc to cancel it.")
-            return None
-        try:
-            request = self.build_request()
-        except StudioError as exc:
-            self._show_error(exc)
-            return None
-        if self.current_job is not None:
-            self._wait_for_worker(self.synthesize, "synthesis")
-            return None
-        if self.loaded is None:
-            banner = " or with the banner above" if not self.banner.isHidden() else ""
-            self.show_message(f"No model is loaded: choose one in Models (Ctrl+M){banner} first.")
-            return None
-        speaker = self.speakers.current()
-        spec = SynthesisJob(
-            request, speaker.seed if speaker.embedding is None else None, speaker.label
-        )
-        self.result.begin(request.pause_seconds)
-        self.current_job = self.host.synthesize(spec)
-        self._set_busy(True)
-        self.synth_button.setText("Cancel  (Esc)")
-        return self.current_job
-
-    def cancel(self) -> None:
-        if self.waiting is not None:  # Esc drops what waits, not the load it waits for
-            self.waiting = None
-            self.synth_button.setText("Synthesize  (Ctrl+Enter)")
-            self.show_message("The waiting request is cancelled.")
-            return
-        if self.current_job is not None:
-            self._cancelling = self.current_job
-            self.host.cancel()
-            self.show_message("Cancelling…")
-
-    def _cancel_audition(self) -> None:
-        if self.current_job is not None and self.current_job.kind is JobKind.AUDITION:
-            self.cancel()
-
-    def _set_busy(self, busy: bool) -> None:
-        job = self.current_job
-        # Segment and batch size are the running synthesis's: locked until it ends.
-        synthesizing = busy and job is not None and job.kind is JobKind.SYNTHESIZE
-        self.controls.set_busy(busy, synthesizing)
-        self.speakers.audition.setEnabled(not busy)
-        if not busy:
-            self.synth_button.setText("Synthesize  (Ctrl+Enter)")
-
-    # -- audition and speakers -------------------------------------------------------------
-    def show_audition(self) -> None:
-        self.audition_dialog.show()
-        self.audition_dialog.raise_()
-
-    def _audition(self, text: str, count: int) -> None:
-        if self._worker_will_be_free():
-            self._wait_for_worker(lambda: self._audition(text, count), "audition")
-            return
-        if self.current_job is not None or self.loaded is None:
-            self.audition_dialog.failed("Load a model and wait for the running job first.")
-            return
-        generation = self.controls.generation()
-        base = SynthesisRequest(
-            text=text,
-            temperature=generation.temperature,
-            top_p=generation.top_p,
-            top_k=generation.top_k,
-            refine_text=False,
-            segment_size=AUDITION_SEGMENT,
-            batch_size=4,
-        )
-        self.current_job = self.host.audition(AuditionJob(text, count, base))
-        self._set_busy(True)
-
-    def _keep_candidate(self, name: str, candidate: Candidate, replace: bool = False) -> None:
-        """The dialog says what the library did: kept, refused (a taken name: replace it or
-        choose another), or could not be written."""
-        from core.speakers import SpeakerNameTaken
-
-        dialog = self.audition_dialog
-        try:
-            entry = self.speakers.store(name, candidate.embedding, candidate.seed, replace)
-        except SpeakerNameTaken as taken:
-            dialog.name_taken(taken.name, candidate, self.speakers.library.free_name(taken.name))
-            return
-        except StudioError as exc:
-            dialog.keep_failed(str(exc))
-            self.show_message(str(exc))
-            return
-        self.show_message(dialog.kept(entry.name, candidate, replace))
-
-    def _embedding_wanted(self, seed: int) -> None:
-        if self.loaded is None or self.current_job is not None:
-            self.show_message(
-                "The embedding of a voice seed needs a loaded model and an idle worker."
-            )
-            return
-        self.current_job = self.host.speaker_for_seed(seed)
-
     def _remember_text_folder(self, path: Path) -> None:
         self._folder_used(str(Path(path).parent))
 
@@ -423,41 +245,14 @@ class MainWindow(QMainWindow, WindowLayout, JobOutcomes):
         if path and self.editor.open_file(path):
             self.show_message(f"Opened {path}.")
 
-    # -- keeping the text and settings --------------------------------------------------------
-    def persist(self) -> None:
-        """Write the editor text (atomically) and the settings now."""
-        self.persist_timer.stop()
-        text = self.editor.text()
-        if text != self._saved_draft:
-            problem = save_draft(text)
-            if problem is None:
-                self._saved_draft = text
-                self._draft_problem = None
-            elif problem != self._draft_problem:  # once per problem, not once per keystroke
-                self._draft_problem = problem
-                self.show_message(problem)
-        self.save_settings()
-
     # -- closing ---------------------------------------------------------------------------
-    def save_settings(self) -> None:
-        s = self.settings
-        s.set(Key.GEOMETRY, self.saveGeometry())
-        s.set(Key.DEVICE, self.controls.device().id)
-        s.set(Key.PRECISION, self.controls.precision().value)
-        s.set(Key.SEGMENT_SIZE, self.controls.segment_slider.value())
-        s.set(Key.BATCH_SIZE, self.controls.batch_box.value())
-        s.set(Key.SPEAKER, self.speakers.current().key())
-        s.set(Key.STREAM_PLAYBACK, self.result.stream_box.isChecked())
-        if self.result.last_folder:
-            s.set(Key.LAST_FOLDER, self.result.last_folder)
-        s.sync()
-
     def closeEvent(self, event: QCloseEvent) -> None:  # Qt's name
         """Cancel what runs, wait for the worker thread to end, then close."""
         self.persist()
         self.live.timer.stop()
         self.result.timer.stop()
         self.result.stop()
+        self.result.cancel_export()  # it stops before its next file and leaves nothing
         self.audition_dialog.close()
         self.model_dialog.close()
         if self.host.stop(CLOSE_WAIT_MS):

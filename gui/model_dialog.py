@@ -1,8 +1,13 @@
 """The model dialog: what is loaded, each known model with its state and the one action it
 needs (load, build, download), downloads and builds with progress and cancel, and a folder of
-one's own. Outcomes are said under the list; the list itself always stays."""
+one's own. Outcomes are said under the list; the list itself always stays. The states are
+checked while the dialog is shown, on the thread pool (a changed file is hashed again, up to
+1.1 GB), never on the UI thread."""
+
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Signal
+from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QDialog,
     QGridLayout,
@@ -15,12 +20,16 @@ from PySide6.QtWidgets import (
 )
 
 from core import models
-from core.engine import LoadedModel
 from core.errors import StudioError
 
 from . import dialogs
 from .notices import MessageLabel
+from .tasks import in_background
 
+if TYPE_CHECKING:
+    from core.engine import LoadedModel
+
+CHECKING = "checking…"
 NAMES = ("demo", "demo-full", "official")
 
 
@@ -30,7 +39,7 @@ class ModelRow:
     def __init__(self, name: str) -> None:
         self.name = name
         self.title = QLabel(name)
-        self.state = MessageLabel(lines=2)
+        self.state = MessageLabel(CHECKING, lines=2)
         self.action = QPushButton()
         self.action.setVisible(False)
         self.next = ""  # "load", "build" or "download"
@@ -45,6 +54,8 @@ class ModelDialog(QDialog):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Models")
+        self._checks = 0  # the number of the newest state check; older answers are dropped
+        self._answered = 0  # the number of the newest check that has answered
         self.loaded_label = MessageLabel(lines=2)
         self.rows = {name: ModelRow(name) for name in NAMES}
         grid = QGridLayout()
@@ -77,8 +88,9 @@ class ModelDialog(QDialog):
         self.folder.clicked.connect(self._folder)
         self.demo.clicked.connect(lambda: self.model_chosen.emit("demo"))
         self.resize(620, 260)
+        self._stale = True  # the states are checked when the dialog is shown
 
-    def show_loaded(self, loaded: LoadedModel | None) -> None:
+    def show_loaded(self, loaded: "LoadedModel | None") -> None:
         if loaded is None:
             self.loaded_label.setText("No model is loaded.")
         else:
@@ -86,35 +98,94 @@ class ModelDialog(QDialog):
             self.loaded_label.setText(
                 f"Loaded: {loaded.info.label} on {loaded.device.id}, {loaded.precision.value}"
             )
+            self.mark_ready(loaded.info.name)  # it was verified to load
         self.refresh()
 
+    def showEvent(self, event: QShowEvent) -> None:  # Qt's name
+        super().showEvent(event)
+        if self._stale:
+            self.refresh()
+
     def refresh(self) -> None:
-        """Each model's state, checked quickly (files unchanged since last hashed)."""
+        """Each model's state, while the dialog is shown (else when it is next shown: nothing
+        is hashed for a dialog nobody looks at). An absent model's is known at once; a present
+        one is checked on the thread pool (files unchanged since they were last hashed are not
+        read again), its row keeping what it said until the answer comes."""
+        if not self.isVisible():
+            self._stale = True
+            return
+        self._stale = False
+        self._checks += 1
+        number = self._checks
+        present = []
         try:
-            states = {row.info.name: row for row in models.status(NAMES, quick=True)}
+            for name, row in self.rows.items():
+                info = models.resolve(name)
+                if info.folder.is_dir():
+                    present.append(name)
+                else:
+                    self._show_row(row, models.ModelStatus(info, False, False))
         except StudioError as exc:
             self.status_label.setText(str(exc))
+        if not present:
+            self._answered = number
             return
-        busy = self.cancel.isEnabled()
-        for name, row in self.rows.items():
-            status = states[name]
-            official = status.info.kind == "official"
-            if status.verified:
-                state, action, row.next = "ready", "Load", "load"
-            elif not status.present:
-                state = "not downloaded yet" if official else "not built yet"
-                action = "Download" if official else "Build"
-                row.next = "download" if official else "build"
-            else:
-                state = status.problem
-                action = "Download again" if official else "Build again"
-                row.next = "download" if official else "build"
-            if status.info.random_weights:
-                state += f" ({models.RANDOM_LABEL})"
-            row.state.setText(state)
-            row.action.setText(action)
-            row.action.setVisible(True)
-            row.action.setEnabled(not busy)
+        in_background(
+            lambda: models.status(tuple(present), quick=True),
+            lambda states: self._show_states(number, states),
+            lambda error: self._check_failed(number, error),
+            owner=self,
+        )
+
+    @property
+    def checking(self) -> bool:
+        """A check of the states is under way (the rows show the previous one's answer)."""
+        return self._answered != self._checks
+
+    def _check_failed(self, number: int, error: Exception) -> None:
+        if number != self._checks:
+            return
+        self._answered = number
+        if not isinstance(error, StudioError):
+            raise error
+        self.status_label.setText(str(error))
+
+    def mark_ready(self, name: str) -> None:
+        """A model just verified (built, downloaded or loaded): ready, without a check."""
+        row = self.rows.get(name)
+        if row is None:
+            return
+        noise = models.resolve(name).random_weights
+        row.state.setText("ready" + (f" ({models.RANDOM_LABEL})" if noise else ""))
+        row.action.setText("Load")
+        row.action.setVisible(True)
+        row.next = "load"
+
+    def _show_states(self, number: int, found: "list[models.ModelStatus]") -> None:
+        if number != self._checks:
+            return  # a newer check was asked for (after a build, say): its answer counts
+        self._answered = number
+        for status in found:
+            self._show_row(self.rows[status.info.name], status)
+
+    def _show_row(self, row: ModelRow, status: "models.ModelStatus") -> None:
+        official = status.info.kind == "official"
+        if status.verified:
+            state, action, row.next = "ready", "Load", "load"
+        elif not status.present:
+            state = "not downloaded yet" if official else "not built yet"
+            action = "Download" if official else "Build"
+            row.next = "download" if official else "build"
+        else:
+            state = status.problem
+            action = "Download again" if official else "Build again"
+            row.next = "download" if official else "build"
+        if status.info.random_weights:
+            state += f" ({models.RANDOM_LABEL})"
+        row.state.setText(state)
+        row.action.setText(action)
+        row.action.setVisible(True)
+        row.action.setEnabled(not self.cancel.isEnabled())  # not while a job of ours runs
 
     def _act(self, row: ModelRow) -> None:
         if row.next == "load":
@@ -151,6 +222,8 @@ class ModelDialog(QDialog):
     def download_ended(self, text: str) -> None:
         self.download.setEnabled(True)
         self.cancel.setEnabled(False)
+        for row in self.rows.values():
+            row.action.setEnabled(True)
         self.progress.setVisible(False)
         self.status_label.setText(text)
         self.refresh()

@@ -1,13 +1,8 @@
 """The result: play while generating, play / stop / seek with a waveform, save in any format
-(optionally one file per segment), and the history of this session's results."""
+(optionally one file per segment; result_saving.py), and the history of this session's
+results (result_history.py)."""
 
-import os
-import shutil
 import sys
-import tempfile
-import time
-from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import pyqtgraph as pg
@@ -25,57 +20,20 @@ from PySide6.QtWidgets import (
 )
 
 from core import SAMPLE_RATE
-from core.atomic import os_error_sentence
-from core.audio import Player, check_output_path, output_available, save
-from core.errors import AudioError, StudioError
+from core.audio import Player, output_available
+from core.errors import StudioError
 from core.request import AudioChunk, SegmentResult
 
-from . import dialogs
-from .notices import MessageLabel, figure, plural
+from .notices import MessageLabel
+from .result_history import HistoryEntry, ResultHistory
+from .result_saving import ResultSaving
 from .worker import SynthesisOutcome
 
 WAVEFORM_POINTS = 4000
+# Room for a run's audio, reserved at its first chunk: only the pages written are ever used.
+GROWING_SAMPLES = 30 * 60 * SAMPLE_RATE
 # _play_end of a stream that is still being fed: any end before end_of_stream is a lost device.
 STREAM_OPEN = sys.maxsize
-
-
-@dataclass(frozen=True)
-class HistoryEntry:
-    outcome: SynthesisOutcome
-    made: float  # time.time()
-    cancelled: bool = False
-    failed: bool = False  # an error stopped the run; these are the segments it finished
-
-    @property
-    def partial(self) -> bool:
-        """The kept start of a segment cut short by cancel is part of it."""
-        return any(r.partial for r in self.outcome.results)
-
-    def title(self) -> str:
-        """Two lines: when, what and how it ended; then who, with which settings, on what, and
-        its figures (a cancelled or failed run has them too)."""
-        request = self.outcome.job.request
-        text = request.text.strip().replace("\n", " ")
-        state = " · cancelled" if self.cancelled else ""
-        state = " · stopped by an error" if self.failed else state
-        if self.partial:
-            state += " · last segment partial"
-        loaded = self.outcome.loaded
-        engine = f"{loaded.device.id} {loaded.precision.value}" if loaded else "-"
-        summary = self.outcome.summary
-        seconds = len(self.outcome.audio) / SAMPLE_RATE
-        figures = f"{seconds:.1f} s of audio"
-        if summary is not None:
-            figures += (
-                f", RTF {figure(summary.rtf)}, {plural(summary.steps, 'step')} in "
-                f"{summary.wall_seconds:.1f} s"
-            )
-        return (
-            f"{time.strftime('%H:%M:%S', time.localtime(self.made))} · "
-            f"{text[:40]}{'…' if len(text) > 40 else ''}{state}\n"
-            f"{self.outcome.job.speaker_label} · generation seed {request.seed}, "
-            f"T {request.temperature:g}, segment {request.segment_size} · {engine} · {figures}"
-        )
 
 
 def envelope(audio: np.ndarray, points: int = WAVEFORM_POINTS) -> tuple[np.ndarray, np.ndarray]:
@@ -90,7 +48,7 @@ def envelope(audio: np.ndarray, points: int = WAVEFORM_POINTS) -> tuple[np.ndarr
     return times, values
 
 
-class ResultPanel(QWidget):
+class ResultPanel(QWidget, ResultHistory, ResultSaving):
     message = Signal(str)
     folder_used = Signal(str)
 
@@ -98,6 +56,9 @@ class ResultPanel(QWidget):
         super().__init__(parent)
         self.player = player or Player()
         self.audio = np.zeros(0, dtype=np.float32)
+        # Room the audio of a run grows into (see _append); None when audio is a whole result.
+        self._growing: np.ndarray | None = None
+        self._wave_stale = False
         self.results: list[SegmentResult] = []
         self.pause_seconds = 0.25
         self.history: list[HistoryEntry] = []
@@ -211,12 +172,25 @@ class ResultPanel(QWidget):
         and fed to the player's one continuous stream, so listening starts after a few dozen
         GPT steps and goes on without a gap between pieces."""
         if chunk.index > self._chunk_segment:
-            gap = np.zeros(round(self.pause_seconds * SAMPLE_RATE), dtype=np.float32)
-            self._set_audio(np.concatenate([self.audio, gap]))
+            self._append(np.zeros(round(self.pause_seconds * SAMPLE_RATE), dtype=np.float32))
             self._chunk_segment = chunk.index
         self._segment_start.setdefault(chunk.index, len(self.audio))
-        self._set_audio(np.concatenate([self.audio, chunk.audio]))
+        self._append(chunk.audio)
         self._stream()
+
+    def _append(self, piece: np.ndarray) -> None:
+        """Append to the growing result in place: a chunk costs its own size, not the whole
+        result's (a fresh 50 MB array per chunk is page faults the UI thread waits for)."""
+        end = len(self.audio)
+        size = end + len(piece)
+        if self._growing is None or size > len(self._growing):
+            room = np.empty(max(2 * size, GROWING_SAMPLES), dtype=np.float32)
+            room[:end] = self.audio
+            self._growing = room
+        self._growing[end:size] = piece
+        self.audio = self._growing[:size]
+        self.seek.setRange(0, size)
+        self._wave_stale = True  # drawn on the next tick, not once per chunk
 
     def restart_segment(self, index: int) -> None:
         """The engine makes the segment again (out of memory): what was streamed of it is
@@ -252,20 +226,7 @@ class ResultPanel(QWidget):
         self._set_audio(outcome.audio)
         self._feed_new()
         self._finish_stream()  # the stream stops after the run's last sample
-        self.history.append(HistoryEntry(outcome, time.time(), cancelled, failed))
-        self.history_list.blockSignals(True)
-        self.history_list.addItem(self.history[-1].title())
-        self.history_list.item(len(self.history) - 1).setToolTip(self.history[-1].title())
-        self.history_list.setCurrentRow(len(self.history) - 1)
-        self.history_list.blockSignals(False)
-
-    def select_history(self, row: int) -> None:
-        if 0 <= row < len(self.history) and not self.running:
-            self.stop()
-            outcome = self.history[row].outcome
-            self.results = list(outcome.results)
-            self.pause_seconds = outcome.job.request.pause_seconds
-            self._set_audio(outcome.audio)
+        self._remember(outcome, cancelled, failed)
 
     # -- playback --------------------------------------------------------------------------
     def _stream(self) -> None:
@@ -393,6 +354,8 @@ class ResultPanel(QWidget):
             )
 
     def _tick(self) -> None:
+        if self._wave_stale:
+            self._show_audio()
         self._check_playback()
         self._stream()
         self.stop_button.setEnabled(self.player.playing or self._live)
@@ -407,66 +370,20 @@ class ResultPanel(QWidget):
         )
 
     def _set_audio(self, audio: np.ndarray) -> None:
+        """A new result (or a cut one): shown now, and never written to in place."""
         self.audio = audio
+        self._growing = None
         self.seek.setRange(0, max(0, len(audio)))
         self._show_audio()
 
     def _show_audio(self) -> None:
+        self._wave_stale = False
         times, values = envelope(self.audio)
         self.wave_curve.setData(times, values)
-        peak = max(float(np.abs(self.audio).max()) if len(self.audio) else 1.0, 0.01)
+        # The envelope keeps every bucket's extremes: its peak is the audio's, read cheaply.
+        peak = max(float(np.abs(values).max()) if len(values) else 1.0, 0.01)
         self.waveform.setYRange(-peak, peak, padding=0.05)
         self.waveform.setXRange(0, max(1.0, len(self.audio) / SAMPLE_RATE), padding=0)
         has_audio = bool(len(self.audio))
-        self.save_button.setEnabled(has_audio)
+        self.save_button.setEnabled(has_audio or self.exporting)  # Save, or cancel the save
         self.play_button.setEnabled(has_audio)
-
-    # -- saving ----------------------------------------------------------------------------
-    def save_dialog(self) -> list[Path]:
-        folder = Path(self.last_folder) if self.last_folder else Path.home()
-        path = dialogs.save_audio_file(self, folder / "speech.wav")
-        if path is None:
-            return []
-        return self.save_to(path)
-
-    def save_to(self, path: Path) -> list[Path]:
-        path = Path(path)
-        if not path.suffix and not path.is_dir():  # a folder stays a folder: refused below
-            path = path.with_suffix(".wav")
-        try:
-            check_output_path(path)
-            if self.per_segment.isChecked():
-                written = self._save_segments(path)
-            else:
-                written = [save(path, self.audio)]
-        except StudioError as exc:
-            self._say_save(str(exc))
-            return []
-        self.last_folder = str(path.parent)
-        self.folder_used.emit(self.last_folder)
-        what = written[0].name if len(written) == 1 else plural(len(written), "file")
-        self._say_save(f"Saved {what} to {path.parent}.")
-        return written
-
-    def _save_segments(self, path: Path) -> list[Path]:
-        """One file per segment, all or none: written into a hidden folder beside the target,
-        then moved in place, so a failure half way leaves no partial set behind."""
-        results = sorted(self.results, key=lambda r: r.index)
-        if not results:
-            raise AudioError("There is no audio to save.")
-        targets = [path.with_name(f"{path.stem}_{r.index + 1:03d}{path.suffix}") for r in results]
-        for target in targets:
-            check_output_path(target)
-        try:
-            staging = Path(tempfile.mkdtemp(prefix=".export-", dir=path.parent))
-        except OSError as exc:
-            raise AudioError(os_error_sentence("save", path, exc)) from None
-        try:
-            parts = [save(staging / t.name, r.audio) for t, r in zip(targets, results, strict=True)]
-            for part, target in zip(parts, targets, strict=True):
-                os.replace(part, target)
-        except OSError as exc:
-            raise AudioError(os_error_sentence("save", path, exc)) from None
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)
-        return targets

@@ -1,138 +1,153 @@
 """The one long-lived worker: a QObject on its own QThread that owns the Engine and its model.
 
 Requests arrive through queued signals, so loading, synthesis, audition and downloads never run
-on the UI thread. Every outcome leaves as a signal carrying a dataclass or the exception itself.
+on the UI thread. Its first job imports the engine (torch, ChatTTS) and probes the devices, so
+the window is on screen before any of that is imported. Each kind of outcome leaves through a
+signal of its own with its own payload; a failure carries the exception itself.
 """
 
 import random
-from dataclasses import dataclass, field, replace
-from enum import StrEnum
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
-from core import download, models
-from core.cancel import CancelToken
-from core.engine import Engine, LoadedModel
+from core import models
 from core.errors import Cancelled
-from core.request import (
-    AudioChunk,
-    JobSummary,
-    SegmentRestarted,
-    SegmentResult,
-    SynthesisRequest,
-    join_audio,
+from core.metrics import LiveMetrics
+from core.request import AudioChunk, SegmentRestarted, SegmentResult
+
+# The jobs and their outcomes, importable from here as before.
+from .jobs import (
+    AuditionJob,
+    CancelledOutcome,
+    Candidate,
+    DeviceProbe,
+    Failure,
+    Job,
+    JobKind,
+    LoadJob,
+    Progress,
+    SeedSpeaker,
+    SynthesisJob,
+    SynthesisOutcome,
 )
 
-STOP_POLL_MS = 100
+if TYPE_CHECKING:  # imported by the worker thread, never by the window's import chain
+    from core.engine import Engine, LoadedModel
 
-
-class JobKind(StrEnum):
-    LOAD = "load"
-    SYNTHESIZE = "synthesize"
-    AUDITION = "audition"
-    DOWNLOAD = "download"
-    SPEAKER = "speaker"
-    BUILD = "build"  # demo weights built (and verified) without loading them
-
-
-@dataclass(frozen=True)
-class Job:
-    kind: JobKind
-    number: int
-    # Made when the job is queued: a cancel before it starts, while it runs, or just as it
-    # ends all reach this job and no other.
-    cancel: CancelToken = field(default_factory=CancelToken, compare=False, repr=False)
-
-
-@dataclass(frozen=True)
-class LoadJob:
-    model: str
-    device: str | None
-    precision: str
-
-
-@dataclass(frozen=True)
-class SynthesisJob:
-    request: SynthesisRequest
-    speaker_seed: int | None = None  # the speaker of this seed when request.speaker is None
-    speaker_label: str = ""
-
-
-@dataclass(frozen=True)
-class AuditionJob:
-    text: str
-    count: int
-    base: SynthesisRequest
-
-
-@dataclass(frozen=True)
-class Progress:
-    job: Job
-    stage: str
-    fraction: float  # 0..1; negative when the total is unknown
-    detail: str = ""
-
-
-@dataclass(frozen=True)
-class SynthesisOutcome:
-    job: SynthesisJob
-    results: list[SegmentResult]
-    summary: JobSummary | None
-    speaker: str  # the embedding that was used
-    loaded: LoadedModel | None = None
-
-    @property
-    def audio(self) -> np.ndarray:
-        return join_audio(self.results, self.job.request.pause_seconds)
-
-
-@dataclass(frozen=True)
-class Candidate:
-    seed: int
-    embedding: str
-    audio: np.ndarray = field(repr=False)
-
-
-@dataclass(frozen=True)
-class CancelledOutcome:
-    job: Job
-    partial: SynthesisOutcome | None = None
-
-
-@dataclass(frozen=True)
-class Failure:
-    job: Job
-    error: Exception
-    partial: SynthesisOutcome | None = None  # the segments a synthesis finished before it
+__all__ = [
+    "AuditionJob",
+    "CancelledOutcome",
+    "Candidate",
+    "DeviceProbe",
+    "Failure",
+    "Job",
+    "JobKind",
+    "LoadJob",
+    "Progress",
+    "SeedSpeaker",
+    "SynthesisJob",
+    "SynthesisOutcome",
+    "Worker",
+    "WorkerHost",
+]
 
 
 class Worker(QObject):
     started = Signal(object)  # Job
     progress = Signal(object)  # Progress
+    probed = Signal(object)  # DeviceProbe: the engine is imported and the devices known
+    probe_failed = Signal(object)  # Exception: the engine cannot be imported (a broken install)
     segment_ready = Signal(object, object)  # Job, SegmentResult
     chunk_ready = Signal(object, object)  # Job, AudioChunk: playable audio as soon as it exists
     segment_restarted = Signal(object, int)  # Job, segment index: drop what streamed of it
-    finished = Signal(object, object)  # Job, LoadedModel | SynthesisOutcome | list | ModelInfo
+    # One signal per kind of outcome, each with its own payload (Qt carries them as objects).
+    loaded = Signal(object, object)  # Job, LoadedModel
+    synthesized = Signal(object, object)  # Job, SynthesisOutcome
+    auditioned = Signal(object, object)  # Job, list[Candidate]
+    speaker_made = Signal(object, object)  # Job, SeedSpeaker
+    downloaded = Signal(object, object)  # Job, ModelInfo (verified and in place)
+    built = Signal(object, object)  # Job, ModelInfo (demo weights built and verified)
     failed = Signal(object)  # Failure
     cancelled = Signal(object)  # CancelledOutcome
+    finished = Signal(object)  # Job: it ended, whichever way (after its outcome)
 
-    def __init__(self) -> None:
+    def __init__(self, live: LiveMetrics | None = None) -> None:
         super().__init__()
-        self.engine = Engine()
+        # Made on the UI thread, where the live panel reads it; the engine writes to it.
+        self.live = live or LiveMetrics()
+        self.engine: Engine | None = None  # made by the first job, on the worker thread
+        self.devices: DeviceProbe | None = None
+        self._broken: Exception | None = None  # why the engine could not be imported
         # What a synthesis has finished so far, handed over when it is cancelled or fails.
         self._partial: SynthesisOutcome | None = None
 
-    def _run(self, job: Job, body) -> None:  # type: ignore[no-untyped-def]
-        """Run body and emit its outcome. A job whose token was cancelled ends as cancelled,
-        even when the engine finished it just before: the user asked for it to stop."""
+    @property
+    def loaded_model(self) -> "LoadedModel | None":
+        """What the engine holds now (None before it exists)."""
+        return self.engine.loaded if self.engine is not None else None
+
+    def _engine(self) -> "Engine":
+        """The engine, imported and made on first use (the probe, normally)."""
+        if self.engine is None:
+            if self._broken is not None:
+                raise self._broken
+            from core.engine import Engine
+
+            engine = Engine()
+            engine.live = self.live
+            self.engine = engine
+        return self.engine
+
+    @Slot()
+    def probe(self) -> None:
+        """The first job: import torch and ChatTTS, make the engine, look at the devices (once:
+        said through probed, or probe_failed)."""
+        if self.devices is not None or self._broken is not None:
+            return
+        try:
+            self._engine()
+            from core.devices import (
+                Precision,
+                cuda_status,
+                default_device,
+                list_devices,
+                precision_support,
+            )
+
+            devices = list_devices()
+            found = DeviceProbe(
+                devices,
+                default_device().id,
+                cuda_status(),
+                {d.id: precision_support(d) for d in devices if d.usable},
+                tuple(Precision),
+            )
+        except Exception as exc:  # torch or ChatTTS missing or broken: every job says so
+            self._broken = exc
+            self.probe_failed.emit(exc)
+            return
+        self.devices = found
+        self.probed.emit(found)
+
+    def _join_partial(self) -> None:
+        """What a synthesis made, joined here: a long result is a copy of tens of MB."""
+        if self._partial is not None:
+            _ = self._partial.audio
+
+    def _run(self, job: Job, body, outcome: Any) -> None:  # type: ignore[no-untyped-def]
+        """Run body and emit its payload through `outcome` (or failed / cancelled), then
+        finished. A job whose token was cancelled ends as cancelled, even when the engine
+        finished it just before: the user asked for it to stop."""
         self.started.emit(job)
         try:
             job.cancel.check()  # cancelled while it waited in the queue: nothing to undo
             payload = body()
             job.cancel.check()
-            self.finished.emit(job, payload)
+            outcome.emit(job, payload)
         except Cancelled:
+            self._join_partial()
             self.cancelled.emit(CancelledOutcome(job, self._partial))
         except Exception as exc:
             # StudioError is the user's sentence; anything else is a bug (or the device giving
@@ -141,41 +156,44 @@ class Worker(QObject):
             # into the window: its frames would pin the failed job's tensors (a KV cache).
             exc.__traceback__ = None
             exc.__context__ = exc.__cause__ = None
-            self.engine.live.update(stage="error")
+            self.live.update(stage="error")
+            self._join_partial()
             self.failed.emit(Failure(job, exc, self._partial))
             del exc
+        self.finished.emit(job)
 
     @Slot(object, object)
     def load(self, job: Job, spec: LoadJob) -> None:
         self._partial = None
 
-        def body() -> LoadedModel:
+        def body() -> "LoadedModel":
             def report(stage: str, fraction: float) -> None:
                 self.progress.emit(Progress(job, stage, fraction))
 
-            return self.engine.load(
-                spec.model, spec.device, spec.precision, progress=report, cancel=job.cancel
-            )
+            self.probe()  # done already, normally: it is the first job
+            engine = self._engine()
+            device, precision = spec.device, spec.precision
+            if spec.settle and self.devices is not None:
+                device, chosen = self.devices.settle(device, precision)
+                precision = chosen.value
+            return engine.load(spec.model, device, precision, progress=report, cancel=job.cancel)
 
-        self._run(job, body)
+        self._run(job, body, self.loaded)
 
     @Slot(object, object)
     def synthesize(self, job: Job, spec: SynthesisJob) -> None:
         self._partial = None
 
         def body() -> SynthesisOutcome:
+            engine = self._engine()
             request = spec.request
-            if (
-                request.speaker is None
-                and spec.speaker_seed is not None
-                and self.engine.model is not None
-            ):
-                request = replace(request, speaker=self.engine.sample_speaker(spec.speaker_seed))
-            plan = self.engine.plan(request)  # the job's one split; automatic batch settled
+            if request.speaker is None and spec.speaker_seed is not None and engine.model:
+                request = replace(request, speaker=engine.sample_speaker(spec.speaker_seed))
+            plan = engine.plan(request)  # the job's one split; automatic batch settled
             request = replace(plan.request, batch_size=plan.batch_size)
             results: list[SegmentResult] = []
             final = replace(spec, request=request)
-            self._partial = SynthesisOutcome(final, results, None, plan.speaker, self.engine.loaded)
+            self._partial = SynthesisOutcome(final, results, None, plan.speaker, engine.loaded)
 
             def listen(event: AudioChunk | SegmentRestarted) -> None:
                 if isinstance(event, SegmentRestarted):
@@ -183,23 +201,24 @@ class Worker(QObject):
                 else:
                     self.chunk_ready.emit(job, event)
 
-            before = self.engine.last_summary
+            before = engine.last_summary
             try:
-                for result in self.engine.synthesize(plan, listen, job.cancel):
+                for result in engine.synthesize(plan, listen, job.cancel):
                     results.append(result)
                     self.segment_ready.emit(job, result)
             except Exception:
                 # Cancelled or failed: what it made keeps its figures (steps run, wall time).
-                if self.engine.last_summary is not before and self._partial is not None:
-                    self._partial = replace(self._partial, summary=self.engine.last_summary)
+                if engine.last_summary is not before and self._partial is not None:
+                    self._partial = replace(self._partial, summary=engine.last_summary)
                 raise
             # All of it, also as what a late cancel hands over.
             self._partial = SynthesisOutcome(
-                final, results, self.engine.last_summary, plan.speaker, self.engine.loaded
+                final, results, engine.last_summary, plan.speaker, engine.loaded
             )
+            self._join_partial()  # here, not on the UI thread
             return self._partial
 
-        self._run(job, body)
+        self._run(job, body, self.synthesized)
         self._partial = None
 
     @Slot(object, object)
@@ -208,11 +227,12 @@ class Worker(QObject):
         self._partial = None
 
         def body() -> list[Candidate]:
+            engine = self._engine()
             seeds = random.sample(range(1, 100_000), spec.count)
-            embeddings = [self.engine.sample_speaker(seed) for seed in seeds]
+            embeddings = [engine.sample_speaker(seed) for seed in seeds]
             self.progress.emit(Progress(job, "audition", 0.0, f"{spec.count} candidates"))
             request = replace(spec.base, text=spec.text, speaker=None)
-            voices = self.engine.audition(request, embeddings, job.cancel)
+            voices = engine.audition(request, embeddings, job.cancel)
             candidates = [
                 Candidate(seed, embedding, audio)
                 for seed, embedding, audio in zip(seeds, embeddings, voices, strict=True)
@@ -220,12 +240,14 @@ class Worker(QObject):
             self.progress.emit(Progress(job, "audition", 1.0, f"{spec.count} candidates"))
             return candidates
 
-        self._run(job, body)
+        self._run(job, body, self.auditioned)
 
     @Slot(object, int)
     def speaker_for_seed(self, job: Job, seed: int) -> None:
         self._partial = None
-        self._run(job, lambda: (seed, self.engine.sample_speaker(seed)))
+        self._run(
+            job, lambda: SeedSpeaker(seed, self._engine().sample_speaker(seed)), self.speaker_made
+        )
 
     @Slot(object)
     def download(self, job: Job) -> None:
@@ -237,9 +259,11 @@ class Worker(QObject):
                     Progress(job, "download", -1.0, f"{done / 2**20:.0f} MiB downloaded")
                 )
 
+            from core import download
+
             return download.download_official(report, lambda: job.cancel.cancelled)
 
-        self._run(job, body)  # a finished download is verified and in place: kept
+        self._run(job, body, self.downloaded)  # a finished download is verified and in place
 
     @Slot(object, str)
     def build(self, job: Job, name: str) -> None:
@@ -255,16 +279,13 @@ class Worker(QObject):
 
             return models.ensure(name, report, lambda: job.cancel.cancelled, log=log)
 
-        self._run(job, body)
-
-    @Slot()
-    def shutdown(self) -> None:
-        self.engine.unload()
+        self._run(job, body, self.built)
 
 
 class WorkerHost(QObject):
     """Lives on the UI thread: owns the QThread, numbers the jobs and forwards requests."""
 
+    _probe = Signal()
     _load = Signal(object, object)
     _synthesize = Signal(object, object)
     _audition = Signal(object, object)
@@ -278,6 +299,7 @@ class WorkerHost(QObject):
         self.thread.setObjectName("chattts-worker")
         self.worker = Worker()
         self.worker.moveToThread(self.thread)
+        self._probe.connect(self.worker.probe)
         self._load.connect(self.worker.load)
         self._synthesize.connect(self.worker.synthesize)
         self._audition.connect(self.worker.audition)
@@ -287,13 +309,20 @@ class WorkerHost(QObject):
         self._count = 0
         self._released = False
         self._open: dict[int, Job] = {}  # queued or running, by number
-        for signal in (self.worker.finished, self.worker.failed, self.worker.cancelled):
-            signal.connect(self._ended)
-        self.thread.start()
+        self.worker.finished.connect(self._ended)
+        # First in the worker's queue: every job after it finds the engine made. The thread
+        # itself starts once the window is on screen (start()): importing torch meanwhile
+        # would slow the window down (the GIL), and the jobs asked for wait in the queue.
+        self._probe.emit()
+
+    def start(self) -> None:
+        """Start the worker thread: the probe, then the jobs queued so far, run."""
+        if not self._released and not self.thread.isRunning():
+            self.thread.start()
 
     @property
-    def live(self):  # type: ignore[no-untyped-def]
-        return self.worker.engine.live
+    def live(self) -> LiveMetrics:
+        return self.worker.live
 
     def _next(self, kind: JobKind) -> Job:
         self._count += 1
@@ -336,10 +365,8 @@ class WorkerHost(QObject):
         for job in list(self._open.values()):
             job.cancel.cancel()
 
-    def _ended(self, outcome: object, _payload: object = None) -> None:
-        job = outcome if isinstance(outcome, Job) else getattr(outcome, "job", None)
-        if isinstance(job, Job):
-            self._open.pop(job.number, None)
+    def _ended(self, job: Job) -> None:
+        self._open.pop(job.number, None)
 
     def stop(self, timeout_ms: int = 30_000) -> bool:
         """Cancel what runs, let the thread finish its slot, and wait for it; True when gone."""
@@ -355,18 +382,28 @@ class WorkerHost(QObject):
         if self._released:
             return
         self._released = True
+        worker = self.worker
         for signal in (
-            self.worker.started,
-            self.worker.progress,
-            self.worker.segment_ready,
-            self.worker.chunk_ready,
-            self.worker.segment_restarted,
-            self.worker.finished,
-            self.worker.failed,
-            self.worker.cancelled,
+            worker.started,
+            worker.progress,
+            worker.probed,
+            worker.probe_failed,
+            worker.segment_ready,
+            worker.chunk_ready,
+            worker.segment_restarted,
+            worker.loaded,
+            worker.synthesized,
+            worker.auditioned,
+            worker.speaker_made,
+            worker.downloaded,
+            worker.built,
+            worker.failed,
+            worker.cancelled,
+            worker.finished,
         ):
             try:
                 signal.disconnect()
             except (RuntimeError, TypeError):
                 pass  # nothing was connected
-        self.worker.engine.unload()
+        if worker.engine is not None:
+            worker.engine.unload()

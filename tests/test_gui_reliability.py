@@ -275,25 +275,29 @@ def test_failed_and_cancelled_exports_leave_no_file(
             raise RuntimeError("Error writing data to file")
         return real_write(file, data, *args, **kwargs)
 
+    def save() -> None:  # Save… as the menu does it; the file is written on the thread pool
+        window.save_action.trigger()
+        qtbot.waitUntil(lambda: not window.result.exporting)
+
     target = out / "speech.wav"
     chosen: list[Path | None] = [target]
     monkeypatch.setattr(dialogs, "save_audio_file", lambda *_args: chosen[0])
     with monkeypatch.context() as m:
         m.setattr(sf, "write", failing_write)
         calls.append(1)  # the next write is the one that fails
-        window.save_action.trigger()
+        save()
         assert window.notice.text().startswith(f"Cannot save {target}"), window.notice.text()
         assert list(out.iterdir()) == []
         calls.clear()  # one file per segment: the second one fails
         window.result.per_segment.setChecked(True)
-        window.save_action.trigger()
+        save()
         assert window.notice.text().startswith("Cannot save"), window.notice.text()
         assert list(out.iterdir()) == []  # all or none
     # The save dialog cancelled, a folder, a NUL byte, a missing folder: a sentence, no file.
     window.result.per_segment.setChecked(False)
     chosen[0] = None
     window.notice.clear()
-    window.save_action.trigger()
+    save()
     assert window.notice.text() == ""
     for bad, said in [
         (out, "is a folder"),
@@ -301,12 +305,12 @@ def test_failed_and_cancelled_exports_leave_no_file(
         (out / "missing" / "x.wav", "does not exist"),
     ]:
         chosen[0] = bad
-        window.save_action.trigger()
+        save()
         assert said in window.notice.text(), window.notice.text()
     assert list(out.iterdir()) == [] and not tmp_path.joinpath("out.wav").exists()
     # Saving still works, and all of it.
     chosen[0] = target
-    window.save_action.trigger()
+    save()
     data, rate = sf.read(target, dtype="float32")
     assert rate == 24_000 and len(data) == len(window.result.audio)
 

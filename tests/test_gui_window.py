@@ -199,12 +199,14 @@ def test_save_through_the_dialog_and_read_back(qtbot, make_window, monkeypatch, 
     run(qtbot, window)
     target = tmp_path / "speech.flac"
     monkeypatch.setattr(dialogs, "save_audio_file", lambda *_args: target)
-    window.save_action.trigger()
+    window.save_action.trigger()  # saved on the thread pool
+    qtbot.waitUntil(lambda: not window.result.exporting)
     data, rate = sf.read(target, dtype="float32")
     assert rate == 24_000 and len(data) == len(window.result.audio)
     window.result.per_segment.setChecked(True)
     monkeypatch.setattr(dialogs, "save_audio_file", lambda *_args: tmp_path / "part.wav")
     window.save_action.trigger()
+    qtbot.waitUntil(lambda: not window.result.exporting)
     parts = sorted(tmp_path.glob("part_*.wav"))
     assert len(parts) == len(window.result.results) >= 2
     assert window.settings.text(Key.LAST_FOLDER) == str(tmp_path)

@@ -1,0 +1,99 @@
+"""Short tasks off the UI thread, on Qt's thread pool: exports, model checks, draft writes and
+segment counts. The work runs there; its result or its exception comes back to a callback on
+the UI thread (a queued signal), so the event loop never waits for a disk or a long text.
+
+The callbacks (which hold widgets) never leave the UI thread: a task carries only its number
+and its work, and a callback whose owner is destroyed is dropped with it. Qt objects must only
+ever be let go of on the UI thread; a widget's last reference dropped on a pool thread, or a
+window's garbage kept alive until the worker's gc.collect() finds it, deadlocks PySide."""
+
+import itertools
+from collections.abc import Callable
+from typing import Any
+
+from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal, Slot
+from shiboken6 import isValid
+
+Deliver = Callable[[object, bool], None]
+
+
+class _Relay(QObject):
+    """One for the app, living on the UI thread: a pool thread emits `ended` with its task's
+    number and outcome, Qt queues it to this thread, the callback waiting under it runs."""
+
+    ended = Signal(int, bool, object)  # number, ok, result or exception
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.waiting: dict[int, Deliver] = {}
+        self._owned: dict[int, set[int]] = {}  # id(owner): numbers of its waiting tasks
+        self._numbers = itertools.count(1)
+        self.ended.connect(self._deliver)
+
+    def add(self, deliver: Deliver, owner: QObject | None) -> int:
+        number = next(self._numbers)
+        self.waiting[number] = deliver
+        if owner is not None:
+            key = id(owner)
+            if key not in self._owned:
+                self._owned[key] = set()
+                owner.destroyed.connect(lambda *_args, key=key: self._forget(key))
+            self._owned[key].add(number)
+        return number
+
+    def _forget(self, key: int) -> None:
+        for number in self._owned.pop(key, set()):
+            self.waiting.pop(number, None)
+
+    @Slot(int, bool, object)
+    def _deliver(self, number: int, ok: bool, value: object) -> None:
+        deliver = self.waiting.pop(number, None)
+        for numbers in self._owned.values():
+            numbers.discard(number)
+        if deliver is not None:
+            deliver(value, ok)
+
+
+_relay: _Relay | None = None
+
+
+class _Task(QRunnable):
+    def __init__(self, work: Callable[[], object], number: int, relay: _Relay) -> None:
+        super().__init__()
+        self.work, self.number, self.relay = work, number, relay
+
+    def run(self) -> None:
+        try:
+            value, ok = self.work(), True
+        except Exception as exc:
+            exc.__traceback__ = None  # its frames may hold large arrays
+            value, ok = exc, False
+        self.work = None  # type: ignore[assignment]
+        self.relay.ended.emit(self.number, ok, value)
+
+
+def in_background(
+    work: Callable[[], Any],
+    done: Callable[[Any], None],
+    failed: Callable[[Exception], None] | None = None,
+    owner: QObject | None = None,
+) -> None:
+    """Run `work` on the thread pool; `done(result)` or `failed(exception)` runs on this
+    (the UI) thread once it ends, unless `owner` was destroyed by then. Without `failed`, an
+    exception is raised there (a bug: Qt prints it, the app's excepthook says it). `work`
+    must hold no widget."""
+    global _relay
+    if _relay is None or not isValid(_relay):
+        _relay = _Relay()
+
+    def deliver(value: object, ok: bool) -> None:
+        if owner is not None and not isValid(owner):
+            return  # the widget it was for is gone (a closed window)
+        if ok:
+            done(value)
+        elif failed is not None:
+            failed(value)  # type: ignore[arg-type]
+        else:
+            raise value  # type: ignore[misc]
+
+    QThreadPool.globalInstance().start(_Task(work, _relay.add(deliver, owner), _relay))
