@@ -206,12 +206,25 @@ def test_the_device_picker_greys_out_an_unsupported_gpu_with_the_reason(
     pytest.importorskip("PySide6")
     from PySide6.QtCore import Qt
 
+    from core.devices import cuda_status
     from gui.app import application
     from gui.controls_panel import ControlsPanel
+    from gui.jobs import DeviceProbe
 
     fake_cuda(monkeypatch, K80, A100)
     application()
     panel = ControlsPanel()
+    # What the worker's probe sends once torch is imported (the panel says "loading..." before).
+    devices = list_devices()
+    panel.show_probe(
+        DeviceProbe(
+            devices,
+            default_device().id,
+            cuda_status(),
+            {d.id: precision_support(d) for d in devices if d.usable},
+            tuple(Precision),
+        )
+    )
     box = panel.device_box
     model = box.model()
     ids = [box.itemData(i) for i in range(box.count())]
