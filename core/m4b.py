@@ -13,11 +13,12 @@ import numpy as np
 from . import SAMPLE_RATE
 from .atomic import atomic_path, os_error_sentence, target_problem
 from .errors import AudioError
+from .stream_writer import SegmentSink, pause_samples
 
 BIT_RATE = 64_000  # mono speech at 24 kHz: transparent enough, about 29 MB an hour
 
 
-class AacWriter:
+class AacWriter(SegmentSink):
     """Use as a context manager; `mark(title)` starts a chapter at the current position (the
     marks are written when the file is finished, each ending where the next starts)."""
 
@@ -33,7 +34,7 @@ class AacWriter:
         problem = target_problem(self.path, example="book.m4b")
         if problem:
             raise AudioError(problem)
-        self.pause = round(pause_seconds * SAMPLE_RATE)
+        self.pause = pause_samples(pause_seconds)
         self.gain = float(gain)  # may change between chapters
         self.tags = dict(tags or {})
         self.bit_rate = bit_rate
@@ -64,15 +65,6 @@ class AacWriter:
         self.marks.append((self.frames, title))
         self.segments = 0
 
-    def add_segment(self, audio: np.ndarray) -> tuple[int, int]:
-        """As AudioStreamWriter.add_segment: the pause, then the segment at the gain."""
-        if self.segments and self.pause:
-            self.write_silence(self.pause)
-        start = self.frames
-        self.write(audio)
-        self.segments += 1
-        return start, self.frames
-
     def write(self, audio: np.ndarray, scale: bool = True) -> None:
         import av
 
@@ -91,10 +83,6 @@ class AacWriter:
         except BaseException as exc:
             raise self._error(exc) from None
         self.frames += data.shape[1]
-
-    def write_silence(self, samples: int) -> None:
-        if samples > 0:
-            self.write(np.zeros(samples, dtype=np.float32), scale=False)
 
     def __exit__(
         self,

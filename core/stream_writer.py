@@ -25,7 +25,33 @@ def pause_samples(pause_seconds: float) -> int:
     return round(pause_seconds * SAMPLE_RATE)
 
 
-class AudioStreamWriter:
+class SegmentSink:
+    """What every streaming writer shares: segments appended with the pause between them,
+    counted in samples. A subclass sets `pause`, `frames` and `segments` and writes samples."""
+
+    pause: int
+    frames: int
+    segments: int
+
+    def write(self, audio: np.ndarray, scale: bool = True) -> None:
+        raise NotImplementedError
+
+    def add_segment(self, audio: np.ndarray) -> tuple[int, int]:
+        """Append one segment (after the pause when it is not the first); return where it
+        sits in the file, (first sample, end sample)."""
+        if self.segments and self.pause:
+            self.write_silence(self.pause)
+        start = self.frames
+        self.write(audio)
+        self.segments += 1
+        return start, self.frames
+
+    def write_silence(self, samples: int) -> None:
+        if samples > 0:
+            self.write(np.zeros(samples, dtype=np.float32), scale=False)
+
+
+class AudioStreamWriter(SegmentSink):
     """Use as a context manager:
 
         with AudioStreamWriter(path, pause_seconds=0.25) as out:
@@ -98,20 +124,6 @@ class AudioStreamWriter:
         return bool(self._stack.__exit__(exc_type, exc, tb))
 
     # -- writing ---------------------------------------------------------------------------
-    def add_segment(self, audio: np.ndarray) -> tuple[int, int]:
-        """Append one segment (after the pause when it is not the first); return where it
-        sits in the file, (first sample, end sample)."""
-        if self.segments and self.pause:
-            self.write_silence(self.pause)
-        start = self.frames
-        self.write(audio)
-        self.segments += 1
-        return start, self.frames
-
-    def write_silence(self, samples: int) -> None:
-        if samples > 0:
-            self.write(np.zeros(samples, dtype=np.float32), scale=False)
-
     def write(self, audio: np.ndarray, scale: bool = True) -> None:
         """Append samples as they are (the gain applied, clipped), no pause."""
         if self._file is None:
