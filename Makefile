@@ -25,7 +25,13 @@ RUN_DEBS  := $(TEST_DEBS) libxcb-cursor0 libxcb-icccm4 libxcb-image0 libxcb-keys
              libxcb-render-util0 libxcb-render0 libxcb-shape0 libxcb-util1 libxcb-xkb1 \
              libxkbcommon-x11-0
 
-.PHONY: run test lint pytest install clean smoke
+.PHONY: run test lint pytest install clean smoke translations
+
+# The interface's translations: resources/i18n/*.ts (edited with Qt Linguist or by hand) compiled
+# to the .qm files the app loads. The .qm files are committed too, so a wheel built anywhere
+# (pip's isolated build has no PySide6) carries them; tests/test_i18n.py checks they match.
+TS := $(wildcard resources/i18n/*.ts)
+QM := $(TS:.ts=.qm)
 
 run: install
 	@$(MAKE) --no-print-directory debs DEBS="$(RUN_DEBS)"
@@ -44,7 +50,16 @@ lint: install
 pytest: install
 	$(BIN)/python -m pytest -q
 
-install: $(STAMP)
+install: $(STAMP) $(QM)
+
+resources/i18n/%.qm: resources/i18n/%.ts $(STAMP)
+	$(BIN)/pyside6-lrelease -silent $< -qm $@
+
+# After changing or adding user-visible strings in gui/: refresh the .ts (new strings appear
+# unfinished, vanished ones are dropped), translate the new ones, then `make install`.
+translations: $(STAMP)
+	$(BIN)/pyside6-lupdate gui/*.py core/*.py -ts $(TS) -no-obsolete -locations none
+	@$(MAKE) --no-print-directory $(QM)
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || test -n "$(PYTHON)" || { echo "ChatTTS Studio needs Python 3.11, \

@@ -11,6 +11,8 @@ import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from .messages import QT_TRANSLATE_NOOP, Sentence
+
 NAME_MAX = 255  # bytes in one file name on every common Linux, macOS and Windows file system
 
 
@@ -30,48 +32,94 @@ def target_problem(target: Path, example: str = "name.ext") -> str | None:
     """
     text = str(target)
     if "\0" in text:
-        return f"The file name {text!r} contains a NUL character, which no file system accepts."
+        return Sentence(
+            QT_TRANSLATE_NOOP(
+                "core",
+                "The file name {name} contains a NUL character, which no file system accepts.",
+            ),
+            name=repr(text),
+        )
     try:
         os.fsencode(text)
     except UnicodeError:
-        return f"The file name {text!r} has characters this file system cannot store."
+        return Sentence(
+            QT_TRANSLATE_NOOP(
+                "core", "The file name {name} has characters this file system cannot store."
+            ),
+            name=repr(text),
+        )
     target = Path(target)
     limit = _name_max(target.parent)
     size = len(os.fsencode(target.name))
     if size > limit:
-        return (
-            f"The file name {target.name[:40]}… is too long ({size} bytes; the limit is {limit})."
+        return Sentence(
+            QT_TRANSLATE_NOOP(
+                "core", "The file name {name}… is too long ({size} bytes; the limit is {limit})."
+            ),
+            name=target.name[:40],
+            size=size,
+            limit=limit,
         )
     try:
         if target.is_dir():
-            return f"{target} is a folder; give a file name such as {target / example}."
+            return Sentence(
+                QT_TRANSLATE_NOOP(
+                    "core", "{target} is a folder; give a file name such as {example}."
+                ),
+                target=str(target),
+                example=str(target / example),
+            )
         if not target.name:
-            return f"{target} has no file name."
+            return Sentence(
+                QT_TRANSLATE_NOOP("core", "{target} has no file name."), target=str(target)
+            )
         parent = target.parent
         if not parent.is_dir():
-            return f"The folder {parent} does not exist."
+            return Sentence(
+                QT_TRANSLATE_NOOP("core", "The folder {folder} does not exist."), folder=str(parent)
+            )
         if target.exists() and not target.is_file():
-            return f"{target} is not a regular file; give another file name."
+            return Sentence(
+                QT_TRANSLATE_NOOP(
+                    "core", "{target} is not a regular file; give another file name."
+                ),
+                target=str(target),
+            )
     except OSError as exc:  # a part of the path that is too long, a loop of links, ...
-        return f"Cannot write to {target}: {os_error_reason(exc)}."
+        return _cannot_write(target, os_error_reason(exc))
     if not os.access(parent, os.W_OK) or (target.exists() and not os.access(target, os.W_OK)):
-        return f"Cannot write to {target}: permission denied."
+        return _cannot_write(target, Sentence(_REASONS[errno.EACCES]))
     return None
 
 
+def _cannot_write(target: Path, reason: str) -> Sentence:
+    return Sentence(
+        QT_TRANSLATE_NOOP("core", "Cannot write to {target}: {reason}."),
+        target=str(target),
+        reason=reason,
+    )
+
+
 _REASONS = {
-    errno.ENOSPC: "the disk is full",
-    errno.EDQUOT: "the disk quota is used up",
-    errno.EROFS: "the file system is read-only",
-    errno.EACCES: "permission denied",
-    errno.EPERM: "the operation is not permitted",
-    errno.ENAMETOOLONG: "the file name is too long",
-    errno.EINVAL: "the file system refuses the name",
-    errno.EILSEQ: "the file system refuses characters in the name",
-    errno.ENOENT: "the folder does not exist",
-    errno.EISDIR: "it is a folder",
-    errno.ENOTDIR: "a part of the path is not a folder",
+    errno.ENOSPC: QT_TRANSLATE_NOOP("core", "the disk is full"),
+    errno.EDQUOT: QT_TRANSLATE_NOOP("core", "the disk quota is used up"),
+    errno.EROFS: QT_TRANSLATE_NOOP("core", "the file system is read-only"),
+    errno.EACCES: QT_TRANSLATE_NOOP("core", "permission denied"),
+    errno.EPERM: QT_TRANSLATE_NOOP("core", "the operation is not permitted"),
+    errno.ENAMETOOLONG: QT_TRANSLATE_NOOP("core", "the file name is too long"),
+    errno.EINVAL: QT_TRANSLATE_NOOP("core", "the file system refuses the name"),
+    errno.EILSEQ: QT_TRANSLATE_NOOP("core", "the file system refuses characters in the name"),
+    errno.ENOENT: QT_TRANSLATE_NOOP("core", "the folder does not exist"),
+    errno.EISDIR: QT_TRANSLATE_NOOP("core", "it is a folder"),
+    errno.ENOTDIR: QT_TRANSLATE_NOOP("core", "a part of the path is not a folder"),
 }
+# What os_error_sentence's callers cannot do ("Cannot save X: ..."), for the translators.
+ACTIONS = (
+    QT_TRANSLATE_NOOP("core", "save"),
+    QT_TRANSLATE_NOOP("core", "write"),
+    QT_TRANSLATE_NOOP("core", "write to"),
+    QT_TRANSLATE_NOOP("core", "save the speaker library"),
+)
 
 
 def os_error_reason(exc: BaseException) -> str:
@@ -79,14 +127,24 @@ def os_error_reason(exc: BaseException) -> str:
     ValueError the OS layer raises for a name it refuses (an embedded NUL byte)."""
     if isinstance(exc, OSError):
         detail = exc.strerror or str(exc)
-        reason = _REASONS.get(exc.errno or 0)
-        return f"{reason} ({detail})" if reason and detail else (reason or detail)
+        known = _REASONS.get(exc.errno or 0)
+        if known is None:
+            return detail
+        reason = Sentence(known)
+        # The system's own words stay beside ours (they are what a search finds).
+        return Sentence("{reason} ({detail})", reason=reason, detail=detail) if detail else reason
     return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
 
 
 def os_error_sentence(action: str, target: Path, exc: BaseException) -> str:
-    """'Cannot save X: the disk is full (No space left on device). Nothing was changed.'"""
-    return f"Cannot {action} {target}: {os_error_reason(exc)}. Nothing was changed."
+    """'Cannot save X: the disk is full (No space left on device). Nothing was changed.'
+    (a Sentence; `action` is translated where it is one of ACTIONS)."""
+    return Sentence(
+        QT_TRANSLATE_NOOP("core", "Cannot {action} {target}: {reason}. Nothing was changed."),
+        action=Sentence(action),
+        target=str(target),
+        reason=os_error_reason(exc),
+    )
 
 
 @contextlib.contextmanager

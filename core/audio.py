@@ -6,6 +6,7 @@ import os
 import shutil
 import tempfile
 import threading
+import time
 from collections import deque
 from pathlib import Path
 
@@ -15,6 +16,7 @@ import soundfile as sf
 from . import SAMPLE_RATE
 from .atomic import atomic_path, os_error_sentence, target_problem
 from .errors import AudioError
+from .messages import QT_TRANSLATE_NOOP, Sentence
 
 # extension -> (soundfile format, default subtype)
 FORMATS: dict[str, tuple[str, str]] = {
@@ -34,7 +36,12 @@ def check_output_path(path: Path) -> tuple[str, str]:
     fmt = FORMATS.get(path.suffix.lower())
     if fmt is None:
         raise AudioError(
-            f"Cannot save as '{path.suffix or path.name}': use .wav, .flac, .ogg or .mp3."
+            Sentence(
+                QT_TRANSLATE_NOOP(
+                    "core", "Cannot save as '{suffix}': use .wav, .flac, .ogg or .mp3."
+                ),
+                suffix=path.suffix or path.name,
+            )
         )
     # Permissions say yes to root everywhere, and some folders take no new files whatever
     # they say (/proc, a read-only mount): try to make one, so the sentence names the cause.
@@ -44,8 +51,16 @@ def check_output_path(path: Path) -> tuple[str, str]:
         # The folder exists (checked above): "No such file" here is the file system refusing.
         why = "" if exc.errno == errno.ENOENT else f" ({exc.strerror or exc})"
         raise AudioError(
-            f"Cannot save {path}: the folder {path.parent} is not writable{why}. "
-            "Choose another folder."
+            Sentence(
+                QT_TRANSLATE_NOOP(
+                    "core",
+                    "Cannot save {path}: the folder {folder} is not writable{why}. "
+                    "Choose another folder.",
+                ),
+                path=str(path),
+                folder=str(path.parent),
+                why=why,
+            )
         ) from None
     os.close(handle)
     with contextlib.suppress(OSError):
@@ -64,7 +79,7 @@ def save(
         subtype = "FLOAT"
     data = np.clip(np.asarray(audio, dtype=np.float32), -1.0, 1.0)
     if data.size == 0:
-        raise AudioError("There is no audio to save.")
+        raise AudioError(QT_TRANSLATE_NOOP("core", "There is no audio to save."))
     try:
         with atomic_path(path) as tmp:
             sf.write(str(tmp), data, sample_rate, format=fmt, subtype=subtype)
@@ -73,7 +88,12 @@ def save(
     except (sf.LibsndfileError, RuntimeError) as exc:
         if _disk_nearly_full(path.parent):
             raise AudioError(
-                f"Cannot save {path}: the disk is full. Nothing was changed."
+                Sentence(
+                    QT_TRANSLATE_NOOP(
+                        "core", "Cannot save {path}: the disk is full. Nothing was changed."
+                    ),
+                    path=str(path),
+                )
             ) from None
         raise AudioError(f"Cannot save {path}: {str(exc).splitlines()[0]}.") from None
     return path
@@ -92,8 +112,11 @@ def _sounddevice():  # type: ignore[no-untyped-def]
         import sounddevice as sd
     except OSError:
         raise AudioError(
-            "Audio playback needs the PortAudio library (libportaudio2); the audio "
-            "can still be saved."
+            QT_TRANSLATE_NOOP(
+                "core",
+                "Audio playback needs the PortAudio library (libportaudio2); the audio "
+                "can still be saved.",
+            )
         ) from None
     return sd
 
@@ -106,7 +129,9 @@ def output_available() -> str | None:
     except AudioError as exc:
         return str(exc)
     except Exception:
-        return "No audio output device is available; the audio can still be saved."
+        return QT_TRANSLATE_NOOP(
+            "core", "No audio output device is available; the audio can still be saved."
+        )
     return None
 
 
@@ -130,6 +155,10 @@ class Player:
         self._lock = threading.Lock()
         self._done = threading.Event()
         self._done.set()
+        # Cleared while another thread opens a stream the caller already counts as playing
+        # (expect_stream): `playing` is true and wait() waits for it.
+        self._settled = threading.Event()
+        self._settled.set()
         self._stop_exception: type[BaseException] = Exception
         self._queue: deque[np.ndarray] = deque()  # what is still to play, in order
         self._offset = 0  # samples of _queue[0] already played
@@ -147,7 +176,16 @@ class Player:
 
     @property
     def playing(self) -> bool:
-        return not self._done.is_set()
+        return not self._settled.is_set() or not self._done.is_set()
+
+    def expect_stream(self) -> None:
+        """A stream is about to be opened on another thread (opening can take 50-100 ms, too
+        long for a UI thread): count as playing until it is open or has failed (settle())."""
+        self._settled.clear()
+
+    def settle(self) -> None:
+        """The expected stream is open, or will not be."""
+        self._settled.set()
 
     @property
     def underruns(self) -> int:
@@ -212,7 +250,11 @@ class Player:
             return self._origin + self._end
 
     def wait(self, timeout: float | None = None) -> bool:
-        finished = self._done.wait(timeout)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        if not self._settled.wait(timeout):
+            return False
+        left = None if deadline is None else max(0.0, deadline - time.monotonic())
+        finished = self._done.wait(left)
         if finished:
             self._close()
         return finished

@@ -16,8 +16,14 @@ import torch
 
 from .cancel import CancelToken
 from .errors import ModelError, SpeakerError
+from .voice import Voice
 
 StepHook = Callable[[torch.Tensor], None]  # the GPT's output hidden states of one forward
+SpeakerLike = str | Voice  # an embedding string (the older form) or a Voice
+
+
+def _voice(speaker: SpeakerLike) -> Voice:
+    return speaker if isinstance(speaker, Voice) else Voice(embedding=speaker)
 
 
 class _CancelContext:
@@ -47,7 +53,7 @@ class RefineSettings:
 class StockSettings:
     """ChatTTS's own generate loop, as `_infer_code` runs it."""
 
-    speaker: str
+    speaker: SpeakerLike
     speed: int
     temperature: float
     top_p: float
@@ -215,23 +221,43 @@ class ChatModel:
         refined.destroy()
         return out
 
-    def prompt_ids(self, text: str, speed: int, speaker: str) -> tuple[torch.Tensor, torch.Tensor]:
-        """Input ids and text mask for one segment, as `_infer_code` makes them."""
+    def prompt_ids(
+        self, text: str, speed: int, speaker: SpeakerLike
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Input ids and text mask for one segment, as `_infer_code` makes them: with a cloned
+        voice, the transcript precedes the text ('[Stts][empty_spk]{transcript}{text}[Ptts]'
+        when it has no embedding) and the sample's codes follow it, masked as audio."""
+        voice = _voice(speaker)
         input_ids, _, text_mask = self._chat.tokenizer.encode(
-            self._chat.speaker.decorate_code_prompts([text], f"[speed_{speed}]", None, speaker),
+            self._chat.speaker.decorate_code_prompts(
+                [text], f"[speed_{speed}]", voice.transcript or None, voice.embedding or None
+            ),
             self.num_vq,
+            prompt=self.sample_codes(voice.sample) if voice.sample else None,
             device=self._chat.device_gpt,
         )
         return input_ids, text_mask
 
-    def embed(self, ids: tuple[torch.Tensor, torch.Tensor], speaker: str) -> torch.Tensor:
-        """The GPT's input embedding [1, prompt, hidden] with the speaker applied."""
+    def embed(self, ids: tuple[torch.Tensor, torch.Tensor], speaker: SpeakerLike) -> torch.Tensor:
+        """The GPT's input embedding [1, prompt, hidden] with the speaker applied (a voice
+        without an embedding has none to apply: ChatTTS skips it too)."""
         input_ids, text_mask = ids
         emb: torch.Tensor = self._chat.embed(input_ids, text_mask)
-        self._chat.speaker.apply(
-            emb, speaker, input_ids, self._chat.tokenizer.spk_emb_ids, self._chat.device_gpt
-        )
+        voice = _voice(speaker)
+        if voice.embedding:
+            self._chat.speaker.apply(
+                emb,
+                voice.embedding,
+                input_ids,
+                self._chat.tokenizer.spk_emb_ids,
+                self._chat.device_gpt,
+            )
         return emb
+
+    def text_ids(self, text: str) -> list[int]:
+        """The tokenizer's ids of plain text (tests compare prompts with it)."""
+        ids = self._chat.tokenizer._tokenizer.encode(text, add_special_tokens=False)
+        return [int(i) for i in ids]
 
     # -- audio -----------------------------------------------------------------------------
     def vocode(self, hiddens: list[torch.Tensor]) -> list[np.ndarray]:
@@ -252,9 +278,12 @@ class ChatModel:
         """ChatTTS's own generate loop for a batch: (codes, hidden states) per row."""
         from ChatTTS import Chat
 
+        voice = _voice(settings.speaker)
         params = Chat.InferCodeParams(
             prompt=f"[speed_{settings.speed}]",
-            spk_emb=settings.speaker,
+            spk_emb=voice.embedding or None,
+            spk_smp=voice.sample or None,
+            txt_smp=voice.transcript or None,
             temperature=settings.temperature,
             top_P=settings.top_p,
             top_K=settings.top_k,
@@ -293,6 +322,38 @@ class ChatModel:
         sample = torch.randn(speaker.dim, generator=generator) * std + mean
         return str(Speaker._encode(sample))
 
+    def encode_sample(self, wav: np.ndarray) -> str:
+        """A 24 kHz mono clip encoded by the DVAE encoder into ChatTTS's sample string, exactly
+        as `Chat.sample_audio_speaker` does (on the DVAE's device)."""
+        dvae = self._chat.dvae
+        if getattr(dvae, "encoder", None) is None or dvae.vq_layer is None:
+            raise ModelError("This model has no DVAE encoder, so it cannot clone a voice.")
+        device = next(dvae.parameters()).device
+        audio = torch.from_numpy(np.ascontiguousarray(wav, dtype=np.float32)).to(device)
+        with torch.inference_mode():
+            codes = dvae.sample_audio(audio)
+        return str(self._chat.speaker.encode_prompt(codes))
+
+    @staticmethod
+    def sample_codes(sample: str) -> torch.Tensor:
+        """A sample string's codes [num_vq, frames] (int32)."""
+        from ChatTTS.model.speaker import Speaker
+
+        try:
+            codes: torch.Tensor = Speaker.decode_prompt(sample)
+        except Exception:
+            raise SpeakerError("The voice sample is not a valid ChatTTS sample string.") from None
+        return codes
+
+    def check_sample(self, sample: str) -> int:
+        """The sample's length in frames; SpeakerError when this model cannot read it."""
+        codes = self.sample_codes(sample)
+        if codes.dim() != 2 or codes.shape[0] != self.num_vq or codes.shape[1] < 1:
+            raise SpeakerError("The voice sample does not fit this model; clone the voice again.")
+        if int(codes.max()) >= self.num_codes - 1 or int(codes.min()) < 0:
+            raise SpeakerError("The voice sample has codes this model does not know.")
+        return int(codes.shape[1])
+
     def check_speaker(self, embedding: str) -> str:
         from ChatTTS.model.speaker import Speaker
 
@@ -306,6 +367,24 @@ class ChatModel:
                 f"needs {self.hidden_size}; pick a speaker made with it."
             )
         return embedding.strip()
+
+
+def text_normalizer(readers: Mapping[str, Callable[[str], str]]) -> Callable[[str], str]:
+    """ChatTTS's own normalizer (numbers through `readers`, characters it cannot say dropped,
+    homophones replaced) without a model: what a loaded model's `normalize` does, for a preview
+    of the text the model will read."""
+    import os
+
+    import ChatTTS
+    from ChatTTS.norm import Normalizer
+
+    quiet = logging.getLogger("chattts_studio.normalizer")
+    quiet.setLevel(logging.ERROR)  # its "found invalid characters" warnings are expected
+    folder = os.path.dirname(ChatTTS.__file__)
+    normalizer = Normalizer(os.path.join(folder, "res", "homophones_map.json"), quiet)
+    for lang, reader in readers.items():
+        normalizer.register(lang, reader)
+    return lambda text: str(normalizer(text, True, True, None))
 
 
 class _Bound:

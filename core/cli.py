@@ -1,4 +1,5 @@
-"""The command line: chattts-studio-cli synth | render | devices | doctor | model | speakers."""
+"""The command line: chattts-studio-cli synth | render | devices | doctor | model | speakers |
+lexicon."""
 
 import argparse
 import signal
@@ -9,21 +10,23 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from . import SAMPLE_RATE
-from .cli_admin import cmd_devices, cmd_doctor, cmd_model, cmd_speakers
+from .cli_admin import cmd_devices, cmd_doctor, cmd_model
 from .cli_common import err as _err
 from .cli_common import load_engine as _engine
 from .errors import Cancelled, StudioError
 
 if TYPE_CHECKING:
     from .engine import Engine
+    from .voice import Voice
 
 EXIT_USER_ERROR = 2
 EXIT_CANCELLED = 130
 
 
-def _speaker_arg(value: str | None, engine: "Engine") -> tuple[str | None, int | None]:
-    """--speaker NAME|SEED|EMB -> (embedding or None, seed or None)."""
+def _speaker_arg(value: str | None, engine: "Engine") -> tuple["Voice | None", int | None]:
+    """--speaker NAME|SEED|EMB -> (a library voice or embedding, or None; seed or None)."""
     from .speakers import SpeakerLibrary
+    from .voice import Voice
 
     if value is None:
         return None, None
@@ -34,29 +37,51 @@ def _speaker_arg(value: str | None, engine: "Engine") -> tuple[str | None, int |
         _err(library.problem)
     entry = library.get(value)
     if entry:
-        return entry.embedding, entry.seed
-    return engine.check_speaker(value), None
+        return entry.voice, entry.seed
+    return Voice(embedding=engine.check_speaker(value)), None
+
+
+def lexicon_entries(args: argparse.Namespace) -> tuple[tuple[str, str], ...]:
+    """The pronunciation dictionary for synth and render, unless --no-lexicon."""
+    from .lexicon import LexiconError, LexiconStore
+
+    if args.no_lexicon:
+        return ()
+    try:
+        return LexiconStore().lexicon().entries
+    except LexiconError as exc:
+        raise LexiconError(f"{exc} (or run with --no-lexicon)") from None
+
+
+def _read_text(args: argparse.Namespace) -> str:
+    given = [n for n, v in (("the text", args.text), ("--file", args.file)) if v is not None]
+    if args.script is not None:
+        given.append("--script")
+    if len(given) > 1:
+        raise StudioError(f"Give only one of {', '.join(given)}.")
+    if args.script is not None and args.speaker is not None:
+        raise StudioError("A script names its speakers on each line; leave out --speaker.")
+    if args.file is not None:
+        try:
+            return Path(args.file).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise StudioError(
+                f"Cannot read {args.file}: {getattr(exc, 'strerror', None) or exc}."
+            ) from None
+    if args.text is not None:
+        return str(args.text)
+    if args.script is None:
+        raise StudioError("Give the text to speak, --file PATH or --script PATH.")
+    return ""
 
 
 def cmd_synth(args: argparse.Namespace) -> int:
     from .audio import check_output_path
     from .request import SynthesisRequest
-    from .stream_writer import AudioStreamWriter
+    from .stream_writer import AudioStreamWriter, pause_samples
     from .subtitles import check_subtitle_path, cues_for, write_subtitles
 
-    if args.text is not None and args.file is not None:
-        raise StudioError("Give the text or --file, not both.")
-    if args.file is not None:
-        try:
-            text = Path(args.file).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise StudioError(
-                f"Cannot read {args.file}: {getattr(exc, 'strerror', None) or exc}."
-            ) from None
-    elif args.text is not None:
-        text = args.text
-    else:
-        raise StudioError("Give the text to speak, or --file PATH.")
+    text = _read_text(args)
     output = Path(args.output)
     check_output_path(output)
     subtitles = Path(args.subtitles) if args.subtitles else None
@@ -73,7 +98,9 @@ def cmd_synth(args: argparse.Namespace) -> int:
         segment_size=args.segment_size,
         batch_size=args.batch_size,  # 0: automatic, settled by Engine.plan
         pause_seconds=args.pause,
+        turn_pause_seconds=args.turn_pause,
         decoder=args.decoder,
+        lexicon=lexicon_entries(args),
     )
     request.validate()
     if args.threads is not None:
@@ -82,17 +109,31 @@ def cmd_synth(args: argparse.Namespace) -> int:
         import torch
 
         torch.set_num_threads(args.threads)
-    from .text import check_text
-
-    check_text(text)  # bad text fails before the model loads
-    engine = _engine(args.model, args.device, args.precision)
-    embedding, seed = _speaker_arg(args.speaker, engine)
     from dataclasses import replace
 
     from .cancel import CancelToken
+    from .text import check_text
 
-    request = replace(request, speaker=embedding, seed=seed if seed is not None else args.seed)
-    plan = engine.plan(request)
+    script = None
+    if args.script is not None:
+        from .dialogue import read_script, voices_for
+        from .speakers import SpeakerLibrary
+
+        # The script and its speakers are checked before the model loads.
+        turns = read_script(Path(args.script))
+        voices = voices_for(turns, {e.name: e.voice for e in SpeakerLibrary().entries})
+        script = (turns, voices)
+    else:
+        check_text(text)  # bad text fails before the model loads
+    engine = _engine(args.model, args.device, args.precision)
+    if script is not None:
+        from .dialogue import plan_dialogue
+
+        plan = plan_dialogue(engine, script[0], script[1], request)
+    else:
+        voice, seed = _speaker_arg(args.speaker, engine)
+        seed = seed if seed is not None else args.seed
+        plan = engine.plan(replace(request, voice=voice, seed=seed))
     _err(f"{len(plan.segments)} segment(s), batch size {plan.batch_size}")
     token = CancelToken()
     signal.signal(signal.SIGINT, lambda *_: token.cancel())
@@ -102,14 +143,18 @@ def cmd_synth(args: argparse.Namespace) -> int:
         else ""
     )
     tags = {"software": "ChatTTS Studio", "comment": f"ChatTTS Studio{random_note}"}
-    # Each segment goes to the file as it is finished (flat memory); only its text and place
-    # are kept, for the subtitles.
+    # Each segment goes to the file as it is finished (flat memory); only its text, place and
+    # speaker are kept, for the subtitles.
     timeline: list[tuple[str, int, int]] = []
-    with AudioStreamWriter(output, args.float, request.pause_seconds, tags=tags) as writer:
+    speakers: list[str] = []
+    with AudioStreamWriter(output, args.float, 0.0, tags=tags) as writer:
         for result in engine.synthesize(plan, cancel=token):
+            writer.write_silence(pause_samples(plan.pause_before(result.index)))
             timeline.append((result.text, *writer.add_segment(result.audio)))
+            speakers.append(result.speaker)
+            who = f" ({result.speaker})" if result.speaker else ""
             _err(
-                f"  segment {result.index + 1}/{result.segments}: {result.steps} steps, "
+                f"  segment {result.index + 1}/{result.segments}{who}: {result.steps} steps, "
                 f"{result.audio_seconds:.2f} s audio, RTF {result.rtf:.2f}"
             )
             if result.hit_cap:
@@ -118,7 +163,7 @@ def cmd_synth(args: argparse.Namespace) -> int:
                     "ending: its speech may be cut short; lower --segment-size"
                 )
     if subtitles is not None:
-        write_subtitles(subtitles, cues_for(timeline))
+        write_subtitles(subtitles, cues_for(timeline, speakers=speakers if script else None))
     summary = engine.last_summary
     assert summary is not None
     print(
@@ -177,6 +222,9 @@ def build_parser() -> argparse.ArgumentParser:
     synth.add_argument("text", nargs="?", help="the text to speak")
     synth.add_argument("--file", help="read the text from a UTF-8 file")
     synth.add_argument(
+        "--script", help="a dialogue script: 'Name: text' lines voiced by library speakers"
+    )
+    synth.add_argument(
         "-o", "--output", required=True, help="output file; .wav, .flac, .ogg or .mp3"
     )
     synth.add_argument(
@@ -210,7 +258,16 @@ def build_parser() -> argparse.ArgumentParser:
     synth.add_argument(
         "--pause", type=float, default=d.pause_seconds, help="seconds of silence between segments"
     )
+    synth.add_argument(
+        "--turn-pause",
+        type=float,
+        default=d.turn_pause_seconds,
+        help="seconds of silence between the lines of a --script",
+    )
     synth.add_argument("--no-refine", action="store_true", help="skip ChatTTS's refine-text pass")
+    synth.add_argument(
+        "--no-lexicon", action="store_true", help="do not apply the pronunciation dictionary"
+    )
     synth.add_argument(
         "--decoder",
         default="fast",
@@ -222,8 +279,10 @@ def build_parser() -> argparse.ArgumentParser:
     synth.set_defaults(func=cmd_synth)
 
     from .cli_render import add_render_parser
+    from .cli_serve import add_serve_parser
 
     add_render_parser(sub, d)
+    add_serve_parser(sub)
 
     sub.add_parser("devices", help="list devices and precisions").set_defaults(func=cmd_devices)
     sub.add_parser("doctor", help="versions, CUDA status, devices").set_defaults(func=cmd_doctor)
@@ -257,29 +316,10 @@ def build_parser() -> argparse.ArgumentParser:
     soak.add_argument("soak_args", nargs=argparse.REMAINDER)
     soak.set_defaults(func=cmd_soak)
 
-    speakers = sub.add_parser("speakers", help="the speaker library")
-    ssub = speakers.add_subparsers(dest="action", required=True)
-    ssub.add_parser("list")
-    sample = ssub.add_parser("sample", help="print the speaker embedding of a seed")
-    sample.add_argument("--seed", type=int, required=True)
-    sample.add_argument("--model", default="demo")
-    add = ssub.add_parser("add")
-    add.add_argument("name")
-    add.add_argument("--seed", type=int)
-    add.add_argument("--embedding")
-    add.add_argument("--note", default="")
-    add.add_argument("--model", default="demo")
-    remove = ssub.add_parser("remove")
-    remove.add_argument("name")
-    rename = ssub.add_parser("rename")
-    rename.add_argument("name")
-    rename.add_argument("new_name")
-    export = ssub.add_parser("export")
-    export.add_argument("path")
-    export.add_argument("names", nargs="*")
-    imp = ssub.add_parser("import")
-    imp.add_argument("path")
-    speakers.set_defaults(func=cmd_speakers)
+    from .cli_admin import add_lexicon_parser, add_speakers_parser
+
+    add_speakers_parser(sub)
+    add_lexicon_parser(sub)
     return parser
 
 

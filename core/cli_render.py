@@ -27,11 +27,17 @@ def add_render_parser(sub: Any, defaults: Any) -> None:
     d = defaults
     render = sub.add_parser(
         "render",
-        help="a book (.txt, .md, .epub) to chapter files, an audiobook and subtitles; resumable",
-        description="Render a book into FOLDER. Killed or stopped, the same command goes on "
-        "where it stopped: finished segments are kept in FOLDER/.segments.",
+        help="a book (.txt, .md, .epub) to chapter files, an audiobook and subtitles, or a "
+        "manifest (.jsonl, .csv) to one file per item; resumable",
+        description="Render a book, or a manifest of items, into FOLDER. Killed or stopped, the "
+        "same command goes on where it stopped: finished segments are kept in FOLDER/.segments "
+        "(a manifest's finished items in FOLDER).",
     )
-    render.add_argument("book", help="the book: .txt, .md or .epub (UTF-8 text)")
+    render.add_argument(
+        "book",
+        help="the book: .txt, .md or .epub (UTF-8 text); or a manifest: .jsonl or .csv with "
+        "id, text, speaker and optional seed per item",
+    )
     render.add_argument("-o", "--output", required=True, help="the folder to render into")
     render.add_argument(
         "--format",
@@ -82,7 +88,29 @@ def add_render_parser(sub: Any, defaults: Any) -> None:
         "--pause", type=float, default=d.pause_seconds, help="seconds of silence between segments"
     )
     render.add_argument("--no-refine", action="store_true", help="skip ChatTTS's refine-text pass")
+    render.add_argument(
+        "--no-lexicon", action="store_true", help="do not apply the pronunciation dictionary"
+    )
     render.add_argument("--decoder", default="fast", choices=["fast", "stock"])
+    render.add_argument(
+        "--ray",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="ADDRESS",
+        help="a manifest only: render on a Ray cluster (HEAD:6379; none: RAY_ADDRESS or a "
+        "local Ray instance); needs pip install 'chattts-studio[cluster]'",
+    )
+    render.add_argument(
+        "--ray-cpus-per-actor",
+        type=int,
+        default=1,
+        metavar="N",
+        help="on a cluster without GPUs: CPUs per worker, each holding one model (default 1)",
+    )
+    render.add_argument(
+        "--ray-actors", type=int, default=None, metavar="N", help="at most N Ray workers"
+    )
     render.set_defaults(func=cmd_render)
 
 
@@ -140,11 +168,18 @@ def cmd_render(args: argparse.Namespace) -> int:
 
     from .cancel import CancelToken
     from .chapters import read_book
-    from .cli import _speaker_arg
+    from .cli import _speaker_arg, lexicon_entries
     from .cli_common import load_engine
+    from .manifest import is_manifest
     from .render import RenderJob, RenderOptions
     from .request import AUTO_BATCH_MAX, SynthesisRequest
 
+    if is_manifest(Path(args.book)):
+        from .cli_manifest import cmd_render_manifest
+
+        return cmd_render_manifest(args)
+    if args.ray is not None:
+        raise StudioError("--ray renders a manifest (.jsonl or .csv), not a book.")
     request = SynthesisRequest(
         text="",
         seed=args.seed,
@@ -157,6 +192,7 @@ def cmd_render(args: argparse.Namespace) -> int:
         batch_size=args.batch_size,
         pause_seconds=args.pause,
         decoder=args.decoder,
+        lexicon=lexicon_entries(args),
     )
     request.validate()
     if args.threads is not None:
@@ -183,8 +219,8 @@ def cmd_render(args: argparse.Namespace) -> int:
         group_size=args.batch_size or AUTO_BATCH_MAX,
     )
     engine = load_engine(args.model, args.device, args.precision)
-    embedding, seed = _speaker_arg(args.speaker, engine)
-    request = replace(request, speaker=embedding, seed=seed if seed is not None else args.seed)
+    voice, seed = _speaker_arg(args.speaker, engine)
+    request = replace(request, voice=voice, seed=seed if seed is not None else args.seed)
     job = RenderJob(engine, book, request, folder, options, Path(args.book))
     job.plan()
     if not job.chapters:

@@ -8,6 +8,11 @@ each row (slot) sits at its own position, and a row that finishes takes the next
 repetition penalty over the last 16 codes, top-P then top-K with 3 kept, EOS held off until
 min_new_token, then multinomial), so a seed gives stock's tokens at batch 1.
 
+Randomness: a job without a seed draws from torch's global RNG (stock's way, so the tokens
+match stock's at batch 1 under `torch.manual_seed`), which makes its draws depend on the rows
+beside it. A job with a seed draws from its own generator, so its codes are the same whatever
+shares the batch (the server batches unrelated requests and promises each its own audio).
+
 Host and device: positions, step counts and caps live on the host (they are known there), so
 a step reads the device once, for the rows' end-of-segment and non-finite flags together. Index
 tensors are rebuilt only when the set of running rows changes.
@@ -15,17 +20,17 @@ tensors are rebuilt only when the set of running rows changes.
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import torch
 import torch.nn.functional as F
-from transformers.generation import TopKLogitsWarper, TopPLogitsWarper
 from transformers.models.llama.modeling_llama import apply_rotary_pos_emb
 
 from .chat import ChatModel
 from .errors import DeviceError
 from .graphs import StepGraphs
+from .rowwise import REPETITION_WINDOW, Sampling, exact_attention, sample_codes, warpers_for
 
-REPETITION_WINDOW = 16  # ChatTTS's CustomRepetitionPenaltyLogitsProcessorRepeat past_window
 SPAN_BUCKET = 256  # static steps attend over KV spans rounded up to this (one graph each)
 DTYPE_NAMES = {torch.float32: "fp32", torch.float16: "fp16", torch.bfloat16: "bf16"}
 
@@ -56,6 +61,11 @@ class Job:
     hiddens: list[torch.Tensor] = field(default_factory=list)
     tokens: list[torch.Tensor] = field(default_factory=list)
     ended_by_eos: bool = False
+    # Its own random stream (see the module's note); None: torch's global RNG.
+    seed: int | None = None
+    # Set from any thread: the decoder frees the job's row before its next step, and the job
+    # is never yielded (its caller went away).
+    cancelled: bool = False
 
     def __post_init__(self) -> None:
         if isinstance(self.emb, torch.Tensor):
@@ -71,12 +81,15 @@ class Job:
         return len(self.hiddens)
 
 
-@dataclass(frozen=True)
-class Sampling:
-    temperature: float
-    top_p: float
-    top_k: int
-    repetition_penalty: float = 1.05
+class JobSource(Protocol):
+    """Where a running decode takes its next job: None when there is none now."""
+
+    def __call__(self) -> Job | None: ...
+
+
+def list_source(jobs: list[Job]) -> JobSource:
+    pending = list(reversed(jobs))
+    return lambda: pending.pop() if pending else None
 
 
 class FastDecoder:
@@ -89,11 +102,16 @@ class FastDecoder:
         max_len: int,
         static: bool = False,
         graphs: bool = False,
+        exact: bool = False,
     ) -> None:
         """`static`: every step runs all slots over a bucketed KV span, with positions on the
         device (fixed shapes, no per-step index building): what a CUDA graph needs, and the
         form a GPU prefers, since a 20-layer step of this size is bound by kernel launches.
-        `graphs`: capture that step as CUDA graphs, one per span bucket (CUDA only)."""
+        `graphs`: capture that step as CUDA graphs, one per span bucket (CUDA only).
+        `exact`: a row's numbers never depend on the rows beside it (see `exact_attention`):
+        static steps (every matrix product has `slots` rows, whoever is running) with
+        attention as plain matmuls, and logits made for every slot. With per-job seeds, a job
+        then gives the same codes and hidden states bit for bit in any company."""
         gpt = model.gpt
         self.gpt = gpt
         self.layers = list(gpt.layers)
@@ -118,7 +136,8 @@ class FastDecoder:
         self.emb_code = model.code_embeddings()
         self.head_weight = model.code_heads().float().to(self.out_device)
         self.active: list[Job | None] = [None] * slots  # the job in each slot, between steps
-        self.static = static or graphs
+        self.exact = exact
+        self.static = static or graphs or exact
         self._all_rows = torch.arange(slots, device=self.device)
         self._graphs: StepGraphs | None = None
         if graphs:
@@ -199,6 +218,11 @@ class FastDecoder:
                     kc, vc = self.k_cache[li, :, :, :span], self.v_cache[li, :, :, :span]
                 else:
                     kc, vc = self.k_cache[li, rows, :, :span], self.v_cache[li, rows, :, :span]
+                if self.exact:
+                    out = exact_attention(q, kc, vc, mask, attn.scaling, self.heads)
+                    x = x + attn.o_proj(out.transpose(1, 2).reshape(batch, seq, -1))
+                    x = x + layer.mlp(layer.post_attention_layernorm(x))
+                    continue
                 out = F.scaled_dot_product_attention(
                     q,
                     kc,
@@ -231,48 +255,31 @@ class FastDecoder:
         min_steps: torch.Tensor,
         sampling: Sampling,
         warpers: list[Callable[..., torch.Tensor]],
+        generators: list[torch.Generator | None] | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        """Codes [B, num_vq] and a per-row flag [B] for logits that were not finite. Such rows
-        sample from uniform logits instead (multinomial must never see NaN); the caller fails
-        the job once it reads the flag."""
-        bad = ~torch.isfinite(logits).view(-1, self.num_vq * self.num_codes).all(1)
-        logits = torch.where(bad.repeat_interleave(self.num_vq).view(-1, 1), 0.0, logits)
-        logits = logits / sampling.temperature
-        if sampling.repetition_penalty != 1.0:
-            # Counts of each code over the row's last 16 codes (fewer while it is young).
-            # The window fills from the right; a young row has only its last `filled` codes.
-            filled = torch.clamp(steps, max=REPETITION_WINDOW).repeat_interleave(self.num_vq)
-            window = torch.arange(REPETITION_WINDOW, device=logits.device).view(1, -1)
-            valid = window >= REPETITION_WINDOW - filled.view(-1, 1)
-            freq = torch.zeros_like(logits).scatter_add_(1, history, valid.to(logits.dtype))
-            alpha = torch.pow(sampling.repetition_penalty, freq)
-            logits = torch.where(logits < 0, logits * alpha, logits / alpha)
-        for warp in warpers:
-            logits = warp(None, logits)
-        hold = (steps < min_steps).repeat_interleave(self.num_vq)
-        # torch.where, not boolean-mask indexing: a mask index asks the device for its count.
-        logits[:, self.eos] = torch.where(hold, -torch.inf, logits[:, self.eos])
-        scores = F.softmax(logits, dim=-1)
-        return torch.multinomial(scores, num_samples=1).view(-1, self.num_vq), bad
+        return sample_codes(
+            logits, history, steps, min_steps, sampling, warpers, self.num_vq, generators
+        )
 
     # -- the loop -------------------------------------------------------------------------
     @torch.inference_mode()
     def run(
         self,
-        jobs: list[Job],
+        jobs: list[Job] | JobSource,
         sampling: Sampling,
         cancelled: Callable[[], bool],
         on_step: Callable[[list[int]], None] | None = None,
     ) -> Iterator[Job | None]:
         """Decode every job, `slots` at a time, in the given order; yield each as it ends,
         and None after every step, so the caller can stream audio of the running ones.
-        Returns early (without raising) when `cancelled()` turns true."""
-        warpers: list[Callable[..., torch.Tensor]] = [
-            TopPLogitsWarper(sampling.top_p, min_tokens_to_keep=3),
-            TopKLogitsWarper(sampling.top_k, min_tokens_to_keep=3),
-        ]
-        pending = list(reversed(jobs))
+        `jobs` is a list, or a source asked for more whenever a row is free (before every
+        step), so jobs can arrive while the decode runs; it ends when no row is busy and the
+        source has none. A job marked `cancelled` leaves its row before the next step, not
+        yielded. Returns early (without raising) when `cancelled()` turns true."""
+        warpers = warpers_for(sampling)
+        source = list_source(jobs) if isinstance(jobs, list) else jobs
         active = self.active
+        generators: list[torch.Generator | None] = [None] * self.slots
         # Host copies: known without asking the device.
         pos = [0] * self.slots
         steps = [0] * self.slots
@@ -289,8 +296,7 @@ class FastDecoder:
         caps_d = torch.zeros(self.slots, dtype=torch.long, device=self.device)
         codes_all = torch.zeros(self.slots, self.num_vq, dtype=torch.long, device=self.device)
 
-        def admit(slot: int) -> None:
-            job = pending.pop()
+        def admit(slot: int, job: Job) -> None:
             emb = job.emb() if callable(job.emb) else job.emb
             length = int(emb.shape[1])
             if length + job.cap + 1 > self.max_len:
@@ -309,15 +315,28 @@ class FastDecoder:
             steps_d[slot] = 0
             min_d[slot] = job.min_steps
             history[slot * self.num_vq : (slot + 1) * self.num_vq] = 0
+            generators[slot] = None
+            if job.seed is not None:
+                generators[slot] = torch.Generator(self.out_device).manual_seed(job.seed)
             active[slot] = job
 
-        for slot in range(self.slots):
-            if pending:
-                admit(slot)
+        def fill() -> None:
+            """Free the rows of cancelled jobs, then give every free row the next job."""
+            for slot, job in enumerate(active):
+                if job is not None and job.cancelled:
+                    active[slot] = None
+            for slot in range(self.slots):
+                if active[slot] is None:
+                    job = source()
+                    if job is None:
+                        return
+                    admit(slot, job)
+
         used: list[int] = []
         rows = out_rows = vq_rows = torch.zeros(0, dtype=torch.long)
-        while any(job is not None for job in active):
-            if cancelled():
+        while not cancelled():
+            fill()
+            if not any(job is not None for job in active):
                 return
             now_used = [i for i, job in enumerate(active) if job is not None]
             if now_used != used:  # membership changed: rebuild the index tensors once
@@ -328,13 +347,16 @@ class FastDecoder:
             full = len(used) == self.slots
             # A gathered copy: the jobs keep views of it, while `hidden` is written in place.
             rows_h = hidden[out_rows]
+            # Exact: the head's product always has `slots` rows (its rows' bits depend on it).
+            logits = self._logits(hidden)[vq_rows] if self.exact else self._logits(rows_h)
             codes, bad = self._sample(
-                self._logits(rows_h),
+                logits,
                 history[vq_rows],
                 steps_d[out_rows],
                 min_d[out_rows],
                 sampling,
                 warpers,
+                [generators[slot] for slot in used],
             )
             finished = codes.eq(self.eos).any(1)
             # The repetition window slides by one code per step.
@@ -390,6 +412,7 @@ class FastDecoder:
                     active[slot] = None
                     assert job is not None
                     yield job
-                    if pending:
-                        admit(slot)  # prefilled now; it samples from the next step on
+                    following = source() if active[slot] is None else None
+                    if following is not None:
+                        admit(slot, following)  # prefilled now; it samples from the next step on
             yield None

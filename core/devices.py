@@ -6,6 +6,7 @@ from enum import StrEnum
 import torch
 
 from .errors import DeviceError
+from .messages import QT_TRANSLATE_NOOP, Sentence
 
 
 class Precision(StrEnum):
@@ -53,13 +54,19 @@ class Device:
 
 
 def cuda_status() -> str:
-    """One sentence on whether CUDA is usable, and if not, why."""
-    if torch.version.cuda is None:
-        return "CUDA is unavailable: this PyTorch is a CPU-only build; install a CUDA build."
+    """One sentence on whether CUDA is usable, and if not, why (a Sentence: translatable)."""
+    version = torch.version.cuda
+    if version is None:
+        return Sentence(
+            QT_TRANSLATE_NOOP(
+                "core",
+                "CUDA is unavailable: this PyTorch is a CPU-only build; install a CUDA build.",
+            )
+        )
     try:
         count = torch.cuda.device_count()
     except RuntimeError as exc:  # a driver that is present but broken
-        return f"CUDA is unavailable: {exc}"
+        return Sentence(QT_TRANSLATE_NOOP("core", "CUDA is unavailable: {reason}"), reason=str(exc))
     if not torch.cuda.is_available() or count == 0:
         try:
             torch.cuda.init()
@@ -67,15 +74,27 @@ def cuda_status() -> str:
             # The driver's message ends in a download link; its first sentence is the reason.
             text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             reason = text.split(". ")[0].rstrip(".")
-            return (
-                f"CUDA is unavailable: PyTorch is built for CUDA {torch.version.cuda} but "
-                f"no usable GPU or driver was found ({reason})."
+            return Sentence(
+                QT_TRANSLATE_NOOP(
+                    "core",
+                    "CUDA is unavailable: PyTorch is built for CUDA {version} but no usable GPU "
+                    "or driver was found ({reason}).",
+                ),
+                version=version,
+                reason=reason,
             )
-        return (
-            f"CUDA is unavailable: PyTorch is built for CUDA {torch.version.cuda} but "
-            "no GPU was found."
+        return Sentence(
+            QT_TRANSLATE_NOOP(
+                "core",
+                "CUDA is unavailable: PyTorch is built for CUDA {version} but no GPU was found.",
+            ),
+            version=version,
         )
-    return f"CUDA {torch.version.cuda} is usable with {count} device(s)."
+    return Sentence(
+        QT_TRANSLATE_NOOP("core", "CUDA {version} is usable with {count} device(s)."),
+        version=version,
+        count=count,
+    )
 
 
 def _arch_code(entry: str) -> tuple[str, int, int, str] | None:
@@ -126,15 +145,30 @@ def _cuda_problem(index: int) -> str | None:
         major, minor = torch.cuda.get_device_capability(index)
         arch_list = list(torch.cuda.get_arch_list())
     except (RuntimeError, AssertionError) as exc:  # a device the driver cannot describe
-        return f"its compute capability cannot be read ({exc})"
+        return Sentence(
+            QT_TRANSLATE_NOOP("core", "its compute capability cannot be read ({reason})"),
+            reason=str(exc),
+        )
     if arch_supported((major, minor), arch_list):
         return None
     codes = [code[1:3] for code in map(_arch_code, arch_list) if code is not None]
     older = bool(codes) and (major, minor) < min(codes)
-    hint = "a PyTorch build for an older CUDA may support it" if older else "a newer one may"
-    return (
-        f"PyTorch {torch.__version__} (CUDA {torch.version.cuda}) has no kernels for its compute "
-        f"capability {major}.{minor} (it is built for {', '.join(arch_list)}); {hint}"
+    hint = Sentence(
+        QT_TRANSLATE_NOOP("core", "a PyTorch build for an older CUDA may support it")
+        if older
+        else QT_TRANSLATE_NOOP("core", "a newer one may")
+    )
+    return Sentence(
+        QT_TRANSLATE_NOOP(
+            "core",
+            "PyTorch {torch} (CUDA {cuda}) has no kernels for its compute capability "
+            "{capability} (it is built for {archs}); {hint}",
+        ),
+        torch=torch.__version__,
+        cuda=torch.version.cuda,
+        capability=f"{major}.{minor}",
+        archs=", ".join(arch_list),
+        hint=hint,
     )
 
 
@@ -178,18 +212,42 @@ def resolve_device(device_id: str | None) -> Device:
         if device.id == device_id:
             if device.problem:
                 raise DeviceError(
-                    f"Device {device.id} ({device.name}) cannot be used: {device.problem}."
+                    Sentence(
+                        QT_TRANSLATE_NOOP(
+                            "core", "Device {device} ({name}) cannot be used: {problem}."
+                        ),
+                        device=device.id,
+                        name=device.name,
+                        problem=device.problem,
+                    )
                 )
             return device
     if device_id.startswith("cuda"):
         if not torch.cuda.is_available():
-            raise DeviceError(f"Device {device_id} cannot be used. {cuda_status()}")
+            raise DeviceError(
+                Sentence(
+                    QT_TRANSLATE_NOOP("core", "Device {device} cannot be used. {status}"),
+                    device=device_id,
+                    status=cuda_status(),
+                )
+            )
         raise DeviceError(
-            f"Device {device_id} does not exist; this machine has "
-            f"{torch.cuda.device_count()} CUDA device(s)."
+            Sentence(
+                QT_TRANSLATE_NOOP(
+                    "core",
+                    "Device {device} does not exist; this machine has {count} CUDA device(s).",
+                ),
+                device=device_id,
+                count=torch.cuda.device_count(),
+            )
         )
-    known = ", ".join(d.id for d in devices)
-    raise DeviceError(f"Unknown device '{device_id}'; choose one of: {known}.")
+    raise DeviceError(
+        Sentence(
+            QT_TRANSLATE_NOOP("core", "Unknown device '{device}'; choose one of: {known}."),
+            device=device_id,
+            known=", ".join(d.id for d in devices),
+        )
+    )
 
 
 def precision_support(device: Device) -> dict[Precision, str | None]:
@@ -201,32 +259,53 @@ def precision_support(device: Device) -> dict[Precision, str | None]:
     (4x fewer bytes to read per step); on MPS ChatTTS runs its GPT on the CPU, so only fp32.
     """
     support: dict[Precision, str | None] = {Precision.FP32: None}
-    cpu_only = "int8 is the CPU's option (dynamic quantization); on a GPU use fp16 or bf16"
+    cpu_only = Sentence(
+        QT_TRANSLATE_NOOP(
+            "core", "int8 is the CPU's option (dynamic quantization); on a GPU use fp16 or bf16"
+        )
+    )
     if device.kind == "cuda":
         # Decided per device index from its compute capability: torch.cuda.is_bf16_supported()
         # asks about the current device only and counts emulation, which is slow.
         index = int(device.id.split(":")[1])
         major, minor = torch.cuda.get_device_capability(index)
+        capability = f"{major}.{minor}"
         support[Precision.FP16] = (
             None
             if major >= 6
-            else f"this GPU (compute capability {major}.{minor}) has no fast fp16 (before Pascal)"
+            else Sentence(
+                QT_TRANSLATE_NOOP(
+                    "core",
+                    "this GPU (compute capability {capability}) has no fast fp16 (before Pascal)",
+                ),
+                capability=capability,
+            )
         )
         support[Precision.BF16] = (
             None
             if major >= 8
-            else (
-                f"this GPU (compute capability {major}.{minor}) has no bf16 "
-                "(it needs Ampere or newer, 8.0)"
+            else Sentence(
+                QT_TRANSLATE_NOOP(
+                    "core",
+                    "this GPU (compute capability {capability}) has no bf16 (it needs Ampere or "
+                    "newer, 8.0)",
+                ),
+                capability=capability,
             )
         )
         support[Precision.INT8] = cpu_only
     elif device.kind == "cpu":
-        support[Precision.FP16] = "fp16 is not supported on the CPU; use fp32, bf16 or int8"
+        support[Precision.FP16] = Sentence(
+            QT_TRANSLATE_NOOP("core", "fp16 is not supported on the CPU; use fp32, bf16 or int8")
+        )
         support[Precision.BF16] = None
         support[Precision.INT8] = None
     else:
-        reason = "on Apple MPS ChatTTS runs its GPT on the CPU, so only fp32 applies"
+        reason = Sentence(
+            QT_TRANSLATE_NOOP(
+                "core", "on Apple MPS ChatTTS runs its GPT on the CPU, so only fp32 applies"
+            )
+        )
         support[Precision.FP16] = reason
         support[Precision.BF16] = reason
         support[Precision.INT8] = reason
@@ -238,9 +317,21 @@ def check_precision(device: Device, precision: str | Precision) -> Precision:
         chosen = Precision(str(precision).lower())
     except ValueError:
         raise DeviceError(
-            f"Unknown precision '{precision}'; choose fp32, fp16, bf16 or int8."
+            Sentence(
+                QT_TRANSLATE_NOOP(
+                    "core", "Unknown precision '{precision}'; choose fp32, fp16, bf16 or int8."
+                ),
+                precision=precision,
+            )
         ) from None
     reason = precision_support(device)[chosen]
     if reason:
-        raise DeviceError(f"{chosen.value} cannot be used on {device.id}: {reason}.")
+        raise DeviceError(
+            Sentence(
+                QT_TRANSLATE_NOOP("core", "{precision} cannot be used on {device}: {reason}."),
+                precision=chosen.value,
+                device=device.id,
+                reason=reason,
+            )
+        )
     return chosen

@@ -14,7 +14,7 @@ from . import models
 from .cancel import CancelToken
 from .chat import ChatModel, RefineSettings
 from .devices import Device, Precision, check_precision, resolve_device
-from .errors import Cancelled, ModelError
+from .errors import BadTextError, Cancelled, ModelError, SpeakerError
 from .metrics import LiveMetrics, reset_peak
 from .pipeline import (
     JobContext,
@@ -36,7 +36,8 @@ from .request import (
     auto_batch_size,
     join_clips,
 )
-from .text import NUMBER_READERS, Segment, split_segments
+from .text import NUMBER_READERS, Segment, check_text, split_segments
+from .voice import Voice
 
 quiet_libraries()
 
@@ -195,20 +196,52 @@ class Engine:
     def check_speaker(self, embedding: str) -> str:
         return self._require()[0].check_speaker(embedding)
 
+    def check_voice(self, voice: Voice) -> Voice:
+        """The voice checked against this model, its transcript normalised as the model reads
+        text (numbers read out): what goes into the prompt. SpeakerError when unusable."""
+        model = self._require()[0]
+        embedding = model.check_speaker(voice.embedding) if voice.embedding else ""
+        transcript = ""
+        if voice.sample:
+            model.check_sample(voice.sample)
+            transcript = model.normalize(voice.transcript.strip())
+            if not transcript.strip():
+                raise SpeakerError("A cloned voice needs the transcript of its recording.")
+        elif not embedding:
+            raise SpeakerError("The voice has neither a speaker embedding nor a sample.")
+        return Voice(embedding, voice.sample, transcript)
+
+    def resolve_voice(self, request: SynthesisRequest) -> Voice:
+        """The request's voice: its library voice, else its embedding, else its seed's."""
+        if request.voice is not None:
+            return self.check_voice(request.voice)
+        if request.speaker:
+            return Voice(embedding=self.check_speaker(request.speaker))
+        return Voice(embedding=self.sample_speaker(request.seed))
+
+    def clone_voice(self, audio: np.ndarray, transcript: str) -> Voice:
+        """A voice from a 24 kHz clip (clone.py checks it) and its transcript: the clip
+        encoded by the DVAE encoder, as ChatTTS's `sample_audio_speaker` does."""
+        model = self._require()[0]
+        try:
+            transcript = check_text(transcript).strip()
+        except BadTextError as exc:
+            raise SpeakerError(f"The transcript cannot be used: {exc}") from None
+        return Voice(sample=model.encode_sample(audio), transcript=transcript)
+
     # -- planning --------------------------------------------------------------------------
     def plan(self, request: SynthesisRequest) -> JobPlan:
-        """The job as it will run: validated settings, its segments (the job's only split),
-        the batch size for this device, the speaker embedding."""
+        """The job as it will run: validated settings, its segments (the job's only split,
+        after the pronunciation dictionary), the batch size for this device, the voice."""
+        from .lexicon import Lexicon
+
         request.validate()
         _model, loaded = self._require()
-        segments = tuple(split_segments(request.text, request.segment_size))
+        lexicon = Lexicon(request.lexicon) if request.lexicon else None
+        segments = tuple(split_segments(request.text, request.segment_size, lexicon))
         batch = request.batch_size or auto_batch_size(loaded.device.id, len(segments))
-        speaker = (
-            self.check_speaker(request.speaker)
-            if request.speaker
-            else self.sample_speaker(request.seed)
-        )
-        return JobPlan(request, segments, batch, speaker)
+        voice = self.resolve_voice(request)
+        return JobPlan(request, segments, batch, voice.embedding, voice)
 
     def _model_texts(
         self, request: SynthesisRequest, segments: list[Segment], batch: int, cancel: CancelToken
@@ -288,7 +321,10 @@ class Engine:
         try:
             torch.manual_seed(request.seed * 1009)  # same request and seed, same audio
             texts = self._model_texts(request, segments, plan.batch_size, cancel)
-            units = [Unit(seg.index, seg, plan.speaker, texts) for seg in segments]
+            units = [
+                Unit(seg.index, seg, plan.voice_at(seg.index), texts, plan.name_at(seg.index))
+                for seg in segments
+            ]
             ctx = self._context(request, cancel, len(segments), listener is not None)
             producer: Producer = fast_events if request.decoder == "fast" else stock_events
             for event in with_backoff(producer, ctx, units, plan.batch_size):
@@ -322,14 +358,17 @@ class Engine:
         self.live.update(stage="done", compute_seconds=wall)
 
     def audition(
-        self, request: SynthesisRequest, speakers: list[str], cancel: CancelToken | None = None
+        self,
+        request: SynthesisRequest,
+        speakers: list[str] | list[Voice],
+        cancel: CancelToken | None = None,
     ) -> list[np.ndarray]:
         """The request's text read by each speaker, all speakers as rows of one batched pass
         (continuous batching over speaker x segment); one joined audio per speaker."""
         from .producers import fast_events
 
         plan = self.plan(request)
-        speakers = [self.check_speaker(s) for s in speakers]
+        voices = [self.check_voice(s if isinstance(s, Voice) else Voice(s)) for s in speakers]
         token = self._start(cancel)
         segments = list(plan.segments)
         count = len(segments)
@@ -338,8 +377,8 @@ class Engine:
             torch.manual_seed(request.seed * 1009)
             texts = self._model_texts(request, segments, plan.batch_size, token)
             units = [
-                Unit(k * count + seg.index, seg, speaker, texts)
-                for k, speaker in enumerate(speakers)
+                Unit(k * count + seg.index, seg, voice, texts)
+                for k, voice in enumerate(voices)
                 for seg in segments
             ]
             ctx = self._context(request, token, len(units), False)

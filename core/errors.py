@@ -1,8 +1,25 @@
-"""Errors a user can cause or fix, each carrying one clear sentence for the window or stderr."""
+"""Errors a user can cause or fix, each carrying one clear sentence for the window or stderr.
+
+Raised with a core.messages.Sentence, an error also carries the sentence's template and
+parameters, so the window says it in its own language (gui.i18n.core_text); str(error) is
+always the English sentence."""
+
+from typing import Any
 
 
 class StudioError(Exception):
     """A problem the user can act on; str(error) is the sentence to show."""
+
+    @property
+    def template(self) -> str | None:
+        """The sentence's marked template, or None when it was raised with plain text."""
+        said = self.args[0] if self.args else None
+        return getattr(said, "template", None)
+
+    @property
+    def params(self) -> dict[str, Any]:
+        said = self.args[0] if self.args else None
+        return dict(getattr(said, "params", {}))
 
 
 class BadTextError(StudioError):

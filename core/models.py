@@ -15,6 +15,7 @@ from typing import Any
 
 from . import paths
 from .errors import Cancelled, ModelError
+from .messages import QT_TRANSLATE_NOOP, Sentence
 
 # ChatTTS's on-disk layout (config/config.py); the same for every model.
 ASSET_FILES = (
@@ -46,7 +47,7 @@ TINY_DIMS: dict[str, Any] = {
     "vocos": {"dim": 32, "intermediate_dim": 64, "num_layers": 1},
 }
 DEMO_SIZES: dict[str, dict[str, Any] | None] = {"demo": TINY_DIMS, "demo-full": None}
-RANDOM_LABEL = "random weights: they produce noise, not speech"
+RANDOM_LABEL = QT_TRANSLATE_NOOP("core", "random weights: they produce noise, not speech")
 
 ByteProgress = Callable[[int, int], None]  # (done, total) bytes
 CancelCheck = Callable[[], bool]
@@ -123,7 +124,13 @@ def verify(
 
     missing = [f for f in ASSET_FILES if not (folder / f).is_file()]
     if missing:
-        raise ModelError(f"Model '{name}' is incomplete: {folder / missing[0]} is missing.")
+        raise ModelError(
+            Sentence(
+                QT_TRANSLATE_NOOP("core", "Model '{name}' is incomplete: {path} is missing."),
+                name=name,
+                path=str(folder / missing[0]),
+            )
+        )
     total = sum((folder / f).stat().st_size for f in ASSET_FILES)
     done = 0
     hashed: dict[Path, str] = {}
@@ -141,8 +148,15 @@ def verify(
                 progress(done, total)
             if digest != hashes.get(hash_key(relative)):
                 raise ModelError(
-                    f"Model '{name}' is damaged: {path} does not match its sha256 "
-                    "hash. Download or build it again."
+                    Sentence(
+                        QT_TRANSLATE_NOOP(
+                            "core",
+                            "Model '{name}' is damaged: {path} does not match its sha256 "
+                            "hash. Download or build it again.",
+                        ),
+                        name=name,
+                        path=str(path),
+                    )
                 )
     finally:
         hashcache.remember(hashed)
@@ -168,13 +182,25 @@ def resolve(name: str) -> ModelInfo:
     folder = Path(name).expanduser()
     if not folder.is_dir() and (os.sep in name or name.startswith((".", "~"))):
         raise ModelError(
-            f"The model folder {folder} does not exist (moved or deleted?); choose the folder "
-            "again, or use demo, demo-full or official."
+            Sentence(
+                QT_TRANSLATE_NOOP(
+                    "core",
+                    "The model folder {folder} does not exist (moved or deleted?); choose the "
+                    "folder again, or use demo, demo-full or official.",
+                ),
+                folder=str(folder),
+            )
         )
     if not folder.is_dir():
         raise ModelError(
-            f"Unknown model '{name}': use demo, demo-full, official, or a folder "
-            "with ChatTTS weights."
+            Sentence(
+                QT_TRANSLATE_NOOP(
+                    "core",
+                    "Unknown model '{name}': use demo, demo-full, official, or a folder "
+                    "with ChatTTS weights.",
+                ),
+                name=name,
+            )
         )
     manifest = _manifest(folder)
     if manifest and manifest.get("random_weights"):
@@ -237,8 +263,11 @@ def ensure(
     info = resolve(name)
     if info.kind == "official" and not info.folder.is_dir():
         raise ModelError(
-            "The official weights are not downloaded yet: run "
-            "'chattts-studio-cli model download' or use the Models dialog."
+            QT_TRANSLATE_NOOP(
+                "core",
+                "The official weights are not downloaded yet: run "
+                "'chattts-studio-cli model download' or use the Models dialog.",
+            )
         )
     # Files verified before and unchanged since (path, size, mtime, inode) are not hashed again.
     if info.kind != "demo":

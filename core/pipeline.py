@@ -23,6 +23,7 @@ from .errors import DeviceError
 from .metrics import LiveMetrics
 from .request import AudioChunk, SegmentRestarted, SegmentResult
 from .text import MAX_STEP_CAP, Segment, needed_steps
+from .voice import Voice
 
 Event = AudioChunk | SegmentRestarted | SegmentResult
 
@@ -88,12 +89,14 @@ class ModelTexts:
 
 @dataclass(frozen=True)
 class Unit:
-    """One piece of audio to make: a segment's model text read by one speaker."""
+    """One piece of audio to make: a segment's model text read by one voice. Units of one job
+    may have different voices (a dialogue, an audition): each decode row carries its own."""
 
     key: int  # results come back in key order
     segment: Segment
-    speaker: str
+    speaker: Voice
     texts: ModelTexts
+    name: str = ""  # the speaker's name in a dialogue, for the results
 
     @property
     def text(self) -> str:

@@ -20,6 +20,7 @@ from .metrics import memory_snapshot
 from .pipeline import Event, JobContext, Unit
 from .request import AudioChunk, SegmentResult
 from .streaming import ChunkVocoder
+from .voice import Voice
 
 
 def _result(
@@ -34,13 +35,14 @@ def _result(
     return SegmentResult(
         index=unit.key,
         segments=ctx.count,
-        text=unit.segment.text,
+        text=unit.segment.shown,
         audio=np.ascontiguousarray(audio[: steps * SAMPLES_PER_STEP], dtype=np.float32),
         steps=steps,
         compute_seconds=compute,
         batch_size=batch,
         memory=memory_snapshot(ctx.device),
         hit_cap=not eos and not ctx.random_weights and steps >= unit.cap,
+        speaker=unit.name,
     )
 
 
@@ -87,8 +89,13 @@ def _jobs(ctx: JobContext, units: list[Unit]) -> list[Job]:
     """Decode jobs whose text (refined when asked), prompt and embedding are made only when a
     row takes them; until then they hold an estimate (the KV cache grows if it was short)."""
     jobs = []
+    extra: dict[Voice, int] = {}  # a cloned voice's prompt: its transcript and sample codes
     for unit in units:
         prompt, cap = unit.texts.estimate(unit.segment.index)
+        voice = unit.speaker
+        if voice.cloned and voice not in extra:
+            extra[voice] = len(voice.transcript) + ctx.model.check_sample(voice.sample)
+        prompt += extra.get(voice, 0)
         job = Job(unit.key, lambda: torch.zeros(0), cap, cap, prompt)
 
         def make(unit: Unit = unit, job: Job = job) -> torch.Tensor:

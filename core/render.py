@@ -13,7 +13,9 @@ How a render stays resumable and reproducible (the rule, also in the README):
   kept audio, and the kept files are the ones used), its missing ones as an uninterrupted run
   would have made them. So the result equals an uninterrupted run's with the same settings on
   the same device; at most one group's finished segments are decoded twice.
-- The speaker is fixed once for the whole book (the speaker of the seed, or --speaker).
+- The speaker is fixed once for the whole book (the speaker of the seed, or --speaker, which
+  may be a cloned voice). The pronunciation dictionary is applied before segmenting, so a
+  changed entry re-makes only the groups whose text it changes.
 Then each chapter is assembled from its kept segments (loudness measured, then the gain
 applied while writing), and the book's audiobook file and chapter list are written
 (render_output.py)."""
@@ -30,9 +32,11 @@ from . import SAMPLE_RATE
 from .cancel import CancelToken
 from .chapters import Book
 from .errors import BadTextError
+from .lexicon import Lexicon
 from .render_store import Entry, SegmentStore, audio_digest, digest
 from .request import JobPlan, SynthesisRequest
 from .text import Segment, split_segments
+from .voice import Voice
 
 if TYPE_CHECKING:
     from .engine import Engine
@@ -131,6 +135,7 @@ class RenderJob:
         self.chapters: list[PlannedChapter] = []
         self.skipped: list[str] = []
         self.speaker = ""
+        self.voice: Voice | None = None
         self.settings = ""
         self.stats = RenderStats()
         self.store = SegmentStore(self.folder)
@@ -144,7 +149,7 @@ class RenderJob:
         """Everything that shapes a segment's audio besides its text and group."""
         r = self.request
         loaded = self.engine.loaded
-        return {
+        record: dict[str, object] = {
             "version": 1,
             "model": loaded.info.name if loaded else None,
             "precision": loaded.precision.value if loaded else None,
@@ -162,22 +167,24 @@ class RenderJob:
             "decoder": r.decoder,
             "group_size": self.options.group_size,
         }
+        if self.voice is not None and self.voice.cloned:
+            # Only then: the records (and so the kept segments) of earlier renders stay valid.
+            record["voice"] = self.voice.key()
+        return record
 
     # -- planning --------------------------------------------------------------------------
     def plan(self) -> None:
         """Segments and groups of every chapter, and what the folder already holds."""
         self.request.validate()
         r = self.request
-        self.speaker = (
-            self.engine.check_speaker(r.speaker)
-            if r.speaker
-            else self.engine.sample_speaker(r.seed)
-        )
+        self.voice = self.engine.resolve_voice(r)
+        self.speaker = self.voice.embedding
         self.settings = digest(self.settings_record())
+        lexicon = Lexicon(r.lexicon) if r.lexicon else None
         self.chapters, self.skipped = [], []
         for number, chapter in enumerate(self.book.chapters):
             try:
-                segments = split_segments(chapter.text, r.segment_size)
+                segments = split_segments(chapter.text, r.segment_size, lexicon)
             except BadTextError:
                 self.skipped.append(chapter.title)
                 continue
@@ -306,4 +313,4 @@ class RenderJob:
             seed=group_seed(self.request.seed, ch.number, first),
             batch_size=len(segments),
         )
-        return JobPlan(request, segments, len(segments), self.speaker)
+        return JobPlan(request, segments, len(segments), self.speaker, self.voice)

@@ -149,7 +149,8 @@ class Assembler:
         at = 0
         for n, (segment, entry) in enumerate(zip(ch.segments, entries, strict=True)):
             at += gap if n else 0
-            timeline.append((segment.text, at, at + entry.samples))
+            # Subtitles show the words as written, not the pronunciation dictionary's.
+            timeline.append((segment.shown, at, at + entry.samples))
             at += entry.samples
         kept = self.record.get(name, {})
         folder = self.job.folder

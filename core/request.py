@@ -8,6 +8,7 @@ from . import SAMPLE_RATE
 from .errors import BadSettingError
 from .metrics import MemorySnapshot
 from .text import Segment
+from .voice import Voice
 
 SEGMENT_SIZE_RANGE = (5, 500)
 BATCH_SIZE_RANGE = (0, 64)  # 0: automatic (auto_batch_size), settled once by Engine.plan
@@ -38,7 +39,14 @@ class SynthesisRequest:
     segment_size: int = 50  # characters (segments are split further to fit the step cap)
     batch_size: int = 0  # rows decoded together; 0: automatic
     pause_seconds: float = 0.25  # silence between segments when joined
+    turn_pause_seconds: float = 0.4  # a dialogue's silence between two lines (turns)
     decoder: str = "fast"  # "fast": Studio's decode loop; "stock": ChatTTS's generate()
+    # A library voice (an embedding, or a cloned sample with its transcript); when set it is
+    # used instead of `speaker` and the speaker of `seed`.
+    voice: Voice | None = None
+    # The pronunciation dictionary, (word, replacement) pairs (see lexicon.py): applied to the
+    # text before it is segmented; only what the model reads changes.
+    lexicon: tuple[tuple[str, str], ...] = ()
 
     def validate(self) -> None:
         """Raise BadSettingError, naming the setting and its range, for any value out of range."""
@@ -53,6 +61,7 @@ class SynthesisRequest:
             ("laugh", self.laugh, 0, 2),
             ("break", self.break_level, 0, 7),
             ("pause", self.pause_seconds, 0.0, 5.0),
+            ("turn pause", self.turn_pause_seconds, 0.0, 5.0),
             ("seed", self.seed, 0, 2**31 - 1),
         ]
         if self.decoder not in ("fast", "stock"):
@@ -65,6 +74,15 @@ class SynthesisRequest:
 
 
 @dataclass(frozen=True)
+class Part:
+    """Who reads a segment of a dialogue: the line's speaker and the turn it belongs to."""
+
+    voice: Voice
+    name: str
+    turn: int  # the script line's place among the turns (segments of one line share it)
+
+
+@dataclass(frozen=True)
 class JobPlan:
     """A request made ready to run, once per job: its segments (the only segmenting of the
     job), the batch size resolved for the device, and the speaker embedding to use."""
@@ -72,7 +90,34 @@ class JobPlan:
     request: SynthesisRequest
     segments: tuple[Segment, ...]
     batch_size: int
-    speaker: str
+    speaker: str  # the embedding ("" for a cloned voice that has none)
+    voice: Voice | None = None  # the job's voice; None: the embedding `speaker`
+    parts: tuple[Part, ...] = ()  # a dialogue: one per segment; empty: every one is `voice`
+
+    def voice_at(self, index: int) -> Voice:
+        if self.parts:
+            return self.parts[index].voice
+        return self.voice or Voice(embedding=self.speaker)
+
+    def name_at(self, index: int) -> str:
+        return self.parts[index].name if self.parts else ""
+
+    def pause_before(self, index: int) -> float:
+        """Seconds of silence before segment `index` when the job's audio is joined: the turn
+        pause where a dialogue's speaker line changes, else the segment pause."""
+        if index == 0:
+            return 0.0
+        if self.parts and self.parts[index].turn != self.parts[index - 1].turn:
+            return self.request.turn_pause_seconds
+        return self.request.pause_seconds
+
+    def join(self, results: list["SegmentResult"]) -> np.ndarray:
+        """The job's segments end to end in order, with the pauses `pause_before` gives."""
+        parts: list[np.ndarray] = []
+        for result in sorted(results, key=lambda r: r.index):
+            gap = round(self.pause_before(result.index) * SAMPLE_RATE) if parts else 0
+            parts += [np.zeros(gap, np.float32), result.audio.astype(np.float32, copy=False)]
+        return np.concatenate(parts) if parts else np.zeros(0, dtype=np.float32)
 
     @property
     def expected_steps(self) -> int:
@@ -96,6 +141,7 @@ class SegmentResult:
     hit_cap: bool = False
     # Cancelled while it was being made: `audio` is what had been streamed of it (its start).
     partial: bool = False
+    speaker: str = ""  # a dialogue's speaker name for this segment ("" outside dialogues)
 
     @property
     def audio_seconds(self) -> float:

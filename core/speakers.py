@@ -3,17 +3,25 @@
 import json
 import time
 import unicodedata
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from . import paths
 from .atomic import os_error_sentence, target_problem, write_text_atomic
 from .errors import SpeakerError
+from .voice import Voice
 
-FORMAT = 1
+# Format 1: seed or embedding speakers. Format 2 adds cloned voices (a sample and its
+# transcript, no embedding), which format-1 apps would take for damage: a library is written
+# as format 2 only while it holds one, so older apps refuse it (and leave it alone) instead.
+# Previews and kept recordings are optional fields that format-1 readers ignore.
+FORMAT = 2
 MAX_FILE_BYTES = 16 << 20  # a library of thousands of speakers is well under 1 MiB
 MAX_NAME = 100  # characters
+MAX_SAMPLE = 65536  # characters of a sample string (30 s of codes is about 4,000)
+MAX_TRANSCRIPT = 1000
+_OPTIONAL = ("sample", "transcript", "preview", "recording")
 
 
 class _NewerFormat(SpeakerError):
@@ -52,33 +60,80 @@ def _clean_name(name: str) -> str:
 
 @dataclass(frozen=True)
 class SpeakerEntry:
+    """A kept voice, stored as what conditions the model (its embedding, or the encoded sample
+    of a recording and its transcript), never re-derived from a seed: it sounds the same on
+    every machine and version."""
+
     name: str
-    embedding: str  # ChatTTS's base16384 speaker string
+    embedding: str  # ChatTTS's base16384 speaker string; "" for a cloned voice without one
     seed: int | None = None  # the seed it came from, when it came from one
     note: str = ""
     created: str = ""  # ISO 8601, UTC
+    sample: str = ""  # a recording's DVAE codes (ChatTTS's spk_smp string)
+    transcript: str = ""  # what is said in the recording (txt_smp)
+    preview: str = ""  # a short clip of the voice, relative to the library's folder
+    recording: str = ""  # the reference recording, kept only when asked; relative likewise
+
+    @property
+    def voice(self) -> Voice:
+        return Voice(self.embedding, self.sample, self.transcript)
+
+    @property
+    def cloned(self) -> bool:
+        return bool(self.sample)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The entry as stored: optional fields only when set (format-1 files stay as they were)."""
+        return {k: v for k, v in asdict(self).items() if k not in _OPTIONAL or v}
 
     @staticmethod
     def from_dict(data: Any) -> "SpeakerEntry":
         if not isinstance(data, dict):
             raise SpeakerError("A speaker entry is not an object.")
-        name, emb = data.get("name"), data.get("embedding")
+        name, emb = data.get("name"), data.get("embedding", "")
         seed, note = data.get("seed"), data.get("note", "")
         if isinstance(name, str):
             name = _clean_name(name)
         if not isinstance(name, str) or not name or len(name) > MAX_NAME:
             raise SpeakerError("A speaker has no valid name (1-100 characters).")
+        optional = {k: data.get(k, "") for k in _OPTIONAL}
+        if not all(isinstance(v, str) for v in optional.values()):
+            raise SpeakerError(
+                f"Speaker '{name}' has a sample, transcript or file that is not text."
+            )
+        optional = {k: v.strip() for k, v in optional.items()}
         if isinstance(emb, str):
             emb = emb.strip()
-        if not isinstance(emb, str) or not 16 <= len(emb) <= 4096:
+        if not isinstance(emb, str) or not (
+            16 <= len(emb) <= 4096 or (not emb and optional["sample"])
+        ):
             raise SpeakerError(f"Speaker '{name}' has no valid embedding string.")
+        if optional["sample"] and not (
+            16 <= len(optional["sample"]) <= MAX_SAMPLE
+            and 0 < len(optional["transcript"]) <= MAX_TRANSCRIPT
+        ):
+            raise SpeakerError(f"Speaker '{name}' has no valid voice sample and transcript.")
+        for key in ("preview", "recording"):
+            if optional[key] and (
+                Path(optional[key]).is_absolute() or ".." in Path(optional[key]).parts
+            ):
+                optional[key] = ""  # only files inside the library's folder are ever used
         if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
             raise SpeakerError(f"Speaker '{name}' has a seed that is not a whole number.")
         if not isinstance(note, str):
             raise SpeakerError(f"Speaker '{name}' has a note that is not text.")
         created = data.get("created", "")
         created = created if isinstance(created, str) and len(created) <= 64 else ""
-        return SpeakerEntry(name, emb, seed, note, created)
+        return SpeakerEntry(name, emb, seed, note, created, **optional)
+
+
+def _body(entries: list[SpeakerEntry], portable: bool = False) -> dict[str, Any]:
+    """A library file's content; `portable` drops the paths of preview and recording files,
+    which do not travel with an exported file."""
+    items = [
+        replace(e, preview="", recording="").to_dict() if portable else e.to_dict() for e in entries
+    ]
+    return {"format": 2 if any(e.cloned for e in entries) else 1, "speakers": items}
 
 
 def _free_name(name: str, taken: list[str]) -> str:
@@ -185,7 +240,7 @@ class SpeakerLibrary:
         """Write `entries` atomically, then adopt them; on failure nothing changes."""
         if self.locked:
             raise SpeakerError(f"The speaker library cannot be changed: {self.problem}")
-        body = {"format": FORMAT, "speakers": [asdict(e) for e in entries]}
+        body = _body(entries)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             write_text_atomic(self.path, json.dumps(body, ensure_ascii=False, indent=2) + "\n")
@@ -202,21 +257,51 @@ class SpeakerLibrary:
         seed: int | None = None,
         note: str = "",
         replace: bool = False,
+        *,
+        sample: str = "",
+        transcript: str = "",
+        preview: str = "",
+        recording: str = "",
     ) -> SpeakerEntry:
         """A new speaker at the end; with `replace`, a speaker of that name takes the new voice
         in its place (its position in the list kept). A taken name without `replace` raises
-        SpeakerNameTaken."""
+        SpeakerNameTaken. A cloned voice gives `sample` and `transcript` (and maybe no
+        embedding); `preview` and `recording` are file names relative to the library's folder."""
         entry = SpeakerEntry.from_dict(
-            {"name": name, "embedding": embedding, "seed": seed, "note": note, "created": _now()}
+            {
+                "name": name,
+                "embedding": embedding,
+                "seed": seed,
+                "note": note,
+                "created": _now(),
+                "sample": sample,
+                "transcript": transcript,
+                "preview": preview,
+                "recording": recording,
+            }
         )
         old = self.get(entry.name)
         if old is None:
             self._save([*self.entries, entry])
         elif replace:
             self._save([entry if e is old else e for e in self.entries])
+            self._drop_files(old)
         else:
             raise SpeakerNameTaken(entry.name)
         return entry
+
+    def file(self, relative: str) -> Path | None:
+        """A preview or recording file of an entry, as a path (None when it has none)."""
+        return self.path.parent / relative if relative else None
+
+    def _drop_files(self, gone: SpeakerEntry) -> None:
+        """Remove the preview and recording of an entry no other entry uses (best effort: a
+        file left behind costs disk space, never a wrong voice)."""
+        used = {f for e in self.entries for f in (e.preview, e.recording) if f}
+        for relative in (gone.preview, gone.recording):
+            path = self.file(relative)
+            if path is not None and relative not in used:
+                path.unlink(missing_ok=True)
 
     def free_name(self, name: str) -> str:
         """`name`, or the first of 'name (2)', 'name (3)', ... that no speaker has."""
@@ -229,12 +314,13 @@ class SpeakerLibrary:
             raise SpeakerError("A speaker name must have 1-100 characters.")
         if self.get(new):
             raise SpeakerNameTaken(new)
-        renamed = SpeakerEntry(new, entry.embedding, entry.seed, entry.note, entry.created)
+        renamed = replace(entry, name=new)
         self._save([renamed if e is entry else e for e in self.entries])
 
     def remove(self, name: str) -> None:
         gone = self._need(name)
         self._save([e for e in self.entries if e is not gone])
+        self._drop_files(gone)
 
     def _need(self, name: str) -> SpeakerEntry:
         entry = self.get(name)
@@ -246,7 +332,7 @@ class SpeakerLibrary:
         """Write the chosen speakers (all by default) to `target` atomically; a failure leaves
         any existing file as it was and no temp file behind."""
         chosen = [self._need(n) for n in names] if names else list(self.entries)
-        body = {"format": FORMAT, "speakers": [asdict(e) for e in chosen]}
+        body = _body(chosen, portable=True)
         target = Path(target)
         problem = target_problem(target, example="speakers.json")
         if problem:
@@ -268,21 +354,21 @@ class SpeakerLibrary:
         except OSError as exc:
             raise SpeakerError(f"Cannot read {source}: {exc.strerror or exc}.") from None
         entries = list(self.entries)
-        voices = {e.embedding for e in entries}
+        voices = {e.voice for e in entries}
         added: list[str] = []
         skipped: list[str] = []
         renamed: list[tuple[str, str]] = []
         for entry in _parse(text, source):
-            if entry.embedding in voices:
+            if entry.voice in voices:
                 skipped.append(entry.name)
                 continue
             name = _free_name(entry.name, [e.name for e in entries])
             if name != entry.name:
                 renamed.append((entry.name, name))
-            entries.append(
-                SpeakerEntry(name, entry.embedding, entry.seed, entry.note, entry.created or _now())
-            )
-            voices.add(entry.embedding)
+            # Files named in another library's file are not ours: never adopt its paths.
+            kept = replace(entry, name=name, created=entry.created or _now())
+            entries.append(replace(kept, preview="", recording=""))
+            voices.add(entry.voice)
             added.append(name)
         if added:
             self._save(entries)

@@ -1,9 +1,10 @@
 """Subtitles (SRT and WebVTT): one cue per sentence, timed from where each segment really sits
 in the audio. Sentences inside one segment share its time in proportion to their length (the
-reading time text.estimate_seconds gives them); the pause after a segment has no cue."""
+reading time text.estimate_seconds gives them); the pause after a segment has no cue. In a
+dialogue each cue names its speaker: WebVTT's voice tag `<v Name>`, and 'Name: ' in SRT."""
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,6 +25,7 @@ class Cue:
     start: float  # seconds
     end: float
     text: str
+    speaker: str = ""  # who says it, in a dialogue
 
 
 def subtitle_kind(path: Path) -> str:
@@ -72,7 +74,7 @@ def sentences(text: str) -> list[str]:
     return out
 
 
-def segment_cues(text: str, start: float, end: float) -> list[Cue]:
+def segment_cues(text: str, start: float, end: float, speaker: str = "") -> list[Cue]:
     """The cues of one segment that sits at [start, end) seconds."""
     parts = sentences(text) or [" ".join(_TOKEN.sub("", text).split())]
     weights = [estimate_seconds(p) or float(len(p)) or 1.0 for p in parts]
@@ -81,20 +83,32 @@ def segment_cues(text: str, start: float, end: float) -> list[Cue]:
     at = start
     for i, (part, weight) in enumerate(zip(parts, weights, strict=True)):
         stop = end if i == len(parts) - 1 else at + (end - start) * weight / total
-        cues.append(Cue(at, stop, part))
+        cues.append(Cue(at, stop, part, speaker))
         at = stop
     return cues
 
 
-def cues_for(timeline: Iterable[tuple[str, int, int]], offset: int = 0) -> list[Cue]:
+def cues_for(
+    timeline: Iterable[tuple[str, int, int]],
+    offset: int = 0,
+    speakers: Sequence[str] | None = None,
+) -> list[Cue]:
     """Cues for segments given as (text, first sample, end sample) in the audio; `offset`
-    samples are added to every time (a chapter's place in a whole book)."""
+    samples are added to every time (a chapter's place in a whole book); `speakers`, when
+    given, names who says each segment."""
     cues: list[Cue] = []
-    for text, first, end in timeline:
+    for i, (text, first, end) in enumerate(timeline):
+        speaker = speakers[i] if speakers else ""
         cues.extend(
-            segment_cues(text, (first + offset) / SAMPLE_RATE, (end + offset) / SAMPLE_RATE)
+            segment_cues(
+                text, (first + offset) / SAMPLE_RATE, (end + offset) / SAMPLE_RATE, speaker
+            )
         )
     return cues
+
+
+def _escape_vtt(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def _stamp(seconds: float, comma: bool) -> str:
@@ -107,7 +121,8 @@ def _stamp(seconds: float, comma: bool) -> str:
 
 def format_srt(cues: list[Cue]) -> str:
     blocks = [
-        f"{n}\n{_stamp(c.start, True)} --> {_stamp(c.end, True)}\n{c.text}\n"
+        f"{n}\n{_stamp(c.start, True)} --> {_stamp(c.end, True)}\n"
+        f"{f'{c.speaker}: ' if c.speaker else ''}{c.text}\n"
         for n, c in enumerate(cues, 1)
     ]
     return "\n".join(blocks)
@@ -115,7 +130,11 @@ def format_srt(cues: list[Cue]) -> str:
 
 def format_vtt(cues: list[Cue], note: str | None = None) -> str:
     head = "WEBVTT\n\n" + (f"NOTE {note}\n\n" if note else "")
-    blocks = [f"{_stamp(c.start, False)} --> {_stamp(c.end, False)}\n{c.text}\n" for c in cues]
+    blocks = [
+        f"{_stamp(c.start, False)} --> {_stamp(c.end, False)}\n"
+        f"{f'<v {_escape_vtt(c.speaker)}>' if c.speaker else ''}{c.text}\n"
+        for c in cues
+    ]
     return head + "\n".join(blocks)
 
 

@@ -4,9 +4,24 @@ import math
 import re
 import unicodedata
 from dataclasses import dataclass
+from typing import Protocol
 
 from . import STEPS_PER_SECOND
 from .errors import BadTextError
+from .messages import QT_TRANSLATE_NOOP, Sentence
+from .numbers import NUMBER_READERS as NUMBER_READERS  # re-exported: the engine registers them
+
+
+class Replacements(Protocol):
+    """A pronunciation dictionary (lexicon.Lexicon): where its words occur in a text."""
+
+    def matches(self, text: str) -> list[tuple[int, int, str]]:
+        """Non-overlapping (start, end, replacement), in text order."""
+        ...
+
+
+# (kind, what the model reads, what the user wrote): the two differ only for a dictionary word.
+Atom = tuple[str, str, str]
 
 # Tokens a user may write inside the text (ChatTTS's tokenizer specials that shape speech).
 INLINE_TOKENS = frozenset(
@@ -70,9 +85,15 @@ class Segment:
     """A piece of the text synthesized as one unit, in text order."""
 
     index: int
-    text: str
+    text: str  # what the model reads (pronunciation dictionary applied), before normalising
     est_seconds: float
     step_cap: int
+    source: str = ""  # the user's words when the dictionary changed them; "" when the same
+
+    @property
+    def shown(self) -> str:
+        """The segment as the user wrote it (results and subtitles show this)."""
+        return self.source or self.text
 
     @property
     def expected_steps(self) -> int:
@@ -80,8 +101,10 @@ class Segment:
         return max(1, round(self.est_seconds * STEPS_PER_SECOND))
 
 
-def segment(index: int, text: str) -> Segment:
-    return Segment(index, text, estimate_seconds(text), step_cap(text))
+def segment(index: int, text: str, source: str = "") -> Segment:
+    return Segment(
+        index, text, estimate_seconds(text), step_cap(text), "" if source == text else source
+    )
 
 
 def clean(text: str) -> str:
@@ -96,18 +119,34 @@ def check_tokens(text: str) -> None:
         name = match.group(1)
         if name in RESERVED_TOKENS:
             raise BadTextError(
-                f"The control token [{name}] is reserved by ChatTTS and cannot be used in the text."
+                Sentence(
+                    QT_TRANSLATE_NOOP(
+                        "core",
+                        "The control token [{name}] is reserved by ChatTTS and cannot be used "
+                        "in the text.",
+                    ),
+                    name=name,
+                )
             )
         if name not in INLINE_TOKENS:
             raise BadTextError(
-                f"Unknown control token [{name}]; use one of [uv_break], "
-                "[v_break], [lbreak], [laugh], [break_0-7], [oral_0-9], "
-                "[laugh_0-2], [speed_0-9]."
+                Sentence(
+                    QT_TRANSLATE_NOOP(
+                        "core",
+                        "Unknown control token [{name}]; use one of [uv_break], "
+                        "[v_break], [lbreak], [laugh], [break_0-7], [oral_0-9], "
+                        "[laugh_0-2], [speed_0-9].",
+                    ),
+                    name=name,
+                )
             )
     stray = _TOKEN_RE.sub("", text)
     if "[" in stray or "]" in stray:
         raise BadTextError(
-            "The text has a '[' or ']' that is not part of a control token such as [uv_break]."
+            QT_TRANSLATE_NOOP(
+                "core",
+                "The text has a '[' or ']' that is not part of a control token such as [uv_break].",
+            )
         )
 
 
@@ -138,18 +177,30 @@ def step_cap(text: str) -> int:
     return min(MAX_STEP_CAP, needed_steps(text))
 
 
-def _atoms(text: str) -> list[tuple[str, str]]:
-    return [(m.lastgroup or "other", m.group()) for m in _ATOM_RE.finditer(text)]
+def _atoms(text: str, lexicon: Replacements | None = None) -> list[Atom]:
+    """The text's atoms; a dictionary word becomes one atom (never split, its length that of
+    its replacement) that reads as the replacement and shows as the word."""
+    atoms: list[Atom] = []
+    at = 0
+    for start, end, replacement in lexicon.matches(text) if lexicon else []:
+        atoms += _plain_atoms(text[at:start])
+        atoms.append(("word", replacement, text[start:end]))
+        at = end
+    return atoms + _plain_atoms(text[at:])
 
 
-def _length(atoms: list[tuple[str, str]]) -> int:
-    return sum(1 if kind == "token" else len(value) for kind, value in atoms)
+def _plain_atoms(text: str) -> list[Atom]:
+    return [(m.lastgroup or "other", m.group(), m.group()) for m in _ATOM_RE.finditer(text)]
 
 
-def _split_after(atoms: list[tuple[str, str]], ends: frozenset[str]) -> list[list[tuple[str, str]]]:
+def _length(atoms: list[Atom]) -> int:
+    return sum(1 if kind == "token" else len(value) for kind, value, _ in atoms)
+
+
+def _split_after(atoms: list[Atom], ends: frozenset[str]) -> list[list[Atom]]:
     """Cut after each atom in `ends` (and the closing quotes that follow it)."""
-    pieces: list[list[tuple[str, str]]] = []
-    current: list[tuple[str, str]] = []
+    pieces: list[list[Atom]] = []
+    current: list[Atom] = []
     ended = False
     for atom in atoms:
         value = atom[1]
@@ -164,10 +215,10 @@ def _split_after(atoms: list[tuple[str, str]], ends: frozenset[str]) -> list[lis
     return pieces
 
 
-def _split_atoms(atoms: list[tuple[str, str]], limit: int) -> list[list[tuple[str, str]]]:
+def _split_atoms(atoms: list[Atom], limit: int) -> list[list[Atom]]:
     """Last resort for a clause longer than limit: cut between atoms, preferring spaces."""
-    pieces: list[list[tuple[str, str]]] = []
-    current: list[tuple[str, str]] = []
+    pieces: list[list[Atom]] = []
+    current: list[Atom] = []
     for atom in atoms:
         if current and _length([*current, atom]) > limit:
             cut = len(current)
@@ -187,8 +238,8 @@ def _split_atoms(atoms: list[tuple[str, str]], limit: int) -> list[list[tuple[st
     return pieces
 
 
-def _units(atoms: list[tuple[str, str]], limit: int) -> list[list[tuple[str, str]]]:
-    units: list[list[tuple[str, str]]] = []
+def _units(atoms: list[Atom], limit: int) -> list[list[Atom]]:
+    units: list[list[Atom]] = []
     for sentence in _split_after(atoms, _SENTENCE_END):
         if _length(sentence) <= limit:
             units.append(sentence)
@@ -198,8 +249,8 @@ def _units(atoms: list[tuple[str, str]], limit: int) -> list[list[tuple[str, str
     return units
 
 
-def _render(atoms: list[tuple[str, str]]) -> str:
-    return re.sub(r"\s+", " ", "".join(v for _, v in atoms)).strip()
+def _render(atoms: list[Atom], shown: bool = False) -> str:
+    return re.sub(r"\s+", " ", "".join(a[2] if shown else a[1] for a in atoms)).strip()
 
 
 def check_text(text: str) -> str:
@@ -207,40 +258,47 @@ def check_text(text: str) -> str:
     text = clean(text)
     check_tokens(text)
     if not text.strip():
-        raise BadTextError("The text is empty.")
+        raise BadTextError(QT_TRANSLATE_NOOP("core", "The text is empty."))
     if not is_speakable(text):
         raise BadTextError(
-            "The text has nothing ChatTTS can speak: it reads Chinese, English letters and numbers."
+            QT_TRANSLATE_NOOP(
+                "core",
+                "The text has nothing ChatTTS can speak: it reads Chinese, English letters "
+                "and numbers.",
+            )
         )
     return text
 
 
-def split_segments(text: str, limit: int) -> list[Segment]:
+def split_segments(text: str, limit: int, lexicon: Replacements | None = None) -> list[Segment]:
     """Split text into segments of at most `limit` characters, at sentence, then clause, then
-    word boundaries; never inside a word, a number or a control token. Pieces with nothing to
-    say (a lone "……") join their neighbour."""
-    text = check_text(text)
-    packed = [p for piece in _pack(_atoms(text), limit) for p in _fit_cap(piece)]
-    texts: list[str] = []
-    pending = ""  # unspeakable pieces wait for the next speakable one
+    word boundaries; never inside a word, a number, a control token or a dictionary word.
+    Pieces with nothing to say (a lone "……") join their neighbour. With a `lexicon`, its
+    replacements are made first: segments hold what the model reads, and the user's words in
+    `source`."""
+    text = clean(text)
+    check_text(_render(_atoms(text, lexicon)) if lexicon else text)
+    packed = [p for piece in _pack(_atoms(text, lexicon), limit) for p in _fit_cap(piece)]
+    texts: list[tuple[str, str]] = []  # (model text, shown text)
+    pending = ("", "")  # unspeakable pieces wait for the next speakable one
     for atoms in packed:
-        piece = _render(atoms)
+        piece, shown = _render(atoms), _render(atoms, shown=True)
         if not piece:
             continue
         if not is_speakable(piece):
             if texts:
-                texts[-1] = f"{texts[-1]}{piece}"
+                texts[-1] = (f"{texts[-1][0]}{piece}", f"{texts[-1][1]}{shown}")
             else:
-                pending += piece
+                pending = (pending[0] + piece, pending[1] + shown)
             continue
-        texts.append(f"{pending}{piece}")
-        pending = ""
-    return [segment(i, t) for i, t in enumerate(texts)]
+        texts.append((f"{pending[0]}{piece}", f"{pending[1]}{shown}"))
+        pending = ("", "")
+    return [segment(i, t, shown) for i, (t, shown) in enumerate(texts)]
 
 
-def _pack(atoms: list[tuple[str, str]], limit: int) -> list[list[tuple[str, str]]]:
+def _pack(atoms: list[Atom], limit: int) -> list[list[Atom]]:
     """Sentences (or clauses, or words) joined into pieces of at most `limit` characters."""
-    packed: list[list[tuple[str, str]]] = []
+    packed: list[list[Atom]] = []
     for unit in _units(atoms, limit):
         if packed and _length(packed[-1]) + _length(unit) <= limit:
             packed[-1].extend(unit)
@@ -249,7 +307,7 @@ def _pack(atoms: list[tuple[str, str]], limit: int) -> list[list[tuple[str, str]
     return packed
 
 
-def _fit_cap(atoms: list[tuple[str, str]]) -> list[list[tuple[str, str]]]:
+def _fit_cap(atoms: list[Atom]) -> list[list[Atom]]:
     """A piece whose speech would outlast the step cap, split at its next boundaries until
     every part fits (a lone word that cannot be split is left as it is)."""
     steps = needed_steps(_render(atoms))
@@ -261,29 +319,3 @@ def _fit_cap(atoms: list[tuple[str, str]]) -> list[list[tuple[str, str]]]:
     if len(parts) == 1:
         return parts
     return [p for part in parts for p in _fit_cap(part)]
-
-
-def _english_numbers(text: str) -> str:
-    from num2words import num2words
-
-    def spell(match: re.Match[str]) -> str:
-        raw = match.group().replace(",", "")
-        try:
-            return " " + str(num2words(float(raw) if "." in raw else int(raw))) + " "
-        except (ValueError, OverflowError, ArithmeticError):
-            return match.group()
-
-    return re.sub(r"\d+(?:,\d{3})*(?:\.\d+)?", spell, text)
-
-
-def _chinese_numbers(text: str) -> str:
-    import cn2an
-
-    try:
-        return str(cn2an.transform(text, "an2cn"))
-    except Exception:  # cn2an rejects some shapes (e.g. 1.2.3); keep the digits then
-        return text
-
-
-# ChatTTS calls these on the text between control tokens, per detected language.
-NUMBER_READERS = {"en": _english_numbers, "zh": _chinese_numbers}

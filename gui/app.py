@@ -10,19 +10,25 @@ that hand-over and the desktop entry stay quick.
 """
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QApplication
+from PySide6.QtCore import QCoreApplication, QEvent, Qt
+from PySide6.QtWidgets import QApplication, QWidget
 
 from core.quiet import quiet_libraries
 
+from . import i18n
 from .resources import app_icon
+from .theme import follow_system
 
 if TYPE_CHECKING:
     from .main_window import MainWindow
+
+# Overrides the saved language for one run ("en", "zh_CN"): screenshots, bug reports.
+LANGUAGE_ENV = "CHATTTS_STUDIO_LANGUAGE"
 
 
 def application() -> QApplication:
@@ -34,7 +40,20 @@ def application() -> QApplication:
     app.setOrganizationName("chattts-studio")
     app.setDesktopFileName("chattts-studio")
     app.setWindowIcon(app_icon())
+    follow_system(app)
     return app
+
+
+def set_up_language() -> str:
+    """Install the translation the window speaks: $CHATTTS_STUDIO_LANGUAGE, else the one chosen
+    in Settings > Language, else the system locale's. Widgets take their texts when they are
+    made, so this runs before the window is built."""
+    from .settings import saved_language
+
+    language = i18n.resolve(os.environ.get(LANGUAGE_ENV) or saved_language())
+    if not i18n.install(language):
+        i18n.install("en")  # a missing .qm: the untranslated interface, not a broken one
+    return i18n.active()
 
 
 def build_window(model: str | None = None, device: str | None = None) -> "MainWindow":
@@ -42,6 +61,7 @@ def build_window(model: str | None = None, device: str | None = None) -> "MainWi
     instead of the saved choice, on `device` ('cpu', 'cuda:0', ...) instead of the saved one
     when given (it is saved, as a choice in the window would be)."""
     application()
+    set_up_language()
     from .main_window import MainWindow
 
     if device is None:
@@ -56,7 +76,7 @@ def build_window(model: str | None = None, device: str | None = None) -> "MainWi
 def open_file(window: "MainWindow", path: Path) -> None:
     """Put a text file into the editor, as File > Open does (a problem shows as a message)."""
     if window.editor.open_file(path):
-        window.show_message(f"Opened {path}.")
+        window.show_message(i18n.translate("App", "Opened {path}.").format(path=path))
 
 
 def bring_to_front(window: "MainWindow") -> None:
@@ -149,7 +169,18 @@ def main(argv: list[str] | None = None) -> int:
     # tear a running QThread down (Qt aborts the process); wait for it to end.
     window.host.thread.wait()
     window.host.release()
+    sys.excepthook = previous  # `report` holds the window
+    close_window(window)
     return code
+
+
+def close_window(window: QWidget) -> None:
+    """Delete the window now, while Qt and pyqtgraph are whole: left to the interpreter's exit,
+    its plots can be torn down after the parts they need and crash the process."""
+    window.deleteLater()
+    # The event loop has ended: run the deferred delete (and what it posts) by hand.
+    QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    QCoreApplication.processEvents()
 
 
 if __name__ == "__main__":

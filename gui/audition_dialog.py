@@ -19,6 +19,8 @@ from core.audio import Player
 from core.errors import StudioError
 
 from . import dialogs
+from .i18n import core_text, translate
+from .notices import plural
 from .resources import AUDITION_SENTENCE
 from .worker import Candidate
 
@@ -33,7 +35,7 @@ class AuditionDialog(QDialog):
 
     def __init__(self, player: Player, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.setWindowTitle("Audition speakers")
+        self.setWindowTitle(translate("Audition", "Audition speakers"))
         self.player = player
         self.candidates: list[Candidate] = []
         self.rows: list[QWidget] = []
@@ -41,17 +43,19 @@ class AuditionDialog(QDialog):
         self.count = QSpinBox()
         self.count.setRange(4, 8)
         self.count.setValue(4)
-        self.generate = QPushButton("Generate candidates")
-        self.cancel = QPushButton("Cancel")
+        self.generate = QPushButton(translate("Audition", "&Generate candidates"))
+        self.cancel = QPushButton(translate("Audition", "Cancel"))
         self.cancel.setEnabled(False)
         self.progress = QProgressBar()
         self.progress.setRange(0, 100)
-        self.status = QLabel("Each candidate is a random voice seed reading the sentence.")
+        self.status = QLabel(
+            translate("Audition", "Each candidate is a random voice seed reading the sentence.")
+        )
         self.status.setWordWrap(True)
         # Shown when a name to keep a voice under is taken: replace that speaker, or rename.
         self.taken: tuple[str, Candidate, str] | None = None  # name, candidate, free name
-        self.replace_button = QPushButton("Replace it")
-        self.another_name = QPushButton("Another name…")
+        self.replace_button = QPushButton(translate("Audition", "Replace it"))
+        self.another_name = QPushButton(translate("Audition", "Another name…"))
         self.taken_row = QWidget()
         taken_layout = QHBoxLayout(self.taken_row)
         taken_layout.setContentsMargins(0, 0, 0, 0)
@@ -62,13 +66,17 @@ class AuditionDialog(QDialog):
         self.grid_host = QWidget()
         self.grid = QGridLayout(self.grid_host)
         top = QHBoxLayout()
-        top.addWidget(QLabel("Candidates"))
+        count_label = QLabel(translate("Audition", "&Candidates"))
+        count_label.setBuddy(self.count)
+        top.addWidget(count_label)
         top.addWidget(self.count)
         top.addStretch(1)
         top.addWidget(self.generate)
         top.addWidget(self.cancel)
         layout = QVBoxLayout(self)
-        layout.addWidget(QLabel("Sample sentence"))
+        sentence_label = QLabel(translate("Audition", "&Sample sentence"))
+        sentence_label.setBuddy(self.sentence)
+        layout.addWidget(sentence_label)
         layout.addWidget(self.sentence)
         layout.addLayout(top)
         layout.addWidget(self.progress)
@@ -79,6 +87,9 @@ class AuditionDialog(QDialog):
         self.replace_button.clicked.connect(self._replace_taken)
         self.another_name.clicked.connect(self._rename_taken)
         self.cancel.clicked.connect(self.cancel_requested)
+        self.sentence.setAccessibleName(translate("Audition", "Sample sentence"))
+        self.count.setAccessibleName(translate("Audition", "Number of candidates"))
+        self.progress.setAccessibleName(translate("Audition", "Audition progress"))
         self.resize(560, 360)
 
     @property
@@ -96,7 +107,7 @@ class AuditionDialog(QDialog):
         self.generate.setEnabled(False)
         self.cancel.setEnabled(True)
         self.progress.setValue(0)
-        self.status.setText("Generating…")
+        self.status.setText(translate("Audition", "Generating…"))
         self.generate_requested.emit(self.sentence.text(), self.count.value())
 
     def set_progress(self, fraction: float, detail: str) -> None:
@@ -113,7 +124,11 @@ class AuditionDialog(QDialog):
         self.cancel.setEnabled(False)
         self.progress.setValue(100)
         self._clear_taken()
-        self.status.setText(f"{len(candidates)} candidates ready: play, keep or drop each.")
+        self.status.setText(
+            translate("Audition", "{count} ready: play, keep or drop each.").format(
+                count=plural(len(candidates), "candidate")
+            )
+        )
         for row in self.rows:
             row.deleteLater()
         self.rows = []
@@ -123,10 +138,21 @@ class AuditionDialog(QDialog):
 
     def _add_row(self, number: int, candidate: Candidate) -> None:
         seconds = len(candidate.audio) / SAMPLE_RATE
-        label = QLabel(f"#{number + 1}  voice seed {candidate.seed}  ({seconds:.1f} s)")
-        play = QPushButton("▶ Play")
-        keep = QPushButton("Keep…")
-        drop = QPushButton("Drop")
+        label = QLabel(
+            translate("Audition", "#{number}  voice seed {seed}  ({seconds:.1f} s)").format(
+                number=number + 1, seed=candidate.seed, seconds=seconds
+            )
+        )
+        play = QPushButton(translate("Audition", "▶ Play"))
+        keep = QPushButton(translate("Audition", "Keep…"))
+        drop = QPushButton(translate("Audition", "Drop"))
+        which = translate("Audition", "candidate {number}").format(number=number + 1)
+        for button, action in (
+            (play, translate("Audition", "Play")),
+            (keep, translate("Audition", "Keep")),
+            (drop, translate("Audition", "Drop")),
+        ):
+            button.setAccessibleName(f"{action} {which}")
         widgets = [label, play, keep, drop]
         for column, widget in enumerate(widgets):
             self.grid.addWidget(widget, number, column)
@@ -140,14 +166,14 @@ class AuditionDialog(QDialog):
         try:
             self.player.play(candidate.audio)
         except StudioError as exc:
-            self.status.setText(str(exc))
+            self.status.setText(core_text(exc))
 
     def keep(self, candidate: Candidate, suggested: str = "") -> None:
         name = dialogs.ask_name(
             self,
-            "Keep speaker",
-            "Name for this speaker:",
-            suggested or f"voice seed {candidate.seed}",
+            translate("Audition", "Keep speaker"),
+            translate("Audition", "Name for this speaker:"),
+            suggested or translate("Audition", "voice seed {seed}").format(seed=candidate.seed),
         )
         if name:
             self._clear_taken()
@@ -158,27 +184,38 @@ class AuditionDialog(QDialog):
         """Nothing was kept: offer to replace that speaker's voice, or another name."""
         self.taken = (name, candidate, free_name)
         self.status.setText(
-            f"Not kept: the library already has a speaker named '{name}'. Replace its voice "
-            f"with voice seed {candidate.seed}, or keep this voice under another name."
+            translate(
+                "Audition",
+                "Not kept: the library already has a speaker named '{name}'. Replace its voice "
+                "with voice seed {seed}, or keep this voice under another name.",
+            ).format(name=name, seed=candidate.seed)
         )
-        self.replace_button.setToolTip(f"'{name}' gets the voice of voice seed {candidate.seed}")
-        self.another_name.setToolTip(f"Suggested: '{free_name}'")
+        self.replace_button.setToolTip(
+            translate("Audition", "'{name}' gets the voice of voice seed {seed}").format(
+                name=name, seed=candidate.seed
+            )
+        )
+        self.another_name.setToolTip(
+            translate("Audition", "Suggested: '{name}'").format(name=free_name)
+        )
         self.taken_row.setVisible(True)
 
     def kept(self, name: str, candidate: Candidate, replaced: bool) -> str:
         """Say what was kept; the sentence, for the window's status line too."""
         self._clear_taken()
         text = (
-            f"Replaced the voice of '{name}' in the library with voice seed {candidate.seed}."
+            translate(
+                "Audition", "Replaced the voice of '{name}' in the library with voice seed {seed}."
+            )
             if replaced
-            else f"Kept voice seed {candidate.seed} in the library as '{name}'."
-        )
+            else translate("Audition", "Kept voice seed {seed} in the library as '{name}'.")
+        ).format(name=name, seed=candidate.seed)
         self.status.setText(text)
         return text
 
     def keep_failed(self, text: str) -> None:
         self._clear_taken()
-        self.status.setText(f"Not kept: {text}")
+        self.status.setText(translate("Audition", "Not kept: {reason}").format(reason=text))
 
     def _replace_taken(self) -> None:
         if self.taken is not None:

@@ -7,7 +7,7 @@ arrives the device picker and the precision buttons say "loading…" and keep th
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QT_TRANSLATE_NOOP, Qt, Signal
 from PySide6.QtGui import QStandardItemModel
 from PySide6.QtWidgets import (
     QButtonGroup,
@@ -29,16 +29,19 @@ from core import STEPS_PER_SECOND
 from core.request import AUTO_BATCH_MAX, BATCH_SIZE_RANGE, SynthesisRequest
 from core.text import MAX_CJK_SEGMENT, MAX_STEP_CAP
 
+from .i18n import core_text, translate
 from .jobs import DeviceProbe
 
 if TYPE_CHECKING:  # the worker imports core.devices (and torch); the window only names them
     from core.devices import Device, Precision
 
-LOADING = "loading…"
+# Translated where they are shown (module constants are made before any translator).
+LOADING = QT_TRANSLATE_NOOP("Controls", "loading…")
 SEGMENT_RANGE = (10, MAX_CJK_SEGMENT)
-LOCKED_NOTE = (
+LOCKED_NOTE = QT_TRANSLATE_NOOP(
+    "Controls",
     "Locked: the running synthesis uses this value. Change it when the job ends (or after "
-    "Esc); the change applies to the next job."
+    "Esc); the change applies to the next job.",
 )
 
 
@@ -72,7 +75,7 @@ class ControlsPanel(QWidget):
     # -- widgets ---------------------------------------------------------------------------
     def _build(self) -> None:
         self.device_box = QComboBox()
-        self.device_box.addItem(LOADING, None)
+        self.device_box.addItem(translate("Controls", LOADING), None)
         self.device_box.setEnabled(False)
         self.device_note = QLabel()
         self.device_note.setWordWrap(True)
@@ -81,34 +84,39 @@ class ControlsPanel(QWidget):
         self.precision_group = QButtonGroup(self)
         self.precision_buttons: dict[Precision, QRadioButton] = {}  # made by show_probe
         self.precision_row = QHBoxLayout()
-        self.effective_precision = QLabel("effective: -")
+        self.effective_precision = QLabel(
+            translate("Controls", "effective: {precision}").format(precision="-")
+        )
         self.precision_row.addWidget(self.effective_precision)
         self.precision_row.addStretch(1)
-        self.precision_note = QLabel(LOADING)
+        self.precision_note = QLabel(translate("Controls", LOADING))
         self.precision_note.setWordWrap(True)
 
         self.segment_slider = QSlider(Qt.Orientation.Horizontal)
         self.segment_slider.setRange(*SEGMENT_RANGE)
         self.segment_slider.setValue(50)
         self.segment_slider.setToolTip(
-            f"Most characters per segment (up to {MAX_CJK_SEGMENT}: about "
-            f"{MAX_STEP_CAP / STEPS_PER_SECOND:.0f} s of Chinese speech, ChatTTS's limit for one "
-            "segment). A segment whose speech would be longer is split further, never cut short."
+            translate(
+                "Controls",
+                "Most characters per segment (up to {most}: about {seconds:.0f} s of Chinese "
+                "speech, ChatTTS's limit for one segment). A segment whose speech would be "
+                "longer is split further, never cut short.",
+            ).format(most=MAX_CJK_SEGMENT, seconds=MAX_STEP_CAP / STEPS_PER_SECOND)
         )
         self.segment_tip = self.segment_slider.toolTip()
-        self.segment_value = QLabel("50 characters")
+        self.segment_value = QLabel(translate("Controls", "{count} characters").format(count=50))
         segment_row = QHBoxLayout()
         segment_row.addWidget(self.segment_slider, 1)
         segment_row.addWidget(self.segment_value)
 
         self.batch_box = QSpinBox()
         self.batch_box.setRange(*BATCH_SIZE_RANGE)  # the engine's range; 0 is automatic
-        self.batch_box.setSpecialValueText("auto")
-        self.batch_tip = (
-            f"Segments decoded together, up to {BATCH_SIZE_RANGE[1]}. auto: up to "
-            f"{AUTO_BATCH_MAX}, never more than the text has segments. Larger batches are "
-            "faster per segment but use more memory."
-        )
+        self.batch_box.setSpecialValueText(translate("Controls", "auto"))
+        self.batch_tip = translate(
+            "Controls",
+            "Segments decoded together, up to {most}. auto: up to {auto}, never more than the "
+            "text has segments. Larger batches are faster per segment but use more memory.",
+        ).format(most=BATCH_SIZE_RANGE[1], auto=AUTO_BATCH_MAX)
         self.batch_box.setToolTip(self.batch_tip)
 
         defaults = SynthesisRequest(text="")
@@ -116,16 +124,20 @@ class ControlsPanel(QWidget):
         self.seed_box.setRange(0, 2**31 - 1)
         self.seed_box.setValue(defaults.seed)
         self.seed_box.setToolTip(
-            "The generation seed: the same text, voice and settings with the same generation "
-            "seed give the same audio; another one reads it differently. It does not choose "
-            "the voice: that is the voice seed (or library speaker) on the Speaker tab."
+            translate(
+                "Controls",
+                "The generation seed: the same text, voice and settings with the same "
+                "generation seed give the same audio; another one reads it differently. It "
+                "does not choose the voice: that is the voice seed (or library speaker) on the "
+                "Speaker tab.",
+            )
         )
         self.temperature_box = self._float_box(0.01, 2.0, defaults.temperature)
         self.top_p_box = self._float_box(0.01, 1.0, defaults.top_p)
         self.top_k_box = QSpinBox()
         self.top_k_box.setRange(1, 100)
         self.top_k_box.setValue(defaults.top_k)
-        self.refine_box = QCheckBox("Refine text (adds pauses and fillers)")
+        self.refine_box = QCheckBox(translate("Controls", "Refine text (adds pauses and fillers)"))
         self.refine_box.setChecked(defaults.refine_text)
         self.pause_box = self._float_box(0.0, 5.0, defaults.pause_seconds)
         self.pause_box.setSuffix(" s")
@@ -133,25 +145,59 @@ class ControlsPanel(QWidget):
         # Shown by the main window as its own "Advanced" tab, out of the way.
         self.advanced = QWidget()
         advanced_form = QFormLayout(self.advanced)
-        advanced_form.addRow("Generation seed", self.seed_box)
-        advanced_form.addRow("Temperature", self.temperature_box)
+        advanced_form.addRow(translate("Controls", "Generation seed"), self.seed_box)
+        advanced_form.addRow(translate("Controls", "Temperature"), self.temperature_box)
         advanced_form.addRow("Top-P", self.top_p_box)
         advanced_form.addRow("Top-K", self.top_k_box)
         advanced_form.addRow("", self.refine_box)
-        advanced_form.addRow("Pause between segments", self.pause_box)
+        advanced_form.addRow(translate("Controls", "Pause between segments"), self.pause_box)
+        self.temperature_box.setToolTip(
+            translate(
+                "Controls", "Higher: a livelier, less predictable reading; lower: a steadier one."
+            )
+        )
+        self.top_p_box.setToolTip(
+            translate("Controls", "Sample only from the most likely tokens that add up to P.")
+        )
+        self.top_k_box.setToolTip(
+            translate("Controls", "Sample only from the K most likely tokens.")
+        )
+        self.pause_box.setToolTip(translate("Controls", "Silence put between two segments."))
 
-        group = QGroupBox("Engine")
+        group = QGroupBox(translate("Controls", "Engine"))
         form = QFormLayout(group)
-        form.addRow("Device", self.device_box)
+        form.addRow(translate("Controls", "Device"), self.device_box)
         form.addRow("", self.device_note)
-        form.addRow("Precision", self.precision_row)
+        form.addRow(translate("Controls", "Precision"), self.precision_row)
         form.addRow("", self.precision_note)
-        form.addRow("Segment size", segment_row)
-        form.addRow("Batch size", self.batch_box)
+        form.addRow(translate("Controls", "Segment size"), segment_row)
+        form.addRow(translate("Controls", "Batch size"), self.batch_box)
+        self._name_controls()
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(group)
         layout.addStretch(1)
+
+    def _name_controls(self) -> None:
+        """Names a screen reader says (the form's labels are also the fields' buddies)."""
+        for widget, name in (
+            (self.device_box, translate("Controls", "Device")),
+            (self.segment_slider, translate("Controls", "Segment size")),
+            (self.batch_box, translate("Controls", "Batch size")),
+            (self.seed_box, translate("Controls", "Generation seed")),
+            (self.temperature_box, translate("Controls", "Temperature")),
+            (self.top_p_box, "Top-P"),
+            (self.top_k_box, "Top-K"),
+            (self.refine_box, translate("Controls", "Refine text")),
+            (self.pause_box, translate("Controls", "Pause between segments")),
+        ):
+            widget.setAccessibleName(name)
+        self.segment_slider.setAccessibleDescription(
+            translate("Controls", "Most characters per segment")
+        )
+        self.batch_box.setAccessibleDescription(
+            translate("Controls", "Segments decoded together; 0 is automatic")
+        )
 
     @staticmethod
     def _float_box(low: float, high: float, value: float) -> QDoubleSpinBox:
@@ -169,7 +215,7 @@ class ControlsPanel(QWidget):
 
     # -- behaviour -------------------------------------------------------------------------
     def _segment_changed(self, value: int) -> None:
-        self.segment_value.setText(f"{value} characters")
+        self.segment_value.setText(translate("Controls", "{count} characters").format(count=value))
         self.segment_size_changed.emit(value)
 
     def _device_changed(self, _index: int) -> None:
@@ -199,16 +245,29 @@ class ControlsPanel(QWidget):
 
         for device in self.devices:
             if device.problem:  # a GPU this PyTorch has no kernels for: greyed out, with why
-                add_disabled(f"{device.label} (unsupported)", device.id, device.problem)
+                add_disabled(
+                    translate("Controls", "{device} (unsupported)").format(device=device.label),
+                    device.id,
+                    core_text(device.problem),
+                )
             else:
                 self.device_box.addItem(device.label, device.id)
         if not any(d.kind == "cuda" for d in self.devices):
             # Say why the GPU is missing instead of silently offering only the CPU.
-            add_disabled("CUDA (unavailable)", "cuda", probe.cuda)
-        unusable = [f"{d.id} cannot be used: {d.problem}." for d in self.devices if d.problem]
-        self.device_note.setText(" ".join([probe.cuda, *unusable]))
+            add_disabled(translate("Controls", "CUDA (unavailable)"), "cuda", core_text(probe.cuda))
+        unusable = [
+            translate("Controls", "{device} cannot be used: {reason}.").format(
+                device=d.id, reason=core_text(d.problem)
+            )
+            for d in self.devices
+            if d.problem
+        ]
+        self.device_note.setText(" ".join([core_text(probe.cuda), *unusable]))
         for index, precision in enumerate(probe.precisions):
             button = QRadioButton(precision.value)
+            button.setAccessibleName(
+                translate("Controls", "Precision {precision}").format(precision=precision.value)
+            )
             self.precision_group.addButton(button)
             self.precision_buttons[precision] = button
             self.precision_row.insertWidget(index, button)
@@ -218,7 +277,7 @@ class ControlsPanel(QWidget):
         self.set_busy(*self._busy)
 
     def show_probe_failed(self, reason: str) -> None:
-        self.device_box.setItemText(0, "unavailable")
+        self.device_box.setItemText(0, translate("Controls", "unavailable"))
         self.device_note.setText(reason)
         self.precision_note.setText("")
 
@@ -249,9 +308,14 @@ class ControlsPanel(QWidget):
         support = self._support()
         reasons = []
         for precision, button in self.precision_buttons.items():
-            reason = support.get(precision)
+            reason = core_text(support.get(precision)) or None
             button.setEnabled(reason is None)
-            button.setToolTip(reason or f"{precision.value} works on {self.device_id()}")
+            button.setToolTip(
+                reason
+                or translate("Controls", "{precision} works on {device}").format(
+                    precision=precision.value, device=self.device_id()
+                )
+            )
             if reason:
                 reasons.append(f"{precision.value}: {reason}")
         checked = self.precision()
@@ -287,7 +351,11 @@ class ControlsPanel(QWidget):
         self.blockSignals(False)
 
     def show_effective(self, precision: "Precision | None") -> None:
-        self.effective_precision.setText(f"effective: {precision.value if precision else '-'}")
+        self.effective_precision.setText(
+            translate("Controls", "effective: {precision}").format(
+                precision=precision.value if precision else "-"
+            )
+        )
 
     def set_busy(self, busy: bool, synthesizing: bool = False) -> None:
         """Device and precision are fixed while any job runs: a reload would wait behind it.
@@ -303,7 +371,9 @@ class ControlsPanel(QWidget):
             (self.batch_box, self.batch_tip),
         ):
             widget.setEnabled(not synthesizing)
-            widget.setToolTip(f"{LOCKED_NOTE}\n{tip}" if synthesizing else tip)
+            widget.setToolTip(
+                f"{translate('Controls', LOCKED_NOTE)}\n{tip}" if synthesizing else tip
+            )
 
     def generation(self) -> Generation:
         return Generation(

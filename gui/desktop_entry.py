@@ -15,6 +15,7 @@ import platformdirs
 from core.atomic import atomic_path, os_error_reason
 from core.errors import StudioError
 
+from .i18n import core_text, translate
 from .resources import existing_resource
 
 APP_ID = "chattts-studio"  # the desktop file's name, the icon's name and the window's class
@@ -53,8 +54,11 @@ def launcher() -> Path:
     if found:
         return Path(found).absolute()
     raise DesktopEntryError(
-        "The chattts-studio launcher is not installed, so a menu entry would not start "
-        "anything; install the app first (pipx install . or pip install -e .)."
+        translate(
+            "Desktop",
+            "The chattts-studio launcher is not installed, so a menu entry would not start "
+            "anything; install the app first (pipx install . or pip install -e .).",
+        )
     )
 
 
@@ -73,8 +77,11 @@ def desktop_entry_text(command: Path) -> str:
     template = existing_resource("chattts-studio.desktop")
     if template is None:
         raise DesktopEntryError(
-            "The desktop entry template is missing from this installation; reinstall "
-            "ChatTTS Studio."
+            translate(
+                "Desktop",
+                "The desktop entry template is missing from this installation; reinstall "
+                "ChatTTS Studio.",
+            )
         )
     lines = []
     for line in template.read_text(encoding="utf-8").splitlines():
@@ -102,7 +109,9 @@ def _write(target: Path, data: bytes | Path) -> None:
             tmp.chmod(0o644)  # the temp file is private; menus read the entry as the user
     except OSError as exc:
         raise DesktopEntryError(
-            f"Cannot write {target} for the desktop entry: {os_error_reason(exc)}."
+            translate("Desktop", "Cannot write {path} for the desktop entry: {reason}.").format(
+                path=target, reason=core_text(os_error_reason(exc))
+            )
         ) from None
 
 
@@ -111,8 +120,11 @@ def install(home: Path | None = None, command: Path | None = None) -> list[Path]
     Raises DesktopEntryError (one sentence) when something cannot be written."""
     if not sys.platform.startswith(("linux", "freebsd", "openbsd", "netbsd")):
         raise DesktopEntryError(
-            "Desktop entries are for Linux and BSD desktops; on this system start ChatTTS "
-            "Studio with the chattts-studio command."
+            translate(
+                "Desktop",
+                "Desktop entries are for Linux and BSD desktops; on this system start ChatTTS "
+                "Studio with the chattts-studio command.",
+            )
         )
     command = command or launcher()
     targets = entry_paths(home)
@@ -145,5 +157,7 @@ def install_sentence() -> str:
     try:
         written = install()
     except DesktopEntryError as exc:
-        return str(exc)
-    return f"ChatTTS Studio is now in your applications menu ({written[-1]})."
+        return core_text(exc)
+    return translate("Desktop", "ChatTTS Studio is now in your applications menu ({path}).").format(
+        path=written[-1]
+    )

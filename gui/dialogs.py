@@ -4,18 +4,29 @@ from pathlib import Path
 
 from PySide6.QtWidgets import QFileDialog, QInputDialog, QWidget
 
-AUDIO_FILTER = "WAV (*.wav);;FLAC (*.flac);;OGG Vorbis (*.ogg);;MP3 (*.mp3)"
+from .i18n import translate
+
+AUDIO_FILTER = "WAV (*.wav);;FLAC (*.flac);;OGG Vorbis (*.ogg);;MP3 (*.mp3)"  # format names
+
+
+def _all_files() -> str:
+    return translate("Dialogs", "All files (*)")
 
 
 def open_text_file(parent: QWidget | None, folder: str) -> Path | None:
     path, _ = QFileDialog.getOpenFileName(
-        parent, "Open text", folder, "Text files (*.txt);;All files (*)"
+        parent,
+        translate("Dialogs", "Open text"),
+        folder,
+        translate("Dialogs", "Text files (*.txt)") + ";;" + _all_files(),
     )
     return Path(path) if path else None
 
 
 def save_audio_file(parent: QWidget | None, suggested: Path) -> Path | None:
-    path, chosen = QFileDialog.getSaveFileName(parent, "Save audio", str(suggested), AUDIO_FILTER)
+    path, chosen = QFileDialog.getSaveFileName(
+        parent, translate("Dialogs", "Save audio"), str(suggested), AUDIO_FILTER
+    )
     if not path:
         return None
     result = Path(path)
@@ -26,20 +37,28 @@ def save_audio_file(parent: QWidget | None, suggested: Path) -> Path | None:
 
 def open_speaker_file(parent: QWidget | None, folder: str) -> Path | None:
     path, _ = QFileDialog.getOpenFileName(
-        parent, "Import speakers", folder, "Speaker libraries (*.json);;All files (*)"
+        parent,
+        translate("Dialogs", "Import speakers"),
+        folder,
+        translate("Dialogs", "Speaker libraries (*.json)") + ";;" + _all_files(),
     )
     return Path(path) if path else None
 
 
 def save_speaker_file(parent: QWidget | None, suggested: Path) -> Path | None:
     path, _ = QFileDialog.getSaveFileName(
-        parent, "Export speakers", str(suggested), "Speaker libraries (*.json)"
+        parent,
+        translate("Dialogs", "Export speakers"),
+        str(suggested),
+        translate("Dialogs", "Speaker libraries (*.json)"),
     )
     return Path(path) if path else None
 
 
 def choose_model_folder(parent: QWidget | None, folder: str) -> Path | None:
-    path = QFileDialog.getExistingDirectory(parent, "Choose a ChatTTS model folder", folder)
+    path = QFileDialog.getExistingDirectory(
+        parent, translate("Dialogs", "Choose a ChatTTS model folder"), folder
+    )
     return Path(path) if path else None
 
 

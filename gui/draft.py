@@ -10,8 +10,9 @@ from pathlib import Path
 from PySide6.QtCore import QObject
 
 from core import paths
-from core.atomic import os_error_sentence, write_text_atomic
+from core.atomic import os_error_reason, write_text_atomic
 
+from .i18n import core_text, translate
 from .settings import Key
 from .tasks import in_background
 
@@ -28,19 +29,23 @@ def load_draft() -> tuple[str, str | None]:
     path = draft_path()
     try:
         if path.stat().st_size > MAX_DRAFT_BYTES:
-            return "", f"The saved text {path} is too large to restore; it was left as it is."
+            return "", translate(
+                "Draft", "The saved text {path} is too large to restore; it was left as it is."
+            ).format(path=path)
         data = path.read_bytes()
     except FileNotFoundError:
         return "", None
     except OSError as exc:
-        return "", f"The saved text {path} cannot be read ({exc.strerror or exc})."
+        return "", translate("Draft", "The saved text {path} cannot be read ({reason}).").format(
+            path=path, reason=exc.strerror or exc
+        )
     try:
         return data.decode("utf-8"), None
     except UnicodeDecodeError:
         # Damaged bytes: keep what can be read rather than nothing.
-        return data.decode("utf-8", errors="replace"), (
-            f"Part of the saved text {path} was damaged; what could be read is restored."
-        )
+        return data.decode("utf-8", errors="replace"), translate(
+            "Draft", "Part of the saved text {path} was damaged; what could be read is restored."
+        ).format(path=path)
 
 
 def save_draft(text: str) -> str | None:
@@ -49,9 +54,9 @@ def save_draft(text: str) -> str | None:
     try:
         write_text_atomic(path, text)
     except (OSError, ValueError) as exc:
-        return os_error_sentence("keep the text in", path, exc).replace(
-            "Nothing was changed.", "The text is still in the editor."
-        )
+        return translate(
+            "Draft", "Cannot keep the text in {path}: {reason}. The text is still in the editor."
+        ).format(path=path, reason=core_text(os_error_reason(exc)))
     return None
 
 

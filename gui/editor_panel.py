@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 from core.errors import StudioError
 from core.text import Segment, split_segments
 
+from .i18n import translate
 from .notices import MessageLabel, plural
 from .tasks import in_background
 
@@ -94,8 +95,17 @@ class EditorPanel(QWidget):
         font.setPointSize(12)
         self.editor.setFont(font)
         self.editor.setPlaceholderText(
-            "Type or paste text (Chinese and English), or drop a .txt file here."
+            translate(
+                "Editor", "Type or paste text (Chinese and English), or drop a .txt file here."
+            )
         )
+        self.editor.setAccessibleName(translate("Editor", "Text to synthesize"))
+        self.editor.setAccessibleDescription(
+            translate("Editor", "Chinese and English text, with control tokens such as [uv_break]")
+        )
+        # Tab moves the focus on, so the keyboard path goes through the window (a tab
+        # character means nothing to ChatTTS).
+        self.editor.setTabChangesFocus(True)
         self.editor.file_dropped.connect(self.open_file)
         # Two lines at most: an unknown token's sentence wraps or elides, never widens the window.
         self.counts = MessageLabel(lines=2)
@@ -103,17 +113,22 @@ class EditorPanel(QWidget):
         self.counts.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 
         tokens = QHBoxLayout()
-        tokens.addWidget(QLabel("Insert:"))
+        tokens.addWidget(QLabel(translate("Editor", "Insert:")))
         for token in QUICK_TOKENS:
             button = QToolButton()
             button.setText(token)
-            button.setToolTip(f"Insert {token} at the cursor")
+            button.setToolTip(
+                translate("Editor", "Insert {token} at the cursor").format(token=token)
+            )
+            button.setAccessibleName(translate("Editor", "Insert {token}").format(token=token))
             button.clicked.connect(lambda _=False, t=token: self.insert_token(t))
             tokens.addWidget(button)
         speed = QToolButton()
         speed.setText("[speed_N]")
         speed.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
         speed.setMenu(self.token_menu())
+        speed.setToolTip(translate("Editor", "Insert a speed token, from [speed_0] to [speed_9]"))
+        speed.setAccessibleName(translate("Editor", "Insert a speed token"))
         tokens.addWidget(speed)
         tokens.addWidget(self.counts, 1)
 
@@ -125,10 +140,10 @@ class EditorPanel(QWidget):
         self.update_counts()
 
     def token_menu(self) -> QMenu:
-        menu = QMenu("Insert token", self)
+        menu = QMenu(translate("Editor", "Insert &token"), self)
         for token in (*QUICK_TOKENS, "[v_break]", "[llbreak]"):
             menu.addAction(token, lambda t=token: self.insert_token(t))
-        speed = menu.addMenu("Speed")
+        speed = menu.addMenu(translate("Editor", "&Speed"))
         for n in range(10):
             speed.addAction(f"[speed_{n}]", lambda t=f"[speed_{n}]": self.insert_token(t))
         return menu
@@ -163,7 +178,7 @@ class EditorPanel(QWidget):
         number, text, size = self._counts, self.text(), self.segment_size
         if not text.strip():
             self._detail = ""
-            self.counts.setText("0 characters")
+            self.counts.setText(plural(0, "character"))
             return
 
         def count() -> list[Segment] | StudioError:
@@ -185,14 +200,21 @@ class EditorPanel(QWidget):
             self.counts.setText(f"{plural(len(text), 'character')} · {found}")
             return
         seconds = sum(s.est_seconds for s in found)
-        self._detail = f" · {plural(len(found), 'segment')} · ~{seconds:.0f} s of audio"
+        self._detail = " · " + translate("Editor", "{segments} · ~{seconds:.0f} s of audio").format(
+            segments=plural(len(found), "segment"), seconds=seconds
+        )
         self.counts.setText(f"{plural(len(text), 'character')}{self._detail}")
 
     def open_file(self, path: Path) -> bool:
         try:
             text = Path(path).read_text(encoding="utf-8-sig")
         except (OSError, UnicodeDecodeError) as exc:
-            self.error.emit(f"Cannot open {path}: {getattr(exc, 'strerror', None) or exc}.")
+            reason = getattr(exc, "strerror", None) or exc
+            self.error.emit(
+                translate("Editor", "Cannot open {path}: {reason}.").format(
+                    path=path, reason=reason
+                )
+            )
             return False
         self.set_text(text)
         return True

@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING
 from core import models
 from core.request import AudioChunk, SegmentResult
 
+from .i18n import core_text, model_label
+from .live_panel import stage_text
 from .notices import figure, plural
 from .worker import (
     CancelledOutcome,
@@ -52,7 +54,9 @@ class JobOutcomes:
         self.controls.show_probe(probe)
 
     def _engine_unavailable(self, error: Exception) -> None:
-        sentence = f"The engine cannot start: {self.error_sentence(error)}"
+        sentence = self.tr("The engine cannot start: {reason}").format(
+            reason=self.error_sentence(error)
+        )
         self.controls.show_probe_failed(sentence)
         self.warn(sentence)
 
@@ -69,13 +73,19 @@ class JobOutcomes:
             # One source: the bar here, the live panel's bar and its line show the same.
             self.load_progress.setValue(int(max(0.0, progress.fraction) * 100))
             self.live.show_load(progress.stage, progress.fraction)
-            self.show_message(f"Loading {self.model_name}: {progress.stage}")
+            self.show_message(
+                self.tr("Loading {model}: {stage}").format(
+                    model=self.model_name, stage=stage_text(progress.stage)
+                )
+            )
         elif kind is JobKind.DOWNLOAD:
             self.model_dialog.download_progress(progress.detail)
         elif kind is JobKind.BUILD:
             self.model_dialog.build_progress(progress.stage, progress.fraction, progress.detail)
         elif kind is JobKind.AUDITION:
             self.audition_dialog.set_progress(progress.fraction, progress.detail)
+        elif kind is JobKind.RENDER:
+            self.render_queue.show_progress(progress)
 
     def _chunk_ready(self, _job: Job, chunk: AudioChunk) -> None:
         self.result.add_chunk(chunk)
@@ -85,11 +95,15 @@ class JobOutcomes:
 
     def _segment_ready(self, _job: Job, result: SegmentResult) -> None:
         self.live.segment_done(result)
+        if result.speaker:
+            self.show_speaking(result.speaker)
         self.result.add_segment(result)
         if result.partial:  # the kept start of a cancelled segment: the cancel says so
             return
         self.show_message(
-            f"Segment {result.index + 1} of {result.segments} ready (RTF {figure(result.rtf)})."
+            self.tr("Segment {number} of {count} ready (RTF {rtf}).").format(
+                number=result.index + 1, count=result.segments, rtf=figure(result.rtf)
+            )
         )
 
     def _job_done(self, job: Job) -> None:
@@ -113,14 +127,16 @@ class JobOutcomes:
         self.live.stop(outcome.summary)
         self.result.end(outcome)
         summary = outcome.summary
-        self.show_message(
-            (
-                f"Done: {summary.audio_seconds:.1f} s of audio, RTF {figure(summary.rtf)}."
-                if summary
-                else "Done."
+        said = (
+            self.tr("Done: {seconds:.1f} s of audio, RTF {rtf}.").format(
+                seconds=summary.audio_seconds, rtf=figure(summary.rtf)
             )
-            + (f" Note: {note}." if note else "")
+            if summary
+            else self.tr("Done.")
         )
+        if note:
+            said = self.tr("{done} Note: {note}.").format(done=said, note=core_text(note))
+        self.show_message(said)
         self._run_waiting()
 
     def _auditioned(self, job: Job, candidates: list[Candidate]) -> None:
@@ -131,19 +147,26 @@ class JobOutcomes:
 
     def _speaker_made(self, job: Job, speaker: SeedSpeaker) -> None:
         self._job_done(job)
-        self.speakers.copy_text(speaker.embedding, f"Copied the embedding of seed {speaker.seed}.")
+        self.speakers.copy_text(
+            speaker.embedding,
+            self.tr("Copied the embedding of seed {seed}.").format(seed=speaker.seed),
+        )
         self._run_waiting()
 
     def _downloaded(self, job: Job, info: models.ModelInfo) -> None:
         self._job_done(job)
-        self.model_dialog.download_ended("The official weights are downloaded and verified.")
+        self.model_dialog.download_ended(
+            self.tr("The official weights are downloaded and verified.")
+        )
         self.model_dialog.mark_ready(info.name)
         self.load_model("official")
         self._run_waiting()
 
     def _built(self, job: Job, info: models.ModelInfo) -> None:
         self._job_done(job)
-        said = f"Built and verified {info.name}: load it with its Load button."
+        said = self.tr("Built and verified {name}: load it with its Load button.").format(
+            name=info.name
+        )
         self.model_dialog.build_ended(said)
         self.model_dialog.mark_ready(info.name)
         self.show_message(said)
@@ -164,6 +187,9 @@ class JobOutcomes:
             JobKind.DOWNLOAD: lambda: self.model_dialog.download_ended(sentence),
             JobKind.BUILD: lambda: self.model_dialog.build_ended(sentence),
             JobKind.LOAD: lambda: self._load_failed(sentence),
+            JobKind.RENDER: lambda: self.render_queue.stopped(job, False, sentence),
+            JobKind.VOICE: lambda: self.voice_failed(sentence),
+            JobKind.SERVE: lambda: self._serving_not_started(job),
         }
         said.get(job.kind, lambda: None)()
         self._run_waiting()
@@ -174,7 +200,9 @@ class JobOutcomes:
         kept = len(failure.partial.results) if failure.partial else 0
         if kept:
             self.show_message(
-                f"{sentence} {plural(kept, 'finished segment')} kept: save them with Save…"
+                self.tr("{reason} {segments} kept: save them with Save…").format(
+                    reason=sentence, segments=plural(kept, "finished segment")
+                )
             )
 
     def _load_failed(self, sentence: str) -> None:
@@ -189,10 +217,12 @@ class JobOutcomes:
         self.model_dialog.show_loaded(loaded)
         self._update_banner()
         if loaded is None:
-            self.model_label.setText("No model loaded")
+            self.model_label.setText(self.tr("No model loaded"))
             self.model_label.setStyleSheet("")
             self.controls.show_effective(None)
-            said = f"{reason} No model is loaded: choose one in Models (Ctrl+M)."
+            said = self.tr("{reason} No model is loaded: choose one in Models (Ctrl+M).").format(
+                reason=reason
+            )
             self.model_dialog.status_label.setText(said)
             self.show_message(said)
             return
@@ -200,9 +230,11 @@ class JobOutcomes:
         self.model_name = loaded.info.name
         self.controls.select(loaded.device.id, loaded.precision.value)
         self.controls.show_effective(loaded.precision)
-        said = (
-            f"{reason} Still loaded: {loaded.info.label} on {loaded.device.id}, "
-            f"{loaded.precision.value}."
+        said = self.tr("{reason} Still loaded: {model} on {device}, {precision}.").format(
+            reason=reason,
+            model=model_label(loaded.info),
+            device=loaded.device.id,
+            precision=loaded.precision.value,
         )
         self.model_dialog.status_label.setText(said)
         self.show_message(said)
@@ -218,13 +250,16 @@ class JobOutcomes:
         said: dict[JobKind, Callable[[], object]] = {
             JobKind.SYNTHESIZE: lambda: self._synthesis_cancelled(partial, cut),
             JobKind.DOWNLOAD: lambda: self.model_dialog.download_ended(
-                "Download cancelled; the next try resumes."
+                self.tr("Download cancelled; the next try resumes.")
             ),
-            JobKind.BUILD: lambda: self.model_dialog.build_ended("Building cancelled."),
+            JobKind.BUILD: lambda: self.model_dialog.build_ended(self.tr("Building cancelled.")),
             JobKind.AUDITION: self._audition_cancelled,
             JobKind.LOAD: self._load_cancelled,
+            JobKind.RENDER: lambda: self._render_cancelled(job),
+            JobKind.VOICE: lambda: self.voice_failed(self.tr("Cancelled.")),
+            JobKind.SERVE: lambda: self._serving_not_started(job),
         }
-        said.get(job.kind, lambda: self.show_message("Cancelled."))()
+        said.get(job.kind, lambda: self.show_message(self.tr("Cancelled.")))()
         self._run_waiting()
 
     def _synthesis_cancelled(self, partial: SynthesisOutcome | None, cut: int) -> None:
@@ -232,15 +267,23 @@ class JobOutcomes:
         (marked partial) that was already streamed."""
         self.result.end(partial, cancelled=True)
         results = partial.results if partial else []
-        said = f"Cancelled; kept {plural(len(results) - cut, 'finished segment')}"
+        segments = plural(len(results) - cut, "finished segment")
         if cut:
-            said += " and the start of the segment in progress (marked partial)"
-        self.show_message(said + (": save with Save…" if results else "."))
+            said = self.tr(
+                "Cancelled; kept {segments} and the start of the segment in progress (marked "
+                "partial): save with Save…"
+            )
+        elif results:
+            said = self.tr("Cancelled; kept {segments}: save with Save…")
+        else:
+            said = self.tr("Cancelled; kept {segments}.")
+        self.show_message(said.format(segments=segments))
 
     def _audition_cancelled(self) -> None:
-        self.audition_dialog.failed("Audition cancelled.")
-        self.show_message("Audition cancelled.")
+        said = self.tr("Audition cancelled.")
+        self.audition_dialog.failed(said)
+        self.show_message(said)
 
     def _load_cancelled(self) -> None:
-        self._load_stopped("Loading cancelled.")
-        self._drop_waiting("Loading was cancelled.")
+        self._load_stopped(self.tr("Loading cancelled."))
+        self._drop_waiting(self.tr("Loading was cancelled."))

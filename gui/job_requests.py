@@ -8,7 +8,8 @@ from core.errors import StudioError
 from core.request import SynthesisRequest
 from core.text import check_text
 
-from .worker import AuditionJob, Candidate, Job, JobKind, SynthesisJob
+from .i18n import core_text, translate
+from .worker import AuditionJob, Candidate, Job, JobKind
 
 AUDITION_SEGMENT = 80
 
@@ -16,13 +17,27 @@ AUDITION_SEGMENT = 80
 class JobRequests:
     """Mixed into MainWindow; uses its panels, dialogs and job state."""
 
+    @staticmethod
+    def synthesize_text() -> str:
+        """The synth button's text when it starts a synthesis (as window_layout.py made it)."""
+        return translate("Window", "Synthesize  (Ctrl+Enter)")
+
     # -- synthesis -------------------------------------------------------------------------
     def build_request(self) -> SynthesisRequest:
+        request = self.settings_request(self.editor.text())
+        check_text(request.text)  # empty or unspeakable text: say so before queueing
+        return request
+
+    def settings_request(self, text: str) -> SynthesisRequest:
+        """A request with every setting the window shows (BadSettingError when one is out
+        of range); the text is not checked."""
         generation = self.controls.generation()
         speaker = self.speakers.current()
         request = SynthesisRequest(
-            text=self.editor.text(),
-            speaker=speaker.embedding,
+            text=text,
+            speaker=speaker.embedding or None,
+            voice=speaker.voice,  # a library voice, cloned ones included
+            lexicon=self.lexicon_entries(),
             seed=generation.seed,
             temperature=generation.temperature,
             top_p=generation.top_p,
@@ -33,7 +48,6 @@ class JobRequests:
             pause_seconds=generation.pause_seconds,
         )
         request.validate()
-        check_text(request.text)  # empty or unspeakable text: say so before queueing
         return request
 
     def synthesize_or_cancel(self) -> None:
@@ -51,16 +65,30 @@ class JobRequests:
         job = self.current_job
         return job is not None and (job.kind is JobKind.LOAD or job is self._cancelling)
 
-    def _wait_for_worker(self, run: Callable[[], object], what: str) -> None:
+    def _wait_for_worker(self, run: Callable[[], object], audition: bool) -> None:
         self.waiting = run
         loading = self.current_job is not None and self.current_job.kind is JobKind.LOAD
-        cause = "the model" if loading else "the cancelled job to stop"
-        self.synth_button.setText(f"Waiting for {cause}…  (Esc cancels)")
-        self.show_message(
-            f"The {what} starts as soon as "
-            + ("the model is ready" if loading else "the cancelled job has stopped")
-            + "; Esc cancels it."
-        )
+        if loading:
+            self.synth_button.setText(self.tr("Waiting for the model…  (Esc cancels)"))
+            said = (
+                self.tr("The audition starts as soon as the model is ready; Esc cancels it.")
+                if audition
+                else self.tr("The synthesis starts as soon as the model is ready; Esc cancels it.")
+            )
+        else:
+            self.synth_button.setText(
+                self.tr("Waiting for the cancelled job to stop…  (Esc cancels)")
+            )
+            said = (
+                self.tr(
+                    "The audition starts as soon as the cancelled job has stopped; Esc cancels it."
+                )
+                if audition
+                else self.tr(
+                    "The synthesis starts as soon as the cancelled job has stopped; Esc cancels it."
+                )
+            )
+        self.show_message(said)
 
     def _run_waiting(self) -> None:
         run, self.waiting = self.waiting, None
@@ -70,45 +98,54 @@ class JobRequests:
     def _drop_waiting(self, reason: str) -> None:
         if self.waiting is not None:
             self.waiting = None
-            self.synth_button.setText("Synthesize  (Ctrl+Enter)")
-            self.show_message(f"{reason} The waiting request was not run.")
+            self.synth_button.setText(self.synthesize_text())
+            self.show_message(
+                self.tr("{reason} The waiting request was not run.").format(reason=reason)
+            )
 
     def synthesize(self) -> Job | None:
+        refusal = self.serving_refusal()
+        if refusal is not None:  # the speech API owns the model (serve_control.py)
+            self.show_message(refusal)
+            return None
         if self.current_job is not None and not self._worker_will_be_free():
-            self.show_message("Busy: wait for the running job or press Esc to cancel it.")
+            self.show_message(self.tr("Busy: wait for the running job or press Esc to cancel it."))
             return None
         try:
             request = self.build_request()
+            spec = self.synthesis_job(request)  # a script that cannot be spoken stops here
         except StudioError as exc:
             self._show_error(exc)
             return None
         if self.current_job is not None:
-            self._wait_for_worker(self.synthesize, "synthesis")
+            self._wait_for_worker(self.synthesize, audition=False)
             return None
         if self.loaded is None:
-            banner = " or with the banner above" if not self.banner.isHidden() else ""
-            self.show_message(f"No model is loaded: choose one in Models (Ctrl+M){banner} first.")
+            self.show_message(
+                self.tr("No model is loaded: choose one in Models (Ctrl+M) first.")
+                if self.banner.isHidden()
+                else self.tr(
+                    "No model is loaded: choose one in Models (Ctrl+M) or with the banner "
+                    "above first."
+                )
+            )
             return None
-        speaker = self.speakers.current()
-        spec = SynthesisJob(
-            request, speaker.seed if speaker.embedding is None else None, speaker.label
-        )
         self.result.begin(request.pause_seconds)
         self.current_job = self.host.synthesize(spec)
         self._set_busy(True)
-        self.synth_button.setText("Cancel  (Esc)")
+        self.synth_button.setText(self.tr("Cancel  (Esc)"))
         return self.current_job
 
     def cancel(self) -> None:
         if self.waiting is not None:  # Esc drops what waits, not the load it waits for
             self.waiting = None
-            self.synth_button.setText("Synthesize  (Ctrl+Enter)")
-            self.show_message("The waiting request is cancelled.")
+            self.synth_button.setText(self.synthesize_text())
+            self.show_message(self.tr("The waiting request is cancelled."))
             return
         if self.current_job is not None:
             self._cancelling = self.current_job
             self.host.cancel()
-            self.show_message("Cancelling…")
+            self.show_message(self.tr("Cancelling…"))
 
     def _cancel_audition(self) -> None:
         if self.current_job is not None and self.current_job.kind is JobKind.AUDITION:
@@ -121,7 +158,7 @@ class JobRequests:
         self.controls.set_busy(busy, synthesizing)
         self.speakers.audition.setEnabled(not busy)
         if not busy:
-            self.synth_button.setText("Synthesize  (Ctrl+Enter)")
+            self.synth_button.setText(self.synthesize_text())
 
     # -- audition and speakers -------------------------------------------------------------
     def show_audition(self) -> None:
@@ -129,11 +166,15 @@ class JobRequests:
         self.audition_dialog.raise_()
 
     def _audition(self, text: str, count: int) -> None:
+        refusal = self.serving_refusal()
+        if refusal is not None:
+            self.audition_dialog.failed(refusal)
+            return
         if self._worker_will_be_free():
-            self._wait_for_worker(lambda: self._audition(text, count), "audition")
+            self._wait_for_worker(lambda: self._audition(text, count), audition=True)
             return
         if self.current_job is not None or self.loaded is None:
-            self.audition_dialog.failed("Load a model and wait for the running job first.")
+            self.audition_dialog.failed(self.tr("Load a model and wait for the running job first."))
             return
         generation = self.controls.generation()
         base = SynthesisRequest(
@@ -144,6 +185,7 @@ class JobRequests:
             refine_text=False,
             segment_size=AUDITION_SEGMENT,
             batch_size=4,
+            lexicon=self.lexicon_entries(),
         )
         self.current_job = self.host.audition(AuditionJob(text, count, base))
         self._set_busy(True)
@@ -160,15 +202,15 @@ class JobRequests:
             dialog.name_taken(taken.name, candidate, self.speakers.library.free_name(taken.name))
             return
         except StudioError as exc:
-            dialog.keep_failed(str(exc))
-            self.show_message(str(exc))
+            dialog.keep_failed(core_text(exc))
+            self.show_message(core_text(exc))
             return
         self.show_message(dialog.kept(entry.name, candidate, replace))
 
     def _embedding_wanted(self, seed: int) -> None:
         if self.loaded is None or self.current_job is not None:
             self.show_message(
-                "The embedding of a voice seed needs a loaded model and an idle worker."
+                self.tr("The embedding of a voice seed needs a loaded model and an idle worker.")
             )
             return
         self.current_job = self.host.speaker_for_seed(seed)

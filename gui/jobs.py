@@ -4,16 +4,20 @@ no torch (the engine's types are named for the type checker only)."""
 from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import cached_property
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from core.cancel import CancelToken
 from core.request import JobSummary, SegmentResult, SynthesisRequest, join_audio
+from core.voice import Voice
 
 if TYPE_CHECKING:  # imported by the worker thread, never by the window's import chain
     from core.devices import Device, Precision
     from core.engine import LoadedModel
+    from core.render import RenderOptions
+    from core.result_store import ResultStore
 
 
 class JobKind(StrEnum):
@@ -23,6 +27,9 @@ class JobKind(StrEnum):
     DOWNLOAD = "download"
     SPEAKER = "speaker"
     BUILD = "build"  # demo weights built (and verified) without loading them
+    RENDER = "render"  # a book (or a text) rendered into a folder by core.render
+    VOICE = "voice"  # a voice cloned from a recording: auditioned, or kept in the library
+    SERVE = "serve"  # the speech API started over the loaded model (gui/serving.py)
 
 
 @dataclass(frozen=True)
@@ -71,6 +78,30 @@ class SynthesisJob:
     request: SynthesisRequest
     speaker_seed: int | None = None  # the speaker of this seed when request.speaker is None
     speaker_label: str = ""
+    # A dialogue script (the request's text, `Name: text` lines) and each name's voice.
+    voices: "dict[str, Voice] | None" = field(default=None, compare=False)
+
+
+@dataclass(frozen=True)
+class VoiceJob:
+    """A voice from a recording: a file (read by the worker) or a microphone take at `rate`,
+    with its transcript; auditioned on `base.text`, or kept in the library as `name`."""
+
+    transcript: str
+    base: SynthesisRequest
+    source: Path | None = None
+    take: np.ndarray | None = field(default=None, repr=False)
+    rate: int = 0
+    name: str = ""  # set: keep the voice under this name (else audition it)
+    replace: bool = False
+    library: Path | None = None  # the speaker library file the window shows
+
+
+@dataclass(frozen=True)
+class VoiceOutcome:
+    spec: VoiceJob
+    audio: np.ndarray | None = field(default=None, repr=False)  # the audition
+    kept: str = ""  # the name it was kept under
 
 
 @dataclass(frozen=True)
@@ -95,11 +126,41 @@ class SynthesisOutcome:
     summary: JobSummary | None
     speaker: str  # the embedding that was used
     loaded: "LoadedModel | None" = None
+    # Where the window keeps its audio (on disk); the results then carry views of it.
+    store: "ResultStore | None" = field(default=None, compare=False, repr=False)
 
     @cached_property
     def audio(self) -> np.ndarray:
-        """The whole result, joined once (a long one is tens of MB to copy)."""
+        """The whole result: a read-only view of the store's file when it has one, else joined
+        once (a long one is tens of MB to copy)."""
+        if self.store is not None:
+            return self.store.samples()
         return join_audio(self.results, self.job.request.pause_seconds)
+
+
+@dataclass(frozen=True)
+class RenderSpec:
+    """A render job of the window's queue: a book file, or the editor's text as a book."""
+
+    request: SynthesisRequest  # every setting; its text is not used
+    folder: Path
+    options: "RenderOptions"
+    source: Path | None = None  # .txt, .md or .epub; None: `text`
+    text: str = ""
+    title: str = ""
+    speaker_seed: int | None = None  # the speaker of this seed when request.speaker is None
+
+
+@dataclass(frozen=True)
+class RenderDone:
+    """What a finished render made: its files, and how many segments it made or kept."""
+
+    folder: Path
+    files: list[Path]
+    made: int
+    kept: int
+    audio_seconds: float
+    warnings: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

@@ -4,16 +4,22 @@ while a job runs, plots RTF and memory over time, and keeps the job's figures af
 import time
 
 import pyqtgraph as pg
-from PySide6.QtCore import QTimer
-from PySide6.QtWidgets import QFormLayout, QGroupBox, QLabel, QProgressBar, QVBoxLayout, QWidget
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QEvent, Qt, QTimer
+from PySide6.QtWidgets import QGridLayout, QGroupBox, QLabel, QProgressBar, QVBoxLayout, QWidget
 
 from core.metrics import LiveMetrics, LiveSnapshot, MemorySnapshot
 from core.request import JobSummary, SegmentResult
 
+from .i18n import translate
 from .notices import MessageLabel, figure, plural
+from .plot_axis import ReadableAxis
+from .theme import notifier, plot_colours
 
 POLL_MS = 100
+PLOT_EVERY = 4  # the plots are redrawn every 4th poll (2.5 times a second)
 MIB = 2**20
+PLOT_MIN_HEIGHT = 190  # two plots whose tick labels stay apart (tests/test_theme_layout.py)
+AXIS_WIDTH = 44
 
 
 def describe_memory(memory: MemorySnapshot | None) -> str:
@@ -22,12 +28,19 @@ def describe_memory(memory: MemorySnapshot | None) -> str:
     if memory.device.startswith("mps"):
         return memory.describe()  # Metal's figures and the process's, labelled as such
     if memory.allocated is not None:
-        return (
-            f"VRAM allocated {memory.allocated / MIB:.0f} MiB · reserved "
-            f"{(memory.reserved or 0) / MIB:.0f} MiB · peak {(memory.peak or 0) / MIB:.0f} "
-            f"MiB · total {(memory.total or 0) / MIB:.0f} MiB"
+        return translate(
+            "Live",
+            "VRAM allocated {allocated:.0f} MiB · reserved {reserved:.0f} MiB · peak {peak:.0f} "
+            "MiB · total {total:.0f} MiB",
+        ).format(
+            allocated=memory.allocated / MIB,
+            reserved=(memory.reserved or 0) / MIB,
+            peak=(memory.peak or 0) / MIB,
+            total=(memory.total or 0) / MIB,
         )
-    return f"process memory (CPU) {(memory.rss or 0) / MIB:.0f} MiB"
+    return translate("Live", "process memory (CPU) {rss:.0f} MiB").format(
+        rss=(memory.rss or 0) / MIB
+    )
 
 
 def _seconds(value: float | None) -> str:
@@ -37,6 +50,36 @@ def _seconds(value: float | None) -> str:
 def _rate(value: float) -> str:
     """Steps per second; "-" while nothing runs (0.0 would read as a stalled job)."""
     return figure(value, ".1f") if value > 0 else "-"
+
+
+# The stage names the engine (core) and the window report, for the translators.
+STAGES = (
+    QT_TRANSLATE_NOOP("Stage", "idle"),
+    QT_TRANSLATE_NOOP("Stage", "starting"),
+    QT_TRANSLATE_NOOP("Stage", "loading"),
+    QT_TRANSLATE_NOOP("Stage", "refine"),
+    QT_TRANSLATE_NOOP("Stage", "decode"),
+    QT_TRANSLATE_NOOP("Stage", "vocoder"),
+    QT_TRANSLATE_NOOP("Stage", "done"),
+    QT_TRANSLATE_NOOP("Stage", "cancelled"),
+    QT_TRANSLATE_NOOP("Stage", "error"),
+    QT_TRANSLATE_NOOP("Stage", "model ready"),
+    QT_TRANSLATE_NOOP("Stage", "download"),
+    QT_TRANSLATE_NOOP("Stage", "building"),
+    QT_TRANSLATE_NOOP("Stage", "verifying"),
+    QT_TRANSLATE_NOOP("Stage", "audition"),
+    QT_TRANSLATE_NOOP("Stage", "load"),
+    QT_TRANSLATE_NOOP("Stage", "synthesize"),
+    QT_TRANSLATE_NOOP("Stage", "speaker"),
+    QT_TRANSLATE_NOOP("Stage", "build"),
+    QT_TRANSLATE_NOOP("Stage", "switching precision"),
+    QT_TRANSLATE_NOOP("Stage", "ready"),
+)
+
+
+def stage_text(stage: str) -> str:
+    """A stage as the panel shows it (the engine's and the window's names, translated)."""
+    return translate("Stage", stage)
 
 
 class LivePanel(QWidget):
@@ -59,50 +102,123 @@ class LivePanel(QWidget):
         self.timer.timeout.connect(self.poll)
 
     def _build(self) -> None:
-        self.stage = QLabel("idle")
+        self.stage = QLabel(stage_text("idle"))
         self.bar = QProgressBar()
         self.bar.setRange(0, 1000)
+        self.bar.setAccessibleName(translate("Live", "Job progress"))
         self.progress = MessageLabel("-")
         self.segment_rtf = QLabel("-")
         self.job_rtf = QLabel("-")
         self.speed = QLabel("-")
         self.first_audio = QLabel("-")
         self.eta = QLabel("-")
+        self.speaking = QLabel("-")  # a dialogue's speaker of the segment that just came
+        self.speaking.setAccessibleName(translate("Live", "Speaking"))
         # Fixed heights: a long memory line or note never makes the window taller.
         self.memory = MessageLabel("-", lines=2)
         self.note = MessageLabel(lines=2)
-        form = QFormLayout()
-        form.addRow("Stage", self.stage)
-        form.addRow("Progress", self.progress)
-        form.addRow("", self.bar)
-        form.addRow("RTF (segment)", self.segment_rtf)
-        form.addRow("RTF (job)", self.job_rtf)
-        form.addRow("Steps / s", self.speed)
-        form.addRow("First audio", self.first_audio)
-        form.addRow("Time left", self.eta)
-        form.addRow("Memory", self.memory)
-        form.addRow("", self.note)
+        # Two figures a row: the plots get the height (at 1280x800 they were squeezed).
+        grid = QGridLayout()
+        grid.setVerticalSpacing(2)
+        grid.setColumnStretch(1, 1)
+        grid.setColumnStretch(3, 1)
+        pairs = (
+            (translate("Live", "Stage"), self.stage, translate("Live", "Time left"), self.eta),
+            (
+                translate("Live", "RTF (segment)"),
+                self.segment_rtf,
+                translate("Live", "RTF (job)"),
+                self.job_rtf,
+            ),
+            (
+                translate("Live", "Steps / s"),
+                self.speed,
+                translate("Live", "First audio"),
+                self.first_audio,
+            ),
+        )
+        for row, (left, left_value, right, right_value) in enumerate(pairs):
+            grid.addWidget(QLabel(left), row, 0)
+            grid.addWidget(left_value, row, 1)
+            grid.addWidget(QLabel(right), row, 2)
+            grid.addWidget(right_value, row, 3)
+        # Who speaks (a dialogue) shares the progress row: no taller panel for it.
+        progress_row = (
+            translate("Live", "Progress"),
+            self.progress,
+            translate("Live", "Speaking"),
+            self.speaking,
+        )
+        for column, item in enumerate(progress_row):
+            grid.addWidget(QLabel(item) if isinstance(item, str) else item, len(pairs), column)
+        wide = (
+            ("", self.bar),
+            (translate("Live", "Memory"), self.memory),
+            ("", self.note),
+        )
+        for row, (label, widget) in enumerate(wide, start=len(pairs) + 1):
+            grid.addWidget(QLabel(label), row, 0)
+            grid.addWidget(widget, row, 1, 1, 3)
 
         pg.setConfigOptions(antialias=True)
         self.plot = pg.GraphicsLayoutWidget()
-        self.plot.setMinimumHeight(150)
-        self.rtf_plot = self.plot.addPlot(row=0, col=0, title="RTF (lower is faster)")
-        self.memory_plot = self.plot.addPlot(row=1, col=0, title="Memory (MiB)")
+        self.plot.setMinimumHeight(PLOT_MIN_HEIGHT)
+        self.plot.setAccessibleName(translate("Live", "RTF and memory over time"))
+        self.plot.setToolTip(
+            translate("Live", "RTF (lower is faster)") + "\n" + translate("Live", "Memory (MiB)")
+        )
+        self.plot.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # a picture: nothing to do with keys
+        self.rtf_plot = self.plot.addPlot(
+            row=0, col=0, axisItems={"left": ReadableAxis("left"), "bottom": ReadableAxis("bottom")}
+        )
+        self.memory_plot = self.plot.addPlot(
+            row=1, col=0, axisItems={"left": ReadableAxis("left"), "bottom": ReadableAxis("bottom")}
+        )
         self.memory_plot.setXLink(self.rtf_plot)
-        self.memory_plot.setLabel("bottom", "seconds")
-        self.rtf_curve = self.rtf_plot.plot(pen=pg.mkPen("#e67e22", width=2))
-        self.memory_curve = self.memory_plot.plot(pen=pg.mkPen("#2980b9", width=2))
+        # One time axis, under the lower plot: the upper one's would collide with its title.
+        self.rtf_plot.getAxis("bottom").setStyle(showValues=False)
+        for item in (self.rtf_plot, self.memory_plot):
+            item.setMouseEnabled(x=False, y=False)
+            item.hideButtons()
+            item.getAxis("left").setWidth(AXIS_WIDTH)  # both plots' data areas line up
+        self.rtf_curve = self.rtf_plot.plot()
+        self.memory_curve = self.memory_plot.plot()
+        self._apply_colours()
+        notifier().changed.connect(self._apply_colours)
 
-        group = QGroupBox("Live")
+        group = QGroupBox(translate("Live", "Live"))
         inner = QVBoxLayout(group)
-        inner.addLayout(form)
+        inner.addLayout(grid)
         inner.addWidget(self.plot, 1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(group)
 
+    def _apply_colours(self) -> None:
+        """The plots in the palette's colours (light or dark), curves readable on them."""
+        colours = plot_colours(self.palette())
+        self.plot.setBackground(colours.background)
+        # Short axis names, not titles: a title line per plot took the height the tick labels
+        # need on a 1280x800 screen. The long names are the plot's tooltip.
+        names = ((self.rtf_plot, "RTF"), (self.memory_plot, "MiB"))
+        for item, name in names:
+            item.setLabel("left", name, color=colours.text.name())
+            for name in ("left", "bottom"):
+                axis = item.getAxis(name)
+                axis.setPen(colours.text)
+                axis.setTextPen(colours.text)
+        self.memory_plot.setLabel("bottom", translate("Live", "seconds"), color=colours.text.name())
+        self.rtf_curve.setPen(pg.mkPen(colours.rtf, width=2))
+        self.memory_curve.setPen(pg.mkPen(colours.memory, width=2))
+
+    def changeEvent(self, event: QEvent) -> None:  # Qt's name
+        if event.type() in (QEvent.Type.PaletteChange, QEvent.Type.ApplicationPaletteChange):
+            self._apply_colours()  # the system switched between light and dark
+        super().changeEvent(event)
+
     # -- a job's life ----------------------------------------------------------------------
     def start(self, stage: str = "starting") -> None:
+        """`stage`: an English stage name (see stage_text), shown translated."""
         self._t0 = time.perf_counter()
         self._times.clear()
         self._rtfs.clear()
@@ -110,8 +226,9 @@ class LivePanel(QWidget):
         self._last_segment_rtf = None
         self._job_note = ""
         self._load = None
-        self.stage.setText(stage)
+        self.stage.setText(stage_text(stage))
         self.note.clear()
+        self.speaking.setText("-")
         self.timer.start()
         self.poll()
 
@@ -131,46 +248,73 @@ class LivePanel(QWidget):
         the summary's segments are the kept start of a cancelled one."""
         self.timer.stop()
         self.poll()
+        self.draw_curves()  # the points since the last redraw
         self._load = None
-        self.stage.setText(stage)
+        self.stage.setText(stage_text(stage))
         self.eta.setText("-")
         if summary is not None:
             done = summary.segments - partial
-            made = plural(done, "segment") + (f" and {partial} partial" if partial else "")
+            made = plural(done, "segment")
+            if partial:
+                made = translate("Live", "{made} and {partial} partial").format(
+                    made=made, partial=partial
+                )
             self.job_rtf.setText(figure(summary.rtf))
             self.speed.setText(_rate(summary.steps_per_second))
-            self.progress.setText(f"{made} done · {plural(summary.steps, 'step')}")
+            self.progress.setText(
+                translate("Live", "{made} done · {steps}").format(
+                    made=made, steps=plural(summary.steps, "step")
+                )
+            )
             self.first_audio.setText(_seconds(summary.first_audio_seconds))
             if summary.peak_memory:
-                peak = (
-                    f"Peak memory of the job: {summary.peak_memory / MIB:.0f} MiB; "
-                    f"{made}, {summary.audio_seconds:.1f} s "
-                    f"of audio in {summary.wall_seconds:.1f} s"
+                peak = translate(
+                    "Live",
+                    "Peak memory of the job: {peak:.0f} MiB; {made}, {audio:.1f} s of audio in "
+                    "{wall:.1f} s",
+                ).format(
+                    peak=summary.peak_memory / MIB,
+                    made=made,
+                    audio=summary.audio_seconds,
+                    wall=summary.wall_seconds,
                 )
                 self.note.setText(f"{self._job_note}\n{peak}" if self._job_note else peak)
 
     # -- drawing ---------------------------------------------------------------------------
+    def draw_curves(self) -> None:
+        self.rtf_curve.setData(self._times, self._rtfs, connect="finite")
+        self.memory_curve.setData(self._times, self._memory)
+
     def poll(self) -> None:
         self.show_snapshot(self.live.snapshot())
 
     def show_snapshot(self, snap: LiveSnapshot) -> None:
         self.updates += 1
-        self.stage.setText(snap.stage)
+        self.stage.setText(stage_text(snap.stage))
         fraction = snap.fraction
         if self._load is not None:
             stage, fraction = self._load
-            self.progress.setText(f"{stage} · {fraction:.0%}")
+            self.progress.setText(f"{stage_text(stage)} · {fraction:.0%}")
         elif snap.stage == "refine" and snap.segments:
             # Read with getattr: a core without refine counts still draws the panel.
             refined = getattr(snap, "refined", 0)
-            self.progress.setText(
-                f"refine {refined} of {snap.segments}"
-                + (f" · steps {snap.steps_done} of {snap.steps_planned}" if snap.steps_done else "")
+            text = translate("Live", "refine {done} of {total}").format(
+                done=refined, total=snap.segments
             )
+            if snap.steps_done:
+                text += " · " + translate("Live", "steps {done} of {total}").format(
+                    done=snap.steps_done, total=snap.steps_planned
+                )
+            self.progress.setText(text)
         elif snap.segments:
             self.progress.setText(
-                f"segment {snap.segment} of {snap.segments} · steps "
-                f"{snap.steps_done} of {snap.steps_planned}"
+                translate("Live", "segment {segment} of {total}").format(
+                    segment=snap.segment, total=snap.segments
+                )
+                + " · "
+                + translate("Live", "steps {done} of {total}").format(
+                    done=snap.steps_done, total=snap.steps_planned
+                )
             )
         self.bar.setValue(int(fraction * 1000))
         self.segment_rtf.setText(figure(self._last_segment_rtf))
@@ -186,5 +330,7 @@ class LivePanel(QWidget):
             self._times.append(time.perf_counter() - self._t0)
             self._rtfs.append(snap.rtf if snap.rtf is not None else float("nan"))
             self._memory.append((snap.memory.in_use if snap.memory else 0) / MIB)
-            self.rtf_curve.setData(self._times, self._rtfs, connect="finite")
-            self.memory_curve.setData(self._times, self._memory)
+            # The figures change 10 times a second, the plots PLOT_EVERY times fewer: a
+            # repaint of both plots costs tens of ms of the UI thread.
+            if self.updates % PLOT_EVERY == 0:
+                self.draw_curves()

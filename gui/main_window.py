@@ -21,12 +21,19 @@ from core.errors import StudioError
 
 from . import dialogs
 from .draft import DraftKeeper, Persistence
+from .i18n import core_text, model_label, translate
 from .job_outcomes import JobOutcomes
 from .job_requests import JobRequests
 from .notices import banner_dismissed, set_banner_dismissed
+from .render_jobs import RenderJobs
+from .result_history import save_history_limit, saved_history_limit
+from .serve_control import ServeControl
 from .settings import Key, Settings
+from .theme import notifier, warning_colour
+from .voice_jobs import VoiceJobs
 from .window_layout import WindowLayout
-from .worker import Job, JobKind, LoadJob, WorkerHost
+from .worker import Job, JobKind, LoadJob
+from .worker_host import WorkerHost
 
 # The text and the settings are written this long after the last change, so a crash loses at
 # most that much typing and a keystroke never waits for the disk.
@@ -37,7 +44,16 @@ if TYPE_CHECKING:
     from core.engine import LoadedModel
 
 
-class MainWindow(QMainWindow, WindowLayout, JobRequests, JobOutcomes, Persistence):
+class MainWindow(
+    QMainWindow,
+    WindowLayout,
+    JobRequests,
+    JobOutcomes,
+    RenderJobs,
+    VoiceJobs,
+    ServeControl,
+    Persistence,
+):
     def __init__(self, model: str | None = None, settings: Settings | None = None) -> None:
         super().__init__()
         self.settings = settings or Settings()
@@ -58,8 +74,12 @@ class MainWindow(QMainWindow, WindowLayout, JobRequests, JobOutcomes, Persistenc
         self.persist_timer.setInterval(PERSIST_DELAY_MS)
         self._build()
         self._menus()
+        self._build_render_queue()  # before _restore: the dock's saved place applies to it
         self._connect()
         self._restore()
+        self.result.set_history_limit(saved_history_limit(self.settings))
+        self.result.history_limit_changed.connect(self._history_limit_changed)
+        notifier().changed.connect(self._restyle_warnings)  # the scheme changed: new colours
         self._start(model)
 
     def showEvent(self, event: QShowEvent) -> None:  # Qt's name
@@ -70,6 +90,9 @@ class MainWindow(QMainWindow, WindowLayout, JobRequests, JobOutcomes, Persistenc
 
     def _connect(self) -> None:
         self._connect_worker()
+        self._connect_render_queue()
+        self._connect_voices()
+        self._connect_serving()
         self.synth_button.clicked.connect(self.synthesize_or_cancel)
         self.editor.error.connect(self.show_message)
         self.editor.editor.file_dropped.connect(self._remember_text_folder)
@@ -77,8 +100,10 @@ class MainWindow(QMainWindow, WindowLayout, JobRequests, JobOutcomes, Persistenc
         self.controls.segment_size_changed.connect(self.editor.set_segment_size)
         self.speakers.message.connect(self.show_message)
         if self.speakers.library.problem:  # damaged, newer or unreadable: say so at start
-            self.warn(self.speakers.library.problem)
-            QTimer.singleShot(0, lambda: self.show_message(self.speakers.library.problem))
+            self.warn(core_text(self.speakers.library.problem))
+            QTimer.singleShot(
+                0, lambda: self.show_message(core_text(self.speakers.library.problem))
+            )
         # Anything worth keeping changes: write it a moment later (see PERSIST_DELAY_MS).
         self.persist_timer.timeout.connect(self._persist_soon)
         for changed in (
@@ -114,11 +139,17 @@ class MainWindow(QMainWindow, WindowLayout, JobRequests, JobOutcomes, Persistenc
             self.load_model(chosen)
             return
         self._update_banner()
-        banner = " or with the banner above" if not self.banner.isHidden() else ""
-        self.show_message(
-            "No model is loaded yet: download the official weights or use the demo weights, "
-            f"in Models (Ctrl+M){banner}."
-        )
+        if self.banner.isHidden():
+            said = self.tr(
+                "No model is loaded yet: download the official weights or use the demo weights, "
+                "in Models (Ctrl+M)."
+            )
+        else:
+            said = self.tr(
+                "No model is loaded yet: download the official weights or use the demo weights, "
+                "in Models (Ctrl+M) or with the banner above."
+            )
+        self.show_message(said)
 
     # -- the first-run banner --------------------------------------------------------------
     # It is about one situation: the official weights are missing and no model is usable.
@@ -151,13 +182,24 @@ class MainWindow(QMainWindow, WindowLayout, JobRequests, JobOutcomes, Persistenc
 
     @staticmethod
     def error_sentence(error: Exception) -> str:
+        """The sentence for a failed job, in the interface's language (a bug's own text
+        stays as Python said it: it is for a bug report)."""
         if isinstance(error, StudioError):
-            return str(error)
+            return core_text(error)
         torch = sys.modules.get("torch")  # its error exists once the worker has imported it
         if isinstance(error, (MemoryError, getattr(torch, "OutOfMemoryError", MemoryError))):
-            return "Out of memory: lower the batch size or the segment size, or use another device."
+            return translate(
+                "MainWindow",
+                "Out of memory: lower the batch size or the segment size, or use another device.",
+            )
         first = str(error).splitlines()[0][:300] if str(error) else ""
-        return f"Unexpected error: {type(error).__name__}: {first}".rstrip(": ")
+        if not first:
+            return translate("MainWindow", "Unexpected error: {kind}").format(
+                kind=type(error).__name__
+            )
+        return translate("MainWindow", "Unexpected error: {kind}: {detail}").format(
+            kind=type(error).__name__, detail=first
+        )
 
     def _show_error(self, error: Exception) -> None:
         self.last_error = error
@@ -172,7 +214,7 @@ class MainWindow(QMainWindow, WindowLayout, JobRequests, JobOutcomes, Persistenc
         if not self.model_name:
             return
         if self.current_job is not None:
-            self.show_message("Wait for the running job to finish (or cancel it) first.")
+            self.show_message(self.tr("Wait for the running job to finish (or cancel it) first."))
             return
         controls = self.controls
         # Before the device probe: the saved choice, settled by the worker as the controls
@@ -193,21 +235,30 @@ class MainWindow(QMainWindow, WindowLayout, JobRequests, JobOutcomes, Persistenc
         info = loaded.info
         # Name, device and precision first: a narrow window elides the end of the line.
         name = str(info.folder) if info.kind == "folder" else info.name
-        text = f"Model: {name} · {loaded.device.id} · {loaded.precision.value}"
-        if info.random_weights:
-            text += f" · {models.RANDOM_LABEL}"
-        self.model_label.setText(text)
-        # Demo weights stay visibly marked as noise for as long as they are loaded.
-        self.model_label.setStyleSheet(
-            "color: #b03a2e; font-weight: bold;" if info.random_weights else ""
+        text = self.tr("Model: {name} · {device} · {precision}").format(
+            name=name, device=loaded.device.id, precision=loaded.precision.value
         )
+        if info.random_weights:
+            text += f" · {core_text(models.RANDOM_LABEL)}"
+        self.model_label.setText(text)
+        self._restyle_warnings()
         self.settings.set(Key.MODEL, self.model_name)
         self.settings.sync()
         self.model_dialog.show_loaded(loaded)
-        said = f"Loaded {info.label} on {loaded.device.id} in {loaded.load_seconds:.1f} s."
+        said = self.tr("Loaded {model} on {device} in {seconds:.1f} s.").format(
+            model=model_label(info), device=loaded.device.id, seconds=loaded.load_seconds
+        )
         self.model_dialog.status_label.setText(said)  # where a model chosen there is said
         self.show_message(said)
         self._update_banner()
+
+    def _restyle_warnings(self) -> None:
+        """Demo weights stay visibly marked as noise for as long as they are loaded, in a red
+        readable on the scheme's window (light or dark, followed when it changes)."""
+        noise = self.loaded is not None and self.loaded.info.random_weights
+        colour = warning_colour(self.palette()).name()
+        self.model_label.setStyleSheet(f"color: {colour}; font-weight: bold;" if noise else "")
+        self.result.restyle_warnings()
 
     def show_models(self) -> None:
         self.model_dialog.show_loaded(self.loaded)
@@ -220,7 +271,7 @@ class MainWindow(QMainWindow, WindowLayout, JobRequests, JobOutcomes, Persistenc
 
     def _download(self) -> None:
         if self.current_job is not None:
-            self.model_dialog.download_ended("Wait for the running job to finish first.")
+            self.model_dialog.download_ended(self.tr("Wait for the running job to finish first."))
             return
         self.current_job = self.host.download()
         self._set_busy(True)
@@ -228,13 +279,17 @@ class MainWindow(QMainWindow, WindowLayout, JobRequests, JobOutcomes, Persistenc
     def _build_model(self, name: str) -> None:
         """Demo weights built in the worker (they are not loaded: Load does that)."""
         if self.current_job is not None:
-            self.model_dialog.build_ended("Wait for the running job to finish first.")
+            self.model_dialog.build_ended(self.tr("Wait for the running job to finish first."))
             return
         self.current_job = self.host.build(name)
         self._set_busy(True)
 
     def _remember_text_folder(self, path: Path) -> None:
         self._folder_used(str(Path(path).parent))
+
+    def _history_limit_changed(self, limit: int) -> None:
+        save_history_limit(self.settings, limit)
+        self.settings.sync()
 
     def _folder_used(self, folder: str) -> None:
         self.settings.set(Key.LAST_FOLDER, folder)
@@ -243,7 +298,7 @@ class MainWindow(QMainWindow, WindowLayout, JobRequests, JobOutcomes, Persistenc
     def open_text(self) -> None:
         path = dialogs.open_text_file(self, self.settings.text(Key.LAST_FOLDER))
         if path and self.editor.open_file(path):
-            self.show_message(f"Opened {path}.")
+            self.show_message(self.tr("Opened {path}.").format(path=path))
 
     # -- closing ---------------------------------------------------------------------------
     def closeEvent(self, event: QCloseEvent) -> None:  # Qt's name
@@ -251,6 +306,7 @@ class MainWindow(QMainWindow, WindowLayout, JobRequests, JobOutcomes, Persistenc
         self.persist()
         self.live.timer.stop()
         self.result.timer.stop()
+        self.serve_timer.stop()  # the API itself stops with the worker (WorkerHost.release)
         self.result.stop()
         self.result.cancel_export()  # it stops before its next file and leaves nothing
         self.audition_dialog.close()

@@ -6,7 +6,7 @@ checked while the dialog is shown, on the thread pool (a changed file is hashed 
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import QT_TRANSLATE_NOOP, Signal
 from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QDialog,
@@ -23,13 +23,14 @@ from core import models
 from core.errors import StudioError
 
 from . import dialogs
+from .i18n import core_text, model_label, translate
 from .notices import MessageLabel
 from .tasks import in_background
 
 if TYPE_CHECKING:
     from core.engine import LoadedModel
 
-CHECKING = "checking…"
+CHECKING = QT_TRANSLATE_NOOP("Models", "checking…")
 NAMES = ("demo", "demo-full", "official")
 
 
@@ -39,8 +40,9 @@ class ModelRow:
     def __init__(self, name: str) -> None:
         self.name = name
         self.title = QLabel(name)
-        self.state = MessageLabel(CHECKING, lines=2)
+        self.state = MessageLabel(translate("Models", CHECKING), lines=2)
         self.action = QPushButton()
+        self.action.setAccessibleDescription(name)
         self.action.setVisible(False)
         self.next = ""  # "load", "build" or "download"
 
@@ -53,7 +55,7 @@ class ModelDialog(QDialog):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.setWindowTitle("Models")
+        self.setWindowTitle(translate("Models", "Models"))
         self._checks = 0  # the number of the newest state check; older answers are dropped
         self._answered = 0  # the number of the newest check that has answered
         self.loaded_label = MessageLabel(lines=2)
@@ -69,11 +71,12 @@ class ModelDialog(QDialog):
         self.status_label = MessageLabel(lines=3)
         self.progress = QProgressBar()
         self.progress.setVisible(False)
-        self.download = QPushButton("Download official weights")
-        self.cancel = QPushButton("Cancel")
+        self.download = QPushButton(translate("Models", "Download official weights"))
+        self.cancel = QPushButton(translate("Models", "Cancel"))
         self.cancel.setEnabled(False)
-        self.folder = QPushButton("Choose a folder…")
-        self.demo = QPushButton("Use demo weights")
+        self.folder = QPushButton(translate("Models", "Choose a folder…"))
+        self.demo = QPushButton(translate("Models", "Use demo weights"))
+        self.progress.setAccessibleName(translate("Models", "Download or build progress"))
         buttons = QHBoxLayout()
         for button in (self.download, self.cancel, self.folder, self.demo):
             buttons.addWidget(button)
@@ -92,11 +95,15 @@ class ModelDialog(QDialog):
 
     def show_loaded(self, loaded: "LoadedModel | None") -> None:
         if loaded is None:
-            self.loaded_label.setText("No model is loaded.")
+            self.loaded_label.setText(translate("Models", "No model is loaded."))
         else:
             # The label already says what kind it is (demo, official or a folder).
             self.loaded_label.setText(
-                f"Loaded: {loaded.info.label} on {loaded.device.id}, {loaded.precision.value}"
+                translate("Models", "Loaded: {model} on {device}, {precision}").format(
+                    model=model_label(loaded.info),
+                    device=loaded.device.id,
+                    precision=loaded.precision.value,
+                )
             )
             self.mark_ready(loaded.info.name)  # it was verified to load
         self.refresh()
@@ -126,7 +133,7 @@ class ModelDialog(QDialog):
                 else:
                     self._show_row(row, models.ModelStatus(info, False, False))
         except StudioError as exc:
-            self.status_label.setText(str(exc))
+            self.status_label.setText(core_text(exc))
         if not present:
             self._answered = number
             return
@@ -148,7 +155,7 @@ class ModelDialog(QDialog):
         self._answered = number
         if not isinstance(error, StudioError):
             raise error
-        self.status_label.setText(str(error))
+        self.status_label.setText(core_text(error))
 
     def mark_ready(self, name: str) -> None:
         """A model just verified (built, downloaded or loaded): ready, without a check."""
@@ -156,10 +163,17 @@ class ModelDialog(QDialog):
         if row is None:
             return
         noise = models.resolve(name).random_weights
-        row.state.setText("ready" + (f" ({models.RANDOM_LABEL})" if noise else ""))
-        row.action.setText("Load")
+        row.state.setText(
+            translate("Models", "ready") + (f" ({core_text(models.RANDOM_LABEL)})" if noise else "")
+        )
+        self._set_action(row, translate("Models", "Load"))
         row.action.setVisible(True)
         row.next = "load"
+
+    @staticmethod
+    def _set_action(row: ModelRow, action: str) -> None:
+        row.action.setText(action)
+        row.action.setAccessibleName(f"{action} {row.name}")  # "Load demo", not just "Load"
 
     def _show_states(self, number: int, found: "list[models.ModelStatus]") -> None:
         if number != self._checks:
@@ -171,19 +185,31 @@ class ModelDialog(QDialog):
     def _show_row(self, row: ModelRow, status: "models.ModelStatus") -> None:
         official = status.info.kind == "official"
         if status.verified:
-            state, action, row.next = "ready", "Load", "load"
+            state, action, row.next = (
+                translate("Models", "ready"),
+                translate("Models", "Load"),
+                "load",
+            )
         elif not status.present:
-            state = "not downloaded yet" if official else "not built yet"
-            action = "Download" if official else "Build"
+            state = (
+                translate("Models", "not downloaded yet")
+                if official
+                else translate("Models", "not built yet")
+            )
+            action = translate("Models", "Download") if official else translate("Models", "Build")
             row.next = "download" if official else "build"
         else:
-            state = status.problem
-            action = "Download again" if official else "Build again"
+            state = core_text(status.problem)
+            action = (
+                translate("Models", "Download again")
+                if official
+                else translate("Models", "Build again")
+            )
             row.next = "download" if official else "build"
         if status.info.random_weights:
-            state += f" ({models.RANDOM_LABEL})"
+            state += f" ({core_text(models.RANDOM_LABEL)})"
         row.state.setText(state)
-        row.action.setText(action)
+        self._set_action(row, action)
         row.action.setVisible(True)
         row.action.setEnabled(not self.cancel.isEnabled())  # not while a job of ours runs
 
@@ -193,7 +219,7 @@ class ModelDialog(QDialog):
         elif row.next == "download":
             self.start_download()
         elif row.next == "build":
-            self._working(f"Building {row.name}…")
+            self._working(translate("Models", "Building {model}…").format(model=row.name))
             self.build_requested.emit(row.name)
 
     def _working(self, text: str) -> None:
@@ -206,7 +232,7 @@ class ModelDialog(QDialog):
         self.status_label.setText(text)
 
     def start_download(self) -> None:
-        self._working("Downloading the official weights…")
+        self._working(translate("Models", "Downloading the official weights…"))
         self.download_requested.emit()
 
     def download_progress(self, detail: str) -> None:
@@ -217,7 +243,7 @@ class ModelDialog(QDialog):
         if fraction >= 0:
             self.progress.setRange(0, 100)
             self.progress.setValue(int(fraction * 100))
-        self.status_label.setText(detail or f"{stage}…")
+        self.status_label.setText(detail or f"{translate('Stage', stage)}…")
 
     def download_ended(self, text: str) -> None:
         self.download.setEnabled(True)

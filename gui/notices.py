@@ -3,11 +3,25 @@ elides the rest (the whole text in its tooltip), the first-run banner and the al
 
 import math
 
-from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QSize, Qt, Signal
 from PySide6.QtGui import QResizeEvent, QTextLayout
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QWidget
 
+from .i18n import translate
 from .settings import Key, Settings
+from .theme import is_dark, notifier, strip_style
+
+# The nouns `plural` counts, for the translators: a translation is the counted form ("个片段"),
+# the same for one and many (Chinese has no plural).
+COUNTED = (
+    QT_TRANSLATE_NOOP("Plural", "segment"),
+    QT_TRANSLATE_NOOP("Plural", "character"),
+    QT_TRANSLATE_NOOP("Plural", "step"),
+    QT_TRANSLATE_NOOP("Plural", "file"),
+    QT_TRANSLATE_NOOP("Plural", "finished segment"),
+    QT_TRANSLATE_NOOP("Plural", "candidate"),
+    QT_TRANSLATE_NOOP("Plural", "request"),
+)
 
 
 def figure(value: float | None, spec: str = ".2f", unit: str = "") -> str:
@@ -18,7 +32,10 @@ def figure(value: float | None, spec: str = ".2f", unit: str = "") -> str:
 
 
 def plural(count: int, word: str) -> str:
-    """'1 segment', '2 segments'."""
+    """'1 segment', '2 segments'; in Chinese '2 个片段' (a noun of COUNTED, translated)."""
+    counted = translate("Plural", word)
+    if counted != word:
+        return f"{count} {counted}"
     return f"{count} {word}" if count == 1 else f"{count} {word}s"
 
 
@@ -111,17 +128,26 @@ class Notice(QFrame):
 
     closed = Signal()
 
-    def __init__(self, name: str, colours: str, lines: int, parent: QWidget | None = None) -> None:
+    def __init__(self, name: str, lines: int, parent: QWidget | None = None) -> None:
+        """`name`: "banner" or "alert" (its colours in theme.py, for light and dark)."""
         super().__init__(parent)
         self.setObjectName(name)
-        self.setStyleSheet(f"#{name} {{ {colours} }}")
+        self._restyle()
+        notifier().changed.connect(self._restyle)
         self.text = MessageLabel(lines=lines)
         self.close_button = QPushButton("✕")
         self.close_button.setFlat(True)
+        self.close_button.setToolTip(translate("Notices", "Dismiss this message"))
+        self.close_button.setAccessibleName(translate("Notices", "Dismiss"))
         self.row = QHBoxLayout(self)
         self.row.addWidget(self.text, 1)
         self.row.addWidget(self.close_button)
         self.close_button.clicked.connect(self._close)
+
+    def _restyle(self) -> None:
+        style = strip_style(self.objectName(), is_dark())
+        if style != self.styleSheet():  # a new style sheet is itself a palette change
+            self.setStyleSheet(style)
 
     def add_button(self, button: QPushButton) -> None:
         self.row.insertWidget(self.row.count() - 1, button)

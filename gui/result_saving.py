@@ -1,4 +1,5 @@
-"""Saving the result: one file, or one per segment, all or none, in any format. The encoding
+"""Saving the result: one file, or one per segment, all or none, in any format, read from the
+result's store a block at a time (a three-hour result costs a few MB to save). The encoding
 runs on the thread pool (a long FLAC takes seconds) and can be cancelled: every file is
 written into a hidden folder beside the target and moved in place only at the end, so a
 failure or a cancel half way leaves nothing behind. A part of ResultPanel."""
@@ -8,23 +9,30 @@ import shutil
 import tempfile
 from pathlib import Path
 
-import numpy as np
-
 from core.atomic import os_error_sentence
-from core.audio import check_output_path, save
+from core.audio import check_output_path
 from core.cancel import CancelToken
 from core.errors import AudioError, Cancelled, StudioError
+from core.messages import replaced
+from core.result_store import ResultStore
+from core.stream_writer import AudioStreamWriter
 
 from . import dialogs
+from .i18n import core_text
 from .notices import plural
 from .tasks import in_background
 
+Span = tuple[int, int]  # samples [first, end) of a store
+
 
 def write_files(
-    targets: list[Path], audio: list[np.ndarray], cancel: CancelToken | None = None
+    targets: list[Path],
+    spans: list[Span],
+    store: ResultStore,
+    cancel: CancelToken | None = None,
 ) -> list[Path]:
-    """Write each audio to its target, all or none; `cancel` is checked between files and
-    before anything is moved in place. Raises AudioError (or Cancelled)."""
+    """Write each span of the store to its target, all or none; `cancel` is checked between
+    blocks and before anything is moved in place. Raises AudioError (or Cancelled)."""
     first = targets[0]
     try:
         staging = Path(tempfile.mkdtemp(prefix=".export-", dir=first.parent))
@@ -32,14 +40,18 @@ def write_files(
         raise AudioError(os_error_sentence("save", first, exc)) from None
     try:
         parts = []
-        for target, data in zip(targets, audio, strict=True):
-            if cancel is not None:
-                cancel.check()
+        for target, (first, end) in zip(targets, spans, strict=True):
             part = staging / target.name
             try:
-                parts.append(save(part, data))
+                with AudioStreamWriter(part, pause_seconds=0.0) as out:
+                    for block in store.blocks(first, end):
+                        if cancel is not None:
+                            cancel.check()
+                        out.write(block)
             except AudioError as exc:  # said of the file the user chose, not the hidden one
-                raise AudioError(str(exc).replace(str(part), str(target))) from None
+                said = exc.args[0] if len(exc.args) == 1 and isinstance(exc.args[0], str) else ""
+                raise AudioError(replaced(said or str(exc), str(part), str(target))) from None
+            parts.append(part)
         if cancel is not None:
             cancel.check()
         for part, target in zip(parts, targets, strict=True):
@@ -60,6 +72,11 @@ class ResultSaving:
     def exporting(self) -> bool:
         return self._export is not None
 
+    def _say_save(self, text: str) -> None:
+        """A saving outcome: beside Save, and to the window."""
+        self.save_note.setText(text)
+        self.message.emit(text)
+
     def save_dialog(self) -> None:
         """Save… chooses a file and saves it in the background; pressed again while that
         runs, it cancels it."""
@@ -71,33 +88,35 @@ class ResultSaving:
         if path is not None:
             self.export(path)
 
-    def _plan(self, path: Path) -> tuple[Path, list[Path], list[np.ndarray]]:
-        """The files to write and their audio; raises StudioError for a path that cannot be
-        written (a folder, a missing folder, a bad name) before anything is encoded."""
+    def _plan(self, path: Path) -> tuple[Path, list[Path], list[Span], ResultStore]:
+        """The files to write and their spans of the store; raises StudioError for a path
+        that cannot be written (a folder, a missing folder, a bad name) before anything is
+        encoded. During a run: what there is now."""
         path = Path(path)
         if not path.suffix and not path.is_dir():  # a folder stays a folder: refused below
             path = path.with_suffix(".wav")
         check_output_path(path)
-        if not len(self.audio):
-            raise AudioError("There is no audio to save.")
+        store = self.store
+        if store is None or not store.length:
+            raise AudioError(self.tr("There is no audio to save."))
         if not self.per_segment.isChecked():
-            return path, [path], [self.audio]
-        results = sorted(self.results, key=lambda r: r.index)
-        if not results:
-            raise AudioError("There is no audio to save.")
+            return path, [path], [(0, store.length)], store
+        spans = [(i, span) for i, span in sorted(store.segments.items()) if span[1] > span[0]]
+        if not spans:
+            raise AudioError(self.tr("There is no audio to save."))
         stem, suffix = path.stem, path.suffix
-        targets = [path.with_name(f"{stem}_{r.index + 1:03d}{suffix}") for r in results]
+        targets = [path.with_name(f"{stem}_{i + 1:03d}{suffix}") for i, _ in spans]
         for target in targets:
             check_output_path(target)
-        return path, targets, [r.audio for r in results]
+        return path, targets, [span for _, span in spans], store
 
     def save_to(self, path: Path) -> list[Path]:
         """Save now, on this thread (scripts and tests); the files written, [] when not."""
         try:
-            path, targets, audio = self._plan(path)
-            written = write_files(targets, audio)
+            path, targets, spans, store = self._plan(path)
+            written = write_files(targets, spans, store)
         except StudioError as exc:
-            self._say_save(str(exc))
+            self._say_save(core_text(exc))
             return []
         self._saved(path, written)
         return written
@@ -105,15 +124,15 @@ class ResultSaving:
     def export(self, path: Path) -> None:
         """Save on the thread pool; the Save button cancels it meanwhile."""
         try:
-            path, targets, audio = self._plan(path)
+            path, targets, spans, store = self._plan(path)
         except StudioError as exc:
-            self._say_save(str(exc))
+            self._say_save(core_text(exc))
             return
         token = self._export = CancelToken()
-        self.save_button.setText("Cancel saving")
+        self.save_button.setText(self.tr("Cancel saving"))
         self.save_button.setEnabled(True)
         what = targets[0].name if len(targets) == 1 else plural(len(targets), "file")
-        self._say_save(f"Saving {what}…")
+        self._say_save(self.tr("Saving {what}…").format(what=what))
 
         def ended(written: list[Path]) -> None:
             if self._export_ended(token):
@@ -123,29 +142,29 @@ class ResultSaving:
             if not self._export_ended(token):
                 return
             if isinstance(error, Cancelled):
-                self._say_save("Saving cancelled; no file was written.")
+                self._say_save(self.tr("Saving cancelled; no file was written."))
             elif isinstance(error, StudioError):
-                self._say_save(str(error))
+                self._say_save(core_text(error))
             else:
                 raise error
 
-        in_background(lambda: write_files(targets, audio, token), ended, failed, owner=self)
+        in_background(lambda: write_files(targets, spans, store, token), ended, failed, owner=self)
 
     def _export_ended(self, token: CancelToken) -> bool:
         if self._export is not token:
             return False
         self._export = None
-        self.save_button.setText("Save…")
-        self.save_button.setEnabled(bool(len(self.audio)))
+        self.save_button.setText(self.tr("Save…"))
+        self.save_button.setEnabled(bool(self.length))
         return True
 
     def cancel_export(self) -> None:
         if self._export is not None:
             self._export.cancel()
-            self.save_note.setText("Cancelling the save…")
+            self.save_note.setText(self.tr("Cancelling the save…"))
 
     def _saved(self, path: Path, written: list[Path]) -> None:
         self.last_folder = str(path.parent)
         self.folder_used.emit(self.last_folder)
         what = written[0].name if len(written) == 1 else plural(len(written), "file")
-        self._say_save(f"Saved {what} to {path.parent}.")
+        self._say_save(self.tr("Saved {what} to {folder}.").format(what=what, folder=path.parent))

@@ -1,21 +1,42 @@
-"""Makes the README's screenshot: the real window, after a synthesis, live panel filled.
+"""Makes the README's screenshots: the real window at 1280x800, after a synthesis, live panel
+filled, in a language and a colour scheme.
 
-    xvfb-run -a -s "-screen 0 1280x800x24" env QT_QPA_PLATFORM=xcb \\
-        .venv/bin/python -m gui.screenshot resources/screenshot.png
+    QT_QPA_PLATFORM=offscreen .venv/bin/python -m gui.screenshot \\
+        resources/screenshots/window-zh_CN-dark.png --language zh_CN --scheme dark
+
+(or under `xvfb-run -a -s "-screen 0 1280x800x24"` with QT_QPA_PLATFORM=xcb). With no
+arguments it writes resources/screenshot.png in the saved language and the system's scheme.
 """
 
+import argparse
+import os
 import sys
 import time
 
-from .app import application, build_window
+from PySide6.QtCore import Qt
+
+from .app import LANGUAGE_ENV, application, build_window
 from .resources import sample_text
+from .theme import apply_scheme
+
+SCHEMES = {"light": Qt.ColorScheme.Light, "dark": Qt.ColorScheme.Dark}
 
 
 def main(argv: list[str] | None = None) -> int:
-    target = (argv or sys.argv[1:] or ["resources/screenshot.png"])[0]
+    parser = argparse.ArgumentParser(prog="python -m gui.screenshot")
+    parser.add_argument("target", nargs="?", default="resources/screenshot.png")
+    parser.add_argument("--language", choices=["en", "zh_CN"])
+    parser.add_argument("--scheme", choices=sorted(SCHEMES))
+    parser.add_argument("--size", default="1280x800", help="WIDTHxHEIGHT of the window")
+    args = parser.parse_args(argv)
+    if args.language:
+        os.environ[LANGUAGE_ENV] = args.language  # this run only; the saved choice stays
     app = application()
+    if args.scheme:
+        apply_scheme(app, SCHEMES[args.scheme])
     window = build_window("demo")
-    window.resize(1280, 800)
+    width, height = (int(n) for n in args.size.split("x"))
+    window.resize(width, height)
     window.move(0, 0)
     window.show()
 
@@ -36,9 +57,9 @@ def main(argv: list[str] | None = None) -> int:
     for _ in range(50):  # let the panels draw their last frame
         app.processEvents()
         time.sleep(0.02)
-    ok = window.grab().save(target)
+    ok = window.grab().save(args.target)
     window.close()
-    print(f"{'saved' if ok else 'could not save'} {target}")
+    print(f"{'saved' if ok else 'could not save'} {args.target}")
     return 0 if ok else 1
 
 

@@ -13,6 +13,8 @@ from PySide6.QtCore import QByteArray, QSettings
 
 from core import paths
 
+from .i18n import translate
+
 SETTINGS_FILE = "gui-settings.ini"
 SETTINGS_VERSION = 1  # raise it when a key changes meaning; older files are read as they are
 MAX_SETTINGS_BYTES = 1 << 20  # a preferences file is a few KiB; anything huge is not ours
@@ -31,6 +33,8 @@ class Key(StrEnum):
     STATE = "window/state"
     LAST_FOLDER = "last_folder"
     BANNER_DISMISSED = "banner/dismissed"  # the situation the first-run banner was dismissed in
+    LANGUAGE = "language"  # "system" (the locale's), "en" or "zh_CN"; applied at the next start
+    HISTORY_LIMIT_MB = "history/limit_mb"  # the most disk the result history may use, in MiB
 
 
 DEFAULTS: dict[Key, object] = {
@@ -46,6 +50,8 @@ DEFAULTS: dict[Key, object] = {
     Key.STATE: QByteArray(),
     Key.LAST_FOLDER: "",
     Key.BANNER_DISMISSED: "",
+    Key.LANGUAGE: "system",
+    Key.HISTORY_LIMIT_MB: 1024,
 }
 
 
@@ -54,23 +60,36 @@ def damage(path: Path) -> str | None:
     like one (or does not exist). QSettings itself reads almost anything without complaint."""
     try:
         if path.stat().st_size > MAX_SETTINGS_BYTES:
-            return "it is far too large"
+            return translate("Settings", "it is far too large")
         data = path.read_bytes()
     except FileNotFoundError:
         return None
     except OSError as exc:
-        return f"it cannot be read ({exc.strerror or exc})"
+        return translate("Settings", "it cannot be read ({reason})").format(
+            reason=exc.strerror or exc
+        )
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
-        return "it is not text"
+        return translate("Settings", "it is not text")
     if "\0" in text:
-        return "it contains binary data"
+        return translate("Settings", "it contains binary data")
     for line in text.splitlines():
         line = line.strip()
         if line and not (line[0] in ";#" or (line[0] == "[" and line[-1] == "]") or "=" in line):
-            return "it has lines that are not settings"
+            return translate("Settings", "it has lines that are not settings")
     return None
+
+
+def saved_language() -> str:
+    """The language saved in the preferences, read before the window (and its Settings) is
+    made: without Settings' checks, which move a damaged file aside and must do so only once,
+    for the window to report it. Anything unreadable reads as the system's language."""
+    path = paths.data_dir() / SETTINGS_FILE
+    if damage(path) is not None:
+        return str(DEFAULTS[Key.LANGUAGE])
+    value = QSettings(str(path), QSettings.Format.IniFormat).value(Key.LANGUAGE.value)
+    return str(value) if isinstance(value, str) else str(DEFAULTS[Key.LANGUAGE])
 
 
 class Settings:
@@ -93,32 +112,37 @@ class Settings:
         reason = damage(path)
         if reason is None:
             if path.is_file() and path.stat().st_size == 0:
-                self.problem = (
-                    f"The settings file {path} was empty (perhaps cut short by a crash); "
-                    "the defaults are used."
-                )
+                self.problem = translate(
+                    "Settings",
+                    "The settings file {path} was empty (perhaps cut short by a crash); the "
+                    "defaults are used.",
+                ).format(path=path)
             return
         kept = path.with_name(path.name + ".damaged")
         try:
             os.replace(path, kept)  # kept for the curious, out of the way of the next start
         except OSError:
             self._memory = {}  # cannot move it: leave it alone and keep this session in memory
-            self.problem = f"The settings file {path} is damaged ({reason}); the defaults are used."
+            self.problem = translate(
+                "Settings", "The settings file {path} is damaged ({reason}); the defaults are used."
+            ).format(path=path, reason=reason)
             return
-        self.problem = (
-            f"The settings file {path} was damaged ({reason}); it was kept as {kept.name} and "
-            "the defaults are used."
-        )
+        self.problem = translate(
+            "Settings",
+            "The settings file {path} was damaged ({reason}); it was kept as {kept} and the "
+            "defaults are used.",
+        ).format(path=path, reason=reason, kept=kept.name)
 
     def _check_contents(self) -> None:
         if self._memory is not None:
             return
         if self._q.status() != QSettings.Status.NoError:
             self._memory = {}
-            self.problem = (
-                f"The settings file {self._q.fileName()} cannot be read; the defaults are used "
-                "and changes are not saved this session."
-            )
+            self.problem = translate(
+                "Settings",
+                "The settings file {path} cannot be read; the defaults are used and changes are "
+                "not saved this session.",
+            ).format(path=self._q.fileName())
             return
         stored = self._q.value(Key.VERSION.value)
         if stored is None:
@@ -133,11 +157,11 @@ class Settings:
             # A newer app wrote it: reading its keys could misread them, and writing would
             # break it for that app. Defaults in memory; the file stays as it is.
             self._memory = {}
-            self.problem = (
-                f"The settings file {self._q.fileName()} comes from a newer version of "
-                f"ChatTTS Studio (version {stored}); it is left unchanged and the defaults are "
-                "used this session."
-            )
+            self.problem = translate(
+                "Settings",
+                "The settings file {path} comes from a newer version of ChatTTS Studio (version "
+                "{version}); it is left unchanged and the defaults are used this session.",
+            ).format(path=self._q.fileName(), version=stored)
 
     @property
     def in_memory(self) -> bool:

@@ -10,12 +10,15 @@ import random
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QObject, QThread, Signal, Slot
+import numpy as np
+from PySide6.QtCore import QObject, Signal, Slot
 
 from core import models
 from core.errors import Cancelled
 from core.metrics import LiveMetrics
 from core.request import AudioChunk, SegmentRestarted, SegmentResult
+
+from .i18n import translate
 
 # The jobs and their outcomes, importable from here as before.
 from .jobs import (
@@ -28,13 +31,25 @@ from .jobs import (
     JobKind,
     LoadJob,
     Progress,
+    RenderDone,
+    RenderSpec,
     SeedSpeaker,
     SynthesisJob,
     SynthesisOutcome,
+    VoiceJob,
+    VoiceOutcome,
 )
+from .notices import plural
+from .serving import ModelServing, ServeSession
 
 if TYPE_CHECKING:  # imported by the worker thread, never by the window's import chain
     from core.engine import Engine, LoadedModel
+
+# The jobs that run the loaded model (a load stops serving instead; the rest never touch it).
+MODEL_JOBS = {JobKind.SYNTHESIZE, JobKind.AUDITION, JobKind.SPEAKER, JobKind.RENDER, JobKind.VOICE}
+
+# What a kept result holds of its audio in the worker: nothing (the window stores it).
+NO_AUDIO = np.zeros(0, dtype=np.float32)
 
 __all__ = [
     "AuditionJob",
@@ -46,11 +61,14 @@ __all__ = [
     "JobKind",
     "LoadJob",
     "Progress",
+    "RenderDone",
+    "RenderSpec",
     "SeedSpeaker",
     "SynthesisJob",
     "SynthesisOutcome",
+    "VoiceJob",
+    "VoiceOutcome",
     "Worker",
-    "WorkerHost",
 ]
 
 
@@ -69,9 +87,13 @@ class Worker(QObject):
     speaker_made = Signal(object, object)  # Job, SeedSpeaker
     downloaded = Signal(object, object)  # Job, ModelInfo (verified and in place)
     built = Signal(object, object)  # Job, ModelInfo (demo weights built and verified)
+    rendered = Signal(object, object)  # Job, RenderDone (a render queue job's folder is done)
+    voice_made = Signal(object, object)  # Job, VoiceOutcome (a cloned voice auditioned or kept)
     failed = Signal(object)  # Failure
     cancelled = Signal(object)  # CancelledOutcome
     finished = Signal(object)  # Job: it ended, whichever way (after its outcome)
+    serving = Signal(object, object)  # Job, ServeSession: the speech API listens
+    serving_ended = Signal()  # the speech API stopped; the model is the worker's again
 
     def __init__(self, live: LiveMetrics | None = None) -> None:
         super().__init__()
@@ -82,6 +104,10 @@ class Worker(QObject):
         self._broken: Exception | None = None  # why the engine could not be imported
         # What a synthesis has finished so far, handed over when it is cancelled or fails.
         self._partial: SynthesisOutcome | None = None
+        # While a ServeSession lives, its Batcher owns the model: the jobs that would use it
+        # are refused (ModelServing) and a load stops the session first. Both are decided on
+        # this thread, so no window job can ever run beside the server's batches.
+        self.session: ServeSession | None = None
 
     @property
     def loaded_model(self) -> "LoadedModel | None":
@@ -131,11 +157,6 @@ class Worker(QObject):
         self.devices = found
         self.probed.emit(found)
 
-    def _join_partial(self) -> None:
-        """What a synthesis made, joined here: a long result is a copy of tens of MB."""
-        if self._partial is not None:
-            _ = self._partial.audio
-
     def _run(self, job: Job, body, outcome: Any) -> None:  # type: ignore[no-untyped-def]
         """Run body and emit its payload through `outcome` (or failed / cancelled), then
         finished. A job whose token was cancelled ends as cancelled, even when the engine
@@ -143,11 +164,12 @@ class Worker(QObject):
         self.started.emit(job)
         try:
             job.cancel.check()  # cancelled while it waited in the queue: nothing to undo
+            if self.session is not None and job.kind in MODEL_JOBS:
+                raise ModelServing()
             payload = body()
             job.cancel.check()
             outcome.emit(job, payload)
         except Cancelled:
-            self._join_partial()
             self.cancelled.emit(CancelledOutcome(job, self._partial))
         except Exception as exc:
             # StudioError is the user's sentence; anything else is a bug (or the device giving
@@ -157,7 +179,6 @@ class Worker(QObject):
             exc.__traceback__ = None
             exc.__context__ = exc.__cause__ = None
             self.live.update(stage="error")
-            self._join_partial()
             self.failed.emit(Failure(job, exc, self._partial))
             del exc
         self.finished.emit(job)
@@ -171,6 +192,7 @@ class Worker(QObject):
                 self.progress.emit(Progress(job, stage, fraction))
 
             self.probe()  # done already, normally: it is the first job
+            self.end_serving()  # another model or precision: the API does not outlive this one
             engine = self._engine()
             device, precision = spec.device, spec.precision
             if spec.settle and self.devices is not None:
@@ -189,7 +211,12 @@ class Worker(QObject):
             request = spec.request
             if request.speaker is None and spec.speaker_seed is not None and engine.model:
                 request = replace(request, speaker=engine.sample_speaker(spec.speaker_seed))
-            plan = engine.plan(request)  # the job's one split; automatic batch settled
+            if spec.voices is not None:  # a dialogue script: every line its speaker's voice
+                from core.dialogue import parse_script, plan_dialogue
+
+                plan = plan_dialogue(engine, parse_script(request.text), spec.voices, request)
+            else:
+                plan = engine.plan(request)  # the job's one split; automatic batch settled
             request = replace(plan.request, batch_size=plan.batch_size)
             results: list[SegmentResult] = []
             final = replace(spec, request=request)
@@ -204,8 +231,11 @@ class Worker(QObject):
             before = engine.last_summary
             try:
                 for result in engine.synthesize(plan, listen, job.cancel):
-                    results.append(result)
+                    # The window keeps the audio (on disk); here only the figures stay, so a
+                    # long job holds no audio in memory.
+                    results.append(replace(result, audio=NO_AUDIO))
                     self.segment_ready.emit(job, result)
+                    del result
             except Exception:
                 # Cancelled or failed: what it made keeps its figures (steps run, wall time).
                 if engine.last_summary is not before and self._partial is not None:
@@ -215,7 +245,6 @@ class Worker(QObject):
             self._partial = SynthesisOutcome(
                 final, results, engine.last_summary, plan.speaker, engine.loaded
             )
-            self._join_partial()  # here, not on the UI thread
             return self._partial
 
         self._run(job, body, self.synthesized)
@@ -230,17 +259,47 @@ class Worker(QObject):
             engine = self._engine()
             seeds = random.sample(range(1, 100_000), spec.count)
             embeddings = [engine.sample_speaker(seed) for seed in seeds]
-            self.progress.emit(Progress(job, "audition", 0.0, f"{spec.count} candidates"))
+            said = plural(spec.count, "candidate")  # translate() is thread-safe
+            self.progress.emit(Progress(job, "audition", 0.0, said))
             request = replace(spec.base, text=spec.text, speaker=None)
             voices = engine.audition(request, embeddings, job.cancel)
             candidates = [
                 Candidate(seed, embedding, audio)
                 for seed, embedding, audio in zip(seeds, embeddings, voices, strict=True)
             ]
-            self.progress.emit(Progress(job, "audition", 1.0, f"{spec.count} candidates"))
+            self.progress.emit(Progress(job, "audition", 1.0, said))
             return candidates
 
         self._run(job, body, self.auditioned)
+
+    @Slot(object, object)
+    def voice(self, job: Job, spec: VoiceJob) -> None:
+        """Clone a voice from a recording, then audition it or keep it (with its preview)."""
+        self._partial = None
+
+        def body() -> VoiceOutcome:
+            from core.clone import check_clip, read_clip
+
+            engine = self._engine()
+            if spec.source is not None:
+                clip = read_clip(spec.source)
+            else:
+                take = spec.take if spec.take is not None else np.zeros(0, np.float32)
+                clip = check_clip(take, spec.rate or 1)
+            voice = engine.clone_voice(clip, spec.transcript)
+            job.cancel.check()
+            if spec.name:
+                from core.keep import keep_voice
+                from core.speakers import SpeakerLibrary
+
+                library = SpeakerLibrary(spec.library)
+                entry = keep_voice(library, engine, spec.name, voice, replace=spec.replace)
+                return VoiceOutcome(spec, None, entry.name)
+            request = replace(spec.base, speaker=None)
+            audio = engine.audition(request, [voice], job.cancel)[0]
+            return VoiceOutcome(spec, audio)
+
+        self._run(job, body, self.voice_made)
 
     @Slot(object, int)
     def speaker_for_seed(self, job: Job, seed: int) -> None:
@@ -255,9 +314,8 @@ class Worker(QObject):
 
         def body() -> models.ModelInfo:
             def report(done: int, _total: int) -> None:
-                self.progress.emit(
-                    Progress(job, "download", -1.0, f"{done / 2**20:.0f} MiB downloaded")
-                )
+                said = translate("Worker", "{size:.0f} MiB downloaded").format(size=done / 2**20)
+                self.progress.emit(Progress(job, "download", -1.0, said))
 
             from core import download
 
@@ -281,129 +339,43 @@ class Worker(QObject):
 
         self._run(job, body, self.built)
 
+    @Slot(object, object)
+    def render(self, job: Job, spec: RenderSpec) -> None:
+        """A render queue job, with the model already loaded (never a second copy)."""
+        self._partial = None
 
-class WorkerHost(QObject):
-    """Lives on the UI thread: owns the QThread, numbers the jobs and forwards requests."""
+        def body() -> RenderDone:
+            from .render_work import run_render
 
-    _probe = Signal()
-    _load = Signal(object, object)
-    _synthesize = Signal(object, object)
-    _audition = Signal(object, object)
-    _speaker = Signal(object, int)
-    _download = Signal(object)
-    _build = Signal(object, str)
+            def report(stage: str, fraction: float, detail: str) -> None:
+                self.progress.emit(Progress(job, stage, fraction, detail))
 
-    def __init__(self, parent: QObject | None = None) -> None:
-        super().__init__(parent)
-        self.thread = QThread()
-        self.thread.setObjectName("chattts-worker")
-        self.worker = Worker()
-        self.worker.moveToThread(self.thread)
-        self._probe.connect(self.worker.probe)
-        self._load.connect(self.worker.load)
-        self._synthesize.connect(self.worker.synthesize)
-        self._audition.connect(self.worker.audition)
-        self._speaker.connect(self.worker.speaker_for_seed)
-        self._download.connect(self.worker.download)
-        self._build.connect(self.worker.build)
-        self._count = 0
-        self._released = False
-        self._open: dict[int, Job] = {}  # queued or running, by number
-        self.worker.finished.connect(self._ended)
-        # First in the worker's queue: every job after it finds the engine made. The thread
-        # itself starts once the window is on screen (start()): importing torch meanwhile
-        # would slow the window down (the GIL), and the jobs asked for wait in the queue.
-        self._probe.emit()
+            return run_render(self._engine(), spec, job.cancel, report)
 
-    def start(self) -> None:
-        """Start the worker thread: the probe, then the jobs queued so far, run."""
-        if not self._released and not self.thread.isRunning():
-            self.thread.start()
+        self._run(job, body, self.rendered)
 
-    @property
-    def live(self) -> LiveMetrics:
-        return self.worker.live
+    @Slot(object, int)
+    def serve(self, job: Job, port: int) -> None:
+        """The speech API on 127.0.0.1 over the loaded model itself (never a second copy)."""
+        self._partial = None
 
-    def _next(self, kind: JobKind) -> Job:
-        self._count += 1
-        job = Job(kind, self._count)
-        self._open[job.number] = job
-        return job
+        def body() -> ServeSession:
+            engine = self._engine()
+            if engine.model is None:
+                from core.errors import StudioError
 
-    def load(self, spec: LoadJob) -> Job:
-        job = self._next(JobKind.LOAD)
-        self._load.emit(job, spec)
-        return job
+                raise StudioError(translate("Worker", "Load a model before serving it."))
+            if self.session is None:
+                self.session = ServeSession(engine, port)
+            return self.session
 
-    def synthesize(self, spec: SynthesisJob) -> Job:
-        job = self._next(JobKind.SYNTHESIZE)
-        self._synthesize.emit(job, spec)
-        return job
+        self._run(job, body, self.serving)
 
-    def audition(self, spec: AuditionJob) -> Job:
-        job = self._next(JobKind.AUDITION)
-        self._audition.emit(job, spec)
-        return job
-
-    def speaker_for_seed(self, seed: int) -> Job:
-        job = self._next(JobKind.SPEAKER)
-        self._speaker.emit(job, seed)
-        return job
-
-    def download(self) -> Job:
-        job = self._next(JobKind.DOWNLOAD)
-        self._download.emit(job)
-        return job
-
-    def build(self, name: str) -> Job:
-        job = self._next(JobKind.BUILD)
-        self._build.emit(job, name)
-        return job
-
-    def cancel(self) -> None:
-        """Cancel every job not ended yet: the one running and those waiting behind it."""
-        for job in list(self._open.values()):
-            job.cancel.cancel()
-
-    def _ended(self, job: Job) -> None:
-        self._open.pop(job.number, None)
-
-    def stop(self, timeout_ms: int = 30_000) -> bool:
-        """Cancel what runs, let the thread finish its slot, and wait for it; True when gone."""
-        if not self.thread.isRunning():
-            return True
-        self.cancel()
-        self.thread.quit()
-        return bool(self.thread.wait(timeout_ms))
-
-    def release(self) -> None:
-        """After stop(): drop the model and every connection while Qt and torch are both alive,
-        instead of leaving it to the interpreter's exit."""
-        if self._released:
-            return
-        self._released = True
-        worker = self.worker
-        for signal in (
-            worker.started,
-            worker.progress,
-            worker.probed,
-            worker.probe_failed,
-            worker.segment_ready,
-            worker.chunk_ready,
-            worker.segment_restarted,
-            worker.loaded,
-            worker.synthesized,
-            worker.auditioned,
-            worker.speaker_made,
-            worker.downloaded,
-            worker.built,
-            worker.failed,
-            worker.cancelled,
-            worker.finished,
-        ):
-            try:
-                signal.disconnect()
-            except (RuntimeError, TypeError):
-                pass  # nothing was connected
-        if worker.engine is not None:
-            worker.engine.unload()
+    @Slot()
+    def end_serving(self, quiet: bool = False) -> None:
+        """Stop the speech API, if it runs: its threads are gone when this returns."""
+        session, self.session = self.session, None
+        if session is not None:
+            session.close()
+            if not quiet:
+                self.serving_ended.emit()

@@ -149,3 +149,64 @@ def test_a_free_name_stays_a_valid_name(tmp_path: Path) -> None:
     (renamed,) = lib.import_file(source).added
     assert len(renamed) == MAX_NAME and renamed.endswith(" (2)")
     assert renamed in SpeakerLibrary(tmp_path / "speakers.json").names()  # still loads
+
+
+SAMPLE = "样" * 60  # stands for a sample string; the library only stores it
+
+
+def test_format_1_files_stay_readable_and_cloned_voices_write_format_2(tmp_path: Path) -> None:
+    path = tmp_path / "speakers.json"
+    old = {"format": 1, "speakers": [{"name": "Old", "embedding": EMB, "seed": 4}]}
+    path.write_text(json.dumps(old), encoding="utf-8")
+    lib = SpeakerLibrary(path)
+    assert lib.get("Old") and lib.get("Old").voice.embedding == EMB  # type: ignore[union-attr]
+    lib.add("Seed", EMB + "y", seed=5)
+    data = json.loads(path.read_text(encoding="utf-8"))
+    # Only seed and embedding voices: still format 1, with no new fields an old app would drop.
+    assert data["format"] == 1 and set(data["speakers"][1]) == {
+        "name",
+        "embedding",
+        "seed",
+        "note",
+        "created",
+    }
+    (tmp_path / "speaker-previews").mkdir()
+    (tmp_path / "speaker-previews" / "c.flac").write_bytes(b"x")
+    lib.add("Clone", "", sample=SAMPLE, transcript="你好", preview="speaker-previews/c.flac")
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert data["format"] == 2  # format-1 apps refuse it instead of taking it for damage
+    assert data["speakers"][2] == {
+        "name": "Clone",
+        "embedding": "",
+        "seed": None,
+        "note": "",
+        "created": data["speakers"][2]["created"],
+        "sample": SAMPLE,
+        "transcript": "你好",
+        "preview": "speaker-previews/c.flac",
+    }
+    clone = SpeakerLibrary(path).get("Clone")
+    assert clone and clone.cloned and clone.voice.sample == SAMPLE
+    lib.rename("Clone", "Clara")
+    assert SpeakerLibrary(path).get("Clara").preview == "speaker-previews/c.flac"  # type: ignore[union-attr]
+    # An export carries the voice but no file paths; importing it back is a known voice.
+    out = tmp_path / "out.json"
+    lib.export(out, ["Clara"])
+    assert "preview" not in json.loads(out.read_text(encoding="utf-8"))["speakers"][0]
+    assert lib.import_file(out).skipped == ("Clara",)
+    lib.remove("Clara")
+    assert not (tmp_path / "speaker-previews" / "c.flac").exists()
+    assert json.loads(path.read_text(encoding="utf-8"))["format"] == 1
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        {"name": "A", "embedding": "", "sample": SAMPLE},  # a sample without its transcript
+        {"name": "A", "embedding": ""},  # neither an embedding nor a sample
+        {"name": "A", "embedding": EMB, "transcript": 5},
+    ],
+)
+def test_incomplete_cloned_entries_are_refused(tmp_path: Path, entry: dict[str, object]) -> None:
+    with pytest.raises(SpeakerError):
+        SpeakerLibrary(tmp_path / "s.json").add(**{"embedding": "", **entry})  # type: ignore[arg-type]

@@ -1,6 +1,7 @@
 """The real window, offscreen, with the tiny demo weights: type, synthesize, hear, save, cancel."""
 
 import os
+import shutil
 import threading
 from pathlib import Path
 
@@ -39,6 +40,7 @@ def home(studio_home: Path) -> Path:
     folder)."""
     (studio_home / "gui-settings.ini").unlink(missing_ok=True)
     (studio_home / "editor-draft.txt").unlink(missing_ok=True)  # and no restored text
+    shutil.rmtree(studio_home / "cache", ignore_errors=True)  # and no history kept on disk
     return studio_home
 
 

@@ -28,6 +28,7 @@ RESOURCE_FILES = [
     "samples/chinese.txt",
     "samples/english.txt",
     "samples/mixed.txt",
+    "i18n/chattts_studio_zh_CN.qm",
 ]
 
 
@@ -36,8 +37,11 @@ def _normal(name: str) -> str:
 
 
 def _declared() -> set[str]:
+    """The dependencies, and the `cluster` extra's (core/cluster.py imports ray only when a
+    cluster render runs; without it --ray says how to install it)."""
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
-    return {_normal(re.match(r"[A-Za-z0-9._-]+", d)[0]) for d in project["dependencies"]}  # type: ignore[index]
+    names = [*project["dependencies"], *project["optional-dependencies"]["cluster"]]
+    return {_normal(re.match(r"[A-Za-z0-9._-]+", d)[0]) for d in names}  # type: ignore[index]
 
 
 def _imported_modules() -> dict[str, str]:

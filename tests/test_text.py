@@ -110,7 +110,8 @@ def test_numbers_and_dates_are_read_out() -> None:
     )
     english = NUMBER_READERS["en"]("It costs 1,000 dollars and 3.5 cents on day 42.")
     assert "one thousand" in english and "three point five" in english
-    assert "forty-two" in english and not any(c.isdigit() for c in english)
+    # Hyphens and commas are dropped: ChatTTS's normalizer reads both as pauses.
+    assert "forty two" in english and not any(c.isdigit() or c in "-," for c in english)
     # Shapes cn2an rejects keep their digits rather than failing the job.
     assert NUMBER_READERS["zh"]("版本1.2.3").startswith("版本")
 
@@ -120,3 +121,58 @@ def test_mixed_chinese_english_numbers_segment_and_stay_in_order() -> None:
     segments = split_segments(text, 20)
     assert _squash("".join(s.text for s in segments)) == _squash(text)
     assert all(s.step_cap >= 16 for s in segments)
+
+
+@pytest.mark.parametrize(
+    ("lang", "text", "spoken"),
+    [
+        ("zh", "涨了3.5%。", "涨了百分之三点五。"),
+        ("zh", "2024年5月1日放假", "二零二四年五月一日放假"),
+        ("zh", "跑了5 km", "跑了五公里"),
+        ("zh", "重100kg", "重一百公斤"),
+        ("zh", "共1,234人", "共一千二百三十四人"),
+        ("zh", "价格是$12.50", "价格是十二点五美元"),
+        ("zh", "会议10:30开始，10:05结束", "会议十点三十分开始，十点零五分结束"),
+        ("zh", "气温-3°C", "气温零下三摄氏度"),
+        ("zh", "我有-5元", "我有负五元"),
+        ("zh", "电话13812345678", "电话一三八一二三四五六七八"),
+        ("en", "It rose 3.5% today.", "It rose three point five percent today."),
+        ("en", "I ran 5 km.", "I ran five kilometers."),
+        ("en", "Just 1 km.", "Just one kilometer."),
+        (
+            "en",
+            "There were 1,234 people.",
+            "There were one thousand two hundred and thirty four people.",
+        ),
+        ("en", "It costs $12.50.", "It costs twelve dollars and fifty cents."),
+        (
+            "en",
+            "Meet at 10:30 or 9:05 or 11:00.",
+            "Meet at ten thirty or nine oh five or eleven o'clock.",
+        ),
+        ("en", "It is -3°C outside.", "It is minus three degrees Celsius outside."),
+        ("en", "On 2024-05-01 we met.", "On May first, twenty twenty four we met."),
+        ("en", "He came 3rd in 1999.", "He came third in nineteen ninety nine."),
+        ("en", "Room 2024 is free.", "Room two thousand and twenty four is free."),
+    ],
+)
+def test_numbers_units_dates_and_money_are_read_in_words(lang: str, text: str, spoken: str) -> None:
+    from core.numbers import NUMBER_READERS
+
+    out = NUMBER_READERS[lang](text)
+    assert " ".join(out.split()).replace(" .", ".").replace(" ,", ",") == spoken
+
+
+def test_what_the_model_reads_keeps_units_and_signs_through_chattts_normalizer() -> None:
+    """Through ChatTTS's own normaliser (which drops '%', '°' and '$' it cannot say): the
+    words made for them survive, and no digit or symbol is left to be dropped."""
+    from core.chat import text_normalizer
+    from core.numbers import NUMBER_READERS
+
+    normalize = text_normalizer(NUMBER_READERS)
+    assert "percent" in normalize("Prices rose 3.5% this year.")
+    assert "minus three degrees Celsius" in normalize("It is -3°C outside.")
+    assert "百分之三点五" in normalize("价格涨了3.5%。")
+    assert "零下三摄氏度" in normalize("今天气温-3°C。")
+    for text in ("It costs $12.50 at 10:30.", "共1,234人，10:30见。"):
+        assert not any(c.isdigit() for c in normalize(text))

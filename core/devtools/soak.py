@@ -2,7 +2,14 @@
 
     chattts-studio-cli soak [--runs 200] [--model demo] [--long-chars 100000] [--device cpu]
     chattts-studio-cli soak --output-rss 1000,100000 [--through synth|render] [--model demo]
+    chattts-studio-cli soak --output-rss 1000,100000 --through store [--source engine|synthetic]
     (or python -m core.devtools.soak with the same options)
+
+--through store drives the window's result store without the window (core.result_store, as
+the result panel uses it: each chunk appended, segments marked, the envelope kept, the record
+written, then an export read back a block at a time). --source synthetic feeds it noise at
+the speech rate of the text (SYNTHETIC_SECONDS_PER_CHAR) instead of running the model, so the
+store's own footprint at 100,000 characters is measured in seconds instead of hours.
 
 Memory that grows with the number of runs is a leak; memory that grows with the length of
 the text means audio is being kept somewhere. The long text's results are consumed one by
@@ -73,9 +80,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="CHARS,CHARS",
         help="peak RSS of the command line writing texts of these lengths (instead of the soak)",
     )
-    parser.add_argument("--through", choices=("synth", "render"), default="synth")
+    parser.add_argument("--through", choices=("synth", "render", "store"), default="synth")
+    parser.add_argument(
+        "--source",
+        choices=("engine", "synthetic"),
+        default="engine",
+        help="--through store: audio from the model, or noise at the speech rate",
+    )
+    parser.add_argument("--store-run", type=int, metavar="CHARS", help=argparse.SUPPRESS)
     parser.add_argument("--max-output-growth-mib", type=float, default=150.0)
     args = parser.parse_args(argv)
+    if args.store_run is not None:
+        from .store_soak import store_run
+
+        return store_run(args.store_run, args)
     if args.output_rss:
         try:
             lengths = [int(n) for n in args.output_rss.split(",")]
@@ -176,9 +194,14 @@ def output_rss(lengths: list[int], args: argparse.Namespace) -> int:
             argv = [sys.executable, "-m", "core.cli", args.through, "--file", str(text)]
             if args.through == "render":
                 argv = [sys.executable, "-m", "core.cli", "render", str(text)]
-            argv += ["-o", str(out) + (".flac" if args.through == "synth" else "")]
-            argv += ["--model", args.model, "--device", args.device, "--no-refine"]
-            argv += ["--batch-size", "16"]
+            if args.through == "store":
+                argv = [sys.executable, "-m", "core.devtools.soak", "--store-run", str(chars)]
+                argv += ["--source", args.source, "--model", args.model, "--device", args.device]
+                argv += ["--output-rss", str(out)]  # the folder the store run works in
+            else:
+                argv += ["-o", str(out) + (".flac" if args.through == "synth" else "")]
+                argv += ["--model", args.model, "--device", args.device, "--no-refine"]
+                argv += ["--batch-size", "16"]
             if args.decoder:
                 argv += ["--decoder", args.decoder]
             print(f"  {args.through} of {chars} characters ...", flush=True)
@@ -190,6 +213,8 @@ def output_rss(lengths: list[int], args: argparse.Namespace) -> int:
                 return 2
             rows.append((chars, peak, wall, last))
             print(f"  {chars} characters: peak RSS {peak / MIB:.0f} MiB, {wall:.0f} s", flush=True)
+            if args.through == "store":
+                print(f"    {last}", flush=True)
     base = rows[0][1]
     print(f"{'characters':>10}  {'peak RSS':>10}  {'above the first':>15}  {'wall':>8}")
     for chars, peak, wall, _ in rows:

@@ -1,0 +1,106 @@
+"""Reference recordings for cloning a voice: read (WAV, FLAC, OGG, MP3), checked, mixed to mono
+and resampled to the model's 24 kHz.
+
+A reference clip must be 3-30 seconds. A longer one is refused, not trimmed: its transcript
+must say exactly what is heard, and a silent cut would make it wrong. Its length is read from
+the file's header first, and never more than 30 s (plus one block) of audio is decoded, so a
+two-hour file costs nothing but a sentence.
+"""
+
+from pathlib import Path
+
+import numpy as np
+
+from . import SAMPLE_RATE
+from .errors import SpeakerError
+
+MIN_SECONDS = 3.0
+MAX_SECONDS = 30.0
+# Below this RMS (about -60 dBFS) a clip is taken as silence: there is no voice to encode.
+SILENCE_RMS = 1e-3
+FORMATS = ("WAV", "FLAC", "OGG", "MP3")
+
+
+class ClipError(SpeakerError):
+    """A reference recording cannot be used; the sentence says why."""
+
+
+def _length(seconds: float) -> str:
+    if seconds >= 3600:
+        return f"{int(seconds // 3600)} h {int(seconds % 3600 // 60)} min"
+    if seconds >= 60:
+        return f"{int(seconds // 60)} min {int(seconds % 60)} s"
+    return f"{seconds:.1f} s"
+
+
+def _too_long(name: str, seconds: float) -> ClipError:
+    return ClipError(
+        f"{name} is {_length(seconds)} long; a reference recording must be "
+        f"{MIN_SECONDS:g}-{MAX_SECONDS:g} seconds: cut the part whose words you give as "
+        "the transcript."
+    )
+
+
+def read_clip(path: Path) -> np.ndarray:
+    """The recording at `path` as 24 kHz mono float32, checked (see check_clip)."""
+    import soundfile as sf
+
+    path = Path(path)
+    name = path.name or str(path)
+    if not path.is_file():
+        raise ClipError(f"There is no audio file {path}.")
+    try:
+        with sf.SoundFile(str(path)) as clip:
+            rate, frames = clip.samplerate, clip.frames
+            if clip.format not in FORMATS:
+                raise ClipError(f"{name} is {clip.format}; use a WAV, FLAC, OGG or MP3 file.")
+            if rate <= 0:
+                raise ClipError(f"{name} has no valid sample rate.")
+            # The header's length first; then at most the longest allowed clip is decoded
+            # (MP3 headers may only estimate the length).
+            if frames > 0 and frames / rate > MAX_SECONDS + 0.05:
+                raise _too_long(name, frames / rate)
+            limit = int(MAX_SECONDS * rate) + rate // 10 + 1
+            audio = clip.read(frames=limit, dtype="float32", always_2d=True)
+    except ClipError:
+        raise
+    except (sf.LibsndfileError, RuntimeError, OSError, ValueError) as exc:
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ClipError(f"{name} cannot be read as audio ({reason}).") from None
+    if len(audio) >= limit:
+        raise _too_long(name, max(frames, len(audio)) / rate)
+    return check_clip(audio.mean(axis=1), rate, name)
+
+
+def check_clip(audio: np.ndarray, rate: int, name: str = "The recording") -> np.ndarray:
+    """A mono clip at `rate`, checked (not empty, 3-30 s, not silent, finite) and resampled to
+    24 kHz mono float32. Recordings from the microphone come through here too."""
+    audio = np.asarray(audio, dtype=np.float32).reshape(-1)
+    if audio.size == 0:
+        raise ClipError(f"{name} has no audio in it.")
+    seconds = audio.size / rate
+    if seconds < MIN_SECONDS:
+        raise ClipError(
+            f"{name} is only {_length(seconds)} long; a reference recording must be "
+            f"{MIN_SECONDS:g}-{MAX_SECONDS:g} seconds of one person speaking."
+        )
+    if seconds > MAX_SECONDS + 0.05:
+        raise _too_long(name, seconds)
+    if not np.isfinite(audio).all():
+        raise ClipError(f"{name} has invalid samples (NaN or infinity).")
+    if float(np.sqrt(np.mean(np.square(audio, dtype=np.float64)))) < SILENCE_RMS:
+        raise ClipError(f"{name} is silent; record or choose a clip of someone speaking.")
+    return resample(audio, rate)
+
+
+def resample(audio: np.ndarray, rate: int) -> np.ndarray:
+    """Mono float32 at `rate` to the model's 24 kHz (torchaudio's band-limited sinc
+    interpolation, the resampler ChatTTS's own examples use)."""
+    audio = np.ascontiguousarray(audio, dtype=np.float32)
+    if rate == SAMPLE_RATE:
+        return audio
+    import torch
+    import torchaudio.functional as AF
+
+    out = AF.resample(torch.from_numpy(audio), rate, SAMPLE_RATE)
+    return np.ascontiguousarray(out.numpy(), dtype=np.float32)

@@ -1,0 +1,199 @@
+"""The speech API under load: 1, 4, 16 concurrent clients against sequential requests.
+
+    python -m core.devtools.servebench [--model demo-full] [--clients 1,4,16] [--per-client 2]
+
+Sequential: the engine alone (Engine.synthesize, one request after another: what the app and
+`synth` do). Then the server (one shared continuous batch) on 127.0.0.1 with N clients, each
+sending its requests one after another over HTTP. Throughput is seconds of audio made per
+second of wall time; time to first byte is per request, from sending it to its first audio
+byte (pcm, so the first byte is audio). Random weights run every segment to its cap, so each
+request's audio length is known and equal across runs.
+"""
+
+import argparse
+import http.client
+import json
+import socket
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+TEXTS = ["今天天气很好，我们去公园散步吧。", "Hello there, how are you today?", "明天见，谢谢你。"]
+
+
+@dataclass(frozen=True)
+class Row:
+    name: str
+    requests: int
+    audio_seconds: float
+    wall_seconds: float
+    first_bytes: list[float]
+
+    @property
+    def throughput(self) -> float:
+        return self.audio_seconds / self.wall_seconds if self.wall_seconds else 0.0
+
+
+def percentile(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def _request(port: int, text: str, seed: int) -> tuple[float, int]:
+    """(seconds to the first audio byte, bytes of audio) for one pcm request."""
+    body = json.dumps(
+        {"model": "chattts", "input": text, "voice": f"seed:{seed}", "response_format": "pcm"}
+    )
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=3600)
+    started = time.perf_counter()
+    conn.request("POST", "/v1/audio/speech", body, {"Content-Type": "application/json"})
+    response = conn.getresponse()
+    if response.status != 200:
+        raise RuntimeError(f"HTTP {response.status}: {response.read()[:200]!r}")
+    first = response.read(1)
+    ttfb = time.perf_counter() - started
+    size = len(first) + len(response.read())
+    conn.close()
+    return ttfb, size
+
+
+def _clients(port: int, clients: int, per_client: int) -> Row:
+    first: list[float] = []
+    sizes: list[int] = []
+    lock = threading.Lock()
+    barrier = threading.Barrier(clients)
+
+    def client(c: int) -> None:
+        barrier.wait()
+        for r in range(per_client):
+            i = c * per_client + r
+            ttfb, size = _request(port, TEXTS[i % len(TEXTS)], 100 + i)
+            with lock:
+                first.append(ttfb)
+                sizes.append(size)
+
+    threads = [threading.Thread(target=client, args=(c,)) for c in range(clients)]
+    started = time.perf_counter()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    wall = time.perf_counter() - started
+    audio = sum(sizes) / 2 / 24_000
+    return Row(f"server, {clients} client(s)", len(sizes), audio, wall, first)
+
+
+def _sequential(engine: object, count: int) -> Row:
+    from core.engine import Engine
+    from core.request import SynthesisRequest, join_audio
+
+    assert isinstance(engine, Engine)
+    first: list[float] = []
+    audio = 0.0
+    # Once untimed: first calls pay one-time costs (allocator, kernels) no request should.
+    list(engine.synthesize(SynthesisRequest(TEXTS[0], refine_text=False)))
+    started = time.perf_counter()
+    for i in range(count):
+        request = SynthesisRequest(TEXTS[i % len(TEXTS)], seed=100 + i, refine_text=False)
+        begun = time.perf_counter()
+        heard: list[float] = []
+
+        def listen(_event: object, heard: list[float] = heard) -> None:
+            heard.append(time.perf_counter())
+
+        results = list(engine.synthesize(request, listen))
+        first.append((heard[0] if heard else time.perf_counter()) - begun)
+        audio += len(join_audio(results)) / 24_000
+    return Row("sequential (engine alone)", count, audio, time.perf_counter() - started, first)
+
+
+def format_table(rows: list[Row]) -> str:
+    base = rows[0].throughput or 1.0
+    lines = [
+        f"{'scenario':28} {'req':>4} {'audio s':>8} {'wall s':>8} {'audio s/s':>9} "
+        f"{'x seq':>6} {'TTFB p50':>9} {'TTFB p95':>9}"
+    ]
+    for r in rows:
+        lines.append(
+            f"{r.name:28} {r.requests:>4} {r.audio_seconds:>8.2f} {r.wall_seconds:>8.2f} "
+            f"{r.throughput:>9.3f} {r.throughput / base:>6.2f} "
+            f"{percentile(r.first_bytes, 0.5):>8.2f}s {percentile(r.first_bytes, 0.95):>8.2f}s"
+        )
+    return "\n".join(lines)
+
+
+def run(
+    model: str,
+    clients: list[int],
+    per_client: int,
+    sequential: int,
+    slots: int,
+    say: Callable[[str], None],
+) -> list[Row]:
+    from core.batcher import Batcher
+    from core.engine import Engine
+    from core.server import SpeechServer, uvicorn_server
+
+    engine = Engine()
+    loaded = engine.load(model, "cpu" if model.startswith("demo") else None)
+    say(f"model {loaded.info.label} on {loaded.device.id}")
+    rows = [_sequential(engine, sequential)]
+    say(format_table(rows))
+    batcher = Batcher(engine, slots=slots, max_waiting=max(64, max(clients)))
+    server = SpeechServer(engine, batcher)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    ready = threading.Event()
+    uv = uvicorn_server(server, "127.0.0.1", port, ready.set)
+    thread = threading.Thread(target=uv.run, daemon=True)
+    batcher.start()
+    thread.start()
+    if not ready.wait(60):
+        raise RuntimeError("the server did not start")
+    try:
+        _request(port, TEXTS[0], 1)  # untimed, as for the engine
+        for n in clients:
+            rows.append(_clients(port, n, per_client))
+            say(format_table(rows))
+    finally:
+        uv.should_exit = True
+        thread.join(30)
+        batcher.close()
+        engine.unload()
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="servebench", description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default="demo-full")
+    parser.add_argument("--clients", default="1,4,16", help="comma-separated client counts")
+    parser.add_argument("--per-client", type=int, default=2, help="requests each client sends")
+    parser.add_argument("--sequential", type=int, default=4, help="requests in the baseline")
+    parser.add_argument("--slots", type=int, default=16, help="the server's decoder rows")
+    args = parser.parse_args(argv)
+    try:
+        counts = [int(c) for c in args.clients.split(",") if c]
+    except ValueError:
+        print("--clients takes whole numbers separated by commas, e.g. 1,4,16", file=sys.stderr)
+        return 2
+    rows = run(
+        args.model,
+        counts,
+        args.per_client,
+        args.sequential,
+        args.slots,
+        lambda line: print(line, file=sys.stderr, flush=True),
+    )
+    print(format_table(rows))
+    print(f"total audio s/s at {counts[-1]} clients vs sequential: "
+          f"{rows[-1].throughput / (rows[0].throughput or 1.0):.2f}x")  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

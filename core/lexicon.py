@@ -1,0 +1,187 @@
+"""The pronunciation dictionary: the user's `word -> replacement` entries, kept as JSON in the
+data folder, applied to a text before it is segmented.
+
+How an entry matches (the rule, also in the README):
+- A word that starts or ends with a Latin letter or digit matches only as a whole word there:
+  "SQL" matches in "SQL," and "(SQL)" but not in "MySQL" or "SQLite". Matching is case-sensitive
+  ("US" is not "us").
+- Any other word (Chinese, or starting and ending with a symbol) matches wherever it occurs,
+  as a plain substring: "行长" matches inside "银行行长".
+- Where several entries could match at one place, the longest wins; the text is scanned left
+  to right and a replaced part is never matched again.
+- Only what the model reads changes: results and subtitles show the words as written.
+"""
+
+import json
+import re
+import time
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from . import paths
+from .atomic import os_error_sentence, write_text_atomic
+from .errors import BadTextError, StudioError
+
+FORMAT = 1
+MAX_WORD = 100  # characters
+MAX_REPLACEMENT = 500
+MAX_ENTRIES = 10_000
+MAX_FILE_BYTES = 8 << 20
+_EDGE = re.compile(r"[A-Za-z0-9]")
+
+
+class LexiconError(StudioError):
+    """The dictionary file or an entry is invalid."""
+
+
+def _check(word: Any, replacement: Any) -> tuple[str, str]:
+    """The entry, stripped; LexiconError with one sentence when it cannot be used."""
+    from .text import check_tokens, clean
+
+    if not isinstance(word, str) or not isinstance(replacement, str):
+        raise LexiconError("A dictionary entry needs a word and a replacement, both text.")
+    word, replacement = clean(word).strip(), clean(replacement).strip()
+    if not word or len(word) > MAX_WORD or "\n" in word:
+        raise LexiconError(f"A dictionary word must be one line of 1-{MAX_WORD} characters.")
+    if "[" in word or "]" in word:
+        raise LexiconError("A dictionary word cannot contain '[' or ']' (control tokens).")
+    if not replacement or len(replacement) > MAX_REPLACEMENT or "\n" in replacement:
+        raise LexiconError(
+            f"The replacement for '{word}' must be one line of 1-{MAX_REPLACEMENT} characters."
+        )
+    try:
+        check_tokens(replacement)
+    except BadTextError as exc:
+        raise LexiconError(f"The replacement for '{word}': {exc}") from None
+    return unicodedata.normalize("NFC", word), replacement
+
+
+def _pattern(word: str) -> str:
+    """Whole-word boundaries on a Latin edge only (see the module's rule)."""
+    head = r"(?<![A-Za-z0-9])" if _EDGE.match(word[0]) else ""
+    tail = r"(?![A-Za-z0-9])" if _EDGE.match(word[-1]) else ""
+    return f"{head}{re.escape(word)}{tail}"
+
+
+class Lexicon:
+    """Entries ready to apply (a request carries them as `entries`, a tuple of pairs)."""
+
+    def __init__(self, entries: Iterable[tuple[str, str]] = ()) -> None:
+        self.entries = tuple(entries)
+        self._by_word = dict(self.entries)
+        # The longest word first: the regex alternation then takes the longest match at a place.
+        ordered = sorted(self._by_word, key=len, reverse=True)
+        self._regex = re.compile("|".join(_pattern(w) for w in ordered)) if ordered else None
+
+    def __bool__(self) -> bool:
+        return bool(self.entries)
+
+    def matches(self, text: str) -> list[tuple[int, int, str]]:
+        """Non-overlapping (start, end, replacement), left to right."""
+        if self._regex is None:
+            return []
+        return [(m.start(), m.end(), self._by_word[m.group()]) for m in self._regex.finditer(text)]
+
+    def apply(self, text: str) -> str:
+        out, at = [], 0
+        for start, end, replacement in self.matches(text):
+            out += [text[at:start], replacement]
+            at = end
+        return "".join([*out, text[at:]])
+
+
+def lexicon_file() -> Path:
+    return paths.data_dir() / "lexicon.json"
+
+
+class LexiconStore:
+    """The dictionary file. A damaged file or one from a newer version is refused and never
+    overwritten (the sentence says what to do)."""
+
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = Path(path) if path else lexicon_file()
+        self.entries: dict[str, str] = {}
+        if self.path.exists():
+            self.entries = self._read()
+
+    def _read(self) -> dict[str, str]:
+        where = f"The pronunciation dictionary {self.path}"
+        try:
+            if self.path.stat().st_size > MAX_FILE_BYTES:
+                raise LexiconError(f"{where} is too large to be a dictionary.")
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise LexiconError(f"Cannot read {self.path}: {exc.strerror or exc}.") from None
+        except (ValueError, RecursionError):
+            raise LexiconError(f"{where} is not valid JSON; fix or move it away.") from None
+        if not isinstance(data, dict) or not isinstance(data.get("entries"), list):
+            raise LexiconError(f"{where} is not a dictionary file; fix or move it away.")
+        version = data.get("format", FORMAT)
+        if not isinstance(version, int) or version > FORMAT:
+            raise LexiconError(
+                f"{where} was written by a newer ChatTTS Studio; update the app to use it."
+            )
+        entries: dict[str, str] = {}
+        for item in data["entries"]:
+            if not isinstance(item, dict):
+                raise LexiconError(f"{where} has an entry that is not an object.")
+            word, replacement = _check(item.get("word"), item.get("replacement"))
+            entries[word] = replacement
+        return entries
+
+    def lexicon(self) -> Lexicon:
+        return Lexicon(tuple(self.entries.items()))
+
+    def _save(self, entries: dict[str, str]) -> None:
+        body = {
+            "format": FORMAT,
+            "saved": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "entries": [{"word": w, "replacement": r} for w, r in sorted(entries.items())],
+        }
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            write_text_atomic(self.path, json.dumps(body, ensure_ascii=False, indent=2) + "\n")
+        except (OSError, ValueError) as exc:
+            raise LexiconError(os_error_sentence("save", self.path, exc)) from None
+        self.entries = entries
+
+    def add(self, word: str, replacement: str) -> tuple[str, bool]:
+        """Add or change an entry; the word as stored, and True when it was new."""
+        word, replacement = _check(word, replacement)
+        if word not in self.entries and len(self.entries) >= MAX_ENTRIES:
+            raise LexiconError(f"The dictionary is full ({MAX_ENTRIES} entries).")
+        new = word not in self.entries
+        self._save({**self.entries, word: replacement})
+        return word, new
+
+    def remove(self, word: str) -> None:
+        word = unicodedata.normalize("NFC", word.strip())
+        if word not in self.entries:
+            raise LexiconError(f"The pronunciation dictionary has no entry '{word}'.")
+        self._save({w: r for w, r in self.entries.items() if w != word})
+
+
+@dataclass(frozen=True)
+class PreviewLine:
+    shown: str  # the segment as written
+    model_text: str  # what the model reads: dictionary applied, numbers read out
+
+
+_NORMALIZER: list[Any] = []
+
+
+def preview(text: str, lexicon: Lexicon | None, segment_size: int = 50) -> list[PreviewLine]:
+    """What the model will read, segment by segment: the dictionary applied, then ChatTTS's
+    normaliser with Studio's number reading (no model needed). Raises BadTextError."""
+    from .chat import text_normalizer
+    from .numbers import NUMBER_READERS
+    from .text import split_segments
+
+    segments = split_segments(text, segment_size, lexicon)
+    if not _NORMALIZER:
+        _NORMALIZER.append(text_normalizer(NUMBER_READERS))
+    normalize = _NORMALIZER[0]
+    return [PreviewLine(s.shown, normalize(s.text)) for s in segments]

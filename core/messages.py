@@ -1,0 +1,52 @@
+"""Sentences core shows a person, kept translatable without Qt: each fixed template is marked
+with QT_TRANSLATE_NOOP("core", ...) (pyside6-lupdate finds marks by that function name), and a
+Sentence carries its template and parameters beside the English text, so the window can say it
+in its own language (gui.i18n.core_text) while the CLI and the logs print it as it is."""
+
+import os
+from typing import Any
+
+CONTEXT = "core"  # the .ts context of every marked core sentence
+
+
+def QT_TRANSLATE_NOOP(context: str, text: str) -> str:  # Qt's name: lupdate looks for it
+    """Marks `text` for the translators; returns it unchanged (Qt's own needs Qt)."""
+    return text
+
+
+class Sentence(str):
+    """The English sentence `template.format(**params)`; `template` and `params` stay with it.
+
+    A parameter may be a Sentence itself (a reason inside a sentence): translated in turn."""
+
+    template: str
+    params: dict[str, Any]
+
+    def __new__(cls, template: str, **params: Any) -> "Sentence":
+        made = super().__new__(cls, template.format(**params) if params else template)
+        made.template = template
+        made.params = params
+        return made
+
+    def __getnewargs_ex__(self) -> tuple[tuple[str], dict[str, Any]]:  # copy and pickle
+        return (self.template,), self.params
+
+    def replaced(self, old: str, new: str) -> "Sentence":
+        """The same sentence with `old` replaced by `new` in its text parameters (a temp file's
+        path said as the file the person chose)."""
+        params = {
+            key: value.replaced(old, new)
+            if isinstance(value, Sentence)
+            else str(value).replace(old, new)
+            if isinstance(value, str | os.PathLike)
+            else value
+            for key, value in self.params.items()
+        }
+        return Sentence(self.template, **params)
+
+
+def replaced(message: str, old: str, new: str) -> str:
+    """`message` with `old` said as `new`, keeping a Sentence's template."""
+    if isinstance(message, Sentence):
+        return message.replaced(old, new)
+    return message.replace(old, new)

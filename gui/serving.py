@@ -1,0 +1,105 @@
+"""The window's speech API: core's server and batcher around the model the worker already holds.
+
+No Qt here. The worker starts and stops a session on its own thread, so the model passes from
+the worker to the batcher and back with nothing else running on it (see Worker.serve).
+"""
+
+import socket
+import threading
+from typing import TYPE_CHECKING, Any
+
+from core.errors import StudioError
+
+from .i18n import translate
+
+if TYPE_CHECKING:  # imported by the worker thread, never by the window's import chain
+    from core.engine import Engine
+
+HOST = "127.0.0.1"  # the window never serves beyond this machine: it has no API key to ask for
+DEFAULT_PORT = 8000  # the CLI's default, so a client set up for one finds the other
+START_SECONDS = 30.0
+STOP_SECONDS = 3.0  # a streaming client gets this long to finish before it is cut off
+
+
+class ModelServing(StudioError):
+    """A window job asked for the model while the speech API owns it."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            translate(
+                "Serving",
+                "The model is serving the local speech API: stop serving (Run > Serve on "
+                "localhost) to use it here.",
+            )
+        )
+
+
+def port_free(port: int) -> bool:
+    with socket.socket() as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((HOST, port))
+        except OSError:
+            return False
+    return True
+
+
+class ServeSession:
+    """One Batcher (holding `engine`'s model itself: no second copy) and one uvicorn thread.
+    Built and closed by the worker thread; its counters are read from the UI thread."""
+
+    def __init__(self, engine: "Engine", port: int = DEFAULT_PORT) -> None:
+        from core.batcher import Batcher
+        from core.server import SpeechServer, uvicorn_server
+
+        # The preferred port when it is free, else one the system picks (shown in the URL).
+        wanted = port if port and port_free(port) else 0
+        self.engine = engine
+        self.batcher: Batcher = Batcher(engine)
+        self.server: SpeechServer = SpeechServer(engine, self.batcher)
+        self.port = 0
+        self._ready = threading.Event()
+        self._uv: Any = uvicorn_server(self.server, HOST, wanted, self._listening)
+        self._uv.config.timeout_graceful_shutdown = STOP_SECONDS
+        self._thread = threading.Thread(target=self._uv.run, name="speech-api", daemon=True)
+        self.batcher.start()
+        self._thread.start()
+        # uvicorn ends its thread (SystemExit) when it cannot bind: wait for either.
+        waited = 0.0
+        while not self._ready.wait(0.05) and self._thread.is_alive() and waited < START_SECONDS:
+            waited += 0.05
+        if not self._ready.is_set():
+            self.close()
+            raise StudioError(
+                translate("Serving", "Cannot listen on {host}:{port}.").format(
+                    host=HOST, port=wanted or port
+                )
+            )
+
+    def _listening(self) -> None:  # uvicorn's thread, once it listens
+        self.port = int(self._uv.servers[0].sockets[0].getsockname()[1])
+        self._ready.set()
+
+    @property
+    def url(self) -> str:
+        return f"http://{HOST}:{self.port}/v1"
+
+    @property
+    def requests(self) -> int:
+        """Speech requests taken so far (plain counters: safe to read from any thread)."""
+        return self.batcher.stats.requests
+
+    @property
+    def running(self) -> int:
+        return self.batcher.active_requests()
+
+    def close(self) -> None:
+        """Stop listening (clients in flight get STOP_SECONDS), then end the batcher: both
+        threads are gone when it returns and the model is the worker's alone again."""
+        self._uv.should_exit = True
+        if self._thread.is_alive():
+            self._thread.join(STOP_SECONDS + 5)
+        if self._thread.is_alive():  # a client that never reads: cut it off
+            self._uv.force_exit = True
+            self._thread.join()
+        self.batcher.close()

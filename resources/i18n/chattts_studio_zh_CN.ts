@@ -1,0 +1,2120 @@
+<?xml version="1.0" encoding="utf-8"?>
+<!DOCTYPE TS>
+<TS version="2.1" language="zh_CN">
+<context>
+    <name>App</name>
+    <message>
+        <source>Opened {path}.</source>
+        <translation>已打开 {path}。</translation>
+    </message>
+</context>
+<context>
+    <name>Audition</name>
+    <message>
+        <source>Audition speakers</source>
+        <translation>试听说话人</translation>
+    </message>
+    <message>
+        <source>&amp;Generate candidates</source>
+        <translation>生成候选(&amp;G)</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <source>Each candidate is a random voice seed reading the sentence.</source>
+        <translation>每个候选都是一个随机音色种子朗读这句话。</translation>
+    </message>
+    <message>
+        <source>Replace it</source>
+        <translation>替换它</translation>
+    </message>
+    <message>
+        <source>Another name…</source>
+        <translation>换个名字…</translation>
+    </message>
+    <message>
+        <source>&amp;Candidates</source>
+        <translation>候选数(&amp;C)</translation>
+    </message>
+    <message>
+        <source>&amp;Sample sentence</source>
+        <translation>示例句子(&amp;S)</translation>
+    </message>
+    <message>
+        <source>Sample sentence</source>
+        <translation>示例句子</translation>
+    </message>
+    <message>
+        <source>Number of candidates</source>
+        <translation>候选数量</translation>
+    </message>
+    <message>
+        <source>Audition progress</source>
+        <translation>试听进度</translation>
+    </message>
+    <message>
+        <source>Generating…</source>
+        <translation>正在生成…</translation>
+    </message>
+    <message>
+        <source>{count} ready: play, keep or drop each.</source>
+        <translation>{count}已就绪：可逐个播放、保留或丢弃。</translation>
+    </message>
+    <message>
+        <source>#{number}  voice seed {seed}  ({seconds:.1f} s)</source>
+        <translation>#{number}  音色种子 {seed}  （{seconds:.1f} 秒）</translation>
+    </message>
+    <message>
+        <source>▶ Play</source>
+        <translation>▶ 播放</translation>
+    </message>
+    <message>
+        <source>Keep…</source>
+        <translation>保留…</translation>
+    </message>
+    <message>
+        <source>Drop</source>
+        <translation>丢弃</translation>
+    </message>
+    <message>
+        <source>candidate {number}</source>
+        <translation>候选 {number}</translation>
+    </message>
+    <message>
+        <source>Play</source>
+        <translation>播放</translation>
+    </message>
+    <message>
+        <source>Keep</source>
+        <translation>保留</translation>
+    </message>
+    <message>
+        <source>Keep speaker</source>
+        <translation>保留说话人</translation>
+    </message>
+    <message>
+        <source>Name for this speaker:</source>
+        <translation>说话人名称：</translation>
+    </message>
+    <message>
+        <source>voice seed {seed}</source>
+        <translation>音色种子 {seed}</translation>
+    </message>
+    <message>
+        <source>Not kept: the library already has a speaker named &apos;{name}&apos;. Replace its voice with voice seed {seed}, or keep this voice under another name.</source>
+        <translation>未保留：说话人库中已有名为“{name}”的说话人。可用音色种子 {seed} 替换其音色，或用另一个名字保留此音色。</translation>
+    </message>
+    <message>
+        <source>&apos;{name}&apos; gets the voice of voice seed {seed}</source>
+        <translation>“{name}”将使用音色种子 {seed} 的音色</translation>
+    </message>
+    <message>
+        <source>Suggested: &apos;{name}&apos;</source>
+        <translation>建议名称：“{name}”</translation>
+    </message>
+    <message>
+        <source>Replaced the voice of &apos;{name}&apos; in the library with voice seed {seed}.</source>
+        <translation>已用音色种子 {seed} 替换说话人库中“{name}”的音色。</translation>
+    </message>
+    <message>
+        <source>Kept voice seed {seed} in the library as &apos;{name}&apos;.</source>
+        <translation>已将音色种子 {seed} 以“{name}”保存到说话人库。</translation>
+    </message>
+    <message>
+        <source>Not kept: {reason}</source>
+        <translation>未保留：{reason}</translation>
+    </message>
+</context>
+<context>
+    <name>Controls</name>
+    <message>
+        <source>loading…</source>
+        <translation>加载中…</translation>
+    </message>
+    <message>
+        <source>Locked: the running synthesis uses this value. Change it when the job ends (or after Esc); the change applies to the next job.</source>
+        <translation>已锁定：正在进行的合成使用此值。请在任务结束后（或按 Esc 后）修改；修改将用于下一个任务。</translation>
+    </message>
+    <message>
+        <source>effective: {precision}</source>
+        <translation>实际精度：{precision}</translation>
+    </message>
+    <message>
+        <source>Most characters per segment (up to {most}: about {seconds:.0f} s of Chinese speech, ChatTTS&apos;s limit for one segment). A segment whose speech would be longer is split further, never cut short.</source>
+        <translation>每个片段的最多字符数（最多 {most}：约 {seconds:.0f} 秒中文语音，是 ChatTTS 单个片段的上限）。语音会更长的片段将被进一步拆分，绝不会被截断。</translation>
+    </message>
+    <message>
+        <source>{count} characters</source>
+        <translation>{count} 个字符</translation>
+    </message>
+    <message>
+        <source>auto</source>
+        <translation>自动</translation>
+    </message>
+    <message>
+        <source>Segments decoded together, up to {most}. auto: up to {auto}, never more than the text has segments. Larger batches are faster per segment but use more memory.</source>
+        <translation>同时解码的片段数，最多 {most}。自动：最多 {auto}，且不超过文本的片段数。批次越大，每个片段越快，但占用的内存越多。</translation>
+    </message>
+    <message>
+        <source>The generation seed: the same text, voice and settings with the same generation seed give the same audio; another one reads it differently. It does not choose the voice: that is the voice seed (or library speaker) on the Speaker tab.</source>
+        <translation>生成种子：相同的文本、音色和设置配合相同的生成种子会得到相同的音频；换一个种子则读法不同。它不决定音色：音色由“说话人”标签页上的音色种子（或库中的说话人）决定。</translation>
+    </message>
+    <message>
+        <source>Refine text (adds pauses and fillers)</source>
+        <translation>润色文本（添加停顿和语气词）</translation>
+    </message>
+    <message>
+        <source>Generation seed</source>
+        <translation>生成种子</translation>
+    </message>
+    <message>
+        <source>Temperature</source>
+        <translation>温度</translation>
+    </message>
+    <message>
+        <source>Pause between segments</source>
+        <translation>片段间停顿</translation>
+    </message>
+    <message>
+        <source>Higher: a livelier, less predictable reading; lower: a steadier one.</source>
+        <translation>越高：朗读越生动、越难预测；越低：越平稳。</translation>
+    </message>
+    <message>
+        <source>Sample only from the most likely tokens that add up to P.</source>
+        <translation>只从累计概率达到 P 的最可能词元中采样。</translation>
+    </message>
+    <message>
+        <source>Sample only from the K most likely tokens.</source>
+        <translation>只从概率最高的 K 个词元中采样。</translation>
+    </message>
+    <message>
+        <source>Silence put between two segments.</source>
+        <translation>两个片段之间插入的静音。</translation>
+    </message>
+    <message>
+        <source>Engine</source>
+        <translation>引擎</translation>
+    </message>
+    <message>
+        <source>Device</source>
+        <translation>设备</translation>
+    </message>
+    <message>
+        <source>Precision</source>
+        <translation>精度</translation>
+    </message>
+    <message>
+        <source>Segment size</source>
+        <translation>片段长度</translation>
+    </message>
+    <message>
+        <source>Batch size</source>
+        <translation>批大小</translation>
+    </message>
+    <message>
+        <source>Refine text</source>
+        <translation>润色文本</translation>
+    </message>
+    <message>
+        <source>Most characters per segment</source>
+        <translation>每个片段的最多字符数</translation>
+    </message>
+    <message>
+        <source>Segments decoded together; 0 is automatic</source>
+        <translation>同时解码的片段数；0 为自动</translation>
+    </message>
+    <message>
+        <source>{device} (unsupported)</source>
+        <translation>{device}（不支持）</translation>
+    </message>
+    <message>
+        <source>CUDA (unavailable)</source>
+        <translation>CUDA（不可用）</translation>
+    </message>
+    <message>
+        <source>{device} cannot be used: {reason}.</source>
+        <translation>{device} 无法使用：{reason}。</translation>
+    </message>
+    <message>
+        <source>Precision {precision}</source>
+        <translation>精度 {precision}</translation>
+    </message>
+    <message>
+        <source>unavailable</source>
+        <translation>不可用</translation>
+    </message>
+    <message>
+        <source>{precision} works on {device}</source>
+        <translation>{precision} 可在 {device} 上使用</translation>
+    </message>
+</context>
+<context>
+    <name>Desktop</name>
+    <message>
+        <source>The chattts-studio launcher is not installed, so a menu entry would not start anything; install the app first (pipx install . or pip install -e .).</source>
+        <translation>未安装 chattts-studio 启动器，菜单项将无法启动任何程序；请先安装本应用（pipx install . 或 pip install -e .）。</translation>
+    </message>
+    <message>
+        <source>The desktop entry template is missing from this installation; reinstall ChatTTS Studio.</source>
+        <translation>此安装缺少桌面入口模板；请重新安装 ChatTTS Studio。</translation>
+    </message>
+    <message>
+        <source>Cannot write {path} for the desktop entry: {reason}.</source>
+        <translation>无法写入桌面入口文件 {path}：{reason}。</translation>
+    </message>
+    <message>
+        <source>Desktop entries are for Linux and BSD desktops; on this system start ChatTTS Studio with the chattts-studio command.</source>
+        <translation>桌面入口仅适用于 Linux 和 BSD 桌面；在此系统上请用 chattts-studio 命令启动 ChatTTS Studio。</translation>
+    </message>
+    <message>
+        <source>ChatTTS Studio is now in your applications menu ({path}).</source>
+        <translation>ChatTTS Studio 已添加到应用程序菜单（{path}）。</translation>
+    </message>
+</context>
+<context>
+    <name>Dialogs</name>
+    <message>
+        <source>All files (*)</source>
+        <translation>所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>Open text</source>
+        <translation>打开文本</translation>
+    </message>
+    <message>
+        <source>Text files (*.txt)</source>
+        <translation>文本文件 (*.txt)</translation>
+    </message>
+    <message>
+        <source>Save audio</source>
+        <translation>保存音频</translation>
+    </message>
+    <message>
+        <source>Import speakers</source>
+        <translation>导入说话人</translation>
+    </message>
+    <message>
+        <source>Speaker libraries (*.json)</source>
+        <translation>说话人库 (*.json)</translation>
+    </message>
+    <message>
+        <source>Export speakers</source>
+        <translation>导出说话人</translation>
+    </message>
+    <message>
+        <source>Choose a ChatTTS model folder</source>
+        <translation>选择 ChatTTS 模型文件夹</translation>
+    </message>
+</context>
+<context>
+    <name>Draft</name>
+    <message>
+        <source>The saved text {path} is too large to restore; it was left as it is.</source>
+        <translation>保存的文本 {path} 太大，无法恢复；已保持原样。</translation>
+    </message>
+    <message>
+        <source>The saved text {path} cannot be read ({reason}).</source>
+        <translation>无法读取保存的文本 {path}（{reason}）。</translation>
+    </message>
+    <message>
+        <source>Part of the saved text {path} was damaged; what could be read is restored.</source>
+        <translation>保存的文本 {path} 部分已损坏；已恢复可读取的部分。</translation>
+    </message>
+    <message>
+        <source>Cannot keep the text in {path}: {reason}. The text is still in the editor.</source>
+        <translation>无法将文本保存到 {path}：{reason}。文本仍在编辑器中。</translation>
+    </message>
+</context>
+<context>
+    <name>Editor</name>
+    <message>
+        <source>Type or paste text (Chinese and English), or drop a .txt file here.</source>
+        <translation>在此输入或粘贴文本（中文和英文），或拖入 .txt 文件。</translation>
+    </message>
+    <message>
+        <source>Text to synthesize</source>
+        <translation>要合成的文本</translation>
+    </message>
+    <message>
+        <source>Chinese and English text, with control tokens such as [uv_break]</source>
+        <translation>中英文文本，可包含 [uv_break] 等控制标记</translation>
+    </message>
+    <message>
+        <source>Insert:</source>
+        <translation>插入：</translation>
+    </message>
+    <message>
+        <source>Insert {token} at the cursor</source>
+        <translation>在光标处插入 {token}</translation>
+    </message>
+    <message>
+        <source>Insert {token}</source>
+        <translation>插入 {token}</translation>
+    </message>
+    <message>
+        <source>Insert a speed token, from [speed_0] to [speed_9]</source>
+        <translation>插入语速标记，从 [speed_0] 到 [speed_9]</translation>
+    </message>
+    <message>
+        <source>Insert a speed token</source>
+        <translation>插入语速标记</translation>
+    </message>
+    <message>
+        <source>Insert &amp;token</source>
+        <translation>插入标记(&amp;T)</translation>
+    </message>
+    <message>
+        <source>&amp;Speed</source>
+        <translation>语速(&amp;S)</translation>
+    </message>
+    <message>
+        <source>{segments} · ~{seconds:.0f} s of audio</source>
+        <translation>{segments} · 约 {seconds:.0f} 秒音频</translation>
+    </message>
+    <message>
+        <source>Cannot open {path}: {reason}.</source>
+        <translation>无法打开 {path}：{reason}。</translation>
+    </message>
+</context>
+<context>
+    <name>JobOutcomes</name>
+    <message>
+        <source>The engine cannot start: {reason}</source>
+        <translation>引擎无法启动：{reason}</translation>
+    </message>
+    <message>
+        <source>Loading {model}: {stage}</source>
+        <translation>正在加载 {model}：{stage}</translation>
+    </message>
+    <message>
+        <source>Segment {number} of {count} ready (RTF {rtf}).</source>
+        <translation>片段 {number}/{count} 已就绪（RTF {rtf}）。</translation>
+    </message>
+    <message>
+        <source>Done: {seconds:.1f} s of audio, RTF {rtf}.</source>
+        <translation>完成：{seconds:.1f} 秒音频，RTF {rtf}。</translation>
+    </message>
+    <message>
+        <source>Done.</source>
+        <translation>完成。</translation>
+    </message>
+    <message>
+        <source>{done} Note: {note}.</source>
+        <translation>{done}注意：{note}。</translation>
+    </message>
+    <message>
+        <source>Copied the embedding of seed {seed}.</source>
+        <translation>已复制音色种子 {seed} 的嵌入。</translation>
+    </message>
+    <message>
+        <source>The official weights are downloaded and verified.</source>
+        <translation>官方权重已下载并校验。</translation>
+    </message>
+    <message>
+        <source>Built and verified {name}: load it with its Load button.</source>
+        <translation>已构建并校验 {name}：点击它的“加载”按钮即可加载。</translation>
+    </message>
+    <message>
+        <source>{reason} {segments} kept: save them with Save…</source>
+        <translation>{reason}已保留 {segments}：可用“保存…”保存。</translation>
+    </message>
+    <message>
+        <source>No model loaded</source>
+        <translation>未加载模型</translation>
+    </message>
+    <message>
+        <source>{reason} No model is loaded: choose one in Models (Ctrl+M).</source>
+        <translation>{reason}当前未加载模型：请在“模型”（Ctrl+M）中选择一个。</translation>
+    </message>
+    <message>
+        <source>{reason} Still loaded: {model} on {device}, {precision}.</source>
+        <translation>{reason}仍在使用：{model}，设备 {device}，{precision}。</translation>
+    </message>
+    <message>
+        <source>Download cancelled; the next try resumes.</source>
+        <translation>下载已取消；下次会从中断处继续。</translation>
+    </message>
+    <message>
+        <source>Building cancelled.</source>
+        <translation>构建已取消。</translation>
+    </message>
+    <message>
+        <source>Cancelled.</source>
+        <translation>已取消。</translation>
+    </message>
+    <message>
+        <source>Cancelled; kept {segments} and the start of the segment in progress (marked partial): save with Save…</source>
+        <translation>已取消；保留了 {segments}以及进行中片段的开头部分（标记为不完整）：可用“保存…”保存。</translation>
+    </message>
+    <message>
+        <source>Cancelled; kept {segments}: save with Save…</source>
+        <translation>已取消；保留了 {segments}：可用“保存…”保存。</translation>
+    </message>
+    <message>
+        <source>Cancelled; kept {segments}.</source>
+        <translation>已取消；保留了 {segments}。</translation>
+    </message>
+    <message>
+        <source>Audition cancelled.</source>
+        <translation>试听已取消。</translation>
+    </message>
+    <message>
+        <source>Loading cancelled.</source>
+        <translation>加载已取消。</translation>
+    </message>
+    <message>
+        <source>Loading was cancelled.</source>
+        <translation>加载已被取消。</translation>
+    </message>
+</context>
+<context>
+    <name>JobRequests</name>
+    <message>
+        <source>Waiting for the model…  (Esc cancels)</source>
+        <translation>正在等待模型…  (Esc 取消)</translation>
+    </message>
+    <message>
+        <source>The audition starts as soon as the model is ready; Esc cancels it.</source>
+        <translation>模型就绪后立即开始试听；按 Esc 可取消。</translation>
+    </message>
+    <message>
+        <source>The synthesis starts as soon as the model is ready; Esc cancels it.</source>
+        <translation>模型就绪后立即开始合成；按 Esc 可取消。</translation>
+    </message>
+    <message>
+        <source>Waiting for the cancelled job to stop…  (Esc cancels)</source>
+        <translation>正在等待已取消的任务停止…  (Esc 取消)</translation>
+    </message>
+    <message>
+        <source>The audition starts as soon as the cancelled job has stopped; Esc cancels it.</source>
+        <translation>已取消的任务停止后立即开始试听；按 Esc 可取消。</translation>
+    </message>
+    <message>
+        <source>The synthesis starts as soon as the cancelled job has stopped; Esc cancels it.</source>
+        <translation>已取消的任务停止后立即开始合成；按 Esc 可取消。</translation>
+    </message>
+    <message>
+        <source>{reason} The waiting request was not run.</source>
+        <translation>{reason}等待中的请求未执行。</translation>
+    </message>
+    <message>
+        <source>Busy: wait for the running job or press Esc to cancel it.</source>
+        <translation>忙碌中：请等待当前任务完成，或按 Esc 取消它。</translation>
+    </message>
+    <message>
+        <source>No model is loaded: choose one in Models (Ctrl+M) first.</source>
+        <translation>尚未加载模型：请先在“模型”（Ctrl+M）中选择一个。</translation>
+    </message>
+    <message>
+        <source>No model is loaded: choose one in Models (Ctrl+M) or with the banner above first.</source>
+        <translation>尚未加载模型：请先在“模型”（Ctrl+M）或上方横幅中选择一个。</translation>
+    </message>
+    <message>
+        <source>Cancel  (Esc)</source>
+        <translation>取消  (Esc)</translation>
+    </message>
+    <message>
+        <source>The waiting request is cancelled.</source>
+        <translation>等待中的请求已取消。</translation>
+    </message>
+    <message>
+        <source>Cancelling…</source>
+        <translation>正在取消…</translation>
+    </message>
+    <message>
+        <source>Load a model and wait for the running job first.</source>
+        <translation>请先加载模型，并等待当前任务完成。</translation>
+    </message>
+    <message>
+        <source>The embedding of a voice seed needs a loaded model and an idle worker.</source>
+        <translation>获取音色种子的嵌入需要已加载的模型，且后台没有正在运行的任务。</translation>
+    </message>
+</context>
+<context>
+    <name>Lexicon</name>
+    <message>
+        <source>Word</source>
+        <translation>词语</translation>
+    </message>
+    <message>
+        <source>Read as</source>
+        <translation>读作</translation>
+    </message>
+    <message>
+        <source>Add</source>
+        <translation>添加</translation>
+    </message>
+    <message>
+        <source>Remove</source>
+        <translation>移除</translation>
+    </message>
+    <message>
+        <source>Dictionary entries</source>
+        <translation>词典条目</translation>
+    </message>
+    <message>
+        <source>Add entry</source>
+        <translation>添加条目</translation>
+    </message>
+    <message>
+        <source>Remove entry</source>
+        <translation>移除条目</translation>
+    </message>
+    <message>
+        <source>What the model will read</source>
+        <translation>模型将朗读的内容</translation>
+    </message>
+    <message>
+        <source>A word as it is written in the text</source>
+        <translation>文本中写出的词语</translation>
+    </message>
+    <message>
+        <source>How to read it: characters that read the intended way, or words spelled out</source>
+        <translation>怎样读：用读音正确的字替换，或把英文单词拼写出来</translation>
+    </message>
+    <message>
+        <source>Pronunciation dictionary</source>
+        <translation>发音词典</translation>
+    </message>
+    <message>
+        <source>What the model will read (the editor&apos;s text):</source>
+        <translation>模型将朗读的内容（编辑器中的文本）：</translation>
+    </message>
+    <message>
+        <source>Added &apos;{word}&apos; to the dictionary.</source>
+        <translation>已将“{word}”添加到词典。</translation>
+    </message>
+    <message>
+        <source>Changed &apos;{word}&apos;.</source>
+        <translation>已修改“{word}”。</translation>
+    </message>
+    <message>
+        <source>Select an entry in the dictionary first.</source>
+        <translation>请先在词典中选择一个条目。</translation>
+    </message>
+    <message>
+        <source>Removed &apos;{word}&apos; from the dictionary.</source>
+        <translation>已从词典中移除“{word}”。</translation>
+    </message>
+</context>
+<context>
+    <name>Live</name>
+    <message>
+        <source>VRAM allocated {allocated:.0f} MiB · reserved {reserved:.0f} MiB · peak {peak:.0f} MiB · total {total:.0f} MiB</source>
+        <translation>显存 已分配 {allocated:.0f} MiB · 已保留 {reserved:.0f} MiB · 峰值 {peak:.0f} MiB · 总计 {total:.0f} MiB</translation>
+    </message>
+    <message>
+        <source>process memory (CPU) {rss:.0f} MiB</source>
+        <translation>进程内存（CPU）{rss:.0f} MiB</translation>
+    </message>
+    <message>
+        <source>Job progress</source>
+        <translation>任务进度</translation>
+    </message>
+    <message>
+        <source>Speaking</source>
+        <translation>正在说话</translation>
+    </message>
+    <message>
+        <source>Stage</source>
+        <translation>阶段</translation>
+    </message>
+    <message>
+        <source>Time left</source>
+        <translation>剩余时间</translation>
+    </message>
+    <message>
+        <source>RTF (segment)</source>
+        <translation>RTF（片段）</translation>
+    </message>
+    <message>
+        <source>RTF (job)</source>
+        <translation>RTF（任务）</translation>
+    </message>
+    <message>
+        <source>Steps / s</source>
+        <translation>步数/秒</translation>
+    </message>
+    <message>
+        <source>First audio</source>
+        <translation>首段音频</translation>
+    </message>
+    <message>
+        <source>Progress</source>
+        <translation>进度</translation>
+    </message>
+    <message>
+        <source>Memory</source>
+        <translation>内存</translation>
+    </message>
+    <message>
+        <source>RTF and memory over time</source>
+        <translation>RTF 与内存随时间的变化</translation>
+    </message>
+    <message>
+        <source>Live</source>
+        <translation>实时</translation>
+    </message>
+    <message>
+        <source>RTF (lower is faster)</source>
+        <translation>RTF（越低越快）</translation>
+    </message>
+    <message>
+        <source>Memory (MiB)</source>
+        <translation>内存 (MiB)</translation>
+    </message>
+    <message>
+        <source>seconds</source>
+        <translation>秒</translation>
+    </message>
+    <message>
+        <source>{made} and {partial} partial</source>
+        <translation>{made}，另有 {partial} 个不完整</translation>
+    </message>
+    <message>
+        <source>{made} done · {steps}</source>
+        <translation>已完成 {made} · {steps}</translation>
+    </message>
+    <message>
+        <source>Peak memory of the job: {peak:.0f} MiB; {made}, {audio:.1f} s of audio in {wall:.1f} s</source>
+        <translation>本任务内存峰值：{peak:.0f} MiB；{made}，用 {wall:.1f} 秒生成 {audio:.1f} 秒音频</translation>
+    </message>
+    <message>
+        <source>refine {done} of {total}</source>
+        <translation>润色 {done}/{total}</translation>
+    </message>
+    <message>
+        <source>steps {done} of {total}</source>
+        <translation>步数 {done}/{total}</translation>
+    </message>
+    <message>
+        <source>segment {segment} of {total}</source>
+        <translation>片段 {segment}/{total}</translation>
+    </message>
+</context>
+<context>
+    <name>MainWindow</name>
+    <message>
+        <source>No model is loaded yet: download the official weights or use the demo weights, in Models (Ctrl+M).</source>
+        <translation>尚未加载模型：请在“模型”（Ctrl+M）中下载官方权重或使用演示权重。</translation>
+    </message>
+    <message>
+        <source>No model is loaded yet: download the official weights or use the demo weights, in Models (Ctrl+M) or with the banner above.</source>
+        <translation>尚未加载模型：请在“模型”（Ctrl+M）或上方横幅中下载官方权重或使用演示权重。</translation>
+    </message>
+    <message>
+        <source>Out of memory: lower the batch size or the segment size, or use another device.</source>
+        <translation>内存不足：请减小批大小或片段大小，或换用其他设备。</translation>
+    </message>
+    <message>
+        <source>Unexpected error: {kind}</source>
+        <translation>意外错误：{kind}</translation>
+    </message>
+    <message>
+        <source>Unexpected error: {kind}: {detail}</source>
+        <translation>意外错误：{kind}：{detail}</translation>
+    </message>
+    <message>
+        <source>Wait for the running job to finish (or cancel it) first.</source>
+        <translation>请先等待当前任务完成（或取消它）。</translation>
+    </message>
+    <message>
+        <source>Model: {name} · {device} · {precision}</source>
+        <translation>模型：{name} · {device} · {precision}</translation>
+    </message>
+    <message>
+        <source>Loaded {model} on {device} in {seconds:.1f} s.</source>
+        <translation>已在 {device} 上加载 {model}，用时 {seconds:.1f} 秒。</translation>
+    </message>
+    <message>
+        <source>Wait for the running job to finish first.</source>
+        <translation>请先等待当前任务完成。</translation>
+    </message>
+    <message>
+        <source>Opened {path}.</source>
+        <translation>已打开 {path}。</translation>
+    </message>
+</context>
+<context>
+    <name>Models</name>
+    <message>
+        <source>checking…</source>
+        <translation>检查中…</translation>
+    </message>
+    <message>
+        <source>Models</source>
+        <translation>模型</translation>
+    </message>
+    <message>
+        <source>Download official weights</source>
+        <translation>下载官方权重</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <source>Choose a folder…</source>
+        <translation>选择文件夹…</translation>
+    </message>
+    <message>
+        <source>Use demo weights</source>
+        <translation>使用演示权重</translation>
+    </message>
+    <message>
+        <source>Download or build progress</source>
+        <translation>下载或构建进度</translation>
+    </message>
+    <message>
+        <source>No model is loaded.</source>
+        <translation>尚未加载模型。</translation>
+    </message>
+    <message>
+        <source>Loaded: {model} on {device}, {precision}</source>
+        <translation>已加载：{model}，设备 {device}，{precision}</translation>
+    </message>
+    <message>
+        <source>ready</source>
+        <translation>就绪</translation>
+    </message>
+    <message>
+        <source>Load</source>
+        <translation>加载</translation>
+    </message>
+    <message>
+        <source>not downloaded yet</source>
+        <translation>尚未下载</translation>
+    </message>
+    <message>
+        <source>not built yet</source>
+        <translation>尚未构建</translation>
+    </message>
+    <message>
+        <source>Download</source>
+        <translation>下载</translation>
+    </message>
+    <message>
+        <source>Build</source>
+        <translation>构建</translation>
+    </message>
+    <message>
+        <source>Download again</source>
+        <translation>重新下载</translation>
+    </message>
+    <message>
+        <source>Build again</source>
+        <translation>重新构建</translation>
+    </message>
+    <message>
+        <source>Building {model}…</source>
+        <translation>正在构建 {model}…</translation>
+    </message>
+    <message>
+        <source>Downloading the official weights…</source>
+        <translation>正在下载官方权重…</translation>
+    </message>
+    <message>
+        <source>{name} ({note})</source>
+        <translation>{name}（{note}）</translation>
+    </message>
+    <message>
+        <source>official ChatTTS weights (2Noise/ChatTTS)</source>
+        <translation>官方 ChatTTS 权重（2Noise/ChatTTS）</translation>
+    </message>
+    <message>
+        <source>ChatTTS weights in {folder}</source>
+        <translation>{folder} 中的 ChatTTS 权重</translation>
+    </message>
+</context>
+<context>
+    <name>Notices</name>
+    <message>
+        <source>Dismiss this message</source>
+        <translation>关闭此消息</translation>
+    </message>
+    <message>
+        <source>Dismiss</source>
+        <translation>关闭</translation>
+    </message>
+</context>
+<context>
+    <name>Plural</name>
+    <message>
+        <source>segment</source>
+        <translation>个片段</translation>
+    </message>
+    <message>
+        <source>character</source>
+        <translation>个字符</translation>
+    </message>
+    <message>
+        <source>step</source>
+        <translation>步</translation>
+    </message>
+    <message>
+        <source>file</source>
+        <translation>个文件</translation>
+    </message>
+    <message>
+        <source>finished segment</source>
+        <translation>个已完成片段</translation>
+    </message>
+    <message>
+        <source>candidate</source>
+        <translation>个候选</translation>
+    </message>
+    <message>
+        <source>request</source>
+        <translation>个请求</translation>
+    </message>
+</context>
+<context>
+    <name>RenderJobs</name>
+    <message>
+        <source>Render queue</source>
+        <translation>渲染队列</translation>
+    </message>
+    <message>
+        <source>Re&amp;nder</source>
+        <translation>渲染(&amp;N)</translation>
+    </message>
+    <message>
+        <source>Add the text to the render queue</source>
+        <translation>将文本添加到渲染队列</translation>
+    </message>
+    <message>
+        <source>Add a book to the render queue…</source>
+        <translation>将书添加到渲染队列…</translation>
+    </message>
+    <message>
+        <source>Render &amp;queue</source>
+        <translation>渲染队列(&amp;Q)</translation>
+    </message>
+    <message>
+        <source>The render starts once a model is loaded.</source>
+        <translation>模型加载后将开始渲染。</translation>
+    </message>
+    <message>
+        <source>The render starts when the running job ends.</source>
+        <translation>当前任务结束后将开始渲染。</translation>
+    </message>
+    <message>
+        <source>Rendering {0}…</source>
+        <translation>正在渲染 {0}…</translation>
+    </message>
+    <message>
+        <source>Render cancelled; its finished segments are kept.</source>
+        <translation>渲染已取消；已完成的片段会保留。</translation>
+    </message>
+</context>
+<context>
+    <name>RenderQueue</name>
+    <message>
+        <source>Add the text</source>
+        <translation>添加文本</translation>
+    </message>
+    <message>
+        <source>Render the editor&apos;s text as a job</source>
+        <translation>将编辑器中的文本作为一个任务渲染</translation>
+    </message>
+    <message>
+        <source>Add a file…</source>
+        <translation>添加文件…</translation>
+    </message>
+    <message>
+        <source>A .txt, .md or .epub book</source>
+        <translation>一本 .txt、.md 或 .epub 书</translation>
+    </message>
+    <message>
+        <source>Folder: not chosen yet</source>
+        <translation>文件夹：尚未选择</translation>
+    </message>
+    <message>
+        <source>Folder…</source>
+        <translation>文件夹…</translation>
+    </message>
+    <message>
+        <source>The chapter files&apos; format (m4b: one audiobook)</source>
+        <translation>章节文件的格式（m4b：单个有声书）</translation>
+    </message>
+    <message>
+        <source>Subtitles (SRT)</source>
+        <translation>字幕（SRT）</translation>
+    </message>
+    <message>
+        <source>Normalise loudness (-16 LUFS)</source>
+        <translation>响度标准化（-16 LUFS）</translation>
+    </message>
+    <message>
+        <source>Open folder</source>
+        <translation>打开文件夹</translation>
+    </message>
+    <message>
+        <source>Cancel job</source>
+        <translation>取消任务</translation>
+    </message>
+    <message>
+        <source>Remove</source>
+        <translation>移除</translation>
+    </message>
+    <message>
+        <source>{made} segments made, {kept} kept from before; {files}</source>
+        <translation>新生成 {made} 个片段，沿用之前的 {kept} 个；{files}</translation>
+    </message>
+    <message>
+        <source>Format</source>
+        <translation>格式</translation>
+    </message>
+    <message>
+        <source>Books (*.txt *.md *.markdown *.epub);;All files (*)</source>
+        <translation>书籍 (*.txt *.md *.markdown *.epub);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>Text</source>
+        <translation>文本</translation>
+    </message>
+    <message>
+        <source>Render jobs</source>
+        <translation>渲染任务</translation>
+    </message>
+    <message>
+        <source>Progress of the running render</source>
+        <translation>当前渲染的进度</translation>
+    </message>
+    <message>
+        <source>Folder: {0}</source>
+        <translation>文件夹：{0}</translation>
+    </message>
+    <message>
+        <source>There is no text to render.</source>
+        <translation>没有可渲染的文本。</translation>
+    </message>
+    <message>
+        <source>starting…</source>
+        <translation>正在启动…</translation>
+    </message>
+    <message>
+        <source>Rendered into {0}.</source>
+        <translation>已渲染到 {0}。</translation>
+    </message>
+    <message>
+        <source>finished segments kept in the folder; add it again to resume</source>
+        <translation>已完成的片段保留在文件夹中；再次添加即可继续</translation>
+    </message>
+    <message>
+        <source>cancelling…</source>
+        <translation>正在取消…</translation>
+    </message>
+    <message>
+        <source>not started</source>
+        <translation>未开始</translation>
+    </message>
+    <message>
+        <source>waiting</source>
+        <translation>等待中</translation>
+    </message>
+    <message>
+        <source>{0:.0%}</source>
+        <translation>{0:.0%}</translation>
+    </message>
+    <message>
+        <source>done</source>
+        <translation>完成</translation>
+    </message>
+    <message>
+        <source>cancelled</source>
+        <translation>已取消</translation>
+    </message>
+    <message>
+        <source>failed</source>
+        <translation>失败</translation>
+    </message>
+    <message>
+        <source>the text</source>
+        <translation>文本</translation>
+    </message>
+</context>
+<context>
+    <name>RenderWork</name>
+    <message>
+        <source>{done}/{total} segments, {audio} of audio, RTF {rtf}, {left} left (chapter {chapter}/{chapters})</source>
+        <translation>片段 {done}/{total}，音频 {audio}，RTF {rtf}，剩余 {left}（章节 {chapter}/{chapters}）</translation>
+    </message>
+    <message>
+        <source>The text has nothing to read.</source>
+        <translation>文本中没有可朗读的内容。</translation>
+    </message>
+    <message>
+        <source>No model is loaded: load one before rendering.</source>
+        <translation>尚未加载模型：请在渲染前加载一个模型。</translation>
+    </message>
+    <message>
+        <source>{title} has nothing ChatTTS can speak.</source>
+        <translation>{title} 中没有 ChatTTS 能朗读的内容。</translation>
+    </message>
+    <message>
+        <source>{kept}/{total} segments kept</source>
+        <translation>已保留片段 {kept}/{total}</translation>
+    </message>
+</context>
+<context>
+    <name>ResultHistory</name>
+    <message>
+        <source>{seconds:.1f} s of audio</source>
+        <translation>{seconds:.1f} 秒音频</translation>
+    </message>
+    <message>
+        <source>stopped by an error</source>
+        <translation>因错误停止</translation>
+    </message>
+    <message>
+        <source>cancelled</source>
+        <translation>已取消</translation>
+    </message>
+    <message>
+        <source>last segment partial</source>
+        <translation>最后一个片段不完整</translation>
+    </message>
+    <message>
+        <source>{audio}, RTF {rtf}, {steps} in {seconds:.1f} s</source>
+        <translation>{audio}，RTF {rtf}，{steps}，用时 {seconds:.1f} 秒</translation>
+    </message>
+    <message>
+        <source>generation seed {seed}, T {temperature:g}, segment {size}</source>
+        <translation>生成种子 {seed}，温度 {temperature:g}，片段大小 {size}</translation>
+    </message>
+    <message>
+        <source>Clear</source>
+        <translation>清空</translation>
+    </message>
+    <message>
+        <source>Remove every result from the history and the disk</source>
+        <translation>从历史记录和磁盘中删除所有结果</translation>
+    </message>
+    <message>
+        <source>History size limit</source>
+        <translation>历史记录大小上限</translation>
+    </message>
+    <message>
+        <source>The most disk space the history may use; the oldest results go first</source>
+        <translation>历史记录可占用的最大磁盘空间；超出时先删除最早的结果</translation>
+    </message>
+    <message>
+        <source>limit {0}</source>
+        <translation>上限 {0}</translation>
+    </message>
+    <message>
+        <source>History uses {0} of {1}</source>
+        <translation>历史记录已用 {0}，共 {1}</translation>
+    </message>
+</context>
+<context>
+    <name>ResultPanel</name>
+    <message>
+        <source>Play segments as soon as they are ready</source>
+        <translation>片段就绪后立即播放</translation>
+    </message>
+    <message>
+        <source>▶ Play</source>
+        <translation>▶ 播放</translation>
+    </message>
+    <message>
+        <source>■ Stop</source>
+        <translation>■ 停止</translation>
+    </message>
+    <message>
+        <source>Playback position</source>
+        <translation>播放位置</translation>
+    </message>
+    <message>
+        <source>One file per segment</source>
+        <translation>每个片段一个文件</translation>
+    </message>
+    <message>
+        <source>Save…</source>
+        <translation>保存…</translation>
+    </message>
+    <message>
+        <source>Result history</source>
+        <translation>结果历史记录</translation>
+    </message>
+    <message>
+        <source>History (select one to replay or save it)</source>
+        <translation>历史记录（选择一项可重播或保存）</translation>
+    </message>
+    <message>
+        <source>Result</source>
+        <translation>结果</translation>
+    </message>
+    <message>
+        <source>There is no audio to play yet.</source>
+        <translation>还没有可播放的音频。</translation>
+    </message>
+</context>
+<context>
+    <name>ResultPlayback</name>
+    <message>
+        <source>Playback stopped at {0:.1f} s: the audio device stopped responding. The audio can still be saved.</source>
+        <translation>播放在 {0:.1f} 秒处停止：音频设备已无响应。音频仍可保存。</translation>
+    </message>
+</context>
+<context>
+    <name>ResultSaving</name>
+    <message>
+        <source>There is no audio to save.</source>
+        <translation>没有可保存的音频。</translation>
+    </message>
+    <message>
+        <source>Cancel saving</source>
+        <translation>取消保存</translation>
+    </message>
+    <message>
+        <source>Saving {what}…</source>
+        <translation>正在保存 {what}…</translation>
+    </message>
+    <message>
+        <source>Saving cancelled; no file was written.</source>
+        <translation>保存已取消；未写入任何文件。</translation>
+    </message>
+    <message>
+        <source>Save…</source>
+        <translation>保存…</translation>
+    </message>
+    <message>
+        <source>Cancelling the save…</source>
+        <translation>正在取消保存…</translation>
+    </message>
+    <message>
+        <source>Saved {what} to {folder}.</source>
+        <translation>已将 {what} 保存到 {folder}。</translation>
+    </message>
+</context>
+<context>
+    <name>ServeControl</name>
+    <message>
+        <source>Load a model before serving it.</source>
+        <translation>请先加载模型，再提供服务。</translation>
+    </message>
+    <message>
+        <source>Wait for the running job to finish (or cancel it) first.</source>
+        <translation>请先等待当前任务完成（或取消它）。</translation>
+    </message>
+    <message>
+        <source>Starting the speech API…</source>
+        <translation>正在启动语音接口…</translation>
+    </message>
+    <message>
+        <source>Serving the loaded model on {url}; stop serving to synthesize here.</source>
+        <translation>已在 {url} 上提供已加载的模型；停止服务后才能在此合成。</translation>
+    </message>
+    <message>
+        <source>The speech API has stopped.</source>
+        <translation>语音接口已停止。</translation>
+    </message>
+</context>
+<context>
+    <name>Serving</name>
+    <message>
+        <source>Serve on &amp;localhost</source>
+        <translation>在本机提供服务(&amp;L)</translation>
+    </message>
+    <message>
+        <source>Speech API</source>
+        <translation>语音接口</translation>
+    </message>
+    <message>
+        <source>Copy URL</source>
+        <translation>复制地址</translation>
+    </message>
+    <message>
+        <source>Copy the API&apos;s address to the clipboard</source>
+        <translation>将语音接口的地址复制到剪贴板</translation>
+    </message>
+    <message>
+        <source>Stop serving</source>
+        <translation>停止服务</translation>
+    </message>
+    <message>
+        <source>Serving on {url} · {requests} · {running} running</source>
+        <translation>正在 {url} 上提供服务 · {requests} · {running} 个进行中</translation>
+    </message>
+    <message>
+        <source>Stopping the speech API…</source>
+        <translation>正在停止语音接口…</translation>
+    </message>
+    <message>
+        <source>The model is serving the local speech API: stop serving (Run &gt; Serve on localhost) to use it here.</source>
+        <translation>模型正在为本机语音接口提供服务：请先停止服务（运行 &gt; 在本机提供服务），再在此使用它。</translation>
+    </message>
+    <message>
+        <source>Cannot listen on {host}:{port}.</source>
+        <translation>无法在 {host}:{port} 上监听。</translation>
+    </message>
+</context>
+<context>
+    <name>Settings</name>
+    <message>
+        <source>it is far too large</source>
+        <translation>文件过大</translation>
+    </message>
+    <message>
+        <source>it cannot be read ({reason})</source>
+        <translation>无法读取（{reason}）</translation>
+    </message>
+    <message>
+        <source>it is not text</source>
+        <translation>不是文本文件</translation>
+    </message>
+    <message>
+        <source>it contains binary data</source>
+        <translation>包含二进制数据</translation>
+    </message>
+    <message>
+        <source>it has lines that are not settings</source>
+        <translation>包含不是设置项的行</translation>
+    </message>
+    <message>
+        <source>The settings file {path} was empty (perhaps cut short by a crash); the defaults are used.</source>
+        <translation>设置文件 {path} 为空（可能因崩溃而中断）；已使用默认设置。</translation>
+    </message>
+    <message>
+        <source>The settings file {path} is damaged ({reason}); the defaults are used.</source>
+        <translation>设置文件 {path} 已损坏（{reason}）；已使用默认设置。</translation>
+    </message>
+    <message>
+        <source>The settings file {path} was damaged ({reason}); it was kept as {kept} and the defaults are used.</source>
+        <translation>设置文件 {path} 已损坏（{reason}）；已另存为 {kept}，并使用默认设置。</translation>
+    </message>
+    <message>
+        <source>The settings file {path} cannot be read; the defaults are used and changes are not saved this session.</source>
+        <translation>无法读取设置文件 {path}；已使用默认设置，本次运行中的更改不会保存。</translation>
+    </message>
+    <message>
+        <source>The settings file {path} comes from a newer version of ChatTTS Studio (version {version}); it is left unchanged and the defaults are used this session.</source>
+        <translation>设置文件 {path} 来自更新版本的 ChatTTS Studio（版本 {version}）；文件保持不变，本次运行使用默认设置。</translation>
+    </message>
+</context>
+<context>
+    <name>Speaker</name>
+    <message>
+        <source>Voice seed</source>
+        <translation>音色种子</translation>
+    </message>
+    <message>
+        <source>From library</source>
+        <translation>从说话人库</translation>
+    </message>
+    <message>
+        <source>The voice seed picks the speaker: each number is one voice, the same every time (keep one you like in the library). It is not the generation seed on the Advanced tab, which varies how a voice reads the text.</source>
+        <translation>音色种子决定说话人：每个数字对应一种音色，每次都相同（喜欢的可以保存到说话人库）。它不同于“高级”标签页上的生成种子，后者改变的是同一音色朗读文本的方式。</translation>
+    </message>
+    <message>
+        <source>A voice kept in the speaker library</source>
+        <translation>保存在说话人库中的音色</translation>
+    </message>
+    <message>
+        <source>Random</source>
+        <translation>随机</translation>
+    </message>
+    <message>
+        <source>A random voice seed: a new voice (Ctrl+R)</source>
+        <translation>随机音色种子：换一种新音色（Ctrl+R）</translation>
+    </message>
+    <message>
+        <source>The library speaker to use</source>
+        <translation>要使用的库中说话人</translation>
+    </message>
+    <message>
+        <source>Copy voice seed</source>
+        <translation>复制音色种子</translation>
+    </message>
+    <message>
+        <source>Copy the voice seed to the clipboard</source>
+        <translation>将音色种子复制到剪贴板</translation>
+    </message>
+    <message>
+        <source>Copy embedding</source>
+        <translation>复制嵌入</translation>
+    </message>
+    <message>
+        <source>Copy the speaker&apos;s embedding (text) to the clipboard</source>
+        <translation>将说话人嵌入（文本）复制到剪贴板</translation>
+    </message>
+    <message>
+        <source>Audition…</source>
+        <translation>试听…</translation>
+    </message>
+    <message>
+        <source>Hear several random speakers read the same sentence (Ctrl+U)</source>
+        <translation>听几个随机说话人朗读同一句话（Ctrl+U）</translation>
+    </message>
+    <message>
+        <source>New voice from a recording…</source>
+        <translation>用录音创建音色…</translation>
+    </message>
+    <message>
+        <source>Clone a voice from an audio file or the microphone</source>
+        <translation>从音频文件或麦克风录音克隆音色</translation>
+    </message>
+    <message>
+        <source>Play preview</source>
+        <translation>播放预览</translation>
+    </message>
+    <message>
+        <source>Hear the library speaker&apos;s preview clip</source>
+        <translation>收听库中说话人的预览片段</translation>
+    </message>
+    <message>
+        <source>Rename</source>
+        <translation>重命名</translation>
+    </message>
+    <message>
+        <source>Delete</source>
+        <translation>删除</translation>
+    </message>
+    <message>
+        <source>Import…</source>
+        <translation>导入…</translation>
+    </message>
+    <message>
+        <source>Export…</source>
+        <translation>导出…</translation>
+    </message>
+    <message>
+        <source>Speaker</source>
+        <translation>说话人</translation>
+    </message>
+    <message>
+        <source>Library (shared with chattts-studio-cli)</source>
+        <translation>说话人库（与 chattts-studio-cli 共用）</translation>
+    </message>
+    <message>
+        <source>Library speaker</source>
+        <translation>库中说话人</translation>
+    </message>
+    <message>
+        <source>Speaker library</source>
+        <translation>说话人库</translation>
+    </message>
+    <message>
+        <source>Random voice seed</source>
+        <translation>随机音色种子</translation>
+    </message>
+    <message>
+        <source>voice seed {seed}</source>
+        <translation>音色种子 {seed}</translation>
+    </message>
+    <message>
+        <source>Speaker &apos;{name}&apos; did not come from a voice seed.</source>
+        <translation>说话人“{name}”并非来自音色种子。</translation>
+    </message>
+    <message>
+        <source>Copied voice seed {seed}.</source>
+        <translation>已复制音色种子 {seed}。</translation>
+    </message>
+    <message>
+        <source>Copied the embedding of &apos;{name}&apos;.</source>
+        <translation>已复制“{name}”的嵌入。</translation>
+    </message>
+    <message>
+        <source>(voice seed {seed})</source>
+        <translation>（音色种子 {seed}）</translation>
+    </message>
+    <message>
+        <source>Speaker &apos;{name}&apos; was added to the library.</source>
+        <translation>说话人“{name}”已添加到说话人库。</translation>
+    </message>
+    <message>
+        <source>Select a speaker in the library first.</source>
+        <translation>请先在说话人库中选择一个说话人。</translation>
+    </message>
+    <message>
+        <source>Rename speaker</source>
+        <translation>重命名说话人</translation>
+    </message>
+    <message>
+        <source>New name:</source>
+        <translation>新名称：</translation>
+    </message>
+    <message>
+        <source>Renamed &apos;{old}&apos; to &apos;{new}&apos;.</source>
+        <translation>已将“{old}”重命名为“{new}”。</translation>
+    </message>
+    <message>
+        <source>Deleted speaker &apos;{name}&apos;.</source>
+        <translation>已删除说话人“{name}”。</translation>
+    </message>
+    <message>
+        <source>&apos;{old}&apos; as &apos;{new}&apos;</source>
+        <translation>“{old}”改名为“{new}”</translation>
+    </message>
+    <message>
+        <source>Imported {file}: {counts}</source>
+        <translation>已导入 {file}：{counts}</translation>
+    </message>
+    <message>
+        <source>Exported the library to {path}.</source>
+        <translation>已将说话人库导出到 {path}。</translation>
+    </message>
+</context>
+<context>
+    <name>Stage</name>
+    <message>
+        <source>idle</source>
+        <translation>空闲</translation>
+    </message>
+    <message>
+        <source>starting</source>
+        <translation>正在启动</translation>
+    </message>
+    <message>
+        <source>loading</source>
+        <translation>正在加载</translation>
+    </message>
+    <message>
+        <source>refine</source>
+        <translation>润色</translation>
+    </message>
+    <message>
+        <source>decode</source>
+        <translation>解码</translation>
+    </message>
+    <message>
+        <source>vocoder</source>
+        <translation>声码器</translation>
+    </message>
+    <message>
+        <source>done</source>
+        <translation>完成</translation>
+    </message>
+    <message>
+        <source>cancelled</source>
+        <translation>已取消</translation>
+    </message>
+    <message>
+        <source>error</source>
+        <translation>出错</translation>
+    </message>
+    <message>
+        <source>model ready</source>
+        <translation>模型就绪</translation>
+    </message>
+    <message>
+        <source>download</source>
+        <translation>下载</translation>
+    </message>
+    <message>
+        <source>building</source>
+        <translation>正在构建</translation>
+    </message>
+    <message>
+        <source>verifying</source>
+        <translation>正在校验</translation>
+    </message>
+    <message>
+        <source>audition</source>
+        <translation>试听</translation>
+    </message>
+    <message>
+        <source>load</source>
+        <translation>加载</translation>
+    </message>
+    <message>
+        <source>synthesize</source>
+        <translation>合成</translation>
+    </message>
+    <message>
+        <source>speaker</source>
+        <translation>说话人</translation>
+    </message>
+    <message>
+        <source>build</source>
+        <translation>构建</translation>
+    </message>
+    <message>
+        <source>switching precision</source>
+        <translation>正在切换精度</translation>
+    </message>
+    <message>
+        <source>ready</source>
+        <translation>就绪</translation>
+    </message>
+</context>
+<context>
+    <name>VoiceDialog</name>
+    <message>
+        <source>Open a recording</source>
+        <translation>打开录音</translation>
+    </message>
+    <message>
+        <source>Audio files (*.wav *.flac *.ogg *.mp3)</source>
+        <translation>音频文件 (*.wav *.flac *.ogg *.mp3)</translation>
+    </message>
+    <message>
+        <source>New voice from a recording</source>
+        <translation>用录音创建音色</translation>
+    </message>
+    <message>
+        <source>Open audio file…</source>
+        <translation>打开音频文件…</translation>
+    </message>
+    <message>
+        <source>Record</source>
+        <translation>录音</translation>
+    </message>
+    <message>
+        <source>{seconds:.1f} s</source>
+        <translation>{seconds:.1f} 秒</translation>
+    </message>
+    <message>
+        <source>No recording yet.</source>
+        <translation>还没有录音。</translation>
+    </message>
+    <message>
+        <source>Exactly what is said in the recording</source>
+        <translation>录音中所说的原话（逐字）</translation>
+    </message>
+    <message>
+        <source>Audition</source>
+        <translation>试听</translation>
+    </message>
+    <message>
+        <source>Play audition</source>
+        <translation>播放试听</translation>
+    </message>
+    <message>
+        <source>Name in the library</source>
+        <translation>在说话人库中的名称</translation>
+    </message>
+    <message>
+        <source>Keep</source>
+        <translation>保留</translation>
+    </message>
+    <message>
+        <source>Open audio file</source>
+        <translation>打开音频文件</translation>
+    </message>
+    <message>
+        <source>Input level</source>
+        <translation>输入电平</translation>
+    </message>
+    <message>
+        <source>Seconds recorded</source>
+        <translation>已录制秒数</translation>
+    </message>
+    <message>
+        <source>Recording</source>
+        <translation>录音</translation>
+    </message>
+    <message>
+        <source>Transcript</source>
+        <translation>录音文本</translation>
+    </message>
+    <message>
+        <source>Audition sentence</source>
+        <translation>试听句子</translation>
+    </message>
+    <message>
+        <source>Speaker name</source>
+        <translation>说话人名称</translation>
+    </message>
+    <message>
+        <source>Voice status</source>
+        <translation>音色状态</translation>
+    </message>
+    <message>
+        <source>Transcript:</source>
+        <translation>录音文本：</translation>
+    </message>
+    <message>
+        <source>Sentence:</source>
+        <translation>句子：</translation>
+    </message>
+    <message>
+        <source>Name:</source>
+        <translation>名称：</translation>
+    </message>
+    <message>
+        <source>A clip of {low:g}-{high:g} seconds of one person speaking clearly; the library keeps its encoded sample and transcript, not the recording.</source>
+        <translation>一段 {low:g}-{high:g} 秒、一个人清楚说话的录音；说话人库只保存它编码后的样本和录音文本，不保存录音本身。</translation>
+    </message>
+    <message>
+        <source>Recording: {file}</source>
+        <translation>录音：{file}</translation>
+    </message>
+    <message>
+        <source>Stop</source>
+        <translation>停止</translation>
+    </message>
+    <message>
+        <source>Stop recording</source>
+        <translation>停止录音</translation>
+    </message>
+    <message>
+        <source>Recording…</source>
+        <translation>正在录音…</translation>
+    </message>
+    <message>
+        <source>Recording: {seconds:.1f} s from the microphone</source>
+        <translation>录音：来自麦克风的 {seconds:.1f} 秒</translation>
+    </message>
+    <message>
+        <source>Open an audio file or record one first.</source>
+        <translation>请先打开音频文件或录一段音。</translation>
+    </message>
+    <message>
+        <source>Type what is said in the recording first.</source>
+        <translation>请先输入录音中所说的内容。</translation>
+    </message>
+    <message>
+        <source>Auditioning…</source>
+        <translation>正在试听…</translation>
+    </message>
+    <message>
+        <source>Give the voice a name first.</source>
+        <translation>请先给音色起个名称。</translation>
+    </message>
+    <message>
+        <source>Cloning and keeping &apos;{name}&apos;…</source>
+        <translation>正在克隆并保留“{name}”…</translation>
+    </message>
+    <message>
+        <source>Auditioned: press Play audition to hear it.</source>
+        <translation>试听已生成：按“播放试听”收听。</translation>
+    </message>
+    <message>
+        <source>Kept the voice in the library as &apos;{name}&apos;.</source>
+        <translation>已将音色以“{name}”保留到说话人库。</translation>
+    </message>
+</context>
+<context>
+    <name>Voices</name>
+    <message>
+        <source>S&amp;cript mode (Name: text lines)</source>
+        <translation>脚本模式（“名称: 文本”行）(&amp;C)</translation>
+    </message>
+    <message>
+        <source>Each line is &apos;Name: text&apos;, spoken by that library speaker</source>
+        <translation>每行为“名称: 文本”，由库中同名说话人朗读</translation>
+    </message>
+    <message>
+        <source>Load a model and wait for the running job first.</source>
+        <translation>请先加载模型，并等待当前任务完成。</translation>
+    </message>
+    <message>
+        <source>Cannot play the preview {path}: {reason}</source>
+        <translation>无法播放预览 {path}：{reason}</translation>
+    </message>
+</context>
+<context>
+    <name>Window</name>
+    <message>
+        <source>System language ({language})</source>
+        <translation>系统语言（{language}）</translation>
+    </message>
+    <message>
+        <source>The official ChatTTS weights are not downloaded yet. Download them (about 1 GB), or try the demo weights: random weights that produce noise, not speech.</source>
+        <translation>尚未下载官方 ChatTTS 权重。可以下载（约 1 GB），或先试用演示权重：演示权重是随机权重，只会产生噪声，不是语音。</translation>
+    </message>
+    <message>
+        <source>Download official weights…</source>
+        <translation>下载官方权重…</translation>
+    </message>
+    <message>
+        <source>Use demo weights</source>
+        <translation>使用演示权重</translation>
+    </message>
+    <message>
+        <source>No model loaded</source>
+        <translation>未加载模型</translation>
+    </message>
+    <message>
+        <source>Synthesize  (Ctrl+Enter)</source>
+        <translation>合成  (Ctrl+Enter)</translation>
+    </message>
+    <message>
+        <source>Engine</source>
+        <translation>引擎</translation>
+    </message>
+    <message>
+        <source>Speaker</source>
+        <translation>说话人</translation>
+    </message>
+    <message>
+        <source>Advanced</source>
+        <translation>高级</translation>
+    </message>
+    <message>
+        <source>Dictionary</source>
+        <translation>词典</translation>
+    </message>
+    <message>
+        <source>Settings pages</source>
+        <translation>设置页</translation>
+    </message>
+    <message>
+        <source>Script problem</source>
+        <translation>脚本问题</translation>
+    </message>
+    <message>
+        <source>&amp;File</source>
+        <translation>文件(&amp;F)</translation>
+    </message>
+    <message>
+        <source>&amp;Open text…</source>
+        <translation>打开文本(&amp;O)…</translation>
+    </message>
+    <message>
+        <source>&amp;Save audio…</source>
+        <translation>保存音频(&amp;S)…</translation>
+    </message>
+    <message>
+        <source>&amp;Quit</source>
+        <translation>退出(&amp;Q)</translation>
+    </message>
+    <message>
+        <source>&amp;Edit</source>
+        <translation>编辑(&amp;E)</translation>
+    </message>
+    <message>
+        <source>Insert &amp;sample text</source>
+        <translation>插入示例文本(&amp;S)</translation>
+    </message>
+    <message>
+        <source>&amp;Run</source>
+        <translation>运行(&amp;R)</translation>
+    </message>
+    <message>
+        <source>&amp;Synthesize</source>
+        <translation>合成(&amp;S)</translation>
+    </message>
+    <message>
+        <source>&amp;Cancel</source>
+        <translation>取消(&amp;C)</translation>
+    </message>
+    <message>
+        <source>&amp;Play result</source>
+        <translation>播放结果(&amp;P)</translation>
+    </message>
+    <message>
+        <source>S&amp;top playback</source>
+        <translation>停止播放(&amp;T)</translation>
+    </message>
+    <message>
+        <source>&amp;Models</source>
+        <translation>模型(&amp;M)</translation>
+    </message>
+    <message>
+        <source>&amp;Models…</source>
+        <translation>模型(&amp;M)…</translation>
+    </message>
+    <message>
+        <source>&amp;Speakers</source>
+        <translation>说话人(&amp;S)</translation>
+    </message>
+    <message>
+        <source>&amp;Audition…</source>
+        <translation>试听(&amp;A)…</translation>
+    </message>
+    <message>
+        <source>&amp;Random speaker</source>
+        <translation>随机说话人(&amp;R)</translation>
+    </message>
+    <message>
+        <source>&amp;New voice from a recording…</source>
+        <translation>用录音创建音色(&amp;N)…</translation>
+    </message>
+    <message>
+        <source>Se&amp;ttings</source>
+        <translation>设置(&amp;T)</translation>
+    </message>
+    <message>
+        <source>&amp;Help</source>
+        <translation>帮助(&amp;H)</translation>
+    </message>
+    <message>
+        <source>Add to &amp;applications menu</source>
+        <translation>添加到应用程序菜单(&amp;A)</translation>
+    </message>
+    <message>
+        <source>&amp;Language (applies at next start)</source>
+        <translation>语言(&amp;L)（下次启动时生效）</translation>
+    </message>
+    <message>
+        <source>The interface already speaks {language}.</source>
+        <translation>界面语言已是{language}。</translation>
+    </message>
+    <message>
+        <source>The interface will speak {language} when ChatTTS Studio starts again.</source>
+        <translation>ChatTTS Studio 下次启动时界面语言将切换为{language}。</translation>
+    </message>
+</context>
+<context>
+    <name>Worker</name>
+    <message>
+        <source>{size:.0f} MiB downloaded</source>
+        <translation>已下载 {size:.0f} MiB</translation>
+    </message>
+    <message>
+        <source>Load a model before serving it.</source>
+        <translation>请先加载模型，再提供服务。</translation>
+    </message>
+</context>
+<context>
+    <name>core</name>
+    <message>
+        <source>random weights: they produce noise, not speech</source>
+        <translation>随机权重：只会产生噪声，不是语音</translation>
+    </message>
+    <message>
+        <source>No audio output device is available; the audio can still be saved.</source>
+        <translation>没有可用的音频输出设备；音频仍可保存。</translation>
+    </message>
+    <message>
+        <source>Audio playback needs the PortAudio library (libportaudio2); the audio can still be saved.</source>
+        <translation>播放音频需要 PortAudio 库（libportaudio2）；音频仍可保存。</translation>
+    </message>
+    <message>
+        <source>There is no audio to save.</source>
+        <translation>没有可保存的音频。</translation>
+    </message>
+    <message>
+        <source>The file name {name} contains a NUL character, which no file system accepts.</source>
+        <translation>文件名 {name} 含有 NUL 字符，任何文件系统都不接受。</translation>
+    </message>
+    <message>
+        <source>The file name {name} has characters this file system cannot store.</source>
+        <translation>文件名 {name} 含有此文件系统无法保存的字符。</translation>
+    </message>
+    <message>
+        <source>The file name {name}… is too long ({size} bytes; the limit is {limit}).</source>
+        <translation>文件名 {name}… 太长（{size} 字节；上限为 {limit}）。</translation>
+    </message>
+    <message>
+        <source>{target} is a folder; give a file name such as {example}.</source>
+        <translation>{target} 是一个文件夹；请给出文件名，例如 {example}。</translation>
+    </message>
+    <message>
+        <source>{target} has no file name.</source>
+        <translation>{target} 没有文件名。</translation>
+    </message>
+    <message>
+        <source>The folder {folder} does not exist.</source>
+        <translation>文件夹 {folder} 不存在。</translation>
+    </message>
+    <message>
+        <source>{target} is not a regular file; give another file name.</source>
+        <translation>{target} 不是普通文件；请换一个文件名。</translation>
+    </message>
+    <message>
+        <source>Cannot write to {target}: {reason}.</source>
+        <translation>无法写入 {target}：{reason}。</translation>
+    </message>
+    <message>
+        <source>the disk is full</source>
+        <translation>磁盘已满</translation>
+    </message>
+    <message>
+        <source>the disk quota is used up</source>
+        <translation>磁盘配额已用完</translation>
+    </message>
+    <message>
+        <source>the file system is read-only</source>
+        <translation>文件系统是只读的</translation>
+    </message>
+    <message>
+        <source>permission denied</source>
+        <translation>权限不足</translation>
+    </message>
+    <message>
+        <source>the operation is not permitted</source>
+        <translation>不允许此操作</translation>
+    </message>
+    <message>
+        <source>the file name is too long</source>
+        <translation>文件名太长</translation>
+    </message>
+    <message>
+        <source>the file system refuses the name</source>
+        <translation>文件系统不接受此名称</translation>
+    </message>
+    <message>
+        <source>the file system refuses characters in the name</source>
+        <translation>文件系统不接受名称中的某些字符</translation>
+    </message>
+    <message>
+        <source>the folder does not exist</source>
+        <translation>文件夹不存在</translation>
+    </message>
+    <message>
+        <source>it is a folder</source>
+        <translation>它是一个文件夹</translation>
+    </message>
+    <message>
+        <source>a part of the path is not a folder</source>
+        <translation>路径中有一部分不是文件夹</translation>
+    </message>
+    <message>
+        <source>save</source>
+        <translation>保存</translation>
+    </message>
+    <message>
+        <source>write</source>
+        <translation>写入</translation>
+    </message>
+    <message>
+        <source>write to</source>
+        <translation>写入</translation>
+    </message>
+    <message>
+        <source>save the speaker library</source>
+        <translation>保存说话人库</translation>
+    </message>
+    <message>
+        <source>Cannot {action} {target}: {reason}. Nothing was changed.</source>
+        <translation>无法{action} {target}：{reason}。未做任何更改。</translation>
+    </message>
+    <message>
+        <source>CUDA is unavailable: this PyTorch is a CPU-only build; install a CUDA build.</source>
+        <translation>CUDA 不可用：当前 PyTorch 是仅支持 CPU 的版本；请安装支持 CUDA 的版本。</translation>
+    </message>
+    <message>
+        <source>CUDA is unavailable: {reason}</source>
+        <translation>CUDA 不可用：{reason}</translation>
+    </message>
+    <message>
+        <source>CUDA is unavailable: PyTorch is built for CUDA {version} but no usable GPU or driver was found ({reason}).</source>
+        <translation>CUDA 不可用：PyTorch 是为 CUDA {version} 构建的，但未找到可用的 GPU 或驱动（{reason}）。</translation>
+    </message>
+    <message>
+        <source>CUDA is unavailable: PyTorch is built for CUDA {version} but no GPU was found.</source>
+        <translation>CUDA 不可用：PyTorch 是为 CUDA {version} 构建的，但未找到 GPU。</translation>
+    </message>
+    <message>
+        <source>CUDA {version} is usable with {count} device(s).</source>
+        <translation>CUDA {version} 可用，共 {count} 个设备。</translation>
+    </message>
+    <message>
+        <source>its compute capability cannot be read ({reason})</source>
+        <translation>无法读取它的计算能力（{reason}）</translation>
+    </message>
+    <message>
+        <source>a PyTorch build for an older CUDA may support it</source>
+        <translation>面向较旧 CUDA 的 PyTorch 版本可能支持它</translation>
+    </message>
+    <message>
+        <source>a newer one may</source>
+        <translation>较新的版本可能支持</translation>
+    </message>
+    <message>
+        <source>PyTorch {torch} (CUDA {cuda}) has no kernels for its compute capability {capability} (it is built for {archs}); {hint}</source>
+        <translation>PyTorch {torch}（CUDA {cuda}）没有适用于其计算能力 {capability} 的内核（它是为 {archs} 构建的）；{hint}</translation>
+    </message>
+    <message>
+        <source>Device {device} ({name}) cannot be used: {problem}.</source>
+        <translation>设备 {device}（{name}）无法使用：{problem}。</translation>
+    </message>
+    <message>
+        <source>Device {device} cannot be used. {status}</source>
+        <translation>设备 {device} 无法使用。{status}</translation>
+    </message>
+    <message>
+        <source>Device {device} does not exist; this machine has {count} CUDA device(s).</source>
+        <translation>设备 {device} 不存在；本机有 {count} 个 CUDA 设备。</translation>
+    </message>
+    <message>
+        <source>Unknown device &apos;{device}&apos;; choose one of: {known}.</source>
+        <translation>未知设备“{device}”；请从以下设备中选择：{known}。</translation>
+    </message>
+    <message>
+        <source>int8 is the CPU&apos;s option (dynamic quantization); on a GPU use fp16 or bf16</source>
+        <translation>int8 是 CPU 的选项（动态量化）；在 GPU 上请使用 fp16 或 bf16</translation>
+    </message>
+    <message>
+        <source>this GPU (compute capability {capability}) has no fast fp16 (before Pascal)</source>
+        <translation>此 GPU（计算能力 {capability}）没有快速的 fp16（早于 Pascal 架构）</translation>
+    </message>
+    <message>
+        <source>this GPU (compute capability {capability}) has no bf16 (it needs Ampere or newer, 8.0)</source>
+        <translation>此 GPU（计算能力 {capability}）不支持 bf16（需要 Ampere 或更新的架构，8.0）</translation>
+    </message>
+    <message>
+        <source>fp16 is not supported on the CPU; use fp32, bf16 or int8</source>
+        <translation>CPU 不支持 fp16；请使用 fp32、bf16 或 int8</translation>
+    </message>
+    <message>
+        <source>on Apple MPS ChatTTS runs its GPT on the CPU, so only fp32 applies</source>
+        <translation>在 Apple MPS 上 ChatTTS 的 GPT 运行在 CPU 上，因此只能使用 fp32</translation>
+    </message>
+    <message>
+        <source>Unknown precision &apos;{precision}&apos;; choose fp32, fp16, bf16 or int8.</source>
+        <translation>未知精度“{precision}”；请选择 fp32、fp16、bf16 或 int8。</translation>
+    </message>
+    <message>
+        <source>{precision} cannot be used on {device}: {reason}.</source>
+        <translation>{precision} 无法在 {device} 上使用：{reason}。</translation>
+    </message>
+    <message>
+        <source>{count} bytes</source>
+        <translation>{count} 字节</translation>
+    </message>
+    <message>
+        <source>The audio of this result is gone ({reason}).</source>
+        <translation>此结果的音频已不存在（{reason}）。</translation>
+    </message>
+    <message>
+        <source>Cannot save as &apos;{suffix}&apos;: use .wav, .flac, .ogg or .mp3.</source>
+        <translation>无法保存为“{suffix}”：请使用 .wav、.flac、.ogg 或 .mp3。</translation>
+    </message>
+    <message>
+        <source>Cannot save {path}: the folder {folder} is not writable{why}. Choose another folder.</source>
+        <translation>无法保存 {path}：文件夹 {folder} 不可写{why}。请选择其他文件夹。</translation>
+    </message>
+    <message>
+        <source>Cannot save {path}: the disk is full. Nothing was changed.</source>
+        <translation>无法保存 {path}：磁盘已满。未做任何更改。</translation>
+    </message>
+    <message>
+        <source>Model &apos;{name}&apos; is incomplete: {path} is missing.</source>
+        <translation>模型“{name}”不完整：缺少 {path}。</translation>
+    </message>
+    <message>
+        <source>Model &apos;{name}&apos; is damaged: {path} does not match its sha256 hash. Download or build it again.</source>
+        <translation>模型“{name}”已损坏：{path} 与其 sha256 哈希不符。请重新下载或重新构建。</translation>
+    </message>
+    <message>
+        <source>The model folder {folder} does not exist (moved or deleted?); choose the folder again, or use demo, demo-full or official.</source>
+        <translation>模型文件夹 {folder} 不存在（被移动或删除了？）；请重新选择文件夹，或使用 demo、demo-full 或 official。</translation>
+    </message>
+    <message>
+        <source>Unknown model &apos;{name}&apos;: use demo, demo-full, official, or a folder with ChatTTS weights.</source>
+        <translation>未知模型“{name}”：请使用 demo、demo-full、official，或包含 ChatTTS 权重的文件夹。</translation>
+    </message>
+    <message>
+        <source>The official weights are not downloaded yet: run &apos;chattts-studio-cli model download&apos; or use the Models dialog.</source>
+        <translation>尚未下载官方权重：请运行“chattts-studio-cli model download”，或使用“模型”对话框。</translation>
+    </message>
+    <message>
+        <source>The control token [{name}] is reserved by ChatTTS and cannot be used in the text.</source>
+        <translation>控制标记 [{name}] 由 ChatTTS 保留，不能用在文本中。</translation>
+    </message>
+    <message>
+        <source>Unknown control token [{name}]; use one of [uv_break], [v_break], [lbreak], [laugh], [break_0-7], [oral_0-9], [laugh_0-2], [speed_0-9].</source>
+        <translation>未知控制标记 [{name}]；请使用以下之一：[uv_break]、[v_break]、[lbreak]、[laugh]、[break_0-7]、[oral_0-9]、[laugh_0-2]、[speed_0-9]。</translation>
+    </message>
+    <message>
+        <source>The text has a &apos;[&apos; or &apos;]&apos; that is not part of a control token such as [uv_break].</source>
+        <translation>文本中有不属于控制标记（如 [uv_break]）的“[”或“]”。</translation>
+    </message>
+    <message>
+        <source>The text is empty.</source>
+        <translation>文本为空。</translation>
+    </message>
+    <message>
+        <source>The text has nothing ChatTTS can speak: it reads Chinese, English letters and numbers.</source>
+        <translation>文本中没有 ChatTTS 能朗读的内容：它只朗读中文、英文字母和数字。</translation>
+    </message>
+</context>
+</TS>

@@ -1,0 +1,119 @@
+"""Run > Serve on localhost: the window's loaded model behind the speech API (no second copy),
+its URL and live request count, refusals while it serves, and a clean stop."""
+
+import io
+import socket
+import threading
+
+import httpx2 as httpx
+import numpy as np
+import pytest
+import soundfile as sf
+from conftest import window_maker
+
+from gui.serving import ModelServing
+
+API_THREADS = ("speech-api", "batcher")
+WAIT_MS = 60_000
+
+
+@pytest.fixture
+def make_window(qtbot, private_home):  # type: ignore[no-untyped-def]
+    yield from window_maker(
+        qtbot, lambda window: window.loaded is not None and window.current_job is None
+    )
+
+
+def _api_threads() -> list[str]:
+    return [t.name for t in threading.enumerate() if t.name in API_THREADS and t.is_alive()]
+
+
+def _port_open(port: int) -> bool:
+    with socket.socket() as probe:
+        probe.settimeout(1)
+        return probe.connect_ex(("127.0.0.1", port)) == 0
+
+
+def _serve(window, qtbot) -> str:  # type: ignore[no-untyped-def]
+    window.serve_port = 0  # one the system picks: tests may run side by side
+    window.serve_action.trigger()  # the menu action, as a click would
+    qtbot.waitUntil(lambda: window.serving is not None, timeout=WAIT_MS)
+    assert window.serve_action.isChecked() and window.serve_panel.isVisible()
+    url = window.serving.url
+    assert url.startswith("http://127.0.0.1:") and url.endswith("/v1")
+    assert url in window.serve_panel.status.text()
+    return url
+
+
+def test_the_window_serves_its_own_model_and_stops_cleanly(make_window, qtbot) -> None:  # type: ignore[no-untyped-def]
+    window = make_window()
+    worker = window.host.worker
+    url = _serve(window, qtbot)
+    session = window.serving
+    # One copy of the model: the batcher decodes with the very object the worker loaded.
+    assert session.batcher.model is worker.engine.model
+    assert session.batcher.engine is worker.engine
+    assert "0 requests" in window.serve_panel.status.text()
+
+    response = httpx.post(
+        f"{url}/audio/speech",
+        json={
+            "model": "chattts",
+            "input": "Hello from the window.",
+            "voice": "seed:7",
+            "response_format": "wav",
+        },
+        timeout=60,
+    )
+    assert response.status_code == 200, response.text
+    audio, rate = sf.read(io.BytesIO(response.content), dtype="float32")
+    assert rate == 24_000 and len(audio) > 2_400 and np.isfinite(audio).all()
+    # The label is polled (2 Hz), not told: it catches up within a tick or two.
+    qtbot.waitUntil(lambda: "1 request " in window.serve_panel.status.text(), timeout=5_000)
+    assert session.requests == 1
+
+    # While it serves, the window's own synthesis is refused with one sentence: no job runs.
+    window.editor.set_text("A sentence for the window.")
+    assert window.synthesize() is None and window.current_job is None
+    assert "serving the local speech API" in window.notice.text()
+
+    # Any other job that would run the model is refused by the worker itself.
+    with qtbot.waitSignal(worker.failed, timeout=WAIT_MS) as failed:
+        window.host.speaker_for_seed(3)
+    assert isinstance(failed.args[0].error, ModelServing)
+
+    port = session.port
+    window.serve_action.trigger()  # off
+    qtbot.waitUntil(lambda: window.serving is None, timeout=WAIT_MS)
+    assert not window.serve_action.isChecked() and not window.serve_panel.isVisible()
+    assert not _port_open(port)
+    assert _api_threads() == []
+    assert worker.session is None
+
+    # The model is the window's again: a synthesis runs to its end.
+    with qtbot.waitSignal(worker.synthesized, timeout=WAIT_MS):
+        assert window.synthesize() is not None
+
+
+def test_loading_another_model_or_closing_stops_the_api(make_window, qtbot) -> None:  # type: ignore[no-untyped-def]
+    window = make_window()
+    _serve(window, qtbot)
+    port = window.serving.port
+    window.reload_model()  # another precision or device reloads the same way
+    qtbot.waitUntil(lambda: window.serving is None and window.current_job is None, timeout=WAIT_MS)
+    assert window.loaded is not None and not window.serve_action.isChecked()
+    assert not _port_open(port) and _api_threads() == []
+
+    _serve(window, qtbot)
+    port = window.serving.port
+    window.close()  # the fixture checks the worker thread; the API's threads end too
+    assert not window.host.thread.isRunning()
+    assert not _port_open(port) and _api_threads() == []
+
+
+def test_serving_needs_a_loaded_model(make_window, qtbot) -> None:  # type: ignore[no-untyped-def]
+    window = make_window(model=None)
+    window.serve_action.trigger()
+    assert window.serving is None and window.current_job is None
+    assert not window.serve_action.isChecked()
+    assert "Load a model" in window.notice.text()
