@@ -17,7 +17,7 @@ from typing import IO
 
 from .atomic import atomic_path, os_error_sentence, write_text_atomic
 from .errors import StudioError
-from .render_store import digest
+from .render_store import digest, journal_records
 
 STORE = ".manifest"
 JOURNAL = "journal.jsonl"
@@ -99,20 +99,10 @@ class ManifestStore:
             ) from None
 
     def _read_journal(self) -> None:
-        path = self.store / JOURNAL
-        if not path.exists():
-            return
-        raw = path.read_bytes()
-        if raw and not raw.endswith(b"\n"):  # a line cut short by a kill: end it
-            with open(path, "ab") as fh:
-                fh.write(b"\n")
-                fh.flush()
-                os.fsync(fh.fileno())
-        for line in raw.decode("utf-8", errors="replace").splitlines():
+        for data in journal_records(self.store / JOURNAL):
             try:
-                data = json.loads(line)
                 entry = ItemEntry(**{k: data[k] for k in ItemEntry.__dataclass_fields__})
-            except (ValueError, TypeError, KeyError):
+            except (TypeError, KeyError):
                 continue
             self.entries[entry.id] = entry
 

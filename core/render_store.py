@@ -32,6 +32,28 @@ VERSION = 1
 SEGMENT_SUBTYPE = "PCM_24"
 
 
+def journal_records(path: Path) -> list[dict[str, Any]]:
+    """The JSON objects of a journal (one a line), in order; a line cut short by a kill is
+    skipped, and ended on disk so that the next line appended starts on its own."""
+    if not path.exists():
+        return []
+    raw = path.read_bytes()
+    if raw and not raw.endswith(b"\n"):
+        with open(path, "ab") as fh:
+            fh.write(b"\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+    records = []
+    for line in raw.decode("utf-8", errors="replace").splitlines():
+        try:
+            data = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(data, dict):
+            records.append(data)
+    return records
+
+
 def digest(*parts: object) -> str:
     """A short stable hash of the parts (as JSON)."""
     data = json.dumps(parts, ensure_ascii=False, sort_keys=True, default=str).encode()
@@ -111,21 +133,10 @@ class SegmentStore:
                     tmp.unlink()
 
     def _read_journal(self) -> None:
-        path = self.store / JOURNAL
-        if not path.exists():
-            return
-        raw = path.read_bytes()
-        if raw and not raw.endswith(b"\n"):
-            # A line cut short by a kill: end it, so the next line starts on its own.
-            with open(path, "ab") as fh:
-                fh.write(b"\n")
-                fh.flush()
-                os.fsync(fh.fileno())
-        for line in raw.decode("utf-8", errors="replace").splitlines():
+        for data in journal_records(self.store / JOURNAL):
             try:
-                data = json.loads(line)
                 entry = Entry(**{k: data[k] for k in Entry.__dataclass_fields__})
-            except (ValueError, TypeError, KeyError):
+            except (TypeError, KeyError):
                 continue
             self._entries[entry.file] = entry
 

@@ -7,11 +7,14 @@ cancels its request: the batcher frees its rows before the next step.
 """
 
 import asyncio
+import contextlib
 import hmac
 import json
 import logging
 import math
-from collections.abc import AsyncIterator, Callable
+import socket
+import threading
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -364,3 +367,25 @@ def uvicorn_server(server: SpeechServer, host: str, port: int, ready: Callable[[
 def serve_app(server: SpeechServer, host: str, port: int, ready: Callable[[], None]) -> None:
     """Serve until interrupted (Ctrl+C)."""
     uvicorn_server(server, host, port, ready).run()
+
+
+@contextlib.contextmanager
+def serving_on_loopback(server: SpeechServer, batcher: Batcher) -> Iterator[int]:
+    """Serve on a free 127.0.0.1 port in a thread (the benchmark's and the tests' server);
+    yields the port; on leaving, stops uvicorn, then the batcher."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = int(probe.getsockname()[1])
+    ready = threading.Event()
+    uv = uvicorn_server(server, "127.0.0.1", port, ready.set)
+    thread = threading.Thread(target=uv.run, name="speech-api", daemon=True)
+    batcher.start()
+    thread.start()
+    try:
+        if not ready.wait(60):
+            raise RuntimeError("the speech API did not start")
+        yield port
+    finally:
+        uv.should_exit = True
+        thread.join(30)
+        batcher.close()

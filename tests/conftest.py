@@ -139,3 +139,18 @@ def inject_oom(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
     monkeypatch.setattr(FastDecoder, "__init__", failing_init)
     return failures
+
+
+def microphone_env(folder: Path, samples: "object") -> dict[str, str]:
+    """The environment of a child process whose default ALSA capture device plays `samples`
+    (float32 mono at 24 kHz) through the `file` plugin's `infile`. ALSA_CONFIG_PATH has to be
+    set before sounddevice is imported, hence a process of its own."""
+    source = folder / "mic.raw"
+    samples.tofile(source)  # type: ignore[attr-defined]
+    conf = folder / "asound.conf"
+    conf.write_text(
+        'pcm.!default { type plug; slave { pcm "mic"; format FLOAT_LE; rate 24000; channels 1 } }\n'
+        f'pcm.mic {{ type file; slave.pcm {{ type null }} file "{folder}/played.raw"\n'
+        f'  infile "{source}"; format "raw" }}\n'
+    )
+    return {**os.environ, "ALSA_CONFIG_PATH": str(conf)}

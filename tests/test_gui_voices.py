@@ -4,7 +4,6 @@ adds nothing), the dialog recording from a virtual ALSA capture device, dialogue
 and the pronunciation dictionary tab."""
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -12,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import soundfile as sf
-from conftest import GUI_WAIT_MS, window_maker
+from conftest import GUI_WAIT_MS, microphone_env, window_maker
 
 from core.request import SynthesisRequest
 from core.speakers import SpeakerLibrary
@@ -167,17 +166,8 @@ def test_the_dialog_records_a_clip_equal_to_the_capture_devices_samples(tmp_path
     from core.clone import check_clip
 
     known = noise(4.0, seed=11)
-    source = tmp_path / "mic.raw"
-    known.tofile(source)
-    conf = tmp_path / "asound.conf"
-    conf.write_text(
-        'pcm.!default { type plug; slave { pcm "mic"; format FLOAT_LE; rate 24000; channels 1 } }\n'
-        f'pcm.mic {{ type file; slave.pcm {{ type null }} file "{tmp_path}/played.raw"\n'
-        f'  infile "{source}"; format "raw" }}\n'
-    )
     out = tmp_path / "take.npy"
-    # ALSA_CONFIG_PATH must be set before sounddevice is imported: a process of its own.
-    env = {**os.environ, "ALSA_CONFIG_PATH": str(conf)}
+    env = microphone_env(tmp_path, known)
     proc = subprocess.run(
         [sys.executable, "-c", RECORD, str(out)],
         capture_output=True,

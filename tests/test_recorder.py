@@ -1,12 +1,12 @@
 """The microphone recorder (core side): a take captured from a virtual ALSA capture device that
 plays a file of known samples, exactly, and cloned like that file."""
 
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
+from conftest import microphone_env
 
 CHILD = """
 import sys
@@ -28,17 +28,8 @@ def test_a_take_from_a_capture_device_equals_the_file_it_plays(engine, tmp_path:
 
     rng = np.random.default_rng(11)
     known = (rng.standard_normal(4 * 24000) * 0.2).astype(np.float32)
-    source = tmp_path / "mic.raw"
-    known.tofile(source)
-    # The ALSA `file` plugin's `infile` feeds these samples to whoever captures from it.
-    conf = tmp_path / "asound.conf"
-    conf.write_text(
-        'pcm.!default { type plug; slave { pcm "mic"; format FLOAT_LE; rate 24000; channels 1 } }\n'
-        f'pcm.mic {{ type file; slave.pcm {{ type null }} file "{tmp_path}/played.raw"\n'
-        f'  infile "{source}"; format "raw" }}\n'
-    )
     out = tmp_path / "take.npy"
-    env = {**os.environ, "ALSA_CONFIG_PATH": str(conf)}  # before sounddevice is imported there
+    env = microphone_env(tmp_path, known)
     proc = subprocess.run(
         [sys.executable, "-c", CHILD, str(out)],
         capture_output=True,

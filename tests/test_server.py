@@ -3,7 +3,6 @@
 import argparse
 import io
 import json
-import socket
 import struct
 import threading
 import time
@@ -21,7 +20,7 @@ from core.batcher import Batcher, SpeechOrder
 from core.cli_serve import add_serve_parser, cmd_serve, is_loopback
 from core.engine import Engine
 from core.errors import StudioError
-from core.server import ServeLimits, SpeechServer, uvicorn_server
+from core.server import ServeLimits, SpeechServer, serving_on_loopback
 
 PAUSE = 6000  # 0.25 s at 24 kHz between segments
 
@@ -41,21 +40,10 @@ def api(engine: Engine) -> Iterator[Running]:
     server = SpeechServer(engine, batcher, limits=ServeLimits(max_input_chars=300))
     steps: list[list[int]] = []
     batcher.step_listeners.append(steps.append)
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    ready = threading.Event()
-    uv = uvicorn_server(server, "127.0.0.1", port, ready.set)
-    thread = threading.Thread(target=uv.run, daemon=True)
-    batcher.start()
-    thread.start()
-    assert ready.wait(60), "the server did not start"
-    url = f"http://127.0.0.1:{port}"
-    client = openai.OpenAI(base_url=f"{url}/v1", api_key="unused", max_retries=0)
-    yield Running(url, server, batcher, client, steps)
-    uv.should_exit = True
-    thread.join(30)
-    batcher.close()
+    with serving_on_loopback(server, batcher) as port:
+        url = f"http://127.0.0.1:{port}"
+        client = openai.OpenAI(base_url=f"{url}/v1", api_key="unused", max_retries=0)
+        yield Running(url, server, batcher, client, steps)
 
 
 def _samples(batcher: Batcher, text: str) -> int:

@@ -13,7 +13,6 @@ request's audio length is known and equal across runs.
 import argparse
 import http.client
 import json
-import socket
 import sys
 import threading
 import time
@@ -136,7 +135,7 @@ def run(
 ) -> list[Row]:
     from core.batcher import Batcher
     from core.engine import Engine
-    from core.server import SpeechServer, uvicorn_server
+    from core.server import SpeechServer, serving_on_loopback
 
     engine = Engine()
     loaded = engine.load(model, "cpu" if model.startswith("demo") else None)
@@ -145,25 +144,13 @@ def run(
     say(format_table(rows))
     batcher = Batcher(engine, slots=slots, max_waiting=max(64, max(clients)))
     server = SpeechServer(engine, batcher)
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    ready = threading.Event()
-    uv = uvicorn_server(server, "127.0.0.1", port, ready.set)
-    thread = threading.Thread(target=uv.run, daemon=True)
-    batcher.start()
-    thread.start()
-    if not ready.wait(60):
-        raise RuntimeError("the server did not start")
     try:
-        _request(port, TEXTS[0], 1)  # untimed, as for the engine
-        for n in clients:
-            rows.append(_clients(port, n, per_client))
-            say(format_table(rows))
+        with serving_on_loopback(server, batcher) as port:
+            _request(port, TEXTS[0], 1)  # untimed, as for the engine
+            for n in clients:
+                rows.append(_clients(port, n, per_client))
+                say(format_table(rows))
     finally:
-        uv.should_exit = True
-        thread.join(30)
-        batcher.close()
         engine.unload()
     return rows
 
