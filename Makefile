@@ -66,9 +66,15 @@ $(STAMP): pyproject.toml
 	3.12 or 3.13; install one (Debian/Ubuntu: apt-get install python3 python3-venv) or name it \
 	with make PYTHON=/path/to/python3.X"; exit 2; }
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[dev]'
+	-$(BIN)/python -m pip install -q --upgrade pip
+	$(PIP_RETRY) $(BIN)/python -m pip install -q -e '.[dev]'
 	touch $(STAMP)
+
+# A dropped connection to the package registry (a torch wheel is 550 MB and more) is retried:
+# pip resumes the interrupted download (PIP_RESUME_RETRIES; older pips ignore it), and the whole
+# install is tried three times before make gives up.
+export PIP_RESUME_RETRIES ?= 20
+PIP_RETRY := bash .ci/retry.sh 3
 
 # Installs the missing Debian packages of $(DEBS) when we are root; otherwise says what is missing.
 .PHONY: debs

@@ -13,6 +13,8 @@ trap 'rm -rf "$work"' EXIT
   "$main" -m pip wheel -q --no-deps -w "$work/dist" .
 wheel=$(ls "$work"/dist/chattts_studio-*.whl)
 echo "built $(basename "$wheel")"
+NETWORK_ERRORS="incomplete-download|connection (interrupted|reset|refused|aborted)|read timed out|\
+temporary failure in name resolution|NewConnectionError|Max retries exceeded|ProtocolError"
 status=0
 for python in "$@"; do
   version=$("$python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
@@ -20,8 +22,15 @@ for python in "$@"; do
   echo "== Python $version ($python): install the wheel and its dependencies"
   env="$work/py$version"
   "$python" -m venv "$env"
-  "$env/bin/python" -m pip install -q --upgrade pip
-  if ! "$env/bin/python" -m pip install -q "$wheel"; then
+  "$env/bin/python" -m pip install -q --upgrade pip || true
+  if ! bash .ci/retry.sh 2 "$env/bin/python" -m pip install -q "$wheel" 2> "$work/pip$version.log"; then
+    # A registry that cannot be reached says nothing about the wheel: say so and go on. Any other
+    # install failure (a dependency with no release for this Python, a broken wheel) fails.
+    if grep -qiE "$NETWORK_ERRORS" "$work/pip$version.log"; then
+      echo "NOT TESTED: Python $version: the package registry could not be reached:"
+      grep -iE "$NETWORK_ERRORS" "$work/pip$version.log" | tail -3; continue
+    fi
+    cat "$work/pip$version.log"
     echo "FAILED: the wheel does not install on Python $version"; status=1; continue
   fi
   home="$work/home$version"

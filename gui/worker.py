@@ -18,6 +18,7 @@ from core.errors import Cancelled
 from core.metrics import LiveMetrics
 from core.request import AudioChunk, SegmentRestarted, SegmentResult
 
+from . import garbage
 from .i18n import translate
 
 # The jobs and their outcomes, importable from here as before.
@@ -155,6 +156,7 @@ class Worker(QObject):
             self.probe_failed.emit(exc)
             return
         self.devices = found
+        garbage.freeze_imports()  # before any model exists: a model must stay collectable
         self.probed.emit(found)
 
     def _run(self, job: Job, body, outcome: Any) -> None:  # type: ignore[no-untyped-def]

@@ -5,6 +5,7 @@ from PySide6.QtCore import QObject, QThread, Signal
 
 from core.metrics import LiveMetrics
 
+from . import garbage
 from .jobs import AuditionJob, Job, JobKind, LoadJob, RenderSpec, SynthesisJob, VoiceJob
 from .worker import Worker
 
@@ -43,6 +44,7 @@ class WorkerHost(QObject):
         self._end_serving.connect(self.worker.end_serving)
         self._count = 0
         self._released = False
+        self._holding_garbage = False
         self._open: dict[int, Job] = {}  # queued or running, by number
         self.worker.finished.connect(self._ended)
         # First in the worker's queue: every job after it finds the engine made. The thread
@@ -53,6 +55,9 @@ class WorkerHost(QObject):
     def start(self) -> None:
         """Start the worker thread: the probe, then the jobs queued so far, run."""
         if not self._released and not self.thread.isRunning():
+            if not self._holding_garbage:  # from now on cycles are collected on this thread
+                garbage.hold()
+                self._holding_garbage = True
             self.thread.start()
 
     @property
@@ -167,3 +172,6 @@ class WorkerHost(QObject):
         worker.end_serving(quiet=True)
         if worker.engine is not None:
             worker.engine.unload()
+        if self._holding_garbage:
+            self._holding_garbage = False
+            garbage.let_go()

@@ -1,7 +1,9 @@
 """Test set-up shared by core and GUI tests: offscreen Qt, a virtual ALSA output device that
 captures to files, and a private data folder with the tiny demo weights built once per run."""
 
+import atexit
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -10,6 +12,9 @@ import pytest
 # All of this must happen before Qt or sounddevice is imported (PortAudio lists devices then).
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 _SESSION_DIR = Path(tempfile.mkdtemp(prefix="chattts-studio-tests-"))
+# The run's weights, captures and data folder take 1-2 GB: gone when the run ends, or runs fill
+# the disk (300 leftover folders once filled this machine's).
+atexit.register(shutil.rmtree, _SESSION_DIR, ignore_errors=True)
 CAPTURE_DIR = _SESSION_DIR / "alsa"
 CAPTURE_DIR.mkdir()
 _ASOUND = _SESSION_DIR / "asound.conf"
