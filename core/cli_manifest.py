@@ -23,9 +23,16 @@ EXIT_CANCELLED = 130
 
 def _options(args: argparse.Namespace) -> "ManifestOptions":
     from .manifest_render import ITEM_FORMATS, ManifestOptions
-    from .request import AUTO_BATCH_MAX
+    from .request import AUTO_BATCH_MAX, SynthesisRequest
 
+    stock = SynthesisRequest(text="")
     unused = [
+        # The manifest's exact decoder samples with the speech API's fixed settings and no
+        # refine pass: refused when asked for, rather than silently not applied.
+        (args.temperature != stock.temperature, "--temperature"),
+        (args.top_p != stock.top_p, "--top-p"),
+        (args.top_k != stock.top_k, "--top-k"),
+        (args.no_refine, "--no-refine (it never refines)"),
         (args.subtitles, "--subtitles"),
         (args.loudness is not None, "--loudness"),
         (args.speaker, "--speaker (each item names its speaker)"),

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from core import models
-from core.request import AudioChunk, SegmentResult
+from core.request import AudioChunk, JobPlan, SegmentResult
 
 from .i18n import core_text, model_label
 from .live_panel import stage_text
@@ -38,6 +38,7 @@ class JobOutcomes:
         worker.probe_failed.connect(self._engine_unavailable)
         worker.started.connect(self._job_started)
         worker.progress.connect(self._job_progress)
+        worker.planned.connect(self._planned)
         worker.segment_ready.connect(self._segment_ready)
         worker.chunk_ready.connect(self._chunk_ready)
         worker.segment_restarted.connect(self._segment_restarted)
@@ -86,6 +87,9 @@ class JobOutcomes:
             self.audition_dialog.set_progress(progress.fraction, progress.detail)
         elif kind is JobKind.RENDER:
             self.render_queue.show_progress(progress)
+
+    def _planned(self, _job: Job, plan: JobPlan) -> None:
+        self.result.set_plan(plan)
 
     def _chunk_ready(self, _job: Job, chunk: AudioChunk) -> None:
         self.result.add_chunk(chunk)

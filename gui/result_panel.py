@@ -6,6 +6,7 @@ A job's audio is never held whole in memory: each chunk goes to a ResultStore in
 folder as it arrives, the waveform is drawn from the store's envelope (bounded, updated per
 chunk), playback is fed from the file (result_playback.py) and saving reads it back."""
 
+from collections.abc import Callable
 from dataclasses import replace
 
 import numpy as np
@@ -13,6 +14,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
+    QComboBox,
     QGroupBox,
     QHBoxLayout,
     QLabel,
@@ -26,7 +28,7 @@ from PySide6.QtWidgets import (
 from core import SAMPLE_RATE
 from core.audio import Player, output_available
 from core.history_store import HistoryStore
-from core.request import AudioChunk, SegmentResult
+from core.request import AudioChunk, JobPlan, SegmentResult
 from core.result_store import ResultStore
 from core.stream_writer import pause_samples
 
@@ -72,6 +74,9 @@ class ResultPanel(QWidget, ResultPlayback, ResultHistory, ResultSaving):
         self.store: ResultStore | None = None  # the result shown: the one running, or chosen
         self.results: list[SegmentResult] = []
         self.pause_seconds = 0.25
+        # The running job's silence before each segment (JobPlan.pause_before: a dialogue's
+        # turn pause between its lines); None: `pause_seconds` everywhere.
+        self._pause_before: Callable[[int], float] | None = None
         self.history: list[HistoryEntry] = []
         self.history_store = history or HistoryStore()
         self.last_folder = ""
@@ -100,6 +105,16 @@ class ResultPanel(QWidget, ResultPlayback, ResultHistory, ResultSaving):
         self.seek.setAccessibleName(self.tr("Playback position"))
         self.time_label = QLabel("0.0 / 0.0 s")
         self.per_segment = QCheckBox(self.tr("One file per segment"))
+        self.subtitles_box = QCheckBox(self.tr("Subtitles"))
+        self.subtitles_box.setAccessibleName(self.tr("Also save subtitles"))
+        self.subtitles_box.setToolTip(
+            self.tr("Save also writes subtitles beside the audio: one cue a sentence.")
+        )
+        self.subtitle_format = QComboBox()
+        self.subtitle_format.addItem(".srt", "srt")
+        self.subtitle_format.addItem(".vtt", "vtt")
+        self.subtitle_format.setAccessibleName(self.tr("Subtitle format"))
+        self.subtitle_format.setEnabled(False)  # with the box ticked
         self.save_button = QPushButton(self.tr("Save…"))
         # Playback's problems beside Play, saving's beside Save: fixed lines whose room is kept
         # while they are empty, so a message never moves or resizes anything.
@@ -135,6 +150,8 @@ class ResultPanel(QWidget, ResultPlayback, ResultHistory, ResultSaving):
         save_row.addWidget(self.stream_box)
         save_row.addWidget(self.save_note, 1)
         save_row.addWidget(self.per_segment)
+        save_row.addWidget(self.subtitles_box)
+        save_row.addWidget(self.subtitle_format)
         save_row.addWidget(self.save_button)
         player = QVBoxLayout()
         player.addWidget(self.waveform, 1)
@@ -160,6 +177,7 @@ class ResultPanel(QWidget, ResultPlayback, ResultHistory, ResultSaving):
             lambda line: self.play(int(line.value() * SAMPLE_RATE))
         )
         self.save_button.clicked.connect(self.save_dialog)
+        self.subtitles_box.toggled.connect(self.subtitle_format.setEnabled)
         self.history_list.currentRowChanged.connect(self.select_history)
         self._connect_usage()
         notifier().changed.connect(self.restyle_warnings)  # light or dark: a readable red
@@ -184,7 +202,13 @@ class ResultPanel(QWidget, ResultPlayback, ResultHistory, ResultSaving):
         self.stop()
         self.running = True
         self._silenced = False
+        self._pause_before = None  # until the job's plan arrives (set_plan)
         self._open_store(pause_seconds)
+
+    def set_plan(self, plan: JobPlan) -> None:
+        """The running job's plan, before its first chunk: the silence before each segment
+        is the plan's, as JobPlan.join and the CLI put it (a dialogue's turn pause)."""
+        self._pause_before = plan.pause_before
 
     def _open_store(self, pause_seconds: float) -> None:
         """A fresh store in the history's folder for the result about to arrive."""
@@ -202,7 +226,8 @@ class ResultPanel(QWidget, ResultPlayback, ResultHistory, ResultSaving):
         store = self.store
         assert store is not None, "begin() opens the store"
         if index > self._chunk_segment:
-            store.append_silence(pause_samples(self.pause_seconds))
+            pause = self._pause_before(index) if self._pause_before else self.pause_seconds
+            store.append_silence(pause_samples(pause))
             self._chunk_segment = index
         self._segment_start.setdefault(index, store.length)
         store.append(audio)
@@ -252,6 +277,12 @@ class ResultPanel(QWidget, ResultPlayback, ResultHistory, ResultSaving):
         keeps its finished segments and the start of the one in progress that was already
         streamed (a result marked partial); a failed run keeps its finished segments."""
         self.running = False
+        try:
+            self._end(outcome, cancelled, failed)
+        finally:
+            self._pause_before = None  # the next run's plan comes with it
+
+    def _end(self, outcome: SynthesisOutcome | None, cancelled: bool, failed: bool) -> None:
         if outcome is not None and outcome.results and self._running_store is None:
             self.stop()
             self._open_store(outcome.job.request.pause_seconds)  # it did not stream through here

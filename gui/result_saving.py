@@ -2,7 +2,10 @@
 result's store a block at a time (a three-hour result costs a few MB to save). The encoding
 runs on the thread pool (a long FLAC takes seconds) and can be cancelled: every file is
 written into a hidden folder beside the target and moved in place only at the end, so a
-failure or a cancel half way leaves nothing behind. A part of ResultPanel."""
+failure or a cancel half way leaves nothing behind. With "Subtitles" ticked each audio file
+gets its subtitles beside it (.srt or .vtt, one cue a sentence, timed from where each segment
+sits in the store: core.subtitles, as the CLI's `synth --subtitles`), in the same all or none.
+A part of ResultPanel."""
 
 import os
 import shutil
@@ -16,6 +19,7 @@ from core.errors import AudioError, Cancelled, StudioError
 from core.messages import replaced
 from core.result_store import ResultStore
 from core.stream_writer import AudioStreamWriter
+from core.subtitles import Cue, check_subtitle_path, cues_for, write_subtitles
 
 from . import dialogs
 from .i18n import core_text
@@ -23,6 +27,7 @@ from .notices import plural
 from .tasks import in_background
 
 Span = tuple[int, int]  # samples [first, end) of a store
+Subtitles = tuple[Path, list[Cue]]  # a subtitle file to write and its cues
 
 
 def write_files(
@@ -30,9 +35,11 @@ def write_files(
     spans: list[Span],
     store: ResultStore,
     cancel: CancelToken | None = None,
+    subtitles: list[Subtitles] | None = None,
 ) -> list[Path]:
-    """Write each span of the store to its target, all or none; `cancel` is checked between
-    blocks and before anything is moved in place. Raises AudioError (or Cancelled)."""
+    """Write each span of the store to its target, and each of `subtitles`, all or none;
+    `cancel` is checked between blocks and before anything is moved in place. Raises
+    AudioError (or Cancelled). The paths written: the audio files, then the subtitles."""
     first = targets[0]
     try:
         staging = Path(tempfile.mkdtemp(prefix=".export-", dir=first.parent))
@@ -52,15 +59,18 @@ def write_files(
                 said = exc.args[0] if len(exc.args) == 1 and isinstance(exc.args[0], str) else ""
                 raise AudioError(replaced(said or str(exc), str(part), str(target))) from None
             parts.append(part)
+        subtitle_targets = [target for target, _ in subtitles or []]
+        for target, cues in subtitles or []:
+            parts.append(write_subtitles(staging / target.name, cues))
         if cancel is not None:
             cancel.check()
-        for part, target in zip(parts, targets, strict=True):
+        for part, target in zip(parts, targets + subtitle_targets, strict=True):
             os.replace(part, target)
     except OSError as exc:
         raise AudioError(os_error_sentence("save", first, exc)) from None
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    return targets
+    return targets + subtitle_targets
 
 
 class ResultSaving:
@@ -88,10 +98,58 @@ class ResultSaving:
         if path is not None:
             self.export(path)
 
-    def _plan(self, path: Path) -> tuple[Path, list[Path], list[Span], ResultStore]:
-        """The files to write and their spans of the store; raises StudioError for a path
-        that cannot be written (a folder, a missing folder, a bad name) before anything is
-        encoded. During a run: what there is now."""
+    @property
+    def subtitle_kind(self) -> str | None:
+        """The subtitles Save also writes, "srt" or "vtt"; None when it writes none."""
+        if not self.subtitles_box.isChecked():
+            return None
+        return str(self.subtitle_format.currentData())
+
+    def _timeline(self, store: ResultStore) -> dict[int, tuple[str, str, Span]]:
+        """Each segment in the store: its text as written, its speaker, its samples."""
+        results = {r.index: r for r in self.results}
+        return {
+            i: (results[i].text, results[i].speaker, span)
+            for i, span in sorted(store.segments.items())
+            if i in results
+        }
+
+    def _subtitles(
+        self, targets: list[Path], spans: list[Span], store: ResultStore
+    ) -> list[Subtitles]:
+        """For each audio target its subtitle file and cues (the segments inside its span,
+        timed from the span's start); [] when Subtitles is not ticked."""
+        kind = self.subtitle_kind
+        if kind is None:
+            return []
+        timeline = self._timeline(store)
+        dialogue = any(speaker for _text, speaker, _span in timeline.values())
+        out: list[Subtitles] = []
+        for target, (first, end) in zip(targets, spans, strict=True):
+            inside = [
+                (text, speaker, (start - first, stop - first))
+                for text, speaker, (start, stop) in timeline.values()
+                if first <= start and stop <= end and stop > start
+            ]
+            cues = cues_for(
+                [(text, *span) for text, _speaker, span in inside],
+                speakers=[speaker for _text, speaker, _span in inside] if dialogue else None,
+            )
+            subtitle = target.with_suffix(f".{kind}")
+            check_subtitle_path(subtitle)
+            out.append((subtitle, cues))
+        return out
+
+    def _plan(
+        self, path: Path
+    ) -> tuple[Path, list[Path], list[Span], ResultStore, list[Subtitles]]:
+        """The files to write, their spans of the store and the subtitles to write beside
+        them; raises StudioError for a path that cannot be written (a folder, a missing
+        folder, a bad name) before anything is encoded. During a run: what there is now."""
+        path, targets, spans, store = self._audio_plan(path)
+        return path, targets, spans, store, self._subtitles(targets, spans, store)
+
+    def _audio_plan(self, path: Path) -> tuple[Path, list[Path], list[Span], ResultStore]:
         path = Path(path)
         if not path.suffix and not path.is_dir():  # a folder stays a folder: refused below
             path = path.with_suffix(".wav")
@@ -113,8 +171,8 @@ class ResultSaving:
     def save_to(self, path: Path) -> list[Path]:
         """Save now, on this thread (scripts and tests); the files written, [] when not."""
         try:
-            path, targets, spans, store = self._plan(path)
-            written = write_files(targets, spans, store)
+            path, targets, spans, store, subtitles = self._plan(path)
+            written = write_files(targets, spans, store, subtitles=subtitles)
         except StudioError as exc:
             self._say_save(core_text(exc))
             return []
@@ -124,7 +182,7 @@ class ResultSaving:
     def export(self, path: Path) -> None:
         """Save on the thread pool; the Save button cancels it meanwhile."""
         try:
-            path, targets, spans, store = self._plan(path)
+            path, targets, spans, store, subtitles = self._plan(path)
         except StudioError as exc:
             self._say_save(core_text(exc))
             return
@@ -148,7 +206,12 @@ class ResultSaving:
             else:
                 raise error
 
-        in_background(lambda: write_files(targets, spans, store, token), ended, failed, owner=self)
+        in_background(
+            lambda: write_files(targets, spans, store, token, subtitles),
+            ended,
+            failed,
+            owner=self,
+        )
 
     def _export_ended(self, token: CancelToken) -> bool:
         if self._export is not token:
@@ -166,5 +229,11 @@ class ResultSaving:
     def _saved(self, path: Path, written: list[Path]) -> None:
         self.last_folder = str(path.parent)
         self.folder_used.emit(self.last_folder)
-        what = written[0].name if len(written) == 1 else plural(len(written), "file")
-        self._say_save(self.tr("Saved {what} to {folder}.").format(what=what, folder=path.parent))
+        audio = [p for p in written if p.suffix.lower() not in (".srt", ".vtt")]
+        what = audio[0].name if len(audio) == 1 else plural(len(audio), "file")
+        said = (
+            self.tr("Saved {what} and subtitles to {folder}.")
+            if len(audio) < len(written)
+            else self.tr("Saved {what} to {folder}.")
+        )
+        self._say_save(said.format(what=what, folder=path.parent))

@@ -78,6 +78,7 @@ class Worker(QObject):
     progress = Signal(object)  # Progress
     probed = Signal(object)  # DeviceProbe: the engine is imported and the devices known
     probe_failed = Signal(object)  # Exception: the engine cannot be imported (a broken install)
+    planned = Signal(object, object)  # Job, JobPlan: a synthesis's plan, before its audio
     segment_ready = Signal(object, object)  # Job, SegmentResult
     chunk_ready = Signal(object, object)  # Job, AudioChunk: playable audio as soon as it exists
     segment_restarted = Signal(object, int)  # Job, segment index: drop what streamed of it
@@ -219,6 +220,7 @@ class Worker(QObject):
                 plan = plan_dialogue(engine, parse_script(request.text), spec.voices, request)
             else:
                 plan = engine.plan(request)  # the job's one split; automatic batch settled
+            self.planned.emit(job, plan)  # its pauses place the audio as it streams
             request = replace(plan.request, batch_size=plan.batch_size)
             results: list[SegmentResult] = []
             final = replace(spec, request=request)

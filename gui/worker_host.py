@@ -147,6 +147,7 @@ class WorkerHost(QObject):
             worker.progress,
             worker.probed,
             worker.probe_failed,
+            worker.planned,
             worker.segment_ready,
             worker.chunk_ready,
             worker.segment_restarted,

@@ -175,6 +175,24 @@ def test_a_bad_csv_row_is_named_by_its_line(
     assert main(["render", str(manifest), "-o", str(tmp_path / "o"), "--ray-actors", "2"]) == 2
 
 
+@pytest.mark.parametrize(
+    "option", [["--temperature", "0.5"], ["--top-p", "0.9"], ["--top-k", "5"], ["--no-refine"]]
+)
+def test_sampling_options_a_manifest_does_not_apply_are_refused(
+    option: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from core.cli import main
+
+    manifest = _write(tmp_path / "items.jsonl", _rows(2))
+    folder = tmp_path / "out"
+    assert main(["render", str(manifest), "-o", str(folder), *option]) == 2
+    said = capsys.readouterr().err.strip()
+    assert said == f"error: A manifest render does not take {option[0]}" + (
+        " (it never refines)." if option[0] == "--no-refine" else "."
+    )
+    assert not folder.exists()  # refused before anything was made
+
+
 def test_a_csv_manifest_renders_through_the_cli(
     local_render: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

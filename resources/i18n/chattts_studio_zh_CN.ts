@@ -1133,6 +1133,22 @@
         <translation>每个片段一个文件</translation>
     </message>
     <message>
+        <source>Subtitles</source>
+        <translation>字幕</translation>
+    </message>
+    <message>
+        <source>Also save subtitles</source>
+        <translation>同时保存字幕</translation>
+    </message>
+    <message>
+        <source>Save also writes subtitles beside the audio: one cue a sentence.</source>
+        <translation>保存时在音频旁同时写入字幕：每句一条。</translation>
+    </message>
+    <message>
+        <source>Subtitle format</source>
+        <translation>字幕格式</translation>
+    </message>
+    <message>
         <source>Save…</source>
         <translation>保存…</translation>
     </message>
@@ -1185,6 +1201,10 @@
     <message>
         <source>Cancelling the save…</source>
         <translation>正在取消保存…</translation>
+    </message>
+    <message>
+        <source>Saved {what} and subtitles to {folder}.</source>
+        <translation>已将 {what} 和字幕保存到 {folder}。</translation>
     </message>
     <message>
         <source>Saved {what} to {folder}.</source>
