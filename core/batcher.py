@@ -25,6 +25,7 @@ from itertools import count
 import torch
 
 from . import SAMPLE_RATE
+from .chat import SpeakerLike
 from .decode import FastDecoder, Job, Sampling
 from .engine import Engine
 from .errors import StudioError
@@ -32,6 +33,7 @@ from .request import AudioChunk
 from .rowwise import segment_seed
 from .streaming import ChunkVocoder
 from .text import Segment, check_text, split_segments
+from .voice import Voice
 
 log = logging.getLogger("chattts_studio")
 
@@ -42,10 +44,12 @@ class QueueFull(StudioError):
 
 @dataclass(frozen=True)
 class SpeechOrder:
-    """What one request asks for: its text, read by one speaker (an embedding string)."""
+    """What one request asks for: its text, read by one speaker: an embedding string, or a
+    Voice as Engine.check_voice returns it (a cloned voice's sample and its transcript, already
+    normalised as synthesis reads it: the batcher puts it into every prompt as it is)."""
 
     text: str
-    speaker: str
+    speaker: SpeakerLike
     seed: int = 0
     speed: int = 5  # ChatTTS's [speed_N], 0-9
 
@@ -157,8 +161,13 @@ class Batcher:
 
     def submit(self, order: SpeechOrder, deliver: Callable[[Delivery], None]) -> Ticket:
         """Queue a request; `deliver` is called from the batcher's thread with its audio in
-        order, then Finished or Failed. Raises QueueFull, or BadTextError for its text."""
+        order, then Finished or Failed. Raises QueueFull, BadTextError for its text, or
+        SpeakerError for a voice sample this model cannot read."""
         segments = self.segments_of(order)
+        if isinstance(order.speaker, Voice) and order.speaker.sample:
+            # Here, not when a row takes it: a failure inside the decode loop fails every
+            # request in the batch.
+            self.model.check_sample(order.speaker.sample)
         with self._lock:
             if self._closed:
                 raise QueueFull("The server is shutting down.")

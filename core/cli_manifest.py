@@ -131,8 +131,9 @@ def _run(
     from .manifest_render import ManifestJob, render_local
 
     source, folder = Path(args.book), Path(args.output)
-    # The driver resolves every speaker once (a seed's speaker is drawn here, never on a
-    # worker); on a cluster it needs the model only for that.
+    # The driver resolves every speaker once (a seed's speaker is drawn here, a cloned
+    # voice's transcript normalised here, never on a worker); on a cluster it needs the
+    # model only for that.
     engine = load_engine(args.model, "cpu" if cluster else args.device, args.precision)
     work = resolve_items(items, engine, source)
     assert engine.loaded is not None

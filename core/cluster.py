@@ -4,10 +4,12 @@ One actor per GPU (num_gpus=1), or per group of CPUs on a cluster without GPUs, 
 one loaded model and one continuous batch (manifest_render.ItemRenderer). The driver keeps the
 work: it cuts the pending items, largest first, into chunks and hands the next chunk to
 whichever actor has room (two chunks in flight per actor, so its batch never drains between
-them), with every item's speaker embedding and seed in the chunk (a worker never re-derives a
-speaker from a seed). Actors send back encoded bytes; the driver writes every file, atomically,
-and its journal line (no shared file system needed). A chunk whose actor died or was killed
-goes back to the front of the queue; the actor restarts (max_restarts) and takes work again.
+them), with every item's speaker and seed in the chunk: an embedding string, or a cloned voice
+(its encoded sample and its transcript, normalised on the driver), so a worker never re-derives
+a speaker from a seed nor re-reads a voice. Actors send back encoded bytes; the driver writes
+every file, atomically, and its journal line (no shared file system needed). A chunk whose
+actor died or was killed goes back to the front of the queue; the actor restarts
+(max_restarts) and takes work again.
 A result for an item already written is dropped, so every item is written exactly once.
 
 Ray is imported only here and only when a cluster render runs: core imports without it."""

@@ -10,6 +10,7 @@ import numpy as np
 
 from . import SAMPLE_RATE
 from .atomic import os_error_sentence, write_with
+from .cancel import CancelToken
 from .errors import SpeakerError
 from .request import SynthesisRequest
 from .speakers import SpeakerEntry, SpeakerLibrary, SpeakerNameTaken, _clean_name
@@ -23,11 +24,13 @@ PREVIEW_FOLDER = "speaker-previews"
 RECORDING_FOLDER = "speaker-recordings"
 
 
-def make_preview(engine: "Engine", voice: Voice, seed: int = 0) -> np.ndarray:
+def make_preview(
+    engine: "Engine", voice: Voice, seed: int = 0, cancel: CancelToken | None = None
+) -> np.ndarray:
     """The voice reading PREVIEW_TEXT (no refine pass: the preview is the voice, not fillers)."""
     request = SynthesisRequest(text=PREVIEW_TEXT, voice=voice, seed=seed, refine_text=False)
     plan = engine.plan(request)
-    return plan.join(list(engine.synthesize(plan)))
+    return plan.join(list(engine.synthesize(plan, None, cancel)))
 
 
 def write_clip(library: SpeakerLibrary, folder: str, voice: Voice, audio: np.ndarray) -> str:
@@ -57,10 +60,12 @@ def keep_voice(
     replace: bool = False,
     preview: bool = True,
     recording: np.ndarray | None = None,
+    cancel: CancelToken | None = None,
 ) -> SpeakerEntry:
     """Add `voice` to the library as `name` with its preview clip (and `recording`, a 24 kHz
     clip, when given). The name is checked before any work; if the entry cannot be saved, the
-    files written for it are removed again: a failure adds nothing."""
+    files written for it are removed again: a failure adds nothing. `cancel` stops it (raising
+    Cancelled, with nothing added) up to the moment the entry is added, not after."""
     if library.locked:
         raise SpeakerError(f"The speaker library cannot be changed: {library.problem}")
     if not replace and library.get(_clean_name(name)) is not None:
@@ -71,12 +76,14 @@ def keep_voice(
         files = {"preview": "", "recording": ""}
         if preview:
             files["preview"] = write_clip(
-                library, PREVIEW_FOLDER, voice, make_preview(engine, voice)
+                library, PREVIEW_FOLDER, voice, make_preview(engine, voice, cancel=cancel)
             )
             written.append(library.path.parent / files["preview"])
         if recording is not None:
             files["recording"] = write_clip(library, RECORDING_FOLDER, voice, recording)
             written.append(library.path.parent / files["recording"])
+        if cancel is not None:
+            cancel.check()  # the last moment a cancel undoes the keep
         return library.add(
             name,
             voice.embedding,

@@ -4,11 +4,12 @@
 - `id`: the output file's name without its extension: 1-100 letters, digits, `_`, `-`, `.`,
   starting with a letter or a digit; unique, also ignoring case;
 - `text`: what to say;
-- `speaker`: a speaker library name, a seed number, or a speaker embedding string;
+- `speaker`: a speaker library name (an embedding or a cloned voice), a seed number, or a
+  speaker embedding string;
 - `seed` (optional): the sampling seed (default: the speaker's seed, else 0).
 
-Everything is checked before the model loads (speaker embeddings once it has); a bad row is
-one sentence naming its line, and nothing is rendered."""
+Everything is checked before the model loads (speaker embeddings and cloned voices once it
+has); a bad row is one sentence naming its line, and nothing is rendered."""
 
 import csv
 import json
@@ -19,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import BadTextError, StudioError
 from .text import check_text, estimate_seconds
+from .voice import Voice
 
 if TYPE_CHECKING:
     from .engine import Engine
@@ -56,12 +58,14 @@ class ManifestItem:
 
 @dataclass(frozen=True)
 class WorkItem:
-    """One item as the decoder takes it: its speaker an embedding string (resolved once, on
-    the machine that reads the manifest), its seed fixed. Plain data: it travels to workers."""
+    """One item as the decoder takes it: its speaker resolved once, on the machine that reads
+    the manifest, its seed fixed. Plain data: it travels to workers, who use it as it is."""
 
     id: str
     text: str
-    speaker: str  # the 150-character embedding string
+    # The 150-character embedding string, or a cloned voice as Engine.check_voice returns it
+    # (its sample, its transcript normalised as the model reads it, maybe an embedding).
+    speaker: str | Voice
     seed: int
     est_seconds: float
 
@@ -191,7 +195,8 @@ def read_manifest(path: Path) -> list[ManifestItem]:
 
 def check_speakers(items: list[ManifestItem], source: Path) -> None:
     """What can be checked without the model: a short speaker must be a library name or a
-    seed number, and a library speaker must have an embedding (not only a recording)."""
+    seed number (a library speaker is an embedding or a cloned voice: the library checked
+    its form when it read it)."""
     from .speakers import SpeakerLibrary
 
     library = SpeakerLibrary.open_or_locked()
@@ -200,16 +205,7 @@ def check_speakers(items: list[ManifestItem], source: Path) -> None:
             if int(item.speaker) > MAX_SEED:
                 raise _fail(source, item.line, f"a speaker seed must be at most {MAX_SEED}")
             continue
-        entry = library.get(item.speaker)
-        if entry is not None:
-            if not entry.embedding:
-                raise _fail(
-                    source,
-                    item.line,
-                    f"the speaker {item.speaker!r} is a cloned voice; a manifest reads "
-                    "speakers with an embedding only",
-                )
-        elif len(item.speaker) < 100:
+        if library.get(item.speaker) is None and len(item.speaker) < 100:
             raise _fail(
                 source,
                 item.line,
@@ -219,27 +215,37 @@ def check_speakers(items: list[ManifestItem], source: Path) -> None:
 
 
 def resolve_items(items: list[ManifestItem], engine: "Engine", source: Path) -> list[WorkItem]:
-    """Every item with its speaker as an embedding string, each distinct speaker resolved once
-    (here, on the driver: workers never re-derive a speaker from a seed)."""
+    """Every item with its speaker as an embedding string or a checked cloned voice, each
+    distinct speaker resolved once (here, on the driver: workers never re-derive a speaker
+    from a seed, nor normalise a transcript with their own model)."""
     from .speakers import SpeakerLibrary
 
     library = SpeakerLibrary.open_or_locked()
-    resolved: dict[str, tuple[str, int | None]] = {}
+    resolved: dict[str, tuple[str | Voice, int | None]] = {}
     out: list[WorkItem] = []
     for item in items:
         if item.speaker not in resolved:
             entry = library.get(item.speaker)
-            if item.speaker.isdigit():
-                seed = int(item.speaker)
-                resolved[item.speaker] = (engine.sample_speaker(seed), seed)
-            elif entry is not None:
-                resolved[item.speaker] = (engine.check_speaker(entry.embedding), entry.seed)
-            else:
-                try:
+            try:
+                if item.speaker.isdigit():
+                    seed = int(item.speaker)
+                    resolved[item.speaker] = (engine.sample_speaker(seed), seed)
+                elif entry is not None and entry.cloned:
+                    # As synth takes a library voice: the whole voice, checked.
+                    resolved[item.speaker] = (engine.check_voice(entry.voice), entry.seed)
+                elif entry is not None:
+                    resolved[item.speaker] = (engine.check_speaker(entry.embedding), entry.seed)
+                else:
                     resolved[item.speaker] = (engine.check_speaker(item.speaker), None)
-                except StudioError as exc:
-                    raise _fail(source, item.line, str(exc).rstrip(".")) from None
+            except StudioError as exc:
+                raise _fail(source, item.line, str(exc).rstrip(".")) from None
         embedding, speaker_seed = resolved[item.speaker]
         seed = item.seed if item.seed is not None else (speaker_seed or 0)
         out.append(WorkItem(item.id, item.text, embedding, seed, item.est_seconds))
     return out
+
+
+def speaker_id(speaker: str | Voice) -> str:
+    """What an item's journal key holds of its speaker: an embedding string as it is (keys of
+    renders made before cloned voices were taken stay valid), a cloned voice by its hash."""
+    return speaker if isinstance(speaker, str) else f"voice:{speaker.key()}"

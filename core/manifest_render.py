@@ -27,7 +27,7 @@ import soundfile as sf
 from . import SAMPLE_RATE
 from .cancel import CancelToken
 from .errors import Cancelled, StudioError
-from .manifest import WorkItem
+from .manifest import WorkItem, speaker_id
 from .manifest_store import ItemEntry, ManifestStore, item_key
 from .render_store import digest
 
@@ -183,7 +183,9 @@ class ManifestJob:
         self.options = options
         self.settings = options.settings(model)
         self.store = ManifestStore(self.folder)
-        self.keys = {i.id: item_key(i.text, i.speaker, i.seed, self.settings) for i in items}
+        self.keys = {
+            i.id: item_key(i.text, speaker_id(i.speaker), i.seed, self.settings) for i in items
+        }
         self.kept: list[str] = []
         self.written: set[str] = set()  # ids written by this run
         self.duplicates = 0  # results that came again for an item already written (re-queued)

@@ -23,6 +23,7 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .batcher import Batcher, Delivery, Failed, Finished, QueueFull, SpeechOrder
+from .chat import SpeakerLike
 from .engine import Engine
 from .errors import StudioError
 from .request import AudioChunk
@@ -84,16 +85,22 @@ class SpeechServer:
         self.app = self._build()
 
     # -- the request's parts --------------------------------------------------------------
-    def voice(self, name: str) -> tuple[str, int | None]:
-        """(speaker embedding, seed it came from or None) for a voice the API accepts."""
+    def voice(self, name: str) -> tuple[SpeakerLike, int | None]:
+        """(speaker, seed it came from or None) for a voice the API accepts: an embedding
+        string, or for a cloned library voice the Voice as synthesis reads it."""
         from .speakers import SpeakerLibrary
 
         entry = SpeakerLibrary.open_or_locked().get(name)
         if entry is not None:
-            if not entry.embedding:
-                raise ApiError(
-                    400, f"The voice '{name}' is a cloned voice; the API reads embeddings only."
-                )
+            if entry.cloned:
+                # Checked as synth checks a library voice (its transcript normalised the same
+                # way), so the prompt, and with it the audio, is the one synth would make.
+                try:
+                    return self.engine.check_voice(entry.voice), entry.seed
+                except StudioError as exc:
+                    raise ApiError(
+                        400, f"The voice '{name}' cannot be used: {exc}", "voice"
+                    ) from None
             return entry.embedding, entry.seed
         seed: int | None = OPENAI_VOICES.get(name.lower())
         if name.startswith("seed:") and name[5:].isdigit():
@@ -220,9 +227,7 @@ class SpeechServer:
         from .speakers import SpeakerLibrary
 
         library = SpeakerLibrary.open_or_locked()
-        named = [
-            {"name": e.name, "seed": e.seed, "note": e.note} for e in library.entries if e.embedding
-        ]
+        named = [{"name": e.name, "seed": e.seed, "note": e.note} for e in library.entries]
         builtin = [{"name": n, "seed": s, "note": "OpenAI name"} for n, s in OPENAI_VOICES.items()]
         return {"voices": named + builtin}
 

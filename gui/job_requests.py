@@ -46,6 +46,7 @@ class JobRequests:
             segment_size=self.controls.segment_slider.value(),
             batch_size=self.controls.batch_box.value(),  # 0: automatic, settled by the plan
             pause_seconds=generation.pause_seconds,
+            turn_pause_seconds=self.turn_pause.box.value(),  # used by dialogue scripts only
         )
         request.validate()
         return request

@@ -1,16 +1,21 @@
 """Dialogue script mode: the editor's lines are `Name: text` turns (core.dialogue), coloured by
-speaker, checked against the speaker library as the user types."""
+speaker, checked against the speaker library as the user types; the pause between turns is set
+beside the editor while the mode is on."""
 
 import zlib
 from collections.abc import Callable
 
 from PySide6.QtGui import QColor, QSyntaxHighlighter, QTextCharFormat, QTextDocument
+from PySide6.QtWidgets import QDoubleSpinBox, QHBoxLayout, QLabel, QWidget
 
 from core.dialogue import Turn, parse_script, voices_for
 from core.errors import StudioError
+from core.request import SynthesisRequest
 from core.voice import Voice
 
-from .i18n import core_text
+from .i18n import core_text, translate
+
+TURN_PAUSE_RANGE = (0.0, 5.0)  # seconds, as SynthesisRequest.validate allows
 
 
 def speaker_colour(name: str) -> QColor:
@@ -58,3 +63,38 @@ def script_problem(text: str, library: dict[str, Voice]) -> str:
     except StudioError as exc:
         return core_text(exc)
     return ""
+
+
+class TurnPause(QWidget):
+    """The silence put between two turns of a dialogue (where the speaking line changes), in
+    seconds; the segment pause (Advanced tab) stays the one inside a long turn. Shown and
+    enabled only in script mode: a plain text has no turns."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.box = QDoubleSpinBox()
+        self.box.setRange(*TURN_PAUSE_RANGE)
+        self.box.setSingleStep(0.1)
+        self.box.setDecimals(1)
+        self.box.setSuffix(" s")
+        self.box.setValue(SynthesisRequest(text="").turn_pause_seconds)
+        self.box.setAccessibleName(translate("Voices", "Pause between turns"))
+        self.box.setToolTip(
+            translate(
+                "Voices",
+                "Silence put between two lines of a dialogue script, where the speaker's line "
+                "changes (the pause between segments applies inside one line).",
+            )
+        )
+        label = QLabel(translate("Voices", "Pause between &turns:"))
+        label.setBuddy(self.box)
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(label)
+        layout.addWidget(self.box)
+        layout.addStretch(1)
+        self.set_shown(False)
+
+    def set_shown(self, on: bool) -> None:
+        self.box.setEnabled(on)
+        self.setVisible(on)

@@ -5,6 +5,7 @@ A damaged or empty file never stops the window: it starts with the defaults and 
 from a newer version is left untouched (the preferences live in memory for this session)."""
 
 import contextlib
+import math
 import os
 from enum import StrEnum
 from pathlib import Path
@@ -35,6 +36,7 @@ class Key(StrEnum):
     BANNER_DISMISSED = "banner/dismissed"  # the situation the first-run banner was dismissed in
     LANGUAGE = "language"  # "system" (the locale's), "en" or "zh_CN"; applied at the next start
     HISTORY_LIMIT_MB = "history/limit_mb"  # the most disk the result history may use, in MiB
+    TURN_PAUSE = "script/turn_pause"  # seconds of silence between a dialogue script's turns
 
 
 DEFAULTS: dict[Key, object] = {
@@ -52,6 +54,7 @@ DEFAULTS: dict[Key, object] = {
     Key.BANNER_DISMISSED: "",
     Key.LANGUAGE: "system",
     Key.HISTORY_LIMIT_MB: 1024,
+    Key.TURN_PAUSE: 0.4,  # SynthesisRequest's (and the CLI's --turn-pause) default
 }
 
 
@@ -180,6 +183,9 @@ class Settings:
                 return value if isinstance(value, bool) else str(value).lower() == "true"
             if isinstance(default, int):
                 return int(value)  # type: ignore[call-overload]
+            if isinstance(default, float):
+                number = float(value)  # type: ignore[arg-type]
+                return number if math.isfinite(number) else default
             if isinstance(default, QByteArray):
                 return value if isinstance(value, QByteArray) else QByteArray()
             return str(value)
@@ -200,6 +206,10 @@ class Settings:
     def number(self, key: Key) -> int:
         value = self.get(key)
         return value if isinstance(value, int) else int(str(DEFAULTS[key]))
+
+    def seconds(self, key: Key) -> float:
+        value = self.get(key)
+        return value if isinstance(value, float) else float(str(DEFAULTS[key]))
 
     def flag(self, key: Key) -> bool:
         return bool(self.get(key))

@@ -52,6 +52,7 @@ class Recording:
 class VoiceDialog(QDialog):
     audition_requested = Signal(object, str, str)  # Recording, transcript, sentence
     keep_requested = Signal(object, str, str)  # Recording, transcript, name
+    cancel_requested = Signal()  # the running audition or keep is to stop (nothing is kept)
     playing = Signal()
 
     max_seconds = MAX_SECONDS  # the longest take (a test records a shorter one)
@@ -61,6 +62,7 @@ class VoiceDialog(QDialog):
         super().__init__(parent)
         self.player = player
         self.recording: Recording | None = None
+        self.busy = False  # an audition or keep asked for and not ended yet
         self.recorder: object | None = None  # core.recorder.Recorder while recording
         self.audio: np.ndarray | None = None  # the last audition
         self.timer = QTimer(self)
@@ -89,6 +91,7 @@ class VoiceDialog(QDialog):
         self.name = QLineEdit()
         self.name.setPlaceholderText(translate("VoiceDialog", "Name in the library"))
         self.keep_button = QPushButton(translate("VoiceDialog", "Keep"))
+        self.cancel_button = QPushButton(translate("VoiceDialog", "Cancel"))
         self.status = QLabel()
         self.status.setWordWrap(True)
         for widget, name in (
@@ -103,6 +106,7 @@ class VoiceDialog(QDialog):
             (self.play_button, translate("VoiceDialog", "Play audition")),
             (self.name, translate("VoiceDialog", "Speaker name")),
             (self.keep_button, translate("VoiceDialog", "Keep")),
+            (self.cancel_button, translate("VoiceDialog", "Cancel")),
             (self.status, translate("VoiceDialog", "Voice status")),
         ):
             widget.setAccessibleName(name)
@@ -126,6 +130,7 @@ class VoiceDialog(QDialog):
             if button is not None:
                 form.addWidget(button, row, 2)
         form.addWidget(self.play_button, 1, 3)
+        form.addWidget(self.cancel_button, 2, 3)
         hint = QLabel(
             translate(
                 "VoiceDialog",
@@ -148,6 +153,7 @@ class VoiceDialog(QDialog):
         self.audition_button.clicked.connect(self._audition)
         self.play_button.clicked.connect(self.play)
         self.keep_button.clicked.connect(self._keep)
+        self.cancel_button.clicked.connect(self.cancel_requested)
 
     # -- the recording ---------------------------------------------------------------------
     def open_file(self) -> None:
@@ -244,6 +250,8 @@ class VoiceDialog(QDialog):
         self.keep_requested.emit(self.recording, self.transcript.text().strip(), name)
 
     def set_busy(self, busy: bool) -> None:
+        self.busy = busy
+        self.cancel_button.setEnabled(busy)
         for button in (self.audition_button, self.keep_button, self.open_button):
             button.setEnabled(not busy)
         self.play_button.setEnabled(not busy and self.audio is not None)
@@ -274,7 +282,19 @@ class VoiceDialog(QDialog):
         self.set_busy(False)
         self.status.setText(sentence)
 
+    def reject(self) -> None:
+        """Closing the dialog (Esc, the close button) stops a take and cancels the running
+        audition or keep: nothing is added to the library."""
+        self._stop_all()
+        super().reject()
+
     def closeEvent(self, event) -> None:  # type: ignore[no-untyped-def]  # Qt's name
         if self.recorder is not None:
             self.stop_recording()
-        super().closeEvent(event)
+        super().closeEvent(event)  # QDialog's calls reject() while it is shown
+
+    def _stop_all(self) -> None:
+        if self.recorder is not None:
+            self.stop_recording()
+        if self.busy:
+            self.cancel_requested.emit()

@@ -14,7 +14,7 @@ from core.voice import Voice
 
 from .i18n import core_text, translate
 from .lexicon_panel import LexiconPanel
-from .script_mode import ScriptHighlighter, check_script, script_problem
+from .script_mode import ScriptHighlighter, TurnPause, check_script, script_problem
 from .voice_dialog import Recording, VoiceDialog
 from .worker import Job, JobKind, SynthesisJob, VoiceJob, VoiceOutcome
 
@@ -33,17 +33,27 @@ class VoiceJobs:
             translate("Voices", "Each line is 'Name: text', spoken by that library speaker")
         )
         self.highlighter: ScriptHighlighter | None = None
+        self.turn_pause = TurnPause()
+
+    def _place_turn_pause(self) -> None:
+        """The turn pause sits just above the script problem line, under the editor (both
+        belong to script mode; window_layout.py builds the rest of that column)."""
+        column = self.script_label.parentWidget().layout()
+        column.insertWidget(column.indexOf(self.script_label), self.turn_pause)  # type: ignore[attr-defined]
 
     def _connect_voices(self) -> None:
+        self._place_turn_pause()
         self.speakers.new_voice_wanted.connect(self.show_voice_dialog)
         self.speakers.preview_wanted.connect(self._play_preview)
         self.voice_dialog.audition_requested.connect(self._audition_voice)
         self.voice_dialog.keep_requested.connect(self._keep_voice)
+        self.voice_dialog.cancel_requested.connect(self._cancel_voice)
         self.voice_dialog.playing.connect(self.result.forget_playback)
         self.host.worker.voice_made.connect(self._voice_made)
         self.lexicon.message.connect(self.show_message)
         self.editor.editor.textChanged.connect(self._editor_changed)
         self.script_action.toggled.connect(self.set_script_mode)
+        self.turn_pause.box.valueChanged.connect(lambda *_args: self.persist_timer.start())
         if self.lexicon.problem:
             self.warn(self.lexicon.problem)
 
@@ -74,6 +84,7 @@ class VoiceJobs:
         elif not on and self.highlighter is not None:
             self.highlighter.setDocument(None)
             self.highlighter = None
+        self.turn_pause.set_shown(on)
         self._editor_changed()
 
     def script_problem(self) -> str:
@@ -150,6 +161,15 @@ class VoiceJobs:
         elif outcome.audio is not None:
             self.voice_dialog.auditioned(outcome.audio)
         self._run_waiting()
+
+    def _cancel_voice(self) -> None:
+        """The dialog's Cancel (or closing it): only the voice job stops; the worker ends it as
+        cancelled and the dialog says so (job_outcomes.py)."""
+        job = self.current_job
+        if is_voice(job) and self._cancelling is not job:
+            self._cancelling = job
+            job.cancel.cancel()  # type: ignore[union-attr]
+            self.voice_dialog.status.setText(translate("Voices", "Cancelling…"))
 
     def voice_failed(self, sentence: str) -> None:
         self.voice_dialog.failed(sentence)

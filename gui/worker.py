@@ -160,17 +160,19 @@ class Worker(QObject):
         garbage.freeze_imports()  # before any model exists: a model must stay collectable
         self.probed.emit(found)
 
-    def _run(self, job: Job, body, outcome: Any) -> None:  # type: ignore[no-untyped-def]
+    def _run(self, job: Job, body, outcome: Any, check_after: bool = True) -> None:  # type: ignore[no-untyped-def]
         """Run body and emit its payload through `outcome` (or failed / cancelled), then
         finished. A job whose token was cancelled ends as cancelled, even when the engine
-        finished it just before: the user asked for it to stop."""
+        finished it just before: the user asked for it to stop (unless `check_after` is False:
+        a body that did something a cancel cannot undo checks for itself before it)."""
         self.started.emit(job)
         try:
             job.cancel.check()  # cancelled while it waited in the queue: nothing to undo
             if self.session is not None and job.kind in MODEL_JOBS:
                 raise ModelServing()
             payload = body()
-            job.cancel.check()
+            if check_after:
+                job.cancel.check()
             outcome.emit(job, payload)
         except Cancelled:
             self.cancelled.emit(CancelledOutcome(job, self._partial))
@@ -297,13 +299,17 @@ class Worker(QObject):
                 from core.speakers import SpeakerLibrary
 
                 library = SpeakerLibrary(spec.library)
-                entry = keep_voice(library, engine, spec.name, voice, replace=spec.replace)
-                return VoiceOutcome(spec, None, entry.name)
+                entry = keep_voice(
+                    library, engine, spec.name, voice, replace=spec.replace, cancel=job.cancel
+                )
+                return VoiceOutcome(spec, None, entry.name)  # kept: a cancel now comes too late
             request = replace(spec.base, speaker=None)
             audio = engine.audition(request, [voice], job.cancel)[0]
+            job.cancel.check()
             return VoiceOutcome(spec, audio)
 
-        self._run(job, body, self.voice_made)
+        # No check after the body: once the voice is in the library, the job says so.
+        self._run(job, body, self.voice_made, check_after=False)
 
     @Slot(object, int)
     def speaker_for_seed(self, job: Job, seed: int) -> None:

@@ -29,6 +29,9 @@ def test_the_gpu_run_works_in_cpu_mode(tmp_path: Path, demo_model: str) -> None:
     oom = checks["oom"]
     assert oom["segments_made"] == oom["segments_planned"] and oom["in_order"]
     assert oom["batch_finished"] < oom["batch_asked"]
+    batcher = checks["batcher"]  # the API's continuous batch: shared steps, exact rows
+    assert batcher["widest_step_requests"] == batcher["requests"] == 3
+    assert batcher["all_equal_alone"] and batcher["max_abs_diff"] == 0.0
     bench = parts["bench"]["data"]
     assert bench["ab"] and bench["first_audio"]["studio_s"] > 0
     assert [r["batch"] for r in bench["batches"]] == [1, 2]

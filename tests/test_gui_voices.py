@@ -228,3 +228,176 @@ def test_an_entry_added_in_the_dictionary_tab_is_saved_and_changes_the_preview(
     panel.table.setCurrentCell(0, 0)
     panel.remove_button.click()
     assert json.loads((private_home / "lexicon.json").read_text())["entries"] == []
+
+
+# -- the dialog's microphone take kept, a cancelled keep, an audition heard ------------------
+RECORD_AND_KEEP = """
+import os, sys, time
+os.environ["QT_QPA_PLATFORM"] = "offscreen"
+from PySide6.QtWidgets import QApplication
+app = QApplication([])
+from gui.app import build_window
+
+def until(done, what, seconds=120):
+    deadline = time.monotonic() + seconds
+    while not done():
+        assert time.monotonic() < deadline, what
+        app.processEvents()
+        time.sleep(0.01)
+
+window = build_window("demo", None)
+window.show()
+until(lambda: window.loaded is not None and window.current_job is None, "the model never loaded")
+dialog = window.voice_dialog
+dialog.max_seconds, dialog.rate = 4.0, 24000
+window.show_voice_dialog()
+dialog.record_button.click()
+until(lambda: dialog.recorder is None, "the take never filled", 60)
+dialog.transcript.setText(sys.argv[1])
+dialog.name.setText("Mic")
+dialog.keep_button.click()
+assert window.current_job is not None, dialog.status.text()
+until(lambda: window.current_job is None, "the keep never ended")
+print(dialog.status.text())
+print(window.speakers.current().label)
+window.close()
+"""
+
+
+def files_in(folder: Path) -> set[str]:
+    """Every file under `folder`, the shared models (a link) left out."""
+    return {
+        str(path.relative_to(folder))
+        for path in folder.rglob("*")
+        if path.is_file() and path.relative_to(folder).parts[0] != "models"
+    }
+
+
+def test_a_microphone_take_kept_adds_one_voice_and_no_recording(
+    tmp_path: Path, private_home: Path, engine
+) -> None:  # type: ignore[no-untyped-def]
+    from core.clone import check_clip
+
+    known = noise(4.0, seed=12)
+    env = microphone_env(tmp_path, known)  # its CHATTTS_STUDIO_HOME is private_home
+    transcript = "今天我们来聊聊天气。"
+    proc = subprocess.run(
+        [sys.executable, "-c", RECORD_AND_KEEP, transcript],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+        cwd=ROOT,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.splitlines()[-2:] == ["Kept the voice in the library as 'Mic'.", "Mic"]
+    library = SpeakerLibrary()
+    assert library.names() == ["Mic"]
+    entry = library.get("Mic")
+    assert entry is not None and entry.cloned and entry.transcript == transcript
+    # The sample encoded from the microphone's samples, as the CLI encodes that clip.
+    assert entry.voice == engine.clone_voice(check_clip(known, 24000), transcript)
+    # The dialog offers no "keep the recording": only the library and the preview are written.
+    assert entry.recording == "" and entry.preview
+    assert {f for f in files_in(private_home) if f.startswith("speaker")} == {
+        "speakers.json",
+        entry.preview,
+    }
+
+
+@pytest.fixture
+def blocked(monkeypatch):  # type: ignore[no-untyped-def]
+    """block(module, name): that function waits on the worker thread until released (the
+    test cancels meanwhile); returns (entered, release) events."""
+    import threading
+
+    def block(owner, name: str):  # type: ignore[no-untyped-def]
+        entered, release = threading.Event(), threading.Event()
+        real = getattr(owner, name)
+
+        def waiting(*args, **kwargs):  # type: ignore[no-untyped-def]
+            entered.set()
+            assert release.wait(60)
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(owner, name, waiting)
+        return entered, release
+
+    return block
+
+
+def ready_dialog(window, tmp_path: Path, monkeypatch, name: str = "Gone"):  # type: ignore[no-untyped-def]
+    clip = tmp_path / "me.wav"
+    sf.write(clip, noise(4.0), 24000)
+    monkeypatch.setattr(voice_dialog, "open_recording", lambda _parent: clip)
+    window.show_voice_dialog()
+    dialog = window.voice_dialog
+    dialog.open_button.click()
+    dialog.transcript.setText("今天天气很好。")
+    dialog.name.setText(name)
+    return dialog
+
+
+def test_closing_the_dialog_while_it_encodes_adds_nothing_and_writes_nothing(
+    qtbot, make_window, tmp_path, monkeypatch, private_home, blocked
+) -> None:  # type: ignore[no-untyped-def]
+    from core.engine import Engine
+
+    window = make_window()
+    dialog = ready_dialog(window, tmp_path, monkeypatch)
+    assert not dialog.cancel_button.isEnabled() and dialog.cancel_button.accessibleName()
+    before = files_in(private_home)
+    entered, release = blocked(Engine, "clone_voice")
+    dialog.keep_button.click()
+    assert dialog.cancel_button.isEnabled()
+    qtbot.waitUntil(entered.is_set, timeout=GUI_WAIT_MS)
+    with qtbot.waitSignal(window.host.worker.cancelled, timeout=GUI_WAIT_MS):
+        dialog.reject()  # Esc, or the title bar's close button
+        assert not dialog.isVisible()
+        release.set()
+    qtbot.waitUntil(lambda: window.current_job is None, timeout=GUI_WAIT_MS)
+    assert SpeakerLibrary().names() == [] and window.speakers.library.names() == []
+    assert files_in(private_home) - before <= {"gui-settings.ini", "editor-draft.txt"}
+    assert dialog.status.text() == "Cancelled."
+    assert dialog.keep_button.isEnabled() and not dialog.cancel_button.isEnabled()
+
+
+def test_cancel_while_the_preview_is_made_adds_nothing(
+    qtbot, make_window, tmp_path, monkeypatch, private_home, blocked
+) -> None:  # type: ignore[no-untyped-def]
+    from core import keep
+
+    window = make_window()
+    dialog = ready_dialog(window, tmp_path, monkeypatch)
+    before = files_in(private_home)
+    entered, release = blocked(keep, "make_preview")
+    dialog.keep_button.click()
+    qtbot.waitUntil(entered.is_set, timeout=GUI_WAIT_MS)
+    with qtbot.waitSignal(window.host.worker.cancelled, timeout=GUI_WAIT_MS):
+        dialog.cancel_button.click()
+        release.set()
+    qtbot.waitUntil(lambda: window.current_job is None, timeout=GUI_WAIT_MS)
+    assert SpeakerLibrary().names() == []
+    assert files_in(private_home) - before <= {"gui-settings.ini", "editor-draft.txt"}
+
+
+def test_an_audition_in_the_dialog_is_played_on_the_output_device(
+    qtbot, make_window, tmp_path, monkeypatch, capture_dir
+) -> None:  # type: ignore[no-untyped-def]
+    from conftest import read_capture
+
+    window = make_window()
+    dialog = ready_dialog(window, tmp_path, monkeypatch)
+    dialog.sentence.setText("你好。")
+    with qtbot.waitSignal(window.host.worker.voice_made, timeout=GUI_WAIT_MS) as made:
+        dialog.audition_button.click()
+    qtbot.waitUntil(lambda: window.current_job is None, timeout=GUI_WAIT_MS)
+    audio = made.args[1].audio
+    assert audio is not None and len(audio) > 0 and dialog.audio is audio
+    assert dialog.play_button.isEnabled()
+    assert window.result.player.wait(30)  # auditioned() played it at once
+    captured = read_capture(capture_dir)  # the device's priming zeros, then the audition
+    first, start = int(np.flatnonzero(audio)[0]), int(np.flatnonzero(captured)[0])
+    heard = captured[start : start + len(audio) - first]
+    assert np.array_equal(heard, audio[first:])  # every sample, as the worker made it
+    assert SpeakerLibrary().names() == []  # an audition keeps nothing

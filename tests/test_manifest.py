@@ -6,17 +6,30 @@ import json
 import shutil
 import sys
 from collections.abc import Iterator
+from dataclasses import dataclass
+from hashlib import sha256
 from pathlib import Path
 
 import pytest
+import soundfile as sf
+from test_voices import speech_like
 
 from core.cancel import CancelToken
 from core.cluster import ClusterRender
 from core.engine import Engine
 from core.errors import Cancelled
-from core.manifest import read_manifest, resolve_items
-from core.manifest_render import ManifestJob, ManifestOptions, render_local
+from core.manifest import ManifestError, WorkItem, check_speakers, read_manifest, resolve_items
+from core.manifest_render import (
+    ItemRenderer,
+    ItemResult,
+    ManifestJob,
+    ManifestOptions,
+    render_local,
+)
 from core.manifest_store import JOURNAL, OUTPUT, STORE, file_sha256
+from core.request import SynthesisRequest
+from core.speakers import SpeakerLibrary
+from core.voice import Voice
 
 OPTIONS = ManifestOptions(format="flac")
 
@@ -211,6 +224,117 @@ def test_a_csv_manifest_renders_through_the_cli(
     assert "0 made, 3 kept" in capsys.readouterr().out
 
 
+# -- cloned voices ------------------------------------------------------------------------
+# A number in the transcript: synthesis reads it out, so a render that put the transcript into
+# the prompt as stored would make other audio than synth's.
+CLONE_TRANSCRIPT = "今天是2024年，这是我的声音。"
+
+
+@dataclass
+class Cloned:
+    root: Path
+    home: Path  # the data folder whose library holds the voice "Clone"
+    voice: Voice  # as the library holds it
+    work: list[WorkItem]
+
+
+def _clone(engine: Engine, seed: int, transcript: str = CLONE_TRANSCRIPT) -> Voice:
+    """A voice cloned from a clip through the real DVAE encoder (as test_voices)."""
+    from core.clone import check_clip
+
+    clip = check_clip(speech_like(3.5, 24000, seed=seed)[:, 0], 24000)
+    return engine.clone_voice(clip, transcript)
+
+
+def _resolve(engine: Engine, manifest: Path) -> list[WorkItem]:
+    """As the CLI does it: checked without the model, then resolved with it."""
+    items = read_manifest(manifest)
+    check_speakers(items, manifest)
+    return resolve_items(items, engine, manifest)
+
+
+CLONED_ROWS: list[dict[str, object]] = [
+    {"id": "clone-a", "text": "你好。今天天气很好。", "speaker": "Clone", "seed": 31},
+    {"id": "seed-a", "text": "你好。今天天气很好。", "speaker": "5", "seed": 31},
+    {"id": "clone-b", "text": "hello number 3.", "speaker": "Clone"},
+]
+
+
+@pytest.fixture(scope="module")
+def cloned(engine: Engine, tmp_path_factory: pytest.TempPathFactory) -> Cloned:
+    """Two items read by a cloned library voice beside one read by a seed's speaker, rendered
+    here in one batch; the library is in a data folder of its own."""
+    root = tmp_path_factory.mktemp("cloned")
+    home = root / "home"
+    voice = _clone(engine, 1)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("CHATTTS_STUDIO_HOME", str(home))
+        SpeakerLibrary().add("Clone", "", sample=voice.sample, transcript=voice.transcript)
+        work = _resolve(engine, _write(root / "items.jsonl", CLONED_ROWS))
+    job = ManifestJob(work, root / "local", OPTIONS, "demo")
+    with job.store:
+        assert render_local(job, engine) == 3
+        job.finish()
+    return Cloned(root, home, voice, work)
+
+
+def test_a_cloned_voice_item_is_what_that_voice_alone_makes_as_synth_reads_it(
+    engine: Engine, cloned: Cloned
+) -> None:
+    folder = cloned.root / "local"
+    hashes = _hashes(folder)
+    rows = [json.loads(x) for x in (folder / OUTPUT).read_text("utf-8").splitlines()]
+    assert [r["id"] for r in rows] == ["clone-a", "seed-a", "clone-b"]
+    for row in rows:
+        info = sf.info(str(folder / row["file"]))  # the duration is rounded to 0.1 ms
+        assert row["sha256"] == hashes[row["file"]] and row["rtf"] > 0
+        assert abs(row["duration"] - info.frames / 24000) < 1e-4 and row["duration"] > 0.3
+    # The voice synth's plan reads for this library voice (checked, transcript normalised),
+    # each item alone in a batch of its own: the same files.
+    plan = engine.plan(SynthesisRequest(text="你好。", voice=cloned.voice, refine_text=False))
+    assert plan.voice is not None and plan.voice.transcript != cloned.voice.transcript
+    by_id = {w.id: w for w in cloned.work}
+    assert by_id["clone-b"].seed == 0  # the library voice has no seed: the default
+    for item_id in ("clone-a", "clone-b"):
+        item = by_id[item_id]
+        assert item.speaker == plan.voice
+        alone = WorkItem(item.id, item.text, plan.voice, item.seed, item.est_seconds)
+        made: list[ItemResult] = []
+        renderer = ItemRenderer(engine, OPTIONS)
+        try:
+            renderer.render([alone], made.append)
+        finally:
+            renderer.close()
+        assert file_sha256(folder / f"{item_id}.flac") == sha256(made[0].data).hexdigest()
+    # The voice is heard: the same text and seed read by a seed's speaker is another file.
+    assert hashes["clone-a.flac"] != hashes["seed-a.flac"]
+
+
+def test_a_cloned_item_is_kept_on_resume_and_made_again_for_another_voice(
+    engine: Engine, cloned: Cloned, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = shutil.copytree(cloned.home, tmp_path / "home")  # the fixture's stays as it was
+    monkeypatch.setenv("CHATTTS_STUDIO_HOME", str(home))
+    manifest = cloned.root / "items.jsonl"
+    folder = tmp_path / "copy"
+    shutil.copytree(cloned.root / "local", folder)
+    job = ManifestJob(_resolve(engine, manifest), folder, OPTIONS, "demo")
+    with job.store:
+        assert job.pending() == []
+    # Another recording under the same name: its items are made again, the others kept.
+    other = _clone(engine, 2)
+    library = SpeakerLibrary()
+    library.add("Clone", "", sample=other.sample, transcript=other.transcript, replace=True)
+    job = ManifestJob(_resolve(engine, manifest), folder, OPTIONS, "demo")
+    with job.store:
+        assert sorted(i.id for i in job.pending()) == ["clone-a", "clone-b"]
+    # A cloned voice this model cannot read is one sentence naming its line.
+    SpeakerLibrary().add("Broken", "", sample="x" * 40, transcript="你好。")
+    bad = _write(tmp_path / "bad.jsonl", [{"id": "a", "text": "你好。", "speaker": "Broken"}])
+    with pytest.raises(ManifestError, match=r"^Line 1 of bad\.jsonl: .*sample"):
+        _resolve(engine, bad)
+
+
 # -- on a Ray cluster ---------------------------------------------------------------------
 
 
@@ -242,6 +366,18 @@ def test_a_ray_render_gives_the_same_files_as_the_local_one(
     assert [json.loads(x)["sha256"] for x in ray_out] == [
         json.loads(x)["sha256"] for x in local_out
     ]
+
+
+def test_a_cloned_voice_renders_on_ray_as_here(
+    cloned: Cloned, cluster: ClusterRender, tmp_path: Path
+) -> None:
+    """The cloned voice travels in the chunks as data (the workers' data folder has no such
+    speaker, and they normalise nothing): the same files as here."""
+    job = ManifestJob(cloned.work, tmp_path / "ray", OPTIONS, "demo")
+    with job.store:
+        assert cluster.run(job) == 3
+        job.finish()
+    assert _hashes(tmp_path / "ray") == _hashes(cloned.root / "local")
 
 
 def test_a_killed_actor_s_chunk_is_made_again_and_every_item_once(

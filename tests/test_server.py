@@ -14,13 +14,18 @@ import numpy as np
 import openai
 import pytest
 import soundfile as sf
+from test_voices import speech_like
 
 from core import SAMPLES_PER_STEP
-from core.batcher import Batcher, SpeechOrder
+from core.batcher import Batcher, Delivery, Failed, Finished, SpeechOrder
 from core.cli_serve import add_serve_parser, cmd_serve, is_loopback
 from core.engine import Engine
 from core.errors import StudioError
+from core.request import AudioChunk, SynthesisRequest
 from core.server import ServeLimits, SpeechServer, serving_on_loopback
+from core.server_audio import pcm16
+from core.speakers import SpeakerLibrary
+from core.voice import Voice
 
 PAUSE = 6000  # 0.25 s at 24 kHz between segments
 
@@ -236,3 +241,100 @@ def test_no_listening_beyond_this_machine_without_a_key(monkeypatch: pytest.Monk
     with pytest.raises(StudioError, match="without --api-key"):
         cmd_serve(args)
     assert not loaded, "the model was loaded before the refusal"
+
+
+# -- cloned voices ------------------------------------------------------------------------
+# A number in the transcript: synthesis reads it out ("二零二四"), so a server that put the
+# transcript into the prompt as stored would make other audio than synth's.
+CLONE_TRANSCRIPT = "今天是2024年，这是我的声音。"
+
+
+def _add_clone(engine: Engine, name: str, seed: int = 0) -> Voice:
+    """A library voice cloned from a clip through the real DVAE encoder (as test_voices)."""
+    from core.clone import check_clip
+
+    clip = check_clip(speech_like(3.5, 24000, seed=seed)[:, 0], 24000)
+    voice = engine.clone_voice(clip, CLONE_TRANSCRIPT)
+    SpeakerLibrary().add(name, "", sample=voice.sample, transcript=voice.transcript)
+    return voice
+
+
+def _direct(batcher: Batcher, order: SpeechOrder) -> bytes:
+    """The order made by the batcher alone, with no server between, as pcm's bytes: the
+    segments joined with the server's pause."""
+    got: list[Delivery] = []
+    done = threading.Event()
+
+    def deliver(item: Delivery) -> None:
+        got.append(item)
+        if isinstance(item, Finished | Failed):
+            done.set()
+
+    batcher.submit(order, deliver)
+    assert done.wait(120) and isinstance(got[-1], Finished), got[-1]
+    parts: list[np.ndarray] = []
+    last = -1
+    for chunk in got:
+        if isinstance(chunk, AudioChunk):
+            if last >= 0 and chunk.index != last:
+                parts.append(np.zeros(PAUSE, np.float32))
+            last = chunk.index
+            parts.append(chunk.audio)
+    return pcm16(np.concatenate(parts))
+
+
+def test_a_cloned_library_voice_reads_as_synth_reads_it(
+    api: Running, engine: Engine, private_home: object
+) -> None:
+    voice = _add_clone(engine, "Clone")
+    text = "你好。今天天气很好。"
+    pcm = _speech(api, text, voice="Clone", seed=11)
+    samples = np.frombuffer(pcm, "<i2")
+    assert _fits(len(samples), api.batcher, text) and np.abs(samples).max() > 0
+    flac, rate = sf.read(io.BytesIO(_speech(api, text, "flac", voice="Clone", seed=11)))
+    assert rate == 24_000 and len(flac) == len(samples)
+    # The voice synth's plan reads for this library entry (checked, transcript normalised),
+    # through the batcher alone: the same samples.
+    entry = SpeakerLibrary().get("Clone")
+    assert entry is not None and entry.voice == voice
+    plan = engine.plan(SynthesisRequest(text=text, voice=entry.voice, refine_text=False, seed=11))
+    assert plan.voice is not None and plan.voice.transcript != voice.transcript
+    assert pcm == _direct(api.batcher, SpeechOrder(text, plan.voice, 11))
+    # The transcript as stored (not read as synth reads it) is another prompt, other audio.
+    assert pcm != _direct(api.batcher, SpeechOrder(text, voice, 11))
+    assert "Clone" in [v["name"] for v in httpx.get(f"{api.url}/v1/audio/voices").json()["voices"]]
+    # A sample this model cannot read is still one sentence, naming the voice.
+    SpeakerLibrary().add("Broken", "", sample="x" * 40, transcript="你好。")
+    with pytest.raises(openai.BadRequestError, match="The voice 'Broken' cannot be used"):
+        _speech(api, text, voice="Broken")
+
+
+def test_a_cloned_and_an_embedding_voice_share_steps_and_each_equals_its_solo_run(
+    api: Running, engine: Engine, private_home: object
+) -> None:
+    _add_clone(engine, "Clone", seed=4)
+    requests = [
+        dict(text="你好。今天天气很好。", voice="Clone", seed=21),
+        dict(text="我们去公园。明天见。", voice="seed:5", seed=22),
+    ]
+    results: dict[int, bytes] = {}
+    start = len(api.steps)
+    barrier = threading.Barrier(len(requests))
+
+    def one(i: int) -> None:
+        barrier.wait()
+        r = requests[i]
+        results[i] = _speech(api, str(r["text"]), voice=r["voice"], seed=r["seed"])
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(len(requests))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert sorted(results) == [0, 1]
+    shared = sum(1 for ids in api.steps[start:] if len(set(ids)) == 2)
+    assert shared >= 10, f"the two requests shared only {shared} steps"
+    for i, r in enumerate(requests):
+        alone = _speech(api, str(r["text"]), voice=r["voice"], seed=r["seed"])
+        assert _fits(len(alone) // 2, api.batcher, str(r["text"]))
+        assert results[i] == alone, f"request {i} differs from its solo run"

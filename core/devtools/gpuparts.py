@@ -235,6 +235,74 @@ def _oom(engine: Any, mode: Mode) -> dict[str, Any]:
     }
 
 
+def _batcher(engine: Any, mode: Mode) -> dict[str, Any]:
+    """The API's one continuous batch (static cache and CUDA graphs on CUDA): requests at once
+    share decode steps, and each request's audio equals what it gets alone (exact rows)."""
+    import numpy as np
+
+    from ..batcher import Batcher, Delivery, Failed, Finished, SpeechOrder
+    from ..request import AudioChunk
+
+    texts = ["你好。今天天气很好。", "Hello there. Good day.", "我们。去公园。", "明天见。再见。"]
+    count = 3 if mode.cpu else 8
+    orders = [
+        SpeechOrder(texts[i % len(texts)], engine.sample_speaker(i + 1), i + 1)
+        for i in range(count)
+    ]
+    batcher = Batcher(engine, slots=count)
+    widest: list[int] = [0]
+    batcher.step_listeners.append(lambda ids: widest.append(len(set(ids))))
+
+    def run(order: SpeechOrder) -> tuple[threading.Event, list[Delivery]]:
+        got: list[Delivery] = []
+        done = threading.Event()
+
+        def deliver(item: Delivery) -> None:
+            got.append(item)
+            if isinstance(item, Finished | Failed):
+                done.set()
+
+        batcher.submit(order, deliver)
+        return done, got
+
+    def audio(got: list[Delivery]) -> np.ndarray:
+        return np.concatenate([c.audio for c in got if isinstance(c, AudioChunk)])
+
+    batcher.start()
+    try:
+        started = time.perf_counter()
+        together = [run(order) for order in orders]
+        finished = all(done.wait(max(1.0, mode.left())) for done, _ in together)
+        together_s = time.perf_counter() - started
+        failed = [str(g[-1].error) for _, g in together if g and isinstance(g[-1], Failed)]
+        if not finished or failed:
+            return {"error": f"finished {finished}, failed {failed[:2]}"}
+        equal, worst, alone_s = [], 0.0, 0.0
+        for order, (_, got) in zip(orders, together, strict=True):
+            began = time.perf_counter()
+            done, alone = run(order)
+            if not done.wait(max(1.0, mode.left())):
+                return {"error": "a request alone did not finish in time"}
+            alone_s += time.perf_counter() - began
+            a, b = audio(got), audio(alone)
+            equal.append(a.shape == b.shape and bool(np.array_equal(a, b)))
+            if a.shape == b.shape:
+                worst = max(worst, float(np.max(np.abs(a - b))))
+        audio_s = sum(len(audio(g)) for _, g in together) / 24_000
+    finally:
+        batcher.close()
+    return {
+        "requests": count,
+        "widest_step_requests": max(widest),
+        "all_equal_alone": all(equal),
+        "max_abs_diff": worst,
+        "together_s": together_s,
+        "one_by_one_s": alone_s,
+        "speedup": alone_s / together_s if together_s else None,
+        "audio_s": audio_s,
+    }
+
+
 def checks(mode: Mode) -> dict[str, Any]:
     out: dict[str, Any] = {}
     engine = _engine(mode)
@@ -242,6 +310,7 @@ def checks(mode: Mode) -> dict[str, Any]:
         ("equality", lambda: _equality(engine, mode)),
         ("cancel", lambda: _cancel(engine, mode)),
         ("oom", lambda: _oom(engine, mode)),
+        ("batcher", lambda: _batcher(engine, mode)),
         ("nan", lambda: _nan(mode)),
     ):
         try:

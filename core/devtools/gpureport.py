@@ -42,7 +42,7 @@ def _checks(checks: dict[str, Any]) -> list[str]:
                 f"{r['hidden_max_diff']:.2e} | {graphs} |"
             )
         lines.append("")
-    for name in ("nan", "cancel", "oom"):
+    for name in ("nan", "cancel", "oom", "batcher"):
         value = checks.get(name)
         if value is not None:
             shown = {k: v for k, v in value.items() if k != "trace"}

@@ -1613,6 +1613,10 @@
         <translation>保留</translation>
     </message>
     <message>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
         <source>Open audio file</source>
         <translation>打开音频文件</translation>
     </message>
@@ -1724,8 +1728,24 @@
         <translation>请先加载模型，并等待当前任务完成。</translation>
     </message>
     <message>
+        <source>Cancelling…</source>
+        <translation>正在取消…</translation>
+    </message>
+    <message>
         <source>Cannot play the preview {path}: {reason}</source>
         <translation>无法播放预览 {path}：{reason}</translation>
+    </message>
+    <message>
+        <source>Pause between turns</source>
+        <translation>轮次间停顿</translation>
+    </message>
+    <message>
+        <source>Silence put between two lines of a dialogue script, where the speaker&apos;s line changes (the pause between segments applies inside one line).</source>
+        <translation>对话脚本中两行之间（换到下一位说话人的那一行时）插入的静音；同一行之内仍使用片段间停顿。</translation>
+    </message>
+    <message>
+        <source>Pause between &amp;turns:</source>
+        <translation>轮次间停顿(&amp;T)：</translation>
     </message>
 </context>
 <context>
