@@ -26,6 +26,7 @@ from html.parser import HTMLParser
 from pathlib import Path, PurePosixPath
 
 from .errors import StudioError
+from .messages import QT_TRANSLATE_NOOP, Sentence
 from .text import INLINE_TOKENS, clean
 
 TITLE_MAX = 60
@@ -65,7 +66,12 @@ def read_book(path: Path) -> Book:
     path = Path(path)
     suffix = path.suffix.lower()
     if not path.is_file():
-        raise StudioError(f"The book {path} does not exist or is not a file.")
+        raise StudioError(
+            Sentence(
+                QT_TRANSLATE_NOOP("core", "The book {path} does not exist or is not a file."),
+                path=str(path),
+            )
+        )
     if suffix == ".epub":
         book = read_epub(path)
     else:
@@ -73,14 +79,22 @@ def read_book(path: Path) -> Book:
             text = path.read_text(encoding="utf-8-sig")
         except (OSError, UnicodeDecodeError) as exc:
             raise StudioError(
-                f"Cannot read {path}: {getattr(exc, 'strerror', None) or exc}."
+                Sentence(
+                    QT_TRANSLATE_NOOP("core", "Cannot read {path}: {reason}."),
+                    path=str(path),
+                    reason=getattr(exc, "strerror", None) or str(exc),
+                )
             ) from None
         if suffix in (".md", ".markdown"):
             book = markdown_chapters(text, path.stem)
         else:
             book = text_chapters(text, path.stem)
     if not book.chapters:
-        raise StudioError(f"The book {path} has no text to read.")
+        raise StudioError(
+            Sentence(
+                QT_TRANSLATE_NOOP("core", "The book {path} has no text to read."), path=str(path)
+            )
+        )
     return book
 
 
@@ -278,7 +292,13 @@ def read_epub(path: Path) -> Book:
             warnings.simplefilter("ignore")
             book = epub.read_epub(str(path), options={"ignore_ncx": False})
     except Exception as exc:  # a zip that is not an EPUB, a broken container, ...
-        raise StudioError(f"Cannot read the EPUB {path}: {str(exc).splitlines()[0]}.") from None
+        raise StudioError(
+            Sentence(
+                QT_TRANSLATE_NOOP("core", "Cannot read the EPUB {path}: {reason}."),
+                path=str(path),
+                reason=str(exc).splitlines()[0],
+            )
+        ) from None
     titles = _toc_titles(book.toc)
     # Contents links are relative to the navigation file, item names to the package file:
     # the same folder in nearly every book; the file name alone when they differ.

@@ -16,6 +16,7 @@ import torch
 
 from .cancel import CancelToken
 from .errors import ModelError, SpeakerError
+from .messages import QT_TRANSLATE_NOOP, Sentence
 from .voice import Voice
 
 StepHook = Callable[[torch.Tensor], None]  # the GPT's output hidden states of one forward
@@ -98,9 +99,20 @@ class ChatModel:
             ok = chat._load(device=device, compile=compile, **assets)
         except (RuntimeError, OSError, ValueError, KeyError) as exc:
             reason = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
-            raise ModelError(f"Model '{name}' could not be loaded: {reason}") from None
+            raise ModelError(
+                Sentence(
+                    QT_TRANSLATE_NOOP("core", "Model '{name}' could not be loaded: {reason}"),
+                    name=name,
+                    reason=reason,
+                )
+            ) from None
         if ok is False:
-            raise ModelError(f"Model '{name}' could not be loaded by ChatTTS.")
+            raise ModelError(
+                Sentence(
+                    QT_TRANSLATE_NOOP("core", "Model '{name}' could not be loaded by ChatTTS."),
+                    name=name,
+                )
+            )
         return cls(chat)
 
     def unload(self) -> None:
@@ -327,7 +339,14 @@ class ChatModel:
         as `Chat.sample_audio_speaker` does (on the DVAE's device)."""
         dvae = self._chat.dvae
         if getattr(dvae, "encoder", None) is None or dvae.vq_layer is None:
-            raise ModelError("This model has no DVAE encoder, so it cannot clone a voice.")
+            raise ModelError(
+                Sentence(
+                    QT_TRANSLATE_NOOP(
+                        "core", "This model has no {part} encoder, so it cannot clone a voice."
+                    ),
+                    part="DVAE",
+                )
+            )
         device = next(dvae.parameters()).device
         audio = torch.from_numpy(np.ascontiguousarray(wav, dtype=np.float32)).to(device)
         with torch.inference_mode():
@@ -342,16 +361,24 @@ class ChatModel:
         try:
             codes: torch.Tensor = Speaker.decode_prompt(sample)
         except Exception:
-            raise SpeakerError("The voice sample is not a valid ChatTTS sample string.") from None
+            raise SpeakerError(
+                QT_TRANSLATE_NOOP("core", "The voice sample is not a valid ChatTTS sample string.")
+            ) from None
         return codes
 
     def check_sample(self, sample: str) -> int:
         """The sample's length in frames; SpeakerError when this model cannot read it."""
         codes = self.sample_codes(sample)
         if codes.dim() != 2 or codes.shape[0] != self.num_vq or codes.shape[1] < 1:
-            raise SpeakerError("The voice sample does not fit this model; clone the voice again.")
+            raise SpeakerError(
+                QT_TRANSLATE_NOOP(
+                    "core", "The voice sample does not fit this model; clone the voice again."
+                )
+            )
         if int(codes.max()) >= self.num_codes - 1 or int(codes.min()) < 0:
-            raise SpeakerError("The voice sample has codes this model does not know.")
+            raise SpeakerError(
+                QT_TRANSLATE_NOOP("core", "The voice sample has codes this model does not know.")
+            )
         return int(codes.shape[1])
 
     def check_speaker(self, embedding: str) -> str:
@@ -360,11 +387,20 @@ class ChatModel:
         try:
             values = Speaker._decode(embedding.strip())
         except Exception:
-            raise SpeakerError("The speaker is not a valid ChatTTS speaker embedding.") from None
+            raise SpeakerError(
+                QT_TRANSLATE_NOOP("core", "The speaker is not a valid ChatTTS speaker embedding.")
+            ) from None
         if values.size != self.hidden_size or not np.isfinite(values).all():
             raise SpeakerError(
-                f"The speaker embedding has {values.size} values but this model "
-                f"needs {self.hidden_size}; pick a speaker made with it."
+                Sentence(
+                    QT_TRANSLATE_NOOP(
+                        "core",
+                        "The speaker embedding has {size} values but this model needs {needed}; "
+                        "pick a speaker made with it.",
+                    ),
+                    size=values.size,
+                    needed=self.hidden_size,
+                )
             )
         return embedding.strip()
 

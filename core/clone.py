@@ -13,12 +13,15 @@ import numpy as np
 
 from . import SAMPLE_RATE
 from .errors import SpeakerError
+from .messages import QT_TRANSLATE_NOOP, Sentence
 
 MIN_SECONDS = 3.0
 MAX_SECONDS = 30.0
 # Below this RMS (about -60 dBFS) a clip is taken as silence: there is no voice to encode.
 SILENCE_RMS = 1e-3
 FORMATS = ("WAV", "FLAC", "OGG", "MP3")
+# What a clip from the microphone is called in a sentence about it.
+RECORDING = Sentence(QT_TRANSLATE_NOOP("core", "The recording"))
 
 
 class ClipError(SpeakerError):
@@ -35,9 +38,17 @@ def _length(seconds: float) -> str:
 
 def _too_long(name: str, seconds: float) -> ClipError:
     return ClipError(
-        f"{name} is {_length(seconds)} long; a reference recording must be "
-        f"{MIN_SECONDS:g}-{MAX_SECONDS:g} seconds: cut the part whose words you give as "
-        "the transcript."
+        Sentence(
+            QT_TRANSLATE_NOOP(
+                "core",
+                "{name} is {length} long; a reference recording must be {low}-{high} seconds: "
+                "cut the part whose words you give as the transcript.",
+            ),
+            name=name,
+            length=_length(seconds),
+            low=f"{MIN_SECONDS:g}",
+            high=f"{MAX_SECONDS:g}",
+        )
     )
 
 
@@ -48,14 +59,28 @@ def read_clip(path: Path) -> np.ndarray:
     path = Path(path)
     name = path.name or str(path)
     if not path.is_file():
-        raise ClipError(f"There is no audio file {path}.")
+        raise ClipError(
+            Sentence(QT_TRANSLATE_NOOP("core", "There is no audio file {path}."), path=str(path))
+        )
     try:
         with sf.SoundFile(str(path)) as clip:
             rate, frames = clip.samplerate, clip.frames
             if clip.format not in FORMATS:
-                raise ClipError(f"{name} is {clip.format}; use a WAV, FLAC, OGG or MP3 file.")
+                raise ClipError(
+                    Sentence(
+                        QT_TRANSLATE_NOOP(
+                            "core", "{name} is {format}; use a WAV, FLAC, OGG or MP3 file."
+                        ),
+                        name=name,
+                        format=clip.format,
+                    )
+                )
             if rate <= 0:
-                raise ClipError(f"{name} has no valid sample rate.")
+                raise ClipError(
+                    Sentence(
+                        QT_TRANSLATE_NOOP("core", "{name} has no valid sample rate."), name=name
+                    )
+                )
             # The header's length first; then at most the longest allowed clip is decoded
             # (MP3 headers may only estimate the length).
             if frames > 0 and frames / rate > MAX_SECONDS + 0.05:
@@ -66,30 +91,59 @@ def read_clip(path: Path) -> np.ndarray:
         raise
     except (sf.LibsndfileError, RuntimeError, OSError, ValueError) as exc:
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise ClipError(f"{name} cannot be read as audio ({reason}).") from None
+        raise ClipError(
+            Sentence(
+                QT_TRANSLATE_NOOP("core", "{name} cannot be read as audio ({reason})."),
+                name=name,
+                reason=reason,
+            )
+        ) from None
     if len(audio) >= limit:
         raise _too_long(name, max(frames, len(audio)) / rate)
     return check_clip(audio.mean(axis=1), rate, name)
 
 
-def check_clip(audio: np.ndarray, rate: int, name: str = "The recording") -> np.ndarray:
+def check_clip(audio: np.ndarray, rate: int, name: str = RECORDING) -> np.ndarray:
     """A mono clip at `rate`, checked (not empty, 3-30 s, not silent, finite) and resampled to
     24 kHz mono float32. Recordings from the microphone come through here too."""
     audio = np.asarray(audio, dtype=np.float32).reshape(-1)
     if audio.size == 0:
-        raise ClipError(f"{name} has no audio in it.")
+        raise ClipError(
+            Sentence(QT_TRANSLATE_NOOP("core", "{name} has no audio in it."), name=name)
+        )
     seconds = audio.size / rate
     if seconds < MIN_SECONDS:
         raise ClipError(
-            f"{name} is only {_length(seconds)} long; a reference recording must be "
-            f"{MIN_SECONDS:g}-{MAX_SECONDS:g} seconds of one person speaking."
+            Sentence(
+                QT_TRANSLATE_NOOP(
+                    "core",
+                    "{name} is only {length} long; a reference recording must be {low}-{high} "
+                    "seconds of one person speaking.",
+                ),
+                name=name,
+                length=_length(seconds),
+                low=f"{MIN_SECONDS:g}",
+                high=f"{MAX_SECONDS:g}",
+            )
         )
     if seconds > MAX_SECONDS + 0.05:
         raise _too_long(name, seconds)
     if not np.isfinite(audio).all():
-        raise ClipError(f"{name} has invalid samples (NaN or infinity).")
+        raise ClipError(
+            Sentence(
+                QT_TRANSLATE_NOOP("core", "{name} has invalid samples (NaN or infinity)."),
+                name=name,
+            )
+        )
     if float(np.sqrt(np.mean(np.square(audio, dtype=np.float64)))) < SILENCE_RMS:
-        raise ClipError(f"{name} is silent; record or choose a clip of someone speaking.")
+        raise ClipError(
+            Sentence(
+                QT_TRANSLATE_NOOP(
+                    "core", "{name} is silent; record or choose a clip of someone speaking."
+                ),
+                name=name,
+            )
+        )
     return resample(audio, rate)
 
 

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .errors import BadTextError, StudioError
+from .messages import QT_TRANSLATE_NOOP, Sentence, said
 from .request import JobPlan, Part, SynthesisRequest, auto_batch_size
 from .text import Segment, clean, split_segments
 from .voice import Voice
@@ -60,8 +61,14 @@ def parse_script(text: str) -> list[Turn]:
         if raw[0] in " \t\u3000":
             if not turns:
                 raise ScriptError(
-                    f"Line {number} is indented, which continues a turn, but no turn "
-                    "starts before it; start it with 'Name: text'."
+                    Sentence(
+                        QT_TRANSLATE_NOOP(
+                            "core",
+                            "Line {number} is indented, which continues a turn, but no turn "
+                            "starts before it; start it with 'Name: text'.",
+                        ),
+                        number=number,
+                    )
                 )
             last = turns[-1]
             turns[-1] = replace(last, text=f"{last.text} {stripped}".strip())
@@ -69,12 +76,20 @@ def parse_script(text: str) -> list[Turn]:
         match = _TURN.fullmatch(stripped)
         if match is None or not match.group("name").strip():
             raise ScriptError(
-                f"Line {number} does not start with a speaker's name and a colon "
-                "('Name: text'); indent it to continue the turn above."
+                Sentence(
+                    QT_TRANSLATE_NOOP(
+                        "core",
+                        "Line {number} does not start with a speaker's name and a colon "
+                        "('Name: text'); indent it to continue the turn above.",
+                    ),
+                    number=number,
+                )
             )
         turns.append(Turn(number, match.group("name").strip(), match.group("text").strip()))
     if not turns:
-        raise ScriptError("The script has no lines to speak ('Name: text').")
+        raise ScriptError(
+            QT_TRANSLATE_NOOP("core", "The script has no lines to speak ('Name: text').")
+        )
     return turns
 
 
@@ -82,22 +97,49 @@ def read_script(path: Path) -> list[Turn]:
     path = Path(path)
     try:
         if path.stat().st_size > MAX_SCRIPT_BYTES:
-            raise ScriptError(f"{path} is too large to be a dialogue script.")
+            raise ScriptError(
+                Sentence(
+                    QT_TRANSLATE_NOOP("core", "{path} is too large to be a dialogue script."),
+                    path=str(path),
+                )
+            )
         return parse_script(path.read_text(encoding="utf-8"))
     except OSError as exc:
-        raise ScriptError(f"Cannot read {path}: {exc.strerror or exc}.") from None
+        raise ScriptError(
+            Sentence(
+                QT_TRANSLATE_NOOP("core", "Cannot read {path}: {reason}."),
+                path=str(path),
+                reason=exc.strerror or str(exc),
+            )
+        ) from None
     except UnicodeDecodeError:
-        raise ScriptError(f"{path} is not UTF-8 text.") from None
+        raise ScriptError(
+            Sentence(
+                QT_TRANSLATE_NOOP("core", "{path} is not {encoding} text."),
+                path=str(path),
+                encoding="UTF-8",
+            )
+        ) from None
 
 
 def voices_for(turns: list[Turn], library: Mapping[str, Voice]) -> dict[str, Voice]:
     """Each speaker's voice; ScriptError at the first line whose name the library lacks."""
     for turn in turns:
         if turn.name not in library:
-            known = ", ".join(sorted(library)[:10]) or "none yet"
+            known = ", ".join(sorted(library)[:10]) or Sentence(
+                QT_TRANSLATE_NOOP("core", "none yet")
+            )
             raise ScriptError(
-                f"Line {turn.line}: there is no speaker named '{turn.name}' in the library "
-                f"(speakers: {known})."
+                Sentence(
+                    QT_TRANSLATE_NOOP(
+                        "core",
+                        "Line {line}: there is no speaker named '{name}' in the library "
+                        "(speakers: {known}).",
+                    ),
+                    line=turn.line,
+                    name=turn.name,
+                    known=known,
+                )
             )
     return {turn.name: library[turn.name] for turn in turns}
 
@@ -118,7 +160,14 @@ def plan_dialogue(
         try:
             pieces = split_segments(turn.text, request.segment_size, lexicon)
         except BadTextError as exc:
-            raise ScriptError(f"Line {turn.line} ({turn.name}): {exc}") from None
+            raise ScriptError(
+                Sentence(
+                    QT_TRANSLATE_NOOP("core", "Line {line} ({name}): {problem}"),
+                    line=turn.line,
+                    name=turn.name,
+                    problem=said(exc),
+                )
+            ) from None
         for piece in pieces:
             segments.append(replace(piece, index=len(segments)))
             parts.append(Part(checked[turn.name], turn.name, number))

@@ -17,6 +17,7 @@ from typing import TypeVar
 from . import paths
 from .atomic import os_error_reason
 from .errors import Cancelled, DownloadError
+from .messages import QT_TRANSLATE_NOOP, Sentence, said
 from .models import (
     ASSET_FILES,
     OFFICIAL_REPO,
@@ -50,17 +51,29 @@ def _network_sentence(exc: BaseException, timeout: float) -> str:
     """One sentence for a failure of huggingface_hub's HTTP client (httpx2) or of a socket."""
     name = type(exc).__name__
     if "Offline" in name:
-        return "downloads are switched off (the HF_HUB_OFFLINE environment variable is set)"
+        return Sentence(
+            QT_TRANSLATE_NOOP(
+                "core", "downloads are switched off (the {variable} environment variable is set)"
+            ),
+            variable="HF_HUB_OFFLINE",
+        )
     if "Timeout" in name or isinstance(exc, TimeoutError):
-        return f"the server did not answer within {timeout:g} seconds"
+        return Sentence(
+            QT_TRANSLATE_NOOP("core", "the server did not answer within {seconds} seconds"),
+            seconds=f"{timeout:g}",
+        )
     response = getattr(exc, "response", None)
     code = getattr(response, "status_code", None)
     if isinstance(code, int):
-        return f"the server answered HTTP {code}"
+        return Sentence(
+            QT_TRANSLATE_NOOP("core", "the server answered {status}"), status=f"HTTP {code}"
+        )
     if "Connect" in name or isinstance(exc, ConnectionRefusedError):
-        return "cannot connect to the server (check the network)"
+        return Sentence(
+            QT_TRANSLATE_NOOP("core", "cannot connect to the server (check the network)")
+        )
     if "Protocol" in name or "Read" in name or isinstance(exc, ConnectionError):
-        return "the connection broke off"
+        return Sentence(QT_TRANSLATE_NOOP("core", "the connection broke off"))
     return f"{name}: {str(exc).splitlines()[0][:120]}" if str(exc) else name
 
 
@@ -114,7 +127,14 @@ def download_official(
     hashes = official_hashes() if hashes is None else hashes
     missing = [f for f in ASSET_FILES if hash_key(f) not in hashes]
     if missing:
-        raise DownloadError(f"There is no sha256 hash for {missing[0]}; nothing was downloaded.")
+        raise DownloadError(
+            Sentence(
+                QT_TRANSLATE_NOOP(
+                    "core", "There is no sha256 hash for {file}; nothing was downloaded."
+                ),
+                file=missing[0],
+            )
+        )
     root = paths.models_dir()
     staging = root / STAGING
     with _download_lock(root):
@@ -126,27 +146,36 @@ def download_official(
         except (Cancelled, DownloadError):
             raise
         except _Transient as exc:
-            raise DownloadError(
-                f"Could not download the official weights: {exc}. Partial files are kept "
-                "and the next try resumes."
-            ) from None
+            raise DownloadError(_not_downloaded(said(exc))) from None
         except OSError as exc:
             if getattr(exc, "response", None) is None and exc.errno is not None:
                 raise DownloadError(
-                    f"Could not download the official weights into {staging}: "
-                    f"{os_error_reason(exc)}. Partial files are kept and the next try resumes."
+                    Sentence(
+                        QT_TRANSLATE_NOOP(
+                            "core",
+                            "Could not download the official weights into {folder}: {reason}. "
+                            "Partial files are kept and the next try resumes.",
+                        ),
+                        folder=str(staging),
+                        reason=os_error_reason(exc),
+                    )
                 ) from None
-            raise DownloadError(
-                f"Could not download the official weights: {_network_sentence(exc, timeout)}. "
-                "Partial files are kept and the next try resumes."
-            ) from None
+            raise DownloadError(_not_downloaded(_network_sentence(exc, timeout))) from None
         except Exception as exc:  # httpx2 and huggingface_hub errors, whatever their class
-            raise DownloadError(
-                f"Could not download the official weights: {_network_sentence(exc, timeout)}. "
-                "Partial files are kept and the next try resumes."
-            ) from None
+            raise DownloadError(_not_downloaded(_network_sentence(exc, timeout))) from None
         _install(staging, info.folder)
     return info
+
+
+def _not_downloaded(reason: str) -> Sentence:
+    return Sentence(
+        QT_TRANSLATE_NOOP(
+            "core",
+            "Could not download the official weights: {reason}. Partial files are kept and the "
+            "next try resumes.",
+        ),
+        reason=reason,
+    )
 
 
 @contextlib.contextmanager
@@ -162,7 +191,10 @@ def _download_lock(root: Path) -> Iterator[None]:
             fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
             raise DownloadError(
-                "Another download of the official weights is running; wait for it to finish."
+                QT_TRANSLATE_NOOP(
+                    "core",
+                    "Another download of the official weights is running; wait for it to finish.",
+                )
             ) from None
         try:
             yield
@@ -199,8 +231,16 @@ def _download_into(
         )
         if not meta.etag:
             raise DownloadError(
-                f"Could not download the official weights: the server gave no ETag for "
-                f"{relative}, so it does not look like a Hugging Face hub."
+                Sentence(
+                    QT_TRANSLATE_NOOP(
+                        "core",
+                        "Could not download the official weights: the server gave no {header} "
+                        "for {file}, so it does not look like a {hub}.",
+                    ),
+                    header="ETag",
+                    file=relative,
+                    hub="Hugging Face hub",
+                )
             )
         location = meta.location or url
         todo.append(
@@ -212,8 +252,16 @@ def _download_into(
     free = shutil.disk_usage(staging).free
     if needed > free:
         raise DownloadError(
-            f"The official weights need {needed / 2**20:.0f} MiB more disk space in {staging}; "
-            f"only {free / 2**20:.0f} MiB are free."
+            Sentence(
+                QT_TRANSLATE_NOOP(
+                    "core",
+                    "The official weights need {needed} MiB more disk space in {folder}; "
+                    "only {free} MiB are free.",
+                ),
+                needed=f"{needed / 2**20:.0f}",
+                folder=str(staging),
+                free=f"{free / 2**20:.0f}",
+            )
         )
     bar.add(0)
     for remote in todo:
@@ -222,8 +270,14 @@ def _download_into(
         if sha256_file(target, cancelled=bar.cancelled) != hashes[hash_key(remote.relative)]:
             target.unlink(missing_ok=True)
             raise DownloadError(
-                f"The downloaded {remote.relative} does not match ChatTTS's sha256 "
-                "hash; it was discarded and nothing was replaced."
+                Sentence(
+                    QT_TRANSLATE_NOOP(
+                        "core",
+                        "The downloaded {file} does not match ChatTTS's sha256 hash; it was "
+                        "discarded and nothing was replaced.",
+                    ),
+                    file=remote.relative,
+                )
             )
 
 
@@ -292,7 +346,9 @@ def _fetch(
         _get_range(part, remote, headers if remote.same_host else {}, timeout, have, bar)
         have = part.stat().st_size
         if remote.size is not None and have < remote.size:
-            raise _Transient("the server sent less than the whole file")
+            raise _Transient(
+                Sentence(QT_TRANSLATE_NOOP("core", "the server sent less than the whole file"))
+            )
 
     def tracked() -> None:
         nonlocal have
@@ -327,7 +383,11 @@ def _get_range(
         ) as response:
             if response.status_code == 416:  # our part is longer than the file: start again
                 part.unlink(missing_ok=True)
-                raise _Transient("the server refused to resume a partial file")
+                raise _Transient(
+                    Sentence(
+                        QT_TRANSLATE_NOOP("core", "the server refused to resume a partial file")
+                    )
+                )
             hf_raise_for_status(response)
             start = 0
             if have and response.status_code == 206:
@@ -354,8 +414,15 @@ def _get_range(
     if remote.size is not None and have > remote.size:
         part.unlink(missing_ok=True)
         raise DownloadError(
-            f"The server sent more than the {remote.size} bytes of {remote.relative}; it was "
-            "discarded and nothing was replaced."
+            Sentence(
+                QT_TRANSLATE_NOOP(
+                    "core",
+                    "The server sent more than the {size} bytes of {file}; it was discarded and "
+                    "nothing was replaced.",
+                ),
+                size=remote.size,
+                file=remote.relative,
+            )
         )
 
 

@@ -15,6 +15,7 @@ from .cancel import CancelToken
 from .chat import ChatModel, RefineSettings
 from .devices import Device, Precision, check_precision, resolve_device
 from .errors import BadTextError, Cancelled, ModelError, SpeakerError
+from .messages import QT_TRANSLATE_NOOP, Sentence, said
 from .metrics import LiveMetrics, reset_peak
 from .pipeline import (
     JobContext,
@@ -182,7 +183,7 @@ class Engine:
 
     def _require(self) -> tuple[ChatModel, LoadedModel]:
         if self.model is None or self.loaded is None:
-            raise ModelError("No model is loaded.")
+            raise ModelError(QT_TRANSLATE_NOOP("core", "No model is loaded."))
         return self.model, self.loaded
 
     # -- speakers --------------------------------------------------------------------------
@@ -206,9 +207,15 @@ class Engine:
             model.check_sample(voice.sample)
             transcript = model.normalize(voice.transcript.strip())
             if not transcript.strip():
-                raise SpeakerError("A cloned voice needs the transcript of its recording.")
+                raise SpeakerError(
+                    QT_TRANSLATE_NOOP(
+                        "core", "A cloned voice needs the transcript of its recording."
+                    )
+                )
         elif not embedding:
-            raise SpeakerError("The voice has neither a speaker embedding nor a sample.")
+            raise SpeakerError(
+                QT_TRANSLATE_NOOP("core", "The voice has neither a speaker embedding nor a sample.")
+            )
         return Voice(embedding, voice.sample, transcript)
 
     def resolve_voice(self, request: SynthesisRequest) -> Voice:
@@ -226,7 +233,12 @@ class Engine:
         try:
             transcript = check_text(transcript).strip()
         except BadTextError as exc:
-            raise SpeakerError(f"The transcript cannot be used: {exc}") from None
+            raise SpeakerError(
+                Sentence(
+                    QT_TRANSLATE_NOOP("core", "The transcript cannot be used: {problem}"),
+                    problem=said(exc),
+                )
+            ) from None
         return Voice(sample=model.encode_sample(audio), transcript=transcript)
 
     # -- planning --------------------------------------------------------------------------
@@ -344,7 +356,12 @@ class Engine:
                     peak = max(peak, event.memory.peak or event.memory.in_use)
                 if event.hit_cap:
                     self.live.update(
-                        note=f"segment {event.index + 1} reached the step cap: it may be cut short"
+                        note=Sentence(
+                            QT_TRANSLATE_NOOP(
+                                "core", "segment {number} reached the step cap: it may be cut short"
+                            ),
+                            number=event.index + 1,
+                        )
                     )
                 yield event
             cancel.check()

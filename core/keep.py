@@ -12,6 +12,7 @@ from . import SAMPLE_RATE
 from .atomic import os_error_sentence, write_with
 from .cancel import CancelToken
 from .errors import SpeakerError
+from .messages import QT_TRANSLATE_NOOP, Sentence
 from .request import SynthesisRequest
 from .speakers import SpeakerEntry, SpeakerLibrary, SpeakerNameTaken, _clean_name
 from .voice import Voice
@@ -67,7 +68,12 @@ def keep_voice(
     files written for it are removed again: a failure adds nothing. `cancel` stops it (raising
     Cancelled, with nothing added) up to the moment the entry is added, not after."""
     if library.locked:
-        raise SpeakerError(f"The speaker library cannot be changed: {library.problem}")
+        raise SpeakerError(
+            Sentence(
+                QT_TRANSLATE_NOOP("core", "The speaker library cannot be changed: {problem}"),
+                problem=library.problem,
+            )
+        )
     if not replace and library.get(_clean_name(name)) is not None:
         raise SpeakerNameTaken(_clean_name(name))
     engine.check_voice(voice)

@@ -24,6 +24,7 @@ from typing import Any
 from . import paths
 from .atomic import os_error_sentence, write_text_atomic
 from .errors import BadTextError, StudioError
+from .messages import QT_TRANSLATE_NOOP, Sentence, said
 
 FORMAT = 1
 MAX_WORD = 100  # characters
@@ -42,20 +43,47 @@ def _check(word: Any, replacement: Any) -> tuple[str, str]:
     from .text import check_tokens, clean
 
     if not isinstance(word, str) or not isinstance(replacement, str):
-        raise LexiconError("A dictionary entry needs a word and a replacement, both text.")
+        raise LexiconError(
+            QT_TRANSLATE_NOOP(
+                "core", "A dictionary entry needs a word and a replacement, both text."
+            )
+        )
     word, replacement = clean(word).strip(), clean(replacement).strip()
     if not word or len(word) > MAX_WORD or "\n" in word:
-        raise LexiconError(f"A dictionary word must be one line of 1-{MAX_WORD} characters.")
+        raise LexiconError(
+            Sentence(
+                QT_TRANSLATE_NOOP(
+                    "core", "A dictionary word must be one line of 1-{most} characters."
+                ),
+                most=MAX_WORD,
+            )
+        )
     if "[" in word or "]" in word:
-        raise LexiconError("A dictionary word cannot contain '[' or ']' (control tokens).")
+        raise LexiconError(
+            QT_TRANSLATE_NOOP(
+                "core", "A dictionary word cannot contain '[' or ']' (control tokens)."
+            )
+        )
     if not replacement or len(replacement) > MAX_REPLACEMENT or "\n" in replacement:
         raise LexiconError(
-            f"The replacement for '{word}' must be one line of 1-{MAX_REPLACEMENT} characters."
+            Sentence(
+                QT_TRANSLATE_NOOP(
+                    "core", "The replacement for '{word}' must be one line of 1-{most} characters."
+                ),
+                word=word,
+                most=MAX_REPLACEMENT,
+            )
         )
     try:
         check_tokens(replacement)
     except BadTextError as exc:
-        raise LexiconError(f"The replacement for '{word}': {exc}") from None
+        raise LexiconError(
+            Sentence(
+                QT_TRANSLATE_NOOP("core", "The replacement for '{word}': {problem}"),
+                word=word,
+                problem=said(exc),
+            )
+        ) from None
     return unicodedata.normalize("NFC", word), replacement
 
 
@@ -108,26 +136,65 @@ class LexiconStore:
             self.entries = self._read()
 
     def _read(self) -> dict[str, str]:
-        where = f"The pronunciation dictionary {self.path}"
+        where = Sentence(
+            QT_TRANSLATE_NOOP("core", "The pronunciation dictionary {path}"), path=str(self.path)
+        )
         try:
             if self.path.stat().st_size > MAX_FILE_BYTES:
-                raise LexiconError(f"{where} is too large to be a dictionary.")
+                raise LexiconError(
+                    Sentence(
+                        QT_TRANSLATE_NOOP("core", "{where} is too large to be a dictionary."),
+                        where=where,
+                    )
+                )
             data = json.loads(self.path.read_text(encoding="utf-8"))
         except OSError as exc:
-            raise LexiconError(f"Cannot read {self.path}: {exc.strerror or exc}.") from None
+            raise LexiconError(
+                Sentence(
+                    QT_TRANSLATE_NOOP("core", "Cannot read {path}: {reason}."),
+                    path=str(self.path),
+                    reason=exc.strerror or str(exc),
+                )
+            ) from None
         except (ValueError, RecursionError):
-            raise LexiconError(f"{where} is not valid JSON; fix or move it away.") from None
+            raise LexiconError(
+                Sentence(
+                    QT_TRANSLATE_NOOP(
+                        "core", "{where} is not valid {format}; fix or move it away."
+                    ),
+                    where=where,
+                    format="JSON",
+                )
+            ) from None
         if not isinstance(data, dict) or not isinstance(data.get("entries"), list):
-            raise LexiconError(f"{where} is not a dictionary file; fix or move it away.")
+            raise LexiconError(
+                Sentence(
+                    QT_TRANSLATE_NOOP(
+                        "core", "{where} is not a dictionary file; fix or move it away."
+                    ),
+                    where=where,
+                )
+            )
         version = data.get("format", FORMAT)
         if not isinstance(version, int) or version > FORMAT:
             raise LexiconError(
-                f"{where} was written by a newer ChatTTS Studio; update the app to use it."
+                Sentence(
+                    QT_TRANSLATE_NOOP(
+                        "core",
+                        "{where} was written by a newer ChatTTS Studio; update the app to use it.",
+                    ),
+                    where=where,
+                )
             )
         entries: dict[str, str] = {}
         for item in data["entries"]:
             if not isinstance(item, dict):
-                raise LexiconError(f"{where} has an entry that is not an object.")
+                raise LexiconError(
+                    Sentence(
+                        QT_TRANSLATE_NOOP("core", "{where} has an entry that is not an object."),
+                        where=where,
+                    )
+                )
             word, replacement = _check(item.get("word"), item.get("replacement"))
             entries[word] = replacement
         return entries
@@ -152,7 +219,12 @@ class LexiconStore:
         """Add or change an entry; the word as stored, and True when it was new."""
         word, replacement = _check(word, replacement)
         if word not in self.entries and len(self.entries) >= MAX_ENTRIES:
-            raise LexiconError(f"The dictionary is full ({MAX_ENTRIES} entries).")
+            raise LexiconError(
+                Sentence(
+                    QT_TRANSLATE_NOOP("core", "The dictionary is full ({count} entries)."),
+                    count=MAX_ENTRIES,
+                )
+            )
         new = word not in self.entries
         self._save({**self.entries, word: replacement})
         return word, new
@@ -160,7 +232,14 @@ class LexiconStore:
     def remove(self, word: str) -> None:
         word = unicodedata.normalize("NFC", word.strip())
         if word not in self.entries:
-            raise LexiconError(f"The pronunciation dictionary has no entry '{word}'.")
+            raise LexiconError(
+                Sentence(
+                    QT_TRANSLATE_NOOP(
+                        "core", "The pronunciation dictionary has no entry '{word}'."
+                    ),
+                    word=word,
+                )
+            )
         self._save({w: r for w, r in self.entries.items() if w != word})
 
 

@@ -13,6 +13,7 @@ import numpy as np
 from . import SAMPLE_RATE
 from .atomic import atomic_path, os_error_sentence, target_problem
 from .errors import AudioError
+from .messages import QT_TRANSLATE_NOOP, Sentence
 from .stream_writer import SegmentSink, pause_samples
 
 BIT_RATE = 64_000  # mono speech at 24 kHz: transparent enough, about 29 MB an hour
@@ -95,7 +96,7 @@ class AacWriter(SegmentSink):
             return
         try:
             if self.frames == 0:
-                raise AudioError("There is no audio to save.")
+                raise AudioError(QT_TRANSLATE_NOOP("core", "There is no audio to save."))
             for packet in self._stream.encode(None):
                 self._container.mux(packet)
             if self.marks:
@@ -144,7 +145,13 @@ class AacWriter(SegmentSink):
         if isinstance(exc, OSError):
             return AudioError(os_error_sentence("save", self.path, exc))
         if isinstance(exc, Exception):
-            return AudioError(f"Cannot save {self.path}: {str(exc).splitlines()[0]}.")
+            return AudioError(
+                Sentence(
+                    QT_TRANSLATE_NOOP("core", "Cannot save {path}: {reason}."),
+                    path=str(self.path),
+                    reason=str(exc).splitlines()[0],
+                )
+            )
         return exc
 
 

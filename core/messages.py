@@ -50,3 +50,10 @@ def replaced(message: str, old: str, new: str) -> str:
     if isinstance(message, Sentence):
         return message.replaced(old, new)
     return message.replace(old, new)
+
+
+def said(exc: BaseException) -> str:
+    """What an error says: its Sentence (template kept, so the window can translate it) when
+    it was raised with one, else its text; for a reason inside another sentence."""
+    first = exc.args[0] if len(exc.args) == 1 else None
+    return first if isinstance(first, Sentence) else str(exc)

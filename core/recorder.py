@@ -12,8 +12,9 @@ from typing import Any
 
 import numpy as np
 
-from .clone import MAX_SECONDS, check_clip
+from .clone import MAX_SECONDS, RECORDING, check_clip
 from .errors import AudioError
+from .messages import QT_TRANSLATE_NOOP, Sentence
 
 LevelCallback = Callable[[float], None]  # the peak of the last block, 0..1
 
@@ -51,7 +52,12 @@ class Recorder:
         try:
             import sounddevice as sd
         except OSError as exc:  # PortAudio itself is missing
-            raise AudioError(f"Recording is not available: {exc}.") from None
+            raise AudioError(
+                Sentence(
+                    QT_TRANSLATE_NOOP("core", "Recording is not available: {reason}."),
+                    reason=str(exc),
+                )
+            ) from None
         try:
             if self.rate is None:
                 info = sd.query_devices(self.device, "input")
@@ -69,7 +75,12 @@ class Recorder:
             self._stream.start()
         except (sd.PortAudioError, ValueError) as exc:
             self._stream = None
-            raise AudioError(f"No microphone could be opened: {exc}.") from None
+            raise AudioError(
+                Sentence(
+                    QT_TRANSLATE_NOOP("core", "No microphone could be opened: {reason}."),
+                    reason=str(exc),
+                )
+            ) from None
 
     def _take(self, block: np.ndarray, frames: int, _time: Any, _status: Any) -> None:
         """PortAudio's thread: copy, measure, never allocate much or block."""
@@ -99,4 +110,4 @@ class Recorder:
     def clip(self) -> np.ndarray:
         """Stop, and the take checked and resampled for cloning (ClipError when unusable)."""
         audio = self.stop()
-        return check_clip(audio, self.rate or 1, "The recording")
+        return check_clip(audio, self.rate or 1, RECORDING)

@@ -22,6 +22,7 @@ import soundfile as sf
 from . import SAMPLE_RATE
 from .atomic import atomic_path, os_error_sentence
 from .errors import StudioError
+from .messages import QT_TRANSLATE_NOOP, Sentence
 
 STORE = ".segments"
 JOURNAL = "journal.jsonl"
@@ -96,10 +97,22 @@ class SegmentStore:
         try:
             if not self.folder.exists():
                 if not self.folder.parent.is_dir():
-                    raise StudioError(f"The folder {self.folder.parent} does not exist.")
+                    raise StudioError(
+                        Sentence(
+                            QT_TRANSLATE_NOOP("core", "The folder {folder} does not exist."),
+                            folder=str(self.folder.parent),
+                        )
+                    )
                 self.folder.mkdir()
             elif not self.folder.is_dir():
-                raise StudioError(f"{self.folder} is not a folder; give a folder for the render.")
+                raise StudioError(
+                    Sentence(
+                        QT_TRANSLATE_NOOP(
+                            "core", "{folder} is not a folder; give a folder for the render."
+                        ),
+                        folder=str(self.folder),
+                    )
+                )
             self.store.mkdir(exist_ok=True)
             self._take_lock()
             self._clean_temp_files()
@@ -122,7 +135,12 @@ class SegmentStore:
             self._lock.close()
             self._lock = None
             raise StudioError(
-                f"Another render is working in {self.folder}; wait for it or stop it."
+                Sentence(
+                    QT_TRANSLATE_NOOP(
+                        "core", "Another render is working in {folder}; wait for it or stop it."
+                    ),
+                    folder=str(self.folder),
+                )
             ) from None
 
     def _clean_temp_files(self) -> None:

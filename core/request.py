@@ -6,6 +6,7 @@ import numpy as np
 
 from . import SAMPLE_RATE
 from .errors import BadSettingError
+from .messages import QT_TRANSLATE_NOOP, Sentence
 from .metrics import MemorySnapshot
 from .text import Segment
 from .voice import Voice
@@ -51,25 +52,40 @@ class SynthesisRequest:
     def validate(self) -> None:
         """Raise BadSettingError, naming the setting and its range, for any value out of range."""
         checks: list[tuple[str, float, float, float]] = [
-            ("segment size", self.segment_size, *SEGMENT_SIZE_RANGE),
-            ("batch size", self.batch_size, *BATCH_SIZE_RANGE),
-            ("temperature", self.temperature, 0.01, 2.0),
-            ("top-P", self.top_p, 0.01, 1.0),
-            ("top-K", self.top_k, 1, 100),
-            ("speed", self.speed, 0, 9),
-            ("oral", self.oral, 0, 9),
-            ("laugh", self.laugh, 0, 2),
-            ("break", self.break_level, 0, 7),
-            ("pause", self.pause_seconds, 0.0, 5.0),
-            ("turn pause", self.turn_pause_seconds, 0.0, 5.0),
-            ("seed", self.seed, 0, 2**31 - 1),
+            (QT_TRANSLATE_NOOP("core", "segment size"), self.segment_size, *SEGMENT_SIZE_RANGE),
+            (QT_TRANSLATE_NOOP("core", "batch size"), self.batch_size, *BATCH_SIZE_RANGE),
+            (QT_TRANSLATE_NOOP("core", "temperature"), self.temperature, 0.01, 2.0),
+            (QT_TRANSLATE_NOOP("core", "top-P"), self.top_p, 0.01, 1.0),
+            (QT_TRANSLATE_NOOP("core", "top-K"), self.top_k, 1, 100),
+            (QT_TRANSLATE_NOOP("core", "speed"), self.speed, 0, 9),
+            (QT_TRANSLATE_NOOP("core", "oral"), self.oral, 0, 9),
+            (QT_TRANSLATE_NOOP("core", "laugh"), self.laugh, 0, 2),
+            (QT_TRANSLATE_NOOP("core", "break"), self.break_level, 0, 7),
+            (QT_TRANSLATE_NOOP("core", "pause"), self.pause_seconds, 0.0, 5.0),
+            (QT_TRANSLATE_NOOP("core", "turn pause"), self.turn_pause_seconds, 0.0, 5.0),
+            (QT_TRANSLATE_NOOP("core", "seed"), self.seed, 0, 2**31 - 1),
         ]
         if self.decoder not in ("fast", "stock"):
-            raise BadSettingError(f"The decoder must be 'fast' or 'stock' (got {self.decoder!r}).")
+            raise BadSettingError(
+                Sentence(
+                    QT_TRANSLATE_NOOP("core", "The decoder must be {fast} or {stock} (got {got})."),
+                    fast="'fast'",
+                    stock="'stock'",
+                    got=repr(self.decoder),
+                )
+            )
         for name, value, low, high in checks:
             if not (low <= value <= high):
                 raise BadSettingError(
-                    f"The {name} must be between {low:g} and {high:g} (got {value:g})."
+                    Sentence(
+                        QT_TRANSLATE_NOOP(
+                            "core", "The {setting} must be between {low} and {high} (got {value})."
+                        ),
+                        setting=Sentence(name),
+                        low=f"{low:g}",
+                        high=f"{high:g}",
+                        value=f"{value:g}",
+                    )
                 )
 
 

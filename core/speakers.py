@@ -10,6 +10,7 @@ from typing import Any
 from . import paths
 from .atomic import os_error_sentence, target_problem, write_text_atomic
 from .errors import SpeakerError
+from .messages import QT_TRANSLATE_NOOP, Sentence, said
 from .voice import Voice
 
 # Format 1: seed or embedding speakers. Format 2 adds cloned voices (a sample and its
@@ -33,7 +34,11 @@ class SpeakerNameTaken(SpeakerError):
     or to choose another name)."""
 
     def __init__(self, name: str) -> None:
-        super().__init__(f"A speaker named '{name}' already exists.")
+        super().__init__(
+            Sentence(
+                QT_TRANSLATE_NOOP("core", "A speaker named '{name}' already exists."), name=name
+            )
+        )
         self.name = name
 
 
@@ -89,17 +94,25 @@ class SpeakerEntry:
     @staticmethod
     def from_dict(data: Any) -> "SpeakerEntry":
         if not isinstance(data, dict):
-            raise SpeakerError("A speaker entry is not an object.")
+            raise SpeakerError(QT_TRANSLATE_NOOP("core", "A speaker entry is not an object."))
         name, emb = data.get("name"), data.get("embedding", "")
         seed, note = data.get("seed"), data.get("note", "")
         if isinstance(name, str):
             name = _clean_name(name)
         if not isinstance(name, str) or not name or len(name) > MAX_NAME:
-            raise SpeakerError("A speaker has no valid name (1-100 characters).")
+            raise SpeakerError(
+                QT_TRANSLATE_NOOP("core", "A speaker has no valid name (1-100 characters).")
+            )
         optional = {k: data.get(k, "") for k in _OPTIONAL}
         if not all(isinstance(v, str) for v in optional.values()):
             raise SpeakerError(
-                f"Speaker '{name}' has a sample, transcript or file that is not text."
+                Sentence(
+                    QT_TRANSLATE_NOOP(
+                        "core",
+                        "Speaker '{name}' has a sample, transcript or file that is not text.",
+                    ),
+                    name=name,
+                )
             )
         optional = {k: v.strip() for k, v in optional.items()}
         if isinstance(emb, str):
@@ -107,21 +120,45 @@ class SpeakerEntry:
         if not isinstance(emb, str) or not (
             16 <= len(emb) <= 4096 or (not emb and optional["sample"])
         ):
-            raise SpeakerError(f"Speaker '{name}' has no valid embedding string.")
+            raise SpeakerError(
+                Sentence(
+                    QT_TRANSLATE_NOOP("core", "Speaker '{name}' has no valid embedding string."),
+                    name=name,
+                )
+            )
         if optional["sample"] and not (
             16 <= len(optional["sample"]) <= MAX_SAMPLE
             and 0 < len(optional["transcript"]) <= MAX_TRANSCRIPT
         ):
-            raise SpeakerError(f"Speaker '{name}' has no valid voice sample and transcript.")
+            raise SpeakerError(
+                Sentence(
+                    QT_TRANSLATE_NOOP(
+                        "core", "Speaker '{name}' has no valid voice sample and transcript."
+                    ),
+                    name=name,
+                )
+            )
         for key in ("preview", "recording"):
             if optional[key] and (
                 Path(optional[key]).is_absolute() or ".." in Path(optional[key]).parts
             ):
                 optional[key] = ""  # only files inside the library's folder are ever used
         if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
-            raise SpeakerError(f"Speaker '{name}' has a seed that is not a whole number.")
+            raise SpeakerError(
+                Sentence(
+                    QT_TRANSLATE_NOOP(
+                        "core", "Speaker '{name}' has a seed that is not a whole number."
+                    ),
+                    name=name,
+                )
+            )
         if not isinstance(note, str):
-            raise SpeakerError(f"Speaker '{name}' has a note that is not text.")
+            raise SpeakerError(
+                Sentence(
+                    QT_TRANSLATE_NOOP("core", "Speaker '{name}' has a note that is not text."),
+                    name=name,
+                )
+            )
         created = data.get("created", "")
         created = created if isinstance(created, str) and len(created) <= 64 else ""
         return SpeakerEntry(name, emb, seed, note, created, **optional)
@@ -153,12 +190,28 @@ def _read(source: Path) -> str:
     content cannot be a speaker library (binary, huge)."""
     size = source.stat().st_size
     if size > MAX_FILE_BYTES:
-        raise SpeakerError(f"{source} is too large to be a speaker library ({size >> 20} MiB).")
+        raise SpeakerError(
+            Sentence(
+                QT_TRANSLATE_NOOP(
+                    "core", "{source} is too large to be a speaker library ({size} MiB)."
+                ),
+                source=str(source),
+                size=size >> 20,
+            )
+        )
     data = source.read_bytes()
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
-        raise SpeakerError(f"{source} is not a speaker library (it is not UTF-8 text).") from None
+        raise SpeakerError(
+            Sentence(
+                QT_TRANSLATE_NOOP(
+                    "core", "{source} is not a speaker library (it is not {encoding} text)."
+                ),
+                source=str(source),
+                encoding="UTF-8",
+            )
+        ) from None
 
 
 def _parse(text: str, source: Path) -> list[SpeakerEntry]:
@@ -166,16 +219,41 @@ def _parse(text: str, source: Path) -> list[SpeakerEntry]:
     try:
         data = json.loads(text)
     except (ValueError, RecursionError):
-        raise SpeakerError(f"{source} is not valid JSON.") from None
+        raise SpeakerError(
+            Sentence(
+                QT_TRANSLATE_NOOP("core", "{source} is not valid {format}."),
+                source=str(source),
+                format="JSON",
+            )
+        ) from None
     if not isinstance(data, dict) or not isinstance(data.get("speakers"), list):
-        raise SpeakerError(f"{source} is not a speaker library.")
+        raise SpeakerError(
+            Sentence(
+                QT_TRANSLATE_NOOP("core", "{source} is not a speaker library."), source=str(source)
+            )
+        )
     version = data.get("format", FORMAT)
     if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-        raise SpeakerError(f"{source} is not a speaker library (unknown format {version!r}).")
+        raise SpeakerError(
+            Sentence(
+                QT_TRANSLATE_NOOP(
+                    "core", "{source} is not a speaker library (unknown format {version})."
+                ),
+                source=str(source),
+                version=repr(version),
+            )
+        )
     if version > FORMAT:
         raise _NewerFormat(
-            f"{source} was written by a newer ChatTTS Studio (format {version}); "
-            "update the app to use it."
+            Sentence(
+                QT_TRANSLATE_NOOP(
+                    "core",
+                    "{source} was written by a newer ChatTTS Studio (format {version}); "
+                    "update the app to use it.",
+                ),
+                source=str(source),
+                version=version,
+            )
         )
     return [SpeakerEntry.from_dict(item) for item in data["speakers"]]
 
@@ -191,7 +269,14 @@ class SpeakerLibrary:
         if not self.path.exists():
             return
         if not self.path.is_file():
-            raise SpeakerError(f"The speaker library {self.path} is not a file; move it away.")
+            raise SpeakerError(
+                Sentence(
+                    QT_TRANSLATE_NOOP(
+                        "core", "The speaker library {path} is not a file; move it away."
+                    ),
+                    path=str(self.path),
+                )
+            )
         try:
             self.entries = _parse(_read(self.path), self.path)
         except _NewerFormat:
@@ -202,16 +287,33 @@ class SpeakerLibrary:
                 self.path.replace(aside)
             except OSError as move:
                 raise SpeakerError(
-                    f"The speaker library {self.path} is damaged ({exc}) and could not be "
-                    f"moved aside ({move.strerror or move}); it was left as it is."
+                    Sentence(
+                        QT_TRANSLATE_NOOP(
+                            "core",
+                            "The speaker library {path} is damaged ({problem}) and could not be "
+                            "moved aside ({reason}); it was left as it is.",
+                        ),
+                        path=str(self.path),
+                        problem=said(exc),
+                        reason=move.strerror or str(move),
+                    )
                 ) from None
-            self.problem = (
-                f"The speaker library was damaged ({exc}); it was kept as {aside} "
-                "and a new one was started."
+            self.problem = Sentence(
+                QT_TRANSLATE_NOOP(
+                    "core",
+                    "The speaker library was damaged ({problem}); it was kept as {aside} "
+                    "and a new one was started.",
+                ),
+                problem=said(exc),
+                aside=str(aside),
             )
         except OSError as exc:
             raise SpeakerError(
-                f"Cannot read the speaker library {self.path}: {exc.strerror or exc}."
+                Sentence(
+                    QT_TRANSLATE_NOOP("core", "Cannot read the speaker library {path}: {reason}."),
+                    path=str(self.path),
+                    reason=exc.strerror or str(exc),
+                )
             ) from None
 
     @classmethod
@@ -224,7 +326,7 @@ class SpeakerLibrary:
             locked = cls.__new__(cls)
             locked.path = Path(path) if path else paths.speakers_file()
             locked.entries = []
-            locked.problem = str(exc)
+            locked.problem = said(exc)
             locked.locked = True
             return locked
 
@@ -239,7 +341,12 @@ class SpeakerLibrary:
     def _save(self, entries: list[SpeakerEntry]) -> None:
         """Write `entries` atomically, then adopt them; on failure nothing changes."""
         if self.locked:
-            raise SpeakerError(f"The speaker library cannot be changed: {self.problem}")
+            raise SpeakerError(
+                Sentence(
+                    QT_TRANSLATE_NOOP("core", "The speaker library cannot be changed: {problem}"),
+                    problem=self.problem,
+                )
+            )
         body = _body(entries)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -311,7 +418,9 @@ class SpeakerLibrary:
         entry = self._need(old)
         new = _clean_name(new)
         if not new or len(new) > MAX_NAME:
-            raise SpeakerError("A speaker name must have 1-100 characters.")
+            raise SpeakerError(
+                QT_TRANSLATE_NOOP("core", "A speaker name must have 1-100 characters.")
+            )
         if self.get(new):
             raise SpeakerNameTaken(new)
         renamed = replace(entry, name=new)
@@ -325,7 +434,11 @@ class SpeakerLibrary:
     def _need(self, name: str) -> SpeakerEntry:
         entry = self.get(name)
         if entry is None:
-            raise SpeakerError(f"There is no speaker named '{name}'.")
+            raise SpeakerError(
+                Sentence(
+                    QT_TRANSLATE_NOOP("core", "There is no speaker named '{name}'."), name=name
+                )
+            )
         return entry
 
     def export(self, target: Path, names: list[str] | None = None) -> int:
@@ -352,7 +465,13 @@ class SpeakerLibrary:
         try:
             text = _read(source)
         except OSError as exc:
-            raise SpeakerError(f"Cannot read {source}: {exc.strerror or exc}.") from None
+            raise SpeakerError(
+                Sentence(
+                    QT_TRANSLATE_NOOP("core", "Cannot read {path}: {reason}."),
+                    path=str(source),
+                    reason=exc.strerror or str(exc),
+                )
+            ) from None
         entries = list(self.entries)
         voices = {e.voice for e in entries}
         added: list[str] = []

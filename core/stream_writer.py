@@ -18,6 +18,7 @@ from . import SAMPLE_RATE
 from .atomic import atomic_path, os_error_sentence
 from .audio import _disk_nearly_full, check_output_path
 from .errors import AudioError
+from .messages import QT_TRANSLATE_NOOP, Sentence
 
 
 def pause_samples(pause_seconds: float) -> int:
@@ -110,7 +111,7 @@ class AudioStreamWriter(SegmentSink):
             try:
                 self._close()
                 if self.frames == 0:
-                    raise AudioError("There is no audio to save.")
+                    raise AudioError(QT_TRANSLATE_NOOP("core", "There is no audio to save."))
             except BaseException as problem:
                 self._stack.__exit__(type(problem), problem, problem.__traceback__)
                 raise
@@ -157,7 +158,18 @@ class AudioStreamWriter(SegmentSink):
         if isinstance(exc, sf.LibsndfileError | RuntimeError):
             if _disk_nearly_full(self.path.parent):
                 return AudioError(
-                    f"Cannot save {self.path}: the disk is full. Nothing was changed."
+                    Sentence(
+                        QT_TRANSLATE_NOOP(
+                            "core", "Cannot save {path}: the disk is full. Nothing was changed."
+                        ),
+                        path=str(self.path),
+                    )
                 )
-            return AudioError(f"Cannot save {self.path}: {str(exc).splitlines()[0]}.")
+            return AudioError(
+                Sentence(
+                    QT_TRANSLATE_NOOP("core", "Cannot save {path}: {reason}."),
+                    path=str(self.path),
+                    reason=str(exc).splitlines()[0],
+                )
+            )
         return exc

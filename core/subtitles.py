@@ -11,6 +11,7 @@ from pathlib import Path
 from . import SAMPLE_RATE
 from .atomic import target_problem, write_text_atomic
 from .errors import StudioError
+from .messages import QT_TRANSLATE_NOOP, Sentence
 from .text import estimate_seconds, is_speakable
 
 KINDS = ("srt", "vtt")
@@ -32,7 +33,10 @@ def subtitle_kind(path: Path) -> str:
     kind = Path(path).suffix.lower().lstrip(".")
     if kind not in KINDS:
         raise StudioError(
-            f"Cannot write subtitles as '{Path(path).suffix or path}': use .srt or .vtt."
+            Sentence(
+                QT_TRANSLATE_NOOP("core", "Cannot write subtitles as '{kind}': use .srt or .vtt."),
+                kind=str(Path(path).suffix or path),
+            )
         )
     return kind
 

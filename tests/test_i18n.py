@@ -3,6 +3,7 @@ window's and the sentences core marks), the .qm is compiled from it, the languag
 system locale or the choice in Settings, and a window started in zh_CN shows no English left,
 also once it has results, a render queue and notes to show."""
 
+import ast
 import copy
 import errno
 import re
@@ -113,6 +114,117 @@ def test_core_sentences_keep_their_template_and_are_said_in_chinese(qapp) -> Non
     finally:
         i18n.install("en")
     assert i18n.core_text(error) == str(error)
+
+
+# The core modules whose sentences the window shows (errors, a damaged library's problem, a
+# job's note): each sentence they make is a Sentence with a QT_TRANSLATE_NOOP template.
+WINDOW_CORE = (
+    *("speakers", "clone", "keep", "dialogue", "lexicon", "recorder", "chapters", "download"),
+    *("engine", "chat", "request", "stream_writer", "subtitles", "m4b", "render_store"),
+)
+# Built with plain text on purpose: never shown (a temp file's cleanup is told why, nobody else).
+NEVER_SHOWN = {("m4b", "abandoned")}
+
+
+def _is_text(node: ast.expr) -> bool:
+    """A string literal, an f-string, or one built with + or % from them: an unmarked sentence."""
+    if isinstance(node, ast.BinOp):
+        return _is_text(node.left) or _is_text(node.right)
+    return isinstance(node, ast.JoinedStr) or (
+        isinstance(node, ast.Constant) and isinstance(node.value, str)
+    )
+
+
+def test_window_core_errors_are_marked_sentences() -> None:
+    """No error of WINDOW_CORE is made from a literal or an f-string (English in a Chinese
+    window), and no Sentence has an unmarked template."""
+    from core import errors
+
+    studio = {
+        n for n, c in vars(errors).items() if isinstance(c, type) and issubclass(c, Exception)
+    }
+    found = []
+    for module in WINDOW_CORE:
+        tree = ast.parse((ROOT / "core" / f"{module}.py").read_text(encoding="utf-8"))
+        raised = set(studio)
+        for node in ast.walk(tree):  # the module's own exceptions (ClipError, _Transient, ...)
+            if isinstance(node, ast.ClassDef):
+                bases = {b.id for b in node.bases if isinstance(b, ast.Name)}
+                if bases & (raised | {"Exception"}):
+                    raised.add(node.name)
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Call) or not node.args:
+                continue
+            func = node.func
+            name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
+            first = node.args[0]
+            if name in raised and _is_text(first):
+                if (module, getattr(first, "value", None)) not in NEVER_SHOWN:
+                    found.append(f"core/{module}.py:{node.lineno}: {ast.unparse(node)[:80]}")
+            elif name == "Sentence" and _is_text(first):
+                found.append(f"core/{module}.py:{node.lineno}: unmarked template")
+    assert not found, 'mark them: Sentence(QT_TRANSLATE_NOOP("core", ...), ...)\n' + "\n".join(
+        found
+    )
+
+
+def test_window_core_errors_are_said_in_chinese(qapp, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Real errors of the speaker library, a dialogue script, a reference clip, the dictionary
+    and the settings: English as before for the CLI, Chinese in a Chinese window (nested
+    reasons too)."""
+    from core.clone import check_clip
+    from core.dialogue import ScriptError, parse_script, voices_for
+    from core.errors import BadSettingError, SpeakerError
+    from core.lexicon import LexiconError, LexiconStore
+    from core.request import SynthesisRequest
+    from core.speakers import SpeakerLibrary
+    from gui import i18n
+
+    def caught(kind: type[Exception], call) -> Exception:  # type: ignore[no-untyped-def]
+        with pytest.raises(kind) as info:
+            call()
+        return info.value
+
+    library_file = tmp_path / "speakers.json"
+    nobody = caught(SpeakerError, lambda: SpeakerLibrary(library_file).remove("Nobody"))
+    assert str(nobody) == "There is no speaker named 'Nobody'."
+    library_file.write_text("{not json", encoding="utf-8")
+    damaged = SpeakerLibrary(library_file).problem
+    assert re.fullmatch(
+        rf"The speaker library was damaged \({re.escape(str(library_file))} is not valid JSON\.\); "
+        r"it was kept as \S+\.damaged-\d+ and a new one was started\.",
+        damaged,
+    ), damaged
+    unknown = caught(ScriptError, lambda: voices_for(parse_script("Alice: 你好"), {}))
+    assert str(unknown) == (
+        "Line 1: there is no speaker named 'Alice' in the library (speakers: none yet)."
+    )
+    short = caught(SpeakerError, lambda: check_clip(np.full(24000, 0.1), 24000))
+    assert str(short) == (
+        "The recording is only 1.0 s long; a reference recording must be 3-30 seconds of one "
+        "person speaking."
+    )
+    bracket = caught(LexiconError, lambda: LexiconStore(tmp_path / "lexicon.json").add("[a]", "b"))
+    assert str(bracket) == "A dictionary word cannot contain '[' or ']' (control tokens)."
+    hot = caught(BadSettingError, lambda: SynthesisRequest("你好", temperature=5).validate())
+    assert str(hot) == "The temperature must be between 0.01 and 2 (got 5)."
+    try:
+        assert i18n.install("zh_CN")
+        assert i18n.core_text(nobody) == "没有名为“Nobody”的说话人。"
+        assert re.fullmatch(
+            rf"说话人库已损坏（{re.escape(str(library_file))} 不是有效的 JSON 文件。）；"
+            r"已将其保留为 \S+\.damaged-\d+，并新建了一个说话人库。",
+            i18n.core_text(damaged),
+        ), i18n.core_text(damaged)
+        assert (
+            i18n.core_text(unknown) == "第 1 行：库中没有名为“Alice”的说话人（现有说话人：暂无）。"
+        )
+        assert i18n.core_text(short) == "录音 只有 1.0 s；参考录音必须是 3-30 秒的单人说话录音。"
+        assert i18n.core_text(bracket) == "词典中的词不能包含“[”或“]”（控制标记）。"
+        assert i18n.core_text(hot) == "温度必须在 0.01 到 2 之间（收到的是 5）。"
+    finally:
+        i18n.install("en")
+    assert i18n.core_text(unknown) == str(unknown)
 
 
 def test_core_sentences_marked_in_gui_are_still_core_s_words() -> None:

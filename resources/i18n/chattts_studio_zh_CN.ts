@@ -2156,5 +2156,421 @@
         <source>The text has nothing ChatTTS can speak: it reads Chinese, English letters and numbers.</source>
         <translation>文本中没有 ChatTTS 能朗读的内容：它只朗读中文、英文字母和数字。</translation>
     </message>
+    <message>
+        <source>The book {path} does not exist or is not a file.</source>
+        <translation>书籍 {path} 不存在或不是文件。</translation>
+    </message>
+    <message>
+        <source>Cannot read {path}: {reason}.</source>
+        <translation>无法读取 {path}：{reason}。</translation>
+    </message>
+    <message>
+        <source>The book {path} has no text to read.</source>
+        <translation>书籍 {path} 中没有可朗读的文本。</translation>
+    </message>
+    <message>
+        <source>Cannot read the EPUB {path}: {reason}.</source>
+        <translation>无法读取电子书 {path}：{reason}。</translation>
+    </message>
+    <message>
+        <source>Model &apos;{name}&apos; could not be loaded: {reason}</source>
+        <translation>无法加载模型“{name}”：{reason}</translation>
+    </message>
+    <message>
+        <source>Model &apos;{name}&apos; could not be loaded by ChatTTS.</source>
+        <translation>ChatTTS 无法加载模型“{name}”。</translation>
+    </message>
+    <message>
+        <source>This model has no {part} encoder, so it cannot clone a voice.</source>
+        <translation>此模型没有 {part} 编码器，因此无法克隆音色。</translation>
+    </message>
+    <message>
+        <source>The voice sample is not a valid ChatTTS sample string.</source>
+        <translation>该音色样本不是有效的 ChatTTS 样本字符串。</translation>
+    </message>
+    <message>
+        <source>The voice sample does not fit this model; clone the voice again.</source>
+        <translation>该音色样本与此模型不匹配；请重新克隆音色。</translation>
+    </message>
+    <message>
+        <source>The voice sample has codes this model does not know.</source>
+        <translation>该音色样本含有此模型无法识别的编码。</translation>
+    </message>
+    <message>
+        <source>The speaker is not a valid ChatTTS speaker embedding.</source>
+        <translation>该说话人不是有效的 ChatTTS 说话人嵌入。</translation>
+    </message>
+    <message>
+        <source>The speaker embedding has {size} values but this model needs {needed}; pick a speaker made with it.</source>
+        <translation>该说话人嵌入有 {size} 个值，但此模型需要 {needed} 个；请选择用此模型生成的说话人。</translation>
+    </message>
+    <message>
+        <source>The recording</source>
+        <translation>录音</translation>
+    </message>
+    <message>
+        <source>{name} is {length} long; a reference recording must be {low}-{high} seconds: cut the part whose words you give as the transcript.</source>
+        <translation>{name} 长 {length}；参考录音必须为 {low}-{high} 秒：请剪出与所给录音文本相对应的那一段。</translation>
+    </message>
+    <message>
+        <source>There is no audio file {path}.</source>
+        <translation>音频文件 {path} 不存在。</translation>
+    </message>
+    <message>
+        <source>{name} is {format}; use a WAV, FLAC, OGG or MP3 file.</source>
+        <translation>{name} 是 {format} 格式；请使用 WAV、FLAC、OGG 或 MP3 文件。</translation>
+    </message>
+    <message>
+        <source>{name} has no valid sample rate.</source>
+        <translation>{name} 没有有效的采样率。</translation>
+    </message>
+    <message>
+        <source>{name} cannot be read as audio ({reason}).</source>
+        <translation>无法将 {name} 作为音频读取（{reason}）。</translation>
+    </message>
+    <message>
+        <source>{name} has no audio in it.</source>
+        <translation>{name} 中没有音频。</translation>
+    </message>
+    <message>
+        <source>{name} is only {length} long; a reference recording must be {low}-{high} seconds of one person speaking.</source>
+        <translation>{name} 只有 {length}；参考录音必须是 {low}-{high} 秒的单人说话录音。</translation>
+    </message>
+    <message>
+        <source>{name} has invalid samples (NaN or infinity).</source>
+        <translation>{name} 含有无效的采样值（非数值或无穷大）。</translation>
+    </message>
+    <message>
+        <source>{name} is silent; record or choose a clip of someone speaking.</source>
+        <translation>{name} 是静音；请录制或选择一段有人说话的音频。</translation>
+    </message>
+    <message>
+        <source>Line {number} is indented, which continues a turn, but no turn starts before it; start it with &apos;Name: text&apos;.</source>
+        <translation>第 {number} 行有缩进，表示接续上一轮次，但它之前没有任何轮次；请以“名称: 文本”开头。</translation>
+    </message>
+    <message>
+        <source>Line {number} does not start with a speaker&apos;s name and a colon (&apos;Name: text&apos;); indent it to continue the turn above.</source>
+        <translation>第 {number} 行没有以说话人名称和冒号开头（“名称: 文本”）；若要接续上一轮次，请缩进该行。</translation>
+    </message>
+    <message>
+        <source>The script has no lines to speak (&apos;Name: text&apos;).</source>
+        <translation>脚本中没有可朗读的行（“名称: 文本”）。</translation>
+    </message>
+    <message>
+        <source>{path} is too large to be a dialogue script.</source>
+        <translation>{path} 太大，不可能是对话脚本。</translation>
+    </message>
+    <message>
+        <source>{path} is not {encoding} text.</source>
+        <translation>{path} 不是 {encoding} 文本。</translation>
+    </message>
+    <message>
+        <source>none yet</source>
+        <translation>暂无</translation>
+    </message>
+    <message>
+        <source>Line {line}: there is no speaker named &apos;{name}&apos; in the library (speakers: {known}).</source>
+        <translation>第 {line} 行：库中没有名为“{name}”的说话人（现有说话人：{known}）。</translation>
+    </message>
+    <message>
+        <source>Line {line} ({name}): {problem}</source>
+        <translation>第 {line} 行（{name}）：{problem}</translation>
+    </message>
+    <message>
+        <source>downloads are switched off (the {variable} environment variable is set)</source>
+        <translation>下载已被关闭（设置了环境变量 {variable}）</translation>
+    </message>
+    <message>
+        <source>the server did not answer within {seconds} seconds</source>
+        <translation>服务器在 {seconds} 秒内没有响应</translation>
+    </message>
+    <message>
+        <source>the server answered {status}</source>
+        <translation>服务器返回了 {status}</translation>
+    </message>
+    <message>
+        <source>cannot connect to the server (check the network)</source>
+        <translation>无法连接到服务器（请检查网络）</translation>
+    </message>
+    <message>
+        <source>the connection broke off</source>
+        <translation>连接中断了</translation>
+    </message>
+    <message>
+        <source>There is no sha256 hash for {file}; nothing was downloaded.</source>
+        <translation>没有 {file} 的 sha256 哈希值；未下载任何内容。</translation>
+    </message>
+    <message>
+        <source>Could not download the official weights into {folder}: {reason}. Partial files are kept and the next try resumes.</source>
+        <translation>无法将官方权重下载到 {folder}：{reason}。已下载的部分文件会保留，下次尝试时会接着下载。</translation>
+    </message>
+    <message>
+        <source>Could not download the official weights: {reason}. Partial files are kept and the next try resumes.</source>
+        <translation>无法下载官方权重：{reason}。已下载的部分文件会保留，下次尝试时会接着下载。</translation>
+    </message>
+    <message>
+        <source>Another download of the official weights is running; wait for it to finish.</source>
+        <translation>另一个官方权重下载正在进行；请等待其完成。</translation>
+    </message>
+    <message>
+        <source>Could not download the official weights: the server gave no {header} for {file}, so it does not look like a {hub}.</source>
+        <translation>无法下载官方权重：服务器没有提供 {file} 的 {header}，因此它看起来不是 {hub}。</translation>
+    </message>
+    <message>
+        <source>The official weights need {needed} MiB more disk space in {folder}; only {free} MiB are free.</source>
+        <translation>官方权重在 {folder} 中还需要 {needed} MiB 磁盘空间；目前只有 {free} MiB 可用。</translation>
+    </message>
+    <message>
+        <source>The downloaded {file} does not match ChatTTS&apos;s sha256 hash; it was discarded and nothing was replaced.</source>
+        <translation>下载的 {file} 与 ChatTTS 的 sha256 哈希值不符；已将其丢弃，未替换任何内容。</translation>
+    </message>
+    <message>
+        <source>the server sent less than the whole file</source>
+        <translation>服务器发送的内容少于完整文件</translation>
+    </message>
+    <message>
+        <source>the server refused to resume a partial file</source>
+        <translation>服务器拒绝续传部分下载的文件</translation>
+    </message>
+    <message>
+        <source>The server sent more than the {size} bytes of {file}; it was discarded and nothing was replaced.</source>
+        <translation>服务器发送的数据超过了 {file} 的 {size} 字节；已将其丢弃，未替换任何内容。</translation>
+    </message>
+    <message>
+        <source>No model is loaded.</source>
+        <translation>尚未加载模型。</translation>
+    </message>
+    <message>
+        <source>A cloned voice needs the transcript of its recording.</source>
+        <translation>克隆的音色需要其录音的录音文本。</translation>
+    </message>
+    <message>
+        <source>The voice has neither a speaker embedding nor a sample.</source>
+        <translation>该音色既没有说话人嵌入，也没有样本。</translation>
+    </message>
+    <message>
+        <source>The transcript cannot be used: {problem}</source>
+        <translation>无法使用该录音文本：{problem}</translation>
+    </message>
+    <message>
+        <source>segment {number} reached the step cap: it may be cut short</source>
+        <translation>片段 {number} 达到了步数上限：可能被截断</translation>
+    </message>
+    <message>
+        <source>The speaker library cannot be changed: {problem}</source>
+        <translation>无法更改说话人库：{problem}</translation>
+    </message>
+    <message>
+        <source>A dictionary entry needs a word and a replacement, both text.</source>
+        <translation>词典条目需要一个词和一个替换内容，且两者都必须是文本。</translation>
+    </message>
+    <message>
+        <source>A dictionary word must be one line of 1-{most} characters.</source>
+        <translation>词典中的词必须是 1-{most} 个字符的单行文本。</translation>
+    </message>
+    <message>
+        <source>A dictionary word cannot contain &apos;[&apos; or &apos;]&apos; (control tokens).</source>
+        <translation>词典中的词不能包含“[”或“]”（控制标记）。</translation>
+    </message>
+    <message>
+        <source>The replacement for &apos;{word}&apos; must be one line of 1-{most} characters.</source>
+        <translation>“{word}”的替换内容必须是 1-{most} 个字符的单行文本。</translation>
+    </message>
+    <message>
+        <source>The replacement for &apos;{word}&apos;: {problem}</source>
+        <translation>“{word}”的替换内容：{problem}</translation>
+    </message>
+    <message>
+        <source>The pronunciation dictionary {path}</source>
+        <translation>发音词典 {path}</translation>
+    </message>
+    <message>
+        <source>{where} is too large to be a dictionary.</source>
+        <translation>{where} 太大，不可能是词典文件。</translation>
+    </message>
+    <message>
+        <source>{where} is not valid {format}; fix or move it away.</source>
+        <translation>{where} 不是有效的 {format} 文件；请修复它或将其移走。</translation>
+    </message>
+    <message>
+        <source>{where} is not a dictionary file; fix or move it away.</source>
+        <translation>{where} 不是词典文件；请修复它或将其移走。</translation>
+    </message>
+    <message>
+        <source>{where} was written by a newer ChatTTS Studio; update the app to use it.</source>
+        <translation>{where} 由更新版本的 ChatTTS Studio 写入；请更新本应用后再使用。</translation>
+    </message>
+    <message>
+        <source>{where} has an entry that is not an object.</source>
+        <translation>{where} 中有一个条目不是对象。</translation>
+    </message>
+    <message>
+        <source>The dictionary is full ({count} entries).</source>
+        <translation>词典已满（{count} 个条目）。</translation>
+    </message>
+    <message>
+        <source>The pronunciation dictionary has no entry &apos;{word}&apos;.</source>
+        <translation>发音词典中没有条目“{word}”。</translation>
+    </message>
+    <message>
+        <source>Cannot save {path}: {reason}.</source>
+        <translation>无法保存 {path}：{reason}。</translation>
+    </message>
+    <message>
+        <source>Recording is not available: {reason}.</source>
+        <translation>无法录音：{reason}。</translation>
+    </message>
+    <message>
+        <source>No microphone could be opened: {reason}.</source>
+        <translation>无法打开任何麦克风：{reason}。</translation>
+    </message>
+    <message>
+        <source>{folder} is not a folder; give a folder for the render.</source>
+        <translation>{folder} 不是文件夹；请为渲染指定一个文件夹。</translation>
+    </message>
+    <message>
+        <source>Another render is working in {folder}; wait for it or stop it.</source>
+        <translation>另一个渲染正在 {folder} 中进行；请等待它完成或将其停止。</translation>
+    </message>
+    <message>
+        <source>segment size</source>
+        <translation>片段长度</translation>
+    </message>
+    <message>
+        <source>batch size</source>
+        <translation>批大小</translation>
+    </message>
+    <message>
+        <source>temperature</source>
+        <translation>温度</translation>
+    </message>
+    <message>
+        <source>top-P</source>
+        <translation>Top-P</translation>
+    </message>
+    <message>
+        <source>top-K</source>
+        <translation>Top-K</translation>
+    </message>
+    <message>
+        <source>speed</source>
+        <translation>语速</translation>
+    </message>
+    <message>
+        <source>oral</source>
+        <translation>口语化程度</translation>
+    </message>
+    <message>
+        <source>laugh</source>
+        <translation>笑声</translation>
+    </message>
+    <message>
+        <source>break</source>
+        <translation>停顿</translation>
+    </message>
+    <message>
+        <source>pause</source>
+        <translation>片段间停顿</translation>
+    </message>
+    <message>
+        <source>turn pause</source>
+        <translation>轮次间停顿</translation>
+    </message>
+    <message>
+        <source>seed</source>
+        <translation>种子</translation>
+    </message>
+    <message>
+        <source>The decoder must be {fast} or {stock} (got {got}).</source>
+        <translation>解码器必须是 {fast} 或 {stock}（收到的是 {got}）。</translation>
+    </message>
+    <message>
+        <source>The {setting} must be between {low} and {high} (got {value}).</source>
+        <translation>{setting}必须在 {low} 到 {high} 之间（收到的是 {value}）。</translation>
+    </message>
+    <message>
+        <source>A speaker named &apos;{name}&apos; already exists.</source>
+        <translation>已有名为“{name}”的说话人。</translation>
+    </message>
+    <message>
+        <source>A speaker entry is not an object.</source>
+        <translation>某个说话人条目不是对象。</translation>
+    </message>
+    <message>
+        <source>A speaker has no valid name (1-100 characters).</source>
+        <translation>某个说话人没有有效的名称（1-100 个字符）。</translation>
+    </message>
+    <message>
+        <source>Speaker &apos;{name}&apos; has a sample, transcript or file that is not text.</source>
+        <translation>说话人“{name}”的样本、录音文本或文件不是文本。</translation>
+    </message>
+    <message>
+        <source>Speaker &apos;{name}&apos; has no valid embedding string.</source>
+        <translation>说话人“{name}”没有有效的嵌入字符串。</translation>
+    </message>
+    <message>
+        <source>Speaker &apos;{name}&apos; has no valid voice sample and transcript.</source>
+        <translation>说话人“{name}”没有有效的音色样本和录音文本。</translation>
+    </message>
+    <message>
+        <source>Speaker &apos;{name}&apos; has a seed that is not a whole number.</source>
+        <translation>说话人“{name}”的种子不是整数。</translation>
+    </message>
+    <message>
+        <source>Speaker &apos;{name}&apos; has a note that is not text.</source>
+        <translation>说话人“{name}”的备注不是文本。</translation>
+    </message>
+    <message>
+        <source>{source} is too large to be a speaker library ({size} MiB).</source>
+        <translation>{source} 太大，不可能是说话人库（{size} MiB）。</translation>
+    </message>
+    <message>
+        <source>{source} is not a speaker library (it is not {encoding} text).</source>
+        <translation>{source} 不是说话人库（它不是 {encoding} 文本）。</translation>
+    </message>
+    <message>
+        <source>{source} is not valid {format}.</source>
+        <translation>{source} 不是有效的 {format} 文件。</translation>
+    </message>
+    <message>
+        <source>{source} is not a speaker library.</source>
+        <translation>{source} 不是说话人库。</translation>
+    </message>
+    <message>
+        <source>{source} is not a speaker library (unknown format {version}).</source>
+        <translation>{source} 不是说话人库（未知格式 {version}）。</translation>
+    </message>
+    <message>
+        <source>{source} was written by a newer ChatTTS Studio (format {version}); update the app to use it.</source>
+        <translation>{source} 由更新版本的 ChatTTS Studio 写入（格式 {version}）；请更新本应用后再使用。</translation>
+    </message>
+    <message>
+        <source>The speaker library {path} is not a file; move it away.</source>
+        <translation>说话人库 {path} 不是文件；请将其移走。</translation>
+    </message>
+    <message>
+        <source>The speaker library {path} is damaged ({problem}) and could not be moved aside ({reason}); it was left as it is.</source>
+        <translation>说话人库 {path} 已损坏（{problem}），且无法移到一旁（{reason}）；已保持原样。</translation>
+    </message>
+    <message>
+        <source>The speaker library was damaged ({problem}); it was kept as {aside} and a new one was started.</source>
+        <translation>说话人库已损坏（{problem}）；已将其保留为 {aside}，并新建了一个说话人库。</translation>
+    </message>
+    <message>
+        <source>Cannot read the speaker library {path}: {reason}.</source>
+        <translation>无法读取说话人库 {path}：{reason}。</translation>
+    </message>
+    <message>
+        <source>A speaker name must have 1-100 characters.</source>
+        <translation>说话人名称必须为 1-100 个字符。</translation>
+    </message>
+    <message>
+        <source>There is no speaker named &apos;{name}&apos;.</source>
+        <translation>没有名为“{name}”的说话人。</translation>
+    </message>
+    <message>
+        <source>Cannot write subtitles as &apos;{kind}&apos;: use .srt or .vtt.</source>
+        <translation>无法将字幕写为“{kind}”格式：请使用 .srt 或 .vtt。</translation>
+    </message>
 </context>
 </TS>
