@@ -11,7 +11,6 @@ The contract every producer keeps:
   listener to drop what it had streamed of a unit that starts again (`SegmentRestarted`).
 """
 
-import gc
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -19,6 +18,7 @@ import torch
 
 from .cancel import CancelToken
 from .chat import ChatModel, RefineSettings
+from .cycles import collect_cycles
 from .errors import DeviceError
 from .metrics import LiveMetrics
 from .request import AudioChunk, SegmentRestarted, SegmentResult
@@ -144,21 +144,9 @@ def out_of_memory(exc: BaseException) -> bool:
     return isinstance(exc, torch.OutOfMemoryError) or "out of memory" in str(exc).lower()
 
 
-# Who collects reference cycles when memory is released. A Qt window replaces it while it is
-# open (gui/garbage.py): a cycle holding a Qt object must be collected on the UI thread, and a
-# collection on the worker thread that reaches one deadlocks PySide.
-_collect_cycles: Callable[[], object] = gc.collect
-
-
-def set_cycle_collector(collect: Callable[[], object] | None) -> None:
-    """Use `collect` for release_memory's collection; None: Python's own, on this thread."""
-    global _collect_cycles
-    _collect_cycles = collect or gc.collect
-
-
 def release_memory(device: str) -> None:
     """Return what freed tensors held to the device (CUDA keeps it cached otherwise)."""
-    _collect_cycles()
+    collect_cycles()  # cycles first: a model's tensors may be held in one
     if device.startswith("cuda") and torch.cuda.is_available():
         torch.cuda.empty_cache()
     elif device == "mps" and torch.backends.mps.is_available():

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from pyqtgraph.util.garbage_collector import GarbageCollector
 from PySide6.QtCore import QObject, Qt, QThread, Signal, Slot
 
-from core.pipeline import set_cycle_collector
+from core.cycles import set_cycle_collector
 
 WAIT_S = 10.0  # a worker waits this long at most for the UI thread's collection (a full
 # collection of a process holding torch takes a second or more on a busy 2-core machine)

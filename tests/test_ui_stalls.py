@@ -34,7 +34,8 @@ from gui.worker import SynthesisJob, SynthesisOutcome
 LIMIT_S = 0.050
 # During a synthesis the 50 ms target for the whole stall is missed on this 2-core CPU: the UI
 # thread's own work stays under LIMIT_S (asserted), but it also waits, neither running nor
-# runnable, for up to about 30-70 ms more (measured 52-120 ms in all), which points at the
+# runnable, for up to about 30-70 ms more (measured 52-120 ms in all; 36-66 ms once garbage
+# was collected on the UI thread and the GIL switch interval was 1 ms), which points at the
 # GIL held by the decode thread and the audio threads. Until that is solved (the model in a
 # process of its own), a synthesis is held to this ceiling, which still catches any blocking
 # work of the old kind (opening an output stream on the UI thread took 50-100 ms here).
