@@ -47,6 +47,41 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         item.add_marker(skip)
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None):  # type: ignore[no-untyped-def]
+    yield
+    delete_leftover_widgets()
+
+
+def delete_leftover_widgets() -> None:
+    """After each test, after its fixtures: the top-level widgets it left (a panel made without
+    a window, a window closed but still referenced) are deleted now, C++ side first, while their
+    Python side is whole. Left to a later garbage collection, a pyqtgraph plot's scene is torn
+    down after gc has cleared the Python objects its overrides use, and PySide crashes (seen: a
+    segfault in a core test after the GUI tests, in QGraphicsWidget's destructor)."""
+    import sys
+
+    if "PySide6.QtWidgets" not in sys.modules:
+        return
+    from PySide6.QtCore import QCoreApplication, QEvent
+    from PySide6.QtWidgets import QApplication
+
+    if QApplication.instance() is None:
+        return
+    leftovers = [w for w in QApplication.topLevelWidgets() if w.parent() is None]
+    if not leftovers:
+        return
+    for widget in leftovers:
+        host = getattr(widget, "host", None)
+        if host is not None and host.thread.isRunning():
+            widget.close()  # a window's worker thread must end before the window goes
+        widget.deleteLater()
+    QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    import gc
+
+    gc.collect()
+
+
 @pytest.fixture(scope="session")
 def capture_dir() -> Path:
     """Where the virtual ALSA device writes what is played (float32 raw)."""
