@@ -350,6 +350,7 @@ def cluster(demo_model: str) -> Iterator[ClusterRender]:
     ray.shutdown()
 
 
+@pytest.mark.ray
 def test_a_ray_render_gives_the_same_files_as_the_local_one(
     engine: Engine, local_render: Path, cluster: ClusterRender, tmp_path: Path
 ) -> None:
@@ -368,6 +369,7 @@ def test_a_ray_render_gives_the_same_files_as_the_local_one(
     ]
 
 
+@pytest.mark.ray
 def test_a_cloned_voice_renders_on_ray_as_here(
     cloned: Cloned, cluster: ClusterRender, tmp_path: Path
 ) -> None:
@@ -380,6 +382,7 @@ def test_a_cloned_voice_renders_on_ray_as_here(
     assert _hashes(tmp_path / "ray") == _hashes(cloned.root / "local")
 
 
+@pytest.mark.ray
 def test_a_killed_actor_s_chunk_is_made_again_and_every_item_once(
     engine: Engine, local_render: Path, cluster: ClusterRender, tmp_path: Path
 ) -> None:
@@ -434,6 +437,7 @@ def test_without_ray_the_cli_says_how_to_install_it(
     assert "--ray renders a manifest" in capsys.readouterr().err
 
 
+@pytest.mark.ray
 def test_an_address_nobody_answers_is_one_sentence_at_once() -> None:
     """Ray itself retries a dead address for minutes; the render says so in a second."""
     from core.cluster import reachable
