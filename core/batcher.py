@@ -70,6 +70,21 @@ class Failed:
 Delivery = AudioChunk | Finished | Failed
 
 
+def collect(batcher: "Batcher", order: SpeechOrder) -> tuple[threading.Event, list[Delivery]]:
+    """Submit `order` and gather what it delivers; the event is set once it Finished or
+    Failed (for callers that want a request's whole audio: benchmarks, checks, tests)."""
+    got: list[Delivery] = []
+    done = threading.Event()
+
+    def deliver(item: Delivery) -> None:
+        got.append(item)
+        if isinstance(item, Finished | Failed):
+            done.set()
+
+    batcher.submit(order, deliver)
+    return done, got
+
+
 @dataclass(eq=False)
 class Ticket:
     """One request inside the batcher. cancel() is safe from any thread."""

@@ -1,11 +1,9 @@
 """The decoder fed while it runs, per-job random streams, exact rows, and the batcher."""
 
-import threading
-
 import numpy as np
 import torch
 
-from core.batcher import Batcher, Delivery, Failed, Finished, SpeechOrder
+from core.batcher import Batcher, Delivery, Finished, SpeechOrder, collect
 from core.decode import FastDecoder, Job, Sampling
 from core.engine import Engine
 from core.request import AudioChunk
@@ -107,17 +105,7 @@ def test_jobs_join_a_running_decode_and_cancelled_ones_leave_it(engine: Engine) 
     assert all(job is None for job in decoder.active)
 
 
-def _collect(batcher: Batcher, order: SpeechOrder) -> tuple[threading.Event, list[Delivery]]:
-    got: list[Delivery] = []
-    done = threading.Event()
-
-    def deliver(item: Delivery) -> None:
-        got.append(item)
-        if isinstance(item, Finished | Failed):
-            done.set()
-
-    batcher.submit(order, deliver)
-    return done, got
+_collect = collect
 
 
 def _audio(got: list[Delivery]) -> np.ndarray:

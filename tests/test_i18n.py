@@ -119,7 +119,17 @@ def test_core_sentences_keep_their_template_and_are_said_in_chinese(qapp) -> Non
 # The core modules whose sentences the window shows (errors, a damaged library's problem, a
 # job's note): each sentence they make is a Sentence with a QT_TRANSLATE_NOOP template.
 WINDOW_CORE = (
-    *("speakers", "clone", "keep", "dialogue", "lexicon", "recorder", "chapters", "download"),
+    *(
+        "speakers",
+        "speaker_file",
+        "clone",
+        "keep",
+        "dialogue",
+        "lexicon",
+        "recorder",
+        "chapters",
+        "download",
+    ),
     *("engine", "chat", "request", "stream_writer", "subtitles", "m4b", "render_store"),
 )
 # Built with plain text on purpose: never shown (a temp file's cleanup is told why, nobody else).

@@ -17,7 +17,7 @@ import soundfile as sf
 from test_voices import speech_like
 
 from core import SAMPLES_PER_STEP
-from core.batcher import Batcher, Delivery, Failed, Finished, SpeechOrder
+from core.batcher import Batcher, Finished, SpeechOrder, collect
 from core.cli_serve import add_serve_parser, cmd_serve, is_loopback
 from core.engine import Engine
 from core.errors import StudioError
@@ -262,15 +262,7 @@ def _add_clone(engine: Engine, name: str, seed: int = 0) -> Voice:
 def _direct(batcher: Batcher, order: SpeechOrder) -> bytes:
     """The order made by the batcher alone, with no server between, as pcm's bytes: the
     segments joined with the server's pause."""
-    got: list[Delivery] = []
-    done = threading.Event()
-
-    def deliver(item: Delivery) -> None:
-        got.append(item)
-        if isinstance(item, Finished | Failed):
-            done.set()
-
-    batcher.submit(order, deliver)
+    done, got = collect(batcher, order)
     assert done.wait(120) and isinstance(got[-1], Finished), got[-1]
     parts: list[np.ndarray] = []
     last = -1

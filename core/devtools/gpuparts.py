@@ -240,7 +240,7 @@ def _batcher(engine: Any, mode: Mode) -> dict[str, Any]:
     share decode steps, and each request's audio equals what it gets alone (exact rows)."""
     import numpy as np
 
-    from ..batcher import Batcher, Delivery, Failed, Finished, SpeechOrder
+    from ..batcher import Batcher, Delivery, Failed, SpeechOrder, collect
     from ..request import AudioChunk
 
     texts = ["你好。今天天气很好。", "Hello there. Good day.", "我们。去公园。", "明天见。再见。"]
@@ -254,16 +254,7 @@ def _batcher(engine: Any, mode: Mode) -> dict[str, Any]:
     batcher.step_listeners.append(lambda ids: widest.append(len(set(ids))))
 
     def run(order: SpeechOrder) -> tuple[threading.Event, list[Delivery]]:
-        got: list[Delivery] = []
-        done = threading.Event()
-
-        def deliver(item: Delivery) -> None:
-            got.append(item)
-            if isinstance(item, Finished | Failed):
-                done.set()
-
-        batcher.submit(order, deliver)
-        return done, got
+        return collect(batcher, order)
 
     def audio(got: list[Delivery]) -> np.ndarray:
         return np.concatenate([c.audio for c in got if isinstance(c, AudioChunk)])
