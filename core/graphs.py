@@ -11,6 +11,7 @@ reason is logged and the decoder runs the same step eagerly: slower, never wrong
 """
 
 import logging
+import weakref
 from collections.abc import Callable
 
 import torch
@@ -22,12 +23,22 @@ WARMUP_RUNS = 2  # kernels pick their algorithms (cuBLAS, SDPA) before capture
 
 class StepGraphs:
     def __init__(self, step: StepFn, slots: int, num_vq: int, device: torch.device) -> None:
-        self.step = step
+        # Weakly: the step is a bound method of the decoder that owns these graphs, and a
+        # cycle would keep its KV cache and graph pool on the GPU until a garbage collection
+        # (the next jobs' caches piled up beside it: seen as GBs on the first GPU run).
+        self._step: Callable[[], StepFn | None] = (
+            weakref.WeakMethod(step) if hasattr(step, "__self__") else lambda: step
+        )
         self.codes = torch.zeros(slots, num_vq, dtype=torch.long, device=device)
         self.pos = torch.zeros(slots, dtype=torch.long, device=device)
         self.graphs: dict[int, tuple[torch.cuda.CUDAGraph, torch.Tensor]] = {}
         self.pool = torch.cuda.graph_pool_handle()
         self.problem: str | None = None
+
+    def step(self) -> StepFn:
+        step = self._step()
+        assert step is not None, "the decoder that owns these graphs is gone"
+        return step
 
     def run(self, codes: torch.Tensor, pos: torch.Tensor, span: int) -> torch.Tensor | None:
         """The step's hidden states (a static buffer: copy before the next call), or None when
@@ -52,11 +63,11 @@ class StepGraphs:
             side.wait_stream(torch.cuda.current_stream())
             with torch.cuda.stream(side):
                 for _ in range(WARMUP_RUNS):
-                    self.step(self.codes, self.pos, span)
+                    self.step()(self.codes, self.pos, span)
             torch.cuda.current_stream().wait_stream(side)
             graph = torch.cuda.CUDAGraph()
             with torch.cuda.graph(graph, pool=self.pool):
-                out = self.step(self.codes, self.pos, span)
+                out = self.step()(self.codes, self.pos, span)
             return graph, out
         except RuntimeError as exc:
             self.problem = f"CUDA graphs are off for this run: {str(exc).splitlines()[0][:200]}"

@@ -128,6 +128,28 @@ def test_the_graph_path_feeds_its_static_buffers(
     assert all(torch.equal(a, b) for a, b in zip(fallen[1], eager[1], strict=True))
 
 
+def test_a_decoder_with_graphs_is_freed_without_a_garbage_collection(engine: Engine) -> None:
+    """The graphs hold the decoder's step weakly: a reference cycle would keep the KV cache
+    and the graph pool on the GPU until a collection (the window collects only on a timer),
+    and the next job's cache would pile up beside it."""
+    import gc
+    import weakref
+
+    assert engine.model is not None
+    decoder = FastDecoder(engine.model, 2, 300, static=True, graphs=True)
+    assert decoder._graphs is not None
+    gone = weakref.ref(decoder)
+    cache = weakref.ref(decoder.k_cache)
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        del decoder
+        assert gone() is None and cache() is None
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def test_real_weights_stop_at_eos_and_rows_refill(engine: Engine) -> None:
     """Without the demo's EOS hold-off, rows end at their own EOS or cap and the freed row
     takes the next job (continuous batching): every job comes back exactly once."""

@@ -35,6 +35,12 @@ def test_the_gpu_run_works_in_cpu_mode(tmp_path: Path, demo_model: str) -> None:
     bench = parts["bench"]["data"]
     assert bench["ab"] and bench["first_audio"]["studio_s"] > 0
     assert [r["batch"] for r in bench["batches"]] == [1, 2]
+    assert bench["batches"][1]["per_stream_mib"] is not None  # a slope against batch 1
+    (anatomy,) = bench["anatomy"]  # where a batch-1 step's time goes
+    assert (
+        0 < anatomy["gpt_ms"] < anatomy["loop_ms"] and 0 < anatomy["sample_ms"] < anatomy["loop_ms"]
+    )
+    assert "step anatomy" in (out / "report.md").read_text()
     text = (out / "report.md").read_text()
     for heading in ("## Machine", "## pytest -m gpu", "## Checks", "## Bench"):
         assert heading in text

@@ -10,7 +10,7 @@ It runs in parts, each in its own process with its own time limit, so that a par
 - checks: Studio's codes against stock at batch 1 (eager, static and CUDA-graph steps), a NaN
   injected at fp16, cancel, and a real out-of-memory (the card filled until less than a
   batch's KV cache is free: the batch must halve and the audio come out whole);
-- bench: stock against Studio, batch 1/8/32/128, fp32/fp16/bf16, CUDA graphs on and off, time
+- bench: stock against Studio, batch 1/8/32/64, fp32/fp16/bf16, CUDA graphs on and off, time
   to first audio, memory per stream.
 
 It writes report.md and report.json to --out (the device tool's $OUT) and prints a summary.

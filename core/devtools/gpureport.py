@@ -79,6 +79,22 @@ def _bench(bench: dict[str, Any]) -> list[str]:
                 f"{_f(r['steps_per_s_per_stream'], 0)} | {_f(r['peak_mib'], 0)} | "
                 f"{_f(r['per_stream_mib'], 1)} |"
             )
+    anatomy = bench.get("anatomy", [])
+    if anatomy:
+        lines += [
+            "",
+            "Batch-1 step anatomy, ms a step (graphs where on):",
+            "",
+            "| precision | graphs | whole loop step | GPT step | heads + sampling | rest "
+            "| one capture | new decoder extra |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
+        for a in anatomy:
+            lines.append(
+                f"| {a['precision']} | {'on' if a['graphs'] else 'off'} | {_f(a['loop_ms'], 3)} "
+                f"| {_f(a['gpt_ms'], 3)} | {_f(a['sample_ms'], 3)} | {_f(a['rest_ms'], 3)} "
+                f"| {_f(a['capture_ms'], 1)} | {_f(a['new_decoder_extra_ms'], 1)} |"
+            )
     for skipped in bench.get("skipped", []):
         lines.append(f"- skipped: {skipped}")
     return lines

@@ -1,0 +1,95 @@
+"""Where a batch-1 decode step's time goes, for the GPU run's bench.
+
+The first H200 run (README, "On an NVIDIA GPU") made 300-330 steps/s at batch 1 with CUDA
+graphs: about 3 ms a step, where a replay of a 20-layer, 768-wide step should take well under
+one. This splits the step into what the loop does each time: the GPT step (the graph replay,
+or the same step eagerly), the code heads and sampling (outside the graph), and the loop's own
+bookkeeping and one read of the device (the rest of a whole loop step), and times a graph's
+capture, which every new decoder (every job) pays once per span bucket. Each figure is
+synchronised with the device before and after, so launches are counted with their kernels."""
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+
+def _per_call_ms(fn: Callable[[], object], sync: Callable[[], None], calls: int) -> float:
+    sync()
+    started = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    sync()
+    return (time.perf_counter() - started) / calls * 1000
+
+
+def step_anatomy(engine: Any, text: str, cpu: bool) -> dict[str, Any]:
+    """Milliseconds per batch-1 step: `loop_ms` (a whole step of the decode loop), `gpt_ms`,
+    `sample_ms` (heads and sampling), `rest_ms` (loop_ms less those two), `capture_ms` (the
+    first step at a new span bucket: its warm-up runs and capture)."""
+    from ..decode import FastDecoder, Job
+    from ..rowwise import REPETITION_WINDOW, Sampling, sample_codes, warpers_for
+
+    model = engine.model
+    device = model.gpt_device
+    sync: Callable[[], None] = (
+        (lambda: torch.cuda.synchronize(device)) if device.type == "cuda" else (lambda: None)
+    )
+    speaker = engine.sample_speaker(3)
+    normalized = model.normalize(text)
+    emb = model.embed(model.prompt_ids(normalized, 5, speaker), speaker)
+    steps = 40 if cpu else 400
+    calls = 10 if cpu else 200
+    sampling = Sampling(0.3, 0.7, 20)
+    graphs = device.type == "cuda"
+    with torch.inference_mode():
+
+        def decoder() -> FastDecoder:
+            return FastDecoder(model, 1, emb.shape[1] + steps + 1, static=True, graphs=graphs)
+
+        def whole_loop(fresh: FastDecoder) -> float:
+            sync()
+            started = time.perf_counter()
+            for _ in fresh.run([Job(0, emb, steps, steps)], sampling, bool):
+                pass
+            sync()
+            return time.perf_counter() - started
+
+        whole_loop(decoder())  # warm-up: kernels pick their algorithms
+        first = whole_loop(decoder())  # a new decoder captures its graphs again, as a job does
+        reused = decoder()
+        whole_loop(reused)
+        loop_ms = whole_loop(reused) / steps * 1000  # its graphs captured already
+
+        codes = torch.zeros(1, model.num_vq, dtype=torch.long, device=device)
+        pos = torch.full((1,), emb.shape[1] + 10, dtype=torch.long, device=device)
+        span = emb.shape[1] + 11
+        gpt_ms = _per_call_ms(lambda: reused._step_all(codes, pos, span), sync, calls)
+        fresh = decoder()
+        sync()
+        started = time.perf_counter()
+        fresh._step_all(codes, pos, span)
+        sync()
+        capture_ms = (time.perf_counter() - started) * 1000
+
+        hidden = torch.zeros(1, reused.hidden_size, device=device)
+        history = torch.zeros(model.num_vq, REPETITION_WINDOW, dtype=torch.long, device=device)
+        count = torch.full((1,), 20, dtype=torch.long, device=device)
+        warpers = warpers_for(sampling)
+
+        def sample() -> None:
+            logits = reused._logits(hidden)
+            sample_codes(logits, history, count, count, sampling, warpers, model.num_vq)
+
+        sample_ms = _per_call_ms(sample, sync, calls)
+    return {
+        "steps": steps,
+        "loop_ms": loop_ms,
+        "gpt_ms": gpt_ms,
+        "sample_ms": sample_ms,
+        "rest_ms": loop_ms - gpt_ms - sample_ms,
+        "capture_ms": capture_ms,
+        "new_decoder_extra_ms": (first * 1000 - loop_ms * steps),
+        "graphs": graphs and getattr(reused._graphs, "problem", "") is None,
+    }
