@@ -17,6 +17,7 @@ import torch
 from .cancel import CancelToken
 from .errors import ModelError, SpeakerError
 from .messages import QT_TRANSLATE_NOOP, Sentence
+from .speaker_codec import encode_prompt, encode_speaker
 from .voice import Voice
 
 StepHook = Callable[[torch.Tensor], None]  # the GPT's output hidden states of one forward
@@ -326,13 +327,11 @@ class ChatModel:
     # -- speakers --------------------------------------------------------------------------
     def sample_speaker(self, seed: int) -> str:
         """The speaker of a seed: the same string on every device (drawn on the CPU)."""
-        from ChatTTS.model.speaker import Speaker
-
         speaker = self._chat.speaker
         generator = torch.Generator().manual_seed(int(seed))
         std, mean = speaker.std.float().cpu(), speaker.mean.float().cpu()
         sample = torch.randn(speaker.dim, generator=generator) * std + mean
-        return str(Speaker._encode(sample))
+        return encode_speaker(sample)  # Speaker._encode's string, without its GIL stall
 
     def encode_sample(self, wav: np.ndarray) -> str:
         """A 24 kHz mono clip encoded by the DVAE encoder into ChatTTS's sample string, exactly
@@ -351,7 +350,7 @@ class ChatModel:
         audio = torch.from_numpy(np.ascontiguousarray(wav, dtype=np.float32)).to(device)
         with torch.inference_mode():
             codes = dvae.sample_audio(audio)
-        return str(self._chat.speaker.encode_prompt(codes))
+        return encode_prompt(codes)  # Speaker.encode_prompt's string, without its GIL stall
 
     @staticmethod
     def sample_codes(sample: str) -> torch.Tensor:
