@@ -65,13 +65,17 @@ class RenderJobs:
         self.show_render_queue()
         if self.loaded is None:
             self.show_message(self.tr("The render starts once a model is loaded."))
+        elif self.serving is not None:  # the speech API owns the model (serve_control.py)
+            self.show_message(self.tr("The render starts when serving stops."))
         elif self.current_job is not None:
             self.show_message(self.tr("The render starts when the running job ends."))
         self.render_next()
 
     def render_next(self) -> Job | None:
-        """The next waiting job, when the worker is free and a model is loaded."""
-        if self.current_job is not None or self.waiting is not None or self.loaded is None:
+        """The next waiting job, when the worker is free, a model is loaded and the speech API
+        does not hold it (the queue waits for serving to stop rather than fail its jobs)."""
+        busy = self.current_job is not None or self.waiting is not None
+        if busy or self.loaded is None or self.serving is not None:
             return None
         item = self.render_queue.next_waiting()
         if item is None:

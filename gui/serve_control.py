@@ -116,6 +116,7 @@ class ServeControl:
         self.serve_action.setChecked(False)
         if was_serving:
             self.show_message(self.tr("The speech API has stopped."))
+            self.render_next()  # jobs queued while it served
 
     def _poll_serving(self) -> None:
         session = self.serving

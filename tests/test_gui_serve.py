@@ -117,3 +117,32 @@ def test_serving_needs_a_loaded_model(make_window, qtbot) -> None:  # type: igno
     assert window.serving is None and window.current_job is None
     assert not window.serve_action.isChecked()
     assert "Load a model" in window.notice.text()
+
+
+def test_a_render_queued_while_serving_waits_and_runs_when_serving_stops(  # type: ignore[no-untyped-def]
+    make_window, qtbot, monkeypatch, tmp_path
+) -> None:
+    """The queue does not hand the model's owner a job it would refuse: the job waits (it used
+    to fail with the serving sentence) and starts once the API has stopped."""
+    from gui import render_queue
+
+    monkeypatch.setattr(render_queue, "choose_folder", lambda *_args: tmp_path)
+    monkeypatch.setattr(render_queue, "open_folder", lambda _folder: None)
+    window = make_window()
+    window.controls.segment_slider.setValue(10)
+    window.controls.batch_box.setValue(1)
+    window.controls.refine_box.setChecked(False)
+    _serve(window, qtbot)
+    failures: list[object] = []
+    window.host.worker.failed.connect(failures.append)
+    window.editor.set_text("你好。Hello there.")
+    window.render_text_action.trigger()
+    (item,) = window.render_queue.items
+    assert "starts when serving stops" in window.notice.text()
+    qtbot.wait(500)  # a worker that was handed the job would have failed it by now
+    assert item.state == "waiting" and window.current_job is None and failures == []
+
+    window.serve_action.trigger()  # off: the queue goes on by itself
+    qtbot.waitUntil(lambda: item.state == "done", timeout=180_000)
+    assert failures == [] and item.outcome is not None and item.outcome.made > 0
+    assert sorted(item.spec.folder.glob("*.flac"))

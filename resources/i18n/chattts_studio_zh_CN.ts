@@ -897,6 +897,10 @@
         <translation>模型加载后将开始渲染。</translation>
     </message>
     <message>
+        <source>The render starts when serving stops.</source>
+        <translation>停止服务后将开始渲染。</translation>
+    </message>
+    <message>
         <source>The render starts when the running job ends.</source>
         <translation>当前任务结束后将开始渲染。</translation>
     </message>
