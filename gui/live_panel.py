@@ -1,6 +1,7 @@
 """The live VRAM / RTF panel: polls the engine's thread-safe snapshot about 10 times a second
 while a job runs, plots RTF and memory over time, and keeps the job's figures afterwards."""
 
+import math
 import time
 
 import pyqtgraph as pg
@@ -12,7 +13,7 @@ from core.request import JobSummary, SegmentResult
 
 from .i18n import translate
 from .notices import MessageLabel, figure, plural
-from .plot_axis import ReadableAxis
+from .plot_axis import ReadableAxis, nice_step
 from .theme import notifier, plot_colours
 
 POLL_MS = 100
@@ -96,6 +97,9 @@ class LivePanel(QWidget):
         # While a model loads: the load's own fraction and stage (the engine's snapshot has
         # no figures then), so the bar and the progress line tell one story.
         self._load: tuple[str, float] | None = None
+        # The plots' shown ranges (x end, RTF top, memory bottom and top): they grow in nice
+        # steps, not with every point, so most redraws leave the axes as they were.
+        self._limits: tuple[float, float, float, float] | None = None
         self._build()
         self.timer = QTimer(self)
         self.timer.setInterval(POLL_MS)
@@ -223,6 +227,7 @@ class LivePanel(QWidget):
         self._times.clear()
         self._rtfs.clear()
         self._memory.clear()
+        self._limits = None
         self._last_segment_rtf = None
         self._job_note = ""
         self._load = None
@@ -284,6 +289,32 @@ class LivePanel(QWidget):
     def draw_curves(self) -> None:
         self.rtf_curve.setData(self._times, self._rtfs, connect="finite")
         self.memory_curve.setData(self._times, self._memory)
+        self._fit_ranges()
+
+    def _fit_ranges(self) -> None:
+        """Show every point, with ranges that change only when a point leaves them: an axis
+        whose range moved lays its ticks and labels out again at the next paint, the largest
+        part of a redraw on the UI thread (with ranges that followed the data, every redraw)."""
+        rtfs = [r for r in self._rtfs if math.isfinite(r)]
+        if not self._times or not self._memory:
+            return
+        end, low, high = self._times[-1], min(self._memory), max(self._memory)
+        top = max(rtfs, default=0.0)
+        x_end, rtf_top, mem_low, mem_high = self._limits or (0.0, 0.0, math.inf, -math.inf)
+        if end > x_end:
+            x_end = nice_step(end * 1.25)
+            self.rtf_plot.setXRange(0, x_end, padding=0)  # the memory plot's x is linked
+        if top > rtf_top:
+            rtf_top = nice_step(top * 1.25)
+            self.rtf_plot.setYRange(0, rtf_top, padding=0)
+        if low < mem_low or high > mem_high:
+            # A step about a quarter of the span: one below the data, two above (memory
+            # mostly grows), never narrower than before within the job.
+            step = nice_step(max(high - low, high * 0.05, 4.0) / 4)
+            mem_low = min(mem_low, max(0.0, (math.floor(low / step) - 1) * step))
+            mem_high = max(mem_high, (math.ceil(high / step) + 2) * step)
+            self.memory_plot.setYRange(mem_low, mem_high, padding=0)
+        self._limits = (x_end, rtf_top, mem_low, mem_high)
 
     def poll(self) -> None:
         self.show_snapshot(self.live.snapshot())
