@@ -33,16 +33,9 @@ class VoiceJobs:
             translate("Voices", "Each line is 'Name: text', spoken by that library speaker")
         )
         self.highlighter: ScriptHighlighter | None = None
-        self.turn_pause = TurnPause()
-
-    def _place_turn_pause(self) -> None:
-        """The turn pause sits just above the script problem line, under the editor (both
-        belong to script mode; window_layout.py builds the rest of that column)."""
-        column = self.script_label.parentWidget().layout()
-        column.insertWidget(column.indexOf(self.script_label), self.turn_pause)  # type: ignore[attr-defined]
+        self.turn_pause = TurnPause()  # placed under the editor by window_layout.py
 
     def _connect_voices(self) -> None:
-        self._place_turn_pause()
         self.speakers.new_voice_wanted.connect(self.show_voice_dialog)
         self.speakers.preview_wanted.connect(self._play_preview)
         self.voice_dialog.audition_requested.connect(self._audition_voice)

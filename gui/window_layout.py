@@ -113,7 +113,9 @@ class WindowLayout:
         left_layout = QVBoxLayout(left)
         left_layout.setContentsMargins(0, 0, 0, 0)
         left_layout.addWidget(self.editor, 1)
-        # Script mode: why the script cannot be spoken (a line's unknown speaker), in view.
+        # Script mode: the pause between speakers' turns (hidden outside script mode), and why
+        # the script cannot be spoken (a line's unknown speaker), in view.
+        left_layout.addWidget(self.turn_pause)  # type: ignore[attr-defined]  # voice_jobs.py
         self.script_label = MessageLabel(lines=1)
         self.script_label.setObjectName("scriptProblem")
         self.script_label.setAccessibleName(translate("Window", "Script problem"))
