@@ -13,10 +13,12 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QTimer
 from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QInputDialog
 
 from .i18n import translate
 from .serve_panel import ServePanel
-from .serving import DEFAULT_PORT, ModelServing
+from .serving import ModelServing
+from .settings import Key
 from .worker import Job
 
 if TYPE_CHECKING:
@@ -29,7 +31,8 @@ class ServeControl:
     """Mixed into MainWindow; uses its worker host, job state and messages."""
 
     def _build_serving(self) -> ServePanel:
-        self.serve_port = DEFAULT_PORT  # taken when free, else the system picks one
+        # The saved port, taken when free, else the system picks one (the URL shows which).
+        self.serve_port = min(65535, max(1, self.settings.number(Key.SERVE_PORT)))
         self.serving: ServeSession | None = None
         self.serve_panel = ServePanel()
         self.serve_timer = QTimer(self)
@@ -43,6 +46,28 @@ class ServeControl:
         self.serve_action.triggered.connect(self.toggle_serving)
         run_menu.addAction(self.serve_action)
         self.addAction(self.serve_action)
+        self.serve_port_action = QAction(translate("Serving", "Serving p&ort…"), self)
+        self.serve_port_action.triggered.connect(self.choose_serve_port)
+        run_menu.addAction(self.serve_port_action)
+
+    def choose_serve_port(self) -> None:
+        port, chosen = QInputDialog.getInt(
+            self,
+            translate("Serving", "Serving port"),
+            translate("Serving", "Port for Serve on localhost (another free one if it is taken):"),
+            self.serve_port,
+            1,
+            65535,
+        )
+        if not chosen:
+            return
+        self.serve_port = port
+        self.settings.set(Key.SERVE_PORT, port)
+        self.settings.sync()
+        said = translate("Serving", "Serve on localhost will use port {port}.").format(port=port)
+        if self.serving is not None:
+            said += " " + translate("Serving", "It takes effect the next time serving starts.")
+        self.show_message(said)
 
     def _connect_serving(self) -> None:
         worker = self.host.worker

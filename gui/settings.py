@@ -37,6 +37,7 @@ class Key(StrEnum):
     LANGUAGE = "language"  # "system" (the locale's), "en" or "zh_CN"; applied at the next start
     HISTORY_LIMIT_MB = "history/limit_mb"  # the most disk the result history may use, in MiB
     TURN_PAUSE = "script/turn_pause"  # seconds of silence between a dialogue script's turns
+    SERVE_PORT = "serve/port"  # Run > Serve on localhost's port (another when it is taken)
 
 
 DEFAULTS: dict[Key, object] = {
@@ -55,6 +56,7 @@ DEFAULTS: dict[Key, object] = {
     Key.LANGUAGE: "system",
     Key.HISTORY_LIMIT_MB: 1024,
     Key.TURN_PAUSE: 0.4,  # SynthesisRequest's (and the CLI's --turn-pause) default
+    Key.SERVE_PORT: 8000,  # gui/serving.py's DEFAULT_PORT, the CLI's default
 }
 
 

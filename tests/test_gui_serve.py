@@ -146,3 +146,35 @@ def test_a_render_queued_while_serving_waits_and_runs_when_serving_stops(  # typ
     qtbot.waitUntil(lambda: item.state == "done", timeout=180_000)
     assert failures == [] and item.outcome is not None and item.outcome.made > 0
     assert sorted(item.spec.folder.glob("*.flac"))
+
+
+def test_the_serving_port_is_chosen_saved_and_used(make_window, qtbot, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Run > Serving port…: the port is kept in the settings, a new window reads it back, and
+    serving listens on it (when it is free)."""
+    from gui import serve_control
+
+    with socket.socket() as probe:  # a port that is free now
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    asked: list[int] = []
+
+    def get_int(_parent, _title, _label, value, low, high):  # type: ignore[no-untyped-def]
+        asked.append(value)
+        assert (low, high) == (1, 65535)
+        return port, True
+
+    monkeypatch.setattr(serve_control.QInputDialog, "getInt", get_int)
+    window = make_window()
+    assert window.serve_port == 8000  # the default: the CLI's
+    window.serve_port_action.trigger()
+    assert asked == [8000] and window.serve_port == port
+    assert f"port {port}" in window.notice.text()
+    window.close()
+
+    again = make_window()
+    assert again.serve_port == port  # saved
+    again.serve_action.trigger()
+    qtbot.waitUntil(lambda: again.serving is not None, timeout=WAIT_MS)
+    assert again.serving.port == port and again.serving.url.startswith(f"http://127.0.0.1:{port}/")
+    again.serve_action.trigger()
+    qtbot.waitUntil(lambda: again.serving is None, timeout=WAIT_MS)

@@ -1245,6 +1245,26 @@
         <translation>在本机提供服务(&amp;L)</translation>
     </message>
     <message>
+        <source>Serving p&amp;ort…</source>
+        <translation>服务端口(&amp;O)…</translation>
+    </message>
+    <message>
+        <source>Serving port</source>
+        <translation>服务端口</translation>
+    </message>
+    <message>
+        <source>Port for Serve on localhost (another free one if it is taken):</source>
+        <translation>在本机提供服务时使用的端口（若被占用则改用其他空闲端口）：</translation>
+    </message>
+    <message>
+        <source>Serve on localhost will use port {port}.</source>
+        <translation>在本机提供服务将使用端口 {port}。</translation>
+    </message>
+    <message>
+        <source>It takes effect the next time serving starts.</source>
+        <translation>下次开始提供服务时生效。</translation>
+    </message>
+    <message>
         <source>Speech API</source>
         <translation>语音接口</translation>
     </message>
