@@ -26,7 +26,7 @@ from html.parser import HTMLParser
 from pathlib import Path, PurePosixPath
 
 from .errors import StudioError
-from .messages import QT_TRANSLATE_NOOP, Sentence
+from .messages import QT_TRANSLATE_NOOP, Sentence, cannot_read
 from .text import INLINE_TOKENS, clean
 
 TITLE_MAX = 60
@@ -78,13 +78,7 @@ def read_book(path: Path) -> Book:
         try:
             text = path.read_text(encoding="utf-8-sig")
         except (OSError, UnicodeDecodeError) as exc:
-            raise StudioError(
-                Sentence(
-                    QT_TRANSLATE_NOOP("core", "Cannot read {path}: {reason}."),
-                    path=str(path),
-                    reason=getattr(exc, "strerror", None) or str(exc),
-                )
-            ) from None
+            raise StudioError(cannot_read(path, exc)) from None
         if suffix in (".md", ".markdown"):
             book = markdown_chapters(text, path.stem)
         else:

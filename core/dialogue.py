@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .errors import BadTextError, StudioError
-from .messages import QT_TRANSLATE_NOOP, Sentence, said
+from .messages import QT_TRANSLATE_NOOP, Sentence, cannot_read, not_text, said
 from .request import JobPlan, Part, SynthesisRequest, auto_batch_size
 from .text import Segment, clean, split_segments
 from .voice import Voice
@@ -105,21 +105,9 @@ def read_script(path: Path) -> list[Turn]:
             )
         return parse_script(path.read_text(encoding="utf-8"))
     except OSError as exc:
-        raise ScriptError(
-            Sentence(
-                QT_TRANSLATE_NOOP("core", "Cannot read {path}: {reason}."),
-                path=str(path),
-                reason=exc.strerror or str(exc),
-            )
-        ) from None
+        raise ScriptError(cannot_read(path, exc)) from None
     except UnicodeDecodeError:
-        raise ScriptError(
-            Sentence(
-                QT_TRANSLATE_NOOP("core", "{path} is not {encoding} text."),
-                path=str(path),
-                encoding="UTF-8",
-            )
-        ) from None
+        raise ScriptError(not_text(path)) from None
 
 
 def voices_for(turns: list[Turn], library: Mapping[str, Voice]) -> dict[str, Voice]:

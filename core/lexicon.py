@@ -24,7 +24,7 @@ from typing import Any
 from . import paths
 from .atomic import os_error_sentence, write_text_atomic
 from .errors import BadTextError, StudioError
-from .messages import QT_TRANSLATE_NOOP, Sentence, said
+from .messages import QT_TRANSLATE_NOOP, Sentence, cannot_read, said
 
 FORMAT = 1
 MAX_WORD = 100  # characters
@@ -149,13 +149,7 @@ class LexiconStore:
                 )
             data = json.loads(self.path.read_text(encoding="utf-8"))
         except OSError as exc:
-            raise LexiconError(
-                Sentence(
-                    QT_TRANSLATE_NOOP("core", "Cannot read {path}: {reason}."),
-                    path=str(self.path),
-                    reason=exc.strerror or str(exc),
-                )
-            ) from None
+            raise LexiconError(cannot_read(self.path, exc)) from None
         except (ValueError, RecursionError):
             raise LexiconError(
                 Sentence(

@@ -57,3 +57,28 @@ def said(exc: BaseException) -> str:
     it was raised with one, else its text; for a reason inside another sentence."""
     first = exc.args[0] if len(exc.args) == 1 else None
     return first if isinstance(first, Sentence) else str(exc)
+
+
+# Sentences several modules say about a file a person gave them (one template each, so one
+# translation serves every place).
+def cannot_read(path: str | os.PathLike[str], exc: OSError | UnicodeDecodeError) -> Sentence:
+    reason = getattr(exc, "strerror", None) or str(exc)
+    return Sentence(
+        QT_TRANSLATE_NOOP("core", "Cannot read {path}: {reason}."), path=str(path), reason=reason
+    )
+
+
+def not_text(path: str | os.PathLike[str]) -> Sentence:
+    return Sentence(
+        QT_TRANSLATE_NOOP("core", "{path} is not {encoding} text."),
+        path=str(path),
+        encoding="UTF-8",
+    )
+
+
+def not_json(path: str | os.PathLike[str]) -> Sentence:
+    return Sentence(
+        QT_TRANSLATE_NOOP("core", "{source} is not valid {format}."),
+        source=str(path),
+        format="JSON",
+    )

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import SpeakerError
-from .messages import QT_TRANSLATE_NOOP, Sentence
+from .messages import QT_TRANSLATE_NOOP, Sentence, not_json
 from .voice import Voice
 
 # Format 1: seed or embedding speakers. Format 2 adds cloned voices (a sample and its
@@ -219,13 +219,7 @@ def _parse(text: str, source: Path) -> list[SpeakerEntry]:
     try:
         data = json.loads(text)
     except (ValueError, RecursionError):
-        raise SpeakerError(
-            Sentence(
-                QT_TRANSLATE_NOOP("core", "{source} is not valid {format}."),
-                source=str(source),
-                format="JSON",
-            )
-        ) from None
+        raise SpeakerError(not_json(source)) from None
     if not isinstance(data, dict) or not isinstance(data.get("speakers"), list):
         raise SpeakerError(
             Sentence(

@@ -9,7 +9,7 @@ from pathlib import Path
 from . import paths
 from .atomic import os_error_sentence, target_problem, write_text_atomic
 from .errors import SpeakerError
-from .messages import QT_TRANSLATE_NOOP, Sentence, said
+from .messages import QT_TRANSLATE_NOOP, Sentence, cannot_read, said
 from .speaker_file import (  # the names callers import from here
     FORMAT,
     MAX_FILE_BYTES,
@@ -244,13 +244,7 @@ class SpeakerLibrary:
         try:
             text = _read(source)
         except OSError as exc:
-            raise SpeakerError(
-                Sentence(
-                    QT_TRANSLATE_NOOP("core", "Cannot read {path}: {reason}."),
-                    path=str(source),
-                    reason=exc.strerror or str(exc),
-                )
-            ) from None
+            raise SpeakerError(cannot_read(source, exc)) from None
         entries = list(self.entries)
         voices = {e.voice for e in entries}
         added: list[str] = []
