@@ -6,7 +6,6 @@ flac is sent whole (its encoder rewrites its header at the end). A client that g
 cancels its request: the batcher frees its rows before the next step.
 """
 
-import asyncio
 import contextlib
 import hmac
 import json
@@ -14,21 +13,22 @@ import logging
 import math
 import socket
 import threading
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse, Response, StreamingResponse
+from fastapi.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from .batcher import Batcher, Delivery, Failed, Finished, QueueFull, SpeechOrder
+from .batcher import Batcher, SpeechOrder
 from .chat import SpeakerLike
 from .engine import Engine
 from .errors import StudioError
-from .request import AudioChunk
-from .server_audio import CONTENT_TYPES, Encoder
+from .server_audio import CONTENT_TYPES
+from .server_errors import ApiError, error_response
 from .server_metrics import ServerMetrics
+from .server_stream import respond
 
 log = logging.getLogger("chattts_studio")
 MODEL_IDS = ("chattts", "tts-1", "tts-1-hd", "gpt-4o-mini-tts")
@@ -46,22 +46,6 @@ class ServeLimits:
     max_input_chars: int = 4096  # OpenAI's own limit
     max_body_bytes: int = 64 * 1024
     pause_seconds: float = 0.25  # silence between segments, as the app joins them
-
-
-class ApiError(Exception):
-    def __init__(
-        self, status: int, message: str, param: str | None = None, code: str | None = None
-    ) -> None:
-        super().__init__(message)
-        self.status, self.message, self.param, self.code = status, message, param, code
-
-
-def error_response(
-    status: int, message: str, param: str | None = None, code: str | None = None
-) -> JSONResponse:
-    kind = "invalid_request_error" if status < 500 else "server_error"
-    body = {"error": {"message": message, "type": kind, "param": param, "code": code}}
-    return JSONResponse(body, status_code=status)
 
 
 def speed_token(speed: float) -> int:
@@ -239,7 +223,7 @@ class SpeechServer:
             except (ValueError, UnicodeDecodeError):
                 raise ApiError(400, "The request body is not valid JSON.") from None
             order, fmt = self.order(body)
-            return await self._respond(request, order, fmt)
+            return await respond(request, self.batcher, order, fmt, self.limits.pause_seconds)
         except ApiError as exc:
             return error_response(exc.status, exc.message, exc.param, exc.code)
 
@@ -253,76 +237,6 @@ class SpeechServer:
                     413, f"The request body is larger than {self.limits.max_body_bytes} bytes."
                 )
         return bytes(data)
-
-    async def _respond(self, request: Request, order: SpeechOrder, fmt: str) -> Response:
-        loop = asyncio.get_running_loop()
-        items: asyncio.Queue[Delivery] = asyncio.Queue()
-
-        def deliver(item: Delivery) -> None:  # the batcher's thread
-            loop.call_soon_threadsafe(items.put_nowait, item)
-
-        try:
-            ticket = self.batcher.submit(order, deliver)
-        except QueueFull as exc:
-            raise ApiError(429, str(exc), None, "rate_limit_exceeded") from None
-        except StudioError as exc:  # the text cannot be spoken
-            raise ApiError(400, str(exc), "input") from None
-        encoder = Encoder(fmt, self.limits.pause_seconds)
-        try:
-            # Wait for the first audio, so that a failure before it is an error status.
-            first = await self._next(request, items)
-            if isinstance(first, Failed):
-                return error_response(500, f"The audio could not be made: {first.error}")
-            if not encoder.streams:
-                return Response(
-                    await self._whole(request, items, encoder, first),
-                    200,
-                    media_type=CONTENT_TYPES[fmt],
-                )
-        except BaseException:
-            ticket.cancel()
-            raise
-
-        async def stream() -> AsyncIterator[bytes]:
-            try:
-                item: Delivery | None = first
-                while item is not None:
-                    data = self._encode(encoder, item)
-                    if data:
-                        yield data
-                    item = None if isinstance(item, Finished | Failed) else await items.get()
-            finally:
-                ticket.cancel()  # the client went away (or all was sent: then a no-op)
-
-        return StreamingResponse(stream(), media_type=CONTENT_TYPES[fmt])
-
-    @staticmethod
-    async def _next(request: Request, items: "asyncio.Queue[Delivery]") -> Delivery:
-        """The next delivery; CancelledError when the client has gone meanwhile."""
-        while True:
-            try:
-                return await asyncio.wait_for(items.get(), 0.5)
-            except TimeoutError:
-                if await request.is_disconnected():
-                    raise asyncio.CancelledError() from None
-
-    async def _whole(
-        self, request: Request, items: "asyncio.Queue[Delivery]", encoder: Encoder, item: Delivery
-    ) -> bytes:
-        parts: list[bytes] = []
-        while True:
-            if isinstance(item, Failed):
-                raise ApiError(500, f"The audio could not be made: {item.error}")
-            parts.append(self._encode(encoder, item))
-            if isinstance(item, Finished):
-                return b"".join(parts)
-            item = await self._next(request, items)
-
-    @staticmethod
-    def _encode(encoder: Encoder, item: Delivery) -> bytes:
-        if isinstance(item, AudioChunk):
-            return encoder.add(item)
-        return encoder.finish()  # Finished, or Failed mid-stream: end what was sent
 
 
 class _Guard:
