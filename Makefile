@@ -25,7 +25,7 @@ RUN_DEBS  := $(TEST_DEBS) libxcb-cursor0 libxcb-icccm4 libxcb-image0 libxcb-keys
              libxcb-render-util0 libxcb-render0 libxcb-shape0 libxcb-util1 libxcb-xkb1 \
              libxkbcommon-x11-0
 
-.PHONY: run test lint pytest install clean smoke translations
+.PHONY: run test lint pytest install clean smoke translations lock
 
 # The interface's translations: resources/i18n/*.ts (edited with Qt Linguist or by hand) compiled
 # to the .qm files the app loads. The .qm files are committed too, so a wheel built anywhere
@@ -65,14 +65,28 @@ translations: $(STAMP)
 	$(BIN)/pyside6-lupdate gui/*.py core/*.py -ts $(TS) -no-obsolete -locations none
 	@$(MAKE) --no-print-directory $(QM)
 
-$(STAMP): pyproject.toml
+# Every install takes the versions the suite last passed with: constraints.txt pins each package
+# in the environment (made by `make lock`, on purpose, never by an install). A dependency added
+# to pyproject.toml without a pin fails tests/test_packaging.py until `make lock` is run.
+LOCK := constraints.txt
+
+$(STAMP): pyproject.toml $(LOCK)
 	@test -x $(BIN)/python || test -n "$(PYTHON)" || { echo "ChatTTS Studio needs Python 3.11, \
 	3.12 or 3.13; install one (Debian/Ubuntu: apt-get install python3 python3-venv) or name it \
 	with make PYTHON=/path/to/python3.X"; exit 2; }
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	-$(BIN)/python -m pip install -q --upgrade pip
-	$(PIP_RETRY) $(BIN)/python -m pip install -q -e '.[dev]'
+	$(PIP_RETRY) $(BIN)/python -m pip install -q -c $(LOCK) -e '.[dev]'
 	touch $(STAMP)
+
+# Refresh the lock from what .venv holds now: after changing pyproject.toml, `pip install -U`
+# of what should move, then `make lock` and `make test`, and commit both files together.
+lock:
+	@test -x $(BIN)/python || { echo "no .venv yet: run make install first"; exit 2; }
+	{ echo "# The versions \`make test\` last passed with (pip constraints; made by \`make lock\`,"; \
+	  echo "# read by make install, make smoke and CI). Refresh on purpose, never by accident."; \
+	  $(BIN)/python -m pip freeze --exclude-editable | grep -iv '^chattts-studio'; } > $(LOCK).tmp
+	mv $(LOCK).tmp $(LOCK)
 
 # A dropped connection to the package registry (a torch wheel is 550 MB and more) is retried:
 # pip resumes the interrupted download (PIP_RESUME_RETRIES; older pips ignore it), and the whole
@@ -99,7 +113,7 @@ debs:
 # into a fresh environment, and run the CLI and the window from it (CI runs this after test).
 smoke: install
 	@$(MAKE) --no-print-directory debs DEBS="$(TEST_DEBS)"
-	bash .ci/smoke.sh "$(BIN)/python" $(foreach v,$(SUPPORTED),$(call python_for,$(v)))
+	LOCK=$(LOCK) bash .ci/smoke.sh "$(BIN)/python" $(foreach v,$(SUPPORTED),$(call python_for,$(v)))
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache *.egg-info

@@ -23,7 +23,7 @@ for python in "$@"; do
   env="$work/py$version"
   "$python" -m venv "$env"
   "$env/bin/python" -m pip install -q --upgrade pip || true
-  if ! bash .ci/retry.sh 2 "$env/bin/python" -m pip install -q "$wheel" 2> "$work/pip$version.log"; then
+  if ! bash .ci/retry.sh 2 "$env/bin/python" -m pip install -q -c "${LOCK:-constraints.txt}" "$wheel" 2> "$work/pip$version.log"; then
     # A registry that cannot be reached says nothing about the wheel: say so and go on. Any other
     # install failure (a dependency with no release for this Python, a broken wheel) fails.
     if grep -qiE "$NETWORK_ERRORS" "$work/pip$version.log"; then

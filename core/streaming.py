@@ -22,14 +22,17 @@ Receptive field of `ChatModel.vocode`, in GPT steps (1 step = 2 mel frames = 512
   1e-6, nearly the identity; with them switched on (layer scale 0.1, as a trained model has
   them) the change reaches 51-52 steps each side: the bound, short of it only where the
   outermost taps fall under float32 resolution.
-How far a step's influence matters, measured with the blocks switched on (3 draws): above
-1e-6 of the peak (-120 dB) it reaches 13-14 steps each side, above 1e-5 11-12, above 1e-4
-9-10; the outermost taps of the bound carry less than float32's resolution. So the constants
-come from the -120 dB field with a margin, not from the bound: HOLD 16 and CONTEXT 24 keep
-every join exact to float rounding on these weights (tests/test_streaming.py checks >= 40 dB
-at every join, measures the field again and fails if it outgrows the constants). Holding the
-whole bound (52 steps) would have delayed first audio to 64 steps for nothing measurable. The
-official weights could not be measured here: the same test's helpers do it once they are.
+How far a step's influence matters, measured with the blocks switched on (4 draws): above
+1e-4 of the peak it reaches 9-10 steps each side, above 1e-5 11-12, above 1e-6 (-120 dB)
+13-14; past that the change stops falling and sits at a plateau of 4-8e-7 of the peak out to
+the bound, which is float32 rounding, not the network (it moves with the machine's kernels:
+a clean machine measured 28 steps at 1e-6). What can reach a file is what counts: half a
+16-bit LSB at full scale (1.5e-5 of the peak) is reached 11-12 steps away, and AUDIBLE_STEPS
+keeps 14 as a margin. HOLD 16 and CONTEXT 24 keep every join exact to float rounding on these
+weights (tests/test_streaming.py checks >= 40 dB at every join, measures the field again and
+fails if it outgrows the constants). Holding the whole bound (52 steps) would have delayed
+first audio to 64 steps for nothing measurable. The official weights could not be measured
+here: the same test's helpers do it once they are.
 
 First audio comes after FIRST_CHUNK_STEPS + HOLD_STEPS = 24 GPT steps: about 1.3 s on the
 CPU at batch 1 (19 steps/s, demo-full fp32), about 26 ms on a GPU at 940 steps/s."""
@@ -41,7 +44,7 @@ from . import SAMPLES_PER_STEP
 from .chat import ChatModel
 
 RECEPTIVE_STEPS = 52  # the architectural bound above, each side
-AUDIBLE_STEPS = 14  # the measured reach above 1e-6 of the peak, each side
+AUDIBLE_STEPS = 14  # the measured reach above half a 16-bit LSB of the peak (11-12) + margin
 FIRST_CHUNK_STEPS = 8  # the first chunk's new steps: first audio after this many + HOLD
 CHUNK_STEPS = 24  # new steps per later chunk
 CONTEXT_STEPS = 24  # left context decoded again (not emitted) per chunk

@@ -73,6 +73,42 @@ def test_every_imported_distribution_is_declared() -> None:
     assert not missing, f"imported but not in pyproject's dependencies: {missing}"
 
 
+def _locked() -> dict[str, str]:
+    """constraints.txt: normalised name -> the pinned version."""
+    pins: dict[str, str] = {}
+    for line in (ROOT / "constraints.txt").read_text(encoding="utf-8").splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line:
+            name, _, version = line.partition("==")
+            assert version, f"constraints.txt: {line!r} is not an exact pin"
+            pins[_normal(name)] = version
+    return pins
+
+
+def test_the_lock_pins_every_declared_dependency_within_its_range() -> None:
+    """Every requirement of pyproject.toml (extras too) has an exact pin in constraints.txt that
+    its range admits, and the pins are what this environment runs: a dependency added or a
+    range moved without `make lock` fails here instead of resolving afresh on each machine."""
+    from packaging.requirements import Requirement
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    wanted = [*project["dependencies"]]
+    for extra in project["optional-dependencies"].values():
+        wanted += extra
+    pins = _locked()
+    for text in wanted:
+        requirement = Requirement(text)
+        name = _normal(requirement.name)
+        assert name in pins, f"{name} is declared but not locked: run make lock"
+        assert requirement.specifier.contains(pins[name], prereleases=True), (text, pins[name])
+    for name, version in pins.items():
+        try:
+            installed = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            continue  # locked for another Python or platform only
+        assert installed == version, f"{name} {installed} is installed, {version} is locked"
+
+
 def _package_folders() -> set[str]:
     """Every folder of core/ and gui/ with Python files, as a dotted package name."""
     return {
