@@ -50,8 +50,9 @@ lint: install
 # Tests that start Ray in the test process run in a second process: Ray's native threads and its
 # signal handlers (which replace Python's faulthandler) outlive ray.shutdown(), and a full run
 # died of a silent segfault several minutes after them (twice in clean clones).
+# CI sets PYTEST_WRAPPER=.ci/gdb/run.sh: a native crash then prints every thread's native stack.
 pytest: install
-	$(BIN)/python -m pytest -q -m "not ray"
+	$(PYTEST_WRAPPER) $(BIN)/python -m pytest -q -m "not ray"
 	$(BIN)/python -m pytest -q -m ray
 
 install: $(STAMP) $(QM)
