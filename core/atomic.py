@@ -8,19 +8,12 @@ import contextlib
 import errno
 import os
 import tempfile
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from . import platforms
 from .messages import QT_TRANSLATE_NOOP, Sentence
-
-NAME_MAX = 255  # bytes in one file name on every common Linux, macOS and Windows file system
-
-
-def _name_max(folder: Path) -> int:
-    try:
-        return int(os.pathconf(folder, "PC_NAME_MAX"))
-    except (OSError, ValueError, AttributeError):
-        return NAME_MAX
 
 
 def target_problem(target: Path, example: str = "name.ext") -> str | None:
@@ -49,7 +42,7 @@ def target_problem(target: Path, example: str = "name.ext") -> str | None:
             name=repr(text),
         )
     target = Path(target)
-    limit = _name_max(target.parent)
+    limit = platforms.name_max(target.parent)
     size = len(os.fsencode(target.name))
     if size > limit:
         return Sentence(
@@ -165,25 +158,45 @@ def atomic_path(target: Path, suffix: str = "") -> Iterator[Path]:
     tmp = Path(tmp_name)
     try:
         yield tmp
-        with open(tmp, "rb") as fh:
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
-        _fsync_folder(target.parent)
+        _flush(tmp)
+        _replace(tmp, target)
+        if platforms.can_fsync_folder():
+            _fsync_folder(target.parent)
     finally:
         with contextlib.suppress(FileNotFoundError):
             tmp.unlink()
 
 
+def _flush(path: Path) -> None:
+    """The file's data on the disk before the rename makes it the target."""
+    fd = os.open(path, platforms.FSYNC_OPEN_FLAGS)  # writable: see FSYNC_OPEN_FLAGS
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _replace(tmp: Path, target: Path) -> None:
+    for delay in platforms.replace_retry_delays():
+        try:
+            os.replace(tmp, target)
+            return
+        except PermissionError:  # held open by another process for a moment (Windows)
+            time.sleep(delay)
+    os.replace(tmp, target)
+
+
 def _fsync_folder(folder: Path) -> None:
-    """Make the rename itself durable; best effort (not every system can open a folder)."""
+    """Make the rename itself durable (POSIX only: see platforms.can_fsync_folder). Best
+    effort: the new file is already in place, so a folder that cannot be opened or flushed
+    (some network and FUSE file systems) is no reason to say the save failed."""
     try:
         fd = os.open(folder, os.O_RDONLY)
     except OSError:
         return
     try:
-        os.fsync(fd)
-    except OSError:
-        pass
+        with contextlib.suppress(OSError):
+            os.fsync(fd)
     finally:
         os.close(fd)
 

@@ -1,18 +1,28 @@
 """The window's history on disk: one ResultStore folder per result in the cache folder,
 reopened after a restart, kept under a size limit the user sets (the oldest results go
-first), and cleared on request. UI-free: the window shows it, this keeps it."""
+first), and cleared on request. UI-free: the window shows it, this keeps it.
+
+Changes to the folder (a result started, unfinished ones cleaned up, a clear) hold the
+history's lock (core.file_lock), and a result being made marks its folder in use until it is
+finished: a clear on the thread pool, or another window's start-up, never removes a run that
+is still being written."""
 
 import contextlib
 import os
 import shutil
 from pathlib import Path
+from typing import Any, cast
 
+from filelock import BaseFileLock
+
+from .file_lock import HISTORY, changing, try_hold
 from .messages import QT_TRANSLATE_NOOP, Sentence
 from .paths import cache_dir
 from .result_store import META, ResultStore
 
 DEFAULT_LIMIT_BYTES = 1 << 30  # 1 GiB: about 3 hours of float32 audio at 24 kHz
 HISTORY_FOLDER = "history"
+IN_USE = "in-use.lock"  # held in a result's folder while it is being made
 
 
 def history_dir() -> Path:
@@ -32,29 +42,75 @@ def size_text(count: float) -> str:
     return Sentence(QT_TRANSLATE_NOOP("core", "{count} bytes"), count=int(count))
 
 
+class _Running(ResultStore):
+    """A store being made: its folder marked in use until it is finished or deleted (or the
+    process ends: the system drops the lock then)."""
+
+    in_use: BaseFileLock | None = None
+
+    def finish(self, info: dict[str, Any] | None = None) -> None:
+        super().finish(info)
+        self._done()
+
+    def delete(self) -> None:
+        self._done()  # first: Windows cannot remove a file it holds open
+        super().delete()
+
+    def _done(self) -> None:
+        if self.in_use is not None:
+            self.in_use.release()
+            self.in_use = None
+
+
+def _in_use(folder: Path) -> bool:
+    """Whether a run (in this process or another) is still writing `folder`."""
+    lock = try_hold(folder / IN_USE)
+    if lock is None:
+        return True
+    lock.release()
+    return False
+
+
+def _remove(folder: Path) -> None:
+    shutil.rmtree(folder, ignore_errors=True)
+
+
 class HistoryStore:
     def __init__(self, folder: Path | None = None) -> None:
         self.folder = Path(folder) if folder is not None else history_dir()
         self.folder.mkdir(parents=True, exist_ok=True)
 
+    def _changing(self) -> contextlib.AbstractContextManager[None]:
+        return changing(self.folder, HISTORY)
+
     def new(self) -> ResultStore:
-        """A fresh store for a job that starts now."""
-        return ResultStore.create(self.folder)
+        """A fresh store for a job that starts now, its folder marked in use from the start
+        (under the lock: a restore elsewhere never sees it unmarked)."""
+        with self._changing():
+            store = cast(_Running, _Running.create(self.folder))
+            store.in_use = try_hold(store.folder / IN_USE)
+        return store
 
     def restore(self) -> list[ResultStore]:
         """Every whole result kept, oldest first. A folder without its record (a run the app
-        did not finish: a crash, a kill) or with a damaged one is removed."""
+        did not finish: a crash, a kill) or with a damaged one is removed; one still being
+        made (by another window) is left alone."""
         stores: list[ResultStore] = []
-        for child in sorted(self.folder.iterdir()) if self.folder.is_dir() else []:
-            if not child.is_dir():
-                continue
-            if not (child / META).exists():
-                shutil.rmtree(child, ignore_errors=True)
-                continue
-            try:
-                stores.append(ResultStore.open(child))
-            except (ValueError, OSError):
-                shutil.rmtree(child, ignore_errors=True)
+        doomed: list[Path] = []
+        with self._changing():  # what goes is decided under the lock, removed after it
+            for child in sorted(self.folder.iterdir()) if self.folder.is_dir() else []:
+                if not child.is_dir():
+                    continue
+                if not (child / META).exists():
+                    if not _in_use(child):
+                        doomed.append(child)
+                    continue
+                try:
+                    stores.append(ResultStore.open(child))
+                except (ValueError, OSError):
+                    doomed.append(child)
+        for folder in doomed:
+            _remove(folder)
         stores.sort(key=lambda s: s.made)
         return stores
 
@@ -88,12 +144,16 @@ class HistoryStore:
         return dropped
 
     def clear(self, keep: ResultStore | None = None) -> None:
-        """Remove every result folder but `keep`'s (a run still being made)."""
-        for child in list(self.folder.iterdir()) if self.folder.is_dir() else []:
-            if keep is not None and child == keep.folder:
-                continue
-            if child.is_dir():
-                shutil.rmtree(child, ignore_errors=True)
-            else:
-                with contextlib.suppress(OSError):
-                    child.unlink()
+        """Remove every result folder but `keep`'s and those of runs still being made."""
+        doomed: list[Path] = []
+        with self._changing():  # what goes is decided under the lock, removed after it
+            for child in list(self.folder.iterdir()) if self.folder.is_dir() else []:
+                if keep is not None and child == keep.folder:
+                    continue
+                if not child.is_dir():
+                    with contextlib.suppress(OSError):
+                        child.unlink()
+                elif not _in_use(child):
+                    doomed.append(child)
+        for folder in doomed:  # many large files: not under the lock
+            _remove(folder)

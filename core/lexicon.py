@@ -16,7 +16,7 @@ import json
 import re
 import time
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,6 +24,7 @@ from typing import Any
 from . import paths
 from .atomic import os_error_sentence, write_text_atomic
 from .errors import BadTextError, StudioError
+from .file_lock import DICTIONARY, changing
 from .messages import QT_TRANSLATE_NOOP, Sentence, cannot_read, said
 
 FORMAT = 1
@@ -196,45 +197,68 @@ class LexiconStore:
     def lexicon(self) -> Lexicon:
         return Lexicon(tuple(self.entries.items()))
 
-    def _save(self, entries: dict[str, str]) -> None:
-        body = {
-            "format": FORMAT,
-            "saved": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "entries": [{"word": w, "replacement": r} for w, r in sorted(entries.items())],
-        }
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            write_text_atomic(self.path, json.dumps(body, ensure_ascii=False, indent=2) + "\n")
-        except (OSError, ValueError) as exc:
-            raise LexiconError(os_error_sentence("save", self.path, exc)) from None
+    def reload(self) -> bool:
+        """Take the entries on disk now (another process may have changed the file); True when
+        they differ from the ones held. LexiconError when the file cannot be used as it is."""
+        entries = self._read() if self.path.exists() else {}
+        changed = entries != self.entries
         self.entries = entries
+        return changed
+
+    def _change(self, change: Callable[[dict[str, str]], dict[str, str]]) -> None:
+        """One read-modify-write under the dictionary's lock: the file read again (another
+        process may have changed it since), `change` applied, written atomically, adopted."""
+        with changing(self.path, DICTIONARY, LexiconError):
+            self.entries = self._read() if self.path.exists() else {}  # held even if refused
+            entries = change(self.entries)
+            body = {
+                "format": FORMAT,
+                "saved": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                "entries": [{"word": w, "replacement": r} for w, r in sorted(entries.items())],
+            }
+            try:
+                text = json.dumps(body, ensure_ascii=False, indent=2) + "\n"
+                write_text_atomic(self.path, text)
+            except (OSError, ValueError) as exc:
+                raise LexiconError(os_error_sentence("save", self.path, exc)) from None
+            self.entries = entries
 
     def add(self, word: str, replacement: str) -> tuple[str, bool]:
         """Add or change an entry; the word as stored, and True when it was new."""
         word, replacement = _check(word, replacement)
-        if word not in self.entries and len(self.entries) >= MAX_ENTRIES:
-            raise LexiconError(
-                Sentence(
-                    QT_TRANSLATE_NOOP("core", "The dictionary is full ({count} entries)."),
-                    count=MAX_ENTRIES,
+        new = False
+
+        def change(entries: dict[str, str]) -> dict[str, str]:
+            nonlocal new
+            new = word not in entries
+            if new and len(entries) >= MAX_ENTRIES:
+                raise LexiconError(
+                    Sentence(
+                        QT_TRANSLATE_NOOP("core", "The dictionary is full ({count} entries)."),
+                        count=MAX_ENTRIES,
+                    )
                 )
-            )
-        new = word not in self.entries
-        self._save({**self.entries, word: replacement})
+            return {**entries, word: replacement}
+
+        self._change(change)
         return word, new
 
     def remove(self, word: str) -> None:
         word = unicodedata.normalize("NFC", word.strip())
-        if word not in self.entries:
-            raise LexiconError(
-                Sentence(
-                    QT_TRANSLATE_NOOP(
-                        "core", "The pronunciation dictionary has no entry '{word}'."
-                    ),
-                    word=word,
+
+        def change(entries: dict[str, str]) -> dict[str, str]:
+            if word not in entries:
+                raise LexiconError(
+                    Sentence(
+                        QT_TRANSLATE_NOOP(
+                            "core", "The pronunciation dictionary has no entry '{word}'."
+                        ),
+                        word=word,
+                    )
                 )
-            )
-        self._save({w: r for w, r in self.entries.items() if w != word})
+            return {w: r for w, r in entries.items() if w != word}
+
+        self._change(change)
 
 
 @dataclass(frozen=True)

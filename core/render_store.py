@@ -18,10 +18,12 @@ from typing import IO, Any
 
 import numpy as np
 import soundfile as sf
+from filelock import BaseFileLock
 
 from . import SAMPLE_RATE
 from .atomic import atomic_path, os_error_sentence
 from .errors import StudioError
+from .file_lock import try_hold
 from .messages import QT_TRANSLATE_NOOP, Sentence
 
 STORE = ".segments"
@@ -90,7 +92,7 @@ class SegmentStore:
         self.store = self.folder / STORE
         self._entries: dict[str, Entry] = {}  # file name -> the last line written for it
         self._journal: IO[str] | None = None
-        self._lock: IO[str] | None = None
+        self._lock: BaseFileLock | None = None
 
     # -- opening ---------------------------------------------------------------------------
     def open(self) -> "SegmentStore":
@@ -124,16 +126,9 @@ class SegmentStore:
         return self
 
     def _take_lock(self) -> None:
-        self._lock = open(self.store / LOCK, "w", encoding="utf-8")  # noqa: SIM115
-        try:
-            import fcntl
-        except ImportError:  # Windows: no advisory locks; one render at a time is on the user
-            return
-        try:
-            fcntl.flock(self._lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            self._lock.close()
-            self._lock = None
+        # filelock: an OS lock on POSIX and Windows alike (fcntl alone left Windows unlocked).
+        self._lock = try_hold(self.store / LOCK)
+        if self._lock is None:
             raise StudioError(
                 Sentence(
                     QT_TRANSLATE_NOOP(
@@ -141,7 +136,7 @@ class SegmentStore:
                     ),
                     folder=str(self.folder),
                 )
-            ) from None
+            )
 
     def _clean_temp_files(self) -> None:
         """Temp files a killed render left behind (atomic writes not yet renamed)."""
@@ -159,11 +154,12 @@ class SegmentStore:
             self._entries[entry.file] = entry
 
     def close(self) -> None:
-        for handle in (self._journal, self._lock):
-            if handle is not None:
-                with contextlib.suppress(OSError):
-                    handle.close()
-        self._journal = self._lock = None
+        if self._journal is not None:
+            with contextlib.suppress(OSError):
+                self._journal.close()
+        if self._lock is not None:
+            self._lock.release()
+        self._journal, self._lock = None, None
 
     def __enter__(self) -> "SegmentStore":
         return self.open()

@@ -3,12 +3,15 @@ Its file format, entries and safe reading live in speaker_file.py."""
 
 import json
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import TypeVar
 
 from . import paths
 from .atomic import os_error_sentence, target_problem, write_text_atomic
 from .errors import SpeakerError
+from .file_lock import SPEAKER_LIBRARY, changing
 from .messages import QT_TRANSLATE_NOOP, Sentence, cannot_read, said
 from .speaker_file import (  # the names callers import from here
     FORMAT,
@@ -25,6 +28,11 @@ from .speaker_file import (  # the names callers import from here
     _parse,
     _read,
 )
+
+T = TypeVar("T")
+# What one change makes of the entries on disk: the entries to write (the same list: nothing to
+# write), what the caller gets, and the entries it dropped (their files are removed).
+_Changed = tuple[list[SpeakerEntry], T, Sequence[SpeakerEntry]]
 
 __all__ = [
     "FORMAT",
@@ -117,8 +125,28 @@ class SpeakerLibrary:
     def get(self, name: str) -> SpeakerEntry | None:
         return next((e for e in self.entries if e.name == name), None)
 
-    def _save(self, entries: list[SpeakerEntry]) -> None:
-        """Write `entries` atomically, then adopt them; on failure nothing changes."""
+    def reload(self) -> bool:
+        """Take the entries on disk now (another process may have changed the file); True when
+        they differ from the ones held. SpeakerError when the file cannot be read as it is."""
+        if self.locked:
+            return False
+        entries = self._on_disk()
+        changed = entries != self.entries
+        self.entries = entries
+        return changed
+
+    def _on_disk(self) -> list[SpeakerEntry]:
+        if not self.path.exists():
+            return []
+        try:
+            return _parse(_read(self.path), self.path)
+        except OSError as exc:
+            raise SpeakerError(cannot_read(self.path, exc)) from None
+
+    def _change(self, change: Callable[[list[SpeakerEntry]], _Changed[T]]) -> T:
+        """One read-modify-write under the library's lock: the file read again (another
+        process may have changed it since), `change` applied to what it holds, the result
+        written atomically and adopted; then the files of entries it dropped are removed."""
         if self.locked:
             raise SpeakerError(
                 Sentence(
@@ -126,15 +154,24 @@ class SpeakerLibrary:
                     problem=self.problem,
                 )
             )
+        with changing(self.path, SPEAKER_LIBRARY, SpeakerError):
+            current = self.entries = self._on_disk()  # held even when `change` refuses
+            entries, result, gone = change(current)
+            if entries is not current:
+                self._write(entries)
+            self.entries = entries
+            for entry in gone:  # under the lock: no other writer can start using its files
+                self._drop_files(entry)
+        return result
+
+    def _write(self, entries: list[SpeakerEntry]) -> None:
         body = _body(entries)
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
             write_text_atomic(self.path, json.dumps(body, ensure_ascii=False, indent=2) + "\n")
         except (OSError, ValueError) as exc:
             raise SpeakerError(
                 os_error_sentence("save the speaker library", self.path, exc)
             ) from None
-        self.entries = entries
 
     def add(
         self,
@@ -166,15 +203,16 @@ class SpeakerLibrary:
                 "recording": recording,
             }
         )
-        old = self.get(entry.name)
-        if old is None:
-            self._save([*self.entries, entry])
-        elif replace:
-            self._save([entry if e is old else e for e in self.entries])
-            self._drop_files(old)
-        else:
-            raise SpeakerNameTaken(entry.name)
-        return entry
+
+        def change(entries: list[SpeakerEntry]) -> _Changed[SpeakerEntry]:
+            old = next((e for e in entries if e.name == entry.name), None)
+            if old is None:
+                return [*entries, entry], entry, ()
+            if not replace:
+                raise SpeakerNameTaken(entry.name)
+            return [entry if e is old else e for e in entries], entry, (old,)
+
+        return self._change(change)
 
     def file(self, relative: str) -> Path | None:
         """A preview or recording file of an entry, as a path (None when it has none)."""
@@ -194,31 +232,29 @@ class SpeakerLibrary:
         return _free_name(_clean_name(name), self.names())
 
     def rename(self, old: str, new: str) -> None:
-        entry = self._need(old)
         new = _clean_name(new)
         if not new or len(new) > MAX_NAME:
             raise SpeakerError(
                 QT_TRANSLATE_NOOP("core", "A speaker name must have 1-100 characters.")
             )
-        if self.get(new):
-            raise SpeakerNameTaken(new)
-        renamed = replace(entry, name=new)
-        self._save([renamed if e is entry else e for e in self.entries])
+
+        def change(entries: list[SpeakerEntry]) -> _Changed[None]:
+            entry = _need(entries, old)
+            if any(e.name == new for e in entries):
+                raise SpeakerNameTaken(new)
+            return [replace(entry, name=new) if e is entry else e for e in entries], None, ()
+
+        self._change(change)
 
     def remove(self, name: str) -> None:
-        gone = self._need(name)
-        self._save([e for e in self.entries if e is not gone])
-        self._drop_files(gone)
+        def change(entries: list[SpeakerEntry]) -> _Changed[None]:
+            gone = _need(entries, name)
+            return [e for e in entries if e is not gone], None, (gone,)
+
+        self._change(change)
 
     def _need(self, name: str) -> SpeakerEntry:
-        entry = self.get(name)
-        if entry is None:
-            raise SpeakerError(
-                Sentence(
-                    QT_TRANSLATE_NOOP("core", "There is no speaker named '{name}'."), name=name
-                )
-            )
-        return entry
+        return _need(self.entries, name)
 
     def export(self, target: Path, names: list[str] | None = None) -> int:
         """Write the chosen speakers (all by default) to `target` atomically; a failure leaves
@@ -245,23 +281,36 @@ class SpeakerLibrary:
             text = _read(source)
         except OSError as exc:
             raise SpeakerError(cannot_read(source, exc)) from None
-        entries = list(self.entries)
-        voices = {e.voice for e in entries}
-        added: list[str] = []
-        skipped: list[str] = []
-        renamed: list[tuple[str, str]] = []
-        for entry in _parse(text, source):
-            if entry.voice in voices:
-                skipped.append(entry.name)
-                continue
-            name = _free_name(entry.name, [e.name for e in entries])
-            if name != entry.name:
-                renamed.append((entry.name, name))
-            # Files named in another library's file are not ours: never adopt its paths.
-            kept = replace(entry, name=name, created=entry.created or _now())
-            entries.append(replace(kept, preview="", recording=""))
-            voices.add(entry.voice)
-            added.append(name)
-        if added:
-            self._save(entries)
-        return ImportResult(tuple(added), tuple(skipped), tuple(renamed))
+        incoming = _parse(text, source)
+
+        def change(current: list[SpeakerEntry]) -> _Changed[ImportResult]:
+            entries = list(current)
+            voices = {e.voice for e in entries}
+            added: list[str] = []
+            skipped: list[str] = []
+            renamed: list[tuple[str, str]] = []
+            for entry in incoming:
+                if entry.voice in voices:
+                    skipped.append(entry.name)
+                    continue
+                name = _free_name(entry.name, [e.name for e in entries])
+                if name != entry.name:
+                    renamed.append((entry.name, name))
+                # Files named in another library's file are not ours: never adopt its paths.
+                kept = replace(entry, name=name, created=entry.created or _now())
+                entries.append(replace(kept, preview="", recording=""))
+                voices.add(entry.voice)
+                added.append(name)
+            result = ImportResult(tuple(added), tuple(skipped), tuple(renamed))
+            return (entries if added else current), result, ()
+
+        return self._change(change)
+
+
+def _need(entries: list[SpeakerEntry], name: str) -> SpeakerEntry:
+    entry = next((e for e in entries if e.name == name), None)
+    if entry is None:
+        raise SpeakerError(
+            Sentence(QT_TRANSLATE_NOOP("core", "There is no speaker named '{name}'."), name=name)
+        )
+    return entry

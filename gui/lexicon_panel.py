@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
 from core.errors import StudioError
 from core.lexicon import LexiconStore, lexicon_file, preview
 
+from .file_watch import FileWatch
 from .i18n import core_text, translate
 from .tasks import in_background
 
@@ -42,6 +43,8 @@ class LexiconPanel(QWidget):
             self.problem = core_text(exc)
             self.store = LexiconStore.__new__(LexiconStore)  # empty; add/remove refused
             self.store.path, self.store.entries = lexicon_file(), {}
+        # The command line changes the dictionary too: shown (and used) as soon as it does.
+        self.watch = FileWatch(self.store.path, self)
         self._previews = 0
         self.timer = QTimer(self)
         self.timer.setSingleShot(True)
@@ -106,9 +109,24 @@ class LexiconPanel(QWidget):
         self.replacement.returnPressed.connect(self.add)
         self.remove_button.clicked.connect(self.remove)
         self.timer.timeout.connect(self.update_preview)
+        self.watch.changed.connect(self.reload)
 
     def entries(self) -> tuple[tuple[str, str], ...]:
         return self.store.lexicon().entries
+
+    def reload(self) -> None:
+        """The dictionary as another process left it: read again, and usable again once a
+        damaged file was fixed or moved away."""
+        try:
+            changed = self.store.reload()
+        except StudioError as exc:  # damaged or newer now: refused; the entries shown stay
+            self.problem = core_text(exc)
+            self.message.emit(self.problem)
+            return
+        self.problem = ""
+        if changed:
+            self.refresh()
+            self.changed.emit()
 
     def refresh(self) -> None:
         items = sorted(self.store.entries.items())

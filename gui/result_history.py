@@ -248,7 +248,14 @@ class ResultHistory:
         running = self._running_store
         folder = self.history_store
         # Many large files: removed on the pool; the line says so once they are gone.
-        in_background(lambda: folder.clear(running), lambda _: self._update_usage(), owner=self)
+        # Another window clearing or starting at the same moment holds the history's lock for
+        # a while: its one sentence is shown, nothing is deleted.
+        in_background(
+            lambda: folder.clear(running),
+            lambda _: self._update_usage(),
+            lambda exc: self.warn(core_text(exc)),
+            owner=self,
+        )
 
     def _forget(self, stores: set[int]) -> None:
         gone = [e for e in self.history if id(e.store) in stores]

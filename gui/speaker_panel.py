@@ -5,7 +5,7 @@ import random
 from dataclasses import dataclass
 from pathlib import Path
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
     QComboBox,
@@ -13,6 +13,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QListWidget,
+    QListWidgetItem,
     QPushButton,
     QRadioButton,
     QSpinBox,
@@ -25,6 +26,7 @@ from core.speakers import SpeakerEntry, SpeakerLibrary
 from core.voice import Voice
 
 from . import dialogs
+from .file_watch import FileWatch
 from .i18n import core_text, translate
 
 
@@ -49,6 +51,8 @@ class SpeakerPanel(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.library = SpeakerLibrary.open_or_locked()
+        # The command line changes the library too: shown as soon as it does.
+        self.watch = FileWatch(self.library.path, self)
         self._build()
         self._connect()
         self.refresh()
@@ -170,6 +174,7 @@ class SpeakerPanel(QWidget):
         self.delete.clicked.connect(self._delete)
         self.import_button.clicked.connect(self._import)
         self.export_button.clicked.connect(self._export)
+        self.watch.changed.connect(self.reload)
 
     # -- the current speaker ---------------------------------------------------------------
     def roll(self) -> None:
@@ -236,8 +241,19 @@ class SpeakerPanel(QWidget):
         self.message.emit(message)
 
     # -- the library -----------------------------------------------------------------------
+    def reload(self) -> None:
+        """The library as another process left it (its entries are read again)."""
+        try:
+            changed = self.library.reload()
+        except StudioError as exc:  # damaged meanwhile: the entries shown stay
+            self.message.emit(core_text(exc))
+            return
+        if changed:
+            self.refresh()
+
     def refresh(self, select: str | None = None) -> None:
         current = select or self.library_box.currentText()
+        chosen = self._selected()
         names = self.library.names()
         self.list.clear()
         for entry in self.library.entries:
@@ -246,7 +262,11 @@ class SpeakerPanel(QWidget):
                 if entry.seed is not None
                 else ""
             )
-            self.list.addItem(f"{entry.name}{seed}")
+            item = QListWidgetItem(f"{entry.name}{seed}")
+            item.setData(Qt.ItemDataRole.UserRole, entry.name)  # the row's speaker, whatever moves
+            self.list.addItem(item)
+        if chosen in names:
+            self.list.setCurrentRow(names.index(chosen))
         self.library_box.clear()
         self.library_box.addItems(names)
         if current in names:
@@ -279,9 +299,8 @@ class SpeakerPanel(QWidget):
         return True
 
     def _selected(self) -> str | None:
-        row = self.list.currentRow()
-        names = self.library.names()
-        return names[row] if 0 <= row < len(names) else None
+        item = self.list.currentItem()
+        return item.data(Qt.ItemDataRole.UserRole) if item is not None else None
 
     def _rename(self) -> None:
         old = self._selected()

@@ -203,3 +203,29 @@ def test_the_speaker_label_in_history_is_the_name_or_the_voice_seed(qtbot, make_
     window.speakers.seed_mode.setChecked(True)
     window.speakers.seed_box.setValue(7)
     assert window.speakers.current().label == "voice seed 7"
+
+
+def test_a_window_open_while_twelve_processes_add_shows_them_all_and_its_rename_keeps_them(
+    qtbot, make_window, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    """Issue 20: the window reads the library again when the command line (here 12 processes
+    at once) changes it, and its own next change keeps every speaker they added."""
+    from test_shared_files import EXPECTED_NAMES, EXPECTED_WORDS, every_name, run_writers
+
+    window = make_window(model=None, wait=False)
+    assert window.speakers.keep("Alice", EMB + "alice", 1)
+    library, lexicon = window.speakers.library.path, window.lexicon.store.path
+    run_writers(library, lexicon)
+
+    def shown() -> set[str]:
+        box = window.speakers.library_box
+        return {box.itemText(i) for i in range(box.count())}
+
+    qtbot.waitUntil(lambda: shown() == EXPECTED_NAMES | {"Alice"})
+    qtbot.waitUntil(lambda: {w for w, _r in window.lexicon.entries()} == EXPECTED_WORDS)
+    assert window.lexicon.table.rowCount() == len(EXPECTED_WORDS)
+    window.speakers.list.setCurrentRow(0)
+    monkeypatch.setattr(dialogs, "ask_name", lambda *_a, **_k: "Alicia")
+    window.speakers.rename.click()
+    assert every_name(library) == EXPECTED_NAMES | {"Alicia"}
+    assert shown() == EXPECTED_NAMES | {"Alicia"}

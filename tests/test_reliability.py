@@ -16,6 +16,7 @@ import pytest
 from core import models
 from core.audio import save
 from core.errors import AudioError, SpeakerError, StudioError
+from core.file_lock import lock_file
 from core.speakers import MAX_FILE_BYTES, SpeakerLibrary
 
 EMB = "豆" * 40
@@ -169,7 +170,8 @@ def test_a_failed_save_keeps_the_library_as_it_was(
             change()
         one_sentence(exc)
         assert lib.names() == ["A"]  # memory and disk still agree
-    assert path.read_bytes() == before and [p.name for p in tmp_path.iterdir()] == [path.name]
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == [path.name, lock_file(path).name]
 
 
 # -- names stay names ------------------------------------------------------------------------
@@ -195,7 +197,8 @@ def test_imported_names_never_become_paths(tmp_path: Path) -> None:
     cleaned = ["../../x", "/etc/passwd", "..", "a/b\\c", "nul byte", "new line", "CON"]
     assert added == [*cleaned, "x" * 100]
     after = {p for p in tmp_path.parent.rglob("*")}
-    assert after - before == {library}  # the only file written is the library itself
+    # The only files written are the library itself and its lock (file_lock.py).
+    assert after - before - {lock_file(library)} == {library}
     assert not (tmp_path.parent / "x").exists()
     stored = json.loads(library.read_text(encoding="utf-8"))["speakers"]
     assert [s["name"] for s in stored] == added
@@ -203,7 +206,11 @@ def test_imported_names_never_become_paths(tmp_path: Path) -> None:
     assert again.names() == added
     out = home / "export.json"
     assert again.export(out, ["../../x"]) == 1  # the name picks an entry, never a file
-    assert sorted(p.name for p in home.iterdir()) == ["export.json", "speakers.json"]
+    assert sorted(p.name for p in home.iterdir()) == [
+        "export.json",
+        "speakers.json",
+        "speakers.json.lock",
+    ]
 
 
 # -- export and save targets the file system refuses ------------------------------------------

@@ -29,6 +29,7 @@ from pathlib import Path
 
 import psutil
 
+from .. import platforms
 from ..errors import StudioError
 
 SHORT_TEXT = "四川美食确实以辣闻名。Hello, this is a soak test of ChatTTS Studio."
@@ -178,8 +179,7 @@ def _peak_rss(argv: list[str]) -> tuple[int, float, int, str]:
         proc.returncode = os.waitstatus_to_exitcode(status)
         err.seek(0)
         lines = err.read().decode(errors="replace").strip().splitlines()
-    # ru_maxrss is in KiB on Linux, in bytes on macOS.
-    peak = usage.ru_maxrss if sys.platform == "darwin" else usage.ru_maxrss * 1024
+    peak = platforms.max_rss_bytes(usage.ru_maxrss)
     return peak, time.perf_counter() - started, proc.returncode, lines[-1] if lines else ""
 
 

@@ -1,0 +1,75 @@
+"""Changes to a file that several processes share (the window, the CLI, a server): the speaker
+library, the pronunciation dictionary, the history. Each change holds an exclusive lock file
+beside the data file while it reads the file again, applies its one change and writes it
+atomically, so no writer ever puts back a copy that misses another's change.
+
+The lock is the `filelock` package's (fcntl.flock on POSIX, msvcrt.locking on Windows; the
+operating system drops it when a process dies, so a crash never leaves the file locked). It is
+held for milliseconds: no slow work (a model, a voice being made) ever runs under it.
+"""
+
+import contextlib
+from collections.abc import Iterator
+from pathlib import Path
+
+from filelock import BaseFileLock, FileLock, Timeout
+
+from .atomic import os_error_sentence
+from .errors import StudioError
+from .messages import QT_TRANSLATE_NOOP, Sentence
+
+# Far longer than any change takes (a re-read and an atomic write), far shorter than a person
+# waits before thinking the app hung.
+LOCK_TIMEOUT_S = 10.0
+
+# What is being changed, as the busy sentence names it.
+SPEAKER_LIBRARY = QT_TRANSLATE_NOOP("core", "the speaker library")
+DICTIONARY = QT_TRANSLATE_NOOP("core", "the pronunciation dictionary")
+HISTORY = QT_TRANSLATE_NOOP("core", "the history")
+
+
+def lock_file(data: Path) -> Path:
+    """The lock file of `data`: beside it, so every process that finds the file finds it."""
+    return data.with_name(f"{data.name}.lock")
+
+
+def busy(what: str) -> Sentence:
+    return Sentence(
+        QT_TRANSLATE_NOOP("core", "Another ChatTTS Studio is changing {what}; try again."),
+        what=Sentence(what),
+    )
+
+
+@contextlib.contextmanager
+def changing(
+    data: Path,
+    what: str,
+    error: type[StudioError] = StudioError,
+    timeout: float | None = None,
+) -> Iterator[None]:
+    """Hold `data`'s lock for one read-modify-write. `error` (one sentence) when another
+    process holds it past the timeout, or the lock file cannot be made."""
+    data = Path(data)
+    lock = FileLock(lock_file(data), timeout=LOCK_TIMEOUT_S if timeout is None else timeout)
+    try:
+        data.parent.mkdir(parents=True, exist_ok=True)
+        lock.acquire()
+    except Timeout:
+        raise error(busy(what)) from None
+    except (OSError, ValueError) as exc:
+        raise error(os_error_sentence("write to", data, exc)) from None
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+def try_hold(path: Path) -> BaseFileLock | None:
+    """`path` locked now and kept until released, or None when another holder has it (for a
+    mark that a folder is in use, held as long as the use lasts)."""
+    lock = FileLock(path, timeout=0)
+    try:
+        lock.acquire()
+    except Timeout:
+        return None
+    return lock

@@ -1,0 +1,71 @@
+"""Every place core behaves differently by operating system, in one list, each with its reason.
+
+Callers ask these functions instead of testing `os.name` or `sys.platform` themselves, so each
+branch is written once and unit-tested by simulating the platform (tests/test_platforms.py).
+Each function takes the platform as an optional argument (None: OS_NAME or PLATFORM below,
+read at call time), so a test simulates another platform by passing one or by setting those
+(not os.name itself: pathlib then makes Windows paths, which POSIX cannot).
+
+Not branches of ours: cross-process locks are the `filelock` package's (fcntl.flock on POSIX,
+msvcrt.locking on Windows; see core/file_lock.py), and the names Windows refuses (manifest ids)
+are refused on every system, so a manifest works the same wherever it is rendered.
+"""
+
+import os
+import sys
+from pathlib import Path
+
+OS_NAME = os.name  # "posix" or "nt": this process's platform
+PLATFORM = sys.platform  # "linux", "darwin", "win32", ...
+
+NAME_MAX = 255  # bytes in one file name on every common Linux, macOS and Windows file system
+
+# Why: Windows' FlushFileBuffers needs a handle with write access (a read-only one gives
+# EBADF), so a file is flushed through a read-write handle everywhere; O_BINARY exists only on
+# Windows, where a descriptor opened without it is in text mode.
+FSYNC_OPEN_FLAGS = os.O_RDWR | getattr(os, "O_BINARY", 0)
+
+# Why: a Windows process that has a file open (a reader of the library, a virus scanner, the
+# search indexer) makes replacing it fail with a sharing violation (PermissionError) for the
+# few milliseconds it holds it; POSIX replaces an open file at once.
+WINDOWS_REPLACE_RETRY_S = (0.01, 0.05, 0.1, 0.25, 0.5)
+
+
+def is_windows(os_name: str | None = None) -> bool:
+    return (OS_NAME if os_name is None else os_name) == "nt"
+
+
+def can_fsync_folder(os_name: str | None = None) -> bool:
+    """Whether an atomic write also flushes the folder, making the rename itself durable.
+
+    Why: on POSIX a rename lives in the folder's entries, which reach the disk only when the
+    folder is flushed; Windows cannot open a folder as a file at all (os.open raises), and NTFS
+    journals the rename with the file's own metadata."""
+    return not is_windows(os_name)
+
+
+def replace_retry_delays(os_name: str | None = None) -> tuple[float, ...]:
+    """Seconds to wait between tries when replacing a file is refused as in use (Windows only;
+    see WINDOWS_REPLACE_RETRY_S)."""
+    return WINDOWS_REPLACE_RETRY_S if is_windows(os_name) else ()
+
+
+def name_max(folder: Path, os_name: str | None = None) -> int:
+    """The longest file name, in bytes, that `folder`'s file system accepts.
+
+    Why: POSIX says it per file system (os.pathconf); Windows has no pathconf, and NTFS, exFAT
+    and FAT32 long names all allow 255 characters."""
+    if is_windows(os_name) or not hasattr(os, "pathconf"):
+        return NAME_MAX
+    try:
+        return int(os.pathconf(folder, "PC_NAME_MAX"))
+    except (OSError, ValueError):
+        return NAME_MAX
+
+
+def max_rss_bytes(ru_maxrss: int, platform: str | None = None) -> int:
+    """getrusage's peak resident size in bytes.
+
+    Why: ru_maxrss is in bytes on macOS and in KiB on Linux and the BSDs."""
+    platform = PLATFORM if platform is None else platform
+    return ru_maxrss if platform == "darwin" else ru_maxrss * 1024
