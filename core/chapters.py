@@ -15,6 +15,7 @@ The rules (README, "Long texts and audiobooks"):
 - EPUB: the book's table of contents, in spine order; a spine document the contents do not
   name joins the chapter before it. Without contents, each spine document is a chapter titled
   by its first heading. The navigation document is never read out.
+An EPUB is a zip: its entries are checked before anything is unpacked (epub_zip.py).
 The heading stays at the start of its chapter's text, so it is read out too. Brackets that
 are not a ChatTTS control token ([uv_break], [laugh], ...) become parentheses."""
 
@@ -281,10 +282,16 @@ def read_epub(path: Path) -> Book:
     import ebooklib
     from ebooklib import epub
 
+    from .epub_zip import open_epub
+
     try:
-        with warnings.catch_warnings():
+        with open(path, "rb") as handle, warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            book = epub.read_epub(str(path), options={"ignore_ncx": False})
+            book = open_epub(path, handle)
+    except StudioError:
+        raise
+    except OSError as exc:
+        raise StudioError(cannot_read(path, exc)) from None
     except Exception as exc:  # a zip that is not an EPUB, a broken container, ...
         raise StudioError(
             Sentence(

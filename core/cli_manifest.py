@@ -138,7 +138,7 @@ def _run(
     work = resolve_items(items, engine, source)
     assert engine.loaded is not None
     random_weights = engine.loaded.info.random_weights
-    job = ManifestJob(work, folder, options, args.model)
+    job = ManifestJob(work, folder, options, engine.loaded)
     token = CancelToken()
     previous = signal.signal(signal.SIGINT, lambda *_: token.cancel())
     try:

@@ -2,12 +2,16 @@
 does not read 1.1 GB again (twice, with ChatTTS's own check) on every start and switch.
 
 A verdict is reused only while the file's path, size, modification time (ns) and inode are
-all unchanged: any write, copy or replacement makes it hash again. `model verify`, a download
-and a demo build always hash every byte and refresh the cache."""
+all unchanged: any write, copy or replacement makes it hash again. The stamp recorded is the
+one the hash was taken with (fstat of the handle it read, the same before and after reading),
+and only while the path still shows that file: a file changed or replaced while it was being
+verified is never remembered as verified. `model verify`, a download and a demo build always
+hash every byte and refresh the cache."""
 
 import json
 import os
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 
 from . import paths
@@ -22,9 +26,23 @@ def _cache_file() -> Path:
     return paths.data_dir() / CACHE_NAME
 
 
+Stamp = tuple[int, int, int]  # size, modification time (ns), inode
+
+
+def stamp(st: os.stat_result) -> Stamp:
+    return (st.st_size, st.st_mtime_ns, st.st_ino)
+
+
+@dataclass(frozen=True)
+class Hashed:
+    """A file's sha256 and the stamp of the very file that was read for it."""
+
+    digest: str
+    stamp: Stamp
+
+
 def _stamp(path: Path) -> list[int]:
-    st = path.stat()
-    return [st.st_size, st.st_mtime_ns, st.st_ino]
+    return list(stamp(path.stat()))
 
 
 def _read() -> dict[str, list[object]]:
@@ -53,15 +71,18 @@ def cached(path: Path) -> str | None:
     return digest if isinstance(digest, str) else None
 
 
-def remember(verified: dict[Path, str]) -> None:
-    """Record files whose bytes were hashed just now and matched."""
+def remember(verified: dict[Path, Hashed]) -> None:
+    """Record files whose bytes were hashed just now and matched, each with the stamp its hash
+    was taken with; one the path no longer shows (replaced or written since) is left out."""
     if not verified:
         return
     with _lock:
         files = _read()
-        for path, digest in verified.items():
+        for path, hashed in verified.items():
             try:
-                files[str(path.resolve())] = [*_stamp(path), digest]
+                if _stamp(path) != list(hashed.stamp):
+                    continue
+                files[str(path.resolve())] = [*hashed.stamp, hashed.digest]
             except OSError:
                 continue
         # Forget files that are gone, so the cache cannot grow without end.

@@ -33,7 +33,7 @@ from .render_store import digest
 
 if TYPE_CHECKING:
     from .batcher import Delivery, Ticket
-    from .engine import Engine
+    from .engine import Engine, LoadedModel
 
 ITEM_FORMATS = ("flac", "wav", "mp3", "ogg")
 _SOUNDFILE = {
@@ -53,8 +53,19 @@ class ManifestOptions:
     slots: int = 16  # decoder rows (segments decoded side by side)
 
     def settings(self, model: str) -> str:
-        """A hash of everything besides an item's own fields that shapes its file."""
+        """A hash of everything besides an item's own fields that shapes its file; `model` is
+        model_identity(): the weights and the precision they run at."""
         return digest("manifest", model, self.format, self.pause, self.segment_size, self.speed)
+
+
+def model_identity(loaded: "LoadedModel") -> str:
+    """What of the loaded model shapes an item's bits: its weights (by the hashes their
+    verification checked) and the precision the GPT runs at. Not the model's name or folder:
+    a folder moved or named another way keeps its items, other weights under the same name
+    do not."""
+    from .models import weights_identity
+
+    return digest("model", weights_identity(loaded.info), loaded.precision.value)
 
 
 @dataclass(frozen=True)
@@ -176,12 +187,14 @@ class ManifestJob:
     """The driver's side of one render: what to make, and every result written exactly once."""
 
     def __init__(
-        self, items: list[WorkItem], folder: Path, options: ManifestOptions, model: str
+        self, items: list[WorkItem], folder: Path, options: ManifestOptions, model: "LoadedModel"
     ) -> None:
+        """`model`: the driver's loaded model, the one whose weights and precision the items
+        are made with (here, or on workers that load the same)."""
         self.items = items
         self.folder = Path(folder)
         self.options = options
-        self.settings = options.settings(model)
+        self.settings = options.settings(model_identity(model))
         self.store = ManifestStore(self.folder)
         self.keys = {
             i.id: item_key(i.text, speaker_id(i.speaker), i.seed, self.settings) for i in items

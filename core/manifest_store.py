@@ -4,8 +4,9 @@ appended and fsync'd after its file is in place) and the output manifest
 (FOLDER/manifest.out.jsonl, rewritten atomically).
 
 A journal line is trusted only when its key (a hash of the item's text, speaker, seed and the
-render's settings) matches the item being planned and the file on disk has the SHA-256 the
-line records. Only the driver writes here: workers send encoded bytes back."""
+render's settings, the model's weights and precision among them) matches the item being
+planned and the file on disk has the SHA-256 the line records. Only the driver writes here:
+workers send encoded bytes back."""
 
 import contextlib
 import hashlib

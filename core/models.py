@@ -94,9 +94,14 @@ def sha256_file(
     done: int = 0,
     total: int = 0,
     cancelled: CancelCheck | None = None,
+    stamps: list[os.stat_result] | None = None,
 ) -> str:
+    """The file's sha256; `stamps`, when given, receives the fstat of the handle read, taken
+    before and after reading it (equal: the bytes hashed are the file's as it stands)."""
     digest = hashlib.sha256()
     with open(path, "rb") as fh:
+        if stamps is not None:
+            stamps.append(os.fstat(fh.fileno()))
         while chunk := fh.read(1 << 22):
             digest.update(chunk)
             done += len(chunk)
@@ -104,6 +109,8 @@ def sha256_file(
                 progress(done, total)
             if cancelled and cancelled():
                 raise Cancelled()
+        if stamps is not None:
+            stamps.append(os.fstat(fh.fileno()))
     return digest.hexdigest()
 
 
@@ -133,16 +140,18 @@ def verify(
         )
     total = sum((folder / f).stat().st_size for f in ASSET_FILES)
     done = 0
-    hashed: dict[Path, str] = {}
+    hashed: dict[Path, hashcache.Hashed] = {}
     try:
         for relative in ASSET_FILES:
             path = folder / relative
             size = path.stat().st_size
             digest = hashcache.cached(path) if quick else None
             if digest is None:
-                digest = sha256_file(path, progress, done, total, cancelled)
-                if digest == hashes.get(hash_key(relative)):
-                    hashed[path] = digest
+                stamps: list[os.stat_result] = []
+                digest = sha256_file(path, progress, done, total, cancelled, stamps=stamps)
+                read_as_is = len(stamps) == 2 and len({hashcache.stamp(s) for s in stamps}) == 1
+                if digest == hashes.get(hash_key(relative)) and read_as_is:
+                    hashed[path] = hashcache.Hashed(digest, hashcache.stamp(stamps[0]))
             done += size
             if progress:
                 progress(done, total)
@@ -216,6 +225,17 @@ def hashes_for(info: ModelInfo) -> dict[str, str]:
     if manifest is None:
         raise ModelError(f"Model '{info.name}' has no valid {MANIFEST}; build it again.")
     return dict(manifest["sha256"])
+
+
+def weights_identity(info: ModelInfo) -> str:
+    """A short hash that names the weights a verified model holds: verify() checked every
+    asset file against these sha256 hashes before the model loaded, so other bytes in any file
+    are another identity, while the same weights moved or copied elsewhere keep theirs. Nothing
+    is read but the hash map."""
+    hashes = hashes_for(info)
+    record = {"sha256": [hashes.get(hash_key(f)) for f in ASSET_FILES], "dims": info.dims}
+    data = json.dumps(record, sort_keys=True).encode()
+    return hashlib.sha256(data).hexdigest()[:16]
 
 
 def build_demo(name: str, progress: Callable[[str], None] | None = None) -> ModelInfo:

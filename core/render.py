@@ -33,6 +33,7 @@ from .cancel import CancelToken
 from .chapters import Book
 from .errors import BadTextError
 from .lexicon import Lexicon
+from .models import weights_identity
 from .render_store import Entry, SegmentStore, audio_digest, digest
 from .request import JobPlan, SynthesisRequest
 from .text import Segment, split_segments
@@ -153,6 +154,8 @@ class RenderJob:
             "version": 1,
             "model": loaded.info.name if loaded else None,
             "precision": loaded.precision.value if loaded else None,
+            # Other weights in the same folder (the same model name) make other audio.
+            "weights": weights_identity(loaded.info) if loaded else None,
             "speaker": self.speaker,
             "seed": r.seed,
             "temperature": r.temperature,

@@ -7,6 +7,10 @@ window's own jobs that would run it are refused with one sentence (here before t
 queued, in the worker for any that slip through), and loading another model or precision
 stops the API first. One owner at a time, decided on the worker's thread: a window job and a
 server batch never run on the model together. The request count is polled (2 Hz).
+
+Run > Allow other machines (off at each start: exposing the API is a choice made each time)
+makes the next session listen on every interface and ask for a key made for that session,
+shown in the panel with a Copy button; the key is never saved.
 """
 
 from typing import TYPE_CHECKING
@@ -46,6 +50,17 @@ class ServeControl:
         self.serve_action.triggered.connect(self.toggle_serving)
         run_menu.addAction(self.serve_action)
         self.addAction(self.serve_action)
+        self.serve_others_action = QAction(translate("Serving", "Allow &other machines"), self)
+        self.serve_others_action.setCheckable(True)
+        self.serve_others_action.setToolTip(
+            translate(
+                "Serving",
+                "Serve on every network interface, with a new key each time serving starts "
+                "(shown under the run row); off: this machine only, no key",
+            )
+        )
+        self.serve_others_action.toggled.connect(self._others_toggled)
+        run_menu.addAction(self.serve_others_action)
         self.serve_port_action = QAction(translate("Serving", "Serving p&ort…"), self)
         self.serve_port_action.triggered.connect(self.choose_serve_port)
         run_menu.addAction(self.serve_port_action)
@@ -68,6 +83,10 @@ class ServeControl:
         if self.serving is not None:
             said += " " + translate("Serving", "It takes effect the next time serving starts.")
         self.show_message(said)
+
+    def _others_toggled(self, _on: bool) -> None:
+        if self.serving is not None:
+            self.show_message(translate("Serving", "It takes effect the next time serving starts."))
 
     def _connect_serving(self) -> None:
         worker = self.host.worker
@@ -99,7 +118,7 @@ class ServeControl:
             self.show_message(said)
             return None
         self.serve_action.setEnabled(False)
-        self.current_job = self.host.serve(self.serve_port)
+        self.current_job = self.host.serve(self.serve_port, self.serve_others_action.isChecked())
         self._set_busy(True)
         self.show_message(self.tr("Starting the speech API…"))
         return self.current_job
@@ -117,13 +136,20 @@ class ServeControl:
         self.serve_action.setEnabled(True)
         self.serve_action.setChecked(True)
         self.serve_panel.shown(True)
+        self.serve_panel.show_key(session.api_key)
         self._poll_serving()
         self.serve_timer.start()
-        self.show_message(
-            self.tr("Serving the loaded model on {url}; stop serving to synthesize here.").format(
-                url=session.url
-            )
-        )
+        if session.lan_url is not None:
+            said = translate(
+                "Serving",
+                "Serving the loaded model to other machines on {url} (this machine: {local}), "
+                "with the key shown below; stop serving to synthesize here.",
+            ).format(url=session.lan_url, local=session.url)
+        else:
+            said = self.tr(
+                "Serving the loaded model on {url}; stop serving to synthesize here."
+            ).format(url=session.url)
+        self.show_message(said)
         self._run_waiting()
 
     def _serving_not_started(self, _job: Job) -> None:
@@ -146,4 +172,5 @@ class ServeControl:
     def _poll_serving(self) -> None:
         session = self.serving
         if session is not None:
-            self.serve_panel.show_counts(session.url, session.requests, session.running)
+            url = session.lan_url or session.url  # what another machine needs, when allowed
+            self.serve_panel.show_counts(url, session.requests, session.running)

@@ -15,7 +15,8 @@ from .i18n import translate
 if TYPE_CHECKING:  # imported by the worker thread, never by the window's import chain
     from core.engine import Engine
 
-HOST = "127.0.0.1"  # the window never serves beyond this machine: it has no API key to ask for
+HOST = "127.0.0.1"  # this machine only: no key asked (Host and Origin are still checked)
+ANY_HOST = "0.0.0.0"  # "Allow other machines": every interface, a key asked on every request
 DEFAULT_PORT = 8000  # the CLI's default, so a client set up for one finds the other
 START_SECONDS = 30.0
 STOP_SECONDS = 3.0  # a streaming client gets this long to finish before it is cut off
@@ -34,32 +35,56 @@ class ModelServing(StudioError):
         )
 
 
-def port_free(port: int) -> bool:
+def port_free(port: int, host: str = HOST) -> bool:
     with socket.socket() as probe:
         probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
-            probe.bind((HOST, port))
+            probe.bind((host, port))
         except OSError:
             return False
     return True
 
 
+def lan_address() -> str:
+    """This machine's address on its network, as other machines reach it (the one its
+    default route leaves from); its name when it has no route. Sends nothing: connecting a
+    UDP socket only picks the route."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.connect(("192.0.2.1", 9))  # TEST-NET-1: never answered, never sent to
+            address = str(probe.getsockname()[0])
+        except OSError:
+            address = ""
+    return address if address and address != ANY_HOST else socket.gethostname()
+
+
 class ServeSession:
     """One Batcher (holding `engine`'s model itself: no second copy) and one uvicorn thread.
-    Built and closed by the worker thread; its counters are read from the UI thread."""
+    Built and closed by the worker thread; its counters are read from the UI thread.
 
-    def __init__(self, engine: "Engine", port: int = DEFAULT_PORT) -> None:
+    `others` (Allow other machines): it listens on every interface and asks every request for
+    a key made for this session alone (kept in memory, never saved: the next session has
+    another); else it listens on 127.0.0.1 and asks for none. Either way the Host and Origin
+    checks keep web pages out (core/server_access.py)."""
+
+    def __init__(self, engine: "Engine", port: int = DEFAULT_PORT, others: bool = False) -> None:
         from core.batcher import Batcher
         from core.server import SpeechServer, uvicorn_server
+        from core.server_access import Access, new_api_key
 
+        self.host = ANY_HOST if others else HOST
+        self.api_key: str | None = new_api_key() if others else None
         # The preferred port when it is free, else one the system picks (shown in the URL).
-        wanted = port if port and port_free(port) else 0
+        wanted = port if port and port_free(port, self.host) else 0
         self.engine = engine
         self.batcher: Batcher = Batcher(engine)
-        self.server: SpeechServer = SpeechServer(engine, self.batcher)
-        self.port = 0
+        self.server: SpeechServer = SpeechServer(
+            engine, self.batcher, api_key=self.api_key, access=Access(host=self.host)
+        )
+        self.lan_host = lan_address() if others else None
+        self.address, self.port = "", 0  # where it listens, once it does
         self._ready = threading.Event()
-        self._uv: Any = uvicorn_server(self.server, HOST, wanted, self._listening)
+        self._uv: Any = uvicorn_server(self.server, self.host, wanted, self._listening)
         self._uv.config.timeout_graceful_shutdown = STOP_SECONDS
         self._thread = threading.Thread(target=self._uv.run, name="speech-api", daemon=True)
         self.batcher.start()
@@ -72,17 +97,23 @@ class ServeSession:
             self.close()
             raise StudioError(
                 translate("Serving", "Cannot listen on {host}:{port}.").format(
-                    host=HOST, port=wanted or port
+                    host=self.host, port=wanted or port
                 )
             )
 
     def _listening(self) -> None:  # uvicorn's thread, once it listens
-        self.port = int(self._uv.servers[0].sockets[0].getsockname()[1])
+        self.address, self.port = self._uv.servers[0].sockets[0].getsockname()[:2]
         self._ready.set()
 
     @property
     def url(self) -> str:
+        """The address on this machine."""
         return f"http://{HOST}:{self.port}/v1"
+
+    @property
+    def lan_url(self) -> str | None:
+        """The address other machines use; None when they are not allowed."""
+        return f"http://{self.lan_host}:{self.port}/v1" if self.lan_host else None
 
     @property
     def requests(self) -> int:

@@ -364,9 +364,10 @@ class Worker(QObject):
 
         self._run(job, body, self.rendered)
 
-    @Slot(object, int)
-    def serve(self, job: Job, port: int) -> None:
-        """The speech API on 127.0.0.1 over the loaded model itself (never a second copy)."""
+    @Slot(object, int, bool)
+    def serve(self, job: Job, port: int, others: bool = False) -> None:
+        """The speech API over the loaded model itself (never a second copy): on 127.0.0.1, or
+        with `others` on every interface with a key (gui/serving.py)."""
         self._partial = None
 
         def body() -> ServeSession:
@@ -376,7 +377,7 @@ class Worker(QObject):
 
                 raise StudioError(translate("Worker", "Load a model before serving it."))
             if self.session is None:
-                self.session = ServeSession(engine, port)
+                self.session = ServeSession(engine, port, others)
             return self.session
 
         self._run(job, body, self.serving)

@@ -30,7 +30,7 @@ class WorkerHost(QObject):
     _build = Signal(object, str)
     _render = Signal(object, object)
     _voice = Signal(object, object)
-    _serve = Signal(object, int)
+    _serve = Signal(object, int, bool)
     _end_serving = Signal()
 
     def __init__(self, parent: QObject | None = None) -> None:
@@ -121,9 +121,10 @@ class WorkerHost(QObject):
         self._voice.emit(job, spec)
         return job
 
-    def serve(self, port: int) -> Job:
+    def serve(self, port: int, others: bool = False) -> Job:
+        """Serve the loaded model on `port`; `others`: to other machines too, with a key."""
         job = self._next(JobKind.SERVE)
-        self._serve.emit(job, port)
+        self._serve.emit(job, port, others)
         return job
 
     def end_serving(self) -> None:

@@ -66,7 +66,7 @@ def test_the_cache_keys_on_inode_too(private_home: Path, tmp_path: Path) -> None
     path = tmp_path / "f.bin"
     path.write_bytes(b"a" * 100)
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
-    hashcache.remember({path: digest})
+    hashcache.remember({path: hashcache.Hashed(digest, hashcache.stamp(path.stat()))})
     assert hashcache.cached(path) == digest
     stat = path.stat()
     other = tmp_path / "g.bin"
@@ -74,7 +74,7 @@ def test_the_cache_keys_on_inode_too(private_home: Path, tmp_path: Path) -> None
     os.utime(other, ns=(stat.st_atime_ns, stat.st_mtime_ns))
     os.replace(other, path)
     assert hashcache.cached(path) is None
-    hashcache.remember({path: "x" * 64})
+    hashcache.remember({path: hashcache.Hashed("x" * 64, hashcache.stamp(path.stat()))})
     (private_home / hashcache.CACHE_NAME).write_text("{ damaged")
     assert hashcache.cached(path) is None
 

@@ -1,9 +1,12 @@
 """Run > Serve on localhost: the window's loaded model behind the speech API (no second copy),
-its URL and live request count, refusals while it serves, and a clean stop."""
+its URL and live request count, refusals while it serves, and a clean stop; Run > Allow other
+machines: every interface, with a key made for the session and shown in the panel."""
 
 import io
+import os
 import socket
 import threading
+from pathlib import Path
 
 import httpx2 as httpx
 import numpy as np
@@ -34,6 +37,14 @@ def _port_open(port: int) -> bool:
         return probe.connect_ex(("127.0.0.1", port)) == 0
 
 
+SPEECH = {
+    "model": "chattts",
+    "input": "Hello from the window.",
+    "voice": "seed:7",
+    "response_format": "wav",
+}
+
+
 def _serve(window, qtbot) -> str:  # type: ignore[no-untyped-def]
     window.serve_port = 0  # one the system picks: tests may run side by side
     window.serve_action.trigger()  # the menu action, as a click would
@@ -41,8 +52,15 @@ def _serve(window, qtbot) -> str:  # type: ignore[no-untyped-def]
     assert window.serve_action.isChecked() and window.serve_panel.isVisible()
     url = window.serving.url
     assert url.startswith("http://127.0.0.1:") and url.endswith("/v1")
-    assert url in window.serve_panel.status.text()
+    shown = window.serving.lan_url or url
+    assert shown in window.serve_panel.status.text()
     return url
+
+
+def _assert_speech(response: httpx.Response) -> None:
+    assert response.status_code == 200, response.text
+    audio, rate = sf.read(io.BytesIO(response.content), dtype="float32")
+    assert rate == 24_000 and len(audio) > 2_400 and np.isfinite(audio).all()
 
 
 def test_the_window_serves_its_own_model_and_stops_cleanly(make_window, qtbot) -> None:  # type: ignore[no-untyped-def]
@@ -54,20 +72,14 @@ def test_the_window_serves_its_own_model_and_stops_cleanly(make_window, qtbot) -
     assert session.batcher.model is worker.engine.model
     assert session.batcher.engine is worker.engine
     assert "0 requests" in window.serve_panel.status.text()
+    # This machine only, no key (none shown), and the browser checks apply to the window too.
+    assert session.address == "127.0.0.1" and session.api_key is None
+    assert session.lan_url is None and not window.serve_panel.key_row.isVisible()
+    foreign = httpx.get(f"{url}/models", headers={"Host": "rebound.example"}, timeout=10)
+    page = httpx.get(f"{url}/models", headers={"Origin": "https://page.example"}, timeout=10)
+    assert 400 <= foreign.status_code < 500 and 400 <= page.status_code < 500
 
-    response = httpx.post(
-        f"{url}/audio/speech",
-        json={
-            "model": "chattts",
-            "input": "Hello from the window.",
-            "voice": "seed:7",
-            "response_format": "wav",
-        },
-        timeout=60,
-    )
-    assert response.status_code == 200, response.text
-    audio, rate = sf.read(io.BytesIO(response.content), dtype="float32")
-    assert rate == 24_000 and len(audio) > 2_400 and np.isfinite(audio).all()
+    _assert_speech(httpx.post(f"{url}/audio/speech", json=SPEECH, timeout=60))
     # The label is polled (2 Hz), not told: it catches up within a tick or two.
     qtbot.waitUntil(lambda: "1 request " in window.serve_panel.status.text(), timeout=5_000)
     assert session.requests == 1
@@ -178,3 +190,55 @@ def test_the_serving_port_is_chosen_saved_and_used(make_window, qtbot, monkeypat
     assert again.serving.port == port and again.serving.url.startswith(f"http://127.0.0.1:{port}/")
     again.serve_action.trigger()
     qtbot.waitUntil(lambda: again.serving is None, timeout=WAIT_MS)
+
+
+def _files_mention(folder: Path, text: str) -> list[str]:
+    """The files under `folder` (not following links: the shared models) that hold `text`."""
+    found = []
+    for root, _dirs, files in os.walk(folder):
+        for name in files:
+            path = Path(root) / name
+            if text.encode() in path.read_bytes():
+                found.append(str(path))
+    return found
+
+
+def test_allowing_other_machines_asks_for_the_key_the_panel_shows(  # type: ignore[no-untyped-def]
+    make_window, qtbot, private_home
+) -> None:
+    from PySide6.QtGui import QGuiApplication
+
+    window = make_window()
+    assert not window.serve_others_action.isChecked()  # off until chosen
+    window.serve_others_action.trigger()  # Run > Allow other machines
+    url = _serve(window, qtbot)
+    session = window.serving
+    panel = window.serve_panel
+    assert session.address == "0.0.0.0"  # every interface: only now
+    assert session.lan_url is not None and session.lan_url in panel.status.text()
+    assert panel.key_row.isVisible() and session.api_key in panel.key_label.text()
+    QGuiApplication.clipboard().clear()
+    panel.copy_key_button.click()
+    key = QGuiApplication.clipboard().text()
+    assert key == session.api_key and len(key) >= 32
+
+    refused = httpx.post(f"{url}/audio/speech", json=SPEECH, timeout=60)
+    assert refused.status_code == 401
+    wrong = httpx.post(
+        f"{url}/audio/speech", json=SPEECH, headers={"Authorization": "Bearer x"}, timeout=60
+    )
+    assert wrong.status_code == 401
+    bearer = {"Authorization": f"Bearer {key}"}
+    _assert_speech(httpx.post(f"{url}/audio/speech", json=SPEECH, headers=bearer, timeout=60))
+    # As another machine addresses it: by this machine's network address.
+    lan = {**bearer, "Host": f"{session.lan_host}:{session.port}"}
+    assert httpx.get(f"{url}/models", headers=lan, timeout=10).status_code == 200
+
+    window.serve_action.trigger()  # off: the key ends with the session
+    qtbot.waitUntil(lambda: window.serving is None, timeout=WAIT_MS)
+    assert not panel.key_row.isVisible() and key not in panel.key_label.text()
+    window.serve_action.trigger()  # the option stays on: a new session, a new key
+    qtbot.waitUntil(lambda: window.serving is not None, timeout=WAIT_MS)
+    assert window.serving.api_key not in (None, key)
+    window.close()
+    assert _files_mention(private_home, key) == []  # never saved (settings included)

@@ -52,7 +52,7 @@ def _write(path: Path, rows: list[dict[str, object]]) -> Path:
 
 def _job(engine: Engine, manifest: Path, folder: Path) -> ManifestJob:
     work = resolve_items(read_manifest(manifest), engine, manifest)
-    return ManifestJob(work, folder, OPTIONS, "demo")
+    return ManifestJob(work, folder, OPTIONS, engine.loaded)
 
 
 def _hashes(folder: Path) -> dict[str, str]:
@@ -224,6 +224,65 @@ def test_a_csv_manifest_renders_through_the_cli(
     assert "0 made, 3 kept" in capsys.readouterr().out
 
 
+def _embedding_rows(engine: Engine) -> list[dict[str, object]]:
+    """Two items read by library speakers held as embeddings (in the private data folder):
+    drawing a seed's speaker depends on the weights, these keys change only with the render's
+    settings."""
+    library = SpeakerLibrary()
+    library.add("Ann", engine.sample_speaker(3))
+    library.add("Bob", engine.sample_speaker(4))
+    return [
+        {"id": "a", "text": "hello number one.", "speaker": "Ann", "seed": 5},
+        {"id": "b", "text": "你好，第二句。", "speaker": "Bob", "seed": 6},
+    ]
+
+
+def _render_cli(manifest: Path, folder: Path, *more: str) -> None:
+    from core.cli import main
+
+    assert main(["render", str(manifest), "-o", str(folder), "--threads", "1", *more]) == 0
+
+
+def test_a_manifest_resumed_at_another_precision_makes_its_items_again(
+    engine: Engine, private_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    manifest = _write(tmp_path / "items.jsonl", _embedding_rows(engine))
+    folder = tmp_path / "out"
+    _render_cli(manifest, folder)
+    assert "2 made, 0 kept" in capsys.readouterr().out
+    _render_cli(manifest, folder, "--precision", "bf16")
+    assert "2 made, 0 kept" in capsys.readouterr().out
+    _render_cli(manifest, folder, "--precision", "bf16")  # the same settings: nothing to make
+    assert "0 made, 2 kept" in capsys.readouterr().out
+
+
+def test_a_manifest_resumed_with_other_weights_makes_its_items_again(
+    engine: Engine, private_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The same folder (so the same model name) holding other weights: nothing is kept; the
+    same weights copied elsewhere: everything is."""
+    from core import demo_weights, models
+
+    source = models.resolve("demo").folder
+    weights = shutil.copytree(source, tmp_path / "weights")
+    manifest = _write(tmp_path / "items.jsonl", _embedding_rows(engine))
+    folder = tmp_path / "out"
+    _render_cli(manifest, folder, "--model", str(weights))
+    assert "2 made, 0 kept" in capsys.readouterr().out
+    moved = weights.rename(tmp_path / "moved")
+    _render_cli(manifest, folder, "--model", str(moved))
+    assert "0 made, 2 kept" in capsys.readouterr().out
+
+    # Rebuilt from another seed, its hash map written as a demo build writes it.
+    demo_weights.build(moved, models.TINY_DIMS, seed=4321)
+    card = json.loads((moved / models.MANIFEST).read_text("utf-8"))
+    card["sha256"] = {models.hash_key(f): models.sha256_file(moved / f) for f in models.ASSET_FILES}
+    assert card["sha256"] != json.loads((source / models.MANIFEST).read_text("utf-8"))["sha256"]
+    (moved / models.MANIFEST).write_text(json.dumps(card), "utf-8")
+    _render_cli(manifest, folder, "--model", str(moved))
+    assert "2 made, 0 kept" in capsys.readouterr().out
+
+
 # -- cloned voices ------------------------------------------------------------------------
 # A number in the transcript: synthesis reads it out, so a render that put the transcript into
 # the prompt as stored would make other audio than synth's.
@@ -271,7 +330,7 @@ def cloned(engine: Engine, tmp_path_factory: pytest.TempPathFactory) -> Cloned:
         mp.setenv("CHATTTS_STUDIO_HOME", str(home))
         SpeakerLibrary().add("Clone", "", sample=voice.sample, transcript=voice.transcript)
         work = _resolve(engine, _write(root / "items.jsonl", CLONED_ROWS))
-    job = ManifestJob(work, root / "local", OPTIONS, "demo")
+    job = ManifestJob(work, root / "local", OPTIONS, engine.loaded)
     with job.store:
         assert render_local(job, engine) == 3
         job.finish()
@@ -318,14 +377,14 @@ def test_a_cloned_item_is_kept_on_resume_and_made_again_for_another_voice(
     manifest = cloned.root / "items.jsonl"
     folder = tmp_path / "copy"
     shutil.copytree(cloned.root / "local", folder)
-    job = ManifestJob(_resolve(engine, manifest), folder, OPTIONS, "demo")
+    job = ManifestJob(_resolve(engine, manifest), folder, OPTIONS, engine.loaded)
     with job.store:
         assert job.pending() == []
     # Another recording under the same name: its items are made again, the others kept.
     other = _clone(engine, 2)
     library = SpeakerLibrary()
     library.add("Clone", "", sample=other.sample, transcript=other.transcript, replace=True)
-    job = ManifestJob(_resolve(engine, manifest), folder, OPTIONS, "demo")
+    job = ManifestJob(_resolve(engine, manifest), folder, OPTIONS, engine.loaded)
     with job.store:
         assert sorted(i.id for i in job.pending()) == ["clone-a", "clone-b"]
     # A cloned voice this model cannot read is one sentence naming its line.
@@ -371,11 +430,11 @@ def test_a_ray_render_gives_the_same_files_as_the_local_one(
 
 @pytest.mark.ray
 def test_a_cloned_voice_renders_on_ray_as_here(
-    cloned: Cloned, cluster: ClusterRender, tmp_path: Path
+    engine: Engine, cloned: Cloned, cluster: ClusterRender, tmp_path: Path
 ) -> None:
     """The cloned voice travels in the chunks as data (the workers' data folder has no such
     speaker, and they normalise nothing): the same files as here."""
-    job = ManifestJob(cloned.work, tmp_path / "ray", OPTIONS, "demo")
+    job = ManifestJob(cloned.work, tmp_path / "ray", OPTIONS, engine.loaded)
     with job.store:
         assert cluster.run(job) == 3
         job.finish()

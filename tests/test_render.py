@@ -389,3 +389,21 @@ def test_progress_is_a_bar_on_a_terminal_and_lines_otherwise() -> None:
     lines = log.getvalue().splitlines()
     assert lines[0] == "  5/10 segments, 12:34 of audio, RTF 0.50, 1:02:05 left (chapter 1/2)"
     assert lines[1].endswith("--:-- left (chapter 1/2)") and lines[2] == "  warning: cut short"
+
+
+def test_a_book_resumed_with_other_weights_in_the_same_folder_makes_it_again(
+    engine, one_thread, reference: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    """The same model name, other bytes in its files: no kept segment is reused (the
+    settings key names the weights' identity, as manifests' do)."""
+    import shutil
+
+    from core import render as render_module
+
+    folder = tmp_path / "book"
+    shutil.copytree(reference, folder)
+    job = render(engine, folder)
+    assert job.stats.made == 0 and job.stats.kept == job.total_segments
+    monkeypatch.setattr(render_module, "weights_identity", lambda info: "other-weights")
+    job = render(engine, folder)
+    assert job.stats.kept == 0 and job.stats.made == job.total_segments
