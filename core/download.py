@@ -17,6 +17,7 @@ from typing import TypeVar
 from . import paths
 from .atomic import os_error_reason
 from .errors import Cancelled, DownloadError
+from .file_lock import try_hold
 from .messages import QT_TRANSLATE_NOOP, Sentence, said
 from .models import (
     ASSET_FILES,
@@ -180,26 +181,20 @@ def _not_downloaded(reason: str) -> Sentence:
 
 @contextlib.contextmanager
 def _download_lock(root: Path) -> Iterator[None]:
-    """One download at a time (the window and the command line share the staging folder)."""
+    """One download at a time (the window and the command line share the staging folder);
+    filelock, so Windows is locked too."""
+    lock = try_hold(root / ".official.lock")
+    if lock is None:
+        raise DownloadError(
+            QT_TRANSLATE_NOOP(
+                "core",
+                "Another download of the official weights is running; wait for it to finish.",
+            )
+        )
     try:
-        import fcntl
-    except ImportError:  # Windows: no advisory locks; the staging folder is still safe to reuse
         yield
-        return
-    with open(root / ".official.lock", "a+") as fh:
-        try:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            raise DownloadError(
-                QT_TRANSLATE_NOOP(
-                    "core",
-                    "Another download of the official weights is running; wait for it to finish.",
-                )
-            ) from None
-        try:
-            yield
-        finally:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+    finally:
+        lock.release()
 
 
 def _download_into(

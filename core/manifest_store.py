@@ -16,9 +16,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import IO
 
+from filelock import BaseFileLock
+
 from .atomic import atomic_path, os_error_sentence, write_text_atomic
 from .errors import StudioError
-from .render_store import digest, journal_records
+from .render_store import digest, hold_render_folder, journal_records
 
 STORE = ".manifest"
 JOURNAL = "journal.jsonl"
@@ -62,7 +64,7 @@ class ManifestStore:
         self.entries: dict[str, ItemEntry] = {}  # id -> the last line written for it
         self.made: list[str] = []  # ids made by this run, in order (each once)
         self._journal: IO[str] | None = None
-        self._lock: IO[str] | None = None
+        self._lock: BaseFileLock | None = None
 
     def open(self) -> "ManifestStore":
         try:
@@ -85,19 +87,7 @@ class ManifestStore:
         return self
 
     def _take_lock(self) -> None:
-        self._lock = open(self.store / LOCK, "w", encoding="utf-8")  # noqa: SIM115
-        try:
-            import fcntl
-        except ImportError:  # Windows: no advisory locks
-            return
-        try:
-            fcntl.flock(self._lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            self._lock.close()
-            self._lock = None
-            raise StudioError(
-                f"Another render is working in {self.folder}; wait for it or stop it."
-            ) from None
+        self._lock = hold_render_folder(self.store / LOCK, self.folder)
 
     def _read_journal(self) -> None:
         for data in journal_records(self.store / JOURNAL):
@@ -108,11 +98,12 @@ class ManifestStore:
             self.entries[entry.id] = entry
 
     def close(self) -> None:
-        for handle in (self._journal, self._lock):
-            if handle is not None:
-                with contextlib.suppress(OSError):
-                    handle.close()
-        self._journal = self._lock = None
+        if self._journal is not None:
+            with contextlib.suppress(OSError):
+                self._journal.close()
+        if self._lock is not None:
+            self._lock.release()
+        self._journal, self._lock = None, None
 
     def __enter__(self) -> "ManifestStore":
         return self.open()

@@ -35,6 +35,23 @@ VERSION = 1
 SEGMENT_SUBTYPE = "PCM_24"
 
 
+def hold_render_folder(lock: Path, folder: Path) -> BaseFileLock:
+    """The lock that keeps a second render (book or manifest) out of `folder`, held until
+    released; one sentence when another holds it. filelock: an OS lock on POSIX and Windows
+    alike (fcntl alone left Windows unlocked)."""
+    held = try_hold(lock)
+    if held is None:
+        raise StudioError(
+            Sentence(
+                QT_TRANSLATE_NOOP(
+                    "core", "Another render is working in {folder}; wait for it or stop it."
+                ),
+                folder=str(folder),
+            )
+        )
+    return held
+
+
 def journal_records(path: Path) -> list[dict[str, Any]]:
     """The JSON objects of a journal (one a line), in order; a line cut short by a kill is
     skipped, and ended on disk so that the next line appended starts on its own."""
@@ -126,17 +143,7 @@ class SegmentStore:
         return self
 
     def _take_lock(self) -> None:
-        # filelock: an OS lock on POSIX and Windows alike (fcntl alone left Windows unlocked).
-        self._lock = try_hold(self.store / LOCK)
-        if self._lock is None:
-            raise StudioError(
-                Sentence(
-                    QT_TRANSLATE_NOOP(
-                        "core", "Another render is working in {folder}; wait for it or stop it."
-                    ),
-                    folder=str(self.folder),
-                )
-            )
+        self._lock = hold_render_folder(self.store / LOCK, self.folder)
 
     def _clean_temp_files(self) -> None:
         """Temp files a killed render left behind (atomic writes not yet renamed)."""
