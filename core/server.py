@@ -8,7 +8,6 @@ cancels its request: the batcher frees its rows before the next step.
 
 import contextlib
 import hmac
-import json
 import logging
 import math
 import socket
@@ -19,26 +18,34 @@ from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+from starlette.middleware.cors import CORSMiddleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .batcher import Batcher, SpeechOrder
-from .chat import SpeakerLike
+from .chat import NOT_AN_EMBEDDING, SpeakerLike
 from .engine import Engine
 from .errors import StudioError
+from .server_access import CORS_METHODS, Access, cors_origins, refusal
 from .server_audio import CONTENT_TYPES
 from .server_errors import ApiError, error_response
 from .server_metrics import ServerMetrics
+from .server_request import (
+    ERROR_SCHEMA,
+    MODEL_IDS,
+    OPENAI_VOICES,
+    parse_body,
+    read_fields,
+    speech_schema,
+    voice_seed,
+)
 from .server_stream import respond
+from .speaker_codec import speaker_string_limit
+from .speaker_file import MAX_NAME
 
 log = logging.getLogger("chattts_studio")
-MODEL_IDS = ("chattts", "tts-1", "tts-1-hd", "gpt-4o-mini-tts")
-# OpenAI's voice names, so clients that only know them work: each is a fixed seed's speaker.
-OPENAI_VOICES = {
-    name: 1000 + i
-    for i, name in enumerate(
-        "alloy ash ballad coral echo fable onyx nova sage shimmer verse marin cedar".split()
-    )
-}
+VOICE_MARGIN = 16  # characters over the longest embedding string, in case an encoder pads
 
 
 @dataclass(frozen=True)
@@ -46,6 +53,9 @@ class ServeLimits:
     max_input_chars: int = 4096  # OpenAI's own limit
     max_body_bytes: int = 64 * 1024
     pause_seconds: float = 0.25  # silence between segments, as the app joins them
+    # Connections and requests uvicorn takes at once (beyond: 503); None: 64 + the slots.
+    max_connections: int | None = None
+    keep_alive_seconds: int = 5  # an idle kept-alive connection is closed after this
 
 
 def speed_token(speed: float) -> int:
@@ -62,16 +72,37 @@ class SpeechServer:
         batcher: Batcher,
         api_key: str | None = None,
         limits: ServeLimits | None = None,
+        access: Access | None = None,
     ) -> None:
         self.engine, self.batcher, self.api_key = engine, batcher, api_key
         self.limits = limits or ServeLimits()
+        self.access = access or Access()
         self.metrics = ServerMetrics(batcher)
+        model = engine.model
+        self.max_voice = max(
+            MAX_NAME, speaker_string_limit(model.hidden_size if model else 768) + VOICE_MARGIN
+        )
         self.app = self._build()
+
+    @property
+    def model_name(self) -> str | None:
+        """The loaded model as clients see it: a folder's own name, never its path (which
+        names the user)."""
+        loaded = self.engine.loaded
+        if loaded is None:
+            return None
+        info = loaded.info
+        return info.folder.name if info.kind == "folder" else info.name
+
+    @property
+    def max_connections(self) -> int:
+        return self.limits.max_connections or 64 + self.batcher.slots
 
     # -- the request's parts --------------------------------------------------------------
     def voice(self, name: str) -> tuple[SpeakerLike, int | None]:
         """(speaker, seed it came from or None) for a voice the API accepts: an embedding
-        string, or for a cloned library voice the Voice as synthesis reads it."""
+        string, or for a cloned library voice the Voice as synthesis reads it. Blocking (the
+        library file, decoding): called off the event loop."""
         from .speakers import SpeakerLibrary
 
         entry = SpeakerLibrary.open_or_locked().get(name)
@@ -86,92 +117,79 @@ class SpeechServer:
                         400, f"The voice '{name}' cannot be used: {exc}", "voice"
                     ) from None
             return entry.embedding, entry.seed
-        seed: int | None = OPENAI_VOICES.get(name.lower())
-        if name.startswith("seed:") and name[5:].isdigit():
-            seed = int(name[5:])
+        seed = voice_seed(name)
         if seed is not None:
-            if seed > 2**31 - 1:
-                raise ApiError(400, "A voice seed must be below 2147483648.", "voice")
             return self.engine.sample_speaker(seed), seed
-        if len(name) < 100:  # a name that is not in the library, not an embedding
-            raise ApiError(
-                400,
-                f"Unknown voice '{name[:60]}': use a library speaker's name, seed:N, "
-                "or a speaker embedding.",
-                "voice",
-            )
         try:
+            # Bounded: a string longer than an embedding was refused before, and decoding
+            # stops past the model's hidden size.
             return self.engine.check_speaker(name), None
         except StudioError as exc:
+            if len(name) <= MAX_NAME and str(exc) == NOT_AN_EMBEDDING:
+                # Short enough to be a name, and no embedding: most likely a mistyped name.
+                raise ApiError(
+                    400,
+                    f"Unknown voice '{name[:60]}': use a library speaker's name, seed:N, "
+                    "or a speaker embedding.",
+                    "voice",
+                ) from None
             raise ApiError(400, str(exc), "voice") from None
 
-    def order(self, body: Any) -> tuple[SpeechOrder, str]:
+    async def order(self, body: Any) -> tuple[SpeechOrder, str]:
         """The request's SpeechOrder and response format, or ApiError naming the field."""
-        if not isinstance(body, dict):
-            raise ApiError(400, "The request body must be a JSON object.")
-        model = body.get("model")
-        loaded = self.engine.loaded
-        names = (*MODEL_IDS, loaded.info.name if loaded else "chattts")
-        if not isinstance(model, str) or model not in names:
-            raise ApiError(
-                404 if isinstance(model, str) else 400,
-                f"The model must be one of {', '.join(names)}.",
-                "model",
-                "model_not_found",
-            )
-        text = body.get("input")
-        if not isinstance(text, str) or not text.strip():
-            raise ApiError(400, "The input must be a non-empty string.", "input")
-        if len(text) > self.limits.max_input_chars:
-            raise ApiError(
-                413,
-                f"The input has {len(text)} characters; the limit is "
-                f"{self.limits.max_input_chars}.",
-                "input",
-                "input_too_long",
-            )
-        voice = body.get("voice")
-        if not isinstance(voice, str) or not voice.strip():
-            raise ApiError(400, "The voice must be a string.", "voice")
-        fmt = body.get("response_format", "mp3")
-        if fmt not in CONTENT_TYPES:
-            raise ApiError(
-                400,
-                f"The response_format must be one of {', '.join(CONTENT_TYPES)}.",
-                "response_format",
-            )
-        speed = body.get("speed", 1.0)
-        if (
-            isinstance(speed, bool)
-            or not isinstance(speed, int | float)
-            or not (0.25 <= speed <= 4.0)
-        ):
-            raise ApiError(400, "The speed must be a number from 0.25 to 4.0.", "speed")
-        speaker, voice_seed = self.voice(voice.strip())
-        seed = body.get("seed", voice_seed if voice_seed is not None else 0)
-        if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**31:
-            raise ApiError(400, "The seed must be a whole number from 0 to 2147483647.", "seed")
-        return SpeechOrder(text, speaker, seed, speed_token(float(speed))), fmt
+        names = (*MODEL_IDS, self.model_name or "chattts")
+        fields = read_fields(body, names, self.limits.max_input_chars, self.max_voice)
+        speaker, voice_seed = await run_in_threadpool(self.voice, fields.voice)
+        seed = fields.seed if fields.seed is not None else voice_seed or 0
+        order = SpeechOrder(fields.text, speaker, seed, speed_token(fields.speed))
+        return order, fields.fmt
 
     # -- the app ----------------------------------------------------------------------------
     def _build(self) -> FastAPI:
         app = FastAPI(title="ChatTTS Studio speech API", docs_url=None, redoc_url=None)
         app.add_middleware(_Guard, server=self)
 
+        @app.exception_handler(HTTPException)
+        async def http_error(_request: Request, exc: HTTPException) -> JSONResponse:
+            # Starlette's own answers (an unknown route, a method it does not take), in
+            # OpenAI's shape and with its own words, never the path asked for.
+            sentence = _HTTP_SENTENCES.get(exc.status_code, "The request cannot be served.")
+            return error_response(exc.status_code, sentence)
+
         @app.exception_handler(Exception)
         async def any_error(_request: Request, exc: Exception) -> JSONResponse:
             log.warning("request failed: %s", exc)  # the sentence only; no traceback to clients
             return error_response(500, "The server failed to make this request's audio.")
 
+        errors = {
+            "description": "An error",
+            "content": {"application/json": {"schema": ERROR_SCHEMA}},
+        }
+        audio: dict[str, Any] = {"content": {kind: {} for kind in CONTENT_TYPES.values()}}
+        body = speech_schema(
+            (*MODEL_IDS, self.model_name or "chattts"), self.limits.max_input_chars, self.max_voice
+        )
         app.get("/health")(self.health)
         app.get("/metrics")(self.metrics_text)
         app.get("/v1/models")(self.models)
         app.get("/v1/audio/voices")(self.voices)
-        app.post("/v1/audio/speech")(self.speech)
+        app.post(
+            "/v1/audio/speech",
+            response_class=Response,
+            responses={200: audio, "4XX": errors, "5XX": errors},
+            openapi_extra={
+                "requestBody": {
+                    "required": True,
+                    "content": {"application/json": {"schema": body}},
+                }
+            },
+        )(self.speech)
         return app
 
-    def refusal(self, path: str, headers: dict[bytes, bytes]) -> JSONResponse | None:
-        """The key and the body size, checked before any route reads anything."""
+    def refusal(self, scope: Scope) -> JSONResponse | None:
+        """The key, the body's size and type, checked before any route reads anything."""
+        path = str(scope.get("path", ""))
+        headers = dict((k.lower(), v) for k, v in scope.get("headers", []))
         if self.api_key and path != "/health":
             given = headers.get(b"authorization", b"")
             if not hmac.compare_digest(given, f"Bearer {self.api_key}".encode()):
@@ -185,13 +203,20 @@ class SpeechServer:
         limit = self.limits.max_body_bytes
         if length is not None and (not length.isdigit() or int(length) > limit):
             return error_response(413, f"The request body is larger than {limit} bytes.")
+        if scope.get("method") == "POST" and not is_json(headers.get(b"content-type", b"")):
+            # A page may POST text/plain anywhere without asking (no preflight): only a
+            # JSON type, which a browser must ask for first, is read.
+            return error_response(
+                415, "The request body must be sent as Content-Type: application/json."
+            )
         return None
 
     async def health(self) -> dict[str, Any]:
+        """Open to probes without the key: names the model, never its folder's path."""
         loaded = self.engine.loaded
         return {
             "status": "ok",
-            "model": loaded.info.name if loaded else None,
+            "model": self.model_name,
             "device": loaded.device.id if loaded else None,
             "queue": self.batcher.queue_length(),
             "active": self.batcher.active_requests(),
@@ -210,19 +235,15 @@ class SpeechServer:
     async def voices(self) -> dict[str, Any]:
         from .speakers import SpeakerLibrary
 
-        library = SpeakerLibrary.open_or_locked()
+        library = await run_in_threadpool(SpeakerLibrary.open_or_locked)
         named = [{"name": e.name, "seed": e.seed, "note": e.note} for e in library.entries]
         builtin = [{"name": n, "seed": s, "note": "OpenAI name"} for n, s in OPENAI_VOICES.items()]
         return {"voices": named + builtin}
 
     async def speech(self, request: Request) -> Response:
         try:
-            raw = await self._body(request)
-            try:
-                body = json.loads(raw)
-            except (ValueError, UnicodeDecodeError):
-                raise ApiError(400, "The request body is not valid JSON.") from None
-            order, fmt = self.order(body)
+            body = parse_body(await self._body(request))
+            order, fmt = await self.order(body)
             return await respond(request, self.batcher, order, fmt, self.limits.pause_seconds)
         except ApiError as exc:
             return error_response(exc.status, exc.message, exc.param, exc.code)
@@ -241,10 +262,19 @@ class SpeechServer:
 
 class _Guard:
     """Plain ASGI (not BaseHTTPMiddleware, which gets between a streaming response and the
-    client's disconnect): refusals before the app, and every answer counted."""
+    client's disconnect), before any route: who asks (Host, Origin), then CORS for a listed
+    origin (its preflight answered there, without the key), then the key and the body's
+    size and type; every answer counted."""
 
     def __init__(self, app: ASGIApp, server: SpeechServer) -> None:
         self.app, self.server = app, server
+        self.cors = CORSMiddleware(
+            self._checked,
+            allow_origins=cors_origins(server.access),
+            allow_methods=CORS_METHODS,
+            allow_headers=["*"],  # OpenAI's browser client sends its own x-stainless-* headers
+            max_age=600,
+        )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -257,12 +287,27 @@ class _Guard:
                 status[0] = int(message["status"])
             await send(message)
 
-        path = str(scope.get("path", ""))
-        refused = self.server.refusal(path, dict(scope.get("headers", [])))
+        refused = refusal(self.server.access, scope)
         try:
-            await (refused or self.app)(scope, receive, counting)
+            await (refused or self.cors)(scope, receive, counting)
         finally:
-            self.server.metrics.answered(path, status[0])
+            self.server.metrics.answered(str(scope.get("path", "")), status[0])
+
+    async def _checked(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await (self.server.refusal(scope) or self.app)(scope, receive, send)
+
+
+def is_json(content_type: bytes) -> bool:
+    """Whether a Content-Type is application/json (any charset or other parameter)."""
+    kind = content_type.split(b";", 1)[0].strip().lower()
+    return kind == b"application/json"
+
+
+_HTTP_SENTENCES = {
+    404: "There is no such endpoint; the API serves /v1/audio/speech, /v1/models, "
+    "/v1/audio/voices, /health and /metrics.",
+    405: "This endpoint does not take that method.",
+}
 
 
 def uvicorn_server(server: SpeechServer, host: str, port: int, ready: Callable[[], None]) -> Any:
@@ -270,7 +315,14 @@ def uvicorn_server(server: SpeechServer, host: str, port: int, ready: Callable[[
     once it listens."""
     import uvicorn
 
-    config = uvicorn.Config(server.app, host=host, port=port, log_level="warning")
+    config = uvicorn.Config(
+        server.app,
+        host=host,
+        port=port,
+        log_level="warning",
+        limit_concurrency=server.max_connections,  # beyond: 503 at once, before any work
+        timeout_keep_alive=server.limits.keep_alive_seconds,
+    )
     uv = uvicorn.Server(config)
     original = uv.startup
 

@@ -178,7 +178,8 @@ def test_bad_requests_get_one_sentence_in_openais_error_shape(api: Running) -> N
     url = f"{api.url}/v1/audio/speech"
     good = {"model": "chattts", "input": "你好。", "voice": "seed:1", "response_format": "wav"}
     with httpx.Client(timeout=30) as http:
-        assert "not valid JSON" in _error(http.post(url, content=b"{nope"), 400)
+        as_json = {"content-type": "application/json"}
+        assert "not valid JSON" in _error(http.post(url, content=b"{nope", headers=as_json), 400)
         assert "JSON object" in _error(http.post(url, json=[1, 2]), 400)
         cases = {
             "Unknown voice": {**good, "voice": "nobody"},
@@ -194,7 +195,7 @@ def test_bad_requests_get_one_sentence_in_openais_error_shape(api: Running) -> N
         too_long = _error(http.post(url, json={**good, "input": "你" * 301}), 413)
         assert "limit is 300" in too_long
         huge = json.dumps({**good, "padding": "x" * 70_000}).encode()
-        assert "larger than" in _error(http.post(url, content=huge), 413)
+        assert "larger than" in _error(http.post(url, content=huge, headers=as_json), 413)
     with pytest.raises(openai.BadRequestError, match="Unknown voice"):
         _speech(api, "你好。", voice="nobody")
 
