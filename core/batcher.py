@@ -13,116 +13,54 @@ Each request's audio is the same, bit for bit, whatever else shares the batch:
   the one being streamed: chunked and whole-segment vocoding agree only to ~1e-7.
 Audio reaches a request's `deliver` callback in its own order (segment by segment, chunks in
 order); chunks of later segments wait in the ticket until the ones before them are out.
+
+One request's failure is its own: a row whose numbers go non-finite, or whose prompt cannot be
+made, fails its request alone (its other rows are freed; the rest of the batch goes on, bit for
+bit as it would have). Out of memory, or any failure of the step itself, fails every request.
 """
 
 import logging
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from itertools import count
 
 import torch
 
 from . import SAMPLE_RATE
-from .chat import SpeakerLike
+from .batcher_ticket import (
+    BatcherStats,
+    Delivery,
+    Failed,
+    Finished,
+    QueueFull,
+    SpeechOrder,
+    Ticket,
+    collect,
+)
 from .decode import FastDecoder, Job, Sampling
 from .engine import Engine
 from .errors import StudioError
+from .pipeline import out_of_memory
 from .request import AudioChunk
 from .rowwise import segment_seed
 from .streaming import ChunkVocoder
 from .text import Segment, check_text, split_segments
 from .voice import Voice
 
+# The request's parts live in batcher_ticket.py; callers import them from here.
+__all__ = [
+    "Batcher",
+    "BatcherStats",
+    "Delivery",
+    "Failed",
+    "Finished",
+    "QueueFull",
+    "SpeechOrder",
+    "Ticket",
+    "collect",
+]
 log = logging.getLogger("chattts_studio")
-
-
-class QueueFull(StudioError):
-    """More requests wait than the batcher accepts."""
-
-
-@dataclass(frozen=True)
-class SpeechOrder:
-    """What one request asks for: its text, read by one speaker: an embedding string, or a
-    Voice as Engine.check_voice returns it (a cloned voice's sample and its transcript, already
-    normalised as synthesis reads it: the batcher puts it into every prompt as it is)."""
-
-    text: str
-    speaker: SpeakerLike
-    seed: int = 0
-    speed: int = 5  # ChatTTS's [speed_N], 0-9
-
-
-@dataclass(frozen=True)
-class Finished:
-    """The request's last audio went out."""
-
-    steps: int
-    audio_seconds: float
-
-
-@dataclass(frozen=True)
-class Failed:
-    error: BaseException
-
-
-Delivery = AudioChunk | Finished | Failed
-
-
-def collect(batcher: "Batcher", order: SpeechOrder) -> tuple[threading.Event, list[Delivery]]:
-    """Submit `order` and gather what it delivers; the event is set once it Finished or
-    Failed (for callers that want a request's whole audio: benchmarks, checks, tests)."""
-    got: list[Delivery] = []
-    done = threading.Event()
-
-    def deliver(item: Delivery) -> None:
-        got.append(item)
-        if isinstance(item, Finished | Failed):
-            done.set()
-
-    batcher.submit(order, deliver)
-    return done, got
-
-
-@dataclass(eq=False)
-class Ticket:
-    """One request inside the batcher. cancel() is safe from any thread."""
-
-    id: int
-    order: SpeechOrder
-    segments: list[Segment]
-    deliver: Callable[[Delivery], None]
-    next_admit: int = 0  # the next segment to give a row
-    next_out: int = 0  # the segment whose audio goes out next
-    rows: int = 0  # rows it holds now
-    steps: int = 0
-    samples: int = 0
-    running: dict[int, Job] = field(default_factory=dict)  # segment index -> job
-    waiting: dict[int, list[AudioChunk]] = field(default_factory=dict)  # chunks not out yet
-    cancelled: bool = False
-    done: bool = False
-
-    def cancel(self) -> None:
-        """Its rows are freed before the decoder's next step; nothing more is delivered."""
-        self.cancelled = True
-        for job in list(self.running.values()):
-            job.cancelled = True
-
-
-@dataclass
-class BatcherStats:
-    """Counters for /metrics, read from any thread (plain numbers, updated in place)."""
-
-    requests: int = 0
-    completed: int = 0
-    cancelled: int = 0
-    failed: int = 0
-    steps: int = 0  # row-steps decoded
-    audio_seconds: float = 0.0
-    busy_seconds: float = 0.0  # wall time the decoder loop ran
-    rows_busy: int = 0
-    waiting_segments: int = 0
 
 
 class Batcher:
@@ -151,6 +89,7 @@ class Batcher:
         # Called with the ticket id of every busy row after each step (tests, benchmarks).
         self.step_listeners: list[Callable[[list[int]], None]] = []
         self._tickets: list[Ticket] = []
+        self._holding: list[Ticket] = []  # holds_audio tickets not released yet
         self._by_key: dict[int, tuple[Ticket, int]] = {}
         self._vocoders: dict[int, ChunkVocoder] = {}
         self._ids = count(1)
@@ -174,10 +113,16 @@ class Batcher:
         """The request's segments; BadTextError (one sentence) when it cannot be spoken."""
         return split_segments(check_text(order.text), self.segment_size)
 
-    def submit(self, order: SpeechOrder, deliver: Callable[[Delivery], None]) -> Ticket:
+    def submit(
+        self,
+        order: SpeechOrder,
+        deliver: Callable[[Delivery], None],
+        holds_audio: bool = False,
+    ) -> Ticket:
         """Queue a request; `deliver` is called from the batcher's thread with its audio in
         order, then Finished or Failed. Raises QueueFull, BadTextError for its text, or
-        SpeakerError for a voice sample this model cannot read."""
+        SpeakerError for a voice sample this model cannot read. `holds_audio`: the caller
+        keeps audio until ticket.release(), and the ticket counts as waiting meanwhile."""
         segments = self.segments_of(order)
         if isinstance(order.speaker, Voice) and order.speaker.sample:
             # Here, not when a row takes it: a failure inside the decode loop fails every
@@ -186,15 +131,37 @@ class Batcher:
         with self._lock:
             if self._closed:
                 raise QueueFull("The server is shutting down.")
-            waiting = sum(1 for t in self._tickets if t.next_admit == 0)
+            waiting = self._waiting()
             if waiting >= self.max_waiting:
                 raise QueueFull(f"{waiting} requests are waiting already; try again in a moment.")
-            ticket = Ticket(next(self._ids), order, segments, deliver)
+            ticket = Ticket(next(self._ids), order, segments, deliver, wake=self._wake)
             self._tickets.append(ticket)
+            if holds_audio:
+                self._holding.append(ticket)
             self.stats.requests += 1
             self._count_waiting()
             self._lock.notify_all()
         return ticket
+
+    def _waiting(self) -> int:
+        """Requests that hold memory but no decoder row: queued, held back by their reader,
+        or decoded and not yet taken (only `slots` requests can hold rows, so this bounds
+        them all)."""
+        self._holding = [t for t in self._holding if not (t.released or t.cancelled)]
+        queued = [t for t in self._tickets if t.rows == 0 and not t.cancelled]
+        unsent = [t for t in self._holding if t.rows == 0 and t.done]
+        return len(queued) + len(unsent)
+
+    def hold_back(self, ticket: Ticket, held: bool) -> None:
+        """A reader that fell behind holds its request back: no new row until it catches up
+        (rows it holds finish their segments). Any thread."""
+        with self._lock:
+            ticket.held_back = held
+            self._lock.notify_all()
+
+    def _wake(self) -> None:
+        with self._lock:
+            self._lock.notify_all()
 
     def queue_length(self) -> int:
         """Requests with no segment decoding yet."""
@@ -213,7 +180,7 @@ class Batcher:
         """The decoder's source: the next segment of the ticket holding fewest rows."""
         with self._lock:
             self._drop_cancelled()
-            ready = [t for t in self._tickets if t.next_admit < len(t.segments)]
+            ready = [t for t in self._tickets if self._admits(t)]
             if not ready:
                 return None
             ticket = min(ready, key=lambda t: (t.rows, t.id))
@@ -233,6 +200,10 @@ class Batcher:
         self._by_key[key] = (ticket, index)
         self._vocoders[key] = ChunkVocoder(self.model)
         return job
+
+    @staticmethod
+    def _admits(ticket: Ticket) -> bool:
+        return not ticket.held_back and ticket.next_admit < len(ticket.segments)
 
     def _embedder(self, ticket: Ticket, segment: Segment) -> Callable[[], torch.Tensor]:
         def make() -> torch.Tensor:
@@ -269,7 +240,10 @@ class Batcher:
     def _loop(self) -> None:
         while True:
             with self._lock:
-                while not self._closed and not self._tickets:
+                # A ticket held back by its reader waits without a decode spinning for it.
+                while not self._closed and not any(
+                    t.cancelled or self._admits(t) for t in self._tickets
+                ):
                     self._lock.wait()
                 if self._closed:
                     break
@@ -287,9 +261,10 @@ class Batcher:
     def _run_decoder(self) -> None:
         decoder = self.decoder
         closed = lambda: self._closed  # noqa: E731
-        for ended in decoder.run(self._next_job, self.sampling, closed, self._on_step):
+        jobs = decoder.run(self._next_job, self.sampling, closed, self._on_step, self._row_failed)
+        for ended in jobs:
             if ended is not None:
-                self._chunk(ended, True)
+                self._vocode(ended, True)
                 self._forget(ended)
                 continue
             # After every step, so each segment's chunk boundaries fall at the same steps
@@ -297,9 +272,38 @@ class Batcher:
             for job in decoder.active:
                 vocoder = self._vocoders.get(job.key) if job is not None else None
                 if job is not None and vocoder is not None and vocoder.ready(job.steps):
-                    self._chunk(job, False)
+                    self._vocode(job, False)
         with self._lock:
             self._drop_cancelled()
+
+    def _row_failed(self, job: Job, exc: Exception) -> None:
+        """The decoder's `failed`: one row's own failure fails its request alone. Out of
+        memory is the device's: raised, it fails the batch."""
+        if out_of_memory(exc):
+            raise exc
+        entry = self._by_key.get(job.key)
+        if entry is not None:
+            self._fail(entry[0], exc)
+
+    def _vocode(self, job: Job, final: bool) -> None:
+        try:
+            self._chunk(job, final)
+        except Exception as exc:  # this job's vocoding; as for its decode, its own
+            self._row_failed(job, exc)
+
+    def _fail(self, ticket: Ticket, exc: Exception) -> None:
+        log.warning("request %d failed: %s", ticket.id, exc)
+        with self._lock:
+            if ticket in self._tickets:
+                self._tickets.remove(ticket)
+            for job in list(ticket.running.values()):
+                job.cancelled = True  # the decoder frees its rows before the next step
+                self._forget(job)
+            self._count_waiting()
+        if not ticket.cancelled and not ticket.done:
+            ticket.done = True
+            self.stats.failed += 1
+            self._deliver(ticket, Failed(exc))
 
     def _chunk(self, job: Job, final: bool) -> None:
         """Vocode the job's next chunk and send out whatever is next in its request's order."""
@@ -350,5 +354,6 @@ class Batcher:
         self._vocoders.clear()
         for ticket in tickets:
             if not ticket.cancelled and not ticket.done:
+                ticket.done = True
                 self.stats.failed += 1
                 self._deliver(ticket, Failed(exc))

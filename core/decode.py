@@ -79,6 +79,7 @@ class FastDecoder:
         self.exact = exact
         self.static = static or graphs or exact
         self._all_rows = torch.arange(slots, device=self.device)
+        self._tainted: set[int] = set()  # rows whose cache may hold NaN/inf from a failed job
         self._graphs: StepGraphs | None = None
         if graphs:
             self._graphs = StepGraphs(self._static_step, slots, self.num_vq, self.device)
@@ -209,13 +210,17 @@ class FastDecoder:
         sampling: Sampling,
         cancelled: Callable[[], bool],
         on_step: Callable[[list[int]], None] | None = None,
+        failed: Callable[[Job, Exception], None] | None = None,
     ) -> Iterator[Job | None]:
         """Decode every job, `slots` at a time, in the given order; yield each as it ends,
         and None after every step, so the caller can stream audio of the running ones.
         `jobs` is a list, or a source asked for more whenever a row is free (before every
         step), so jobs can arrive while the decode runs; it ends when no row is busy and the
         source has none. A job marked `cancelled` leaves its row before the next step, not
-        yielded. Returns early (without raising) when `cancelled()` turns true."""
+        yielded. Returns early (without raising) when `cancelled()` turns true.
+        `failed`: a job's own failure (its embedding could not be made, its numbers went
+        non-finite) goes there, the job leaves its row unyielded and the others go on (the
+        callback may raise to end the run); without it, such a failure raises."""
         warpers = warpers_for(sampling)
         source = list_source(jobs) if isinstance(jobs, list) else jobs
         active = self.active
@@ -236,8 +241,21 @@ class FastDecoder:
         caps_d = torch.zeros(self.slots, dtype=torch.long, device=self.device)
         codes_all = torch.zeros(self.slots, self.num_vq, dtype=torch.long, device=self.device)
 
-        def admit(slot: int, job: Job) -> None:
-            emb = job.emb() if callable(job.emb) else job.emb
+        def admit(slot: int, job: Job) -> bool:
+            """Prefill the job into the row; False when its embedding failed (`failed`)."""
+            try:
+                emb = job.emb() if callable(job.emb) else job.emb
+            except Exception as exc:
+                if failed is None:
+                    raise
+                failed(job, exc)
+                return False
+            if slot in self._tainted:
+                # Masked positions add exact zeros only when finite (0 * NaN is NaN): a row
+                # after a non-finite one starts from a clean cache, which changes no bits.
+                self.k_cache[:, slot].zero_()
+                self.v_cache[:, slot].zero_()
+                self._tainted.discard(slot)
             length = int(emb.shape[1])
             if length + job.cap + 1 > self.max_len:
                 self._grow(length + job.cap + 1)
@@ -259,6 +277,7 @@ class FastDecoder:
             if job.seed is not None:
                 generators[slot] = torch.Generator(self.out_device).manual_seed(job.seed)
             active[slot] = job
+            return True
 
         def fill() -> None:
             """Free the rows of cancelled jobs, then give every free row the next job."""
@@ -266,7 +285,7 @@ class FastDecoder:
                 if job is not None and job.cancelled:
                     active[slot] = None
             for slot in range(self.slots):
-                if active[slot] is None:
+                while active[slot] is None:
                     job = source()
                     if job is None:
                         return
@@ -304,21 +323,31 @@ class FastDecoder:
             steps_d[out_rows] += 1
             # The step's one read from the device.
             ended, invalid = torch.stack([finished, bad]).tolist()
-            if any(invalid):
+            if any(invalid) and failed is None:
                 raise NonFiniteError(non_finite_sentence(self.dtype))
             done: list[bool] = []
+            broken: list[Job] = []
             for n, slot in enumerate(used):
                 job = active[slot]
                 assert job is not None
+                if invalid[n]:  # its row only: the others' numbers never met its own
+                    active[slot] = None
+                    self._tainted.add(slot)
+                    broken.append(job)
+                    done.append(False)
+                    continue
                 steps[slot] += 1
                 if not ended[n]:  # ChatTTS keeps no hidden state for the EOS step
                     job.hiddens.append(rows_h[n])
                     job.tokens.append(codes[n])
                 job.ended_by_eos = bool(ended[n])
                 done.append(bool(ended[n]) or steps[slot] >= caps[slot])
+            for job in broken:
+                assert failed is not None
+                failed(job, NonFiniteError(non_finite_sentence(self.dtype)))
             if on_step:
                 on_step([job.key for job in active if job is not None])
-            continuing = [n for n, d in enumerate(done) if not d]
+            continuing = [n for n, d in enumerate(done) if not d and not invalid[n]]
             if continuing and self.static:
                 # Every slot steps; only the running rows move on (a device-side mask).
                 codes_all.index_copy_(0, rows, codes.to(self.device))

@@ -13,7 +13,7 @@ import math
 import socket
 import threading
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -40,7 +40,7 @@ from .server_request import (
     speech_schema,
     voice_seed,
 )
-from .server_stream import respond
+from .server_stream import StreamLimits, respond
 from .speaker_codec import speaker_string_limit
 from .speaker_file import MAX_NAME
 
@@ -56,6 +56,8 @@ class ServeLimits:
     # Connections and requests uvicorn takes at once (beyond: 503); None: 64 + the slots.
     max_connections: int | None = None
     keep_alive_seconds: int = 5  # an idle kept-alive connection is closed after this
+    # Audio held for one client and how long it may read nothing (server_stream.py).
+    stream: StreamLimits = field(default_factory=StreamLimits)
 
 
 def speed_token(speed: float) -> int:
@@ -244,7 +246,9 @@ class SpeechServer:
         try:
             body = parse_body(await self._body(request))
             order, fmt = await self.order(body)
-            return await respond(request, self.batcher, order, fmt, self.limits.pause_seconds)
+            return await respond(
+                request, self.batcher, order, fmt, self.limits.pause_seconds, self.limits.stream
+            )
         except ApiError as exc:
             return error_response(exc.status, exc.message, exc.param, exc.code)
 

@@ -63,23 +63,28 @@ def without_info_frame(data: bytes) -> bytes:
 
 
 class _Sink:
-    """A file for libsndfile that keeps what it writes; bytes before `sent` are gone to the
-    client already (the streaming encoders only append; FLAC's, which rewrites its header at
-    the end, is only ever read whole)."""
+    """A file for libsndfile. Each take() drops what it returns (it went to the client): a
+    long stream holds only what was written since. A later write before that point (LAME
+    rewrites its first frame at close) is dropped too: the client has those bytes already.
+    FLAC's encoder rewrites its header at the end: it is never taken from, only read whole
+    (bounded by the longest input)."""
 
     def __init__(self) -> None:
-        self.data = bytearray()
+        self.data = bytearray()  # the file's bytes from `base` on
+        self.base = 0
         self.pos = 0
-        self.sent = 0
 
     def write(self, chunk: bytes) -> int:
-        end = self.pos + len(chunk)
-        self.data[self.pos : end] = chunk
-        self.pos = end
-        return len(chunk)
+        written, start = len(chunk), self.pos
+        self.pos += written
+        if start < self.base:  # gone to the client already: only the part after it stays
+            chunk, start = chunk[self.base - start :], self.base
+        if chunk:
+            self.data[start - self.base : start - self.base + len(chunk)] = chunk
+        return written
 
     def seek(self, offset: int, whence: int = 0) -> int:
-        base = {0: 0, 1: self.pos, 2: len(self.data)}[whence]
+        base = {0: 0, 1: self.pos, 2: self.base + len(self.data)}[whence]
         self.pos = base + offset
         return self.pos
 
@@ -87,14 +92,17 @@ class _Sink:
         return self.pos
 
     def read(self, size: int = -1) -> bytes:
-        end = len(self.data) if size < 0 else self.pos + size
-        out = bytes(self.data[self.pos : end])
-        self.pos += len(out)
+        end = self.base + len(self.data) if size < 0 else self.pos + size
+        start = max(self.pos, self.base)
+        out = bytes(self.data[start - self.base : max(start, end) - self.base])
+        self.pos = start + len(out)
         return out
 
     def take(self) -> bytes:
-        out = bytes(self.data[self.sent :])
-        self.sent = len(self.data)
+        """What was written since the last take()."""
+        out = bytes(self.data)
+        self.base += len(self.data)
+        self.data = bytearray()
         return out
 
 
@@ -137,7 +145,7 @@ class Encoder:
 
     def _take(self) -> bytes:
         assert self._sink is not None
-        first = self._sink.sent == 0
+        first = self._sink.base == 0
         data = self._sink.take()
         return without_info_frame(data) if first and data and self.fmt == "mp3" else data
 

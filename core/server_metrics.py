@@ -50,6 +50,17 @@ class ServerMetrics:
             ],
         )
         metric(
+            "speech_responses_ended_total",
+            "counter",
+            "Speech responses that ended early: the client left, stopped reading (cut off), "
+            "or the audio failed after the headers (aborted).",
+            [
+                ('{reason="disconnected"}', s.disconnected),
+                ('{reason="stalled"}', s.stalled),
+                ('{reason="aborted"}', s.aborted),
+            ],
+        )
+        metric(
             "queue_length",
             "gauge",
             "Requests not decoding yet.",

@@ -92,7 +92,7 @@ def read_fields(body: Any, models: tuple[str, ...], max_input: int, max_voice: i
     for name in ("instructions", "stream_format"):  # OpenAI's; read as text, not used
         if body.get(name) is not None and not isinstance(body[name], str):
             raise ApiError(400, f"The {name} must be a string.", name)
-    if body.get("stream_format", "audio") != "audio":
+    if body.get("stream_format") not in (None, "audio"):
         raise ApiError(
             400, "The stream_format must be audio; events are not sent.", "stream_format"
         )
@@ -146,9 +146,10 @@ def speech_schema(models: tuple[str, ...], max_input: int, max_voice: int) -> di
                 "maximum": SPEED_RANGE[1],
                 "default": 1.0,
             },
-            "seed": {"type": "integer", "minimum": 0, "maximum": SEED_LIMIT - 1},
-            "instructions": {"type": "string", "description": "Accepted and not used."},
-            "stream_format": {"type": "string", "enum": ["audio"], "default": "audio"},
+            # Optional fields a client may also send as null (OpenAI's own clients omit them).
+            "seed": {"type": ["integer", "null"], "minimum": 0, "maximum": SEED_LIMIT - 1},
+            "instructions": {"type": ["string", "null"], "description": "Accepted and not used."},
+            "stream_format": {"enum": ["audio", None], "default": "audio"},
         },
     }
 

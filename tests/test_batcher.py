@@ -1,10 +1,24 @@
 """The decoder fed while it runs, per-job random streams, exact rows, and the batcher."""
 
+import threading
+import time
+from collections.abc import Callable
+
 import numpy as np
+import pytest
 import torch
 
-from core.batcher import Batcher, Delivery, Finished, SpeechOrder, collect
-from core.decode import FastDecoder, Job, Sampling
+from core.batcher import (
+    Batcher,
+    Delivery,
+    Failed,
+    Finished,
+    QueueFull,
+    SpeechOrder,
+    Ticket,
+    collect,
+)
+from core.decode import FastDecoder, Job, NonFiniteError, Sampling
 from core.engine import Engine
 from core.request import AudioChunk
 
@@ -139,5 +153,140 @@ def test_the_batcher_gives_each_request_its_own_audio_in_order(engine: Engine) -
             done, alone = _collect(batcher, order)
             assert done.wait(60)
             assert np.array_equal(_audio(got), _audio(alone))
+    finally:
+        batcher.close()
+
+
+def poison_rows(
+    monkeypatch: pytest.MonkeyPatch, batcher: Batcher, doomed: Callable[[Ticket], bool], at: int
+) -> None:
+    """From the decoder's `at`-th step on, the rows of requests for which doomed(ticket)
+    holds get NaN logits, and their cache rows NaN too (as an fp16 overflow leaves them)."""
+    real = FastDecoder._logits
+    calls = [0]
+
+    def poisoned(self: FastDecoder, hidden: torch.Tensor) -> torch.Tensor:
+        logits = real(self, hidden)
+        calls[0] += 1
+        if self is batcher.decoder and calls[0] >= at:
+            for slot, job in enumerate(self.active):
+                entry = batcher._by_key.get(job.key) if job is not None else None
+                if entry is not None and doomed(entry[0]):
+                    logits[slot * self.num_vq : (slot + 1) * self.num_vq] = float("nan")
+                    self.v_cache[:, slot] = float("nan")
+        return logits
+
+    monkeypatch.setattr(FastDecoder, "_logits", poisoned)
+
+
+def test_a_non_finite_row_fails_its_request_alone(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One request's rows go NaN mid-batch: it alone gets Failed (one sentence), its rows are
+    freed, and every other request, including those that take its poisoned row afterwards,
+    gets the audio it gets alone, bit for bit."""
+    orders = [
+        SpeechOrder(f"你好。今天天气很好。{i}", engine.sample_speaker(i + 1), i + 1)
+        for i in range(5)
+    ]
+    batcher = Batcher(engine, slots=3)
+    batcher.segment_size = 6  # two segments each
+    poison_rows(monkeypatch, batcher, lambda ticket: ticket.id == 1, at=4)
+    batcher.start()
+    try:
+        together = [_collect(batcher, order) for order in orders]
+        for done, _ in together:
+            assert done.wait(60)
+        failed = together[0][1][-1]
+        assert isinstance(failed, Failed) and isinstance(failed.error, NonFiniteError)
+        assert "\n" not in str(failed.error)
+        assert batcher.stats.failed == 1 and batcher.stats.completed == 4
+        assert all(job is None for job in batcher.decoder.active)
+        for order, (_, got) in zip(orders[1:], together[1:], strict=True):
+            assert isinstance(got[-1], Finished)
+            done, alone = _collect(batcher, order)
+            assert done.wait(60)
+            assert np.array_equal(_audio(got), _audio(alone))
+    finally:
+        batcher.close()
+
+
+def test_a_prompt_that_cannot_be_made_fails_its_request_alone(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert engine.model is not None
+    bad_speaker = engine.sample_speaker(99)
+    real = type(engine.model).embed
+
+    def embed(self, ids, speaker):  # type: ignore[no-untyped-def]
+        if speaker == bad_speaker:
+            raise ValueError("this speaker cannot be read")
+        return real(self, ids, speaker)
+
+    monkeypatch.setattr(type(engine.model), "embed", embed)
+    batcher = Batcher(engine, slots=2)
+    batcher.start()
+    try:
+        good = SpeechOrder("你好。", engine.sample_speaker(1), 1)
+        (done_bad, bad), (done_good, got) = (
+            _collect(batcher, SpeechOrder("你好。", bad_speaker, 2)),
+            _collect(batcher, good),
+        )
+        assert done_bad.wait(60) and done_good.wait(60)
+        assert isinstance(bad[-1], Failed) and "cannot be read" in str(bad[-1].error)
+        assert isinstance(got[-1], Finished) and _audio(got).size
+    finally:
+        batcher.close()
+
+
+def test_a_ticket_counts_as_waiting_until_its_audio_is_taken(engine: Engine) -> None:
+    """A request whose audio is all decoded but still held by its caller (a client that does
+    not read) counts against max_waiting until released."""
+    batcher = Batcher(engine, slots=2, max_waiting=1)
+    batcher.start()
+    try:
+        done = threading.Event()
+        order = SpeechOrder("你好。", engine.sample_speaker(1), 1)
+        ticket = batcher.submit(
+            order, lambda item: done.set() if isinstance(item, Finished) else None, True
+        )
+        assert done.wait(60)
+        with pytest.raises(QueueFull):
+            batcher.submit(order, lambda item: None)
+        ticket.release()
+        batcher.submit(order, lambda item: None)
+    finally:
+        batcher.close()
+
+
+def test_a_held_back_request_takes_no_row_until_let_go(engine: Engine) -> None:
+    batcher = Batcher(engine, slots=2)
+    batcher.segment_size = 6
+    started: list[int] = []
+    batcher.step_listeners.append(started.extend)
+    order = SpeechOrder("你好。今天天气很好。我们去公园。", engine.sample_speaker(1), 1)
+    batcher.start()
+    try:
+        got: list[Delivery] = []
+        done, held = threading.Event(), threading.Event()
+
+        def deliver(item: Delivery) -> None:
+            got.append(item)
+            if len(got) == 1:
+                batcher.hold_back(ticket, True)  # as a full response buffer does
+                held.set()
+            if isinstance(item, Finished):
+                done.set()
+
+        ticket = batcher.submit(order, deliver)
+        assert held.wait(60)
+        deadline = time.monotonic() + 60
+        while ticket.rows and time.monotonic() < deadline:  # its rows end their segments
+            time.sleep(0.01)
+        assert ticket.rows == 0 and not done.is_set(), "it went on while held back"
+        assert ticket.next_admit < len(ticket.segments)
+        batcher.hold_back(ticket, False)
+        assert done.wait(60)
+        assert isinstance(got[-1], Finished)
     finally:
         batcher.close()

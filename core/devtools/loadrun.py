@@ -1,0 +1,232 @@
+"""A load run of the speech API: many clients, some slow, some leaving, for a bounded time.
+
+    python -m core.devtools.loadrun [--clients 64] [--seconds 60] [--model demo]
+
+The server (the `serve` defaults: 16 rows, 64 waiting) runs in this process on 127.0.0.1.
+Each client sends requests one after another until the time is up: a third read as fast as
+they can, a third read slowly (a few KB at a time with pauses, as a player would), a third
+hang up at a random point (before the first audio or during it). Printed: requests sent and
+how each ended (served whole, left on purpose, or an error by kind or status), the process's
+peak resident memory against the idle server's, and the tracebacks and ERROR lines logged.
+It fails (exit 1) on any 5xx, any traceback, or memory more than --max-growth-mb over idle.
+"""
+
+import argparse
+import http.client
+import json
+import logging
+import random
+import sys
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import psutil
+
+TEXTS = [
+    "今天天气很好，我们去公园散步吧。",
+    "Hello there, how are you today?",
+    "明天见，谢谢你。我们下次再聊。",
+    "。".join(["今天天气很好我们去公园散步"] * 4) + "。",
+]
+FORMATS = ["pcm", "pcm", "wav", "mp3", "opus", "flac"]
+KINDS = ("fast", "slow", "leaving")
+
+
+@dataclass
+class Summary:
+    clients: int
+    seconds: float
+    sent: int = 0
+    served: int = 0  # answered 200 and read to the end
+    left: int = 0  # hung up on purpose
+    errors: Counter[str] = field(default_factory=Counter)  # kind or status -> count
+    idle_rss: int = 0
+    peak_rss: int = 0
+    tracebacks: int = 0
+    error_lines: int = 0
+    audio_bytes: int = 0
+
+    @property
+    def growth_mb(self) -> float:
+        return (self.peak_rss - self.idle_rss) / 2**20
+
+    def adds_up(self) -> bool:
+        return self.sent == self.served + self.left + sum(self.errors.values())
+
+    def text(self) -> str:
+        errors = ", ".join(f"{k}: {n}" for k, n in sorted(self.errors.items())) or "none"
+        return "\n".join(
+            [
+                f"clients {self.clients} ({', '.join(KINDS)} by thirds), {self.seconds:.0f} s",
+                f"requests sent {self.sent}: served {self.served}, left on purpose "
+                f"{self.left}, errors {sum(self.errors.values())} ({errors})",
+                f"audio bytes received {self.audio_bytes}",
+                f"RSS idle {self.idle_rss / 2**20:.0f} MB, peak {self.peak_rss / 2**20:.0f} MB "
+                f"(+{self.growth_mb:.0f} MB)",
+                f"tracebacks logged {self.tracebacks}, ERROR lines {self.error_lines}",
+            ]
+        )
+
+
+class _LogCount(logging.Handler):
+    """Counts what the server logs that no run should: tracebacks and ERROR lines."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.tracebacks = 0
+        self.errors = 0
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.exc_info or "Traceback" in record.getMessage():
+            self.tracebacks += 1
+        if record.levelno >= logging.ERROR:
+            self.errors += 1
+
+
+def _one(port: int, kind: str, rng: random.Random, index: int) -> tuple[str, int]:
+    """One request: (outcome, audio bytes read); outcome is "served", "left" or an error."""
+    body = json.dumps(
+        {
+            "model": "chattts",
+            "input": rng.choice(TEXTS),
+            "voice": f"seed:{index % 50}",
+            "response_format": rng.choice(FORMATS),
+        }
+    )
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+    read = 0
+    try:
+        conn.request("POST", "/v1/audio/speech", body, {"Content-Type": "application/json"})
+        if kind == "leaving" and rng.random() < 0.3:
+            return "left", 0  # before the first audio (the finally hangs up)
+        response = conn.getresponse()
+        if response.status != 200:
+            response.read()
+            return f"HTTP {response.status}", 0
+        stop = rng.randrange(1, 200_000) if kind == "leaving" else None
+        while True:
+            part = response.read1(4096 if kind == "slow" else 65536)
+            if not part:
+                return "served", read
+            read += len(part)
+            if stop is not None and read >= stop:
+                return "left", read
+            if kind == "slow":
+                time.sleep(0.02)  # ~200 KB/s: a little faster than pcm plays
+    except http.client.IncompleteRead:
+        return "aborted (incomplete body)", read
+    except (ConnectionError, http.client.HTTPException, TimeoutError) as exc:
+        return type(exc).__name__, read
+    finally:
+        conn.close()
+
+
+def _watch_memory(summary: Summary, stop: threading.Event) -> None:
+    process = psutil.Process()
+    while not stop.wait(0.1):
+        summary.peak_rss = max(summary.peak_rss, process.memory_info().rss)
+
+
+def load(port: int, clients: int, seconds: float, seed: int = 0) -> Summary:
+    """Run the clients against a server on `port` for `seconds`; requests in flight at the
+    end are read to their end."""
+    summary = Summary(clients, seconds)
+    # Idle, but warm: the first request pays one-time costs (allocator, kernels) once.
+    _one(port, "fast", random.Random(seed), 0)
+    summary.idle_rss = summary.peak_rss = psutil.Process().memory_info().rss
+    lock = threading.Lock()
+    deadline = time.monotonic() + seconds
+    stop = threading.Event()
+    watcher = threading.Thread(target=_watch_memory, args=(summary, stop), daemon=True)
+    watcher.start()
+
+    def client(c: int) -> None:
+        rng = random.Random(seed * 100_003 + c)
+        kind = KINDS[c % len(KINDS)]
+        n = 0
+        while time.monotonic() < deadline:
+            outcome, read = _one(port, kind, rng, c * 1000 + n)
+            n += 1
+            with lock:
+                summary.sent += 1
+                summary.audio_bytes += read
+                if outcome == "served":
+                    summary.served += 1
+                elif outcome == "left":
+                    summary.left += 1
+                else:
+                    summary.errors[outcome] += 1
+                    if outcome == "HTTP 429":  # a full queue: back off as a client should
+                        time.sleep(0.2)
+
+    threads = [threading.Thread(target=client, args=(c,), daemon=True) for c in range(clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(seconds + 300)
+    stop.set()
+    watcher.join()
+    return summary
+
+
+def run(
+    model: str,
+    clients: int,
+    seconds: float,
+    say: Callable[[str], None],
+    engine: Any = None,
+) -> Summary:
+    """A load run on a server started here (on `engine` when given, else `model` loaded)."""
+    from core.batcher import Batcher
+    from core.engine import Engine
+    from core.server import SpeechServer, serving_on_loopback
+
+    own = engine is None
+    if engine is None:
+        engine = Engine()
+        engine.load(model, "cpu" if model.startswith("demo") else None)
+    assert isinstance(engine, Engine)
+    counter = _LogCount()
+    names = ("", "uvicorn", "uvicorn.error", "chattts_studio")
+    for name in names:
+        logging.getLogger(name).addHandler(counter)
+    try:
+        batcher = Batcher(engine, slots=16, max_waiting=64)
+        server = SpeechServer(engine, batcher)
+        with serving_on_loopback(server, batcher) as port:
+            say(f"serving {model} on 127.0.0.1:{port}; {clients} clients for {seconds:g} s")
+            summary = load(port, clients, seconds)
+    finally:
+        for name in names:
+            logging.getLogger(name).removeHandler(counter)
+        if own:
+            engine.unload()
+    summary.tracebacks, summary.error_lines = counter.tracebacks, counter.errors
+    return summary
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="loadrun", description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default="demo")
+    parser.add_argument("--clients", type=int, default=64)
+    parser.add_argument("--seconds", type=float, default=60.0)
+    parser.add_argument("--max-growth-mb", type=float, default=150.0)
+    args = parser.parse_args(argv)
+    if args.clients < 1 or args.seconds <= 0:
+        print("--clients must be at least 1 and --seconds above 0.", file=sys.stderr)
+        return 2
+    summary = run(args.model, args.clients, args.seconds, lambda line: print(line, flush=True))
+    print(summary.text())
+    server_errors = sum(n for k, n in summary.errors.items() if k.startswith("HTTP 5"))
+    ok = not server_errors and not summary.tracebacks and summary.adds_up()
+    ok = ok and summary.growth_mb <= args.max_growth_mb
+    print("PASS" if ok else "FAIL")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
