@@ -31,6 +31,7 @@ NOT_LANGUAGE = {
     *("cpu", "cuda", "mps", "PyTorch", "GPT", "Pascal", "Ampere", "Apple", "PortAudio", "NUL"),
     "libportaudio2",
     "sha256",  # a hash's name
+    *("API", "ASCII", "EPUB"),  # names Chinese text uses as they are
 }
 # Control tokens ([uv_break], [speed_5]), placeholders of numbers, file patterns (*.txt),
 # key sequences, paths and commands to type are not language either.
@@ -38,6 +39,7 @@ IGNORED = re.compile(
     r"pipx? install(?: -e)? \.|chattts-studio-cli(?: [a-z-]+)+"
     r"|\[[a-z_0-9N-]+\]|\*\.\w+|(?:Ctrl|Alt|Shift)\+\S+"
     r"|(?:/[\w.-]+)+|https?://\S+|\b\w+\.(?:txt|json)|\.\w+\b|\b2Noise\b"
+    r"|Authorization: Bearer KEY"  # a header to send as it is
 )
 WORD = re.compile(r"[A-Za-z][A-Za-z0-9]+")  # "mp3" is one word
 

@@ -1245,6 +1245,14 @@
         <translation>在本机提供服务(&amp;L)</translation>
     </message>
     <message>
+        <source>Allow &amp;other machines</source>
+        <translation>允许其他计算机(&amp;O)</translation>
+    </message>
+    <message>
+        <source>Serve on every network interface, with a new key each time serving starts (shown under the run row); off: this machine only, no key</source>
+        <translation>在所有网络接口上提供服务，每次开始服务时生成新的密钥（显示在运行行下方）；关闭时：仅限本机，无需密钥</translation>
+    </message>
+    <message>
         <source>Serving p&amp;ort…</source>
         <translation>服务端口(&amp;O)…</translation>
     </message>
@@ -1265,6 +1273,10 @@
         <translation>下次开始提供服务时生效。</translation>
     </message>
     <message>
+        <source>Serving the loaded model to other machines on {url} (this machine: {local}), with the key shown below; stop serving to synthesize here.</source>
+        <translation>正在通过 {url} 向其他计算机提供已加载的模型（本机：{local}），需使用下方显示的密钥；停止服务后才能在此合成。</translation>
+    </message>
+    <message>
         <source>Speech API</source>
         <translation>语音接口</translation>
     </message>
@@ -1281,8 +1293,24 @@
         <translation>停止服务</translation>
     </message>
     <message>
+        <source>API key</source>
+        <translation>API 密钥</translation>
+    </message>
+    <message>
+        <source>Copy key</source>
+        <translation>复制密钥</translation>
+    </message>
+    <message>
+        <source>Copy the API key to the clipboard: other machines send it as the header &apos;Authorization: Bearer KEY&apos;. A new key is made each time serving starts.</source>
+        <translation>将 API 密钥复制到剪贴板：其他计算机需在请求头“Authorization: Bearer KEY”中发送它。每次开始服务都会生成新的密钥。</translation>
+    </message>
+    <message>
         <source>Serving on {url} · {requests} · {running} running</source>
         <translation>正在 {url} 上提供服务 · {requests} · {running} 个进行中</translation>
+    </message>
+    <message>
+        <source>Other machines may connect with the key {key}</source>
+        <translation>其他计算机可使用密钥 {key} 连接</translation>
     </message>
     <message>
         <source>Stopping the speech API…</source>
@@ -2209,6 +2237,10 @@
         <translation>此模型没有 {part} 编码器，因此无法克隆音色。</translation>
     </message>
     <message>
+        <source>The voice sample is longer than the {seconds} seconds a cloned voice may have; clone the voice again.</source>
+        <translation>音色样本超过了克隆音色允许的 {seconds} 秒；请重新克隆该音色。</translation>
+    </message>
+    <message>
         <source>The voice sample is not a valid ChatTTS sample string.</source>
         <translation>该音色样本不是有效的 ChatTTS 样本字符串。</translation>
     </message>
@@ -2223,6 +2255,10 @@
     <message>
         <source>The speaker is not a valid ChatTTS speaker embedding.</source>
         <translation>该说话人不是有效的 ChatTTS 说话人嵌入。</translation>
+    </message>
+    <message>
+        <source>The speaker embedding holds values that are not numbers.</source>
+        <translation>说话人嵌入中含有非数值。</translation>
     </message>
     <message>
         <source>The speaker embedding has {size} values but this model needs {needed}; pick a speaker made with it.</source>
@@ -2595,6 +2631,54 @@
     <message>
         <source>Cannot write subtitles as &apos;{kind}&apos;: use .srt or .vtt.</source>
         <translation>无法将字幕写为“{kind}”格式：请使用 .srt 或 .vtt。</translation>
+    </message>
+    <message>
+        <source>The EPUB {path} is not read: {reason}.</source>
+        <translation>未读取 EPUB {path}：{reason}。</translation>
+    </message>
+    <message>
+        <source>it holds {count} files, more than {limit}</source>
+        <translation>它包含 {count} 个文件，超过了 {limit} 个</translation>
+    </message>
+    <message>
+        <source>its file {name} would unpack from {packed} KB to {size} MB, as only a zip bomb does</source>
+        <translation>其中的文件 {name} 会从 {packed} KB 解压到 {size} MB，只有压缩炸弹才会这样</translation>
+    </message>
+    <message>
+        <source>its file {name} would unpack to {size} MB, more than {limit} MB</source>
+        <translation>其中的文件 {name} 解压后为 {size} MB，超过了 {limit} MB</translation>
+    </message>
+    <message>
+        <source>its files would unpack to {size} MB, more than {limit} MB</source>
+        <translation>其中的文件解压后共 {size} MB，超过了 {limit} MB</translation>
+    </message>
+    <message>
+        <source>the speaker library</source>
+        <translation>说话人库</translation>
+    </message>
+    <message>
+        <source>the pronunciation dictionary</source>
+        <translation>发音词典</translation>
+    </message>
+    <message>
+        <source>the history</source>
+        <translation>历史记录</translation>
+    </message>
+    <message>
+        <source>Another ChatTTS Studio is changing {what}; try again.</source>
+        <translation>另一个 ChatTTS Studio 正在修改{what}；请重试。</translation>
+    </message>
+    <message>
+        <source>Cannot read the API key file {path}: {reason}.</source>
+        <translation>无法读取 API 密钥文件 {path}：{reason}。</translation>
+    </message>
+    <message>
+        <source>The API key file {path} is empty.</source>
+        <translation>API 密钥文件 {path} 是空的。</translation>
+    </message>
+    <message>
+        <source>An API key may hold only visible ASCII characters, without spaces.</source>
+        <translation>API 密钥只能包含可见的 ASCII 字符，且不能含空格。</translation>
     </message>
 </context>
 </TS>
