@@ -1,6 +1,14 @@
-"""Short tasks off the UI thread, on Qt's thread pool: exports, model checks, draft writes and
-segment counts. The work runs there; its result or its exception comes back to a callback on
-the UI thread (a queued signal), so the event loop never waits for a disk or a long text.
+"""Short tasks off the UI thread, on a pool of Python threads: exports, model checks, draft
+writes and segment counts. The work runs there; its result or its exception comes back to a
+callback on the UI thread (a queued signal), so the event loop never waits for a disk or a long
+text.
+
+Python's threads, not Qt's pool: a QThreadPool thread is born outside Python, and every task on
+it enters Python through PyGILState_Ensure, which makes a new thread state (and frees it after).
+With tracemalloc on, CPython 3.11 traces that allocation from the half-made thread state and
+can crash: the rare segfault of full test runs (the memory tests trace), caught under gdb in
+traceback_new <- alloc_threadstate <- PyGILState_Ensure <- shiboken <- a "Thread (pooled)".
+A Python thread has one thread state for its life.
 
 The callbacks (which hold widgets) never leave the UI thread: a task carries only its number
 and its work, and a callback whose owner is destroyed is dropped with it. Qt objects must only
@@ -9,9 +17,10 @@ window's garbage kept alive until the worker's gc.collect() finds it, deadlocks 
 
 import itertools
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal, Slot
+from PySide6.QtCore import QObject, QThread, Signal, Slot
 from shiboken6 import isValid
 
 Deliver = Callable[[object, bool], None]
@@ -55,21 +64,25 @@ class _Relay(QObject):
 
 
 _relay: _Relay | None = None
+_pool: ThreadPoolExecutor | None = None
 
 
-class _Task(QRunnable):
-    def __init__(self, work: Callable[[], object], number: int, relay: _Relay) -> None:
-        super().__init__()
-        self.work, self.number, self.relay = work, number, relay
+def pool() -> ThreadPoolExecutor:
+    """The app's task threads (as many as Qt's pool would have had), made on first use."""
+    global _pool
+    if _pool is None:
+        _pool = ThreadPoolExecutor(max(2, QThread.idealThreadCount()), "task")
+    return _pool
 
-    def run(self) -> None:
-        try:
-            value, ok = self.work(), True
-        except Exception as exc:
-            exc.__traceback__ = None  # its frames may hold large arrays
-            value, ok = exc, False
-        self.work = None  # type: ignore[assignment]
-        self.relay.ended.emit(self.number, ok, value)
+
+def _run(work: Callable[[], object], number: int, relay: _Relay) -> None:
+    try:
+        value, ok = work(), True
+    except Exception as exc:
+        exc.__traceback__ = None  # its frames may hold large arrays
+        value, ok = exc, False
+    del work  # nothing of the task outlives it on this thread
+    relay.ended.emit(number, ok, value)
 
 
 def in_background(
@@ -96,4 +109,4 @@ def in_background(
         else:
             raise value  # type: ignore[misc]
 
-    QThreadPool.globalInstance().start(_Task(work, _relay.add(deliver, owner), _relay))
+    pool().submit(_run, work, _relay.add(deliver, owner), _relay)
