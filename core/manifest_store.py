@@ -14,17 +14,13 @@ import json
 import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import IO
-
-from filelock import BaseFileLock
 
 from .atomic import atomic_path, os_error_sentence, write_text_atomic
 from .errors import StudioError
-from .render_store import digest, hold_render_folder, journal_records
+from .render_store import RenderFolder, digest, journal_records
 
 STORE = ".manifest"
 JOURNAL = "journal.jsonl"
-LOCK = "lock"
 OUTPUT = "manifest.out.jsonl"
 VERSION = 1
 
@@ -55,16 +51,13 @@ class ItemEntry:
     sha256: str  # of the file
 
 
-class ManifestStore:
+class ManifestStore(RenderFolder):
     """Opened once per render (a lock file keeps a second render out of the folder)."""
 
     def __init__(self, folder: Path) -> None:
-        self.folder = Path(folder)
-        self.store = self.folder / STORE
+        super().__init__(folder, STORE)
         self.entries: dict[str, ItemEntry] = {}  # id -> the last line written for it
         self.made: list[str] = []  # ids made by this run, in order (each once)
-        self._journal: IO[str] | None = None
-        self._lock: BaseFileLock | None = None
 
     def open(self) -> "ManifestStore":
         try:
@@ -86,9 +79,6 @@ class ManifestStore:
             raise StudioError(os_error_sentence("write to", self.folder, exc)) from None
         return self
 
-    def _take_lock(self) -> None:
-        self._lock = hold_render_folder(self.store / LOCK, self.folder)
-
     def _read_journal(self) -> None:
         for data in journal_records(self.store / JOURNAL):
             try:
@@ -96,14 +86,6 @@ class ManifestStore:
             except (TypeError, KeyError):
                 continue
             self.entries[entry.id] = entry
-
-    def close(self) -> None:
-        if self._journal is not None:
-            with contextlib.suppress(OSError):
-                self._journal.close()
-        if self._lock is not None:
-            self._lock.release()
-        self._journal, self._lock = None, None
 
     def __enter__(self) -> "ManifestStore":
         return self.open()

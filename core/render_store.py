@@ -101,15 +101,34 @@ class Entry:
         return (self.text, self.group, self.settings) == (text, group, settings)
 
 
-class SegmentStore:
+class RenderFolder:
+    """What a render's store holds open while it works: its journal (appended to) and the
+    folder's lock (a second render is kept out). Book and manifest stores both are one."""
+
+    def __init__(self, folder: Path, store: str) -> None:
+        self.folder = Path(folder)
+        self.store = self.folder / store  # the render's own files, a hidden folder
+        self._journal: IO[str] | None = None
+        self._lock: BaseFileLock | None = None
+
+    def _take_lock(self) -> None:
+        self._lock = hold_render_folder(self.store / LOCK, self.folder)
+
+    def close(self) -> None:
+        if self._journal is not None:
+            with contextlib.suppress(OSError):
+                self._journal.close()
+        if self._lock is not None:
+            self._lock.release()
+        self._journal, self._lock = None, None
+
+
+class SegmentStore(RenderFolder):
     """Opened once per render (a lock file keeps a second render out of the folder)."""
 
     def __init__(self, folder: Path) -> None:
-        self.folder = Path(folder)
-        self.store = self.folder / STORE
+        super().__init__(folder, STORE)
         self._entries: dict[str, Entry] = {}  # file name -> the last line written for it
-        self._journal: IO[str] | None = None
-        self._lock: BaseFileLock | None = None
 
     # -- opening ---------------------------------------------------------------------------
     def open(self) -> "SegmentStore":
@@ -142,9 +161,6 @@ class SegmentStore:
             raise StudioError(os_error_sentence("write to", self.folder, exc)) from None
         return self
 
-    def _take_lock(self) -> None:
-        self._lock = hold_render_folder(self.store / LOCK, self.folder)
-
     def _clean_temp_files(self) -> None:
         """Temp files a killed render left behind (atomic writes not yet renamed)."""
         for folder in (self.store, self.folder):
@@ -159,14 +175,6 @@ class SegmentStore:
             except (TypeError, KeyError):
                 continue
             self._entries[entry.file] = entry
-
-    def close(self) -> None:
-        if self._journal is not None:
-            with contextlib.suppress(OSError):
-                self._journal.close()
-        if self._lock is not None:
-            self._lock.release()
-        self._journal, self._lock = None, None
 
     def __enter__(self) -> "SegmentStore":
         return self.open()

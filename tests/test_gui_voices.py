@@ -301,6 +301,7 @@ def test_a_microphone_take_kept_adds_one_voice_and_no_recording(
     assert entry.recording == "" and entry.preview
     assert {f for f in files_in(private_home) if f.startswith("speaker")} == {
         "speakers.json",
+        "speakers.json.lock",  # file_lock.py: stays, empty
         entry.preview,
     }
 
