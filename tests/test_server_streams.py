@@ -193,7 +193,10 @@ def test_a_client_that_never_reads_is_cut_off_holding_little(
     monkeypatch.setattr(core.server_stream, "_Buffer", Recorded)
     stats = api.batcher.stats
     stalled, cancelled = stats.stalled, stats.cancelled
-    text = LONG * 4  # more segments than its rows can hold while it is held back
+    # Far more audio (~17 MB as PCM) than the kernel's socket buffers absorb (loopback autotunes
+    # them to a few MB: with 4x LONG all of it could fit, the request end before the client
+    # was seen stalling, and the cut-off count nothing), and more segments than its rows hold.
+    text = LONG * 16
     sock = _raw_request(api.port, text, receive_buffer=4096)
     try:
         normal = httpx.post(f"{api.url}/v1/audio/speech", json=_body("你好。"), timeout=60)
