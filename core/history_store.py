@@ -63,8 +63,13 @@ class _Running(ResultStore):
 
 
 def _in_use(folder: Path) -> bool:
-    """Whether a run (in this process or another) is still writing `folder`."""
-    lock = try_hold(folder / IN_USE)
+    """Whether a run (in this process or another) is still writing `folder`. A folder that
+    cannot be marked (removed meanwhile by another window's clear, unwritable) counts as in
+    use: it is not this caller's to remove."""
+    try:
+        lock = try_hold(folder / IN_USE)
+    except OSError:
+        return True
     if lock is None:
         return True
     lock.release()

@@ -253,7 +253,7 @@ class ResultHistory:
         in_background(
             lambda: folder.clear(running),
             lambda _: self._update_usage(),
-            lambda exc: self.warn(core_text(exc)),
+            lambda exc: self.message.emit(core_text(exc)),
             owner=self,
         )
 

@@ -151,7 +151,10 @@ def test_history_keeps_to_its_limit_survives_a_restart_and_clears(qtbot, tmp_pat
     assert again.save_to(tmp_path / "again.flac")
     assert sf.info(str(tmp_path / "again.flac")).frames == again.length
 
+    said: list[str] = []
+    again.message.connect(said.append)
     again.clear_button.click()
-    qtbot.waitUntil(lambda: not list(folder.iterdir()), timeout=10_000)
+    qtbot.waitUntil(lambda: not list(folder.iterdir()) or bool(said), timeout=10_000)
+    assert not list(folder.iterdir()), said  # a clear that failed says why in the panel
     assert again.history == [] and again.history_list.count() == 0 and again.length == 0
     qtbot.waitUntil(lambda: again.usage_label.text().startswith("History uses 0 bytes"))
