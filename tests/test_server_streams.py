@@ -204,7 +204,13 @@ def test_a_client_that_never_reads_is_cut_off_holding_little(
         segments = api.batcher.segments_of(SpeechOrder("你好。", ""))
         assert len(normal.content) // 2 > (segments[0].step_cap - 1) * SAMPLES_PER_STEP
         assert _until(lambda: stats.stalled == stalled + 1)
-        assert _until(lambda: stats.cancelled == cancelled + 1)
+        # Its own ticket is cancelled and dropped. (The counter alone is not exact here: a
+        # ticket the previous test's leaving clients cancelled may be dropped, and counted,
+        # only after this test read it, as a clean-clone run under gdb showed twice.)
+        ticket = buffers[0].ticket
+        assert ticket is not None
+        assert _until(lambda: ticket.cancelled and ticket not in api.batcher._tickets)
+        assert stats.cancelled >= cancelled + 1
         assert _until(lambda: api.batcher.active_requests() == 0)
         assert api.batcher._waiting() == 0  # released: it counts against the queue no more
         # What waited for it: the limit, plus the segments its rows were decoding then.
