@@ -7,7 +7,6 @@ reach into a `Chat` themselves. If ChatTTS changes, this file is what changes wi
 """
 
 import logging
-import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -15,25 +14,15 @@ from typing import Any
 import numpy as np
 import torch
 
-from . import SAMPLE_RATE, speaker_codec
+from . import voice_checks
 from .cancel import CancelToken
-from .clone import MAX_SECONDS
-from .errors import ModelError, SpeakerError
+from .errors import ModelError
 from .messages import QT_TRANSLATE_NOOP, Sentence
 from .speaker_codec import encode_prompt, encode_speaker
 from .voice import Voice
 
 StepHook = Callable[[torch.Tensor], None]  # the GPT's output hidden states of one forward
 SpeakerLike = str | Voice  # an embedding string (the older form) or a Voice
-# The most code frames a cloned voice's sample can have: the DVAE makes one frame per 512
-# samples (mel hop 256, two mel frames a code); a second's margin over the longest clip.
-MAX_SAMPLE_FRAMES = math.ceil((MAX_SECONDS + 1) * SAMPLE_RATE / 512)
-# Speaker strings are decoded up to this many values, so one made for a wider model is said
-# with its width (ChatTTS's is 768, the demo's 64); anything longer stops there (8 KiB).
-SPEAKER_VALUES_READ = 4096
-NOT_AN_EMBEDDING = QT_TRANSLATE_NOOP(
-    "core", "The speaker is not a valid ChatTTS speaker embedding."
-)
 
 
 def _voice(speaker: SpeakerLike) -> Voice:
@@ -365,76 +354,16 @@ class ChatModel:
         return encode_prompt(codes)  # Speaker.encode_prompt's string, without its GIL stall
 
     def sample_codes(self, sample: str) -> torch.Tensor:
-        """A sample string's codes [num_vq, frames] (int32), decoded no further than the
-        longest recording the app clones: a longer one is refused before it is expanded."""
-        try:
-            codes = speaker_codec.decode_prompt(sample, self.num_vq * MAX_SAMPLE_FRAMES)
-        except speaker_codec.TooLarge:
-            raise SpeakerError(
-                Sentence(
-                    QT_TRANSLATE_NOOP(
-                        "core",
-                        "The voice sample is longer than the {seconds} seconds a cloned voice "
-                        "may have; clone the voice again.",
-                    ),
-                    seconds=f"{MAX_SECONDS:g}",
-                )
-            ) from None
-        except ValueError:
-            raise SpeakerError(
-                QT_TRANSLATE_NOOP("core", "The voice sample is not a valid ChatTTS sample string.")
-            ) from None
-        return torch.from_numpy(codes.astype(np.int32))
+        """A sample string's codes [num_vq, frames] (int32), decoded with a bound."""
+        return voice_checks.sample_codes(self.num_vq, sample)
 
     def check_sample(self, sample: str) -> int:
         """The sample's length in frames; SpeakerError when this model cannot read it."""
-        codes = self.sample_codes(sample)
-        if codes.dim() != 2 or codes.shape[0] != self.num_vq or codes.shape[1] < 1:
-            raise SpeakerError(
-                QT_TRANSLATE_NOOP(
-                    "core", "The voice sample does not fit this model; clone the voice again."
-                )
-            )
-        if int(codes.max()) >= self.num_codes - 1 or int(codes.min()) < 0:
-            raise SpeakerError(
-                QT_TRANSLATE_NOOP("core", "The voice sample has codes this model does not know.")
-            )
-        return int(codes.shape[1])
+        return voice_checks.check_sample(self.num_vq, self.num_codes, sample)
 
     def check_speaker(self, embedding: str) -> str:
-        """The embedding string, stripped, when it holds this model's hidden_size finite
-        values; SpeakerError otherwise. Decoding is bounded: a string longer than one of
-        SPEAKER_VALUES_READ values is refused before anything is decoded, and decoding stops
-        past that many values."""
-        text = embedding.strip()
-        try:
-            values = speaker_codec.decode_speaker(text, max(self.hidden_size, SPEAKER_VALUES_READ))
-        except speaker_codec.TooLarge:
-            read = max(self.hidden_size, SPEAKER_VALUES_READ)
-            raise SpeakerError(_wrong_size(f"more than {read}", self.hidden_size)) from None
-        except ValueError:
-            raise SpeakerError(NOT_AN_EMBEDDING) from None
-        if values.size != self.hidden_size:
-            raise SpeakerError(_wrong_size(str(values.size), self.hidden_size))
-        if not np.isfinite(values).all():
-            raise SpeakerError(
-                QT_TRANSLATE_NOOP(
-                    "core", "The speaker embedding holds values that are not numbers."
-                )
-            )
-        return text
-
-
-def _wrong_size(size: str, needed: int) -> Sentence:
-    return Sentence(
-        QT_TRANSLATE_NOOP(
-            "core",
-            "The speaker embedding has {size} values but this model needs {needed}; "
-            "pick a speaker made with it.",
-        ),
-        size=size,
-        needed=needed,
-    )
+        """The embedding, stripped, when this model can use it; SpeakerError otherwise."""
+        return voice_checks.check_speaker(self.hidden_size, embedding)
 
 
 def text_normalizer(readers: Mapping[str, Callable[[str], str]]) -> Callable[[str], str]:

@@ -24,7 +24,7 @@ from starlette.middleware.cors import CORSMiddleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .batcher import Batcher, SpeechOrder
-from .chat import NOT_AN_EMBEDDING, SpeakerLike
+from .chat import SpeakerLike
 from .engine import Engine
 from .errors import StudioError
 from .server_access import CORS_METHODS, Access, cors_origins, refusal
@@ -43,6 +43,7 @@ from .server_request import (
 from .server_stream import StreamLimits, respond
 from .speaker_codec import speaker_string_limit
 from .speaker_file import MAX_NAME
+from .voice_checks import NOT_AN_EMBEDDING
 
 log = logging.getLogger("chattts_studio")
 VOICE_MARGIN = 16  # characters over the longest embedding string, in case an encoder pads

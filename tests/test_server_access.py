@@ -19,12 +19,12 @@ import pytest
 
 from core import speaker_codec
 from core.batcher import Batcher
-from core.chat import SPEAKER_VALUES_READ
 from core.cli_serve import KEY_ENV, add_serve_parser, cmd_serve
 from core.engine import Engine
 from core.errors import StudioError
 from core.server import ServeLimits, SpeechServer, serving_on_loopback, uvicorn_server
 from core.server_access import Access, new_api_key, read_key_file
+from core.voice_checks import SPEAKER_VALUES_READ
 
 PAGE = "http://localhost:3000"  # the one web page the served API lets in
 GOOD = {"model": "chattts", "input": "你好。", "voice": "seed:1", "response_format": "pcm"}

@@ -124,8 +124,8 @@ def test_decoding_equals_chattts_own_and_stops_past_what_the_caller_can_use(
 def test_a_sample_longer_than_any_clone_is_refused_before_it_is_expanded(
     engine: Engine, decompressions: list[int]
 ) -> None:
-    from core.chat import MAX_SAMPLE_FRAMES
     from core.errors import SpeakerError
+    from core.voice_checks import MAX_SAMPLE_FRAMES
 
     model = engine.model
     assert model is not None
