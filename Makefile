@@ -45,6 +45,7 @@ test: install
 lint: install
 	$(BIN)/ruff check core gui tests
 	$(BIN)/ruff format --check core gui tests
+	bash .ci/link_tree.sh build/typecheck
 	$(BIN)/mypy
 
 # Tests that start Ray in the test process run in a second process: Ray's native threads and its
@@ -63,7 +64,7 @@ resources/i18n/%.qm: resources/i18n/%.ts $(STAMP)
 # After changing or adding user-visible strings in gui/: refresh the .ts (new strings appear
 # unfinished, vanished ones are dropped), translate the new ones, then `make install`.
 translations: $(STAMP)
-	$(BIN)/pyside6-lupdate gui/*.py core/*.py -ts $(TS) -no-obsolete -locations none
+	$(BIN)/pyside6-lupdate $(shell find gui core -name '*.py') -ts $(TS) -no-obsolete -locations none
 	@$(MAKE) --no-print-directory $(QM)
 
 # Every install takes the versions the suite last passed with: constraints.txt pins each package
@@ -117,4 +118,4 @@ smoke: install
 	LOCK=$(LOCK) bash .ci/smoke.sh "$(BIN)/python" $(foreach v,$(SUPPORTED),$(call python_for,$(v)))
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache *.egg-info
+	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache *.egg-info build

@@ -40,7 +40,7 @@ for python in "$@"; do
      test -s "$work/out$version.wav" &&
      (cd "$work" && "$env/bin/python" - <<'PY'
 from PySide6.QtCore import QTimer
-from gui.app import application, build_window
+from chattts_studio.gui.app import application, build_window
 
 app = application()
 window = build_window(None)

@@ -12,8 +12,8 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from . import platforms
-from .messages import QT_TRANSLATE_NOOP, Sentence
+from chattts_studio.core import platforms
+from chattts_studio.core.messages import QT_TRANSLATE_NOOP, Sentence
 
 
 def target_problem(target: Path, example: str = "name.ext") -> str | None:

@@ -1,7 +1,9 @@
 """Errors a user can cause or fix, each carrying one clear sentence for the window or stderr.
 
-Raised with a core.messages.Sentence, an error also carries the sentence's template and
-parameters, so the window says it in its own language (gui.i18n.core_text); str(error) is
+Raised with a chattts_studio.core.messages.Sentence, an error also carries the sentence's template
+and
+parameters, so the window says it in its own language (chattts_studio.gui.i18n.core_text);
+str(error) is
 always the English sentence."""
 
 from typing import Any

@@ -14,9 +14,9 @@ from pathlib import Path
 
 from filelock import BaseFileLock, FileLock, Timeout
 
-from .atomic import os_error_sentence
-from .errors import StudioError
-from .messages import QT_TRANSLATE_NOOP, Sentence
+from chattts_studio.core.atomic import os_error_sentence
+from chattts_studio.core.errors import StudioError
+from chattts_studio.core.messages import QT_TRANSLATE_NOOP, Sentence
 
 # Far longer than any change takes (a re-read and an atomic write), far shorter than a person
 # waits before thinking the app hung.

@@ -1,7 +1,8 @@
 """Sentences core shows a person, kept translatable without Qt: each fixed template is marked
 with QT_TRANSLATE_NOOP("core", ...) (pyside6-lupdate finds marks by that function name), and a
 Sentence carries its template and parameters beside the English text, so the window can say it
-in its own language (gui.i18n.core_text) while the CLI and the logs print it as it is."""
+in its own language (chattts_studio.gui.i18n.core_text) while the CLI and the logs print it as it
+is."""
 
 import os
 from typing import Any

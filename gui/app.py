@@ -18,14 +18,13 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QCoreApplication, QEvent, Qt
 from PySide6.QtWidgets import QApplication, QWidget
 
-from core.quiet import quiet_libraries
-
-from . import i18n
-from .resources import app_icon
-from .theme import follow_system
+from chattts_studio.core.engine.quiet import quiet_libraries
+from chattts_studio.gui import i18n
+from chattts_studio.gui.common.theme import follow_system
+from chattts_studio.gui.resources import app_icon
 
 if TYPE_CHECKING:
-    from .main_window import MainWindow
+    from chattts_studio.gui.window.main_window import MainWindow
 
 # Overrides the saved language for one run ("en", "zh_CN"): screenshots, bug reports.
 LANGUAGE_ENV = "CHATTTS_STUDIO_LANGUAGE"
@@ -48,7 +47,7 @@ def set_up_language() -> str:
     """Install the translation the window speaks: $CHATTTS_STUDIO_LANGUAGE, else the one chosen
     in Settings > Language, else the system locale's. Widgets take their texts when they are
     made, so this runs before the window is built."""
-    from .settings import saved_language
+    from chattts_studio.gui.settings import saved_language
 
     language = i18n.resolve(os.environ.get(LANGUAGE_ENV) or saved_language())
     if not i18n.install(language):
@@ -62,11 +61,11 @@ def build_window(model: str | None = None, device: str | None = None) -> "MainWi
     when given (it is saved, as a choice in the window would be)."""
     application()
     set_up_language()
-    from .main_window import MainWindow
+    from chattts_studio.gui.window.main_window import MainWindow
 
     if device is None:
         return MainWindow(model)
-    from .settings import Key, Settings
+    from chattts_studio.gui.settings import Key, Settings
 
     settings = Settings()
     settings.set(Key.DEVICE, device)
@@ -95,7 +94,7 @@ def open_window(
     if file is not None:
         open_file(window, file)
     if instance_name is not None:
-        from .single_instance import InstanceServer
+        from chattts_studio.gui.single_instance import InstanceServer
 
         server = InstanceServer(instance_name, window)
 
@@ -127,7 +126,7 @@ def parse_arguments(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def install_desktop_entry() -> int:
-    from .desktop_entry import DesktopEntryError, install
+    from chattts_studio.gui.desktop_entry import DesktopEntryError, install
 
     try:
         written = install()
@@ -143,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_arguments(argv)
     if args.install_desktop_entry:
         return install_desktop_entry()
-    from .single_instance import hand_over, server_name
+    from chattts_studio.gui.single_instance import hand_over, server_name
 
     file = Path(args.file).absolute() if args.file is not None else None
     instance_name = server_name()

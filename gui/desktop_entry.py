@@ -12,11 +12,10 @@ from pathlib import Path
 
 import platformdirs
 
-from core.atomic import atomic_path, os_error_reason
-from core.errors import StudioError
-
-from .i18n import core_text, translate
-from .resources import existing_resource
+from chattts_studio.core.atomic import atomic_path, os_error_reason
+from chattts_studio.core.errors import StudioError
+from chattts_studio.gui.i18n import core_text, translate
+from chattts_studio.gui.resources import existing_resource
 
 APP_ID = "chattts-studio"  # the desktop file's name, the icon's name and the window's class
 LAUNCHER = "chattts-studio"

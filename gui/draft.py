@@ -9,12 +9,11 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject
 
-from core import paths
-from core.atomic import os_error_reason, write_text_atomic
-
-from .i18n import core_text, translate
-from .settings import Key
-from .tasks import in_background
+from chattts_studio.core import paths
+from chattts_studio.core.atomic import os_error_reason, write_text_atomic
+from chattts_studio.gui.common.tasks import in_background
+from chattts_studio.gui.i18n import core_text, translate
+from chattts_studio.gui.settings import Key
 
 DRAFT_FILE = "editor-draft.txt"
 MAX_DRAFT_BYTES = 64 * 2**20  # far beyond any text worth synthesizing; guards a bogus file

@@ -8,7 +8,8 @@ moves them, never drops them (tests/test_i18n.py checks both).
 
 Sentences made by core (which never imports Qt) go through `core_text`: core marks its fixed
 templates with its own QT_TRANSLATE_NOOP("core", ...) (pyside6-lupdate reads core/*.py too) and
-hands out core.messages.Sentence values, whose template is translated here and filled with
+hands out chattts_studio.core.messages.Sentence values, whose template is translated here and
+filled with
 their parameters.
 """
 
@@ -16,12 +17,11 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, QLibraryInfo, QLocale, QTranslator
 
-from core.messages import CONTEXT, Sentence
-
-from .resources import resource_path
+from chattts_studio.core.messages import CONTEXT, Sentence
+from chattts_studio.gui.resources import resource_path
 
 if TYPE_CHECKING:
-    from core.models import ModelInfo
+    from chattts_studio.core.weights.models import ModelInfo
 
 SYSTEM = "system"  # the saved choice that follows the system locale
 # The languages with a translation, by code, each named in its own language: a person looks
@@ -74,8 +74,8 @@ def core_text(said: BaseException | str | None) -> str:
 
 
 def model_label(info: "ModelInfo") -> str:
-    """core.models.ModelInfo.label in the interface's language."""
-    from core.models import RANDOM_LABEL
+    """chattts_studio.core.weights.models.ModelInfo.label in the interface's language."""
+    from chattts_studio.core.weights.models import RANDOM_LABEL
 
     if info.random_weights:
         return translate("Models", "{name} ({note})").format(

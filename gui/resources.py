@@ -1,7 +1,7 @@
 """Finds the app's data files (icon, desktop entry, sample texts) with importlib.resources.
 
 They live in the top-level resources/ folder of the source tree, which the wheel installs as
-the package `chattts_studio_resources` (pyproject's package-dir); an editable install maps the
+the package `chattts_studio.resources` (pyproject's package-dir); an editable install maps the
 same name onto the folder. Run straight from a source checkout (nothing installed), the folder
 beside gui/ is used. Missing files are logged as a warning: the app still opens without them.
 """
@@ -16,7 +16,7 @@ from pathlib import Path
 
 from PySide6.QtGui import QIcon
 
-PACKAGE = "chattts_studio_resources"
+PACKAGE = "chattts_studio.resources"
 CHECKOUT = Path(__file__).resolve().parent.parent / "resources"  # in a source tree
 AUDITION_SENTENCE = "四川美食确实以辣闻名，但也有不辣的选择。[uv_break]Nice to meet you."
 FALLBACK_SAMPLE = "你好，欢迎使用 ChatTTS Studio。[uv_break]Hello, welcome."

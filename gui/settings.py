@@ -12,9 +12,8 @@ from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QSettings
 
-from core import paths
-
-from .i18n import translate
+from chattts_studio.core import paths
+from chattts_studio.gui.i18n import translate
 
 SETTINGS_FILE = "gui-settings.ini"
 SETTINGS_VERSION = 1  # raise it when a key changes meaning; older files are read as they are
@@ -56,7 +55,7 @@ DEFAULTS: dict[Key, object] = {
     Key.LANGUAGE: "system",
     Key.HISTORY_LIMIT_MB: 1024,
     Key.TURN_PAUSE: 0.4,  # SynthesisRequest's (and the CLI's --turn-pause) default
-    Key.SERVE_PORT: 8000,  # gui/serving.py's DEFAULT_PORT, the CLI's default
+    Key.SERVE_PORT: 8000,  # gui/serve/serving.py's DEFAULT_PORT, the CLI's default
 }
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtNetwork import QLocalServer, QLocalSocket
 
-from core import paths
+from chattts_studio.core import paths
 
 CONNECT_MS = 1_000
 ANSWER_MS = 10_000  # the running window answers from its event loop; allow a busy moment

@@ -24,6 +24,7 @@ _ASOUND.write_text(
     f'  file "{CAPTURE_DIR}/out_%r_%c.raw"; format "raw" }}\n'
 )
 os.environ["ALSA_CONFIG_PATH"] = str(_ASOUND)
+REPO = Path(__file__).resolve().parent.parent  # the checkout
 HOME = _SESSION_DIR / "home"
 HOME.mkdir()
 os.environ["CHATTTS_STUDIO_HOME"] = str(HOME)
@@ -40,7 +41,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
     if torch.cuda.is_available():
         return
-    from core.devices import cuda_status
+    from chattts_studio.core.engine.devices import cuda_status
 
     skip = pytest.mark.skip(reason=f"needs a CUDA GPU (run with -m gpu there): {cuda_status()}")
     for item in gpu_items:
@@ -91,7 +92,7 @@ def capture_dir() -> Path:
 @pytest.fixture(scope="session")
 def demo_model() -> str:
     """The tiny demo weights, built once per test run into the session's data folder."""
-    from core import models
+    from chattts_studio.core.weights import models
 
     models.ensure("demo")
     return "demo"
@@ -99,7 +100,7 @@ def demo_model() -> str:
 
 @pytest.fixture(scope="session")
 def engine(demo_model: str):  # type: ignore[no-untyped-def]
-    from core.engine import Engine
+    from chattts_studio.core.engine.engine import Engine
 
     engine = Engine()
     engine.load(demo_model, "cpu", "fp32")
@@ -110,7 +111,7 @@ def engine(demo_model: str):  # type: ignore[no-untyped-def]
 @pytest.fixture
 def private_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, demo_model: str) -> Path:
     """A fresh data folder (speakers, settings) that shares the session's built models."""
-    from core import paths
+    from chattts_studio.core import paths
 
     shared_models = paths.models_dir()  # where demo_model built the weights
     home = tmp_path / "home"
@@ -139,7 +140,7 @@ def window_maker(qtbot, ready):  # type: ignore[no-untyped-def]
 
     from PySide6.QtCore import QCoreApplication, QEvent
 
-    from gui.app import build_window
+    from chattts_studio.gui.app import build_window
 
     windows = []
 
@@ -166,7 +167,7 @@ def inject_oom(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     the row count it failed at."""
     import torch
 
-    from core.decode import FastDecoder
+    from chattts_studio.core.engine.decode.loop import FastDecoder
 
     real = FastDecoder.__init__
     failures: list[int] = []

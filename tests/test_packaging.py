@@ -15,10 +15,10 @@ import tomllib
 import zipfile
 from pathlib import Path
 
-from core.paths import models_dir
+from chattts_studio.core.paths import models_dir
 
 ROOT = Path(__file__).resolve().parent.parent
-OWN = {"core", "gui", "chattts_studio_resources"}
+OWN = {"chattts_studio"}  # the only import root the project installs
 PIP = [sys.executable, "-m", "pip"]
 DEMO_ON_CPU = ["--model", "demo", "--device", "cpu", "--no-refine"]
 RESOURCE_FILES = [
@@ -37,7 +37,8 @@ def _normal(name: str) -> str:
 
 
 def _declared() -> set[str]:
-    """The dependencies, and the `cluster` extra's (core/cluster.py imports ray only when a
+    """The dependencies, and the `cluster` extra's (core/render/manifest/cluster.py imports ray
+    only when a
     cluster render runs; without it --ray says how to install it)."""
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     names = [*project["dependencies"], *project["optional-dependencies"]["cluster"]]
@@ -110,12 +111,29 @@ def test_the_lock_pins_every_declared_dependency_within_its_range() -> None:
 
 
 def _package_folders() -> set[str]:
-    """Every folder of core/ and gui/ with Python files, as a dotted package name."""
+    """Every folder of core/ and gui/ with Python files, as its installed package name; the
+    developer tools' folders (devtools/) excepted: they stay out of the wheel."""
     return {
-        ".".join(path.parent.relative_to(ROOT).parts)
+        ".".join(("chattts_studio", *path.parent.relative_to(ROOT).parts))
         for path in [*ROOT.glob("core/**/*.py"), *ROOT.glob("gui/**/*.py")]
-        if "__pycache__" not in path.parts
+        if "__pycache__" not in path.parts and "devtools" not in path.parts
     }
+
+
+def test_the_editable_install_maps_one_root_onto_the_checkout() -> None:
+    """`pip install -e` (make install) maps chattts_studio.core, .gui and .resources onto the
+    top-level folders, developer tools included, and installs no other import root."""
+    import chattts_studio
+    from chattts_studio import core, gui, resources
+    from chattts_studio.core.devtools import gpucheck
+
+    for module, folder in ((core, "core"), (gui, "gui"), (resources, "resources")):
+        assert Path(module.__file__).resolve() == ROOT / folder / "__init__.py"
+    assert Path(gpucheck.__file__).resolve().is_relative_to(ROOT / "core" / "devtools")
+    assert not hasattr(chattts_studio, "__file__") or chattts_studio.__file__ is None  # namespace
+    roots = importlib.metadata.packages_distributions()
+    ours = sorted(top for top, dists in roots.items() if "chattts-studio" in dists)
+    assert ours == ["chattts_studio"], ours
 
 
 def _build_wheel(tmp_path: Path) -> Path:
@@ -167,13 +185,16 @@ WINDOW_CHECK = textwrap.dedent(
 
     from PySide6.QtCore import QTimer
 
-    import core, gui
-    from gui import resources
-    from gui.app import application, build_window
+    import chattts_studio
+    from chattts_studio import core, gui, resources as data
+    from chattts_studio.gui import resources
+    from chattts_studio.gui.app import application, build_window
 
     venv = Path(sys.argv[1]).resolve()
-    for module in (core, gui):
+    for module in (core, gui, data):
         assert Path(module.__file__).resolve().is_relative_to(venv), module.__file__
+    (root,) = chattts_studio.__path__  # one import root, a namespace package from the wheel
+    assert Path(root).resolve().is_relative_to(venv), root
     folder = resources.resources_dir()
     assert folder is not None and folder.resolve().is_relative_to(venv), folder
     for name in ("icon.svg", "icon.png", "chattts-studio.desktop"):
@@ -205,8 +226,12 @@ def test_wheel_installs_and_runs_away_from_the_source_tree(tmp_path: Path, demo_
     for package in _package_folders():
         assert f"{package.replace('.', '/')}/__init__.py" in names, f"{package} not in the wheel"
     for name in RESOURCE_FILES:
-        assert f"chattts_studio_resources/{name}" in names, f"{name} not in the wheel"
-    assert "chattts_studio_resources/screenshot.png" not in names  # the README's, not the app's
+        assert f"chattts_studio/resources/{name}" in names, f"{name} not in the wheel"
+    assert "chattts_studio/resources/screenshot.png" not in names  # the README's, not the app's
+    roots = {name.split("/")[0] for name in names if ".dist-info/" not in name}
+    assert roots == {"chattts_studio"}, roots  # one import root, named after the product
+    assert not any("/devtools/" in name for name in names)  # developer tools stay out
+    assert "chattts_studio/__init__.py" not in names  # a namespace root: nothing of its own
     requires = {
         _normal(re.findall(r"[A-Za-z0-9._-]+", line.split(":", 1)[1])[0])
         for line in metadata.splitlines()

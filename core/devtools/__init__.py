@@ -1,2 +1,3 @@
-"""Developer tools behind the CLI's `bench` and `soak` subcommands: measuring and soak-testing
-the engine. Nothing in the engine or the app imports them at run time."""
+"""Developer tools kept in the repository, not in the installed wheel: the GPU run (gpucheck and
+its parts), the speech API's load run and its bench. Run from a checkout (`make install` maps
+them in): `python -m chattts_studio.core.devtools.gpucheck`."""

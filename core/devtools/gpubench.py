@@ -9,8 +9,8 @@ from typing import Any
 
 import torch
 
-from .bench import SENTENCE, Bench, long_text
-from .gpuanatomy import step_anatomy
+from chattts_studio.core.benchmarks.bench import SENTENCE, Bench, long_text
+from chattts_studio.core.devtools.gpuanatomy import step_anatomy
 
 GPU_SENTENCE = "四川美食确实以辣闻名，但也有不辣的选择。"  # ~20 characters: ~400 steps a segment
 
@@ -61,7 +61,7 @@ def _batch_row(
 
 
 def run_bench(mode: Any) -> dict[str, Any]:
-    from ..engine import Engine
+    from chattts_studio.core.engine.engine import Engine
 
     cpu = mode.cpu
     precisions = ["fp32"] if cpu else ["fp32", "bf16", "fp16"]

@@ -1,6 +1,6 @@
 """The GPU run: one prepared command that proves the CUDA path on a real GPU in a few minutes.
 
-    python -m core.devtools.gpucheck [--cpu] [--out DIR] [--budget SECONDS]
+    python -m chattts_studio.core.devtools.gpucheck [--cpu] [--out DIR] [--budget SECONDS]
 
 It runs in parts, each in its own process with its own time limit, so that a part that fails
 (or a CUDA error that poisons its process) still leaves the others' figures:
@@ -27,8 +27,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .gpuparts import PARTS, run_part
-from .gpureport import markdown
+from chattts_studio.core.devtools.gpuparts import PARTS, run_part
+from chattts_studio.core.devtools.gpureport import markdown
 
 PART_SHARE = {"env": 0.05, "pytest": 0.15, "checks": 0.25, "bench": 0.55}
 
@@ -37,7 +37,7 @@ def _part_process(name: str, args: argparse.Namespace, limit: float, out: Path) 
     result_file = out / f"part-{name}.json"
     result_file.unlink(missing_ok=True)
     command = [
-        sys.executable, "-m", "core.devtools.gpucheck", "--part", name,
+        sys.executable, "-m", "chattts_studio.core.devtools.gpucheck", "--part", name,
         "--result", str(result_file), "--limit", f"{limit:.0f}",
     ]  # fmt: skip
     if args.cpu:
@@ -88,7 +88,7 @@ def drive(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m core.devtools.gpucheck")
+    parser = argparse.ArgumentParser(prog="python -m chattts_studio.core.devtools.gpucheck")
     parser.add_argument("--cpu", action="store_true", help="CPU mode: demo weights, small sizes")
     parser.add_argument("--out", help="folder for report.md and report.json (default: $OUT)")
     parser.add_argument("--budget", type=float, default=480.0, help="seconds for all parts")

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 if TYPE_CHECKING:
-    from ..engine import Engine
+    from chattts_studio.core.engine.engine import Engine
 
 Part = Callable[["Mode"], dict[str, Any]]
 
@@ -35,7 +35,7 @@ class Mode:
 
 
 def env(mode: Mode) -> dict[str, Any]:
-    from ..devices import cuda_status, list_devices, precision_support
+    from chattts_studio.core.engine.devices import cuda_status, list_devices, precision_support
 
     info: dict[str, Any] = {
         "python": sys.version.split()[0],
@@ -84,7 +84,7 @@ def pytest_gpu(mode: Mode) -> dict[str, Any]:
 
 
 def _engine(mode: Mode, precision: str = "fp32") -> "Engine":
-    from ..engine import Engine
+    from chattts_studio.core.engine.engine import Engine
 
     engine = Engine()
     engine.load(mode.model, mode.device, precision)
@@ -93,9 +93,9 @@ def _engine(mode: Mode, precision: str = "fp32") -> "Engine":
 
 def _equality(engine: Any, mode: Mode) -> dict[str, Any]:
     """Studio's codes against ChatTTS's own generate loop at batch 1, same seed."""
-    from ..cancel import CancelToken
-    from ..chat import StockSettings
-    from ..decode import FastDecoder, Job, Sampling
+    from chattts_studio.core.engine.cancel import CancelToken
+    from chattts_studio.core.engine.chattts.chat import StockSettings
+    from chattts_studio.core.engine.decode.loop import FastDecoder, Job, Sampling
 
     model = engine.model
     speaker = engine.sample_speaker(3)
@@ -132,8 +132,8 @@ def _equality(engine: Any, mode: Mode) -> dict[str, Any]:
 
 def _nan(mode: Mode) -> dict[str, Any]:
     """A NaN in one row's logits: one sentence, and the process (CUDA context) still works."""
-    from ..decode import FastDecoder, NonFiniteError
-    from ..request import SynthesisRequest
+    from chattts_studio.core.engine.decode.loop import FastDecoder, NonFiniteError
+    from chattts_studio.core.engine.request import SynthesisRequest
 
     engine = _engine(mode, "fp32" if mode.cpu else "fp16")
     real = FastDecoder._logits
@@ -161,9 +161,9 @@ def _nan(mode: Mode) -> dict[str, Any]:
 
 
 def _cancel(engine: Any, mode: Mode) -> dict[str, Any]:
-    from ..cancel import CancelToken
-    from ..errors import Cancelled
-    from ..request import SynthesisRequest
+    from chattts_studio.core.engine.cancel import CancelToken
+    from chattts_studio.core.engine.request import SynthesisRequest
+    from chattts_studio.core.errors import Cancelled
 
     token = CancelToken()
     request = SynthesisRequest(
@@ -192,8 +192,8 @@ def _oom(engine: Any, mode: Mode) -> dict[str, Any]:
     """Out of memory for real on CUDA: hold most of the card so that a batch's KV cache does
     not fit, synthesize, and see the batch halve and every segment come out. On the CPU the
     error is injected (filling the RAM is no test)."""
-    from ..decode import FastDecoder
-    from ..request import SynthesisRequest
+    from chattts_studio.core.engine.decode.loop import FastDecoder
+    from chattts_studio.core.engine.request import SynthesisRequest
 
     batch = 4 if mode.cpu else 16
     text = "今天天气很好，我们去公园散步。" * batch
@@ -247,8 +247,8 @@ def _batcher(engine: Any, mode: Mode) -> dict[str, Any]:
     share decode steps, and each request's audio equals what it gets alone (exact rows)."""
     import numpy as np
 
-    from ..batcher import Batcher, Delivery, Failed, SpeechOrder, collect
-    from ..request import AudioChunk
+    from chattts_studio.core.engine.batcher import Batcher, Delivery, Failed, SpeechOrder, collect
+    from chattts_studio.core.engine.request import AudioChunk
 
     texts = ["你好。今天天气很好。", "Hello there. Good day.", "我们。去公园。", "明天见。再见。"]
     count = 3 if mode.cpu else 8
@@ -322,7 +322,7 @@ def checks(mode: Mode) -> dict[str, Any]:
 
 
 def bench(mode: Mode) -> dict[str, Any]:
-    from .gpubench import run_bench
+    from chattts_studio.core.devtools.gpubench import run_bench
 
     return run_bench(mode)
 
@@ -331,7 +331,7 @@ PARTS: dict[str, Part] = {"env": env, "pytest": pytest_gpu, "checks": checks, "b
 
 
 def run_part(name: str, cpu: bool, limit: float, result: Path) -> int:
-    from ..quiet import quiet_libraries
+    from chattts_studio.core.engine.quiet import quiet_libraries
 
     quiet_libraries()
     mode = Mode(cpu, limit)

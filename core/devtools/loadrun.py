@@ -1,6 +1,6 @@
 """A load run of the speech API: many clients, some slow, some leaving, for a bounded time.
 
-    python -m core.devtools.loadrun [--clients 64] [--seconds 60] [--model demo]
+    python -m chattts_studio.core.devtools.loadrun [--clients 64] [--seconds 60] [--model demo]
 
 The server (the `serve` defaults: 16 rows, 64 waiting) runs in this process on 127.0.0.1.
 Each client sends requests one after another until the time is up: a third read as fast as
@@ -181,9 +181,9 @@ def run(
     engine: Any = None,
 ) -> Summary:
     """A load run on a server started here (on `engine` when given, else `model` loaded)."""
-    from core.batcher import Batcher
-    from core.engine import Engine
-    from core.server import SpeechServer, serving_on_loopback
+    from chattts_studio.core.engine.batcher import Batcher
+    from chattts_studio.core.engine.engine import Engine
+    from chattts_studio.core.serve.app import SpeechServer, serving_on_loopback
 
     own = engine is None
     if engine is None:

@@ -1,6 +1,7 @@
 """The speech API under load: 1, 4, 16 concurrent clients against sequential requests.
 
-    python -m core.devtools.servebench [--model demo-full] [--clients 1,4,16] [--per-client 2]
+    python -m chattts_studio.core.devtools.servebench [--model demo-full] [--clients 1,4,16]
+    [--per-client 2]
 
 Sequential: the engine alone (Engine.synthesize, one request after another: what the app and
 `synth` do). Then the server (one shared continuous batch) on 127.0.0.1 with N clients, each
@@ -87,8 +88,8 @@ def _clients(port: int, clients: int, per_client: int) -> Row:
 
 
 def _sequential(engine: object, count: int) -> Row:
-    from core.engine import Engine
-    from core.request import SynthesisRequest, join_audio
+    from chattts_studio.core.engine.engine import Engine
+    from chattts_studio.core.engine.request import SynthesisRequest, join_audio
 
     assert isinstance(engine, Engine)
     first: list[float] = []
@@ -133,9 +134,9 @@ def run(
     slots: int,
     say: Callable[[str], None],
 ) -> list[Row]:
-    from core.batcher import Batcher
-    from core.engine import Engine
-    from core.server import SpeechServer, serving_on_loopback
+    from chattts_studio.core.engine.batcher import Batcher
+    from chattts_studio.core.engine.engine import Engine
+    from chattts_studio.core.serve.app import SpeechServer, serving_on_loopback
 
     engine = Engine()
     loaded = engine.load(model, "cpu" if model.startswith("demo") else None)

@@ -1,0 +1,247 @@
+"""Soak test: many syntheses in a row, then one very long text, watching the process's memory.
+
+    chattts-studio-cli soak [--runs 200] [--model demo] [--long-chars 100000] [--device cpu]
+    chattts-studio-cli soak --output-rss 1000,100000 [--through synth|render] [--model demo]
+    chattts-studio-cli soak --output-rss 1000,100000 --through store [--source engine|synthetic]
+    (or python -m chattts_studio.core.benchmarks.soak with the same options)
+
+--through store drives the window's result store without the window
+(chattts_studio.core.results.store, as
+the result panel uses it: each chunk appended, segments marked, the envelope kept, the record
+written, then an export read back a block at a time). --source synthetic feeds it noise at
+the speech rate of the text (SYNTHETIC_SECONDS_PER_CHAR) instead of running the model, so the
+store's own footprint at 100,000 characters is measured in seconds instead of hours.
+
+Memory that grows with the number of runs is a leak; memory that grows with the length of
+the text means audio is being kept somewhere. The long text's results are consumed one by
+one and dropped, as a caller that streams to disk would. Exit status 0 when both growths stay
+under --max-growth-mib, 1 otherwise, 2 for a user mistake (a StudioError).
+"""
+
+import argparse
+import gc
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import psutil
+
+from chattts_studio.core import platforms
+from chattts_studio.core.errors import StudioError
+
+SHORT_TEXT = "四川美食确实以辣闻名。Hello, this is a soak test of ChatTTS Studio."
+LONG_SENTENCES = (
+    "今天天气很好，我们一起去公园散步吧。",
+    "The quick brown fox jumps over the lazy dog, again and again.",
+    "长时间运行时，内存不应该随着文本长度增长。",
+    "Memory must not grow with the length of the text.",
+)
+MIB = 2**20
+
+
+def long_text(chars: int) -> str:
+    """About `chars` characters of mixed Chinese and English sentences."""
+    parts: list[str] = []
+    length = 0
+    index = 0
+    while length < chars:
+        sentence = LONG_SENTENCES[index % len(LONG_SENTENCES)]
+        parts.append(sentence)
+        length += len(sentence) + 1
+        index += 1
+    return " ".join(parts)[:chars]
+
+
+def rss() -> int:
+    return int(psutil.Process().memory_info().rss)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="chattts-studio-cli soak", description=__doc__.splitlines()[0] if __doc__ else None
+    )
+    parser.add_argument("--runs", type=int, default=200, help="short syntheses in a row")
+    parser.add_argument("--model", default="demo", help="demo, demo-full, official or a folder")
+    parser.add_argument("--long-chars", type=int, default=100000, help="length of the long text")
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument(
+        "--decoder", choices=("fast", "stock"), default=None, help="default: the request's"
+    )
+    parser.add_argument(
+        "--max-growth-mib",
+        type=float,
+        default=200.0,
+        help="RSS growth (after warm-up) above which the soak fails",
+    )
+    parser.add_argument(
+        "--output-rss",
+        metavar="CHARS,CHARS",
+        help="peak RSS of the command line writing texts of these lengths (instead of the soak)",
+    )
+    parser.add_argument("--through", choices=("synth", "render", "store"), default="synth")
+    parser.add_argument(
+        "--source",
+        choices=("engine", "synthetic"),
+        default="engine",
+        help="--through store: audio from the model, or noise at the speech rate",
+    )
+    parser.add_argument("--store-run", type=int, metavar="CHARS", help=argparse.SUPPRESS)
+    parser.add_argument("--max-output-growth-mib", type=float, default=150.0)
+    args = parser.parse_args(argv)
+    if args.store_run is not None:
+        from chattts_studio.core.benchmarks.store_soak import store_run
+
+        return store_run(args.store_run, args)
+    if args.output_rss:
+        try:
+            lengths = [int(n) for n in args.output_rss.split(",")]
+        except ValueError:
+            parser.error("--output-rss takes lengths such as 1000,100000")
+        return output_rss(lengths, args)
+    if args.runs < 1 or args.long_chars < 0:
+        parser.error("--runs must be at least 1 and --long-chars at least 0")
+
+    from chattts_studio.core.engine.engine import Engine
+    from chattts_studio.core.engine.request import SynthesisRequest
+
+    extra = {"decoder": args.decoder} if args.decoder else {}
+
+    def request(text: str) -> SynthesisRequest:
+        return SynthesisRequest(text, refine_text=False, segment_size=50, batch_size=4, **extra)
+
+    engine = Engine()
+    try:
+        started = time.perf_counter()
+        engine.load(args.model, args.device, "fp32")
+        print(f"loaded {args.model} on {args.device} in {time.perf_counter() - started:.1f} s")
+        samples: list[int] = []
+        run_started = time.perf_counter()
+        for number in range(args.runs):
+            for result in engine.synthesize(request(SHORT_TEXT)):
+                del result
+            samples.append(rss())
+            if (number + 1) % max(1, args.runs // 10) == 0:
+                print(f"  run {number + 1}/{args.runs}: RSS {samples[-1] / MIB:.0f} MiB")
+        run_wall = time.perf_counter() - run_started
+        # Growth after the first run: the first one warms caches (allocator, kernels, tokens).
+        run_growth = (samples[-1] - samples[0]) / MIB
+
+        segments, audio_seconds, long_wall = 0, 0.0, 0.0
+        long_before = long_peak = long_after = rss()
+        if args.long_chars:
+            gc.collect()
+            long_before = long_peak = rss()
+            long_started = time.perf_counter()
+            for result in engine.synthesize(request(long_text(args.long_chars))):
+                segments += 1
+                audio_seconds += result.audio_seconds
+                del result
+                long_peak = max(long_peak, rss())
+            long_wall = time.perf_counter() - long_started
+            long_after = rss()
+    except StudioError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    finally:
+        engine.unload()
+    long_growth = (long_peak - long_before) / MIB
+
+    def mib(*values: float) -> str:
+        return " / ".join(f"{v / MIB:.0f}" for v in values) + " MiB"
+
+    rows = [
+        ("short runs", f"{args.runs} in {run_wall:.1f} s"),
+        ("RSS first / last / max", mib(samples[0], samples[-1], max(samples))),
+        ("RSS growth over the runs", f"{run_growth:+.1f} MiB"),
+        ("long text", f"{args.long_chars} characters, {segments} segments"),
+        ("long text audio", f"{audio_seconds:.1f} s"),
+        ("long text wall", f"{long_wall:.1f} s"),
+        ("RSS before / peak / after", mib(long_before, long_peak, long_after)),
+        ("RSS growth over the long text", f"{long_growth:+.1f} MiB"),
+    ]
+    width = max(len(name) for name, _ in rows)
+    for name, value in rows:
+        print(f"{name:<{width}}  {value}")
+    ok = run_growth <= args.max_growth_mib and long_growth <= args.max_growth_mib
+    print("memory: steady" if ok else f"memory: grew more than {args.max_growth_mib:g} MiB")
+    return 0 if ok else 1
+
+
+def _peak_rss(argv: list[str]) -> tuple[int, float, int, str]:
+    """(peak RSS in bytes, wall seconds, exit status, stderr's last line) of one command."""
+    started = time.perf_counter()
+    with tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err)
+        _pid, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        err.seek(0)
+        lines = err.read().decode(errors="replace").strip().splitlines()
+    peak = platforms.max_rss_bytes(usage.ru_maxrss)
+    return peak, time.perf_counter() - started, proc.returncode, lines[-1] if lines else ""
+
+
+def output_rss(lengths: list[int], args: argparse.Namespace) -> int:
+    """Peak RSS of `synth -o` (or `render`) for each text length, each in its own process."""
+    rows: list[tuple[int, int, float, str]] = []
+    with tempfile.TemporaryDirectory(prefix="chattts-rss-") as folder:
+        for chars in lengths:
+            text = Path(folder) / f"text-{chars}.txt"
+            text.write_text(long_text(chars), encoding="utf-8")
+            out = Path(folder) / f"out-{chars}"
+            argv = [
+                sys.executable,
+                "-m",
+                "chattts_studio.core.cli.main",
+                args.through,
+                "--file",
+                str(text),
+            ]
+            if args.through == "render":
+                argv = [sys.executable, "-m", "chattts_studio.core.cli.main", "render", str(text)]
+            if args.through == "store":
+                argv = [
+                    sys.executable,
+                    "-m",
+                    "chattts_studio.core.benchmarks.soak",
+                    "--store-run",
+                    str(chars),
+                ]
+                argv += ["--source", args.source, "--model", args.model, "--device", args.device]
+                argv += ["--output-rss", str(out)]  # the folder the store run works in
+            else:
+                argv += ["-o", str(out) + (".flac" if args.through == "synth" else "")]
+                argv += ["--model", args.model, "--device", args.device, "--no-refine"]
+                argv += ["--batch-size", "16"]
+            if args.decoder:
+                argv += ["--decoder", args.decoder]
+            print(f"  {args.through} of {chars} characters ...", flush=True)
+            peak, wall, code, last = _peak_rss(argv)
+            if code != 0:
+                print(
+                    f"error: {args.through} of {chars} characters failed: {last}", file=sys.stderr
+                )
+                return 2
+            rows.append((chars, peak, wall, last))
+            print(f"  {chars} characters: peak RSS {peak / MIB:.0f} MiB, {wall:.0f} s", flush=True)
+            if args.through == "store":
+                print(f"    {last}", flush=True)
+    base = rows[0][1]
+    print(f"{'characters':>10}  {'peak RSS':>10}  {'above the first':>15}  {'wall':>8}")
+    for chars, peak, wall, _ in rows:
+        above = (peak - base) / MIB
+        print(f"{chars:>10}  {peak / MIB:>6.0f} MiB  {above:>+11.0f} MiB  {wall:>6.0f} s")
+    growth = (max(peak for _, peak, _, _ in rows) - base) / MIB
+    ok = growth <= args.max_output_growth_mib
+    print(
+        f"output memory: {'flat' if ok else 'grows'} ({growth:+.0f} MiB; the limit is "
+        f"{args.max_output_growth_mib:g} MiB)"
+    )
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

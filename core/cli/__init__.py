@@ -1,0 +1,1 @@
+"""The command line, chattts-studio-cli: the entry point and its subcommands."""

@@ -1,0 +1,276 @@
+"""chattts-studio-cli render BOOK -o FOLDER: a book to chapter files, an audiobook and
+subtitles, resumable (run the same command again after a kill or Ctrl+C)."""
+
+import argparse
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+from chattts_studio.core.cli.common import err
+from chattts_studio.core.errors import Cancelled, StudioError
+from chattts_studio.core.render.book import FORMATS, RenderProgress
+
+if TYPE_CHECKING:
+    from chattts_studio.core.engine.cancel import CancelToken
+    from chattts_studio.core.render.book import RenderJob
+
+EXIT_CANCELLED = 130
+
+
+def add_render_parser(sub: Any, defaults: Any) -> None:
+    """The `render` subcommand (its model and decoding options are synth's)."""
+    from chattts_studio.core.audio.loudness import DEFAULT_PEAK_DBTP, DEFAULT_TARGET_LUFS
+    from chattts_studio.core.engine.request import AUTO_BATCH_MAX
+
+    d = defaults
+    render = sub.add_parser(
+        "render",
+        help="a book (.txt, .md, .epub) to chapter files, an audiobook and subtitles, or a "
+        "manifest (.jsonl, .csv) to one file per item; resumable",
+        description="Render a book, or a manifest of items, into FOLDER. Killed or stopped, the "
+        "same command goes on where it stopped: finished segments are kept in FOLDER/.segments "
+        "(a manifest's finished items in FOLDER).",
+    )
+    render.add_argument(
+        "book",
+        help="the book: .txt, .md or .epub (UTF-8 text); or a manifest: .jsonl or .csv with "
+        "id, text, speaker and optional seed per item",
+    )
+    render.add_argument("-o", "--output", required=True, help="the folder to render into")
+    render.add_argument(
+        "--format",
+        default="flac",
+        choices=FORMATS,
+        help="chapter files; m4b: .m4a chapters "
+        "plus one .m4b audiobook with chapter marks (default: flac)",
+    )
+    render.add_argument("--subtitles", choices=["srt", "vtt"], help="also write subtitles")
+    render.add_argument(
+        "--loudness",
+        type=float,
+        nargs="?",
+        const=DEFAULT_TARGET_LUFS,
+        default=None,
+        metavar="LUFS",
+        help=f"normalise each chapter to this loudness (default when given: "
+        f"{DEFAULT_TARGET_LUFS:g} LUFS)",
+    )
+    render.add_argument(
+        "--peak",
+        type=float,
+        default=DEFAULT_PEAK_DBTP,
+        metavar="DBTP",
+        help=f"true-peak ceiling for --loudness (default {DEFAULT_PEAK_DBTP:g} dBTP)",
+    )
+    render.add_argument("--model", default="demo", help="as synth (default: demo)")
+    render.add_argument("--device", default=None, help="as synth")
+    render.add_argument(
+        "--precision", default="fp32", choices=["fp32", "fp16", "bf16", "int8"], help="as synth"
+    )
+    render.add_argument("--threads", type=int, default=None, help="CPU threads for torch")
+    render.add_argument("--segment-size", type=int, default=d.segment_size)
+    render.add_argument(
+        "--batch-size",
+        type=int,
+        default=0,
+        help=f"segments decoded together, and the size of a run group; 0 (default): "
+        f"{AUTO_BATCH_MAX}",
+    )
+    render.add_argument("--speaker", help="a library name, a seed, or an embedding string")
+    render.add_argument("--seed", type=int, default=d.seed)
+    render.add_argument("--temperature", type=float, default=d.temperature)
+    render.add_argument("--top-p", type=float, default=d.top_p)
+    render.add_argument("--top-k", type=int, default=d.top_k)
+    render.add_argument("--speed", type=int, default=d.speed, help="0-9 ([speed_N])")
+    render.add_argument(
+        "--pause", type=float, default=d.pause_seconds, help="seconds of silence between segments"
+    )
+    render.add_argument("--no-refine", action="store_true", help="skip ChatTTS's refine-text pass")
+    render.add_argument(
+        "--no-lexicon", action="store_true", help="do not apply the pronunciation dictionary"
+    )
+    render.add_argument("--decoder", default="fast", choices=["fast", "stock"])
+    render.add_argument(
+        "--ray",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="ADDRESS",
+        help="a manifest only: render on a Ray cluster (HEAD:6379; none: RAY_ADDRESS or a "
+        "local Ray instance); needs pip install 'chattts-studio[cluster]'",
+    )
+    render.add_argument(
+        "--ray-cpus-per-actor",
+        type=int,
+        default=1,
+        metavar="N",
+        help="on a cluster without GPUs: CPUs per worker, each holding one model (default 1)",
+    )
+    render.add_argument(
+        "--ray-actors", type=int, default=None, metavar="N", help="at most N Ray workers"
+    )
+    render.set_defaults(func=cmd_render)
+
+
+def _clock(seconds: float | None) -> str:
+    if seconds is None:
+        return "--:--"
+    seconds = max(0, round(seconds))
+    hours, rest = divmod(seconds, 3600)
+    return f"{hours}:{rest // 60:02d}:{rest % 60:02d}" if hours else f"{rest // 60}:{rest % 60:02d}"
+
+
+class ProgressView:
+    """A one-line bar redrawn in place when the stream is a terminal; plain lines otherwise."""
+
+    WIDTH = 24
+
+    def __init__(self, stream: TextIO | None = None) -> None:
+        self.stream = stream or sys.stderr
+        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self._drawn = False
+        self._last = 0.0
+
+    def line(self, text: str) -> None:
+        self._clear()
+        print(text, file=self.stream, flush=True)
+
+    def __call__(self, p: RenderProgress) -> None:
+        rtf = f"RTF {p.rtf:.2f}" if p.rtf is not None else "RTF -"
+        facts = (
+            f"{p.done}/{p.total} segments, {_clock(p.audio_seconds)} of audio, {rtf}, "
+            f"{_clock(p.seconds_left)} left (chapter {p.chapter}/{p.chapters})"
+        )
+        if not self.tty:
+            self.line(f"  {facts}")
+        else:
+            now = time.monotonic()
+            if now - self._last >= 0.2 or p.done == p.total:
+                self._last = now
+                filled = round(self.WIDTH * p.done / p.total) if p.total else self.WIDTH
+                bar = "#" * filled + "-" * (self.WIDTH - filled)
+                self.stream.write(f"\r\x1b[2K[{bar}] {facts}")
+                self.stream.flush()
+                self._drawn = True
+        if p.message:
+            self.line(f"  warning: {p.message}")
+
+    def _clear(self) -> None:
+        if self._drawn:
+            self.stream.write("\r\x1b[2K")
+            self._drawn = False
+
+
+def cmd_render(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
+    from chattts_studio.core.cli.common import load_engine
+    from chattts_studio.core.cli.main import _speaker_arg, lexicon_entries
+    from chattts_studio.core.engine.cancel import CancelToken
+    from chattts_studio.core.engine.request import AUTO_BATCH_MAX, SynthesisRequest
+    from chattts_studio.core.render.book import RenderJob, RenderOptions
+    from chattts_studio.core.render.manifest.items import is_manifest
+    from chattts_studio.core.text.chapters import read_book
+
+    if is_manifest(Path(args.book)):
+        from chattts_studio.core.cli.manifest import cmd_render_manifest
+
+        return cmd_render_manifest(args)
+    if args.ray is not None:
+        raise StudioError("--ray renders a manifest (.jsonl or .csv), not a book.")
+    request = SynthesisRequest(
+        text="",
+        seed=args.seed,
+        temperature=args.temperature,
+        top_p=args.top_p,
+        top_k=args.top_k,
+        refine_text=not args.no_refine,
+        speed=args.speed,
+        segment_size=args.segment_size,
+        batch_size=args.batch_size,
+        pause_seconds=args.pause,
+        decoder=args.decoder,
+        lexicon=lexicon_entries(args),
+    )
+    request.validate()
+    if args.threads is not None:
+        if not 1 <= args.threads <= 256:
+            raise StudioError("The thread count must be between 1 and 256.")
+        import torch
+
+        torch.set_num_threads(args.threads)
+    if not -70.0 <= (args.loudness if args.loudness is not None else -16.0) <= 0.0:
+        raise StudioError("The loudness target must be between -70 and 0 LUFS.")
+    if not -20.0 <= args.peak <= 0.0:
+        raise StudioError("The peak ceiling must be between -20 and 0 dBTP.")
+    folder = Path(args.output)
+    if folder.exists() and not folder.is_dir():
+        raise StudioError(f"{folder} is not a folder; give a folder for the render.")
+    if not folder.exists() and not folder.parent.is_dir():
+        raise StudioError(f"The folder {folder.parent} does not exist.")
+    book = read_book(Path(args.book))  # a bad book fails before the model loads
+    options = RenderOptions(
+        format=args.format,
+        subtitles=args.subtitles,
+        loudness=args.loudness,
+        peak=args.peak,
+        group_size=args.batch_size or AUTO_BATCH_MAX,
+    )
+    engine = load_engine(args.model, args.device, args.precision)
+    voice, seed = _speaker_arg(args.speaker, engine)
+    request = replace(request, voice=voice, seed=seed if seed is not None else args.seed)
+    job = RenderJob(engine, book, request, folder, options, Path(args.book))
+    job.plan()
+    if not job.chapters:
+        raise StudioError(f"The book {args.book} has nothing ChatTTS can speak.")
+    token = CancelToken()
+    previous = signal.signal(signal.SIGINT, lambda *_: token.cancel())
+    try:
+        return _render(job, token, folder)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _render(job: "RenderJob", token: "CancelToken", folder: Path) -> int:
+    from chattts_studio.core.render.output import Assembler
+
+    book, options = job.book, job.options
+    view = ProgressView()
+    with job.store:
+        job.refresh()
+        kept = sum(e is not None for ch in job.chapters for e in ch.entries)
+        err(
+            f"{book.title}: {len(job.chapters)} chapter(s), {job.total_segments} segment(s), "
+            f"run groups of {options.group_size}; {kept} segment(s) already in {folder}"
+        )
+        for title in job.skipped:
+            err(f"  skipped (nothing to speak): {title}")
+        assembler = Assembler(job, token, say=view.line)
+        try:
+            stats = job.run(token, view, on_chapter=assembler.chapter)
+            written = assembler.book()
+        except Cancelled:
+            done = sum(e is not None for ch in job.chapters for e in ch.entries)
+            view.line(
+                f"cancelled: {done} of {job.total_segments} segments are kept in {folder}; "
+                "run the same command to go on"
+            )
+            return EXIT_CANCELLED
+    for warning in stats.warnings:
+        err(f"warning: {warning}")
+    note = " (random demo weights: noise, not speech)" if job.random_weights else ""
+    audio = sum(out.seconds for out in assembler.done.values())
+    rtf = (
+        f", RTF {stats.made_wall_seconds / stats.made_audio_seconds:.3f}"
+        if stats.made_audio_seconds
+        else ""
+    )
+    print(
+        f"rendered {folder}: {len(assembler.done)} chapter(s), {_clock(audio)} of audio; "
+        f"{stats.made} segment(s) made{rtf}, {stats.kept} kept from before{note}"
+    )
+    for path in written:
+        print(f"  {path}")
+    return 0

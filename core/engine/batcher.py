@@ -1,0 +1,359 @@
+"""One continuous batch for many requests: a thread that owns the loaded model and one decoder.
+
+Requests (tickets) come from any thread. Their segments wait in the tickets until a decoder row
+is free; the decoder asks for the next one before every step, so a request that arrives while
+others decode joins the running batch instead of waiting for it to end. A ticket with fewer rows
+in use goes first, so a new request's first segment starts at the next step.
+
+Each request's audio is the same, bit for bit, whatever else shares the batch:
+- every segment samples from its own generator, seeded from (request seed, segment index);
+- the decoder runs `exact` (see FastDecoder): on this CPU the last bits of a batched product
+  depend on its row count and SDPA's on its neighbours and span; exact steps fix both;
+- every segment is vocoded in the same chunks (ChunkVocoder, as it grows), whether or not it is
+  the one being streamed: chunked and whole-segment vocoding agree only to ~1e-7.
+Audio reaches a request's `deliver` callback in its own order (segment by segment, chunks in
+order); chunks of later segments wait in the ticket until the ones before them are out.
+
+One request's failure is its own: a row whose numbers go non-finite, or whose prompt cannot be
+made, fails its request alone (its other rows are freed; the rest of the batch goes on, bit for
+bit as it would have). Out of memory, or any failure of the step itself, fails every request.
+"""
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from itertools import count
+
+import torch
+
+from chattts_studio.core import SAMPLE_RATE
+from chattts_studio.core.engine.batcher_ticket import (
+    BatcherStats,
+    Delivery,
+    Failed,
+    Finished,
+    QueueFull,
+    SpeechOrder,
+    Ticket,
+    collect,
+)
+from chattts_studio.core.engine.decode.loop import FastDecoder, Job, Sampling
+from chattts_studio.core.engine.decode.rowwise import segment_seed
+from chattts_studio.core.engine.decode.streaming import ChunkVocoder
+from chattts_studio.core.engine.engine import Engine
+from chattts_studio.core.engine.pipeline import out_of_memory
+from chattts_studio.core.engine.request import AudioChunk
+from chattts_studio.core.errors import StudioError
+from chattts_studio.core.text.prepare import Segment, check_text, split_segments
+from chattts_studio.core.voices.voice import Voice
+
+# The request's parts live in batcher_ticket.py; callers import them from here.
+__all__ = [
+    "Batcher",
+    "BatcherStats",
+    "Delivery",
+    "Failed",
+    "Finished",
+    "QueueFull",
+    "SpeechOrder",
+    "Ticket",
+    "collect",
+]
+log = logging.getLogger("chattts_studio")
+
+
+class Batcher:
+    """Owns `engine`'s model from start() to close(): nothing else may use it meanwhile."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        slots: int = 16,
+        segment_size: int = 50,
+        max_waiting: int = 64,
+        exact: bool = True,
+    ) -> None:
+        model, loaded = engine.model, engine.loaded
+        if model is None or loaded is None:
+            raise StudioError("No model is loaded.")
+        self.engine, self.model = engine, model
+        self.random_weights = loaded.info.random_weights
+        self.slots, self.segment_size, self.max_waiting = slots, segment_size, max_waiting
+        on_cuda = loaded.device.kind == "cuda"
+        self.decoder = FastDecoder(
+            model, slots, 256, static=on_cuda, graphs=on_cuda and engine.cuda_graphs, exact=exact
+        )
+        self.sampling = Sampling(0.3, 0.7, 20)  # SynthesisRequest's defaults
+        self.stats = BatcherStats()
+        # Called with the ticket id of every busy row after each step (tests, benchmarks).
+        self.step_listeners: list[Callable[[list[int]], None]] = []
+        self._tickets: list[Ticket] = []
+        self._holding: list[Ticket] = []  # holds_audio tickets not released yet
+        self._by_key: dict[int, tuple[Ticket, int]] = {}
+        self._vocoders: dict[int, ChunkVocoder] = {}
+        self._ids = count(1)
+        self._keys = count()
+        self._lock = threading.Condition()
+        self._closed = False
+        self._thread = threading.Thread(target=self._loop, name="batcher", daemon=True)
+
+    # -- any thread ------------------------------------------------------------------------
+    def start(self) -> None:
+        self._thread.start()
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            self._lock.notify_all()
+        if self._thread.is_alive():
+            self._thread.join()
+
+    def segments_of(self, order: SpeechOrder) -> list[Segment]:
+        """The request's segments; BadTextError (one sentence) when it cannot be spoken."""
+        return split_segments(check_text(order.text), self.segment_size)
+
+    def submit(
+        self,
+        order: SpeechOrder,
+        deliver: Callable[[Delivery], None],
+        holds_audio: bool = False,
+    ) -> Ticket:
+        """Queue a request; `deliver` is called from the batcher's thread with its audio in
+        order, then Finished or Failed. Raises QueueFull, BadTextError for its text, or
+        SpeakerError for a voice sample this model cannot read. `holds_audio`: the caller
+        keeps audio until ticket.release(), and the ticket counts as waiting meanwhile."""
+        segments = self.segments_of(order)
+        if isinstance(order.speaker, Voice) and order.speaker.sample:
+            # Here, not when a row takes it: a failure inside the decode loop fails every
+            # request in the batch.
+            self.model.check_sample(order.speaker.sample)
+        with self._lock:
+            if self._closed:
+                raise QueueFull("The server is shutting down.")
+            waiting = self._waiting()
+            if waiting >= self.max_waiting:
+                raise QueueFull(f"{waiting} requests are waiting already; try again in a moment.")
+            ticket = Ticket(next(self._ids), order, segments, deliver, wake=self._wake)
+            self._tickets.append(ticket)
+            if holds_audio:
+                self._holding.append(ticket)
+            self.stats.requests += 1
+            self._count_waiting()
+            self._lock.notify_all()
+        return ticket
+
+    def _waiting(self) -> int:
+        """Requests that hold memory but no decoder row: queued, held back by their reader,
+        or decoded and not yet taken (only `slots` requests can hold rows, so this bounds
+        them all)."""
+        self._holding = [t for t in self._holding if not (t.released or t.cancelled)]
+        queued = [t for t in self._tickets if t.rows == 0 and not t.cancelled]
+        unsent = [t for t in self._holding if t.rows == 0 and t.done]
+        return len(queued) + len(unsent)
+
+    def hold_back(self, ticket: Ticket, held: bool) -> None:
+        """A reader that fell behind holds its request back: no new row until it catches up
+        (rows it holds finish their segments). Any thread."""
+        with self._lock:
+            ticket.held_back = held
+            self._lock.notify_all()
+
+    def _wake(self) -> None:
+        with self._lock:
+            self._lock.notify_all()
+
+    def queue_length(self) -> int:
+        """Requests with no segment decoding yet."""
+        return sum(1 for t in list(self._tickets) if t.next_admit == 0 and not t.cancelled)
+
+    def active_requests(self) -> int:
+        return sum(1 for t in list(self._tickets) if not t.cancelled)
+
+    # -- the batcher's thread ---------------------------------------------------------------
+    def _count_waiting(self) -> None:
+        self.stats.waiting_segments = sum(
+            len(t.segments) - t.next_admit for t in self._tickets if not t.cancelled
+        )
+
+    def _next_job(self) -> Job | None:
+        """The decoder's source: the next segment of the ticket holding fewest rows."""
+        with self._lock:
+            self._drop_cancelled()
+            ready = [t for t in self._tickets if self._admits(t)]
+            if not ready:
+                return None
+            ticket = min(ready, key=lambda t: (t.rows, t.id))
+            index = ticket.next_admit
+            ticket.next_admit += 1
+            ticket.rows += 1
+            self._count_waiting()
+        segment = ticket.segments[index]
+        key = next(self._keys)
+        cap = segment.step_cap
+        # Random weights never say EOS reliably: hold it off so demo audio has the length
+        # speech of that text would have (as the engine does).
+        job = Job(key, self._embedder(ticket, segment), cap, cap if self.random_weights else 1)
+        job.prompt_len = len(segment.text) + 16  # an estimate until admitted
+        job.seed = segment_seed(ticket.order.seed, index)
+        ticket.running[index] = job
+        self._by_key[key] = (ticket, index)
+        self._vocoders[key] = ChunkVocoder(self.model)
+        return job
+
+    @staticmethod
+    def _admits(ticket: Ticket) -> bool:
+        return not ticket.held_back and ticket.next_admit < len(ticket.segments)
+
+    def _embedder(self, ticket: Ticket, segment: Segment) -> Callable[[], torch.Tensor]:
+        def make() -> torch.Tensor:
+            text = self.model.normalize(segment.text)
+            order = ticket.order
+            return self.model.embed(
+                self.model.prompt_ids(text, order.speed, order.speaker), order.speaker
+            )
+
+        return make
+
+    def _drop_cancelled(self) -> None:
+        for ticket in [t for t in self._tickets if t.cancelled]:
+            self._tickets.remove(ticket)
+            self.stats.cancelled += 1
+            for job in list(ticket.running.values()):
+                job.cancelled = True  # also a job admitted after cancel() looked
+                self._forget(job)
+
+    def _forget(self, job: Job) -> None:
+        entry = self._by_key.pop(job.key, None)
+        self._vocoders.pop(job.key, None)
+        if entry is not None:
+            entry[0].running.pop(entry[1], None)
+            entry[0].rows -= 1
+
+    def _on_step(self, keys: list[int]) -> None:
+        self.stats.steps += len(keys)
+        self.stats.rows_busy = len(keys)
+        ids = [self._by_key[k][0].id for k in keys if k in self._by_key]
+        for listener in list(self.step_listeners):
+            listener(ids)
+
+    def _loop(self) -> None:
+        while True:
+            with self._lock:
+                # A ticket held back by its reader waits without a decode spinning for it.
+                while not self._closed and not any(
+                    t.cancelled or self._admits(t) for t in self._tickets
+                ):
+                    self._lock.wait()
+                if self._closed:
+                    break
+            started = time.perf_counter()
+            try:
+                self._run_decoder()
+            except Exception as exc:  # a device failure: every request in flight gets it
+                log.warning("batch failed: %s", exc)
+                self._fail_all(exc)
+            finally:
+                self.stats.busy_seconds += time.perf_counter() - started
+                self.stats.rows_busy = 0
+        self._fail_all(QueueFull("The server is shutting down."))
+
+    def _run_decoder(self) -> None:
+        decoder = self.decoder
+        closed = lambda: self._closed  # noqa: E731
+        jobs = decoder.run(self._next_job, self.sampling, closed, self._on_step, self._row_failed)
+        for ended in jobs:
+            if ended is not None:
+                self._vocode(ended, True)
+                self._forget(ended)
+                continue
+            # After every step, so each segment's chunk boundaries fall at the same steps
+            # whatever else runs (its audio bits depend on them).
+            for job in decoder.active:
+                vocoder = self._vocoders.get(job.key) if job is not None else None
+                if job is not None and vocoder is not None and vocoder.ready(job.steps):
+                    self._vocode(job, False)
+        with self._lock:
+            self._drop_cancelled()
+
+    def _row_failed(self, job: Job, exc: Exception) -> None:
+        """The decoder's `failed`: one row's own failure fails its request alone. Out of
+        memory is the device's: raised, it fails the batch."""
+        if out_of_memory(exc):
+            raise exc
+        entry = self._by_key.get(job.key)
+        if entry is not None:
+            self._fail(entry[0], exc)
+
+    def _vocode(self, job: Job, final: bool) -> None:
+        try:
+            self._chunk(job, final)
+        except Exception as exc:  # this job's vocoding; as for its decode, its own
+            self._row_failed(job, exc)
+
+    def _fail(self, ticket: Ticket, exc: Exception) -> None:
+        log.warning("request %d failed: %s", ticket.id, exc)
+        with self._lock:
+            if ticket in self._tickets:
+                self._tickets.remove(ticket)
+            for job in list(ticket.running.values()):
+                job.cancelled = True  # the decoder frees its rows before the next step
+                self._forget(job)
+            self._count_waiting()
+        if not ticket.cancelled and not ticket.done:
+            ticket.done = True
+            self.stats.failed += 1
+            self._deliver(ticket, Failed(exc))
+
+    def _chunk(self, job: Job, final: bool) -> None:
+        """Vocode the job's next chunk and send out whatever is next in its request's order."""
+        entry, vocoder = self._by_key.get(job.key), self._vocoders.get(job.key)
+        if entry is None or vocoder is None:
+            return
+        ticket, index = entry
+        if ticket.cancelled:
+            return
+        audio = vocoder.chunk(job.hiddens, final)
+        if final:
+            ticket.steps += job.steps
+            self.stats.audio_seconds += len(vocoder.audio()) / SAMPLE_RATE
+            job.hiddens, job.tokens = [], []  # its audio exists
+        ticket.waiting.setdefault(index, []).append(AudioChunk(index, audio, final))
+        self._send(ticket)
+
+    def _send(self, ticket: Ticket) -> None:
+        while ticket.next_out < len(ticket.segments):
+            chunks = ticket.waiting.pop(ticket.next_out, [])
+            for chunk in chunks:
+                ticket.samples += len(chunk.audio)
+                self._deliver(ticket, chunk)
+            if not (chunks and chunks[-1].final):
+                return
+            ticket.next_out += 1
+        if not ticket.done:
+            ticket.done = True
+            with self._lock:
+                if ticket in self._tickets:
+                    self._tickets.remove(ticket)
+            self.stats.completed += 1
+            self._deliver(ticket, Finished(ticket.steps, ticket.samples / SAMPLE_RATE))
+
+    def _deliver(self, ticket: Ticket, item: Delivery) -> None:
+        try:
+            ticket.deliver(item)
+        except Exception as exc:  # a listener's failure is its request's, never the batch's
+            log.warning("request %d: delivery failed: %s", ticket.id, exc)
+            ticket.cancel()
+
+    def _fail_all(self, exc: BaseException) -> None:
+        with self._lock:
+            tickets, self._tickets = self._tickets, []
+        self.decoder.active[:] = [None] * self.slots
+        self.stats.rows_busy = 0
+        self._by_key.clear()
+        self._vocoders.clear()
+        for ticket in tickets:
+            if not ticket.cancelled and not ticket.done:
+                ticket.done = True
+                self.stats.failed += 1
+                self._deliver(ticket, Failed(exc))

@@ -1,0 +1,395 @@
+"""The one place that touches ChatTTS's internals.
+
+ChatTTS 0.2.5 has no type hints and its useful parts (`_infer_code`, `_refine_text`,
+`_decode_to_wavs`, the tokenizer, `speaker.apply`) are private. Everything the rest of core
+needs from it goes through `ChatModel`, typed, so the engine, the decoder and the tools never
+reach into a `Chat` themselves. If ChatTTS changes, this file is what changes with it.
+"""
+
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+from chattts_studio.core.engine.cancel import CancelToken
+from chattts_studio.core.engine.chattts import voice_checks
+from chattts_studio.core.engine.chattts.speaker_codec import encode_prompt, encode_speaker
+from chattts_studio.core.errors import ModelError
+from chattts_studio.core.messages import QT_TRANSLATE_NOOP, Sentence
+from chattts_studio.core.voices.voice import Voice
+
+StepHook = Callable[[torch.Tensor], None]  # the GPT's output hidden states of one forward
+SpeakerLike = str | Voice  # an embedding string (the older form) or a Voice
+
+
+def _voice(speaker: SpeakerLike) -> Voice:
+    return speaker if isinstance(speaker, Voice) else Voice(embedding=speaker)
+
+
+class _CancelContext:
+    """Stands in for ChatTTS's GPT.Context: its generate loop asks get() after every step.
+    It reads the running job's token; Chat.infer's set(False) at the start of a call clears
+    nothing (a token is per job), and interrupt()'s set(True) cancels the running job."""
+
+    def __init__(self) -> None:
+        self.token: CancelToken | None = None
+
+    def get(self) -> bool:
+        return self.token is not None and self.token.cancelled
+
+    def set(self, value: bool) -> None:
+        if value and self.token is not None:
+            self.token.cancel()
+
+
+@dataclass(frozen=True)
+class RefineSettings:
+    prompt: str
+    top_p: float
+    top_k: int
+
+
+@dataclass(frozen=True)
+class StockSettings:
+    """ChatTTS's own generate loop, as `_infer_code` runs it."""
+
+    speaker: SpeakerLike
+    speed: int
+    temperature: float
+    top_p: float
+    top_k: int
+    max_steps: int
+    min_steps: int
+
+
+class ChatModel:
+    """A loaded ChatTTS `Chat` with typed access to the parts Studio uses."""
+
+    def __init__(self, chat: Any) -> None:
+        self._chat = chat
+        self._context = _CancelContext()
+        chat.context = self._context
+        self._step_hooks: list[StepHook] = []
+        chat.gpt.gpt.register_forward_hook(self._on_forward)
+
+    # -- loading ---------------------------------------------------------------------------
+    @classmethod
+    def load(
+        cls,
+        folder: str,
+        config: Any,
+        device: torch.device,
+        compile: bool,
+        name: str,
+    ) -> "ChatModel":
+        """ChatTTS's own loader for the files in `folder`. Studio has verified every file's
+        sha256 just before (or knows it unchanged since, see hashcache.py), so ChatTTS's
+        second check (`load(source='custom')` hashes all 1.1 GB again) is skipped: its
+        `_load` is what `load` calls after that check."""
+        import os
+        from dataclasses import asdict
+
+        import ChatTTS
+
+        chat = ChatTTS.Chat(logging.getLogger("ChatTTS"))
+        chat.config = config
+        assets = {k: os.path.join(folder, v) for k, v in asdict(chat.config.path).items()}
+        try:
+            ok = chat._load(device=device, compile=compile, **assets)
+        except (RuntimeError, OSError, ValueError, KeyError) as exc:
+            reason = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+            raise ModelError(
+                Sentence(
+                    QT_TRANSLATE_NOOP("core", "Model '{name}' could not be loaded: {reason}"),
+                    name=name,
+                    reason=reason,
+                )
+            ) from None
+        if ok is False:
+            raise ModelError(
+                Sentence(
+                    QT_TRANSLATE_NOOP("core", "Model '{name}' could not be loaded by ChatTTS."),
+                    name=name,
+                )
+            )
+        return cls(chat)
+
+    def unload(self) -> None:
+        self._step_hooks.clear()
+        self._chat.unload()
+
+    def register_numbers(self, readers: Mapping[str, Callable[[str], str]]) -> None:
+        for lang, reader in readers.items():
+            self._chat.normalizer.register(lang, reader)
+        # The normalizer is numba code compiled on first use (2-3 s): pay it while loading,
+        # not in the first job's time to first audio.
+        self.normalize("你好！[uv_break]Hello 1。")
+
+    def restore_gpt(self, gpt_folder: str) -> None:
+        """The GPT in fp32 from its own file again, as ChatTTS builds it (after a cast to a
+        lower precision or int8, which cannot be undone in memory); the decoder, vocoder,
+        tokenizer, embeddings and normalizer stay as they are: a precision switch costs one
+        0.8 GB read, not a whole load."""
+        from transformers import LlamaModel
+
+        gpt: Any = LlamaModel.from_pretrained(gpt_folder)
+        gpt = gpt.to(self.gpt_device)
+        del gpt.embed_tokens  # ChatTTS embeds with its own Embed module
+        gpt.register_forward_hook(self._on_forward)
+        self._chat.gpt.gpt = gpt
+
+    def cast_gpt(self, dtype: torch.dtype) -> None:
+        """The GPT is 90% of the work; ChatTTS casts its inputs to the GPT's dtype and its
+        outputs back to fp32, so the decoder and vocoder stay fp32 (FFT needs it on CPU)."""
+        self._chat.gpt.gpt.to(dtype)
+
+    def quantize_gpt(self) -> None:
+        """Dynamic int8 for the GPT's linear layers: batch-1 decode on a CPU is bound by
+        reading the weights, and int8 reads 4x less."""
+        torch.ao.quantization.quantize_dynamic(
+            self._chat.gpt.gpt, {torch.nn.Linear}, dtype=torch.qint8, inplace=True
+        )
+
+    # -- what the decoder needs ------------------------------------------------------------
+    @property
+    def gpt(self) -> Any:
+        """The transformers LlamaModel (layers, rotary embedding, norm, config)."""
+        return self._chat.gpt.gpt
+
+    @property
+    def device(self) -> torch.device:
+        """Where the decoder, vocoder and sampling run."""
+        return torch.device(self._chat.device)
+
+    @property
+    def gpt_device(self) -> torch.device:
+        """Where the GPT runs (ChatTTS keeps it on the CPU on MPS)."""
+        return torch.device(self._chat.device_gpt)
+
+    @property
+    def hidden_size(self) -> int:
+        return int(self._chat.config.gpt.hidden_size)
+
+    @property
+    def num_vq(self) -> int:
+        return int(self._chat.gpt.num_vq)
+
+    @property
+    def num_codes(self) -> int:
+        """Audio codes per codebook, EOS included (the last one)."""
+        return int(self._chat.gpt.num_audio_tokens)
+
+    def code_embeddings(self) -> list[torch.nn.Module]:
+        return list(self._chat.gpt.emb_code)
+
+    def code_heads(self) -> torch.Tensor:
+        """The four weight-normed code heads, materialised once as one [vq*codes, hidden]."""
+        import torch.nn.utils.parametrize as P
+
+        with P.cached():
+            return torch.cat([h.weight for h in self._chat.embed.head_code]).detach()
+
+    def gpt_weights(self) -> list[torch.Tensor]:
+        """Every matrix one decode step reads (the bench's weight-read floor)."""
+        weights = [m.weight for m in self.gpt.modules() if isinstance(m, torch.nn.Linear)]
+        return [*weights, self.code_heads()]
+
+    def on_step(self, hook: StepHook) -> Callable[[], None]:
+        """Call `hook` after each GPT forward (stock generate and our loop); returns a remover."""
+        self._step_hooks.append(hook)
+        return lambda: self._step_hooks.remove(hook) if hook in self._step_hooks else None
+
+    def _on_forward(self, _module: object, _args: object, output: Any) -> None:
+        if not self._step_hooks:
+            return
+        hidden = output[0] if isinstance(output, tuple) else output.last_hidden_state
+        for hook in list(self._step_hooks):
+            hook(hidden)
+
+    # -- text ------------------------------------------------------------------------------
+    def normalize(self, text: str) -> str:
+        """Numbers read out, characters ChatTTS cannot say dropped (its own normalizer)."""
+        return str(self._chat.normalizer(text, True, True, None))
+
+    def refine(self, texts: list[str], settings: RefineSettings, cancel: CancelToken) -> list[str]:
+        """ChatTTS's text pass (adds [uv_break], [laugh], fillers) for a batch of texts."""
+        from ChatTTS import Chat
+
+        params = Chat.RefineTextParams(
+            prompt=settings.prompt,
+            top_P=settings.top_p,
+            top_K=settings.top_k,
+            max_new_token=max(2 * len(t) + 16 for t in texts),
+            min_new_token=1,
+            show_tqdm=False,
+            ensure_non_empty=False,
+        )
+        with self.job(cancel):
+            refined = self._chat._refine_text(texts, self._chat.device, params)
+        tokenizer = self._chat.tokenizer
+        break_0 = tokenizer.break_0_ids
+        out = [str(t) for t in tokenizer.decode([i[i.less(break_0)] for i in refined.ids])]
+        refined.destroy()
+        return out
+
+    def prompt_ids(
+        self, text: str, speed: int, speaker: SpeakerLike
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Input ids and text mask for one segment, as `_infer_code` makes them: with a cloned
+        voice, the transcript precedes the text ('[Stts][empty_spk]{transcript}{text}[Ptts]'
+        when it has no embedding) and the sample's codes follow it, masked as audio."""
+        voice = _voice(speaker)
+        input_ids, _, text_mask = self._chat.tokenizer.encode(
+            self._chat.speaker.decorate_code_prompts(
+                [text], f"[speed_{speed}]", voice.transcript or None, voice.embedding or None
+            ),
+            self.num_vq,
+            prompt=self.sample_codes(voice.sample) if voice.sample else None,
+            device=self._chat.device_gpt,
+        )
+        return input_ids, text_mask
+
+    def embed(self, ids: tuple[torch.Tensor, torch.Tensor], speaker: SpeakerLike) -> torch.Tensor:
+        """The GPT's input embedding [1, prompt, hidden] with the speaker applied (a voice
+        without an embedding has none to apply: ChatTTS skips it too)."""
+        input_ids, text_mask = ids
+        emb: torch.Tensor = self._chat.embed(input_ids, text_mask)
+        voice = _voice(speaker)
+        if voice.embedding:
+            self._chat.speaker.apply(
+                emb,
+                voice.embedding,
+                input_ids,
+                self._chat.tokenizer.spk_emb_ids,
+                self._chat.device_gpt,
+            )
+        return emb
+
+    def text_ids(self, text: str) -> list[int]:
+        """The tokenizer's ids of plain text (tests compare prompts with it)."""
+        ids = self._chat.tokenizer._tokenizer.encode(text, add_special_tokens=False)
+        return [int(i) for i in ids]
+
+    # -- audio -----------------------------------------------------------------------------
+    def vocode(self, hiddens: list[torch.Tensor]) -> list[np.ndarray]:
+        """Decoder + Vocos for several segments' hidden states [steps, hidden] in one call.
+        ChatTTS pads them to the longest with zeros, which changes the audio near the end of a
+        shorter one: callers batch only equal lengths when the audio must match exactly."""
+        if not hiddens:
+            return []
+        # _decode_to_wavs empties the list it is given: hand it a new one, on the vocoder's
+        # device (on MPS the GPT, and so the hidden states, stay on the CPU).
+        device = self.device
+        wavs = self._chat._decode_to_wavs([h.to(device) for h in hiddens], True)
+        return [np.asarray(wavs[i], dtype=np.float32) for i in range(len(hiddens))]
+
+    def stock_codes(
+        self, texts: list[str], settings: StockSettings, cancel: CancelToken
+    ) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
+        """ChatTTS's own generate loop for a batch: (codes, hidden states) per row."""
+        from ChatTTS import Chat
+
+        voice = _voice(settings.speaker)
+        params = Chat.InferCodeParams(
+            prompt=f"[speed_{settings.speed}]",
+            spk_emb=voice.embedding or None,
+            spk_smp=voice.sample or None,
+            txt_smp=voice.transcript or None,
+            temperature=settings.temperature,
+            top_P=settings.top_p,
+            top_K=settings.top_k,
+            max_new_token=settings.max_steps,
+            min_new_token=settings.min_steps,
+            show_tqdm=False,
+            ensure_non_empty=False,
+        )
+        with self.job(cancel):
+            out = next(self._chat._infer_code(list(texts), False, self._chat.device, True, params))
+        ids, hiddens = list(out.ids), list(out.hiddens)
+        out.destroy()
+        return ids, hiddens
+
+    def infer(self, texts: list[str], stream: bool, **params: Any) -> Any:
+        """`Chat.infer` exactly as ChatTTS's README uses it (the bench's stock side)."""
+        from ChatTTS import Chat
+
+        code = Chat.InferCodeParams(show_tqdm=False, ensure_non_empty=False, **params)
+        return self._chat.infer(
+            texts, skip_refine_text=True, split_text=False, stream=stream, params_infer_code=code
+        )
+
+    def job(self, cancel: CancelToken) -> "_Bound":
+        """ChatTTS's generate loops stop when `cancel` is set while inside this context."""
+        return _Bound(self._context, cancel)
+
+    # -- speakers --------------------------------------------------------------------------
+    def sample_speaker(self, seed: int) -> str:
+        """The speaker of a seed: the same string on every device (drawn on the CPU)."""
+        speaker = self._chat.speaker
+        generator = torch.Generator().manual_seed(int(seed))
+        std, mean = speaker.std.float().cpu(), speaker.mean.float().cpu()
+        sample = torch.randn(speaker.dim, generator=generator) * std + mean
+        return encode_speaker(sample)  # Speaker._encode's string, without its GIL stall
+
+    def encode_sample(self, wav: np.ndarray) -> str:
+        """A 24 kHz mono clip encoded by the DVAE encoder into ChatTTS's sample string, exactly
+        as `Chat.sample_audio_speaker` does (on the DVAE's device)."""
+        dvae = self._chat.dvae
+        if getattr(dvae, "encoder", None) is None or dvae.vq_layer is None:
+            raise ModelError(
+                Sentence(
+                    QT_TRANSLATE_NOOP(
+                        "core", "This model has no {part} encoder, so it cannot clone a voice."
+                    ),
+                    part="DVAE",
+                )
+            )
+        device = next(dvae.parameters()).device
+        audio = torch.from_numpy(np.ascontiguousarray(wav, dtype=np.float32)).to(device)
+        with torch.inference_mode():
+            codes = dvae.sample_audio(audio)
+        return encode_prompt(codes)  # Speaker.encode_prompt's string, without its GIL stall
+
+    def sample_codes(self, sample: str) -> torch.Tensor:
+        """A sample string's codes [num_vq, frames] (int32), decoded with a bound."""
+        return voice_checks.sample_codes(self.num_vq, sample)
+
+    def check_sample(self, sample: str) -> int:
+        """The sample's length in frames; SpeakerError when this model cannot read it."""
+        return voice_checks.check_sample(self.num_vq, self.num_codes, sample)
+
+    def check_speaker(self, embedding: str) -> str:
+        """The embedding, stripped, when this model can use it; SpeakerError otherwise."""
+        return voice_checks.check_speaker(self.hidden_size, embedding)
+
+
+def text_normalizer(readers: Mapping[str, Callable[[str], str]]) -> Callable[[str], str]:
+    """ChatTTS's own normalizer (numbers through `readers`, characters it cannot say dropped,
+    homophones replaced) without a model: what a loaded model's `normalize` does, for a preview
+    of the text the model will read."""
+    import os
+
+    import ChatTTS
+    from ChatTTS.norm import Normalizer
+
+    quiet = logging.getLogger("chattts_studio.normalizer")
+    quiet.setLevel(logging.ERROR)  # its "found invalid characters" warnings are expected
+    folder = os.path.dirname(ChatTTS.__file__)
+    normalizer = Normalizer(os.path.join(folder, "res", "homophones_map.json"), quiet)
+    for lang, reader in readers.items():
+        normalizer.register(lang, reader)
+    return lambda text: str(normalizer(text, True, True, None))
+
+
+class _Bound:
+    def __init__(self, context: _CancelContext, token: CancelToken) -> None:
+        self._context, self._token = context, token
+
+    def __enter__(self) -> None:
+        self._context.token = self._token
+
+    def __exit__(self, *_exc: object) -> None:
+        self._context.token = None

@@ -1,0 +1,70 @@
+"""A decode job (one segment: its prompt embedding in, its GPT hidden states out), where a
+running decode takes the next one from, and the error a job fails with when the GPT's numbers
+are not finite. The decode loop itself is in decode.py."""
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import torch
+
+from chattts_studio.core.errors import DeviceError
+
+DTYPE_NAMES = {torch.float32: "fp32", torch.float16: "fp16", torch.bfloat16: "bf16"}
+
+
+class NonFiniteError(DeviceError):
+    """The GPT produced NaN or inf (fp16 overflow): sampling from it would be garbage, and on
+    CUDA a device-side assert that poisons the process."""
+
+
+def non_finite_sentence(dtype: torch.dtype) -> str:
+    return (
+        "The model produced invalid numbers (NaN or infinity) at "
+        f"{DTYPE_NAMES.get(dtype, str(dtype))} precision; use bf16 or fp32 for this text."
+    )
+
+
+@dataclass
+class Job:
+    """One segment's decode: its prompt embedding in, its GPT hidden states out."""
+
+    key: int  # the caller's id
+    # [1, prompt_len, hidden] with the speaker applied, or a function that makes it when the
+    # job is admitted (so a 100,000-character text holds no embeddings it does not use yet).
+    emb: torch.Tensor | Callable[[], torch.Tensor]
+    cap: int  # most steps
+    min_steps: int  # EOS is held off before this many steps
+    prompt_len: int = 0  # the prompt's length; read from emb when that is a tensor
+    hiddens: list[torch.Tensor] = field(default_factory=list)
+    tokens: list[torch.Tensor] = field(default_factory=list)
+    ended_by_eos: bool = False
+    # Its own random stream (see the module's note); None: torch's global RNG.
+    seed: int | None = None
+    # Set from any thread: the decoder frees the job's row before its next step, and the job
+    # is never yielded (its caller went away).
+    cancelled: bool = False
+
+    def __post_init__(self) -> None:
+        if isinstance(self.emb, torch.Tensor):
+            self.prompt_len = int(self.emb.shape[1])
+
+    @property
+    def length(self) -> int:
+        """Positions the job needs in the KV cache."""
+        return self.prompt_len + self.cap
+
+    @property
+    def steps(self) -> int:
+        return len(self.hiddens)
+
+
+class JobSource(Protocol):
+    """Where a running decode takes its next job: None when there is none now."""
+
+    def __call__(self) -> Job | None: ...
+
+
+def list_source(jobs: list[Job]) -> JobSource:
+    pending = list(reversed(jobs))
+    return lambda: pending.pop() if pending else None

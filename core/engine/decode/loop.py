@@ -1,0 +1,399 @@
+"""Studio's own GPT decode loop over ChatTTS's modules and weights.
+
+Why not `Chat.infer`: it rebuilds attention masks and cache objects every step, re-counts the
+repetition window with one-hot tensors, runs every row of a batch to the longest row's end, and
+cannot give a finished row's place to the next segment. Here the KV cache is preallocated,
+each row (slot) sits at its own position, and a row that finishes takes the next segment
+(continuous batching). The sampling pipeline is ChatTTS's own, step for step (temperature,
+repetition penalty over the last 16 codes, top-P then top-K with 3 kept, EOS held off until
+min_new_token, then multinomial), so a seed gives stock's tokens at batch 1.
+
+Randomness: a job without a seed draws from torch's global RNG (stock's way, so the tokens
+match stock's at batch 1 under `torch.manual_seed`), which makes its draws depend on the rows
+beside it. A job with a seed draws from its own generator, so its codes are the same whatever
+shares the batch (the server batches unrelated requests and promises each its own audio).
+
+Host and device: positions, step counts and caps live on the host (they are known there), so
+a step reads the device once, for the rows' end-of-segment and non-finite flags together. Index
+tensors are rebuilt only when the set of running rows changes.
+"""
+
+from collections.abc import Callable, Iterator
+
+import torch
+import torch.nn.functional as F
+from transformers.models.llama.modeling_llama import apply_rotary_pos_emb
+
+from chattts_studio.core.engine.chattts.chat import ChatModel
+from chattts_studio.core.engine.decode.graphs import StepGraphs
+from chattts_studio.core.engine.decode.job import (
+    Job,
+    JobSource,
+    NonFiniteError,
+    list_source,
+    non_finite_sentence,
+)
+from chattts_studio.core.engine.decode.rowwise import (
+    REPETITION_WINDOW,
+    Sampling,
+    exact_attention,
+    sample_codes,
+    warpers_for,
+)
+
+SPAN_BUCKET = 256  # static steps attend over KV spans rounded up to this (one graph each)
+
+
+class FastDecoder:
+    """Decodes audio codes for many jobs on `slots` rows, yielding each job when it is done."""
+
+    def __init__(
+        self,
+        model: ChatModel,
+        slots: int,
+        max_len: int,
+        static: bool = False,
+        graphs: bool = False,
+        exact: bool = False,
+    ) -> None:
+        """`static`: every step runs all slots over a bucketed KV span, with positions on the
+        device (fixed shapes, no per-step index building): what a CUDA graph needs, and the
+        form a GPU prefers, since a 20-layer step of this size is bound by kernel launches.
+        `graphs`: capture that step as CUDA graphs, one per span bucket (CUDA only).
+        `exact`: a row's numbers never depend on the rows beside it (see `exact_attention`):
+        static steps (every matrix product has `slots` rows, whoever is running) with
+        attention as plain matmuls, and logits made for every slot. With per-job seeds, a job
+        then gives the same codes and hidden states bit for bit in any company."""
+        gpt = model.gpt
+        self.gpt = gpt
+        self.layers = list(gpt.layers)
+        self.device = model.gpt_device
+        # Sampling runs where the GPT runs: on MPS ChatTTS keeps the GPT on the CPU, and a
+        # loop that sampled on the GPU would copy between devices every step.
+        self.out_device = self.device
+        self.dtype = next(gpt.parameters()).dtype
+        cfg = gpt.config
+        self.heads = cfg.num_attention_heads
+        self.kv_heads = cfg.num_key_value_heads
+        self.head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // self.heads
+        self.hidden_size = cfg.hidden_size
+        self.num_vq = model.num_vq
+        self.num_codes = model.num_codes
+        self.eos = self.num_codes - 1
+        self.slots = slots
+        self.max_len = max_len
+        shape = (len(self.layers), slots, self.kv_heads, max_len, self.head_dim)
+        self.k_cache = torch.zeros(shape, dtype=self.dtype, device=self.device)
+        self.v_cache = torch.zeros(shape, dtype=self.dtype, device=self.device)
+        self.emb_code = model.code_embeddings()
+        self.head_weight = model.code_heads().float().to(self.out_device)
+        self.active: list[Job | None] = [None] * slots  # the job in each slot, between steps
+        self.exact = exact
+        self.static = static or graphs or exact
+        self._all_rows = torch.arange(slots, device=self.device)
+        self._tainted: set[int] = set()  # rows whose cache may hold NaN/inf from a failed job
+        self._graphs: StepGraphs | None = None
+        if graphs:
+            self._graphs = StepGraphs(self._static_step, slots, self.num_vq, self.device)
+
+    def _grow(self, max_len: int) -> None:
+        """A job longer than the cache was sized for (its text grew in refine): a larger
+        cache, the rows' keys and values copied over. Graphs recorded the old addresses."""
+        max_len = -(-max_len // SPAN_BUCKET) * SPAN_BUCKET
+        for name in ("k_cache", "v_cache"):
+            old = getattr(self, name)
+            new = old.new_zeros((*old.shape[:3], max_len, old.shape[4]))
+            new[:, :, :, : self.max_len] = old
+            setattr(self, name, new)
+        self.max_len = max_len
+        if self._graphs is not None:
+            self._graphs = StepGraphs(self._static_step, self.slots, self.num_vq, self.device)
+
+    def _bucket(self, span: int) -> int:
+        """The KV span a static step attends over: a multiple of SPAN_BUCKET, so that a few
+        shapes (graphs) serve a whole segment."""
+        return min(self.max_len, -(-span // SPAN_BUCKET) * SPAN_BUCKET)
+
+    def _static_step(self, codes: torch.Tensor, pos: torch.Tensor, span: int) -> torch.Tensor:
+        """One step for every slot: codes [slots, num_vq], pos [slots] -> hidden [slots, H]
+        fp32. Slots that are empty or ended compute too; their results are never read, and
+        what they write into the cache is overwritten before any row attends to it."""
+        x = self._embed_codes(codes).to(self.device, self.dtype)
+        return self._layers(x, self._all_rows, pos.view(-1, 1), span, True)[:, 0].float()
+
+    def _step_all(self, codes: torch.Tensor, pos: torch.Tensor, span: int) -> torch.Tensor:
+        span = self._bucket(span)
+        if self._graphs is not None:
+            out = self._graphs.run(codes, pos, span)
+            if out is not None:
+                return out
+            self._graphs = None  # capture failed: it said why; run eagerly from now on
+        return self._static_step(codes, pos, span)
+
+    def running(self, key: int) -> Job | None:
+        return next((job for job in self.active if job is not None and job.key == key), None)
+
+    # -- model ----------------------------------------------------------------------------
+    def _layers(
+        self, x: torch.Tensor, rows: torch.Tensor, pos: torch.Tensor, span: int, every: bool
+    ) -> torch.Tensor:
+        """x [B, S, hidden]; rows [B] slot ids (`every`: all slots, in order); pos [B, S]
+        positions. Writes K/V into the cache at those positions and attends over each row's
+        cache up to its position; `span` (host-known) is the longest position + 1."""
+        batch, seq = x.shape[:2]
+        cos, sin = self.gpt.rotary_emb(x, pos)
+        prefill = seq > 1
+        if not prefill:
+            keys = torch.arange(span, device=self.device)
+            mask = keys.view(1, 1, 1, span) <= pos.view(batch, 1, seq, 1)
+        for li, layer in enumerate(self.layers):
+            attn = layer.self_attn
+            h = layer.input_layernorm(x)
+            q = attn.q_proj(h).view(batch, seq, -1, self.head_dim).transpose(1, 2)
+            k = attn.k_proj(h).view(batch, seq, -1, self.head_dim).transpose(1, 2)
+            v = attn.v_proj(h).view(batch, seq, -1, self.head_dim).transpose(1, 2)
+            q, k = apply_rotary_pos_emb(q, k, cos, sin)
+            if prefill:  # one row, positions 0..seq-1
+                self.k_cache[li, rows[0], :, :seq] = k[0]
+                self.v_cache[li, rows[0], :, :seq] = v[0]
+                out = F.scaled_dot_product_attention(
+                    q,
+                    k,
+                    v,
+                    is_causal=True,
+                    scale=attn.scaling,
+                    enable_gqa=self.kv_heads != self.heads,
+                )
+            else:
+                self.k_cache[li, rows, :, pos[:, 0]] = k[:, :, 0]
+                self.v_cache[li, rows, :, pos[:, 0]] = v[:, :, 0]
+                if every:  # a view, no gather
+                    kc, vc = self.k_cache[li, :, :, :span], self.v_cache[li, :, :, :span]
+                else:
+                    kc, vc = self.k_cache[li, rows, :, :span], self.v_cache[li, rows, :, :span]
+                if self.exact:
+                    out = exact_attention(q, kc, vc, mask, attn.scaling, self.heads)
+                    x = x + attn.o_proj(out.transpose(1, 2).reshape(batch, seq, -1))
+                    x = x + layer.mlp(layer.post_attention_layernorm(x))
+                    continue
+                out = F.scaled_dot_product_attention(
+                    q,
+                    kc,
+                    vc,
+                    attn_mask=mask,
+                    scale=attn.scaling,
+                    enable_gqa=self.kv_heads != self.heads,
+                )
+            x = x + attn.o_proj(out.transpose(1, 2).reshape(batch, seq, -1))
+            x = x + layer.mlp(layer.post_attention_layernorm(x))
+        return self.gpt.norm(x)
+
+    def _logits(self, hidden: torch.Tensor) -> torch.Tensor:
+        """[B, hidden] fp32 -> [B * num_vq, num_codes], ChatTTS's (b n) c order."""
+        logits = F.linear(hidden, self.head_weight)
+        return logits.view(-1, self.num_vq, self.num_codes).reshape(-1, self.num_codes)
+
+    def _embed_codes(self, codes: torch.Tensor) -> torch.Tensor:
+        """codes [B, num_vq] -> [B, 1, hidden], as ChatTTS sums the per-codebook embeddings."""
+        ids = codes.to(self.device).unsqueeze(1)
+        embs = [self.emb_code[i](ids[:, :, i]).to(self.out_device) for i in range(self.num_vq)]
+        return torch.stack(embs, 3).sum(3)
+
+    # -- sampling -------------------------------------------------------------------------
+    def _sample(
+        self,
+        logits: torch.Tensor,
+        history: torch.Tensor,
+        steps: torch.Tensor,
+        min_steps: torch.Tensor,
+        sampling: Sampling,
+        warpers: list[Callable[..., torch.Tensor]],
+        generators: list[torch.Generator | None] | None = None,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        return sample_codes(
+            logits, history, steps, min_steps, sampling, warpers, self.num_vq, generators
+        )
+
+    # -- the loop -------------------------------------------------------------------------
+    @torch.inference_mode()
+    def run(
+        self,
+        jobs: list[Job] | JobSource,
+        sampling: Sampling,
+        cancelled: Callable[[], bool],
+        on_step: Callable[[list[int]], None] | None = None,
+        failed: Callable[[Job, Exception], None] | None = None,
+    ) -> Iterator[Job | None]:
+        """Decode every job, `slots` at a time, in the given order; yield each as it ends,
+        and None after every step, so the caller can stream audio of the running ones.
+        `jobs` is a list, or a source asked for more whenever a row is free (before every
+        step), so jobs can arrive while the decode runs; it ends when no row is busy and the
+        source has none. A job marked `cancelled` leaves its row before the next step, not
+        yielded. Returns early (without raising) when `cancelled()` turns true.
+        `failed`: a job's own failure (its embedding could not be made, its numbers went
+        non-finite) goes there, the job leaves its row unyielded and the others go on (the
+        callback may raise to end the run); without it, such a failure raises."""
+        warpers = warpers_for(sampling)
+        source = list_source(jobs) if isinstance(jobs, list) else jobs
+        active = self.active
+        generators: list[torch.Generator | None] = [None] * self.slots
+        # Host copies: known without asking the device.
+        pos = [0] * self.slots
+        steps = [0] * self.slots
+        caps = [0] * self.slots
+        # Device copies the sampling reads; updated in place, never rebuilt from lists.
+        pos_d = torch.zeros(self.slots, dtype=torch.long, device=self.device)
+        steps_d = torch.zeros(self.slots, dtype=torch.long, device=self.out_device)
+        min_d = torch.zeros(self.slots, dtype=torch.long, device=self.out_device)
+        history = torch.zeros(
+            self.slots * self.num_vq, REPETITION_WINDOW, dtype=torch.long, device=self.out_device
+        )
+        hidden = torch.zeros(self.slots, self.hidden_size, device=self.out_device)
+        vq = torch.arange(self.num_vq, device=self.out_device)
+        caps_d = torch.zeros(self.slots, dtype=torch.long, device=self.device)
+        codes_all = torch.zeros(self.slots, self.num_vq, dtype=torch.long, device=self.device)
+
+        def admit(slot: int, job: Job) -> bool:
+            """Prefill the job into the row; False when its embedding failed (`failed`)."""
+            try:
+                emb = job.emb() if callable(job.emb) else job.emb
+            except Exception as exc:
+                if failed is None:
+                    raise
+                failed(job, exc)
+                return False
+            if slot in self._tainted:
+                # Masked positions add exact zeros only when finite (0 * NaN is NaN): a row
+                # after a non-finite one starts from a clean cache, which changes no bits.
+                self.k_cache[:, slot].zero_()
+                self.v_cache[:, slot].zero_()
+                self._tainted.discard(slot)
+            length = int(emb.shape[1])
+            if length + job.cap + 1 > self.max_len:
+                self._grow(length + job.cap + 1)
+            out = self._layers(
+                emb.to(self.device, self.dtype),
+                torch.tensor([slot], device=self.device),
+                torch.arange(length, device=self.device).view(1, -1),
+                length,
+                False,
+            )
+            hidden[slot] = out[0, -1].float().to(self.out_device)
+            pos[slot], steps[slot], caps[slot] = length, 0, job.cap
+            pos_d[slot] = length
+            caps_d[slot] = job.cap
+            steps_d[slot] = 0
+            min_d[slot] = job.min_steps
+            history[slot * self.num_vq : (slot + 1) * self.num_vq] = 0
+            generators[slot] = None
+            if job.seed is not None:
+                generators[slot] = torch.Generator(self.out_device).manual_seed(job.seed)
+            active[slot] = job
+            return True
+
+        def fill() -> None:
+            """Free the rows of cancelled jobs, then give every free row the next job."""
+            for slot, job in enumerate(active):
+                if job is not None and job.cancelled:
+                    active[slot] = None
+            for slot in range(self.slots):
+                while active[slot] is None:
+                    job = source()
+                    if job is None:
+                        return
+                    admit(slot, job)
+
+        used: list[int] = []
+        rows = out_rows = vq_rows = torch.zeros(0, dtype=torch.long)
+        while not cancelled():
+            fill()
+            if not any(job is not None for job in active):
+                return
+            now_used = [i for i, job in enumerate(active) if job is not None]
+            if now_used != used:  # membership changed: rebuild the index tensors once
+                used = now_used
+                rows = torch.tensor(used, device=self.device)
+                out_rows = rows.to(self.out_device)
+                vq_rows = (out_rows.view(-1, 1) * self.num_vq + vq).view(-1)
+            full = len(used) == self.slots
+            # A gathered copy: the jobs keep views of it, while `hidden` is written in place.
+            rows_h = hidden[out_rows]
+            # Exact: the head's product always has `slots` rows (its rows' bits depend on it).
+            logits = self._logits(hidden)[vq_rows] if self.exact else self._logits(rows_h)
+            codes, bad = self._sample(
+                logits,
+                history[vq_rows],
+                steps_d[out_rows],
+                min_d[out_rows],
+                sampling,
+                warpers,
+                [generators[slot] for slot in used],
+            )
+            finished = codes.eq(self.eos).any(1)
+            # The repetition window slides by one code per step.
+            history[vq_rows] = torch.cat([history[vq_rows][:, 1:], codes.reshape(-1, 1)], 1)
+            steps_d[out_rows] += 1
+            # The step's one read from the device.
+            ended, invalid = torch.stack([finished, bad]).tolist()
+            if any(invalid) and failed is None:
+                raise NonFiniteError(non_finite_sentence(self.dtype))
+            done: list[bool] = []
+            broken: list[Job] = []
+            for n, slot in enumerate(used):
+                job = active[slot]
+                assert job is not None
+                if invalid[n]:  # its row only: the others' numbers never met its own
+                    active[slot] = None
+                    self._tainted.add(slot)
+                    broken.append(job)
+                    done.append(False)
+                    continue
+                steps[slot] += 1
+                if not ended[n]:  # ChatTTS keeps no hidden state for the EOS step
+                    job.hiddens.append(rows_h[n])
+                    job.tokens.append(codes[n])
+                job.ended_by_eos = bool(ended[n])
+                done.append(bool(ended[n]) or steps[slot] >= caps[slot])
+            for job in broken:
+                assert failed is not None
+                failed(job, NonFiniteError(non_finite_sentence(self.dtype)))
+            if on_step:
+                on_step([job.key for job in active if job is not None])
+            continuing = [n for n, d in enumerate(done) if not d and not invalid[n]]
+            if continuing and self.static:
+                # Every slot steps; only the running rows move on (a device-side mask).
+                codes_all.index_copy_(0, rows, codes.to(self.device))
+                span = max(pos[used[n]] for n in continuing) + 1
+                hidden.copy_(self._step_all(codes_all, pos_d, span).to(self.out_device))
+                going = ~finished.to(self.device) & (
+                    steps_d[out_rows].to(self.device) < caps_d[rows]
+                )
+                pos_d.index_add_(0, rows, going.long())
+                for n in continuing:
+                    pos[used[n]] += 1
+            elif continuing:
+                # Next step's input for the rows still running: the codes just drawn.
+                every = full and len(continuing) == len(used)
+                if len(continuing) == len(used):
+                    srows, scodes = rows, codes
+                else:
+                    keep = torch.tensor(continuing, device=self.out_device)
+                    srows = torch.tensor([used[n] for n in continuing], device=self.device)
+                    scodes = codes[keep]
+                span = max(pos[used[n]] for n in continuing) + 1
+                x = self._embed_codes(scodes).to(self.device, self.dtype)
+                out = self._layers(x, srows, pos_d[srows].view(-1, 1), span, every)
+                hidden[srows.to(self.out_device)] = out[:, 0].float().to(self.out_device)
+                pos_d[srows] += 1
+                for n in continuing:
+                    pos[used[n]] += 1
+            for n, slot in enumerate(used):
+                if done[n]:
+                    job = active[slot]
+                    active[slot] = None
+                    assert job is not None
+                    yield job
+                    following = source() if active[slot] is None else None
+                    if following is not None:
+                        admit(slot, following)  # prefilled now; it samples from the next step on
+            yield None

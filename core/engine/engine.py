@@ -1,0 +1,417 @@
+"""The synthesis engine: the small public face of core. It loads a ChatTTS model on a device
+and precision, plans jobs, and runs them through the pipeline (pipeline.py) with progress,
+per-job cancel tokens and live metrics."""
+
+import logging
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from chattts_studio.core.engine.cancel import CancelToken
+from chattts_studio.core.engine.chattts.chat import ChatModel, RefineSettings
+from chattts_studio.core.engine.devices import Device, Precision, check_precision, resolve_device
+from chattts_studio.core.engine.metrics import LiveMetrics, reset_peak
+from chattts_studio.core.engine.pipeline import (
+    JobContext,
+    ModelTexts,
+    Producer,
+    Settings,
+    Unit,
+    release_memory,
+    with_backoff,
+)
+from chattts_studio.core.engine.quiet import quiet_libraries
+from chattts_studio.core.engine.request import (
+    AudioChunk,
+    JobPlan,
+    JobSummary,
+    SegmentRestarted,
+    SegmentResult,
+    SynthesisRequest,
+    auto_batch_size,
+    join_clips,
+)
+from chattts_studio.core.errors import BadTextError, Cancelled, ModelError, SpeakerError
+from chattts_studio.core.messages import QT_TRANSLATE_NOOP, Sentence, said
+from chattts_studio.core.text.prepare import NUMBER_READERS, Segment, check_text, split_segments
+from chattts_studio.core.voices.voice import Voice
+from chattts_studio.core.weights import models
+
+quiet_libraries()
+
+log = logging.getLogger("chattts_studio")
+LoadProgress = Callable[[str, float], None]  # (stage, fraction 0..1)
+Listener = Callable[[AudioChunk | SegmentRestarted], None]
+
+
+@dataclass(frozen=True)
+class LoadedModel:
+    info: models.ModelInfo
+    device: Device
+    precision: Precision
+    compiled: bool
+    load_seconds: float
+
+
+class Engine:
+    """Owns one ChatTTS model. Use it from one thread at a time; cancel() and live.snapshot()
+    are safe from any thread. Each job has its own CancelToken (made by the caller when it
+    queues the job, or here); cancel() cancels the job running now, if any."""
+
+    def __init__(self) -> None:
+        self.model: ChatModel | None = None
+        self.loaded: LoadedModel | None = None
+        self.live = LiveMetrics()
+        self.last_summary: JobSummary | None = None
+        self._running: CancelToken | None = None
+        # On CUDA the decode step runs as CUDA graphs; off for comparison (bench) or if a
+        # driver misbehaves. No effect elsewhere.
+        self.cuda_graphs = True
+
+    @property
+    def cancelled(self) -> bool:
+        """Whether the job running now was asked to stop."""
+        token = self._running
+        return token is not None and token.cancelled
+
+    def cancel(self) -> None:
+        token = self._running
+        if token is not None:
+            token.cancel()
+
+    def _start(self, cancel: CancelToken | None) -> CancelToken:
+        token = cancel or CancelToken()
+        self._running = token
+        token.check()  # cancelled while it waited: nothing to undo
+        return token
+
+    # -- loading ---------------------------------------------------------------------------
+    def load(
+        self,
+        model: str = "demo",
+        device: str | None = None,
+        precision: str = "fp32",
+        compile: bool = False,
+        progress: LoadProgress | None = None,
+        cancel: CancelToken | None = None,
+    ) -> LoadedModel:
+        """Verify (building demo weights if needed) and load a model. Raises StudioError
+        subclasses for anything the user can fix, Cancelled when cancelled."""
+        report = progress or (lambda _stage, _fraction: None)
+        token = self._start(cancel)
+        try:
+            return self._load(model, device, precision, compile, report, token)
+        finally:
+            self._running = None
+
+    def _load(
+        self,
+        model: str,
+        device: str | None,
+        precision: str,
+        compile: bool,
+        report: LoadProgress,
+        cancel: CancelToken,
+    ) -> LoadedModel:
+        from chattts_studio.core.weights.demo_weights import build_config
+
+        target = resolve_device(device)
+        chosen = check_precision(target, precision)
+        started = time.perf_counter()
+        self.live.start("loading")
+
+        def verify_progress(done: int, total: int) -> None:
+            report("verifying", done / total if total else 0.0)
+
+        info = models.ensure(
+            model, verify_progress, lambda: cancel.cancelled, log=lambda msg: report(msg, 0.0)
+        )
+        cancel.check()
+        current = self.loaded
+        if (
+            self.model is not None
+            and current is not None
+            and current.info == info
+            and current.device == target
+            and current.compiled == compile
+        ):
+            # Only the precision changes: keep what is in memory, redo the GPT alone.
+            report("switching precision", 0.5)
+            if current.precision is not Precision.FP32:
+                self.model.restore_gpt(str(info.folder / "asset" / "gpt"))
+            self._apply_precision(self.model, chosen)
+            self.loaded = LoadedModel(info, target, chosen, compile, time.perf_counter() - started)
+            self.live.update(stage="idle")
+            report("ready", 1.0)
+            return self.loaded
+        self.unload()
+        report("loading", 0.5)
+        loaded_model = ChatModel.load(
+            str(info.folder), build_config(info.dims), target.torch_device(), compile, info.name
+        )
+        if cancel.cancelled:  # ChatTTS's own load cannot be interrupted; stop after it
+            loaded_model.unload()
+            raise Cancelled()
+        self._apply_precision(loaded_model, chosen)
+        loaded_model.register_numbers(NUMBER_READERS)
+        if target.kind == "cuda":
+            torch.cuda.empty_cache()  # drop what loading left in the cache
+        self.model = loaded_model
+        self.live.device = target.id  # only now: a failed switch keeps the old device's panel
+        self.loaded = LoadedModel(info, target, chosen, compile, time.perf_counter() - started)
+        self.live.update(stage="idle")
+        report("ready", 1.0)
+        return self.loaded
+
+    @staticmethod
+    def _apply_precision(model: ChatModel, precision: Precision) -> None:
+        if precision is Precision.INT8:
+            model.quantize_gpt()
+        elif precision is not Precision.FP32:
+            model.cast_gpt(precision.dtype)
+
+    def unload(self) -> None:
+        if self.model is not None:
+            device = self.loaded.device.id if self.loaded else "cpu"
+            self.model.unload()
+            self.model = None
+            self.loaded = None
+            release_memory(device)
+
+    def _require(self) -> tuple[ChatModel, LoadedModel]:
+        if self.model is None or self.loaded is None:
+            raise ModelError(QT_TRANSLATE_NOOP("core", "No model is loaded."))
+        return self.model, self.loaded
+
+    # -- speakers --------------------------------------------------------------------------
+    def speaker_dim(self) -> int:
+        return self._require()[0].hidden_size
+
+    def sample_speaker(self, seed: int) -> str:
+        """The speaker of a seed: the same string on every device (drawn on the CPU)."""
+        return self._require()[0].sample_speaker(seed)
+
+    def check_speaker(self, embedding: str) -> str:
+        return self._require()[0].check_speaker(embedding)
+
+    def check_voice(self, voice: Voice) -> Voice:
+        """The voice checked against this model, its transcript normalised as the model reads
+        text (numbers read out): what goes into the prompt. SpeakerError when unusable."""
+        model = self._require()[0]
+        embedding = model.check_speaker(voice.embedding) if voice.embedding else ""
+        transcript = ""
+        if voice.sample:
+            model.check_sample(voice.sample)
+            transcript = model.normalize(voice.transcript.strip())
+            if not transcript.strip():
+                raise SpeakerError(
+                    QT_TRANSLATE_NOOP(
+                        "core", "A cloned voice needs the transcript of its recording."
+                    )
+                )
+        elif not embedding:
+            raise SpeakerError(
+                QT_TRANSLATE_NOOP("core", "The voice has neither a speaker embedding nor a sample.")
+            )
+        return Voice(embedding, voice.sample, transcript)
+
+    def resolve_voice(self, request: SynthesisRequest) -> Voice:
+        """The request's voice: its library voice, else its embedding, else its seed's."""
+        if request.voice is not None:
+            return self.check_voice(request.voice)
+        if request.speaker:
+            return Voice(embedding=self.check_speaker(request.speaker))
+        return Voice(embedding=self.sample_speaker(request.seed))
+
+    def clone_voice(self, audio: np.ndarray, transcript: str) -> Voice:
+        """A voice from a 24 kHz clip (clone.py checks it) and its transcript: the clip
+        encoded by the DVAE encoder, as ChatTTS's `sample_audio_speaker` does."""
+        model = self._require()[0]
+        try:
+            transcript = check_text(transcript).strip()
+        except BadTextError as exc:
+            raise SpeakerError(
+                Sentence(
+                    QT_TRANSLATE_NOOP("core", "The transcript cannot be used: {problem}"),
+                    problem=said(exc),
+                )
+            ) from None
+        return Voice(sample=model.encode_sample(audio), transcript=transcript)
+
+    # -- planning --------------------------------------------------------------------------
+    def plan(self, request: SynthesisRequest) -> JobPlan:
+        """The job as it will run: validated settings, its segments (the job's only split,
+        after the pronunciation dictionary), the batch size for this device, the voice."""
+        from chattts_studio.core.text.lexicon import Lexicon
+
+        request.validate()
+        _model, loaded = self._require()
+        lexicon = Lexicon(request.lexicon) if request.lexicon else None
+        segments = tuple(split_segments(request.text, request.segment_size, lexicon))
+        batch = request.batch_size or auto_batch_size(loaded.device.id, len(segments))
+        voice = self.resolve_voice(request)
+        return JobPlan(request, segments, batch, voice.embedding, voice)
+
+    def _model_texts(
+        self, request: SynthesisRequest, segments: list[Segment], batch: int, cancel: CancelToken
+    ) -> ModelTexts:
+        """Normalised (numbers read out, characters ChatTTS cannot say dropped) and, when
+        asked, refined by ChatTTS's text pass a batch at a time, as decoding reaches them."""
+        model, loaded = self._require()
+        refine = None
+        if request.refine_text:
+            refine = RefineSettings(
+                f"[oral_{request.oral}][laugh_{request.laugh}][break_{request.break_level}]",
+                request.top_p,
+                request.top_k,
+            )
+        return ModelTexts(
+            model, segments, refine, batch, cancel, self.live, loaded.info.random_weights
+        )
+
+    def _expected(self, segments: list[Segment]) -> list[int]:
+        """Steps each segment is expected to take: random weights run to the cap (EOS is held
+        off), real weights about what the text needs."""
+        random_weights = self._require()[1].info.random_weights
+        return [s.step_cap if random_weights else s.expected_steps for s in segments]
+
+    def _context(
+        self, request: SynthesisRequest, cancel: CancelToken, count: int, stream: bool
+    ) -> JobContext:
+        model, loaded = self._require()
+        settings = Settings(
+            request.temperature, request.top_p, request.top_k, request.speed, request.seed
+        )
+        return JobContext(
+            model,
+            settings,
+            cancel,
+            self.live,
+            loaded.device.id,
+            count,
+            stream,
+            loaded.info.random_weights,
+            self.cuda_graphs,
+        )
+
+    # -- synthesis -------------------------------------------------------------------------
+    def synthesize(
+        self,
+        job: JobPlan | SynthesisRequest,
+        listener: Listener | None = None,
+        cancel: CancelToken | None = None,
+    ) -> Iterator[SegmentResult]:
+        """Yield each segment's result in text order. With a listener, playable audio goes to
+        it as soon as it exists (chunks of the segment that plays next, then each segment), and
+        a segment that starts again after out of memory is announced. Raises Cancelled after
+        the last finished segment when cancelled, StudioError subclasses for bad input."""
+        plan = job if isinstance(job, JobPlan) else self.plan(job)
+        token = self._start(cancel)
+        try:
+            yield from self._synthesize(plan, listener, token)
+        except Cancelled:
+            self.live.update(stage="cancelled", compute_seconds=self.live.elapsed())
+            raise
+        finally:
+            self._running = None
+
+    def _synthesize(
+        self, plan: JobPlan, listener: Listener | None, cancel: CancelToken
+    ) -> Iterator[SegmentResult]:
+        from chattts_studio.core.engine.producers import fast_events, stock_events
+
+        request, segments = plan.request, list(plan.segments)
+        _, loaded = self._require()
+        reset_peak(loaded.device.id)
+        self.live.start("decode", self._expected(segments))
+        started = time.perf_counter()
+        first_audio: float | None = None
+        produced, steps, audio_seconds, peak, batch = 0, 0, 0.0, 0, plan.batch_size
+        try:
+            torch.manual_seed(request.seed * 1009)  # same request and seed, same audio
+            texts = self._model_texts(request, segments, plan.batch_size, cancel)
+            units = [
+                Unit(seg.index, seg, plan.voice_at(seg.index), texts, plan.name_at(seg.index))
+                for seg in segments
+            ]
+            ctx = self._context(request, cancel, len(segments), listener is not None)
+            producer: Producer = fast_events if request.decoder == "fast" else stock_events
+            for event in with_backoff(producer, ctx, units, plan.batch_size):
+                if first_audio is None and not isinstance(event, SegmentRestarted):
+                    first_audio = time.perf_counter() - started
+                    self.live.update(first_audio_seconds=first_audio)
+                if not isinstance(event, SegmentResult):
+                    if listener is not None:
+                        listener(event)
+                    continue
+                produced += 1
+                steps += event.steps
+                batch = event.batch_size
+                audio_seconds += event.audio_seconds
+                self.live.update(audio_seconds=audio_seconds)
+                if event.memory is not None:
+                    peak = max(peak, event.memory.peak or event.memory.in_use)
+                if event.hit_cap:
+                    self.live.update(
+                        note=Sentence(
+                            QT_TRANSLATE_NOOP(
+                                "core", "segment {number} reached the step cap: it may be cut short"
+                            ),
+                            number=event.index + 1,
+                        )
+                    )
+                yield event
+            cancel.check()
+        finally:
+            wall = time.perf_counter() - started
+            # Every GPT step the job ran counts, also those of a segment cut short by cancel.
+            steps = max(steps, self.live.snapshot().steps_done)
+            self.last_summary = JobSummary(
+                produced, audio_seconds, wall, steps, first_audio, peak or None, batch
+            )
+        self.live.update(stage="done", compute_seconds=wall)
+
+    def audition(
+        self,
+        request: SynthesisRequest,
+        speakers: list[str] | list[Voice],
+        cancel: CancelToken | None = None,
+    ) -> list[np.ndarray]:
+        """The request's text read by each speaker, all speakers as rows of one batched pass
+        (continuous batching over speaker x segment); one joined audio per speaker."""
+        from chattts_studio.core.engine.producers import fast_events
+
+        plan = self.plan(request)
+        voices = [self.check_voice(s if isinstance(s, Voice) else Voice(s)) for s in speakers]
+        token = self._start(cancel)
+        segments = list(plan.segments)
+        count = len(segments)
+        try:
+            self.live.start("decode", self._expected(segments) * len(speakers))
+            torch.manual_seed(request.seed * 1009)
+            texts = self._model_texts(request, segments, plan.batch_size, token)
+            units = [
+                Unit(k * count + seg.index, seg, voice, texts)
+                for k, voice in enumerate(voices)
+                for seg in segments
+            ]
+            ctx = self._context(request, token, len(units), False)
+            batch = max(1, min(plan.batch_size * len(speakers), len(units), 16))
+            audio = {
+                event.index: event.audio
+                for event in with_backoff(fast_events, ctx, units, batch)
+                if isinstance(event, SegmentResult)
+            }
+        except Cancelled:
+            self.live.update(stage="cancelled")
+            raise
+        finally:
+            self._running = None
+        self.live.update(stage="done", compute_seconds=self.live.elapsed())
+        return [
+            join_clips([audio[k * count + i] for i in range(count)], request.pause_seconds)
+            for k in range(len(speakers))
+        ]

@@ -1,0 +1,196 @@
+"""One synthesis pipeline for every caller: units of work in, typed events out, with one
+out-of-memory policy around whichever producer (Studio's loop or ChatTTS's) makes the audio.
+
+The contract every producer keeps:
+- it yields `AudioChunk`s of a unit as they become playable (the unit that plays next first),
+  then that unit's `SegmentResult`, units in key order;
+- a `SegmentResult` is yielded only once its audio exists, so a unit leaves the pending set
+  only then: a failure at any point leaves every unfinished unit to be made again;
+- it raises `torch.OutOfMemoryError` unchanged; `with_backoff` retries with a smaller batch,
+  outside the `except` block, after the failed producer and its tensors are gone, and tells the
+  listener to drop what it had streamed of a unit that starts again (`SegmentRestarted`).
+"""
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import torch
+
+from chattts_studio.core.engine.cancel import CancelToken
+from chattts_studio.core.engine.chattts.chat import ChatModel, RefineSettings
+from chattts_studio.core.engine.cycles import collect_cycles
+from chattts_studio.core.engine.metrics import LiveMetrics
+from chattts_studio.core.engine.request import AudioChunk, SegmentRestarted, SegmentResult
+from chattts_studio.core.errors import DeviceError
+from chattts_studio.core.text.prepare import MAX_STEP_CAP, Segment, needed_steps
+from chattts_studio.core.voices.voice import Voice
+
+Event = AudioChunk | SegmentRestarted | SegmentResult
+
+
+class ModelTexts:
+    """Each segment's text as the model reads it: normalised at once; refined by ChatTTS's text
+    pass (when asked) a batch at a time, only when a unit first needs it. So refine runs about
+    one batch ahead of decoding instead of over the whole text before the first audio, and a
+    segment is refined once, whoever reads it (every speaker of an audition, a retry after out
+    of memory)."""
+
+    def __init__(
+        self,
+        model: ChatModel,
+        segments: list[Segment],
+        refine: RefineSettings | None,
+        batch: int,
+        cancel: CancelToken,
+        live: LiveMetrics,
+        random_weights: bool,
+    ) -> None:
+        self.model, self.segments, self.refine = model, segments, refine
+        self.batch, self.cancel, self.live = max(1, batch), cancel, live
+        self.random_weights = random_weights
+        self.normalized = [model.normalize(s.text) for s in segments]
+        self.refined: dict[int, str] = {}
+
+    def text(self, index: int) -> str:
+        if self.refine is None:
+            return self.normalized[index]
+        if index not in self.refined:
+            self._refine_batch(index - index % self.batch)
+        return self.refined[index]
+
+    def _refine_batch(self, start: int) -> None:
+        assert self.refine is not None
+        stage = self.live.snapshot().stage
+        self.live.update(stage="refine")
+        batch = self.normalized[start : start + self.batch]
+        for offset, text in enumerate(self.model.refine(batch, self.refine, self.cancel)):
+            self.refined[start + offset] = text
+        self.cancel.check()
+        self.live.update(stage=stage, refined=len(self.refined))
+
+    def cap(self, index: int) -> int:
+        """The unit's step cap: the plan's, grown with what refine added (pauses, fillers)."""
+        cap = self.segments[index].step_cap
+        if self.refine is not None:
+            cap = min(MAX_STEP_CAP, max(cap, needed_steps(self.text(index))))
+        return cap
+
+    def min_steps(self, index: int) -> int:
+        # Random weights would stop at a random EOS; hold it off so demo audio has the
+        # length speech of that text would have. Real weights end when the model says so.
+        return self.cap(index) if self.random_weights else 1
+
+    def estimate(self, index: int) -> tuple[int, int]:
+        """(prompt tokens, cap) known before refining: what a KV cache is first sized for."""
+        if self.refine is None or index in self.refined:
+            return len(self.text(index)) + 16, self.cap(index)
+        return 2 * len(self.normalized[index]) + 32, self.segments[index].step_cap
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One piece of audio to make: a segment's model text read by one voice. Units of one job
+    may have different voices (a dialogue, an audition): each decode row carries its own."""
+
+    key: int  # results come back in key order
+    segment: Segment
+    speaker: Voice
+    texts: ModelTexts
+    name: str = ""  # the speaker's name in a dialogue, for the results
+
+    @property
+    def text(self) -> str:
+        return self.texts.text(self.segment.index)
+
+    @property
+    def cap(self) -> int:
+        return self.texts.cap(self.segment.index)
+
+    @property
+    def min_steps(self) -> int:
+        return self.texts.min_steps(self.segment.index)
+
+
+@dataclass(frozen=True)
+class Settings:
+    temperature: float
+    top_p: float
+    top_k: int
+    speed: int
+    seed: int
+
+
+@dataclass
+class JobContext:
+    """What a producer works with; the same for every retry of one job."""
+
+    model: ChatModel
+    settings: Settings
+    cancel: CancelToken
+    live: LiveMetrics
+    device: str
+    count: int  # units in the whole job, for SegmentResult.segments
+    stream: bool  # a listener wants chunks of the unit that plays next
+    random_weights: bool
+    cuda_graphs: bool = True  # on CUDA: the decode step as CUDA graphs
+
+
+Producer = Callable[[JobContext, list[Unit], int], Iterator[Event]]
+
+
+def out_of_memory(exc: BaseException) -> bool:
+    """CUDA says torch.OutOfMemoryError; MPS (where ChatTTS's vocoder runs on the GPU) says a
+    RuntimeError 'MPS backend out of memory'."""
+    return isinstance(exc, torch.OutOfMemoryError) or "out of memory" in str(exc).lower()
+
+
+def release_memory(device: str) -> None:
+    """Return what freed tensors held to the device (CUDA keeps it cached otherwise)."""
+    collect_cycles()  # cycles first: a model's tensors may be held in one
+    if device.startswith("cuda") and torch.cuda.is_available():
+        torch.cuda.empty_cache()
+    elif device == "mps" and torch.backends.mps.is_available():
+        torch.mps.empty_cache()
+
+
+def smaller_batch(batch: int) -> int:
+    if batch <= 1:
+        raise DeviceError(
+            "Out of memory even at batch size 1; lower the segment size or use another device."
+        )
+    return max(1, batch // 2)
+
+
+def with_backoff(
+    produce: Producer, ctx: JobContext, units: list[Unit], batch: int
+) -> Iterator[Event]:
+    """Run `produce` over `units`; after out of memory, halve the batch and run what is not
+    finished again, until everything is made or batch 1 fails too (DeviceError)."""
+    pending = list(units)
+    while pending:
+        batch = min(batch, len(pending))  # what the producer really runs, halved if it fails
+        streamed: set[int] = set()
+        failed = False
+        try:
+            for event in produce(ctx, pending, batch):
+                if isinstance(event, AudioChunk):
+                    streamed.add(event.index)
+                elif isinstance(event, SegmentResult):
+                    pending = [u for u in pending if u.key != event.index]
+                yield event
+        except (torch.OutOfMemoryError, RuntimeError) as exc:
+            # Nothing here: the producer's frames (its decoder and KV cache) are referenced by
+            # this exception's traceback until the block ends. Recover below, outside it.
+            if not out_of_memory(exc):
+                raise
+            failed = True
+            del exc
+        if not failed:
+            return
+        release_memory(ctx.device)
+        batch = smaller_batch(batch)  # raised here, it carries no failed frames along
+        ctx.live.restarted()
+        ctx.live.update(note=f"out of memory: batch size lowered to {batch}", batch_size=batch)
+        keys = {u.key for u in pending}
+        for key in sorted(streamed & keys):
+            yield SegmentRestarted(key)

@@ -1,0 +1,264 @@
+"""The two producers of the pipeline's events (see pipeline.py for their contract).
+
+- `fast_events`: Studio's decode loop with continuous batching. The unit that plays next is
+  vocoded in chunks while it grows (when a listener streams); other finished units wait in a
+  queue and are vocoded together, several per vocoder call, between decode steps.
+- `stock_events`: ChatTTS's own generate loop, `batch` units per call (the reference path).
+"""
+
+import dataclasses
+import time
+from collections.abc import Iterator
+from itertools import takewhile
+
+import numpy as np
+import torch
+
+from chattts_studio.core import SAMPLES_PER_STEP
+from chattts_studio.core.engine.decode.loop import (
+    FastDecoder,
+    Job,
+    NonFiniteError,
+    Sampling,
+    non_finite_sentence,
+)
+from chattts_studio.core.engine.decode.streaming import ChunkVocoder
+from chattts_studio.core.engine.metrics import memory_snapshot
+from chattts_studio.core.engine.pipeline import Event, JobContext, Unit
+from chattts_studio.core.engine.request import AudioChunk, SegmentResult
+from chattts_studio.core.voices.voice import Voice
+
+
+def _result(
+    ctx: JobContext,
+    unit: Unit,
+    audio: np.ndarray,
+    steps: int,
+    compute: float,
+    batch: int,
+    eos: bool,
+) -> SegmentResult:
+    return SegmentResult(
+        index=unit.key,
+        segments=ctx.count,
+        text=unit.segment.shown,
+        audio=np.ascontiguousarray(audio[: steps * SAMPLES_PER_STEP], dtype=np.float32),
+        steps=steps,
+        compute_seconds=compute,
+        batch_size=batch,
+        memory=memory_snapshot(ctx.device),
+        hit_cap=not eos and not ctx.random_weights and steps >= unit.cap,
+        speaker=unit.name,
+    )
+
+
+class VocodeQueue:
+    """Finished decodes waiting for the vocoder. Units of equal length share one call: ChatTTS
+    pads a batch with zeros, which would change the last ~50 steps of a shorter unit's audio,
+    so only equal lengths are batched (their audio equals one-at-a-time vocoding)."""
+
+    def __init__(self, ctx: JobContext) -> None:
+        self.ctx = ctx
+        self.waiting: list[Job] = []
+        self.calls = 0  # vocoder calls made (for tests and figures)
+
+    def add(self, job: Job) -> None:
+        self.waiting.append(job)
+
+    def __contains__(self, key: int) -> bool:
+        return any(job.key == key for job in self.waiting)
+
+    def __len__(self) -> int:
+        return len(self.waiting)
+
+    def flush(self) -> dict[int, np.ndarray]:
+        """Vocode everything waiting: {key: audio}. Jobs leave the queue only after their
+        audio exists (an out-of-memory error here leaves them to be made again)."""
+        groups: dict[int, list[Job]] = {}
+        for job in self.waiting:
+            groups.setdefault(job.steps, []).append(job)
+        audio: dict[int, np.ndarray] = {}
+        for jobs in groups.values():
+            if jobs[0].steps == 0:
+                audio.update({job.key: np.zeros(0, np.float32) for job in jobs})
+                continue
+            self.ctx.live.update(stage="vocoder")
+            wavs = self.ctx.model.vocode([torch.stack(job.hiddens) for job in jobs])
+            self.calls += 1
+            audio.update({job.key: wav for job, wav in zip(jobs, wavs, strict=True)})
+        self.ctx.live.update(stage="decode")
+        self.waiting = []
+        return audio
+
+
+def _jobs(ctx: JobContext, units: list[Unit]) -> list[Job]:
+    """Decode jobs whose text (refined when asked), prompt and embedding are made only when a
+    row takes them; until then they hold an estimate (the KV cache grows if it was short)."""
+    jobs = []
+    extra: dict[Voice, int] = {}  # a cloned voice's prompt: its transcript and sample codes
+    for unit in units:
+        prompt, cap = unit.texts.estimate(unit.segment.index)
+        voice = unit.speaker
+        if voice.cloned and voice not in extra:
+            extra[voice] = len(voice.transcript) + ctx.model.check_sample(voice.sample)
+        prompt += extra.get(voice, 0)
+        job = Job(unit.key, lambda: torch.zeros(0), cap, cap, prompt)
+
+        def make(unit: Unit = unit, job: Job = job) -> torch.Tensor:
+            ids = ctx.model.prompt_ids(unit.text, ctx.settings.speed, unit.speaker)
+            job.prompt_len, job.cap, job.min_steps = int(ids[0].shape[1]), unit.cap, unit.min_steps
+            return ctx.model.embed(ids, unit.speaker)
+
+        job.emb = make
+        jobs.append(job)
+    return jobs
+
+
+def fast_events(ctx: JobContext, units: list[Unit], batch: int) -> Iterator[Event]:
+    by_key = {u.key: u for u in units}
+    order = [u.key for u in units]  # what is still to be yielded, in order
+    jobs = _jobs(ctx, units)
+    slots = max(1, min(batch, len(jobs)))
+    on_cuda = ctx.device.startswith("cuda")
+    decoder = FastDecoder(
+        ctx.model,
+        slots,
+        max(j.length for j in jobs) + 1,
+        static=on_cuda,  # fixed shapes: what a GPU (and a CUDA graph) wants
+        graphs=on_cuda and ctx.cuda_graphs,
+    )
+    s = ctx.settings
+    sampling = Sampling(s.temperature, s.top_p, s.top_k)
+    queue = VocodeQueue(ctx)
+    done: dict[int, SegmentResult] = {}
+    stream: ChunkVocoder | None = None  # chunks of the unit that plays next
+    streamed: set[int] = set()  # units whose audio went out in chunks already
+    started = time.perf_counter()
+    row_steps = [0]
+    ctx.live.update(stage="decode", batch_size=slots)
+
+    def on_step(keys: list[int]) -> None:
+        row_steps[0] += len(keys)
+        ctx.live.add_steps(keys)
+
+    def finish(job: Job, audio: np.ndarray) -> None:
+        # A row's share of the wall time: its steps at the average cost per row-step so far.
+        per_step = (time.perf_counter() - started) / max(1, row_steps[0])
+        unit = by_key[job.key]
+        done[job.key] = _result(
+            ctx, unit, audio, job.steps, job.steps * per_step, slots, job.ended_by_eos
+        )
+        ctx.live.segment_done(job.key)
+        # Its audio exists: the per-step states are no longer needed (a long job would
+        # otherwise hold every finished segment's until it ends).
+        job.hiddens = []
+        job.tokens = []
+
+    for ended in decoder.run(jobs, sampling, lambda: ctx.cancel.cancelled, on_step):
+        head = order[0] if order else None
+        if ended is not None:
+            if stream is not None and ended.key == head:
+                final = stream.chunk(ended.hiddens, True)
+                yield AudioChunk(ended.key, final, True)
+                streamed.add(ended.key)
+                finish(ended, stream.audio())
+                stream = None
+            else:
+                queue.add(ended)
+        else:
+            # Between steps: feed the unit that plays next.
+            running = decoder.running(head) if head is not None else None
+            if ctx.stream and running is not None:
+                if stream is None:
+                    stream = ChunkVocoder(ctx.model)
+                if stream.ready(running.steps):
+                    yield AudioChunk(running.key, stream.chunk(running.hiddens, False), False)
+        # Between steps (after every row that ended in the step has joined the queue): vocode
+        # what waits when someone waits for it, when enough waits, or at the end.
+        if (
+            ended is None
+            and len(queue)
+            and (
+                (head is not None and head in queue)
+                or len(queue) >= slots
+                or not any(decoder.active)
+            )
+        ):
+            waiting = {job.key: job for job in queue.waiting}
+            for key, audio in queue.flush().items():
+                finish(waiting[key], audio)
+        while order and order[0] in done:
+            result = done.pop(order.pop(0))
+            if ctx.stream and result.index not in streamed:
+                yield AudioChunk(result.index, result.audio, True)
+            yield result
+        ctx.live.update(segment=min((order[0] if order else 0) + 1, ctx.count))
+    if ctx.cancel.cancelled:
+        # What was already heard of the segment in progress is kept, marked partial.
+        running = decoder.running(order[0]) if order else None
+        if stream is not None and running is not None and stream.chunks:
+            steps = stream.emitted
+            yield dataclasses.replace(
+                _result(ctx, by_key[running.key], stream.audio(), steps, 0.0, slots, False),
+                partial=True,
+            )
+    ctx.cancel.check()  # the decoder returns early when cancelled
+    assert not order, "the decoder ended with units unmade"
+
+
+def stock_events(ctx: JobContext, units: list[Unit], batch: int) -> Iterator[Event]:
+    """ChatTTS's generate loop: each call runs to its longest row; rows are cut to their own
+    cap afterwards. Stock cannot mix speakers in one call: a batch takes one speaker's units."""
+    from chattts_studio.core.engine.chattts.chat import StockSettings
+
+    model, s = ctx.model, ctx.settings
+    live = ctx.live
+    i = 0
+    while i < len(units):
+        speaker = units[i].speaker
+        chunk = list(takewhile(lambda u: u.speaker == speaker, units[i : i + batch]))  # noqa: B023
+        i += len(chunk)
+        caps = [u.cap for u in chunk]
+        step = [0]
+
+        def on_forward(
+            hidden: torch.Tensor, caps: list[int] = caps, step: list[int] = step
+        ) -> None:
+            # ChatTTS samples right after this: stop before multinomial sees NaN (one sync a
+            # step, acceptable on the reference path).
+            if not bool(torch.isfinite(hidden).all()):
+                raise NonFiniteError(non_finite_sentence(hidden.dtype))
+            live.add_steps([u.key for u in chunk if u.cap > step[0]])  # noqa: B023
+            step[0] += 1
+
+        remove = model.on_step(on_forward)
+        started = time.perf_counter()
+        live.update(stage="decode", segment=chunk[0].key + 1, batch_size=len(chunk))
+        try:
+            settings = StockSettings(
+                chunk[0].speaker,
+                s.speed,
+                s.temperature,
+                s.top_p,
+                s.top_k,
+                max(caps),
+                max(u.min_steps for u in chunk),
+            )
+            ids, hiddens = model.stock_codes([u.text for u in chunk], settings, ctx.cancel)
+        finally:
+            remove()
+        ctx.cancel.check()
+        steps = [min(len(h), u.cap) for h, u in zip(hiddens, chunk, strict=True)]
+        eos = [len(h) < max(caps) for h in hiddens]
+        live.update(stage="vocoder")
+        wavs = model.vocode([h[:n] for h, n in zip(hiddens, steps, strict=True)])
+        live.update(stage="decode")
+        elapsed = time.perf_counter() - started
+        total = sum(steps) or 1
+        for unit, wav, n, ended in zip(chunk, wavs, steps, eos, strict=True):
+            result = _result(ctx, unit, wav, n, elapsed * n / total, len(chunk), ended)
+            live.segment_done(unit.key)
+            if ctx.stream:
+                yield AudioChunk(unit.key, result.audio, True)
+            yield result
+        del ids

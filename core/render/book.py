@@ -1,0 +1,319 @@
+"""Long-form rendering: a book's chapters to audio files in a folder, resumable at any moment.
+
+How a render stays resumable and reproducible (the rule, also in the README):
+- A chapter's segments are made in run groups of `group_size` consecutive segments (the batch
+  size): group k of chapter c holds segments [k*G, k*G+G). Each group is one engine job whose
+  seed is derived from (seed, c, first segment of the group), so a group's audio depends on
+  nothing but its own texts and the settings: not on what ran before it, nor on what a
+  resumed run skips. (The engine's random draws are shared by the rows of a batch, so a
+  segment cannot be made alone without changing its audio.)
+- Each finished segment is kept at once (render_store.py). A resumed render skips every group
+  whose segments are all kept and restarts a group that was cut short from its first segment,
+  with the same seed: its kept segments come out the same again (they are checked against the
+  kept audio, and the kept files are the ones used), its missing ones as an uninterrupted run
+  would have made them. So the result equals an uninterrupted run's with the same settings on
+  the same device; at most one group's finished segments are decoded twice.
+- The speaker is fixed once for the whole book (the speaker of the seed, or --speaker, which
+  may be a cloned voice). The pronunciation dictionary is applied before segmenting, so a
+  changed entry re-makes only the groups whose text it changes.
+Then each chapter is assembled from its kept segments (loudness measured, then the gain
+applied while writing), and the book's audiobook file and chapter list are written
+(render_output.py)."""
+
+import dataclasses
+import hashlib
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from chattts_studio.core import SAMPLE_RATE
+from chattts_studio.core.engine.cancel import CancelToken
+from chattts_studio.core.engine.request import JobPlan, SynthesisRequest
+from chattts_studio.core.errors import BadTextError
+from chattts_studio.core.render.store import Entry, SegmentStore, audio_digest, digest
+from chattts_studio.core.text.chapters import Book
+from chattts_studio.core.text.lexicon import Lexicon
+from chattts_studio.core.text.prepare import Segment, split_segments
+from chattts_studio.core.voices.voice import Voice
+from chattts_studio.core.weights.models import weights_identity
+
+if TYPE_CHECKING:
+    from chattts_studio.core.engine.engine import Engine
+
+FORMATS = ("flac", "wav", "mp3", "ogg", "m4b")
+CHAPTER_PAUSE_SECONDS = 1.0  # silence between chapters in the audiobook file
+
+
+def group_seed(seed: int, chapter: int, first: int) -> int:
+    """The engine seed of the run group that starts at segment `first` of `chapter`."""
+    data = f"chattts-studio render {seed} {chapter} {first}".encode()
+    return int.from_bytes(hashlib.sha256(data).digest()[:4], "big") & 0x7FFFFFFF
+
+
+@dataclass(frozen=True)
+class RenderOptions:
+    format: str = "flac"  # of the chapter files; m4b: .m4a chapters plus one .m4b book
+    subtitles: str | None = None  # "srt" or "vtt"
+    loudness: float | None = None  # target LUFS; None: no normalisation
+    peak: float = -1.0  # true-peak ceiling, dBTP
+    group_size: int = 16  # segments per run group (and batch)
+    chapter_pause: float = CHAPTER_PAUSE_SECONDS
+
+
+@dataclass
+class PlannedChapter:
+    number: int  # 0-based, in the book (chapters with nothing to say keep their number)
+    title: str
+    segments: list[Segment]
+    text_hashes: list[str]
+    group_hashes: list[str]  # one per segment: the hash of the group it belongs to
+    entries: list[Entry | None] = field(default_factory=list)
+
+    def groups(self, size: int) -> list[tuple[int, int]]:
+        return [(i, min(i + size, len(self.segments))) for i in range(0, len(self.segments), size)]
+
+    @property
+    def done(self) -> bool:
+        return all(e is not None for e in self.entries)
+
+
+@dataclass(frozen=True)
+class RenderProgress:
+    """Sent after every segment made."""
+
+    done: int  # segments finished (kept ones included)
+    total: int
+    chapter: int  # 1-based
+    chapters: int
+    audio_seconds: float  # audio finished so far, all of it
+    made_audio_seconds: float  # made in this run
+    made_wall_seconds: float  # compute spent on it in this run
+    seconds_left: float | None  # estimate
+    message: str = ""
+
+    @property
+    def rtf(self) -> float | None:
+        if not self.made_audio_seconds:
+            return None
+        return self.made_wall_seconds / self.made_audio_seconds
+
+
+Progress = Callable[[RenderProgress], None]
+
+
+@dataclass
+class RenderStats:
+    made: int = 0
+    kept: int = 0
+    remade: int = 0  # kept segments decoded again with their group
+    mismatched: int = 0  # of those, how many came out different (another device, ...)
+    made_audio_seconds: float = 0.0
+    made_wall_seconds: float = 0.0
+    warnings: list[str] = field(default_factory=list)
+
+
+class RenderJob:
+    """One book into one folder: plan(), then, with the store open, refresh() and run() (the
+    segments); render_output.Assembler writes the outputs."""
+
+    def __init__(
+        self,
+        engine: "Engine",
+        book: Book,
+        request: SynthesisRequest,
+        folder: Path,
+        options: RenderOptions,
+        source: Path | None = None,
+    ) -> None:
+        self.engine = engine
+        self.book = book
+        self.request = request  # every setting; its text is not used
+        self.folder = Path(folder)
+        self.options = options
+        self.source = source
+        self.chapters: list[PlannedChapter] = []
+        self.skipped: list[str] = []
+        self.speaker = ""
+        self.voice: Voice | None = None
+        self.settings = ""
+        self.stats = RenderStats()
+        self.store = SegmentStore(self.folder)
+
+    @property
+    def random_weights(self) -> bool:
+        loaded = self.engine.loaded
+        return bool(loaded and loaded.info.random_weights)
+
+    def settings_record(self) -> dict[str, object]:
+        """Everything that shapes a segment's audio besides its text and group."""
+        r = self.request
+        loaded = self.engine.loaded
+        record: dict[str, object] = {
+            "version": 1,
+            "model": loaded.info.name if loaded else None,
+            "precision": loaded.precision.value if loaded else None,
+            # Other weights in the same folder (the same model name) make other audio.
+            "weights": weights_identity(loaded.info) if loaded else None,
+            "speaker": self.speaker,
+            "seed": r.seed,
+            "temperature": r.temperature,
+            "top_p": r.top_p,
+            "top_k": r.top_k,
+            "refine_text": r.refine_text,
+            "speed": r.speed,
+            "oral": r.oral,
+            "laugh": r.laugh,
+            "break": r.break_level,
+            "segment_size": r.segment_size,
+            "decoder": r.decoder,
+            "group_size": self.options.group_size,
+        }
+        if self.voice is not None and self.voice.cloned:
+            # Only then: the records (and so the kept segments) of earlier renders stay valid.
+            record["voice"] = self.voice.key()
+        return record
+
+    # -- planning --------------------------------------------------------------------------
+    def plan(self) -> None:
+        """Segments and groups of every chapter, and what the folder already holds."""
+        self.request.validate()
+        r = self.request
+        self.voice = self.engine.resolve_voice(r)
+        self.speaker = self.voice.embedding
+        self.settings = digest(self.settings_record())
+        lexicon = Lexicon(r.lexicon) if r.lexicon else None
+        self.chapters, self.skipped = [], []
+        for number, chapter in enumerate(self.book.chapters):
+            try:
+                segments = split_segments(chapter.text, r.segment_size, lexicon)
+            except BadTextError:
+                self.skipped.append(chapter.title)
+                continue
+            texts = [digest(s.text) for s in segments]
+            groups: list[str] = []
+            for first in range(0, len(segments), self.options.group_size):
+                last = min(first + self.options.group_size, len(segments))
+                groups += [digest(first, texts[first:last])] * (last - first)
+            self.chapters.append(PlannedChapter(number, chapter.title, segments, texts, groups))
+
+    def refresh(self) -> None:
+        """What the store already holds for the plan."""
+        for ch in self.chapters:
+            ch.entries = [
+                self.store.find(ch.number, i, ch.text_hashes[i], ch.group_hashes[i], self.settings)
+                for i in range(len(ch.segments))
+            ]
+
+    @property
+    def total_segments(self) -> int:
+        return sum(len(ch.segments) for ch in self.chapters)
+
+    # -- making the segments ---------------------------------------------------------------
+    def run(
+        self,
+        cancel: CancelToken,
+        progress: Progress | None = None,
+        on_chapter: Callable[[PlannedChapter], object] | None = None,
+    ) -> RenderStats:
+        """Make every segment the folder does not hold yet, group by group; `on_chapter` is
+        called as each chapter's segments are all there (to assemble it). Raises Cancelled
+        once what was finished is kept."""
+        report = progress or (lambda _p: None)
+        total = self.total_segments
+        # Time left: the estimated speech still to make at the rate of this run so far.
+        left_est = sum(
+            s.est_seconds
+            for ch in self.chapters
+            for s, e in zip(ch.segments, ch.entries, strict=True)
+            if e is None
+        )
+        made_est = 0.0
+        done = sum(e is not None for ch in self.chapters for e in ch.entries)
+        audio = sum(e.samples for ch in self.chapters for e in ch.entries if e) / SAMPLE_RATE
+        started = time.perf_counter()
+        assembling = [0.0]  # time spent in on_chapter: not part of the figures
+        stats = self.stats
+        stats.kept = done
+
+        def send(position: int, message: str = "") -> None:
+            wall = time.perf_counter() - started - assembling[0]
+            stats.made_wall_seconds = wall
+            left = left_est * wall / made_est if made_est else None
+            report(
+                RenderProgress(
+                    done,
+                    total,
+                    position + 1,
+                    len(self.chapters),
+                    audio,
+                    stats.made_audio_seconds,
+                    wall,
+                    left,
+                    message,
+                )
+            )
+
+        for position, ch in enumerate(self.chapters):
+            for first, last in ch.groups(self.options.group_size):
+                if all(ch.entries[i] is not None for i in range(first, last)):
+                    continue
+                for result in self.engine.synthesize(
+                    self._group_plan(ch, first, last), cancel=cancel
+                ):
+                    if result.partial:
+                        continue
+                    i = first + result.index
+                    kept = ch.entries[i]
+                    if kept is not None:  # decoded again with its group: the kept file stays
+                        stats.remade += 1
+                        if kept.audio != audio_digest(result.audio):
+                            stats.mismatched += 1
+                        continue
+                    ch.entries[i] = self.store.add(
+                        ch.number,
+                        i,
+                        ch.text_hashes[i],
+                        ch.group_hashes[i],
+                        self.settings,
+                        result.audio,
+                    )
+                    done += 1
+                    stats.made += 1
+                    audio += result.audio_seconds
+                    stats.made_audio_seconds += result.audio_seconds
+                    made_est += ch.segments[i].est_seconds
+                    left_est -= ch.segments[i].est_seconds
+                    note = (
+                        f"segment {i + 1} of chapter {ch.number + 1} reached the step cap: its "
+                        "speech may be cut short; lower --segment-size"
+                        if result.hit_cap
+                        else ""
+                    )
+                    if note:
+                        stats.warnings.append(note)
+                    send(position, note)
+            if on_chapter is not None:
+                begun = time.perf_counter()
+                on_chapter(ch)
+                assembling[0] += time.perf_counter() - begun
+        if stats.mismatched:
+            stats.warnings.append(
+                f"{stats.mismatched} kept segment(s) came out differently when their group was "
+                "made again (another device or thread count?): the kept audio was used"
+            )
+        return stats
+
+    def _group_plan(self, ch: PlannedChapter, first: int, last: int) -> JobPlan:
+        segments = tuple(
+            dataclasses.replace(s, index=n) for n, s in enumerate(ch.segments[first:last])
+        )
+        request = dataclasses.replace(
+            self.request,
+            text="".join(s.text for s in segments),
+            speaker=self.speaker,
+            seed=group_seed(self.request.seed, ch.number, first),
+            batch_size=len(segments),
+        )
+        return JobPlan(request, segments, len(segments), self.speaker, self.voice)

@@ -1,0 +1,269 @@
+"""A manifest render spread over a Ray cluster (`pip install 'chattts-studio[cluster]'`).
+
+One actor per GPU (num_gpus=1), or per group of CPUs on a cluster without GPUs, each holding
+one loaded model and one continuous batch (manifest_render.ItemRenderer). The driver keeps the
+work: it cuts the pending items, largest first, into chunks and hands the next chunk to
+whichever actor has room (two chunks in flight per actor, so its batch never drains between
+them), with every item's speaker and seed in the chunk: an embedding string, or a cloned voice
+(its encoded sample and its transcript, normalised on the driver), so a worker never re-derives
+a speaker from a seed nor re-reads a voice. Actors send back encoded bytes; the driver writes
+every file, atomically, and its journal line (no shared file system needed). A chunk whose
+actor died or was killed goes back to the front of the queue; the actor restarts
+(max_restarts) and takes work again.
+A result for an item already written is dropped, so every item is written exactly once.
+
+Ray is imported only here and only when a cluster render runs: core imports without it."""
+
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from chattts_studio.core.engine.cancel import CancelToken
+from chattts_studio.core.errors import Cancelled, StudioError
+from chattts_studio.core.render.manifest.items import WorkItem
+from chattts_studio.core.render.manifest.run import (
+    ItemRenderer,
+    ItemResult,
+    ManifestJob,
+    ManifestOptions,
+)
+from chattts_studio.core.render.manifest.store import ItemEntry
+
+MAX_RESTARTS = 3  # per actor; then it is left out of the run
+IN_FLIGHT = 2  # chunks per actor at a time
+
+
+def _ray() -> Any:
+    try:
+        import ray
+    except ImportError:
+        raise StudioError(
+            "--ray needs Ray: pip install 'chattts-studio[cluster]' (on every machine of the "
+            "cluster)."
+        ) from None
+    return ray
+
+
+class RenderWorker:
+    """The body of one Ray actor: one loaded model, one ItemRenderer."""
+
+    def __init__(
+        self, model: str, precision: str, options: ManifestOptions, cpus: int, gpu: bool
+    ) -> None:
+        from chattts_studio.core.engine.engine import Engine
+
+        if not gpu:
+            import torch
+
+            torch.set_num_threads(max(1, cpus))
+        self.engine = Engine()
+        self.engine.load(model, None if gpu else "cpu", precision)
+        self.renderer = ItemRenderer(self.engine, options)
+
+    def render(self, items: list[WorkItem]) -> list[ItemResult]:
+        results: list[ItemResult] = []
+        self.renderer.render(items, results.append)
+        return results
+
+    def where(self) -> str:
+        import socket
+
+        return socket.gethostname()
+
+
+@dataclass
+class ClusterStats:
+    actors: int = 0
+    chunks: int = 0
+    requeued: int = 0  # chunks given out again after their actor failed
+    actor_failures: int = 0
+    errors: list[str] = field(default_factory=list)
+
+
+def reachable(address: str, timeout: float = 5.0) -> None:
+    """A HOST:PORT address answers, or one sentence: Ray itself retries for minutes."""
+    import socket
+
+    host, _, port = address.rpartition(":")
+    if "://" in address or not host or not port.isdigit():
+        return  # "", "auto", ray://...: Ray's own rules
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise StudioError(
+            f"Cannot reach the Ray cluster at {address} ({reason.lower()}): start it with "
+            "`ray start --head` there, or check the address."
+        ) from None
+
+
+def plan_actors(resources: dict[str, float], cpus_per_actor: int) -> tuple[int, bool]:
+    """(actors, on GPUs): one per GPU when the cluster has any, else one per CPU group."""
+    gpus = int(resources.get("GPU", 0))
+    if gpus > 0:
+        return gpus, True
+    return int(resources.get("CPU", 0)) // max(1, cpus_per_actor), False
+
+
+def chunk_size(pending: int, actors: int) -> int:
+    """Small enough that every actor gets several chunks (balance), at most 8 items."""
+    return max(1, min(8, pending // max(1, actors * 4)))
+
+
+class ClusterRender:
+    """connect(), then run(job) (again: the actors and their models are kept), then close();
+    `actors` are the Ray actor handles (tests kill one)."""
+
+    def __init__(
+        self,
+        model: str,
+        precision: str = "fp32",
+        address: str | None = None,
+        cpus_per_actor: int = 1,
+        actors: int | None = None,
+    ) -> None:
+        if cpus_per_actor < 1:
+            raise StudioError("--ray-cpus-per-actor must be 1 or more.")
+        self.model, self.precision, self.address = model, precision, address
+        self.cpus_per_actor, self.max_actors = cpus_per_actor, actors
+        self.actors: list[Any] = []
+        self.gpu = False
+        self.stats = ClusterStats()
+        self._ray: Any = None
+        self._started = False
+        self._options: ManifestOptions | None = None
+        self._flights: dict[Any, tuple[int, list[WorkItem]]] = {}  # ref -> (actor, chunk)
+
+    def connect(self) -> None:
+        ray = self._ray = _ray()
+        if not ray.is_initialized():
+            reachable(self.address or "")
+            try:
+                ray.init(
+                    address=self.address or None,
+                    log_to_driver=False,
+                    include_dashboard=False,
+                )
+            except (ConnectionError, ValueError, RuntimeError) as exc:
+                where = self.address or "a local Ray instance"
+                reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+                raise StudioError(
+                    f"Cannot connect to the Ray cluster at {where}: {reason}"
+                ) from None
+            self._started = True
+        count, self.gpu = plan_actors(ray.cluster_resources(), self.cpus_per_actor)
+        if self.max_actors is not None:
+            count = min(count, self.max_actors)
+        if count < 1:
+            raise StudioError(
+                f"The Ray cluster has no GPU and fewer than {self.cpus_per_actor} CPU(s) for "
+                "one worker; lower --ray-cpus-per-actor."
+            )
+        self.stats.actors = count
+
+    def _start_actors(self, options: ManifestOptions) -> None:
+        ray = self._ray
+        remote = ray.remote(
+            num_cpus=0 if self.gpu else self.cpus_per_actor,
+            num_gpus=1 if self.gpu else 0,
+            max_restarts=MAX_RESTARTS,
+            max_task_retries=0,  # the driver re-queues a failed chunk itself
+            max_concurrency=IN_FLIGHT,
+        )(RenderWorker)
+        self.actors = [
+            remote.remote(self.model, self.precision, options, self.cpus_per_actor, self.gpu)
+            for _ in range(self.stats.actors)
+        ]
+
+    def in_flight(self) -> list[int]:
+        """Chunks given to each actor and not back yet."""
+        counts = [0] * len(self.actors)
+        for index, _chunk in self._flights.values():
+            counts[index] += 1
+        return counts
+
+    def close_actors(self) -> None:
+        ray = self._ray
+        for actor in self.actors:
+            try:
+                ray.kill(actor, no_restart=True)
+            except Exception:  # already gone
+                pass
+        self.actors = []
+
+    def close(self) -> None:
+        """The actors, and Ray when connect() started it (not when it was running already)."""
+        ray = self._ray
+        if ray is None:
+            return
+        self.close_actors()
+        if self._started:
+            ray.shutdown()
+            self._started = False
+
+    def run(
+        self,
+        job: ManifestJob,
+        cancel: CancelToken | None = None,
+        on_item: Callable[[ItemEntry], None] | None = None,
+    ) -> int:
+        """Make the job's pending items on the cluster; with the store open. Returns how many
+        were made. StudioError when every actor failed, or an item cannot be made."""
+        ray = self._ray
+        from ray.exceptions import RayActorError, RayTaskError
+
+        lost: tuple[type[BaseException], ...] = (RayActorError,)
+        unavailable = getattr(ray.exceptions, "ActorUnavailableError", None)
+        if unavailable is not None:
+            lost = (*lost, unavailable)
+        pending = job.pending()
+        if not pending:
+            return 0
+        size = chunk_size(len(pending), self.stats.actors)
+        queue: deque[list[WorkItem]] = deque(
+            pending[i : i + size] for i in range(0, len(pending), size)
+        )
+        self.stats.chunks = len(queue)
+        if not self.actors or self._options != job.options:
+            self.close_actors()
+            self._start_actors(job.options)
+            self._options = job.options
+        failures = [0] * len(self.actors)
+        flights = self._flights = {}
+        made = 0
+        while queue or flights:
+            if cancel is not None and cancel.cancelled:
+                raise Cancelled()
+            alive = [i for i, n in enumerate(failures) if n <= MAX_RESTARTS]
+            if not alive:
+                last = self.stats.errors[-1] if self.stats.errors else "no reason given"
+                raise StudioError(f"Every Ray worker failed; the last error: {last}")
+            for index in alive:
+                busy = sum(1 for a, _ in flights.values() if a == index)
+                while queue and busy < IN_FLIGHT:
+                    chunk = queue.popleft()
+                    flights[self.actors[index].render.remote(chunk)] = (index, chunk)
+                    busy += 1
+            ready, _ = ray.wait(list(flights), num_returns=1, timeout=0.5)
+            for ref in ready:
+                index, chunk = flights.pop(ref)
+                try:
+                    results: list[ItemResult] = ray.get(ref)
+                except lost as exc:
+                    failures[index] += 1
+                    self.stats.actor_failures += 1
+                    self.stats.requeued += 1
+                    self.stats.errors.append(str(exc).splitlines()[0][:200])
+                    queue.appendleft(chunk)
+                    continue
+                except RayTaskError as exc:
+                    cause = exc.cause if getattr(exc, "cause", None) is not None else exc
+                    raise StudioError(str(cause).splitlines()[0]) from None
+                for result in results:
+                    entry = job.accept(result)
+                    if entry is not None:
+                        made += 1
+                        if on_item is not None:
+                            on_item(entry)
+        return made

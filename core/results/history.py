@@ -1,0 +1,165 @@
+"""The window's history on disk: one ResultStore folder per result in the cache folder,
+reopened after a restart, kept under a size limit the user sets (the oldest results go
+first), and cleared on request. UI-free: the window shows it, this keeps it.
+
+Changes to the folder (a result started, unfinished ones cleaned up, a clear) hold the
+history's lock (chattts_studio.core.file_lock), and a result being made marks its folder in use
+until it is
+finished: a clear on the thread pool, or another window's start-up, never removes a run that
+is still being written."""
+
+import contextlib
+import os
+import shutil
+from pathlib import Path
+from typing import Any, cast
+
+from filelock import BaseFileLock
+
+from chattts_studio.core.file_lock import HISTORY, changing, try_hold
+from chattts_studio.core.messages import QT_TRANSLATE_NOOP, Sentence
+from chattts_studio.core.paths import cache_dir
+from chattts_studio.core.results.store import META, ResultStore
+
+DEFAULT_LIMIT_BYTES = 1 << 30  # 1 GiB: about 3 hours of float32 audio at 24 kHz
+HISTORY_FOLDER = "history"
+IN_USE = "in-use.lock"  # held in a result's folder while it is being made
+
+
+def history_dir() -> Path:
+    return cache_dir() / HISTORY_FOLDER
+
+
+def size_text(count: float) -> str:
+    """312 MB, 1 GB, 1.5 GB: sizes as people read them (binary units, short names)."""
+    for unit, scale in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
+        if count >= scale:
+            value = count / scale
+            return (
+                f"{value:.0f} {unit}"
+                if value >= 10 or value == int(value)
+                else (f"{value:.1f} {unit}")
+            )
+    return Sentence(QT_TRANSLATE_NOOP("core", "{count} bytes"), count=int(count))
+
+
+class _Running(ResultStore):
+    """A store being made: its folder marked in use until it is finished or deleted (or the
+    process ends: the system drops the lock then)."""
+
+    in_use: BaseFileLock | None = None
+
+    def finish(self, info: dict[str, Any] | None = None) -> None:
+        super().finish(info)
+        self._done()
+
+    def delete(self) -> None:
+        self._done()  # first: Windows cannot remove a file it holds open
+        super().delete()
+
+    def _done(self) -> None:
+        if self.in_use is not None:
+            self.in_use.release()
+            self.in_use = None
+
+
+def _in_use(folder: Path) -> bool:
+    """Whether a run (in this process or another) is still writing `folder`. A folder that
+    cannot be marked (removed meanwhile by another window's clear, unwritable) counts as in
+    use: it is not this caller's to remove."""
+    try:
+        lock = try_hold(folder / IN_USE)
+    except OSError:
+        return True
+    if lock is None:
+        return True
+    lock.release()
+    return False
+
+
+def _remove(folder: Path) -> None:
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+class HistoryStore:
+    def __init__(self, folder: Path | None = None) -> None:
+        self.folder = Path(folder) if folder is not None else history_dir()
+        self.folder.mkdir(parents=True, exist_ok=True)
+
+    def _changing(self) -> contextlib.AbstractContextManager[None]:
+        return changing(self.folder, HISTORY)
+
+    def new(self) -> ResultStore:
+        """A fresh store for a job that starts now, its folder marked in use from the start
+        (under the lock: a restore elsewhere never sees it unmarked)."""
+        with self._changing():
+            store = cast(_Running, _Running.create(self.folder))
+            store.in_use = try_hold(store.folder / IN_USE)
+        return store
+
+    def restore(self) -> list[ResultStore]:
+        """Every whole result kept, oldest first. A folder without its record (a run the app
+        did not finish: a crash, a kill) or with a damaged one is removed; one still being
+        made (by another window) is left alone."""
+        stores: list[ResultStore] = []
+        doomed: list[Path] = []
+        with self._changing():  # what goes is decided under the lock, removed after it
+            for child in sorted(self.folder.iterdir()) if self.folder.is_dir() else []:
+                if not child.is_dir():
+                    continue
+                if not (child / META).exists():
+                    if not _in_use(child):
+                        doomed.append(child)
+                    continue
+                try:
+                    stores.append(ResultStore.open(child))
+                except (ValueError, OSError):
+                    doomed.append(child)
+        for folder in doomed:
+            _remove(folder)
+        stores.sort(key=lambda s: s.made)
+        return stores
+
+    def usage(self) -> int:
+        """Bytes the history folder holds now."""
+        total = 0
+        # os.walk skips a folder removed while it walks (a result dropped or cleared on
+        # another thread); rglob would raise FileNotFoundError.
+        for root, _dirs, files in os.walk(self.folder):
+            for name in files:
+                with contextlib.suppress(OSError):
+                    total += os.stat(os.path.join(root, name)).st_size
+        return total
+
+    @staticmethod
+    def over_limit(
+        stores: list[ResultStore], limit: int, keep: ResultStore | None = None
+    ) -> list[ResultStore]:
+        """The oldest stores to drop so the rest fit in `limit` bytes; `keep` (the newest
+        result, or the one running) is never among them, even when it alone is over."""
+        sizes = {id(s): s.size_bytes for s in stores}
+        total = sum(sizes.values())
+        dropped: list[ResultStore] = []
+        for store in sorted(stores, key=lambda s: s.made):
+            if total <= limit:
+                break
+            if store is keep:
+                continue
+            dropped.append(store)
+            total -= sizes[id(store)]
+        return dropped
+
+    def clear(self, keep: ResultStore | None = None) -> None:
+        """Remove every result folder but `keep`'s and those of runs still being made."""
+        doomed: list[Path] = []
+        with self._changing():  # what goes is decided under the lock, removed after it
+            for child in list(self.folder.iterdir()) if self.folder.is_dir() else []:
+                if keep is not None and child == keep.folder:
+                    continue
+                if not child.is_dir():
+                    with contextlib.suppress(OSError):
+                        child.unlink()
+                elif not _in_use(child):
+                    doomed.append(child)
+        for folder in doomed:  # many large files: not under the lock
+            _remove(folder)

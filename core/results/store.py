@@ -1,0 +1,310 @@
+"""A job's audio kept on disk instead of in memory: float32 samples appended to a raw file in
+the app's cache folder as they arrive, read back in any range (playback, seek, export), and a
+waveform envelope (min/max per bucket) updated per append at the cost of the append alone.
+
+Memory stays bounded whatever the length: the envelope has at most ENVELOPE_BUCKETS buckets
+(their width doubles as the audio grows) and nothing else is kept. Appends come from one
+thread (the window's); reads may come from any thread (a player feeding itself, an export).
+"""
+
+import contextlib
+import json
+import math
+import os
+import shutil
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from chattts_studio.core import SAMPLE_RATE
+from chattts_studio.core.errors import AudioError
+from chattts_studio.core.messages import QT_TRANSLATE_NOOP, Sentence
+
+AUDIO = "audio.f32"
+META = "meta.json"
+ENVELOPE = "envelope.npy"
+ENVELOPE_BUCKETS = 2048  # about 4,000 points drawn, whatever the length
+FIRST_BUCKET = 64  # samples per bucket while the audio is short (2.7 ms)
+BLOCK = 1 << 18  # samples per read when a range is streamed (1 MiB)
+SAMPLE_BYTES = 4
+
+
+def envelope_of(audio: np.ndarray, bucket: int) -> tuple[np.ndarray, np.ndarray]:
+    """(mins, maxs) per bucket of `bucket` samples over a whole buffer, the last bucket
+    possibly short: what Envelope keeps incrementally, computed at once (for checks)."""
+    data = np.asarray(audio, dtype=np.float32).reshape(-1)
+    count = math.ceil(len(data) / bucket)
+    whole = len(data) // bucket
+    mins = np.empty(count, dtype=np.float32)
+    maxs = np.empty(count, dtype=np.float32)
+    if whole:
+        rows = data[: whole * bucket].reshape(whole, bucket)
+        mins[:whole], maxs[:whole] = rows.min(axis=1), rows.max(axis=1)
+    if count > whole:
+        mins[-1], maxs[-1] = data[whole * bucket :].min(), data[whole * bucket :].max()
+    return mins, maxs
+
+
+class Envelope:
+    """Min and max per bucket of `bucket` samples, bucket k covering [k*bucket, (k+1)*bucket).
+    When the buckets run out, neighbours merge and the width doubles: min/max merge exactly,
+    so the result always equals envelope_of(whole audio, bucket)."""
+
+    def __init__(self, capacity: int = ENVELOPE_BUCKETS, bucket: int = FIRST_BUCKET) -> None:
+        self.capacity = capacity
+        self.bucket = bucket
+        self._mins = np.zeros(capacity, dtype=np.float32)
+        self._maxs = np.zeros(capacity, dtype=np.float32)
+        self.count = 0  # buckets in use; the last may be partly filled
+        self.samples = 0
+        self.version = 0  # changes with every update, so a view redraws only when it did
+
+    @property
+    def mins(self) -> np.ndarray:
+        return self._mins[: self.count]
+
+    @property
+    def maxs(self) -> np.ndarray:
+        return self._maxs[: self.count]
+
+    def add(self, audio: np.ndarray) -> None:
+        data = np.asarray(audio, dtype=np.float32).reshape(-1)
+        pos = 0
+        while pos < len(data):
+            filled = self.samples % self.bucket
+            if filled:  # top up the last, partly filled bucket
+                part = data[pos : pos + self.bucket - filled]
+                i = self.count - 1
+                self._mins[i] = min(self._mins[i], part.min())
+                self._maxs[i] = max(self._maxs[i], part.max())
+            elif self.count == self.capacity:
+                self._merge()
+                continue
+            else:
+                rest = len(data) - pos
+                whole = min(rest // self.bucket, self.capacity - self.count)
+                if whole:
+                    part = data[pos : pos + whole * self.bucket]
+                    rows = part.reshape(whole, self.bucket)
+                    self._mins[self.count : self.count + whole] = rows.min(axis=1)
+                    self._maxs[self.count : self.count + whole] = rows.max(axis=1)
+                    self.count += whole
+                else:  # less than a bucket left: it starts a new, partly filled one
+                    part = data[pos:]
+                    self._mins[self.count], self._maxs[self.count] = part.min(), part.max()
+                    self.count += 1
+            pos += len(part)
+            self.samples += len(part)
+        self.version += 1
+
+    def _merge(self) -> None:
+        pairs = self.count // 2
+        odd = self.count % 2
+        mins, maxs = self._mins, self._maxs
+        merged_min = np.minimum(mins[0 : 2 * pairs : 2], mins[1 : 2 * pairs : 2])
+        merged_max = np.maximum(maxs[0 : 2 * pairs : 2], maxs[1 : 2 * pairs : 2])
+        if odd:
+            mins[pairs], maxs[pairs] = mins[self.count - 1], maxs[self.count - 1]
+        mins[:pairs], maxs[:pairs] = merged_min, merged_max
+        self.count = pairs + odd
+        self.bucket *= 2
+
+    def cut(self, samples: int) -> int:
+        """Forget everything from the bucket holding sample `samples` on; return where the
+        kept buckets end (the caller adds the samples from there to `samples` again)."""
+        keep = min(samples // self.bucket, self.count)
+        self.count = keep
+        self.samples = keep * self.bucket
+        self.version += 1
+        return self.samples
+
+    def points(self) -> tuple[np.ndarray, np.ndarray]:
+        """(times in seconds, values) to draw: each bucket's min then max."""
+        times = np.repeat(np.arange(self.count) * (self.bucket / SAMPLE_RATE), 2)
+        values = np.empty(2 * self.count, dtype=np.float32)
+        values[0::2], values[1::2] = self.mins, self.maxs
+        return times, values
+
+    def peak(self) -> float:
+        if not self.count:
+            return 0.0
+        return float(max(-self.mins.min(), self.maxs.max()))
+
+    def state(self) -> dict[str, Any]:
+        return {"bucket": self.bucket, "samples": self.samples}
+
+    def restore(self, mins: np.ndarray, maxs: np.ndarray, bucket: int, samples: int) -> None:
+        count = min(len(mins), len(maxs), self.capacity)
+        self._mins[:count], self._maxs[:count] = mins[:count], maxs[:count]
+        self.count, self.bucket, self.samples = count, bucket, samples
+        self.version += 1
+
+
+def _write_replacing(target: Path, write: Any) -> None:
+    """Write through a temp file and a rename. No fsync: a cache may lose its last entry in a
+    power cut, and an fsync on the UI thread can take far longer than the write."""
+    fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
+    os.close(fd)
+    try:
+        write(Path(name))
+        os.replace(name, target)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(name)
+
+
+class ResultStore:
+    """One job's audio in its own folder: AUDIO (raw float32), and once finished META (its
+    length, its segments' places and the caller's `info`) and ENVELOPE."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = Path(folder)
+        self.path = self.folder / AUDIO
+        self._lock = threading.Lock()
+        self._file = open(self.path, "a+b", buffering=0)  # noqa: SIM115 (closed in close())
+        self.length = int(self.path.stat().st_size // SAMPLE_BYTES)
+        self.envelope = Envelope()
+        self.segments: dict[int, tuple[int, int]] = {}  # index: (first sample, end sample)
+        self.info: dict[str, Any] = {}
+        self.finished = False
+        self.made = time.time()
+
+    @classmethod
+    def create(cls, parent: Path) -> "ResultStore":
+        parent.mkdir(parents=True, exist_ok=True)
+        stamp = time.strftime("%Y%m%d-%H%M%S-")
+        return cls(Path(tempfile.mkdtemp(prefix=stamp, dir=parent)))
+
+    @classmethod
+    def open(cls, folder: Path) -> "ResultStore":
+        """A finished store as it was kept; ValueError or OSError when it is not whole."""
+        meta = json.loads((Path(folder) / META).read_text(encoding="utf-8"))
+        store = cls(folder)
+        try:
+            if store.length < int(meta["samples"]):
+                raise ValueError("the audio file is shorter than its record")
+            store.length = int(meta["samples"])
+            store.segments = {int(i): (int(a), int(b)) for i, a, b in meta["segments"]}
+            store.info = dict(meta.get("info", {}))
+            store.made = float(meta.get("made", store.made))
+            env = meta["envelope"]
+            pairs = np.load(store.folder / ENVELOPE)
+            store.envelope.restore(pairs[0], pairs[1], int(env["bucket"]), int(env["samples"]))
+        except (KeyError, TypeError, ValueError, OSError):
+            store.close()
+            raise ValueError(f"{folder} is not a whole result") from None
+        store.finished = True
+        return store
+
+    # -- writing (one thread) --------------------------------------------------------------
+    def append(self, audio: np.ndarray) -> tuple[int, int]:
+        """Add samples at the end; return where they sit (first sample, end sample)."""
+        data = np.ascontiguousarray(audio, dtype=np.float32).reshape(-1)
+        start = self.length
+        if len(data):
+            with self._lock:
+                self._file.seek(start * SAMPLE_BYTES)
+                self._file.write(data.tobytes())
+                self.length = start + len(data)
+            self.envelope.add(data)
+        return start, self.length
+
+    def append_silence(self, samples: int) -> None:
+        if samples > 0:
+            self.append(np.zeros(samples, dtype=np.float32))
+
+    def truncate(self, samples: int) -> None:
+        """Drop everything from `samples` on (a segment that is made again)."""
+        samples = max(0, min(samples, self.length))
+        with self._lock:
+            self._file.truncate(samples * SAMPLE_BYTES)
+            self.length = samples
+        self.segments = {i: (a, b) for i, (a, b) in self.segments.items() if b <= samples}
+        kept = self.envelope.cut(samples)
+        for block in self.blocks(kept, samples):
+            self.envelope.add(block)
+
+    def mark_segment(self, index: int, start: int, end: int) -> None:
+        self.segments[index] = (start, end)
+
+    def finish(self, info: dict[str, Any] | None = None) -> None:
+        """The job is over: its record and envelope written beside the audio, so the store
+        opens again (after a restart) without reading the audio."""
+        if info is not None:
+            self.info = dict(info)
+        env = self.envelope
+        meta = {
+            "version": 1,
+            "samples": self.length,
+            "made": self.made,
+            "segments": [[i, a, b] for i, (a, b) in sorted(self.segments.items())],
+            "envelope": env.state(),
+            "info": self.info,
+        }
+        pairs = np.stack([env.mins, env.maxs])
+
+        def save_envelope(tmp: Path) -> None:
+            with open(tmp, "wb") as fh:
+                np.save(fh, pairs)
+
+        _write_replacing(self.folder / ENVELOPE, save_envelope)
+        _write_replacing(
+            self.folder / META,
+            lambda tmp: tmp.write_text(json.dumps(meta, ensure_ascii=False), encoding="utf-8"),
+        )
+        self.finished = True
+
+    # -- reading (any thread) --------------------------------------------------------------
+    def read(self, start: int, end: int) -> np.ndarray:
+        """Samples [start, end), clamped to what the store holds."""
+        start, end = max(0, start), min(end, self.length)
+        if end <= start:
+            return np.zeros(0, dtype=np.float32)
+        try:
+            with self._lock:
+                self._file.seek(start * SAMPLE_BYTES)
+                raw = self._file.read((end - start) * SAMPLE_BYTES)
+        except (OSError, ValueError) as exc:  # closed: removed from the history meanwhile
+            raise AudioError(
+                Sentence(
+                    QT_TRANSLATE_NOOP("core", "The audio of this result is gone ({reason})."),
+                    reason=str(exc),
+                )
+            ) from None
+        return np.frombuffer(raw, dtype=np.float32).copy()
+
+    def blocks(
+        self, start: int = 0, end: int | None = None, size: int = BLOCK
+    ) -> Iterator[np.ndarray]:
+        """The range [start, end) a block at a time (all of it when end is None)."""
+        end = self.length if end is None else min(end, self.length)
+        for first in range(max(0, start), end, size):
+            yield self.read(first, min(first + size, end))
+
+    def samples(self) -> np.ndarray:
+        """All of it as a read-only view of the file (memory-mapped: nothing is read until
+        used, and what is read is the page cache's, not the process's own memory)."""
+        if not self.length:
+            return np.zeros(0, dtype=np.float32)
+        return np.memmap(self.path, dtype=np.float32, mode="r", shape=(self.length,))
+
+    @property
+    def size_bytes(self) -> int:
+        total = 0
+        for child in self.folder.iterdir() if self.folder.is_dir() else ():
+            with contextlib.suppress(OSError):
+                total += child.stat().st_size
+        return total
+
+    def close(self) -> None:
+        with self._lock, contextlib.suppress(OSError):
+            self._file.close()
+
+    def delete(self) -> None:
+        self.close()
+        shutil.rmtree(self.folder, ignore_errors=True)

@@ -1,0 +1,367 @@
+"""The local speech API: OpenAI's `/v1/audio/speech` over one shared continuous batch.
+
+Every error is a JSON body in OpenAI's shape ({"error": {"message", "type", "param", "code"}})
+with one sentence, never a traceback. Audio streams as it is made for wav, pcm, mp3 and opus;
+flac is sent whole (its encoder rewrites its header at the end). A client that goes away
+cancels its request: the batcher frees its rows before the next step.
+"""
+
+import contextlib
+import hmac
+import logging
+import math
+import socket
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse, Response
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+from starlette.middleware.cors import CORSMiddleware
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from chattts_studio.core.engine.batcher import Batcher, SpeechOrder
+from chattts_studio.core.engine.chattts.chat import SpeakerLike
+from chattts_studio.core.engine.chattts.speaker_codec import speaker_string_limit
+from chattts_studio.core.engine.chattts.voice_checks import NOT_AN_EMBEDDING
+from chattts_studio.core.engine.engine import Engine
+from chattts_studio.core.errors import StudioError
+from chattts_studio.core.serve.access import CORS_METHODS, Access, cors_origins, refusal
+from chattts_studio.core.serve.audio import CONTENT_TYPES
+from chattts_studio.core.serve.errors import ApiError, error_response
+from chattts_studio.core.serve.metrics import ServerMetrics
+from chattts_studio.core.serve.request import (
+    ERROR_SCHEMA,
+    MODEL_IDS,
+    OPENAI_VOICES,
+    parse_body,
+    read_fields,
+    speech_schema,
+    voice_seed,
+)
+from chattts_studio.core.serve.stream import StreamLimits, respond
+from chattts_studio.core.voices.speaker_file import MAX_NAME
+
+log = logging.getLogger("chattts_studio")
+VOICE_MARGIN = 16  # characters over the longest embedding string, in case an encoder pads
+
+
+@dataclass(frozen=True)
+class ServeLimits:
+    max_input_chars: int = 4096  # OpenAI's own limit
+    max_body_bytes: int = 64 * 1024
+    pause_seconds: float = 0.25  # silence between segments, as the app joins them
+    # Connections and requests uvicorn takes at once (beyond: 503); None: 64 + the slots.
+    max_connections: int | None = None
+    keep_alive_seconds: int = 5  # an idle kept-alive connection is closed after this
+    # Audio held for one client and how long it may read nothing (server_stream.py).
+    stream: StreamLimits = field(default_factory=StreamLimits)
+
+
+def speed_token(speed: float) -> int:
+    """OpenAI's speed (0.25-4, 1 normal) as ChatTTS's [speed_N] (0-9, 5 normal)."""
+    return max(0, min(9, round(5 + 2 * math.log2(speed))))
+
+
+class SpeechServer:
+    """The app and what it serves from: one batcher over one loaded engine."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        batcher: Batcher,
+        api_key: str | None = None,
+        limits: ServeLimits | None = None,
+        access: Access | None = None,
+    ) -> None:
+        self.engine, self.batcher, self.api_key = engine, batcher, api_key
+        self.limits = limits or ServeLimits()
+        self.access = access or Access()
+        self.metrics = ServerMetrics(batcher)
+        model = engine.model
+        self.max_voice = max(
+            MAX_NAME, speaker_string_limit(model.hidden_size if model else 768) + VOICE_MARGIN
+        )
+        self.app = self._build()
+
+    @property
+    def model_name(self) -> str | None:
+        """The loaded model as clients see it: a folder's own name, never its path (which
+        names the user)."""
+        loaded = self.engine.loaded
+        if loaded is None:
+            return None
+        info = loaded.info
+        return info.folder.name if info.kind == "folder" else info.name
+
+    @property
+    def max_connections(self) -> int:
+        return self.limits.max_connections or 64 + self.batcher.slots
+
+    # -- the request's parts --------------------------------------------------------------
+    def voice(self, name: str) -> tuple[SpeakerLike, int | None]:
+        """(speaker, seed it came from or None) for a voice the API accepts: an embedding
+        string, or for a cloned library voice the Voice as synthesis reads it. Blocking (the
+        library file, decoding): called off the event loop."""
+        from chattts_studio.core.voices.speakers import SpeakerLibrary
+
+        entry = SpeakerLibrary.open_or_locked().get(name)
+        if entry is not None:
+            if entry.cloned:
+                # Checked as synth checks a library voice (its transcript normalised the same
+                # way), so the prompt, and with it the audio, is the one synth would make.
+                try:
+                    return self.engine.check_voice(entry.voice), entry.seed
+                except StudioError as exc:
+                    raise ApiError(
+                        400, f"The voice '{name}' cannot be used: {exc}", "voice"
+                    ) from None
+            return entry.embedding, entry.seed
+        seed = voice_seed(name)
+        if seed is not None:
+            return self.engine.sample_speaker(seed), seed
+        try:
+            # Bounded: a string longer than an embedding was refused before, and decoding
+            # stops past the model's hidden size.
+            return self.engine.check_speaker(name), None
+        except StudioError as exc:
+            if len(name) <= MAX_NAME and str(exc) == NOT_AN_EMBEDDING:
+                # Short enough to be a name, and no embedding: most likely a mistyped name.
+                raise ApiError(
+                    400,
+                    f"Unknown voice '{name[:60]}': use a library speaker's name, seed:N, "
+                    "or a speaker embedding.",
+                    "voice",
+                ) from None
+            raise ApiError(400, str(exc), "voice") from None
+
+    async def order(self, body: Any) -> tuple[SpeechOrder, str]:
+        """The request's SpeechOrder and response format, or ApiError naming the field."""
+        names = (*MODEL_IDS, self.model_name or "chattts")
+        fields = read_fields(body, names, self.limits.max_input_chars, self.max_voice)
+        speaker, voice_seed = await run_in_threadpool(self.voice, fields.voice)
+        seed = fields.seed if fields.seed is not None else voice_seed or 0
+        order = SpeechOrder(fields.text, speaker, seed, speed_token(fields.speed))
+        return order, fields.fmt
+
+    # -- the app ----------------------------------------------------------------------------
+    def _build(self) -> FastAPI:
+        app = FastAPI(title="ChatTTS Studio speech API", docs_url=None, redoc_url=None)
+        app.add_middleware(_Guard, server=self)
+
+        @app.exception_handler(HTTPException)
+        async def http_error(_request: Request, exc: HTTPException) -> JSONResponse:
+            # Starlette's own answers (an unknown route, a method it does not take), in
+            # OpenAI's shape and with its own words, never the path asked for.
+            sentence = _HTTP_SENTENCES.get(exc.status_code, "The request cannot be served.")
+            return error_response(exc.status_code, sentence)
+
+        @app.exception_handler(Exception)
+        async def any_error(_request: Request, exc: Exception) -> JSONResponse:
+            log.warning("request failed: %s", exc)  # the sentence only; no traceback to clients
+            return error_response(500, "The server failed to make this request's audio.")
+
+        errors = {
+            "description": "An error",
+            "content": {"application/json": {"schema": ERROR_SCHEMA}},
+        }
+        audio: dict[str, Any] = {"content": {kind: {} for kind in CONTENT_TYPES.values()}}
+        body = speech_schema(
+            (*MODEL_IDS, self.model_name or "chattts"), self.limits.max_input_chars, self.max_voice
+        )
+        app.get("/health")(self.health)
+        app.get("/metrics")(self.metrics_text)
+        app.get("/v1/models")(self.models)
+        app.get("/v1/audio/voices")(self.voices)
+        app.post(
+            "/v1/audio/speech",
+            response_class=Response,
+            responses={200: audio, "4XX": errors, "5XX": errors},
+            openapi_extra={
+                "requestBody": {
+                    "required": True,
+                    "content": {"application/json": {"schema": body}},
+                }
+            },
+        )(self.speech)
+        return app
+
+    def refusal(self, scope: Scope) -> JSONResponse | None:
+        """The key, the body's size and type, checked before any route reads anything."""
+        path = str(scope.get("path", ""))
+        headers = dict((k.lower(), v) for k, v in scope.get("headers", []))
+        if self.api_key and path != "/health":
+            given = headers.get(b"authorization", b"")
+            if not hmac.compare_digest(given, f"Bearer {self.api_key}".encode()):
+                return error_response(
+                    401,
+                    "A valid API key is needed: Authorization: Bearer KEY.",
+                    None,
+                    "invalid_api_key",
+                )
+        length = headers.get(b"content-length")
+        limit = self.limits.max_body_bytes
+        if length is not None and (not length.isdigit() or int(length) > limit):
+            return error_response(413, f"The request body is larger than {limit} bytes.")
+        if scope.get("method") == "POST" and not is_json(headers.get(b"content-type", b"")):
+            # A page may POST text/plain anywhere without asking (no preflight): only a
+            # JSON type, which a browser must ask for first, is read.
+            return error_response(
+                415, "The request body must be sent as Content-Type: application/json."
+            )
+        return None
+
+    async def health(self) -> dict[str, Any]:
+        """Open to probes without the key: names the model, never its folder's path."""
+        loaded = self.engine.loaded
+        return {
+            "status": "ok",
+            "model": self.model_name,
+            "device": loaded.device.id if loaded else None,
+            "queue": self.batcher.queue_length(),
+            "active": self.batcher.active_requests(),
+        }
+
+    async def metrics_text(self) -> Response:
+        return Response(self.metrics.text(), media_type="text/plain; version=0.0.4")
+
+    async def models(self) -> dict[str, Any]:
+        data = [
+            {"id": name, "object": "model", "created": 0, "owned_by": "chattts-studio"}
+            for name in MODEL_IDS
+        ]
+        return {"object": "list", "data": data}
+
+    async def voices(self) -> dict[str, Any]:
+        from chattts_studio.core.voices.speakers import SpeakerLibrary
+
+        library = await run_in_threadpool(SpeakerLibrary.open_or_locked)
+        named = [{"name": e.name, "seed": e.seed, "note": e.note} for e in library.entries]
+        builtin = [{"name": n, "seed": s, "note": "OpenAI name"} for n, s in OPENAI_VOICES.items()]
+        return {"voices": named + builtin}
+
+    async def speech(self, request: Request) -> Response:
+        try:
+            body = parse_body(await self._body(request))
+            order, fmt = await self.order(body)
+            return await respond(
+                request, self.batcher, order, fmt, self.limits.pause_seconds, self.limits.stream
+            )
+        except ApiError as exc:
+            return error_response(exc.status, exc.message, exc.param, exc.code)
+
+    async def _body(self, request: Request) -> bytes:
+        """The body, read no further than the limit (a chunked upload has no length)."""
+        data = bytearray()
+        async for part in request.stream():
+            data += part
+            if len(data) > self.limits.max_body_bytes:
+                raise ApiError(
+                    413, f"The request body is larger than {self.limits.max_body_bytes} bytes."
+                )
+        return bytes(data)
+
+
+class _Guard:
+    """Plain ASGI (not BaseHTTPMiddleware, which gets between a streaming response and the
+    client's disconnect), before any route: who asks (Host, Origin), then CORS for a listed
+    origin (its preflight answered there, without the key), then the key and the body's
+    size and type; every answer counted."""
+
+    def __init__(self, app: ASGIApp, server: SpeechServer) -> None:
+        self.app, self.server = app, server
+        self.cors = CORSMiddleware(
+            self._checked,
+            allow_origins=cors_origins(server.access),
+            allow_methods=CORS_METHODS,
+            allow_headers=["*"],  # OpenAI's browser client sends its own x-stainless-* headers
+            max_age=600,
+        )
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        status = [500]
+
+        async def counting(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                status[0] = int(message["status"])
+            await send(message)
+
+        refused = refusal(self.server.access, scope)
+        try:
+            await (refused or self.cors)(scope, receive, counting)
+        finally:
+            self.server.metrics.answered(str(scope.get("path", "")), status[0])
+
+    async def _checked(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await (self.server.refusal(scope) or self.app)(scope, receive, send)
+
+
+def is_json(content_type: bytes) -> bool:
+    """Whether a Content-Type is application/json (any charset or other parameter)."""
+    kind = content_type.split(b";", 1)[0].strip().lower()
+    return kind == b"application/json"
+
+
+_HTTP_SENTENCES = {
+    404: "There is no such endpoint; the API serves /v1/audio/speech, /v1/models, "
+    "/v1/audio/voices, /health and /metrics.",
+    405: "This endpoint does not take that method.",
+}
+
+
+def uvicorn_server(server: SpeechServer, host: str, port: int, ready: Callable[[], None]) -> Any:
+    """A uvicorn Server for the app (run() blocks; should_exit stops it); `ready` is called
+    once it listens."""
+    import uvicorn
+
+    config = uvicorn.Config(
+        server.app,
+        host=host,
+        port=port,
+        log_level="warning",
+        limit_concurrency=server.max_connections,  # beyond: 503 at once, before any work
+        timeout_keep_alive=server.limits.keep_alive_seconds,
+    )
+    uv = uvicorn.Server(config)
+    original = uv.startup
+
+    async def startup(sockets: Any = None) -> None:
+        await original(sockets)
+        if uv.started:
+            ready()
+
+    uv.startup = startup  # type: ignore[method-assign]
+    return uv
+
+
+def serve_app(server: SpeechServer, host: str, port: int, ready: Callable[[], None]) -> None:
+    """Serve until interrupted (Ctrl+C)."""
+    uvicorn_server(server, host, port, ready).run()
+
+
+@contextlib.contextmanager
+def serving_on_loopback(server: SpeechServer, batcher: Batcher) -> Iterator[int]:
+    """Serve on a free 127.0.0.1 port in a thread (the benchmark's and the tests' server);
+    yields the port; on leaving, stops uvicorn, then the batcher."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = int(probe.getsockname()[1])
+    ready = threading.Event()
+    uv = uvicorn_server(server, "127.0.0.1", port, ready.set)
+    thread = threading.Thread(target=uv.run, name="speech-api", daemon=True)
+    batcher.start()
+    thread.start()
+    try:
+        if not ready.wait(60):
+            raise RuntimeError("the speech API did not start")
+        yield port
+    finally:
+        uv.should_exit = True
+        thread.join(30)
+        batcher.close()

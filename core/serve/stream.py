@@ -1,0 +1,276 @@
+"""One speech request's response: its ticket in the batcher, its audio encoded as it comes.
+
+A failure before the first audio is an error status; afterwards the audio streams (flac is
+sent whole: its encoder rewrites its header at the end) and a failure aborts the response: the
+connection closes without the chunked body's end, so the client sees an error, never a short
+200. A client that leaves cancels its ticket: the batcher frees its rows before the next step,
+and it is counted as gone (499 when before the first audio), not as a server failure.
+
+Between the batcher's thread and the client sits a bounded buffer: past `buffer_seconds` of
+audio the request takes no new decoder row until its reader catches up, and a client that
+takes nothing for `stall_seconds` while audio waits is cut off (its ticket cancelled, the
+response aborted). Until the response lets go of it, the ticket counts against the batcher's
+queue limit whenever it holds no row: clients that never read hold little, and not for long.
+"""
+
+import asyncio
+import logging
+import threading
+from collections import deque
+from collections.abc import AsyncIterator, Awaitable
+from dataclasses import dataclass
+from typing import TypeVar
+
+from fastapi import Request
+from fastapi.responses import Response, StreamingResponse
+from starlette.types import Receive, Scope, Send
+
+from chattts_studio.core import SAMPLE_RATE
+from chattts_studio.core.engine.batcher import (
+    Batcher,
+    Delivery,
+    Failed,
+    Finished,
+    QueueFull,
+    SpeechOrder,
+    Ticket,
+)
+from chattts_studio.core.engine.request import AudioChunk
+from chattts_studio.core.errors import StudioError
+from chattts_studio.core.serve.audio import CONTENT_TYPES, Encoder
+from chattts_studio.core.serve.errors import ApiError, error_response
+
+log = logging.getLogger("chattts_studio")
+T = TypeVar("T")
+CLIENT_LEFT = 499  # nginx's "client closed request": counted apart from the server's failures
+
+
+@dataclass(frozen=True)
+class StreamLimits:
+    buffer_seconds: float = 10.0  # audio waiting for one client before its request waits
+    stall_seconds: float = 20.0  # a client that takes nothing this long while audio waits
+
+
+class StreamAborted(Exception):
+    """Raised inside a response whose headers went out: uvicorn closes the connection without
+    the chunked body's end, so the client cannot mistake the audio for whole."""
+
+
+class _QuietAborts(logging.Filter):
+    """uvicorn logs an exception out of the app at ERROR with its traceback; an aborted
+    stream is a planned outcome, already said in one line where it happened."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        return not isinstance(exc, StreamAborted)
+
+
+logging.getLogger("uvicorn.error").addFilter(_QuietAborts())
+
+
+class _Buffer:
+    """Deliveries from the batcher's thread, waiting for the response. Past the limit (in
+    samples) the ticket is held back, and let go once half of that was taken."""
+
+    def __init__(self, batcher: Batcher, limit_seconds: float) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._batcher = batcher
+        self._limit = max(1, round(limit_seconds * SAMPLE_RATE))
+        self._items: deque[Delivery] = deque()
+        self._lock = threading.Lock()
+        self._ready = asyncio.Event()
+        self.samples = 0  # audio waiting now
+        self.peak = 0  # the most that ever waited
+        self.ticket: Ticket | None = None  # set once submit() returns
+
+    def put(self, item: Delivery) -> None:  # the batcher's thread
+        with self._lock:
+            self._items.append(item)
+            if isinstance(item, AudioChunk):
+                self.samples += len(item.audio)
+                self.peak = max(self.peak, self.samples)
+            ticket = self.ticket
+            hold = ticket is not None and not ticket.held_back and self.samples >= self._limit
+        if hold and ticket is not None:
+            self._batcher.hold_back(ticket, True)
+        self._loop.call_soon_threadsafe(self._ready.set)
+
+    async def get(self) -> Delivery:
+        while True:
+            self._ready.clear()  # before looking: a put after the look sets it again
+            with self._lock:
+                if self._items:
+                    item = self._items.popleft()
+                    if isinstance(item, AudioChunk):
+                        self.samples -= len(item.audio)
+                    ticket = self.ticket
+                    resume = ticket is not None and ticket.held_back
+                    resume = resume and self.samples * 2 < self._limit
+                    break
+            await self._ready.wait()
+        if resume and ticket is not None:
+            self._batcher.hold_back(ticket, False)
+        return item
+
+
+class _Client:
+    """Watches for the client leaving (the server's receive says http.disconnect)."""
+
+    def __init__(self, receive: Receive) -> None:
+        self.gone = asyncio.Event()
+        self._listener = asyncio.ensure_future(self._listen(receive))
+
+    async def _listen(self, receive: Receive) -> None:
+        while (await receive())["type"] != "http.disconnect":
+            pass
+        self.gone.set()
+
+    async def unless_gone(self, work: Awaitable[T]) -> tuple[T | None, bool]:
+        """(work's result, False), or (None, True) when the client left first (work is
+        cancelled then)."""
+        task = asyncio.ensure_future(work)
+        gone = asyncio.ensure_future(self.gone.wait())
+        try:
+            await asyncio.wait({task, gone}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            gone.cancel()
+            if not task.done():
+                task.cancel()
+        if task.done() and not task.cancelled():
+            return task.result(), False
+        return None, True
+
+    def close(self) -> None:
+        self._listener.cancel()
+
+
+@dataclass
+class _Response:
+    """What one response holds while it runs."""
+
+    batcher: Batcher
+    ticket: Ticket
+    buffer: _Buffer
+    client: _Client
+    encoder: Encoder
+    limits: StreamLimits
+
+    def left(self, when: str) -> None:
+        self.batcher.stats.disconnected += 1
+        log.info("request %d: the client left %s", self.ticket.id, when)
+
+    def end(self) -> None:
+        """Whatever happened: the batcher frees its rows and counts it no more."""
+        self.client.close()
+        self.ticket.cancel()  # a no-op once all was sent
+        self.ticket.release()
+
+
+async def respond(
+    request: Request,
+    batcher: Batcher,
+    order: SpeechOrder,
+    fmt: str,
+    pause_seconds: float,
+    limits: StreamLimits | None = None,
+) -> Response:
+    limits = limits or StreamLimits()
+    buffer = _Buffer(batcher, limits.buffer_seconds)
+    try:
+        ticket = batcher.submit(order, buffer.put, holds_audio=True)
+    except QueueFull as exc:
+        raise ApiError(429, str(exc), None, "rate_limit_exceeded") from None
+    except StudioError as exc:  # the text cannot be spoken
+        raise ApiError(400, str(exc), "input") from None
+    buffer.ticket = ticket
+    client = _Client(request.receive)
+    state = _Response(batcher, ticket, buffer, client, Encoder(fmt, pause_seconds), limits)
+    streaming = False
+    try:
+        # Wait for the first audio, so that a failure before it is an error status.
+        first, gone = await client.unless_gone(buffer.get())
+        if gone or first is None:
+            state.left("before its first audio")
+            return Response(status_code=CLIENT_LEFT)
+        if isinstance(first, Failed):
+            return error_response(500, f"The audio could not be made: {first.error}")
+        if not state.encoder.streams:
+            whole, gone = await client.unless_gone(_whole(state, first))
+            if gone or whole is None:
+                state.left("before its audio was whole")
+                return Response(status_code=CLIENT_LEFT)
+            return Response(whole, 200, media_type=CONTENT_TYPES[fmt])
+        streaming = True
+        return _AudioStream(state, first, CONTENT_TYPES[fmt])
+    finally:
+        if not streaming:
+            state.end()
+
+
+async def _whole(state: _Response, item: Delivery) -> bytes:
+    parts: list[bytes] = []
+    while True:
+        if isinstance(item, Failed):
+            raise ApiError(500, f"The audio could not be made: {item.error}")
+        parts.append(_encode(state.encoder, item))
+        if isinstance(item, Finished):
+            return b"".join(parts)
+        item = await state.buffer.get()
+
+
+def _encode(encoder: Encoder, item: Delivery) -> bytes:
+    if isinstance(item, AudioChunk):
+        return encoder.add(item)
+    return encoder.finish()
+
+
+class _AudioStream(StreamingResponse):
+    """The audio from its first chunk on, sent as it comes; every write bounded in time."""
+
+    def __init__(self, state: _Response, first: Delivery, media_type: str) -> None:
+        self.state, self.first = state, first
+        self._audio = self._chunks()
+        super().__init__(self._audio, media_type=media_type)
+
+    async def _chunks(self) -> AsyncIterator[bytes]:
+        state, item = self.state, self.first
+        while True:
+            if isinstance(item, Failed):
+                state.batcher.stats.aborted += 1
+                log.info("request %d: aborted after its headers", state.ticket.id)
+                raise StreamAborted(f"The audio could not be made: {item.error}")
+            data = _encode(state.encoder, item)
+            if data:
+                yield data
+            if isinstance(item, Finished):
+                return
+            item = await state.buffer.get()
+
+    async def _write(self, send: Send, body: bytes, more: bool) -> None:
+        message = {"type": "http.response.body", "body": body, "more_body": more}
+        try:
+            await asyncio.wait_for(send(message), self.state.limits.stall_seconds)
+        except TimeoutError:
+            state = self.state
+            state.batcher.stats.stalled += 1
+            log.info(
+                "request %d: the client read nothing for %g s; cut off",
+                state.ticket.id,
+                state.limits.stall_seconds,
+            )
+            raise StreamAborted("The client stopped reading.") from None
+
+    async def _pump(self, send: Send) -> bool:
+        await send({"type": "http.response.start", "status": 200, "headers": self.raw_headers})
+        async for data in self._audio:
+            await self._write(send, data, True)
+        await self._write(send, b"", False)
+        return True
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            _, gone = await self.state.client.unless_gone(self._pump(send))
+            if gone:
+                self.state.left("while its audio streamed")
+        finally:
+            self.state.end()

@@ -1,0 +1,166 @@
+"""Dialogue scripts: several library speakers in one job.
+
+The format (also in the README), one turn per line:
+
+    # a comment
+    Alice: 你好，今天天气不错。
+    Bob: Yes, it is. Shall we go for a walk?
+        An indented line continues the turn above it (Bob's).
+    Alice：好啊。
+
+- `Name: text` starts a turn; the colon may be ASCII ':' or full-width '：'. The name is a
+  speaker in the library, exactly as listed (spaces around it are ignored).
+- A line that starts with a space or a tab continues the turn above it (its text joins that
+  turn's, after a space), so a long turn can be wrapped; before any turn it is an error.
+- Blank lines and lines whose first non-space character is '#' are ignored.
+- Any other line is an error, as is a turn with nothing to say or a name the library does not
+  have; every error names its line number.
+
+All turns of all speakers are planned as ONE job: each segment carries its line's voice, so the
+decoder runs rows of different speakers side by side. The audio is joined in script order with
+the request's turn pause between turns (its segment pause inside a long turn).
+"""
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from chattts_studio.core.engine.request import JobPlan, Part, SynthesisRequest, auto_batch_size
+from chattts_studio.core.errors import BadTextError, StudioError
+from chattts_studio.core.messages import QT_TRANSLATE_NOOP, Sentence, cannot_read, not_text, said
+from chattts_studio.core.text.prepare import Segment, clean, split_segments
+from chattts_studio.core.voices.voice import Voice
+
+if TYPE_CHECKING:
+    from chattts_studio.core.engine.engine import Engine
+
+MAX_SCRIPT_BYTES = 4 << 20
+_TURN = re.compile(r"(?P<name>[^:：]{1,100}?)\s*[:：](?P<text>.*)")
+
+
+class ScriptError(StudioError):
+    """A dialogue script cannot be used; the sentence names the line."""
+
+
+@dataclass(frozen=True)
+class Turn:
+    line: int  # 1-based line number where the turn starts
+    name: str
+    text: str
+
+
+def parse_script(text: str) -> list[Turn]:
+    """The script's turns in order; ScriptError naming the line for anything malformed."""
+    turns: list[Turn] = []
+    for number, raw in enumerate(clean(text).split("\n"), 1):
+        stripped = raw.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        if raw[0] in " \t\u3000":
+            if not turns:
+                raise ScriptError(
+                    Sentence(
+                        QT_TRANSLATE_NOOP(
+                            "core",
+                            "Line {number} is indented, which continues a turn, but no turn "
+                            "starts before it; start it with 'Name: text'.",
+                        ),
+                        number=number,
+                    )
+                )
+            last = turns[-1]
+            turns[-1] = replace(last, text=f"{last.text} {stripped}".strip())
+            continue
+        match = _TURN.fullmatch(stripped)
+        if match is None or not match.group("name").strip():
+            raise ScriptError(
+                Sentence(
+                    QT_TRANSLATE_NOOP(
+                        "core",
+                        "Line {number} does not start with a speaker's name and a colon "
+                        "('Name: text'); indent it to continue the turn above.",
+                    ),
+                    number=number,
+                )
+            )
+        turns.append(Turn(number, match.group("name").strip(), match.group("text").strip()))
+    if not turns:
+        raise ScriptError(
+            QT_TRANSLATE_NOOP("core", "The script has no lines to speak ('Name: text').")
+        )
+    return turns
+
+
+def read_script(path: Path) -> list[Turn]:
+    path = Path(path)
+    try:
+        if path.stat().st_size > MAX_SCRIPT_BYTES:
+            raise ScriptError(
+                Sentence(
+                    QT_TRANSLATE_NOOP("core", "{path} is too large to be a dialogue script."),
+                    path=str(path),
+                )
+            )
+        return parse_script(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ScriptError(cannot_read(path, exc)) from None
+    except UnicodeDecodeError:
+        raise ScriptError(not_text(path)) from None
+
+
+def voices_for(turns: list[Turn], library: Mapping[str, Voice]) -> dict[str, Voice]:
+    """Each speaker's voice; ScriptError at the first line whose name the library lacks."""
+    for turn in turns:
+        if turn.name not in library:
+            known = ", ".join(sorted(library)[:10]) or Sentence(
+                QT_TRANSLATE_NOOP("core", "none yet")
+            )
+            raise ScriptError(
+                Sentence(
+                    QT_TRANSLATE_NOOP(
+                        "core",
+                        "Line {line}: there is no speaker named '{name}' in the library "
+                        "(speakers: {known}).",
+                    ),
+                    line=turn.line,
+                    name=turn.name,
+                    known=known,
+                )
+            )
+    return {turn.name: library[turn.name] for turn in turns}
+
+
+def plan_dialogue(
+    engine: "Engine", turns: list[Turn], voices: Mapping[str, Voice], request: SynthesisRequest
+) -> JobPlan:
+    """One job for the whole script: each turn split into segments (dictionary applied), every
+    segment carrying its turn's voice and speaker name."""
+    from chattts_studio.core.text.lexicon import Lexicon
+
+    request.validate()
+    lexicon = Lexicon(request.lexicon) if request.lexicon else None
+    checked = {name: engine.check_voice(voice) for name, voice in voices.items()}
+    segments: list[Segment] = []
+    parts: list[Part] = []
+    for number, turn in enumerate(turns):
+        try:
+            pieces = split_segments(turn.text, request.segment_size, lexicon)
+        except BadTextError as exc:
+            raise ScriptError(
+                Sentence(
+                    QT_TRANSLATE_NOOP("core", "Line {line} ({name}): {problem}"),
+                    line=turn.line,
+                    name=turn.name,
+                    problem=said(exc),
+                )
+            ) from None
+        for piece in pieces:
+            segments.append(replace(piece, index=len(segments)))
+            parts.append(Part(checked[turn.name], turn.name, number))
+    loaded = engine.loaded
+    device = loaded.device.id if loaded else "cpu"
+    batch = request.batch_size or auto_batch_size(device, len(segments))
+    text = "\n".join(f"{t.name}: {t.text}" for t in turns)
+    return JobPlan(replace(request, text=text), tuple(segments), batch, "", None, tuple(parts))

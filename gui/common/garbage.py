@@ -1,0 +1,124 @@
+"""Garbage collection on the UI thread only, while a worker thread exists.
+
+Python's collector runs on whichever thread happens to allocate when a threshold is crossed,
+and an explicit gc.collect() runs on the thread that calls it. A reference cycle holding a Qt
+object (a closed dialog, a window's lambda) collected on the worker thread deletes that object
+off its thread, and PySide deadlocks (seen: the worker in gc.collect() while reloading a model,
+the UI thread waiting for the GIL, the CPU idle). So, as pyqtgraph recommends, automatic
+collection is off while a worker thread exists and pyqtgraph's GarbageCollector collects on a
+timer on the UI thread; when the engine releases memory (a model unloaded), the worker asks the
+UI thread to collect and waits for it, never for long.
+
+A full collection of a process that has imported torch and ChatTTS walks half a million objects
+(0.23 s here), and on the UI thread that would be a stall each time. Nearly all of them come
+from the imports and live as long as the process: once the engine is imported they are frozen
+(gc.freeze) out of every later collection (2.5 ms then), and thawed when the worker ends."""
+
+import gc
+import threading
+from collections.abc import Callable
+
+from pyqtgraph.util.garbage_collector import GarbageCollector
+from PySide6.QtCore import QObject, Qt, QThread, Signal, Slot
+
+from chattts_studio.core.engine.cycles import set_cycle_collector
+
+WAIT_S = 10.0  # a worker waits this long at most for the UI thread's collection (a full
+# collection of a process holding torch takes a second or more on a busy 2-core machine)
+INTERVAL_S = 1.0  # the UI thread's collection timer
+
+
+class _Request:
+    """Work for the UI thread that a thread waits for; abandoned once it stops waiting, and
+    then not done at all (it could come at a worse moment: a freeze in the middle of a load)."""
+
+    def __init__(self, work: Callable[[], object]) -> None:
+        self.work = work
+        self.done = threading.Event()
+        self.lock = threading.Lock()
+        self.abandoned = False
+
+    def run(self) -> None:
+        with self.lock:
+            if not self.abandoned:
+                self.work()
+                self.done.set()
+
+    def wait(self, seconds: float) -> bool:
+        finished = self.done.wait(seconds)
+        with self.lock:  # a run under way ends first
+            self.abandoned = True
+            return self.done.is_set() or finished
+
+
+class UiGarbage(QObject):
+    """Lives on the UI thread and collects there, on a timer and when asked from any thread."""
+
+    _requested = Signal(object)  # _Request
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._periodic = GarbageCollector(interval=INTERVAL_S)  # disables automatic gc
+        self._requested.connect(self._run_here, Qt.ConnectionType.QueuedConnection)
+
+    def on_ui_thread(self, work: Callable[[], object]) -> bool:
+        """Run `work` on the UI thread, from any thread; True when it was done. From another
+        thread this waits for the UI thread at most WAIT_S (the UI thread may be waiting for
+        this one, e.g. while the window closes): then it is not done."""
+        if QThread.currentThread() == self.thread():
+            work()
+            return True
+        request = _Request(work)
+        self._requested.emit(request)
+        return request.wait(WAIT_S)
+
+    def collect(self) -> bool:
+        """Collect every generation on the UI thread (see on_ui_thread)."""
+        return self.on_ui_thread(gc.collect)
+
+    @Slot(object)
+    def _run_here(self, request: _Request) -> None:
+        request.run()
+
+    def end(self) -> None:
+        """Back to Python's own collection of everything, starting with one here."""
+        self._periodic.timer.stop()
+        gc.unfreeze()
+        gc.enable()
+        gc.collect()
+
+
+_garbage: UiGarbage | None = None
+_holders = 0
+
+
+def hold() -> None:
+    """On the UI thread, before a worker thread starts: collect only here from now on."""
+    global _garbage, _holders
+    _holders += 1
+    if _garbage is None:
+        _garbage = UiGarbage()
+        set_cycle_collector(_garbage.collect)
+
+
+def let_go() -> None:
+    """On the UI thread, after the worker thread ended: the last one back to Python's own."""
+    global _garbage, _holders
+    _holders = max(0, _holders - 1)
+    if _holders == 0 and _garbage is not None:
+        garbage, _garbage = _garbage, None
+        set_cycle_collector(None)
+        garbage.end()
+
+
+def collecting_on_ui_thread() -> bool:
+    return _garbage is not None and not gc.isenabled()
+
+
+def freeze_imports() -> bool:
+    """From the worker, once the engine is imported and before any model is loaded: leave
+    what exists now (the imported modules, nearly all of it) out of later collections, done on
+    the UI thread (never in the middle of a collection there). Garbage that exists now stays
+    too, until the worker ends: import-time leftovers, small. True when frozen."""
+    garbage = _garbage
+    return garbage is not None and garbage.on_ui_thread(gc.freeze)

@@ -1,0 +1,67 @@
+"""Makes the README's screenshots: the real window at 1280x800, after a synthesis, live panel
+filled, in a language and a colour scheme.
+
+    QT_QPA_PLATFORM=offscreen .venv/bin/python -m chattts_studio.gui.devtools.screenshot \\
+        resources/screenshots/window-zh_CN-dark.png --language zh_CN --scheme dark
+
+(or under `xvfb-run -a -s "-screen 0 1280x800x24"` with QT_QPA_PLATFORM=xcb). With no
+arguments it writes resources/screenshot.png in the saved language and the system's scheme.
+"""
+
+import argparse
+import os
+import sys
+import time
+
+from PySide6.QtCore import Qt
+
+from chattts_studio.gui.app import LANGUAGE_ENV, application, build_window
+from chattts_studio.gui.common.theme import apply_scheme
+from chattts_studio.gui.resources import sample_text
+
+SCHEMES = {"light": Qt.ColorScheme.Light, "dark": Qt.ColorScheme.Dark}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m chattts_studio.gui.devtools.screenshot")
+    parser.add_argument("target", nargs="?", default="resources/screenshot.png")
+    parser.add_argument("--language", choices=["en", "zh_CN"])
+    parser.add_argument("--scheme", choices=sorted(SCHEMES))
+    parser.add_argument("--size", default="1280x800", help="WIDTHxHEIGHT of the window")
+    args = parser.parse_args(argv)
+    if args.language:
+        os.environ[LANGUAGE_ENV] = args.language  # this run only; the saved choice stays
+    app = application()
+    if args.scheme:
+        apply_scheme(app, SCHEMES[args.scheme])
+    window = build_window("demo")
+    width, height = (int(n) for n in args.size.split("x"))
+    window.resize(width, height)
+    window.move(0, 0)
+    window.show()
+
+    def spin(done, seconds: float = 300.0) -> bool:  # type: ignore[no-untyped-def]
+        end = time.monotonic() + seconds
+        while time.monotonic() < end and not done():
+            app.processEvents()
+            time.sleep(0.01)
+        return bool(done())
+
+    spin(lambda: window.loaded is not None and window.current_job is None)
+    window.editor.set_text(sample_text())
+    window.controls.segment_slider.setValue(30)
+    window.controls.batch_box.setValue(4)
+    window.controls.refine_box.setChecked(False)
+    window.synthesize()
+    spin(lambda: window.current_job is None)
+    for _ in range(50):  # let the panels draw their last frame
+        app.processEvents()
+        time.sleep(0.02)
+    ok = window.grab().save(args.target)
+    window.close()
+    print(f"{'saved' if ok else 'could not save'} {args.target}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,179 @@
+"""Measures start-up as a person meets it: from the command starting to the window on screen,
+the engine imported (torch, ChatTTS: the device picker filled), the model loaded and the first
+audio, and how long a precision switch (fp32 -> bf16, the window's button) takes.
+
+    QT_QPA_PLATFORM=offscreen .venv/bin/python -m chattts_studio.gui.devtools.startup_probe [--runs
+    3] [demo demo-full]
+
+Each run is a fresh process (a cold interpreter, as `chattts-studio` is) on a private data
+folder that shares the installed models; a first run per model is not counted (it fills the
+verified-hash cache and the OS's file cache). Prints the median of each figure as a table.
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+FIGURES = (
+    ("shown", "window shown"),
+    ("engine", "engine imported, devices known"),
+    ("loaded", "model loaded"),
+    ("first_audio", "first audio"),
+    ("switch", "precision switch fp32 -> bf16"),
+)
+SHORT_TEXT = "你好，欢迎。Hello, welcome."
+CHILD_TIMEOUT_S = 600
+
+
+def _child(model: str, device: str) -> dict[str, object]:
+    """One start: the real window, driven as a person would, with a time for each moment."""
+    from PySide6.QtCore import QEvent, QObject
+
+    from chattts_studio.gui.app import application, build_window
+
+    stamps: dict[str, object] = {}
+    app = application()
+
+    class FirstPaint(QObject):
+        def eventFilter(self, _watched: QObject, event: QEvent) -> bool:  # Qt's name
+            if event.type() == QEvent.Type.Paint and "shown" not in stamps:
+                stamps["shown"] = time.time()
+            return False
+
+    painted = FirstPaint()
+    app.installEventFilter(painted)
+    window = build_window(model, device)
+    if not hasattr(window.controls, "ready"):  # a window that probed before it was built
+        stamps["engine"] = time.time()
+    window.show()
+
+    def spin(done, seconds: float = CHILD_TIMEOUT_S) -> None:  # type: ignore[no-untyped-def]
+        end = time.monotonic() + seconds
+        while not done():
+            if time.monotonic() > end:
+                raise TimeoutError(window.notice.text())
+            app.processEvents()
+            if "engine" not in stamps and window.controls.ready:
+                stamps["engine"] = time.time()
+            time.sleep(0.001)
+
+    spin(lambda: "shown" in stamps)
+    app.removeEventFilter(painted)
+    spin(lambda: window.loaded is not None and window.current_job is None)
+    stamps["loaded"] = time.time()
+
+    def first_chunk(*_args: object) -> None:
+        stamps.setdefault("first_audio", time.time())
+
+    window.host.worker.chunk_ready.connect(first_chunk)
+    window.editor.set_text(SHORT_TEXT)
+    window.controls.refine_box.setChecked(False)
+    window.controls.batch_box.setValue(1)
+    window.result.stream_box.setChecked(False)  # timed, not played
+    stamps["synthesis_asked"] = time.time()
+    window.synthesize()
+    spin(lambda: window.current_job is None)
+    if "first_audio" not in stamps:
+        raise RuntimeError(f"no audio: {window.notice.text()}")
+
+    from chattts_studio.core.engine.devices import Precision
+
+    button = window.controls.precision_buttons[Precision.BF16]
+    stamps["switch_asked"] = time.time()
+    button.setChecked(True)
+    spin(
+        lambda: (
+            window.current_job is None
+            and window.loaded is not None
+            and window.loaded.precision is Precision.BF16
+        )
+    )
+    stamps["switched"] = time.time()
+    window.close()
+    # Destroyed now, while Python is whole: pyqtgraph's scenes torn down by the interpreter's
+    # exit can crash it (a Python override called during finalization).
+    window.deleteLater()
+    app.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    return stamps
+
+
+def _run_child(model: str, device: str, home: Path) -> dict[str, float]:
+    for kept in home.iterdir():  # each start as a first one: no saved choice, no draft
+        if kept.name not in ("models", "verified-hashes.json"):
+            kept.unlink()
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "CHATTTS_STUDIO_HOME": str(home)}
+    command = [
+        sys.executable,
+        "-m",
+        "chattts_studio.gui.devtools.startup_probe",
+        "--child",
+        model,
+        "--device",
+        device,
+    ]
+    started = time.time()
+    done = subprocess.run(
+        command, env=env, capture_output=True, text=True, timeout=CHILD_TIMEOUT_S, check=False
+    )
+    lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
+    if done.returncode != 0 or not lines:
+        raise RuntimeError(
+            f"the probe's window failed ({done.returncode}):\n{done.stdout}\n{done.stderr}"
+        )
+    stamps = json.loads(lines[-1])
+    return {
+        "shown": stamps["shown"] - started,
+        "engine": stamps["engine"] - started,
+        "loaded": stamps["loaded"] - started,
+        "first_audio": stamps["first_audio"] - started,
+        "first_audio_after_click": stamps["first_audio"] - stamps["synthesis_asked"],
+        "switch": stamps["switched"] - stamps["switch_asked"],
+    }
+
+
+def _private_home() -> Path:
+    """A data folder of its own (settings, draft, hash cache) sharing the installed models."""
+    from chattts_studio.core import paths
+
+    home = Path(tempfile.mkdtemp(prefix="chattts-startup-probe-"))
+    (home / "models").symlink_to(paths.models_dir())
+    return home
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("models", nargs="*", default=["demo", "demo-full"])
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child:
+        print(json.dumps(_child(args.child, args.device)), flush=True)
+        return 0
+    from chattts_studio.core.weights import models
+
+    home = _private_home()
+    rows = []
+    for model in args.models:
+        models.ensure(model)
+        _run_child(model, args.device, home)  # not counted: fills the caches
+        runs = [_run_child(model, args.device, home) for _ in range(args.runs)]
+        median = {key: statistics.median(r[key] for r in runs) for key in runs[0]}
+        rows.append((model, median, runs))
+        print(f"{model}: " + json.dumps(runs), file=sys.stderr)
+    names = " | ".join(model for model, _m, _r in rows)
+    print(f"| from the command starting ({args.device}, median of {args.runs}) | {names} |")
+    print("|---|" + "---|" * len(rows))
+    for key, label in FIGURES:
+        print(f"| {label} | " + " | ".join(f"{m[key]:.2f} s" for _n, m, _r in rows) + " |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,2 @@
+"""The window's panels: controls, editor, live VRAM/RTF plots, pronunciation dictionary and
+speakers."""

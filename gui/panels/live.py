@@ -1,0 +1,366 @@
+"""The live VRAM / RTF panel: polls the engine's thread-safe snapshot about 10 times a second
+while a job runs, plots RTF and memory over time, and keeps the job's figures afterwards."""
+
+import math
+import time
+
+import pyqtgraph as pg
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QEvent, Qt, QTimer
+from PySide6.QtWidgets import QGridLayout, QGroupBox, QLabel, QProgressBar, QVBoxLayout, QWidget
+
+from chattts_studio.core.engine.metrics import LiveMetrics, LiveSnapshot, MemorySnapshot
+from chattts_studio.core.engine.request import JobSummary, SegmentResult
+from chattts_studio.gui.common.notices import MessageLabel, figure, plural
+from chattts_studio.gui.common.plot_axis import ReadableAxis, nice_step
+from chattts_studio.gui.common.theme import notifier, plot_colours
+from chattts_studio.gui.i18n import translate
+
+POLL_MS = 100
+PLOT_EVERY = 4  # the plots are redrawn every 4th poll (2.5 times a second)
+MIB = 2**20
+PLOT_MIN_HEIGHT = 190  # two plots whose tick labels stay apart (tests/test_theme_layout.py)
+AXIS_WIDTH = 44
+
+
+def describe_memory(memory: MemorySnapshot | None) -> str:
+    if memory is None:
+        return "-"
+    if memory.device.startswith("mps"):
+        return memory.describe()  # Metal's figures and the process's, labelled as such
+    if memory.allocated is not None:
+        return translate(
+            "Live",
+            "VRAM allocated {allocated:.0f} MiB · reserved {reserved:.0f} MiB · peak {peak:.0f} "
+            "MiB · total {total:.0f} MiB",
+        ).format(
+            allocated=memory.allocated / MIB,
+            reserved=(memory.reserved or 0) / MIB,
+            peak=(memory.peak or 0) / MIB,
+            total=(memory.total or 0) / MIB,
+        )
+    return translate("Live", "process memory (CPU) {rss:.0f} MiB").format(
+        rss=(memory.rss or 0) / MIB
+    )
+
+
+def _seconds(value: float | None) -> str:
+    return figure(value, ".2f", " s")
+
+
+def _rate(value: float) -> str:
+    """Steps per second; "-" while nothing runs (0.0 would read as a stalled job)."""
+    return figure(value, ".1f") if value > 0 else "-"
+
+
+# The stage names the engine (core) and the window report, for the translators.
+STAGES = (
+    QT_TRANSLATE_NOOP("Stage", "idle"),
+    QT_TRANSLATE_NOOP("Stage", "starting"),
+    QT_TRANSLATE_NOOP("Stage", "loading"),
+    QT_TRANSLATE_NOOP("Stage", "refine"),
+    QT_TRANSLATE_NOOP("Stage", "decode"),
+    QT_TRANSLATE_NOOP("Stage", "vocoder"),
+    QT_TRANSLATE_NOOP("Stage", "done"),
+    QT_TRANSLATE_NOOP("Stage", "cancelled"),
+    QT_TRANSLATE_NOOP("Stage", "error"),
+    QT_TRANSLATE_NOOP("Stage", "model ready"),
+    QT_TRANSLATE_NOOP("Stage", "download"),
+    QT_TRANSLATE_NOOP("Stage", "building"),
+    QT_TRANSLATE_NOOP("Stage", "verifying"),
+    QT_TRANSLATE_NOOP("Stage", "audition"),
+    QT_TRANSLATE_NOOP("Stage", "load"),
+    QT_TRANSLATE_NOOP("Stage", "synthesize"),
+    QT_TRANSLATE_NOOP("Stage", "speaker"),
+    QT_TRANSLATE_NOOP("Stage", "build"),
+    QT_TRANSLATE_NOOP("Stage", "switching precision"),
+    QT_TRANSLATE_NOOP("Stage", "ready"),
+)
+
+
+def stage_text(stage: str) -> str:
+    """A stage as the panel shows it (the engine's and the window's names, translated)."""
+    return translate("Stage", stage)
+
+
+class LivePanel(QWidget):
+    def __init__(self, live: LiveMetrics, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.live = live
+        self.updates = 0  # how many snapshots were drawn (tests and curiosity)
+        self._t0 = 0.0
+        self._times: list[float] = []
+        self._rtfs: list[float] = []
+        self._memory: list[float] = []
+        self._last_segment_rtf: float | None = None
+        self._job_note = ""  # core's note on this job (a lowered batch), kept after it ends
+        # While a model loads: the load's own fraction and stage (the engine's snapshot has
+        # no figures then), so the bar and the progress line tell one story.
+        self._load: tuple[str, float] | None = None
+        # The plots' shown ranges (x end, RTF top, memory bottom and top): they grow in nice
+        # steps, not with every point, so most redraws leave the axes as they were.
+        self._limits: tuple[float, float, float, float] | None = None
+        self._build()
+        self.timer = QTimer(self)
+        self.timer.setInterval(POLL_MS)
+        self.timer.timeout.connect(self.poll)
+
+    def _build(self) -> None:
+        self.stage = QLabel(stage_text("idle"))
+        self.bar = QProgressBar()
+        self.bar.setRange(0, 1000)
+        self.bar.setAccessibleName(translate("Live", "Job progress"))
+        self.progress = MessageLabel("-")
+        self.segment_rtf = QLabel("-")
+        self.job_rtf = QLabel("-")
+        self.speed = QLabel("-")
+        self.first_audio = QLabel("-")
+        self.eta = QLabel("-")
+        self.speaking = QLabel("-")  # a dialogue's speaker of the segment that just came
+        self.speaking.setAccessibleName(translate("Live", "Speaking"))
+        # Fixed heights: a long memory line or note never makes the window taller.
+        self.memory = MessageLabel("-", lines=2)
+        self.note = MessageLabel(lines=2)
+        # Two figures a row: the plots get the height (at 1280x800 they were squeezed).
+        grid = QGridLayout()
+        grid.setVerticalSpacing(2)
+        grid.setColumnStretch(1, 1)
+        grid.setColumnStretch(3, 1)
+        pairs = (
+            (translate("Live", "Stage"), self.stage, translate("Live", "Time left"), self.eta),
+            (
+                translate("Live", "RTF (segment)"),
+                self.segment_rtf,
+                translate("Live", "RTF (job)"),
+                self.job_rtf,
+            ),
+            (
+                translate("Live", "Steps / s"),
+                self.speed,
+                translate("Live", "First audio"),
+                self.first_audio,
+            ),
+        )
+        for row, (left, left_value, right, right_value) in enumerate(pairs):
+            grid.addWidget(QLabel(left), row, 0)
+            grid.addWidget(left_value, row, 1)
+            grid.addWidget(QLabel(right), row, 2)
+            grid.addWidget(right_value, row, 3)
+        # Who speaks (a dialogue) shares the progress row: no taller panel for it.
+        progress_row = (
+            translate("Live", "Progress"),
+            self.progress,
+            translate("Live", "Speaking"),
+            self.speaking,
+        )
+        for column, item in enumerate(progress_row):
+            grid.addWidget(QLabel(item) if isinstance(item, str) else item, len(pairs), column)
+        wide = (
+            ("", self.bar),
+            (translate("Live", "Memory"), self.memory),
+            ("", self.note),
+        )
+        for row, (label, widget) in enumerate(wide, start=len(pairs) + 1):
+            grid.addWidget(QLabel(label), row, 0)
+            grid.addWidget(widget, row, 1, 1, 3)
+
+        pg.setConfigOptions(antialias=True)
+        self.plot = pg.GraphicsLayoutWidget()
+        self.plot.setMinimumHeight(PLOT_MIN_HEIGHT)
+        self.plot.setAccessibleName(translate("Live", "RTF and memory over time"))
+        self.plot.setToolTip(
+            translate("Live", "RTF (lower is faster)") + "\n" + translate("Live", "Memory (MiB)")
+        )
+        self.plot.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # a picture: nothing to do with keys
+        self.rtf_plot = self.plot.addPlot(
+            row=0, col=0, axisItems={"left": ReadableAxis("left"), "bottom": ReadableAxis("bottom")}
+        )
+        self.memory_plot = self.plot.addPlot(
+            row=1, col=0, axisItems={"left": ReadableAxis("left"), "bottom": ReadableAxis("bottom")}
+        )
+        self.memory_plot.setXLink(self.rtf_plot)
+        # One time axis, under the lower plot: the upper one's would collide with its title.
+        self.rtf_plot.getAxis("bottom").setStyle(showValues=False)
+        for item in (self.rtf_plot, self.memory_plot):
+            item.setMouseEnabled(x=False, y=False)
+            item.hideButtons()
+            item.getAxis("left").setWidth(AXIS_WIDTH)  # both plots' data areas line up
+        self.rtf_curve = self.rtf_plot.plot()
+        self.memory_curve = self.memory_plot.plot()
+        self._apply_colours()
+        notifier().changed.connect(self._apply_colours)
+
+        group = QGroupBox(translate("Live", "Live"))
+        inner = QVBoxLayout(group)
+        inner.addLayout(grid)
+        inner.addWidget(self.plot, 1)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(group)
+
+    def _apply_colours(self) -> None:
+        """The plots in the palette's colours (light or dark), curves readable on them."""
+        colours = plot_colours(self.palette())
+        self.plot.setBackground(colours.background)
+        # Short axis names, not titles: a title line per plot took the height the tick labels
+        # need on a 1280x800 screen. The long names are the plot's tooltip.
+        names = ((self.rtf_plot, "RTF"), (self.memory_plot, "MiB"))
+        for item, name in names:
+            item.setLabel("left", name, color=colours.text.name())
+            for name in ("left", "bottom"):
+                axis = item.getAxis(name)
+                axis.setPen(colours.text)
+                axis.setTextPen(colours.text)
+        self.memory_plot.setLabel("bottom", translate("Live", "seconds"), color=colours.text.name())
+        self.rtf_curve.setPen(pg.mkPen(colours.rtf, width=2))
+        self.memory_curve.setPen(pg.mkPen(colours.memory, width=2))
+
+    def changeEvent(self, event: QEvent) -> None:  # Qt's name
+        if event.type() in (QEvent.Type.PaletteChange, QEvent.Type.ApplicationPaletteChange):
+            self._apply_colours()  # the system switched between light and dark
+        super().changeEvent(event)
+
+    # -- a job's life ----------------------------------------------------------------------
+    def start(self, stage: str = "starting") -> None:
+        """`stage`: an English stage name (see stage_text), shown translated."""
+        self._t0 = time.perf_counter()
+        self._times.clear()
+        self._rtfs.clear()
+        self._memory.clear()
+        self._limits = None
+        self._last_segment_rtf = None
+        self._job_note = ""
+        self._load = None
+        self.stage.setText(stage_text(stage))
+        self.note.clear()
+        self.speaking.setText("-")
+        self.timer.start()
+        self.poll()
+
+    def show_load(self, stage: str, fraction: float) -> None:
+        """A load's progress, from the worker's own reports (the one source of it)."""
+        self._load = (stage, max(0.0, min(1.0, fraction)))
+        self.poll()
+
+    def segment_done(self, result: SegmentResult) -> None:
+        if not result.partial:  # a cancelled segment's start has no speed of its own
+            self._last_segment_rtf = result.rtf
+
+    def stop(
+        self, summary: JobSummary | None = None, stage: str = "done", partial: int = 0
+    ) -> None:
+        """Draw one last snapshot, then freeze the job's own figures. `partial`: how many of
+        the summary's segments are the kept start of a cancelled one."""
+        self.timer.stop()
+        self.poll()
+        self.draw_curves()  # the points since the last redraw
+        self._load = None
+        self.stage.setText(stage_text(stage))
+        self.eta.setText("-")
+        if summary is not None:
+            done = summary.segments - partial
+            made = plural(done, "segment")
+            if partial:
+                made = translate("Live", "{made} and {partial} partial").format(
+                    made=made, partial=partial
+                )
+            self.job_rtf.setText(figure(summary.rtf))
+            self.speed.setText(_rate(summary.steps_per_second))
+            self.progress.setText(
+                translate("Live", "{made} done · {steps}").format(
+                    made=made, steps=plural(summary.steps, "step")
+                )
+            )
+            self.first_audio.setText(_seconds(summary.first_audio_seconds))
+            if summary.peak_memory:
+                peak = translate(
+                    "Live",
+                    "Peak memory of the job: {peak:.0f} MiB; {made}, {audio:.1f} s of audio in "
+                    "{wall:.1f} s",
+                ).format(
+                    peak=summary.peak_memory / MIB,
+                    made=made,
+                    audio=summary.audio_seconds,
+                    wall=summary.wall_seconds,
+                )
+                self.note.setText(f"{self._job_note}\n{peak}" if self._job_note else peak)
+
+    # -- drawing ---------------------------------------------------------------------------
+    def draw_curves(self) -> None:
+        self.rtf_curve.setData(self._times, self._rtfs, connect="finite")
+        self.memory_curve.setData(self._times, self._memory)
+        self._fit_ranges()
+
+    def _fit_ranges(self) -> None:
+        """Show every point, with ranges that change only when a point leaves them: an axis
+        whose range moved lays its ticks and labels out again at the next paint, the largest
+        part of a redraw on the UI thread (with ranges that followed the data, every redraw)."""
+        rtfs = [r for r in self._rtfs if math.isfinite(r)]
+        if not self._times or not self._memory:
+            return
+        end, low, high = self._times[-1], min(self._memory), max(self._memory)
+        top = max(rtfs, default=0.0)
+        x_end, rtf_top, mem_low, mem_high = self._limits or (0.0, 0.0, math.inf, -math.inf)
+        if end > x_end:
+            x_end = nice_step(end * 1.25)
+            self.rtf_plot.setXRange(0, x_end, padding=0)  # the memory plot's x is linked
+        if top > rtf_top:
+            rtf_top = nice_step(top * 1.25)
+            self.rtf_plot.setYRange(0, rtf_top, padding=0)
+        if low < mem_low or high > mem_high:
+            # A step about a quarter of the span: one below the data, two above (memory
+            # mostly grows), never narrower than before within the job.
+            step = nice_step(max(high - low, high * 0.05, 4.0) / 4)
+            mem_low = min(mem_low, max(0.0, (math.floor(low / step) - 1) * step))
+            mem_high = max(mem_high, (math.ceil(high / step) + 2) * step)
+            self.memory_plot.setYRange(mem_low, mem_high, padding=0)
+        self._limits = (x_end, rtf_top, mem_low, mem_high)
+
+    def poll(self) -> None:
+        self.show_snapshot(self.live.snapshot())
+
+    def show_snapshot(self, snap: LiveSnapshot) -> None:
+        self.updates += 1
+        self.stage.setText(stage_text(snap.stage))
+        fraction = snap.fraction
+        if self._load is not None:
+            stage, fraction = self._load
+            self.progress.setText(f"{stage_text(stage)} · {fraction:.0%}")
+        elif snap.stage == "refine" and snap.segments:
+            # Read with getattr: a core without refine counts still draws the panel.
+            refined = getattr(snap, "refined", 0)
+            text = translate("Live", "refine {done} of {total}").format(
+                done=refined, total=snap.segments
+            )
+            if snap.steps_done:
+                text += " · " + translate("Live", "steps {done} of {total}").format(
+                    done=snap.steps_done, total=snap.steps_planned
+                )
+            self.progress.setText(text)
+        elif snap.segments:
+            self.progress.setText(
+                translate("Live", "segment {segment} of {total}").format(
+                    segment=snap.segment, total=snap.segments
+                )
+                + " · "
+                + translate("Live", "steps {done} of {total}").format(
+                    done=snap.steps_done, total=snap.steps_planned
+                )
+            )
+        self.bar.setValue(int(fraction * 1000))
+        self.segment_rtf.setText(figure(self._last_segment_rtf))
+        self.job_rtf.setText(figure(snap.rtf))
+        self.speed.setText(_rate(snap.steps_per_second))
+        self.first_audio.setText(_seconds(snap.first_audio_seconds))
+        self.eta.setText(figure(snap.seconds_left, ".1f", " s"))
+        self.memory.setText(describe_memory(snap.memory))
+        if snap.note:
+            self._job_note = snap.note
+            self.note.setText(snap.note)
+        if self.timer.isActive():
+            self._times.append(time.perf_counter() - self._t0)
+            self._rtfs.append(snap.rtf if snap.rtf is not None else float("nan"))
+            self._memory.append((snap.memory.in_use if snap.memory else 0) / MIB)
+            # The figures change 10 times a second, the plots PLOT_EVERY times fewer: a
+            # repaint of both plots costs tens of ms of the UI thread.
+            if self.updates % PLOT_EVERY == 0:
+                self.draw_curves()

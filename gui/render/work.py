@@ -1,0 +1,102 @@
+"""A render queue job's work, run by the worker with the engine it already holds: the book
+(a file, or the editor's text), chattts_studio.core.render.book's segments kept in the folder as
+they are made,
+then the chapter files, the audiobook and the chapter list. No Qt here: progress goes out
+through a plain callback."""
+
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from chattts_studio.core.engine.cancel import CancelToken
+from chattts_studio.core.engine.request import AUTO_BATCH_MAX
+from chattts_studio.core.errors import StudioError
+from chattts_studio.core.text.chapters import Book, read_book, text_chapters
+from chattts_studio.gui.i18n import translate
+from chattts_studio.gui.worker.jobs import RenderDone, RenderSpec
+
+if TYPE_CHECKING:
+    from chattts_studio.core.engine.engine import Engine
+    from chattts_studio.core.render.book import RenderProgress
+
+Report = Callable[[str, float, str], None]  # stage, fraction (0..1), detail
+
+
+def clock(seconds: float | None) -> str:
+    if seconds is None:
+        return "--:--"
+    seconds = max(0, round(seconds))
+    hours, rest = divmod(seconds, 3600)
+    return f"{hours}:{rest // 60:02d}:{rest % 60:02d}" if hours else f"{rest // 60}:{rest % 60:02d}"
+
+
+def progress_line(p: "RenderProgress") -> str:
+    """One line of a render's progress (made on the worker thread: translate() is safe)."""
+    return translate(
+        "RenderWork",
+        "{done}/{total} segments, {audio} of audio, RTF {rtf}, {left} left (chapter "
+        "{chapter}/{chapters})",
+    ).format(
+        done=p.done,
+        total=p.total,
+        audio=clock(p.audio_seconds),
+        rtf=f"{p.rtf:.2f}" if p.rtf is not None else "-",
+        left=clock(p.seconds_left),
+        chapter=p.chapter,
+        chapters=p.chapters,
+    )
+
+
+def book_of(spec: RenderSpec) -> Book:
+    if spec.source is not None:
+        return read_book(spec.source)
+    book = text_chapters(spec.text, spec.title or translate("RenderQueue", "Text"))
+    if not book.chapters:
+        raise StudioError(translate("RenderWork", "The text has nothing to read."))
+    return book
+
+
+def run_render(
+    engine: "Engine", spec: RenderSpec, cancel: CancelToken, report: Report
+) -> RenderDone:
+    """Render the spec's book into its folder; raises Cancelled once what was finished is
+    kept there (the same job later resumes from it), StudioError for a bad book or folder."""
+    from chattts_studio.core.render.book import RenderJob
+    from chattts_studio.core.render.output import Assembler
+
+    if engine.loaded is None:
+        raise StudioError(translate("RenderWork", "No model is loaded: load one before rendering."))
+    book = book_of(spec)
+    request = spec.request
+    if request.speaker is None and spec.speaker_seed is not None:
+        request = replace(request, speaker=engine.sample_speaker(spec.speaker_seed))
+    options = spec.options
+    if not options.group_size:
+        options = replace(options, group_size=request.batch_size or AUTO_BATCH_MAX)
+    job = RenderJob(engine, book, request, Path(spec.folder), options, spec.source)
+    job.plan()
+    if not job.chapters:
+        raise StudioError(
+            translate("RenderWork", "{title} has nothing ChatTTS can speak.").format(
+                title=book.title
+            )
+        )
+    with job.store:
+        job.refresh()
+        kept = sum(e is not None for ch in job.chapters for e in ch.entries)
+        total = job.total_segments
+        said = translate("RenderWork", "{kept}/{total} segments kept").format(
+            kept=kept, total=total
+        )
+        report("render", kept / total if total else 0.0, said)
+
+        def progress(p: "RenderProgress") -> None:
+            report("render", p.done / p.total if p.total else 1.0, progress_line(p))
+
+        assembler = Assembler(job, cancel, say=lambda line: report("render", -1.0, line))
+        stats = job.run(cancel, progress, on_chapter=assembler.chapter)
+        files = [Path(spec.folder) / out.file for out in assembler.done.values()]
+        files += assembler.book()
+    seconds = sum(out.seconds for out in assembler.done.values())
+    return RenderDone(Path(spec.folder), files, stats.made, stats.kept, seconds, stats.warnings)

@@ -1,0 +1,1 @@
+"""The result: its panel, playback, saving and the history of results."""

@@ -1,0 +1,386 @@
+"""The result: play while generating, play / stop / seek with a waveform, save in any format
+(optionally one file per segment; result_saving.py), and the history of results
+(result_history.py).
+
+A job's audio is never held whole in memory: each chunk goes to a ResultStore in the cache
+folder as it arrives, the waveform is drawn from the store's envelope (bounded, updated per
+chunk), playback is fed from the file (result_playback.py) and saving reads it back."""
+
+from collections.abc import Callable
+from dataclasses import replace
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QPushButton,
+    QSlider,
+    QVBoxLayout,
+    QWidget,
+)
+
+from chattts_studio.core import SAMPLE_RATE
+from chattts_studio.core.audio.output import Player, output_available
+from chattts_studio.core.audio.stream_writer import pause_samples
+from chattts_studio.core.engine.request import AudioChunk, JobPlan, SegmentResult
+from chattts_studio.core.results.history import HistoryStore
+from chattts_studio.core.results.store import ResultStore
+from chattts_studio.gui.common.notices import MessageLabel
+from chattts_studio.gui.common.theme import notifier, warning_colour
+from chattts_studio.gui.i18n import core_text
+from chattts_studio.gui.result.history import HistoryEntry, ResultHistory
+from chattts_studio.gui.result.playback import ResultPlayback
+from chattts_studio.gui.result.saving import ResultSaving
+from chattts_studio.gui.worker.worker import SynthesisOutcome
+
+WAVEFORM_POINTS = 4000
+# What a finished segment keeps of its audio in memory: nothing (its samples are in the store).
+NO_AUDIO = np.zeros(0, dtype=np.float32)
+NO_AUDIO.flags.writeable = False
+
+
+def envelope(audio: np.ndarray, points: int = WAVEFORM_POINTS) -> tuple[np.ndarray, np.ndarray]:
+    """Min/max pairs per bucket, so a long result draws fast and still shows its peaks."""
+    if len(audio) <= points:
+        return np.arange(len(audio)) / SAMPLE_RATE, audio
+    buckets = len(audio) // (points // 2)
+    trimmed = audio[: buckets * (points // 2)].reshape(points // 2, buckets)
+    values = np.empty(points, dtype=np.float32)
+    values[0::2], values[1::2] = trimmed.min(axis=1), trimmed.max(axis=1)
+    times = np.repeat(np.arange(points // 2) * buckets / SAMPLE_RATE, 2)
+    return times, values
+
+
+class ResultPanel(QWidget, ResultPlayback, ResultHistory, ResultSaving):
+    message = Signal(str)
+    folder_used = Signal(str)
+    history_limit_changed = Signal(object)  # bytes (more than an int of Qt's holds)
+
+    def __init__(
+        self,
+        player: Player | None = None,
+        parent: QWidget | None = None,
+        history: HistoryStore | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.player = player or Player()
+        self.store: ResultStore | None = None  # the result shown: the one running, or chosen
+        self.results: list[SegmentResult] = []
+        self.pause_seconds = 0.25
+        # The running job's silence before each segment (JobPlan.pause_before: a dialogue's
+        # turn pause between its lines); None: `pause_seconds` everywhere.
+        self._pause_before: Callable[[int], float] | None = None
+        self.history: list[HistoryEntry] = []
+        self.history_store = history or HistoryStore()
+        self.last_folder = ""
+        self.running = False
+        self._chunk_segment = 0
+        self._segment_start: dict[int, int] = {}
+        self._drawn = (None, -1)  # (store, envelope version) last drawn
+        self._init_playback()
+        self.output_problem = core_text(output_available()) or None
+        self._build()
+        self._connect()
+        self.timer = QTimer(self)
+        self.timer.setInterval(100)
+        self.timer.timeout.connect(self._tick)
+        self.timer.start()
+        self.restore_history()
+        self._show_audio()
+
+    def _build(self) -> None:
+        self.stream_box = QCheckBox(self.tr("Play segments as soon as they are ready"))
+        self.stream_box.setChecked(True)
+        self.play_button = QPushButton(self.tr("▶ Play"))
+        self.stop_button = QPushButton(self.tr("■ Stop"))
+        self.stop_button.setEnabled(False)  # only while something plays
+        self.seek = QSlider(Qt.Orientation.Horizontal)
+        self.seek.setAccessibleName(self.tr("Playback position"))
+        self.time_label = QLabel("0.0 / 0.0 s")
+        self.per_segment = QCheckBox(self.tr("One file per segment"))
+        self.subtitles_box = QCheckBox(self.tr("Subtitles"))
+        self.subtitles_box.setAccessibleName(self.tr("Also save subtitles"))
+        self.subtitles_box.setToolTip(
+            self.tr("Save also writes subtitles beside the audio: one cue a sentence.")
+        )
+        self.subtitle_format = QComboBox()
+        self.subtitle_format.addItem(".srt", "srt")
+        self.subtitle_format.addItem(".vtt", "vtt")
+        self.subtitle_format.setAccessibleName(self.tr("Subtitle format"))
+        self.subtitle_format.setEnabled(False)  # with the box ticked
+        self.save_button = QPushButton(self.tr("Save…"))
+        # Playback's problems beside Play, saving's beside Save: fixed lines whose room is kept
+        # while they are empty, so a message never moves or resizes anything.
+        self.output_note = MessageLabel(self.output_problem or "", 2, hide_when_empty=True)
+        self.restyle_warnings()
+        self.save_note = MessageLabel(lines=2, hide_when_empty=True)
+        self.waveform = pg.PlotWidget()
+        self.waveform.setMinimumHeight(70)
+        self.waveform.setMaximumHeight(140)
+        self.waveform.setMouseEnabled(x=False, y=False)
+        self.waveform.hideAxis("left")
+        self.waveform.setYRange(-1, 1)
+        self.wave_curve = self.waveform.plot(pen=pg.mkPen("#16a085"))
+        self.cursor = pg.InfiniteLine(0, movable=True, pen=pg.mkPen("#c0392b", width=2))
+        self.waveform.addItem(self.cursor)
+        # Every result kept, newest last, scrolling; each names its device and precision, so
+        # a bf16 and an int8 run of the same text tell apart.
+        self.history_list = QListWidget()
+        self.history_list.setAccessibleName(self.tr("Result history"))
+        self.history_list.setMinimumHeight(50)
+        self.history_list.setWordWrap(True)  # both lines of an entry, wrapped, never cut off
+        self.history_list.setAlternatingRowColors(True)
+        self.history_list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self._build_usage()
+
+        controls = QHBoxLayout()
+        for widget in (self.play_button, self.stop_button):
+            controls.addWidget(widget)
+        controls.addWidget(self.seek, 2)
+        controls.addWidget(self.time_label)
+        controls.addWidget(self.output_note, 1)
+        save_row = QHBoxLayout()
+        save_row.addWidget(self.stream_box)
+        save_row.addWidget(self.save_note, 1)
+        save_row.addWidget(self.per_segment)
+        save_row.addWidget(self.subtitles_box)
+        save_row.addWidget(self.subtitle_format)
+        save_row.addWidget(self.save_button)
+        player = QVBoxLayout()
+        player.addWidget(self.waveform, 1)
+        player.addLayout(controls)
+        player.addLayout(save_row)
+        history = QVBoxLayout()
+        history.addWidget(QLabel(self.tr("History (select one to replay or save it)")))
+        history.addWidget(self.history_list, 1)
+        history.addLayout(self.usage_row)
+        group = QGroupBox(self.tr("Result"))
+        inner = QHBoxLayout(group)
+        inner.addLayout(player, 3)
+        inner.addLayout(history, 2)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(group)
+
+    def _connect(self) -> None:
+        self.play_button.clicked.connect(self.play)
+        self.stop_button.clicked.connect(self.user_stop)
+        self.seek.sliderReleased.connect(lambda: self.play(self.seek.value()))
+        self.cursor.sigPositionChangeFinished.connect(
+            lambda line: self.play(int(line.value() * SAMPLE_RATE))
+        )
+        self.save_button.clicked.connect(self.save_dialog)
+        self.subtitles_box.toggled.connect(self.subtitle_format.setEnabled)
+        self.history_list.currentRowChanged.connect(self.select_history)
+        self._connect_usage()
+        notifier().changed.connect(self.restyle_warnings)  # light or dark: a readable red
+
+    def restyle_warnings(self) -> None:
+        """Playback's problems in a red readable on the scheme's window."""
+        self.output_note.setStyleSheet(f"color: {warning_colour(self.palette()).name()}")
+
+    @property
+    def length(self) -> int:
+        """Samples of the result shown."""
+        return self.store.length if self.store is not None else 0
+
+    @property
+    def audio(self) -> np.ndarray:
+        """The result shown, as a read-only view of its file (for scripts and tests: nothing
+        in the window reads it whole)."""
+        return self.store.samples() if self.store is not None else NO_AUDIO
+
+    # -- a run -----------------------------------------------------------------------------
+    def begin(self, pause_seconds: float) -> None:
+        self.stop()
+        self.running = True
+        self._silenced = False
+        self._pause_before = None  # until the job's plan arrives (set_plan)
+        self._open_store(pause_seconds)
+
+    def set_plan(self, plan: JobPlan) -> None:
+        """The running job's plan, before its first chunk: the silence before each segment
+        is the plan's, as JobPlan.join and the CLI put it (a dialogue's turn pause)."""
+        self._pause_before = plan.pause_before
+
+    def _open_store(self, pause_seconds: float) -> None:
+        """A fresh store in the history's folder for the result about to arrive."""
+        self.results = []
+        self.pause_seconds = pause_seconds
+        self._handed = 0
+        self._chunk_segment = 0  # the segment the last chunk belonged to
+        self._segment_start = {}  # where each streamed segment's audio begins
+        self.store = self._running_store = self.history_store.new()
+        self._show_audio()
+
+    def _place(self, index: int, audio: np.ndarray) -> None:
+        """Append a segment's audio (after the pause that separates segments) to the store:
+        a chunk costs its own size, never the whole result's."""
+        store = self.store
+        assert store is not None, "begin() opens the store"
+        if index > self._chunk_segment:
+            pause = self._pause_before(index) if self._pause_before else self.pause_seconds
+            store.append_silence(pause_samples(pause))
+            self._chunk_segment = index
+        self._segment_start.setdefault(index, store.length)
+        store.append(audio)
+        self.seek.setRange(0, store.length)
+
+    def add_chunk(self, chunk: AudioChunk) -> None:
+        """Playable audio as it is made: into the store, from which the player's one
+        continuous stream is fed, so listening starts after a few dozen GPT steps and goes
+        on without a gap between pieces."""
+        self._place(chunk.index, chunk.audio)
+        self._stream()
+
+    def add_segment(self, result: SegmentResult) -> None:
+        """A finished segment. Its audio already arrived piece by piece through add_chunk
+        (when it did not, it is placed now); only its figures are kept in memory."""
+        if self.store is None:
+            return
+        if result.index not in self._segment_start and len(result.audio):
+            self._place(result.index, result.audio)
+        start = self._segment_start.get(result.index, self.store.length)
+        self.store.mark_segment(result.index, start, self.store.length)
+        self.results = [r for r in self.results if r.index != result.index]
+        self.results.append(replace(result, audio=NO_AUDIO))
+
+    def restart_segment(self, index: int) -> None:
+        """The engine makes the segment again (out of memory): what was streamed of it is
+        dropped, so nothing plays or saves twice; its new audio streams from its start."""
+        start = self._segment_start.pop(index, None)
+        if start is None or self.store is None:
+            return
+        store = self.store
+        feeder = self._feeder
+        if feeder is not None and feeder.alive:
+            if feeder.cut(start, lambda: store.truncate(start)) > start:
+                self.stop()  # part of it was heard: the next chunk plays it from its start
+        else:
+            if self.player.playing and self._streamed > start:
+                self.stop()
+            store.truncate(start)
+        self._handed = min(self._handed, start)
+        self.seek.setRange(0, store.length)
+
+    def end(
+        self, outcome: SynthesisOutcome | None, cancelled: bool = False, failed: bool = False
+    ) -> None:
+        """The run is over: the result is its segments, ready to play and save. A cancelled run
+        keeps its finished segments and the start of the one in progress that was already
+        streamed (a result marked partial); a failed run keeps its finished segments."""
+        self.running = False
+        try:
+            self._end(outcome, cancelled, failed)
+        finally:
+            self._pause_before = None  # the next run's plan comes with it
+
+    def _end(self, outcome: SynthesisOutcome | None, cancelled: bool, failed: bool) -> None:
+        if outcome is not None and outcome.results and self._running_store is None:
+            self.stop()
+            self._open_store(outcome.job.request.pause_seconds)  # it did not stream through here
+        if outcome is not None and self.store is not None:
+            for result in sorted(outcome.results, key=lambda r: r.index):
+                if result.index not in self.store.segments:
+                    self.add_segment(result)  # a result the panel did not see arrive
+        if outcome is None or not self.results:
+            if cancelled or failed:
+                self.stop()
+                self._drop_store()
+            self._finish_stream()
+            self._running_store = None
+            return
+        if cancelled or failed:
+            self.stop()  # Esc or an error ends the sound with the run
+        self._finish_stream()  # the stream stops after the run's last sample
+        store = self.store
+        assert store is not None
+        self.results = self._viewed(sorted(self.results, key=lambda r: r.index), store)
+        whole = replace(outcome, results=list(self.results), store=store)
+        self._running_store = None
+        self._remember(whole, cancelled, failed)
+        self._show_audio()
+
+    def _drop_store(self) -> None:
+        """Nothing worth keeping was made: its folder goes."""
+        store, self.store = self.store, None
+        self.results = []
+        if store is not None and all(e.store is not store for e in self.history):
+            store.delete()
+        self.seek.setRange(0, 0)
+        self._show_audio()
+
+    @staticmethod
+    def _viewed(results: list[SegmentResult], store: ResultStore) -> list[SegmentResult]:
+        """The results with their audio as views of the store's file (read only when used)."""
+        samples = store.samples()
+        viewed = []
+        for r in results:
+            start, end = store.segments.get(r.index, (0, 0))
+            viewed.append(replace(r, audio=samples[start:end]))
+        return viewed
+
+    # -- playing (the rest is result_playback.py) ------------------------------------------
+    def play(self, start: int = 0) -> None:
+        """Play the result from `start` (a sample), fed from its store."""
+        if not self.length:
+            self._say_play(self.tr("There is no audio to play yet."))
+            return
+        if self.output_problem:
+            # Asked again by the user: a device that came back (plugged in again) is used.
+            self.output_problem = core_text(output_available()) or None
+            self.output_note.setText(self.output_problem or "")
+            if self.output_problem:
+                self._say_play(self.output_problem)
+                return
+        self._silenced = False
+        start = max(0, min(int(start) if start else 0, self.length))
+        if not self._open_stream(start):
+            return
+        if not (self.running and self.stream_box.isChecked()):
+            # A finished result plays to its end; during a run without streaming, what there
+            # is now (a manual play replaces the streaming).
+            self._finish_stream(cap=self.running)
+
+    # -- showing ---------------------------------------------------------------------------
+    def _tick(self) -> None:
+        self._show_audio(only_if_changed=True)
+        self._check_playback()
+        self._stream()
+        self.stop_button.setEnabled(self.player.playing or self._feeding)
+        length = self.length
+        position = min(self.player.position, length) if self.player.playing else self.seek.value()
+        if not self.seek.isSliderDown():
+            self.seek.setValue(position)
+        self.cursor.setValue(position / SAMPLE_RATE)
+        self.time_label.setText(f"{position / SAMPLE_RATE:.1f} / {length / SAMPLE_RATE:.1f} s")
+
+    def _show_audio(self, only_if_changed: bool = False) -> None:
+        """The waveform from the store's envelope: a few thousand points whatever the length,
+        redrawn on a tick only when a chunk changed it (never per chunk)."""
+        store = self.store
+        version = store.envelope.version if store is not None else -1
+        if only_if_changed and self._drawn == (store, version):
+            return
+        self._drawn = (store, version)
+        if store is None:
+            times, values = np.zeros(0), np.zeros(0, dtype=np.float32)
+            peak = 1.0
+        else:
+            times, values = store.envelope.points()
+            peak = store.envelope.peak() or 1.0
+        self.wave_curve.setData(times, values)
+        # The envelope keeps every bucket's extremes: its peak is the audio's, read cheaply.
+        peak = max(peak, 0.01)
+        self.waveform.setYRange(-peak, peak, padding=0.05)
+        self.waveform.setXRange(0, max(1.0, self.length / SAMPLE_RATE), padding=0)
+        self.seek.setRange(0, self.length)
+        has_audio = bool(self.length)
+        self.save_button.setEnabled(has_audio or self.exporting)  # Save, or cancel the save
+        self.play_button.setEnabled(has_audio)

@@ -1,0 +1,1 @@
+"""Run > Serve: the speech API from the window, its control and its status line."""

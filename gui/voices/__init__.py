@@ -1,0 +1,1 @@
+"""Voices in the window: auditioning random speakers, a voice from a recording, and their jobs."""

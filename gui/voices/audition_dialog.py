@@ -1,0 +1,241 @@
+"""Audition: several random speakers read the same sentence; play, keep or drop each one."""
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import (
+    QDialog,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QProgressBar,
+    QPushButton,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from chattts_studio.core import SAMPLE_RATE
+from chattts_studio.core.audio.output import Player
+from chattts_studio.core.errors import StudioError
+from chattts_studio.gui.common import dialogs
+from chattts_studio.gui.common.notices import plural
+from chattts_studio.gui.i18n import core_text, translate
+from chattts_studio.gui.resources import AUDITION_SENTENCE
+from chattts_studio.gui.worker.worker import Candidate
+
+
+class AuditionDialog(QDialog):
+    generate_requested = Signal(str, int)  # sentence, number of candidates
+    # name, Candidate, replace: give a speaker already of that name this voice
+    keep_requested = Signal(str, object, bool)
+    cancel_requested = Signal()
+    playing = Signal()  # the shared player is about to play a candidate
+    message = Signal(str)
+
+    def __init__(self, player: Player, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle(translate("Audition", "Audition speakers"))
+        self.player = player
+        self.candidates: list[Candidate] = []
+        self.rows: list[QWidget] = []
+        self.sentence = QLineEdit(AUDITION_SENTENCE)
+        self.count = QSpinBox()
+        self.count.setRange(4, 8)
+        self.count.setValue(4)
+        self.generate = QPushButton(translate("Audition", "&Generate candidates"))
+        self.cancel = QPushButton(translate("Audition", "Cancel"))
+        self.cancel.setEnabled(False)
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 100)
+        self.status = QLabel(
+            translate("Audition", "Each candidate is a random voice seed reading the sentence.")
+        )
+        self.status.setWordWrap(True)
+        # Shown when a name to keep a voice under is taken: replace that speaker, or rename.
+        self.taken: tuple[str, Candidate, str] | None = None  # name, candidate, free name
+        self.replace_button = QPushButton(translate("Audition", "Replace it"))
+        self.another_name = QPushButton(translate("Audition", "Another name…"))
+        self.taken_row = QWidget()
+        taken_layout = QHBoxLayout(self.taken_row)
+        taken_layout.setContentsMargins(0, 0, 0, 0)
+        taken_layout.addWidget(self.replace_button)
+        taken_layout.addWidget(self.another_name)
+        taken_layout.addStretch(1)
+        self.taken_row.setVisible(False)
+        self.grid_host = QWidget()
+        self.grid = QGridLayout(self.grid_host)
+        top = QHBoxLayout()
+        count_label = QLabel(translate("Audition", "&Candidates"))
+        count_label.setBuddy(self.count)
+        top.addWidget(count_label)
+        top.addWidget(self.count)
+        top.addStretch(1)
+        top.addWidget(self.generate)
+        top.addWidget(self.cancel)
+        layout = QVBoxLayout(self)
+        sentence_label = QLabel(translate("Audition", "&Sample sentence"))
+        sentence_label.setBuddy(self.sentence)
+        layout.addWidget(sentence_label)
+        layout.addWidget(self.sentence)
+        layout.addLayout(top)
+        layout.addWidget(self.progress)
+        layout.addWidget(self.status)
+        layout.addWidget(self.taken_row)
+        layout.addWidget(self.grid_host, 1)
+        self.generate.clicked.connect(self._generate)
+        self.replace_button.clicked.connect(self._replace_taken)
+        self.another_name.clicked.connect(self._rename_taken)
+        self.cancel.clicked.connect(self.cancel_requested)
+        self.sentence.setAccessibleName(translate("Audition", "Sample sentence"))
+        self.count.setAccessibleName(translate("Audition", "Number of candidates"))
+        self.progress.setAccessibleName(translate("Audition", "Audition progress"))
+        self.resize(560, 360)
+
+    @property
+    def running(self) -> bool:
+        return self.cancel.isEnabled()
+
+    def reject(self) -> None:
+        """Closing the dialog (Esc, the window's close button) while it generates cancels."""
+        if self.running:
+            self.cancel_requested.emit()
+        super().reject()
+
+    def _generate(self) -> None:
+        self._clear_taken()
+        self.generate.setEnabled(False)
+        self.cancel.setEnabled(True)
+        self.progress.setValue(0)
+        self.status.setText(translate("Audition", "Generating…"))
+        self.generate_requested.emit(self.sentence.text(), self.count.value())
+
+    def set_progress(self, fraction: float, detail: str) -> None:
+        self.progress.setValue(int(fraction * 100))
+        self.status.setText(detail)
+
+    def failed(self, text: str) -> None:
+        self.generate.setEnabled(True)
+        self.cancel.setEnabled(False)
+        self.status.setText(text)
+
+    def show_candidates(self, candidates: list[Candidate]) -> None:
+        self.generate.setEnabled(True)
+        self.cancel.setEnabled(False)
+        self.progress.setValue(100)
+        self._clear_taken()
+        self.status.setText(
+            translate("Audition", "{count} ready: play, keep or drop each.").format(
+                count=plural(len(candidates), "candidate")
+            )
+        )
+        for row in self.rows:
+            row.deleteLater()
+        self.rows = []
+        self.candidates = list(candidates)
+        for number, candidate in enumerate(candidates):
+            self._add_row(number, candidate)
+
+    def _add_row(self, number: int, candidate: Candidate) -> None:
+        seconds = len(candidate.audio) / SAMPLE_RATE
+        label = QLabel(
+            translate("Audition", "#{number}  voice seed {seed}  ({seconds:.1f} s)").format(
+                number=number + 1, seed=candidate.seed, seconds=seconds
+            )
+        )
+        play = QPushButton(translate("Audition", "▶ Play"))
+        keep = QPushButton(translate("Audition", "Keep…"))
+        drop = QPushButton(translate("Audition", "Drop"))
+        which = translate("Audition", "candidate {number}").format(number=number + 1)
+        for button, action in (
+            (play, translate("Audition", "Play")),
+            (keep, translate("Audition", "Keep")),
+            (drop, translate("Audition", "Drop")),
+        ):
+            button.setAccessibleName(f"{action} {which}")
+        widgets = [label, play, keep, drop]
+        for column, widget in enumerate(widgets):
+            self.grid.addWidget(widget, number, column)
+        self.rows.extend(widgets)
+        play.clicked.connect(lambda: self.play(candidate))
+        keep.clicked.connect(lambda: self.keep(candidate))
+        drop.clicked.connect(lambda: self.drop(candidate, widgets))
+
+    def play(self, candidate: Candidate) -> None:
+        self.playing.emit()
+        try:
+            self.player.play(candidate.audio)
+        except StudioError as exc:
+            self.status.setText(core_text(exc))
+
+    def keep(self, candidate: Candidate, suggested: str = "") -> None:
+        name = dialogs.ask_name(
+            self,
+            translate("Audition", "Keep speaker"),
+            translate("Audition", "Name for this speaker:"),
+            suggested or translate("Audition", "voice seed {seed}").format(seed=candidate.seed),
+        )
+        if name:
+            self._clear_taken()
+            self.keep_requested.emit(name, candidate, False)
+
+    # -- what the library did with a voice to keep (called by the window) ------------------
+    def name_taken(self, name: str, candidate: Candidate, free_name: str) -> None:
+        """Nothing was kept: offer to replace that speaker's voice, or another name."""
+        self.taken = (name, candidate, free_name)
+        self.status.setText(
+            translate(
+                "Audition",
+                "Not kept: the library already has a speaker named '{name}'. Replace its voice "
+                "with voice seed {seed}, or keep this voice under another name.",
+            ).format(name=name, seed=candidate.seed)
+        )
+        self.replace_button.setToolTip(
+            translate("Audition", "'{name}' gets the voice of voice seed {seed}").format(
+                name=name, seed=candidate.seed
+            )
+        )
+        self.another_name.setToolTip(
+            translate("Audition", "Suggested: '{name}'").format(name=free_name)
+        )
+        self.taken_row.setVisible(True)
+
+    def kept(self, name: str, candidate: Candidate, replaced: bool) -> str:
+        """Say what was kept; the sentence, for the window's status line too."""
+        self._clear_taken()
+        text = (
+            translate(
+                "Audition", "Replaced the voice of '{name}' in the library with voice seed {seed}."
+            )
+            if replaced
+            else translate("Audition", "Kept voice seed {seed} in the library as '{name}'.")
+        ).format(name=name, seed=candidate.seed)
+        self.status.setText(text)
+        return text
+
+    def keep_failed(self, text: str) -> None:
+        self._clear_taken()
+        self.status.setText(translate("Audition", "Not kept: {reason}").format(reason=text))
+
+    def _replace_taken(self) -> None:
+        if self.taken is not None:
+            name, candidate, _free = self.taken
+            self.keep_requested.emit(name, candidate, True)
+
+    def _rename_taken(self) -> None:
+        if self.taken is not None:
+            _name, candidate, free = self.taken
+            self.keep(candidate, free)
+
+    def _clear_taken(self) -> None:
+        self.taken = None
+        self.taken_row.setVisible(False)
+
+    def drop(self, candidate: Candidate, widgets: list[QWidget]) -> None:
+        if self.taken is not None and self.taken[1] is candidate:
+            self._clear_taken()
+        if candidate in self.candidates:
+            self.candidates.remove(candidate)
+        for widget in widgets:
+            widget.deleteLater()
+            if widget in self.rows:
+                self.rows.remove(widget)

@@ -1,0 +1,193 @@
+"""The window's voice features: a voice from a recording (the dialog and its worker jobs), a
+library speaker's preview clip, dialogue script mode and the pronunciation dictionary tab. A
+part of MainWindow kept in its own module."""
+
+from dataclasses import replace
+from pathlib import Path
+
+from PySide6.QtGui import QAction
+
+from chattts_studio.core.engine.request import SynthesisRequest
+from chattts_studio.core.errors import StudioError
+from chattts_studio.core.voices.speakers import SpeakerLibrary
+from chattts_studio.core.voices.voice import Voice
+from chattts_studio.gui.i18n import core_text, translate
+from chattts_studio.gui.panels.lexicon import LexiconPanel
+from chattts_studio.gui.voices.voice_dialog import Recording, VoiceDialog
+from chattts_studio.gui.window.script_mode import (
+    ScriptHighlighter,
+    TurnPause,
+    check_script,
+    script_problem,
+)
+from chattts_studio.gui.worker.worker import Job, JobKind, SynthesisJob, VoiceJob, VoiceOutcome
+
+AUDITION_SEGMENT = 80
+
+
+class VoiceJobs:
+    """Mixed into MainWindow; uses its panels, dialogs and job state."""
+
+    def _build_voices(self) -> None:
+        self.voice_dialog = VoiceDialog(self.result.player, self)
+        self.lexicon = LexiconPanel(self.editor.text)
+        self.script_action = QAction(translate("Voices", "S&cript mode (Name: text lines)"), self)
+        self.script_action.setCheckable(True)
+        self.script_action.setToolTip(
+            translate("Voices", "Each line is 'Name: text', spoken by that library speaker")
+        )
+        self.highlighter: ScriptHighlighter | None = None
+        self.turn_pause = TurnPause()  # placed under the editor by window_layout.py
+
+    def _connect_voices(self) -> None:
+        self.speakers.new_voice_wanted.connect(self.show_voice_dialog)
+        self.speakers.preview_wanted.connect(self._play_preview)
+        self.voice_dialog.audition_requested.connect(self._audition_voice)
+        self.voice_dialog.keep_requested.connect(self._keep_voice)
+        self.voice_dialog.cancel_requested.connect(self._cancel_voice)
+        self.voice_dialog.playing.connect(self.result.forget_playback)
+        self.host.worker.voice_made.connect(self._voice_made)
+        self.lexicon.message.connect(self.show_message)
+        self.editor.editor.textChanged.connect(self._editor_changed)
+        self.script_action.toggled.connect(self.set_script_mode)
+        self.turn_pause.box.valueChanged.connect(lambda *_args: self.persist_timer.start())
+        if self.lexicon.problem:
+            self.warn(self.lexicon.problem)
+
+    # -- requests --------------------------------------------------------------------------
+    def lexicon_entries(self) -> tuple[tuple[str, str], ...]:
+        return self.lexicon.entries()
+
+    def library_voices(self) -> dict[str, Voice]:
+        return {entry.name: entry.voice for entry in self.speakers.library.entries}
+
+    def synthesis_job(self, request: SynthesisRequest) -> SynthesisJob:
+        """The job for the editor's text: a dialogue in script mode, else the chosen speaker's
+        (ScriptError, naming the line, for a script that cannot be spoken)."""
+        if self.script_action.isChecked():
+            _turns, voices = check_script(request.text, self.library_voices())
+            label = ", ".join(voices)
+            return SynthesisJob(replace(request, voice=None), None, label, voices=voices)
+        speaker = self.speakers.current()
+        seed = speaker.seed if speaker.embedding is None else None
+        return SynthesisJob(request, seed, speaker.label)
+
+    # -- script mode -----------------------------------------------------------------------
+    def set_script_mode(self, on: bool) -> None:
+        if on and self.highlighter is None:
+            self.highlighter = ScriptHighlighter(
+                self.editor.editor.document(), lambda: set(self.library_voices())
+            )
+        elif not on and self.highlighter is not None:
+            self.highlighter.setDocument(None)
+            self.highlighter = None
+        self.turn_pause.set_shown(on)
+        self._editor_changed()
+
+    def script_problem(self) -> str:
+        if not self.script_action.isChecked():
+            return ""
+        return script_problem(self.editor.text(), self.library_voices())
+
+    def _editor_changed(self) -> None:
+        self.lexicon.preview_soon()
+        problem = self.script_problem()
+        self.script_label.setText(problem)
+        self.script_label.setVisible(bool(problem))
+
+    def show_speaking(self, name: str) -> None:
+        """The live panel names who speaks (the dialogue's segment that just came)."""
+        self.live.speaking.setText(name or "-")
+
+    # -- a voice from a recording ----------------------------------------------------------
+    def show_voice_dialog(self) -> None:
+        self.voice_dialog.show()
+        self.voice_dialog.raise_()
+
+    def _voice_base(self, text: str) -> SynthesisRequest:
+        generation = self.controls.generation()
+        return SynthesisRequest(
+            text=text,
+            seed=generation.seed,
+            temperature=generation.temperature,
+            top_p=generation.top_p,
+            top_k=generation.top_k,
+            refine_text=False,
+            segment_size=AUDITION_SEGMENT,
+            lexicon=self.lexicon_entries(),
+        )
+
+    def _voice_job(self, spec: VoiceJob) -> Job | None:
+        if self.current_job is not None or self.loaded is None:
+            self.voice_dialog.failed(
+                translate("Voices", "Load a model and wait for the running job first.")
+            )
+            return None
+        self.current_job = self.host.voice(spec)
+        self._set_busy(True)
+        return self.current_job
+
+    def _recording_spec(self, recording: Recording, transcript: str, text: str) -> VoiceJob:
+        return VoiceJob(
+            transcript,
+            self._voice_base(text),
+            recording.source,
+            recording.take,
+            recording.rate,
+            library=self.speakers.library.path,
+        )
+
+    def _audition_voice(self, recording: Recording, transcript: str, text: str) -> None:
+        self._voice_job(self._recording_spec(recording, transcript, text))
+
+    def _keep_voice(self, recording: Recording, transcript: str, name: str) -> None:
+        if self.speakers.library.locked:
+            self.voice_dialog.failed(core_text(StudioError(self.speakers.library.problem)))
+            return
+        spec = self._recording_spec(recording, transcript, "")
+        self._voice_job(replace(spec, name=name))
+
+    def _voice_made(self, job: Job, outcome: VoiceOutcome) -> None:
+        self._job_done(job)
+        if outcome.kept:
+            # The worker wrote the library file: read it again, then select the new voice.
+            self.speakers.library = SpeakerLibrary.open_or_locked(self.speakers.library.path)
+            self.speakers.refresh(select=outcome.kept)
+            self.speakers.library_mode.setChecked(True)
+            self.show_message(self.voice_dialog.kept(outcome.kept))
+        elif outcome.audio is not None:
+            self.voice_dialog.auditioned(outcome.audio)
+        self._run_waiting()
+
+    def _cancel_voice(self) -> None:
+        """The dialog's Cancel (or closing it): only the voice job stops; the worker ends it as
+        cancelled and the dialog says so (job_outcomes.py)."""
+        job = self.current_job
+        if is_voice(job) and self._cancelling is not job:
+            self._cancelling = job
+            job.cancel.cancel()  # type: ignore[union-attr]
+            self.voice_dialog.status.setText(translate("Voices", "Cancelling…"))
+
+    def voice_failed(self, sentence: str) -> None:
+        self.voice_dialog.failed(sentence)
+
+    def _play_preview(self, path: Path) -> None:
+        """A library speaker's preview clip (a few seconds of FLAC): read and played."""
+        import soundfile as sf
+
+        try:
+            audio, _rate = sf.read(str(path), dtype="float32")
+            self.result.forget_playback()
+            self.result.player.play(audio)
+        except (OSError, RuntimeError, sf.LibsndfileError) as exc:
+            self.show_message(
+                translate("Voices", "Cannot play the preview {path}: {reason}").format(
+                    path=path.name, reason=exc
+                )
+            )
+        except StudioError as exc:
+            self.show_message(core_text(exc))
+
+
+def is_voice(job: Job | None) -> bool:
+    return job is not None and job.kind is JobKind.VOICE

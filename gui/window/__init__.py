@@ -1,0 +1,2 @@
+"""The main window: its layout, turning clicks into worker requests, showing each outcome, the
+script mode and the model dialog."""

@@ -1,0 +1,1 @@
+"""The worker thread that owns the engine, its host on the UI thread, and the jobs they pass."""

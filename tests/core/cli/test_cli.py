@@ -1,0 +1,192 @@
+"""Every command of chattts-studio-cli, and the user mistakes it must turn into one line."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import soundfile as sf
+
+from chattts_studio.core.cli.main import main
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_synth_writes_audio_and_reports_figures(
+    private_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "hello.flac"
+    code, stdout, stderr = run(
+        capsys,
+        "synth",
+        "你好，世界。Hello world.",
+        "-o",
+        str(out),
+        "--no-refine",
+        "--segment-size",
+        "10",
+        "--batch-size",
+        "2",
+        "--seed",
+        "3",
+        "--temperature",
+        "0.5",
+        "--top-p",
+        "0.8",
+        "--top-k",
+        "10",
+        "--speaker",
+        "42",
+        "--precision",
+        "fp32",
+        "--device",
+        "cpu",
+    )
+    assert code == 0, stderr
+    audio, rate = sf.read(str(out))
+    assert rate == 24000 and len(audio) > 24000 * 0.5
+    assert "RTF" in stdout and "noise, not speech" in stdout
+    assert "segment 3/3" in stderr and "random weights" in stderr
+
+
+def test_synth_from_file_with_a_library_speaker(
+    private_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = tmp_path / "in.txt"
+    text.write_text("第一句。第二句。", encoding="utf-8")
+    assert run(capsys, "speakers", "add", "Ann", "--seed", "5")[0] == 0
+    out = tmp_path / "o.wav"
+    code, _, stderr = run(
+        capsys, "synth", "--file", str(text), "-o", str(out), "--speaker", "Ann", "--no-refine"
+    )
+    assert code == 0, stderr
+    assert sf.info(str(out)).subtype == "PCM_16"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["synth", "", "-o", "{tmp}/a.wav"], "empty"),
+        (["synth", "   ", "-o", "{tmp}/a.wav"], "empty"),
+        (["synth", "🙂🙂", "-o", "{tmp}/a.wav"], "nothing ChatTTS can speak"),
+        (["synth", "hi [boom]", "-o", "{tmp}/a.wav"], "Unknown control token"),
+        (["synth", "hi", "-o", "{tmp}"], "is a folder"),
+        (["synth", "hi", "-o", "/proc/nope/a.wav"], "does not exist"),
+        (["synth", "hi", "-o", "{tmp}/a.xyz"], "use .wav"),
+        (["synth", "hi", "-o", "{tmp}/a.wav", "--device", "cuda:7"], "cuda:7"),
+        (["synth", "hi", "-o", "{tmp}/a.wav", "--device", "cpu", "--precision", "fp16"], "fp16"),
+        (["synth", "hi", "-o", "{tmp}/a.wav", "--segment-size", "0"], "segment size"),
+        (["synth", "hi", "-o", "{tmp}/a.wav", "--threads", "0"], "thread count"),
+        (["synth", "hi", "-o", "{tmp}/a.wav", "--speaker", "garbage!"], "not a valid"),
+        (["synth", "--file", "{tmp}/missing.txt", "-o", "{tmp}/a.wav"], "Cannot read"),
+        (["synth", "hi", "-o", "{tmp}/a.wav", "--model", "{tmp}/nomodel"], "does not exist"),
+        (["synth", "hi", "-o", "{tmp}/a.wav", "--model", "nomodel"], "Unknown model"),
+        (["model", "verify", "official"], "is incomplete"),
+        (["model", "download"], "Could not download"),
+        (["speakers", "remove", "nobody"], "no speaker named"),
+        (["speakers", "import", "{tmp}/missing.json"], "Cannot read"),
+    ],
+)
+def test_user_mistakes_give_one_line_and_exit_2(
+    private_home: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    args: list[str],
+    message: str,
+) -> None:
+    argv = [a.replace("{tmp}", str(tmp_path)) for a in args]
+    code, _, stderr = run(capsys, *argv)
+    assert code == 2
+    last = stderr.strip().splitlines()[-1]
+    assert last.startswith("error: ") and message in last
+    assert "Traceback" not in stderr
+    assert not (tmp_path / "a.wav").exists()
+
+
+def test_devices_and_doctor(capsys: pytest.CaptureFixture[str]) -> None:
+    from chattts_studio.core.engine.devices import default_device
+
+    code, out, _ = run(capsys, "devices")
+    assert code == 0 and f"* {default_device().id}" in out and "CUDA" in out
+    assert "cpu - " in out  # the CPU is always listed
+    assert "precisions: fp32, bf16, int8" in out  # the CPU's, on any machine
+    code, out, _ = run(capsys, "doctor")
+    assert code == 0
+    for needle in (
+        "torch 2.14.1",
+        "chattts 0.2.5",
+        "fp16: fp16 is not supported on the CPU",
+        "data folder",
+        "audio output: ok",
+    ):
+        assert needle in out
+
+
+def test_model_status_verify_and_build(
+    private_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = run(capsys, "model", "status")
+    assert code == 0
+    lines = {line.split()[0]: line for line in out.splitlines() if line and not line[0].isspace()}
+    assert "verified" in lines["demo"] and "absent" in lines["official"]
+    assert "noise, not speech" in out
+    code, out, _ = run(capsys, "model", "verify", "demo")
+    assert code == 0 and "matches" in out
+    folder = private_home / "models" / "demo"
+    (folder / "asset" / "DVAE.safetensors").write_bytes(b"broken")
+    code, _, err = run(capsys, "model", "verify", "demo")
+    assert code == 2 and "DVAE.safetensors does not match" in err
+    code, out, _ = run(capsys, "model", "build-demo", "demo")
+    assert code == 0 and "built demo" in out
+    assert run(capsys, "model", "verify", "demo")[0] == 0
+
+
+def test_speakers_commands(
+    private_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, sample, _ = run(capsys, "speakers", "sample", "--seed", "9")
+    assert code == 0 and len(sample.strip()) > 16
+    assert run(capsys, "speakers", "sample", "--seed", "9")[1] == sample
+    assert (
+        run(capsys, "speakers", "add", "Bo", "--embedding", sample.strip(), "--note", "n")[0] == 0
+    )
+    assert run(capsys, "speakers", "add", "Cy", "--seed", "8")[0] == 0  # another voice
+    code, out, _ = run(capsys, "speakers", "list")
+    assert code == 0 and out.splitlines()[0].startswith("Bo\tno seed")
+    assert out.splitlines()[1].startswith("Cy\tseed 8")
+    assert run(capsys, "speakers", "rename", "Bo", "Bea")[0] == 0
+    export = tmp_path / "s.json"
+    assert run(capsys, "speakers", "export", str(export))[0] == 0
+    assert [s["name"] for s in json.loads(export.read_text())["speakers"]] == ["Bea", "Cy"]
+    assert run(capsys, "speakers", "remove", "Cy")[0] == 0
+    code, out, _ = run(capsys, "speakers", "import", str(export))
+    assert code == 0 and "1 added, 1 skipped (already in the library), 0 renamed" in out
+    assert "added: Cy" in out and "skipped, voice already in the library: Bea" in out
+    bea = json.loads((private_home / "speakers.json").read_text())["speakers"][0]
+    assert bea["embedding"] == sample.strip()
+
+
+def test_installed_entry_point_writes_a_wav(private_home: Path, tmp_path: Path) -> None:
+    out = tmp_path / "cli.wav"
+    exe = Path(sys.executable).with_name("chattts-studio-cli")
+    # int8 and the stock decoder, in a process of its own (the thread count is global).
+    argv = ["synth", "你好。", "-o", str(out), "--no-refine", "--device", "cpu"]
+    argv += ["--precision", "int8"]
+    argv += ["--threads", "1", "--decoder", "stock"]
+    proc = subprocess.run(
+        [str(exe), *argv],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=dict(os.environ),
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert sf.info(str(out)).duration > 0.3
+    assert proc.stdout.startswith(f"wrote {out}")
+    assert "int8" in proc.stderr

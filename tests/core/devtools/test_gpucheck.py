@@ -1,0 +1,46 @@
+"""The GPU run's script in its CPU mode: every part runs and reports, so that the script is
+ready (not rotten) whenever the GPU machine is available."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+
+def test_the_gpu_run_works_in_cpu_mode(tmp_path: Path, demo_model: str) -> None:
+    out = tmp_path / "out"
+    proc = subprocess.run(
+        [sys.executable, "-m", "chattts_studio.core.devtools.gpucheck", "--cpu", "--out", str(out),
+         "--budget", "400"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=os.environ.copy(),
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    report = json.loads((out / "report.json").read_text())
+    parts = {p["part"]: p for p in report["parts"]}
+    assert set(parts) == {"env", "pytest", "checks", "bench"}
+    assert all(p["status"] == "ok" for p in parts.values())
+    checks = parts["checks"]["data"]
+    assert checks["equality"]["all_equal"]
+    assert checks["nan"]["caught"] and checks["nan"]["next_job_segments"] == 1
+    oom = checks["oom"]
+    assert oom["segments_made"] == oom["segments_planned"] and oom["in_order"]
+    assert oom["batch_finished"] < oom["batch_asked"]
+    batcher = checks["batcher"]  # the API's continuous batch: shared steps, exact rows
+    assert batcher["widest_step_requests"] == batcher["requests"] == 3
+    assert batcher["all_equal_alone"] and batcher["max_abs_diff"] == 0.0
+    bench = parts["bench"]["data"]
+    assert bench["ab"] and bench["first_audio"]["studio_s"] > 0
+    assert [r["batch"] for r in bench["batches"]] == [1, 2]
+    assert bench["batches"][1]["per_stream_mib"] is not None  # a slope against batch 1
+    (anatomy,) = bench["anatomy"]  # where a batch-1 step's time goes
+    assert (
+        0 < anatomy["gpt_ms"] < anatomy["loop_ms"] and 0 < anatomy["sample_ms"] < anatomy["loop_ms"]
+    )
+    assert "step anatomy" in (out / "report.md").read_text()
+    text = (out / "report.md").read_text()
+    for heading in ("## Machine", "## pytest -m gpu", "## Checks", "## Bench"):
+        assert heading in text

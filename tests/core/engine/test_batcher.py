@@ -1,0 +1,269 @@
+"""The decoder fed while it runs, per-job random streams, exact rows, and the batcher."""
+
+import threading
+import time
+
+import numpy as np
+import pytest
+import torch
+from batch_faults import poison_rows
+
+from chattts_studio.core.engine.batcher import (
+    Batcher,
+    Delivery,
+    Failed,
+    Finished,
+    QueueFull,
+    SpeechOrder,
+    collect,
+)
+from chattts_studio.core.engine.decode.loop import FastDecoder, Job, NonFiniteError, Sampling
+from chattts_studio.core.engine.engine import Engine
+from chattts_studio.core.engine.request import AudioChunk
+
+SAMPLING = Sampling(0.3, 0.7, 20)
+
+
+def _emb(engine: Engine, text: str, seed: int) -> torch.Tensor:
+    model = engine.model
+    assert model is not None
+    speaker = engine.sample_speaker(seed)
+    return model.embed(model.prompt_ids(text, 5, speaker), speaker)
+
+
+def _target(engine: Engine) -> Job:
+    return Job(0, _emb(engine, "今天天气很好", 1), 40, 40, seed=123)
+
+
+def _neighbours(engine: Engine) -> list[Job]:
+    # One long prompt pushes the attention span past a 256-position bucket; caps differ, so
+    # rows end and are refilled at different steps.
+    return [
+        Job(i, _emb(engine, "你好世界" * (70 if i == 2 else i), 10 + i), 8 * i, 8 * i, seed=i)
+        for i in range(1, 6)
+    ]
+
+
+def _decode(engine: Engine, jobs: list[Job], exact: bool) -> Job:
+    assert engine.model is not None
+    decoder = FastDecoder(engine.model, 4, 1024, exact=exact)
+    torch.manual_seed(0)  # the global RNG must not matter to seeded jobs
+    list(decoder.run(jobs, SAMPLING, lambda: False))
+    return next(j for j in jobs if j.key == 0)
+
+
+def test_an_exact_row_is_the_same_bits_whatever_sits_beside_it(engine: Engine) -> None:
+    """A seeded job decoded alone, first among five others, and admitted late into a full
+    batch: the same codes and the same hidden states, bit for bit."""
+    alone = _decode(engine, [_target(engine)], exact=True)
+    first = _decode(engine, [_target(engine), *_neighbours(engine)], exact=True)
+    others = _neighbours(engine)
+    late = _decode(engine, [*others[:4], _target(engine), *others[4:]], exact=True)
+    for other in (first, late):
+        assert torch.equal(torch.stack(other.tokens), torch.stack(alone.tokens))
+        assert torch.equal(torch.stack(other.hiddens), torch.stack(alone.hiddens))
+
+
+def test_a_seeded_job_draws_its_own_codes_and_an_unseeded_one_the_global_rng(
+    engine: Engine,
+) -> None:
+    """Per-job streams: the global seed does not change a seeded job's codes; without a seed
+    the job follows torch.manual_seed as before (stock's tokens at batch 1)."""
+    assert engine.model is not None
+    codes = []
+    for global_seed in (1, 2):
+        job = Job(0, _emb(engine, "你好", 1), 30, 30, seed=5)
+        decoder = FastDecoder(engine.model, 2, 256)
+        torch.manual_seed(global_seed)
+        list(decoder.run([job], SAMPLING, lambda: False))
+        codes.append(torch.stack(job.tokens))
+    assert torch.equal(codes[0], codes[1])
+    unseeded = []
+    for global_seed in (1, 2):
+        job = Job(0, _emb(engine, "你好", 1), 30, 30)
+        decoder = FastDecoder(engine.model, 2, 256)
+        torch.manual_seed(global_seed)
+        list(decoder.run([job], SAMPLING, lambda: False))
+        unseeded.append(torch.stack(job.tokens))
+    assert not torch.equal(unseeded[0], unseeded[1])
+
+
+def test_jobs_join_a_running_decode_and_cancelled_ones_leave_it(engine: Engine) -> None:
+    """A source callable: a job that arrives after the decode started takes a free row while
+    the first job still runs; a job marked cancelled leaves before the next step, unyielded."""
+    assert engine.model is not None
+    emb = _emb(engine, "你好", 1)
+    first, late, doomed = Job(1, emb, 60, 60, seed=1), Job(2, emb, 20, 20, seed=2), None
+    arrivals: list[Job] = [first]
+    steps: list[list[int]] = []
+
+    def on_step(keys: list[int]) -> None:
+        steps.append(sorted(keys))
+        if len(steps) == 5:
+            arrivals.append(late)
+        if len(steps) == 10:
+            nonlocal doomed
+            doomed = Job(3, emb, 60, 60, seed=3)
+            arrivals.append(doomed)
+        if len(steps) == 15 and doomed is not None:
+            doomed.cancelled = True
+
+    decoder = FastDecoder(engine.model, 3, 256, exact=True)
+    source = lambda: arrivals.pop(0) if arrivals else None  # noqa: E731
+    ended = [j.key for j in decoder.run(source, SAMPLING, lambda: False, on_step) if j]
+    assert ended == [2, 1]  # the cancelled job is never yielded
+    assert steps[4] == [1] and steps[5] == [1, 2]  # joined at the next step
+    assert 3 in steps[14] and all(3 not in keys for keys in steps[15:])
+    assert late.steps == 20 and first.steps == 60
+    assert all(job is None for job in decoder.active)
+
+
+_collect = collect
+
+
+def _audio(got: list[Delivery]) -> np.ndarray:
+    return np.concatenate([c.audio for c in got if isinstance(c, AudioChunk)])
+
+
+def test_the_batcher_gives_each_request_its_own_audio_in_order(engine: Engine) -> None:
+    """Three requests at once share steps; each gets its segments in order, each equal to
+    what it gets alone."""
+    orders = [
+        SpeechOrder("你好。今天天气很好。", engine.sample_speaker(1), 1),
+        SpeechOrder("Hello there. Good day.", engine.sample_speaker(2), 2),
+        SpeechOrder("我们。去公园。", engine.sample_speaker(3), 3),
+    ]
+    batcher = Batcher(engine, slots=4)
+    batcher.segments_of = lambda order: Batcher.segments_of(batcher, order)[:2]  # type: ignore[method-assign]
+    batcher.segment_size = 6  # several segments per request
+    shared: list[int] = []
+    batcher.step_listeners.append(lambda ids: shared.append(len(set(ids))))
+    batcher.start()
+    try:
+        together = [_collect(batcher, order) for order in orders]
+        for done, _ in together:
+            assert done.wait(60)
+        assert max(shared) == 3, "the requests never decoded side by side"
+        for order, (_, got) in zip(orders, together, strict=True):
+            chunks = [c for c in got if isinstance(c, AudioChunk)]
+            indices = [c.index for c in chunks]
+            assert indices == sorted(indices) and indices[-1] == 1
+            assert isinstance(got[-1], Finished)
+            done, alone = _collect(batcher, order)
+            assert done.wait(60)
+            assert np.array_equal(_audio(got), _audio(alone))
+    finally:
+        batcher.close()
+
+
+def test_a_non_finite_row_fails_its_request_alone(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One request's rows go NaN mid-batch: it alone gets Failed (one sentence), its rows are
+    freed, and every other request, including those that take its poisoned row afterwards,
+    gets the audio it gets alone, bit for bit."""
+    orders = [
+        SpeechOrder(f"你好。今天天气很好。{i}", engine.sample_speaker(i + 1), i + 1)
+        for i in range(5)
+    ]
+    batcher = Batcher(engine, slots=3)
+    batcher.segment_size = 6  # two segments each
+    poison_rows(monkeypatch, batcher, lambda ticket: ticket.id == 1, at=4)
+    batcher.start()
+    try:
+        together = [_collect(batcher, order) for order in orders]
+        for done, _ in together:
+            assert done.wait(60)
+        failed = together[0][1][-1]
+        assert isinstance(failed, Failed) and isinstance(failed.error, NonFiniteError)
+        assert "\n" not in str(failed.error)
+        assert batcher.stats.failed == 1 and batcher.stats.completed == 4
+        assert all(job is None for job in batcher.decoder.active)
+        for order, (_, got) in zip(orders[1:], together[1:], strict=True):
+            assert isinstance(got[-1], Finished)
+            done, alone = _collect(batcher, order)
+            assert done.wait(60)
+            assert np.array_equal(_audio(got), _audio(alone))
+    finally:
+        batcher.close()
+
+
+def test_a_prompt_that_cannot_be_made_fails_its_request_alone(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert engine.model is not None
+    bad_speaker = engine.sample_speaker(99)
+    real = type(engine.model).embed
+
+    def embed(self, ids, speaker):  # type: ignore[no-untyped-def]
+        if speaker == bad_speaker:
+            raise ValueError("this speaker cannot be read")
+        return real(self, ids, speaker)
+
+    monkeypatch.setattr(type(engine.model), "embed", embed)
+    batcher = Batcher(engine, slots=2)
+    batcher.start()
+    try:
+        good = SpeechOrder("你好。", engine.sample_speaker(1), 1)
+        (done_bad, bad), (done_good, got) = (
+            _collect(batcher, SpeechOrder("你好。", bad_speaker, 2)),
+            _collect(batcher, good),
+        )
+        assert done_bad.wait(60) and done_good.wait(60)
+        assert isinstance(bad[-1], Failed) and "cannot be read" in str(bad[-1].error)
+        assert isinstance(got[-1], Finished) and _audio(got).size
+    finally:
+        batcher.close()
+
+
+def test_a_ticket_counts_as_waiting_until_its_audio_is_taken(engine: Engine) -> None:
+    """A request whose audio is all decoded but still held by its caller (a client that does
+    not read) counts against max_waiting until released."""
+    batcher = Batcher(engine, slots=2, max_waiting=1)
+    batcher.start()
+    try:
+        done = threading.Event()
+        order = SpeechOrder("你好。", engine.sample_speaker(1), 1)
+        ticket = batcher.submit(
+            order, lambda item: done.set() if isinstance(item, Finished) else None, True
+        )
+        assert done.wait(60)
+        with pytest.raises(QueueFull):
+            batcher.submit(order, lambda item: None)
+        ticket.release()
+        batcher.submit(order, lambda item: None)
+    finally:
+        batcher.close()
+
+
+def test_a_held_back_request_takes_no_row_until_let_go(engine: Engine) -> None:
+    batcher = Batcher(engine, slots=2)
+    batcher.segment_size = 6
+    started: list[int] = []
+    batcher.step_listeners.append(started.extend)
+    order = SpeechOrder("你好。今天天气很好。我们去公园。", engine.sample_speaker(1), 1)
+    batcher.start()
+    try:
+        got: list[Delivery] = []
+        done, held = threading.Event(), threading.Event()
+
+        def deliver(item: Delivery) -> None:
+            got.append(item)
+            if len(got) == 1:
+                batcher.hold_back(ticket, True)  # as a full response buffer does
+                held.set()
+            if isinstance(item, Finished):
+                done.set()
+
+        ticket = batcher.submit(order, deliver)
+        assert held.wait(60)
+        deadline = time.monotonic() + 60
+        while ticket.rows and time.monotonic() < deadline:  # its rows end their segments
+            time.sleep(0.01)
+        assert ticket.rows == 0 and not done.is_set(), "it went on while held back"
+        assert ticket.next_admit < len(ticket.segments)
+        batcher.hold_back(ticket, False)
+        assert done.wait(60)
+        assert isinstance(got[-1], Finished)
+    finally:
+        batcher.close()

@@ -1,0 +1,332 @@
+"""Downloading the official weights from a fake Hugging Face hub on 127.0.0.1: resume after a
+broken connection, a wrong file, a server that never answers, cancel, and byte progress."""
+
+import hashlib
+import http.server
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from chattts_studio.core import paths
+from chattts_studio.core.errors import Cancelled, DownloadError
+from chattts_studio.core.weights import download, models
+
+COMMIT = "0123456789abcdef0123456789abcdef01234567"
+
+
+def fake_files() -> dict[str, bytes]:
+    """Small stand-ins for every official file, different from each other."""
+    files = {}
+    for number, relative in enumerate(models.ASSET_FILES):
+        size = 64 * 1024 + 777 * number if relative.endswith(".safetensors") else 300 + number
+        files[relative] = bytes((number * 7 + i * 13) % 251 for i in range(size))
+    return files
+
+
+def hashes_of(files: dict[str, bytes]) -> dict[str, str]:
+    return {models.hash_key(r): hashlib.sha256(b).hexdigest() for r, b in files.items()}
+
+
+class FakeHub:
+    """Speaks the part of the Hub's file API that the download uses: HEAD and GET (with Range)
+    on /{repo}/resolve/{revision}/{filename}, with X-Repo-Commit, ETag, X-Linked-Etag,
+    X-Linked-Size and Content-Length as huggingface_hub's get_hf_file_metadata reads them."""
+
+    def __init__(self, files: dict[str, bytes]) -> None:
+        self.files = dict(files)
+        self.requests: list[tuple[str, str, str | None]] = []  # method, filename, Range
+        self.break_after: dict[str, int] = {}  # filename -> bytes sent before hanging up
+        self.breaks_left = 0  # how many GETs are cut off
+        self.wrong: dict[str, bytes] = {}  # filename -> what is served instead
+        self.extra: dict[str, bytes] = {}  # filename -> bytes a GET sends beyond the HEAD size
+        self.hang_head = False
+        self.stall_body_after: int | None = None  # bytes sent before the body stalls
+        self.release = threading.Event()
+        hub = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *_args: object) -> None:
+                pass
+
+            def do_HEAD(self) -> None:
+                self.answer(head=True)
+
+            def do_GET(self) -> None:
+                self.answer(head=False)
+
+            def answer(self, head: bool) -> None:
+                prefix = f"/{models.OFFICIAL_REPO}/resolve/main/"
+                name = self.path[len(prefix) :] if self.path.startswith(prefix) else ""
+                hub.requests.append((self.command, name, self.headers.get("Range")))
+                if head and hub.hang_head:
+                    hub.release.wait(20)
+                    return
+                if name not in hub.files:
+                    self.send_response(404)
+                    self.send_header("X-Error-Code", "EntryNotFound")
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
+                body = hub.wrong.get(name, hub.files[name])
+                if not head:
+                    body += hub.extra.get(name, b"")
+                start = 0
+                ranged = self.headers.get("Range")
+                if not head and ranged and ranged.startswith("bytes=") and ranged.endswith("-"):
+                    start = int(ranged[6:-1])
+                    if start >= len(body):
+                        self.send_response(416)
+                        self.send_header("Content-Range", f"bytes */{len(body)}")
+                        self.send_header("Content-Length", "0")
+                        self.end_headers()
+                        return
+                self.send_response(206 if start else 200)
+                self.send_header("X-Repo-Commit", COMMIT)
+                self.send_header("Accept-Ranges", "bytes")
+                self.send_header("Content-Type", "application/octet-stream")
+                if name.endswith(".safetensors"):  # LFS file: its etag is its sha256
+                    etag = hashlib.sha256(body).hexdigest()
+                    self.send_header("X-Linked-Etag", f'"{etag}"')
+                    self.send_header("X-Linked-Size", str(len(body)))
+                    self.send_header("ETag", f'"{etag}"')
+                else:
+                    self.send_header("ETag", f'"{hashlib.sha1(body).hexdigest()}"')
+                if start:
+                    self.send_header("Content-Range", f"bytes {start}-{len(body) - 1}/{len(body)}")
+                self.send_header("Content-Length", str(len(body) - start))
+                self.end_headers()
+                if head:
+                    return
+                payload = body[start:]
+                if hub.stall_body_after is not None:
+                    self.wfile.write(payload[: hub.stall_body_after])
+                    self.wfile.flush()
+                    hub.release.wait(20)
+                    self.close_connection = True
+                    return
+                if name in hub.break_after and hub.breaks_left > 0:
+                    hub.breaks_left -= 1
+                    self.wfile.write(payload[: hub.break_after[name]])
+                    self.wfile.flush()
+                    self.close_connection = True  # hang up in the middle of the body
+                    return
+                for offset in range(0, len(payload), 8192):  # several chunks for progress
+                    self.wfile.write(payload[offset : offset + 8192])
+                self.wfile.flush()
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.endpoint = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def gets(self, name: str | None = None) -> list[tuple[str, str, str | None]]:
+        return [r for r in self.requests if r[0] == "GET" and (name is None or r[1] == name)]
+
+    def __enter__(self) -> "FakeHub":
+        self.thread.start()
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.release.set()
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join(10)
+
+
+@pytest.fixture
+def online(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A private data folder, and huggingface_hub allowed to reach 127.0.0.1 (the session sets
+    HF_HUB_OFFLINE=1, which huggingface_hub reads once at import)."""
+    import huggingface_hub.constants
+
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    home = tmp_path / "home"
+    monkeypatch.setenv("CHATTTS_STUDIO_HOME", str(home))
+    return home
+
+
+@pytest.fixture
+def hub() -> Iterator[FakeHub]:
+    with FakeHub(fake_files()) as server:
+        yield server
+
+
+def staging() -> Path:
+    return paths.models_dir() / download.STAGING
+
+
+def official() -> Path:
+    return paths.models_dir() / "official"
+
+
+def check_installed(files: dict[str, bytes]) -> None:
+    folder = official()
+    assert sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file()) == sorted(
+        files
+    )
+    for relative, body in files.items():
+        assert (folder / relative).read_bytes() == body
+    models.verify(folder, hashes_of(files), "official")
+    assert not staging().exists()
+
+
+def test_a_clean_download_verifies_and_reports_byte_progress(online: Path, hub: FakeHub) -> None:
+    seen: list[tuple[int, int]] = []
+    info = download.download_official(
+        lambda d, t: seen.append((d, t)), endpoint=hub.endpoint, hashes=hashes_of(hub.files)
+    )
+    assert info.folder == official()
+    check_installed(hub.files)
+    total = sum(len(b) for b in hub.files.values())
+    done = [d for d, _ in seen]
+    assert done == sorted(done) and len(set(done)) == len(done), "progress went backwards"
+    assert done[-1] == total and {t for _, t in seen} == {total}
+    assert len(seen) >= len(hub.files)
+    # only the listed safetensors and JSON files were asked for
+    assert {r[1] for r in hub.requests} == set(models.ASSET_FILES)
+
+
+def test_a_broken_download_is_resumed_by_the_next_call(online: Path, hub: FakeHub) -> None:
+    broken = "asset/gpt/model.safetensors"
+    half = len(hub.files[broken]) // 2
+    hub.break_after[broken], hub.breaks_left = half, 1
+    hashes = hashes_of(hub.files)
+    with pytest.raises(DownloadError, match=r"connection broke off.*next try resumes"):
+        download.download_official(endpoint=hub.endpoint, hashes=hashes, retries=0, timeout=5)
+    part = staging() / f"{broken}.part"
+    assert part.stat().st_size == half  # the partial file is kept
+    assert not official().exists()
+    finished_before = {r[1] for r in hub.gets()} - {broken}
+    assert finished_before  # files before the broken one were finished
+    hub.requests.clear()
+    seen: list[int] = []
+    download.download_official(
+        lambda d, _t: seen.append(d), endpoint=hub.endpoint, hashes=hashes, retries=0
+    )
+    assert hub.gets(broken) == [("GET", broken, f"bytes={half}-")]  # resumed, not restarted
+    assert not finished_before & {r[1] for r in hub.requests}  # finished files not re-sent
+    assert seen == sorted(seen) and seen[-1] == sum(len(b) for b in hub.files.values())
+    check_installed(hub.files)
+
+
+def test_a_broken_connection_is_resumed_within_the_call(online: Path, hub: FakeHub) -> None:
+    broken = "asset/Vocos.safetensors"
+    hub.break_after[broken], hub.breaks_left = 1000, 1
+    download.download_official(endpoint=hub.endpoint, hashes=hashes_of(hub.files), retries=1)
+    assert [r[2] for r in hub.gets(broken)] == [None, "bytes=1000-"]
+    check_installed(hub.files)
+
+
+def test_a_wrong_file_is_rejected_and_nothing_is_replaced(online: Path, hub: FakeHub) -> None:
+    old = official()
+    (old / "asset").mkdir(parents=True)
+    (old / "asset" / "DVAE.safetensors").write_bytes(b"the user's old weights")
+    bad = "asset/Embed.safetensors"
+    hub.wrong[bad] = b"x" * len(hub.files[bad])
+    with pytest.raises(DownloadError, match=r"Embed\.safetensors does not match.*nothing was"):
+        download.download_official(endpoint=hub.endpoint, hashes=hashes_of(hub.files))
+    assert [p.name for p in old.rglob("*") if p.is_file()] == ["DVAE.safetensors"]
+    assert (old / "asset" / "DVAE.safetensors").read_bytes() == b"the user's old weights"
+    assert not (staging() / bad).exists() and not (staging() / f"{bad}.part").exists()
+    # more bytes than the HEAD announced are caught while they arrive, before hashing
+    del hub.wrong[bad]
+    hub.extra[bad] = b"tail" * 1000
+    with pytest.raises(DownloadError, match="more than"):
+        download.download_official(endpoint=hub.endpoint, hashes=hashes_of(hub.files))
+    assert not (staging() / f"{bad}.part").exists()
+    # the server fixed: the next call completes and replaces the old folder in one go
+    del hub.extra[bad]
+    download.download_official(endpoint=hub.endpoint, hashes=hashes_of(hub.files))
+    check_installed(hub.files)
+
+
+def test_a_missing_file_is_a_clear_error(online: Path, hub: FakeHub) -> None:
+    del hub.files["asset/Decoder.safetensors"]
+    started = time.monotonic()
+    with pytest.raises(DownloadError, match="HTTP 404"):
+        download.download_official(endpoint=hub.endpoint, hashes=hashes_of(fake_files()))
+    assert time.monotonic() - started < 5  # a 404 is not retried
+    assert not official().exists()
+
+
+@pytest.mark.parametrize("where", ["head", "body"])
+def test_a_server_that_never_answers_times_out(online: Path, hub: FakeHub, where: str) -> None:
+    if where == "head":
+        hub.hang_head = True
+    else:
+        hub.stall_body_after = 100
+    started = time.monotonic()
+    with pytest.raises(DownloadError, match=r"did not answer within 0\.5 seconds"):
+        download.download_official(
+            endpoint=hub.endpoint, hashes=hashes_of(hub.files), timeout=0.5, retries=1
+        )
+    assert time.monotonic() - started < 6
+    assert not official().exists()
+    if where == "body":  # what came is kept, and the one retry resumed from there
+        first = models.ASSET_FILES[0]
+        assert [r[2] for r in hub.gets(first)] == [None, "bytes=100-"]
+        assert (staging() / f"{first}.part").stat().st_size == 200
+
+
+def test_nothing_listens_is_a_clear_error(online: Path) -> None:
+    with FakeHub({}) as closed:
+        endpoint = closed.endpoint
+    started = time.monotonic()
+    with pytest.raises(DownloadError, match="cannot connect"):
+        download.download_official(endpoint=endpoint, hashes=hashes_of(fake_files()), retries=0)
+    assert time.monotonic() - started < 5
+
+
+def test_cancel_keeps_the_partial_file_for_resume(online: Path, hub: FakeHub) -> None:
+    hashes = hashes_of(hub.files)
+    first = models.ASSET_FILES[0]
+    hub.stall_body_after = 20000  # the first file stops there until the test ends
+    stop = threading.Event()
+    seen: list[int] = []
+
+    def progress(done: int, _total: int) -> None:
+        seen.append(done)
+        if done >= 20000:
+            stop.set()  # what the Cancel button does
+
+    started = time.monotonic()
+    with pytest.raises(Cancelled):
+        download.download_official(progress, stop.is_set, endpoint=hub.endpoint, hashes=hashes)
+    assert time.monotonic() - started < 5  # cancel does not wait for the stalled server
+    assert seen[-1] == 20000
+    part = staging() / f"{first}.part"
+    assert part.stat().st_size == 20000
+    assert not official().exists()
+    hub.stall_body_after = None
+    hub.requests.clear()
+    download.download_official(endpoint=hub.endpoint, hashes=hashes)
+    assert hub.gets(first) == [("GET", first, "bytes=20000-")]
+    check_installed(hub.files)
+
+
+def test_offline_mode_is_a_clear_error(online: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import huggingface_hub.constants
+
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
+    with pytest.raises(DownloadError, match="HF_HUB_OFFLINE"):
+        download.download_official(
+            endpoint="http://127.0.0.1:9", hashes=hashes_of(fake_files()), retries=3
+        )
+
+
+def test_a_second_download_at_the_same_time_is_refused(online: Path, hub: FakeHub) -> None:
+    import fcntl
+
+    lock = paths.models_dir() / ".official.lock"
+    with open(lock, "a+") as fh:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+        with pytest.raises(DownloadError, match="Another download"):
+            download.download_official(endpoint=hub.endpoint, hashes=hashes_of(hub.files))
+    assert hub.requests == []

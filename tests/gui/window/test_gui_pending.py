@@ -1,0 +1,114 @@
+"""A synthesis asked for while the model loads (or reloads) waits for it and then runs; a
+load that fails drops it with the load's reason; Esc drops what waits (issue 15)."""
+
+import shutil
+import threading
+import time
+
+import pytest
+from conftest import window_maker
+
+import chattts_studio.core.weights.models
+from chattts_studio.core.engine.devices import Precision
+from chattts_studio.core.weights import models
+
+RUN_MS = 120_000
+TEXT = "你好。Hello."
+
+
+@pytest.fixture
+def make_window(qtbot, private_home):  # type: ignore[no-untyped-def]
+    yield from window_maker(qtbot, lambda window: window.current_job is None)
+
+
+@pytest.fixture
+def slow_load(monkeypatch):  # type: ignore[no-untyped-def]
+    """Loads take at least a second, so a click lands while the model is loading."""
+    real = chattts_studio.core.weights.models.ensure
+    entered = threading.Event()
+
+    def slow(*args, **kwargs):  # type: ignore[no-untyped-def]
+        entered.set()
+        time.sleep(1.0)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(chattts_studio.core.weights.models, "ensure", slow)
+    return entered
+
+
+def prepare(window) -> None:  # type: ignore[no-untyped-def]
+    window.editor.set_text(TEXT)
+    window.controls.refine_box.setChecked(False)
+    window.result.stream_box.setChecked(False)
+
+
+def test_synthesize_clicked_while_loading_runs_when_the_model_is_ready(
+    qtbot, make_window, slow_load
+) -> None:  # type: ignore[no-untyped-def]
+    window = make_window(model="demo", wait=False)
+    prepare(window)
+    qtbot.wait(200)
+    assert window.current_job is not None and window.loaded is None  # still loading
+    window.synth_button.click()
+    assert window.synth_button.text().startswith("Waiting for the model")
+    assert "starts as soon as the model is ready" in window.notice.text()
+    qtbot.waitUntil(lambda: bool(window.result.history), timeout=RUN_MS)
+    assert window.notice.text().startswith("Done"), window.notice.text()
+    assert len(window.result.audio) > 0
+    assert window.live.stage.text() == "done"
+
+
+def test_ctrl_enter_during_a_precision_reload_runs_with_the_new_precision(
+    qtbot, make_window
+) -> None:  # type: ignore[no-untyped-def]
+    window = make_window(model="demo", device="cpu")
+    prepare(window)
+    window.controls.precision_buttons[Precision.BF16].click()  # reloads in the worker
+    assert window.current_job is not None
+    window.synth_action.trigger()  # Ctrl+Enter
+    assert window.synth_button.text().startswith("Waiting for the model")
+    qtbot.waitUntil(lambda: bool(window.result.history), timeout=RUN_MS)
+    outcome = window.result.history[-1].outcome
+    assert outcome.loaded is not None and outcome.loaded.precision is Precision.BF16
+    assert window.notice.text().startswith("Done"), window.notice.text()
+
+
+def test_a_request_waiting_on_a_load_that_fails_ends_with_the_loads_reason(
+    qtbot, make_window, tmp_path
+) -> None:  # type: ignore[no-untyped-def]
+    folder = tmp_path / "damaged"
+    shutil.copytree(models.resolve("demo").folder, folder)
+    target = folder / "asset" / "Vocos.safetensors"
+    data = bytearray(target.read_bytes())
+    data[100] ^= 0xFF
+    target.write_bytes(bytes(data))
+    window = make_window(model=str(folder), wait=False)
+    prepare(window)
+    window.synth_button.click()
+    qtbot.waitUntil(lambda: window.current_job is None, timeout=RUN_MS)
+    text = window.notice.text()
+    assert "Vocos.safetensors does not match" in text, text
+    assert "The waiting request was not run." in text
+    assert window.synth_button.text().startswith("Synthesize")
+    assert not window.result.history  # no job ran
+
+
+def test_esc_while_waiting_drops_the_request_and_the_next_click_works(
+    qtbot, make_window, slow_load
+) -> None:  # type: ignore[no-untyped-def]
+    window = make_window(model="demo", wait=False)
+    prepare(window)
+    qtbot.waitUntil(slow_load.is_set, timeout=RUN_MS)
+    window.synth_button.click()
+    assert window.waiting is not None
+    window.cancel_action.trigger()  # Esc
+    assert window.waiting is None
+    assert window.synth_button.text().startswith("Synthesize")
+    assert window.notice.text() == "The waiting request is cancelled."
+    qtbot.waitUntil(lambda: window.loaded is not None, timeout=RUN_MS)  # the load went on
+    qtbot.wait(200)
+    assert not window.result.history  # nothing ran
+    window.synth_button.click()
+    assert window.current_job is not None
+    qtbot.waitUntil(lambda: bool(window.result.history), timeout=RUN_MS)
+    assert window.notice.text().startswith("Done"), window.notice.text()

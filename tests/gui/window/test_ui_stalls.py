@@ -1,0 +1,303 @@
+"""The UI thread never stalls more than 50 ms (issue 13): a timer ticking every 5 ms records
+the longest gap between its ticks while the real window is typed into, given a 100,000
+character paste, synthesizes with streamed playback, saves a long result as WAV and FLAC, shows
+the Models dialog while the weights are hashed, and replays results from the history.
+
+Slow work is made slower where it could hide: hashing a model file and writing the draft each
+keep a CPU busy for 0.3 s here, so either on the UI thread would show as a stall.
+
+A gap is the UI thread's own doing when it was busy (its CPU time in the gap) or blocked; not
+when it waited for a CPU, which on a shared 2-core machine other processes take. The busy
+time is always held to the limit; the whole gap, less the wait for a CPU, too while the
+machine is not overloaded (its load average under its CPU count), and each figure is the best
+of three tries: the window's own blocking work stalls every try, a burst of load does not."""
+
+import hashlib
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+import soundfile as sf
+from conftest import window_maker
+from PySide6.QtCore import QCoreApplication, Qt, QTimer
+from PySide6.QtGui import QGuiApplication, QTextCursor
+
+import chattts_studio.gui.draft
+from chattts_studio.core import SAMPLE_RATE, paths
+from chattts_studio.core.engine.request import (
+    AudioChunk,
+    JobSummary,
+    SegmentResult,
+    SynthesisRequest,
+)
+from chattts_studio.core.weights import hashcache, models
+from chattts_studio.gui.common import dialogs
+from chattts_studio.gui.worker.worker import SynthesisJob, SynthesisOutcome
+
+LIMIT_S = 0.050
+RUN_MS = 120_000
+SLOW_S = 0.3  # a hash or a draft write that takes this long would be a stall on the UI thread
+LONG_RESULT_S = 600  # ten minutes of audio
+CHUNK = 24 * 512  # what the engine streams at a time
+SCHEDSTAT = Path("/proc/thread-self/schedstat")
+
+
+def _clocks() -> tuple[float, float, float]:
+    """Wall time, this thread's CPU time, and its time runnable but waiting for a CPU (Linux's
+    schedstat; 0 elsewhere)."""
+    try:
+        waited = int(SCHEDSTAT.read_text().split()[1]) / 1e9
+    except (OSError, IndexError, ValueError):
+        waited = 0.0
+    return time.perf_counter(), time.thread_time(), waited
+
+
+def _overloaded() -> bool:
+    return os.getloadavg()[0] >= (os.cpu_count() or 1)
+
+
+class StallMeter:
+    """The longest gaps between ticks of a 5 ms timer on the UI thread: `wall`, `stall` (less
+    the time it waited for a CPU) and `busy` (its CPU time in the gap)."""
+
+    def __init__(self) -> None:
+        self.timer = QTimer()
+        self.timer.setTimerType(Qt.TimerType.PreciseTimer)
+        self.timer.setInterval(5)
+        self.timer.timeout.connect(self._tick)
+        self.wall = self.stall = self.busy = 0.0
+        self._last: tuple[float, float, float] | None = None
+
+    def _tick(self) -> None:
+        now = _clocks()
+        if self._last is not None:
+            wall, cpu, waited = (n - last for n, last in zip(now, self._last, strict=True))
+            self.wall = max(self.wall, wall)
+            self.stall = max(self.stall, wall - waited)
+            self.busy = max(self.busy, cpu)
+        self._last = now
+
+    def __enter__(self) -> "StallMeter":
+        self._last = None
+        self._tick()  # from now: work done before the loop's first turn counts too
+        self.timer.start()
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.timer.stop()
+
+    def problem(self, what: str, overloaded: bool) -> str | None:
+        figures = (
+            f"{what}: the UI thread stalled {self.stall * 1000:.0f} ms, busy "
+            f"{self.busy * 1000:.0f} ms ({self.wall * 1000:.0f} ms of wall time)"
+        )
+        print(figures + (" on an overloaded machine" if overloaded else ""))
+        if self.busy >= LIMIT_S or (self.stall >= LIMIT_S and not overloaded):
+            return figures
+        return None
+
+
+def least_stall(what: str, attempt: Callable[[], None], tries: int = 3) -> None:
+    """Run `attempt` under a StallMeter until it stays under the limit, `tries` times at most."""
+    problems = []
+    for _ in range(tries):
+        with StallMeter() as meter:
+            attempt()
+        problem = meter.problem(what, _overloaded())
+        if problem is None:
+            return
+        problems.append(problem)
+    pytest.fail(f"in each of {tries} tries: " + "; ".join(problems))
+
+
+@pytest.fixture
+def make_window(qtbot, private_home):  # type: ignore[no-untyped-def]
+    yield from window_maker(
+        qtbot, lambda window: window.loaded is not None and window.current_job is None
+    )
+
+
+@pytest.fixture
+def slow_disk(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Hashing a model file and writing the draft each keep a CPU busy for SLOW_S."""
+    real_hash, real_write = models.sha256_file, chattts_studio.gui.draft.write_text_atomic
+
+    block = bytes(2**20)
+
+    def busy() -> None:  # CPU work that lets go of the GIL, as hashing and writing files do
+        end = time.thread_time() + SLOW_S
+        while time.thread_time() < end:
+            hashlib.sha256(block)
+
+    def slow_hash(*args, **kwargs):  # type: ignore[no-untyped-def]
+        busy()
+        return real_hash(*args, **kwargs)
+
+    def slow_write(*args, **kwargs):  # type: ignore[no-untyped-def]
+        busy()
+        return real_write(*args, **kwargs)
+
+    monkeypatch.setattr(models, "sha256_file", slow_hash)
+    monkeypatch.setattr(chattts_studio.gui.draft, "write_text_atomic", slow_write)
+
+
+def long_outcome(seconds: int, segments: int = 20, seed: int = 0) -> SynthesisOutcome:
+    """A finished synthesis of `seconds` of audio (noise) in `segments` segments."""
+    rng = np.random.default_rng(seed)
+    size = seconds * SAMPLE_RATE // segments
+    request = SynthesisRequest(text="长的结果。" * segments)
+    results = [
+        SegmentResult(
+            i, segments, "长的结果。", rng.uniform(-0.5, 0.5, size).astype(np.float32), 100, 1.0, 1
+        )
+        for i in range(segments)
+    ]
+    summary = JobSummary(segments, seconds, seconds / 10, 100 * segments, 0.5, None)
+    outcome = SynthesisOutcome(SynthesisJob(request, 2, "voice seed 2"), results, summary, "")
+    _ = outcome.audio  # joined, as the worker hands it over
+    return outcome
+
+
+def arrive(window, outcome: SynthesisOutcome) -> None:  # type: ignore[no-untyped-def]
+    """A long result as the worker delivers it: chunk by chunk (24 GPT steps each), each
+    handled in its own turn of the event loop, into the panel's store on disk."""
+    panel = window.result
+    panel.begin(outcome.job.request.pause_seconds)
+    for result in outcome.results:
+        for first in range(0, len(result.audio), CHUNK):
+            piece = result.audio[first : first + CHUNK]
+            panel.add_chunk(AudioChunk(result.index, piece, first + CHUNK >= len(result.audio)))
+            QCoreApplication.processEvents()
+        panel.add_segment(result)
+    panel.end(outcome)
+
+
+def test_the_ui_thread_never_stalls(  # type: ignore[no-untyped-def]
+    qtbot, make_window, slow_disk, monkeypatch, tmp_path
+) -> None:
+    window = make_window()
+    editor = window.editor.editor
+    saved = chattts_studio.gui.draft.draft_path()
+    tries = iter(range(1_000))
+
+    # Typing: a key at a time, as a person types, into a text long enough to count in the
+    # background; the draft is written a moment after typing stops.
+    window.editor.set_text("今天天气很好，我们去公园散步。Hello there.\n" * 400)
+
+    def typing() -> None:
+        editor.moveCursor(QTextCursor.MoveOperation.End)
+        typed = f" Typed key by key, try {next(tries)}."
+        for key in typed:
+            qtbot.keyClick(editor, key)
+            qtbot.wait(20)
+        qtbot.waitUntil(lambda: _read(saved).endswith(typed), timeout=10_000)
+
+    least_stall("typing", typing)
+
+    # A paste of 100,000 characters over the text: counted and written in the background.
+    def paste() -> None:
+        big = "今天天气很好，我们去公园散步。Hello there, it is a nice day.\n" * 2_500
+        big += f"Try {next(tries)}."
+        QGuiApplication.clipboard().setText(big)
+        editor.selectAll()
+        editor.paste()
+        counted = f"{len(big)} characters · 2501 segments"
+        qtbot.waitUntil(lambda: window.editor.counts.text().startswith(counted), timeout=20_000)
+        qtbot.waitUntil(lambda: _read(saved) == big, timeout=20_000)
+
+    least_stall("a long paste", paste)
+
+    # A synthesis, played as it is made.
+    window.editor.set_text("你好，世界。Hello there. 今天天气很好。" * 3)
+    window.controls.segment_slider.setValue(10)
+    window.controls.batch_box.setValue(2)
+    window.controls.refine_box.setChecked(False)
+    window.result.stream_box.setChecked(True)
+
+    def synthesis() -> None:
+        window.synth_action.trigger()
+        qtbot.waitUntil(lambda: window.current_job is None, timeout=RUN_MS)
+        assert window.notice.text().startswith("Done"), window.notice.text()
+        window.result.player.wait(30)
+
+    # A synthesis was held to 150 ms for a while: the UI thread waited 30-70 ms for the GIL at
+    # every job's start. The cause, found by sampling the threads: drawing a speaker encodes it
+    # as ChatTTS does (LZMA2 at preset 9e), whose encoder set up a 64 MiB dictionary in 35-45 ms
+    # with the GIL held; core/engine/chattts/speaker_codec.py makes the same bytes with a small
+    # dictionary.
+    least_stall("a synthesis", synthesis)
+
+    # A long result arrives, and is saved as WAV and as FLAC.
+    arriving = iter([long_outcome(LONG_RESULT_S, seed=seed) for seed in range(3)])
+
+    def long_result() -> None:
+        window.result.stop()
+        arrive(window, next(arriving))
+        qtbot.wait(50)
+
+    least_stall("a long result arriving", long_result)
+    for name in ("long.wav", "long.flac"):
+        target = tmp_path / name
+        monkeypatch.setattr(dialogs, "save_audio_file", lambda *_args, t=target: t)
+
+        def save() -> None:
+            window.save_action.trigger()
+            qtbot.waitUntil(lambda: not window.result.exporting, timeout=RUN_MS)
+
+        least_stall(f"saving {name}", save)
+        assert window.result.save_note.text().startswith(f"Saved {name}")
+        assert sf.info(str(target)).frames == len(window.result.audio)
+
+    # The Models dialog, with every file hashed again (the cache gone).
+    dialog = window.model_dialog
+
+    def models_dialog() -> None:
+        (paths.data_dir() / hashcache.CACHE_NAME).unlink(missing_ok=True)
+        window.show_models()
+        qtbot.waitUntil(lambda: not dialog.checking, timeout=RUN_MS)
+        assert dialog.rows["demo"].state.text().startswith("ready")
+        dialog.close()
+
+    least_stall("the Models dialog", models_dialog)
+
+    # The history: long results, each replayed by selecting it.
+    arrive(window, long_outcome(LONG_RESULT_S // 2, seed=next(tries)))
+    history = window.result.history_list
+    assert history.count() >= 3
+
+    def replay() -> None:
+        for row in range(history.count()):
+            history.setCurrentRow(row)
+            qtbot.wait(30)
+
+    least_stall("the history", replay)
+
+
+def test_a_long_export_can_be_cancelled_and_writes_nothing(  # type: ignore[no-untyped-def]
+    qtbot, make_window, monkeypatch, tmp_path
+) -> None:
+    window = make_window()
+    result = window.result
+    result.end(long_outcome(LONG_RESULT_S))
+    result.per_segment.setChecked(True)  # twenty files: the cancel lands between two
+    out = tmp_path / "out"
+    out.mkdir()
+    target = out / "long.flac"
+    monkeypatch.setattr(dialogs, "save_audio_file", lambda *_args: target)
+    window.save_action.trigger()
+    assert result.exporting and result.save_button.text() == "Cancel saving"
+    result.save_button.click()
+    qtbot.waitUntil(lambda: not result.exporting, timeout=RUN_MS)
+    assert result.save_note.text() == "Saving cancelled; no file was written."
+    assert list(out.iterdir()) == []
+    assert result.save_button.text() == "Save…"
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError:
+        return ""
