@@ -185,6 +185,34 @@ def test_no_re_export_shim() -> None:
     assert not wrong, wrong
 
 
+def _defined(name: str) -> set[str]:
+    """The names a module defines itself (functions, classes, assignments), wherever they sit:
+    not the names it imports."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(MODULES[name].read_text(encoding="utf-8"))):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            found.add(node.name)
+        elif isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            found |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    return found
+
+
+def test_every_name_is_imported_from_the_module_that_defines_it() -> None:
+    """`from m import X` takes X from where it is written: a module that merely imported X
+    is no place to get it from (that is a re-export in all but name, and it hides who owns X)."""
+    defined = {name: _defined(name) for name in MODULES}
+    wrong = [
+        f"{name}:{line} takes {taken} from {module}"
+        for name in MODULES
+        for module, names, line in _imports(name)
+        if module in MODULES
+        for taken in names
+        if f"{module}.{taken}" not in MODULES and taken not in defined[module]
+    ]
+    assert not wrong, wrong
+
+
 def test_gui_uses_core_services_not_the_engine_inside() -> None:
     wrong = [
         f"{name}:{line} imports {module}"

@@ -86,7 +86,7 @@ def save(
     except (OSError, ValueError) as exc:
         raise AudioError(os_error_sentence("save", path, exc)) from None
     except (sf.LibsndfileError, RuntimeError) as exc:
-        if _disk_nearly_full(path.parent):
+        if disk_nearly_full(path.parent):
             raise AudioError(
                 Sentence(
                     QT_TRANSLATE_NOOP(
@@ -99,7 +99,7 @@ def save(
     return path
 
 
-def _disk_nearly_full(folder: Path) -> bool:
+def disk_nearly_full(folder: Path) -> bool:
     """libsndfile reports a full disk as a generic error: ask the file system instead."""
     try:
         return shutil.disk_usage(folder).free < 1 << 20

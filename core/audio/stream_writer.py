@@ -16,7 +16,7 @@ import soundfile as sf
 
 from chattts_studio.core import SAMPLE_RATE
 from chattts_studio.core.atomic import atomic_path, os_error_sentence
-from chattts_studio.core.audio.output import _disk_nearly_full, check_output_path
+from chattts_studio.core.audio.output import check_output_path, disk_nearly_full
 from chattts_studio.core.errors import AudioError
 from chattts_studio.core.messages import QT_TRANSLATE_NOOP, Sentence
 
@@ -156,7 +156,7 @@ class AudioStreamWriter(SegmentSink):
         if isinstance(exc, OSError | ValueError):
             return AudioError(os_error_sentence("save", self.path, exc))
         if isinstance(exc, sf.LibsndfileError | RuntimeError):
-            if _disk_nearly_full(self.path.parent):
+            if disk_nearly_full(self.path.parent):
                 return AudioError(
                     Sentence(
                         QT_TRANSLATE_NOOP(

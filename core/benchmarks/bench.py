@@ -21,16 +21,15 @@ import numpy as np
 import torch
 
 from chattts_studio.core import SAMPLE_RATE, SAMPLES_PER_STEP
-from chattts_studio.core.benchmarks.report import format_report, to_json
 from chattts_studio.core.engine.cancel import CancelToken
 from chattts_studio.core.engine.chattts.chat import ChatModel
-from chattts_studio.core.engine.decode.loop import FastDecoder, Job, Sampling
+from chattts_studio.core.engine.decode.job import Job
+from chattts_studio.core.engine.decode.loop import FastDecoder
+from chattts_studio.core.engine.decode.rowwise import Sampling
 from chattts_studio.core.engine.engine import Engine
 from chattts_studio.core.engine.request import AudioChunk, SegmentRestarted, SynthesisRequest
 from chattts_studio.core.errors import Cancelled, ModelError
 from chattts_studio.core.text.prepare import Segment, split_segments
-
-__all__ = ["Bench", "format_report", "run", "to_json"]
 
 SEED = 2  # the speaker, and (times 1009, as the engine does) both sides' sampling
 SENTENCE = "四川美食确实以辣闻名，但也有不辣的选择。"

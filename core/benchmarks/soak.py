@@ -31,29 +31,11 @@ from pathlib import Path
 import psutil
 
 from chattts_studio.core import platforms
+from chattts_studio.core.benchmarks.texts import mixed_text
 from chattts_studio.core.errors import StudioError
 
 SHORT_TEXT = "四川美食确实以辣闻名。Hello, this is a soak test of ChatTTS Studio."
-LONG_SENTENCES = (
-    "今天天气很好，我们一起去公园散步吧。",
-    "The quick brown fox jumps over the lazy dog, again and again.",
-    "长时间运行时，内存不应该随着文本长度增长。",
-    "Memory must not grow with the length of the text.",
-)
 MIB = 2**20
-
-
-def long_text(chars: int) -> str:
-    """About `chars` characters of mixed Chinese and English sentences."""
-    parts: list[str] = []
-    length = 0
-    index = 0
-    while length < chars:
-        sentence = LONG_SENTENCES[index % len(LONG_SENTENCES)]
-        parts.append(sentence)
-        length += len(sentence) + 1
-        index += 1
-    return " ".join(parts)[:chars]
 
 
 def rss() -> int:
@@ -136,7 +118,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             gc.collect()
             long_before = long_peak = rss()
             long_started = time.perf_counter()
-            for result in engine.synthesize(request(long_text(args.long_chars))):
+            for result in engine.synthesize(request(mixed_text(args.long_chars))):
                 segments += 1
                 audio_seconds += result.audio_seconds
                 del result
@@ -190,7 +172,7 @@ def output_rss(lengths: list[int], args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="chattts-rss-") as folder:
         for chars in lengths:
             text = Path(folder) / f"text-{chars}.txt"
-            text.write_text(long_text(chars), encoding="utf-8")
+            text.write_text(mixed_text(chars), encoding="utf-8")
             out = Path(folder) / f"out-{chars}"
             argv = [
                 sys.executable,

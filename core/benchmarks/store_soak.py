@@ -65,14 +65,14 @@ def _synthetic(driver: StoreDriver, chars: int) -> int:
 
 
 def _engine(driver: StoreDriver, chars: int, args: argparse.Namespace) -> int:
-    from chattts_studio.core.benchmarks.soak import long_text
+    from chattts_studio.core.benchmarks.texts import mixed_text
     from chattts_studio.core.engine.engine import Engine
 
     engine = Engine()
     engine.load(args.model, args.device, "fp32")
     extra = {"decoder": args.decoder} if args.decoder else {}
     request = SynthesisRequest(
-        long_text(chars), refine_text=False, segment_size=SEGMENT_CHARS, batch_size=16, **extra
+        mixed_text(chars), refine_text=False, segment_size=SEGMENT_CHARS, batch_size=16, **extra
     )
 
     def listen(event: AudioChunk | SegmentRestarted) -> None:

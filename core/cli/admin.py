@@ -143,7 +143,7 @@ def add_speakers_parser(sub: Any) -> None:
 
 def _add_speaker(args: argparse.Namespace, library: Any) -> int:
     from chattts_studio.core.voices.keep import keep_voice
-    from chattts_studio.core.voices.speakers import SpeakerNameTaken, _clean_name
+    from chattts_studio.core.voices.speaker_file import SpeakerNameTaken, clean_name
     from chattts_studio.core.voices.voice import Voice
 
     sources = [args.seed is not None, args.embedding is not None, args.from_audio is not None]
@@ -151,8 +151,8 @@ def _add_speaker(args: argparse.Namespace, library: Any) -> int:
         raise StudioError("Give one of --seed N, --embedding STRING or --from-audio FILE.")
     if (args.transcript is not None) != (args.from_audio is not None):
         raise StudioError("--from-audio FILE needs --transcript TEXT (what is said in it).")
-    if not args.replace and library.get(_clean_name(args.name)) is not None:
-        raise SpeakerNameTaken(_clean_name(args.name))  # before any work
+    if not args.replace and library.get(clean_name(args.name)) is not None:
+        raise SpeakerNameTaken(clean_name(args.name))  # before any work
     clip = None
     if args.from_audio is not None:
         from chattts_studio.core.text.prepare import check_text

@@ -28,7 +28,8 @@ def step_anatomy(engine: Any, text: str, cpu: bool) -> dict[str, Any]:
     """Milliseconds per batch-1 step: `loop_ms` (a whole step of the decode loop), `gpt_ms`,
     `sample_ms` (heads and sampling), `rest_ms` (loop_ms less those two), `capture_ms` (the
     first step at a new span bucket: its warm-up runs and capture)."""
-    from chattts_studio.core.engine.decode.loop import FastDecoder, Job
+    from chattts_studio.core.engine.decode.job import Job
+    from chattts_studio.core.engine.decode.loop import FastDecoder
     from chattts_studio.core.engine.decode.rowwise import (
         REPETITION_WINDOW,
         Sampling,

@@ -95,7 +95,9 @@ def _equality(engine: Any, mode: Mode) -> dict[str, Any]:
     """Studio's codes against ChatTTS's own generate loop at batch 1, same seed."""
     from chattts_studio.core.engine.cancel import CancelToken
     from chattts_studio.core.engine.chattts.chat import StockSettings
-    from chattts_studio.core.engine.decode.loop import FastDecoder, Job, Sampling
+    from chattts_studio.core.engine.decode.job import Job
+    from chattts_studio.core.engine.decode.loop import FastDecoder
+    from chattts_studio.core.engine.decode.rowwise import Sampling
 
     model = engine.model
     speaker = engine.sample_speaker(3)
@@ -132,7 +134,8 @@ def _equality(engine: Any, mode: Mode) -> dict[str, Any]:
 
 def _nan(mode: Mode) -> dict[str, Any]:
     """A NaN in one row's logits: one sentence, and the process (CUDA context) still works."""
-    from chattts_studio.core.engine.decode.loop import FastDecoder, NonFiniteError
+    from chattts_studio.core.engine.decode.job import NonFiniteError
+    from chattts_studio.core.engine.decode.loop import FastDecoder
     from chattts_studio.core.engine.request import SynthesisRequest
 
     engine = _engine(mode, "fp32" if mode.cpu else "fp16")
@@ -247,7 +250,8 @@ def _batcher(engine: Any, mode: Mode) -> dict[str, Any]:
     share decode steps, and each request's audio equals what it gets alone (exact rows)."""
     import numpy as np
 
-    from chattts_studio.core.engine.batcher import Batcher, Delivery, Failed, SpeechOrder, collect
+    from chattts_studio.core.engine.batcher import Batcher, collect
+    from chattts_studio.core.engine.batcher_ticket import Delivery, Failed, SpeechOrder
     from chattts_studio.core.engine.request import AudioChunk
 
     texts = ["你好。今天天气很好。", "Hello there. Good day.", "我们。去公园。", "明天见。再见。"]

@@ -36,10 +36,10 @@ from chattts_studio.core.engine.batcher_ticket import (
     QueueFull,
     SpeechOrder,
     Ticket,
-    collect,
 )
-from chattts_studio.core.engine.decode.loop import FastDecoder, Job, Sampling
-from chattts_studio.core.engine.decode.rowwise import segment_seed
+from chattts_studio.core.engine.decode.job import Job
+from chattts_studio.core.engine.decode.loop import FastDecoder
+from chattts_studio.core.engine.decode.rowwise import Sampling, segment_seed
 from chattts_studio.core.engine.decode.streaming import ChunkVocoder
 from chattts_studio.core.engine.engine import Engine
 from chattts_studio.core.engine.pipeline import out_of_memory
@@ -48,18 +48,6 @@ from chattts_studio.core.errors import StudioError
 from chattts_studio.core.text.prepare import Segment, check_text, split_segments
 from chattts_studio.core.voices.voice import Voice
 
-# The request's parts live in batcher_ticket.py; callers import them from here.
-__all__ = [
-    "Batcher",
-    "BatcherStats",
-    "Delivery",
-    "Failed",
-    "Finished",
-    "QueueFull",
-    "SpeechOrder",
-    "Ticket",
-    "collect",
-]
 log = logging.getLogger("chattts_studio")
 
 
@@ -357,3 +345,18 @@ class Batcher:
                 ticket.done = True
                 self.stats.failed += 1
                 self._deliver(ticket, Failed(exc))
+
+
+def collect(batcher: Batcher, order: SpeechOrder) -> tuple[threading.Event, list[Delivery]]:
+    """Submit `order` and gather what it delivers; the event is set once it Finished or
+    Failed (for callers that want a request's whole audio: benchmarks, checks, tests)."""
+    got: list[Delivery] = []
+    done = threading.Event()
+
+    def deliver(item: Delivery) -> None:
+        got.append(item)
+        if isinstance(item, Finished | Failed):
+            done.set()
+
+    batcher.submit(order, deliver)
+    return done, got

@@ -1,19 +1,14 @@
 """A request inside the batcher (batcher.py): what it asks for, what it is delivered, its
 ticket (cancelled, held back or released from any thread), and the batcher's counters."""
 
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from chattts_studio.core.engine.chattts.chat import SpeakerLike
-from chattts_studio.core.engine.decode.loop import Job
+from chattts_studio.core.engine.decode.job import Job
 from chattts_studio.core.engine.request import AudioChunk
 from chattts_studio.core.errors import StudioError
 from chattts_studio.core.text.prepare import Segment
-
-if TYPE_CHECKING:
-    from chattts_studio.core.engine.batcher import Batcher
 
 
 class QueueFull(StudioError):
@@ -46,21 +41,6 @@ class Failed:
 
 
 Delivery = AudioChunk | Finished | Failed
-
-
-def collect(batcher: "Batcher", order: SpeechOrder) -> tuple[threading.Event, list[Delivery]]:
-    """Submit `order` and gather what it delivers; the event is set once it Finished or
-    Failed (for callers that want a request's whole audio: benchmarks, checks, tests)."""
-    got: list[Delivery] = []
-    done = threading.Event()
-
-    def deliver(item: Delivery) -> None:
-        got.append(item)
-        if isinstance(item, Finished | Failed):
-            done.set()
-
-    batcher.submit(order, deliver)
-    return done, got
 
 
 @dataclass(eq=False)

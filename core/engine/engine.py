@@ -36,7 +36,8 @@ from chattts_studio.core.engine.request import (
 )
 from chattts_studio.core.errors import BadTextError, Cancelled, ModelError, SpeakerError
 from chattts_studio.core.messages import QT_TRANSLATE_NOOP, Sentence, said
-from chattts_studio.core.text.prepare import NUMBER_READERS, Segment, check_text, split_segments
+from chattts_studio.core.text.numbers import NUMBER_READERS
+from chattts_studio.core.text.prepare import Segment, check_text, split_segments
 from chattts_studio.core.voices.voice import Voice
 from chattts_studio.core.weights import models
 

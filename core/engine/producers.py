@@ -15,13 +15,9 @@ import numpy as np
 import torch
 
 from chattts_studio.core import SAMPLES_PER_STEP
-from chattts_studio.core.engine.decode.loop import (
-    FastDecoder,
-    Job,
-    NonFiniteError,
-    Sampling,
-    non_finite_sentence,
-)
+from chattts_studio.core.engine.decode.job import Job, NonFiniteError, non_finite_sentence
+from chattts_studio.core.engine.decode.loop import FastDecoder
+from chattts_studio.core.engine.decode.rowwise import Sampling
 from chattts_studio.core.engine.decode.streaming import ChunkVocoder
 from chattts_studio.core.engine.metrics import memory_snapshot
 from chattts_studio.core.engine.pipeline import Event, JobContext, Unit

@@ -26,8 +26,8 @@ from fastapi.responses import Response, StreamingResponse
 from starlette.types import Receive, Scope, Send
 
 from chattts_studio.core import SAMPLE_RATE
-from chattts_studio.core.engine.batcher import (
-    Batcher,
+from chattts_studio.core.engine.batcher import Batcher
+from chattts_studio.core.engine.batcher_ticket import (
     Delivery,
     Failed,
     Finished,

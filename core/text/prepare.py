@@ -9,7 +9,6 @@ from typing import Protocol
 from chattts_studio.core import STEPS_PER_SECOND
 from chattts_studio.core.errors import BadTextError
 from chattts_studio.core.messages import QT_TRANSLATE_NOOP, Sentence
-from chattts_studio.core.text.numbers import NUMBER_READERS as NUMBER_READERS
 
 
 class Replacements(Protocol):

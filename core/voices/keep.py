@@ -14,12 +14,8 @@ from chattts_studio.core.engine.cancel import CancelToken
 from chattts_studio.core.engine.request import SynthesisRequest
 from chattts_studio.core.errors import SpeakerError
 from chattts_studio.core.messages import QT_TRANSLATE_NOOP, Sentence
-from chattts_studio.core.voices.speakers import (
-    SpeakerEntry,
-    SpeakerLibrary,
-    SpeakerNameTaken,
-    _clean_name,
-)
+from chattts_studio.core.voices.speaker_file import SpeakerEntry, SpeakerNameTaken, clean_name
+from chattts_studio.core.voices.speakers import SpeakerLibrary
 from chattts_studio.core.voices.voice import Voice
 
 if TYPE_CHECKING:
@@ -79,8 +75,8 @@ def keep_voice(
                 problem=library.problem,
             )
         )
-    if not replace and library.get(_clean_name(name)) is not None:
-        raise SpeakerNameTaken(_clean_name(name))
+    if not replace and library.get(clean_name(name)) is not None:
+        raise SpeakerNameTaken(clean_name(name))
     engine.check_voice(voice)
     written: list[Path] = []
     try:

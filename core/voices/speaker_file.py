@@ -25,7 +25,7 @@ MAX_TRANSCRIPT = 1000
 _OPTIONAL = ("sample", "transcript", "preview", "recording")
 
 
-class _NewerFormat(SpeakerError):
+class NewerFormat(SpeakerError):
     """The file was written by a newer app: refused, never moved or overwritten."""
 
 
@@ -58,7 +58,7 @@ class ImportResult:
         )
 
 
-def _clean_name(name: str) -> str:
+def clean_name(name: str) -> str:
     """Control characters (newlines, NUL, ...) become spaces: a name is a label, nothing more."""
     return "".join(" " if unicodedata.category(c) == "Cc" else c for c in name).strip()
 
@@ -98,7 +98,7 @@ class SpeakerEntry:
         name, emb = data.get("name"), data.get("embedding", "")
         seed, note = data.get("seed"), data.get("note", "")
         if isinstance(name, str):
-            name = _clean_name(name)
+            name = clean_name(name)
         if not isinstance(name, str) or not name or len(name) > MAX_NAME:
             raise SpeakerError(
                 QT_TRANSLATE_NOOP("core", "A speaker has no valid name (1-100 characters).")
@@ -164,7 +164,7 @@ class SpeakerEntry:
         return SpeakerEntry(name, emb, seed, note, created, **optional)
 
 
-def _body(entries: list[SpeakerEntry], portable: bool = False) -> dict[str, Any]:
+def file_body(entries: list[SpeakerEntry], portable: bool = False) -> dict[str, Any]:
     """A library file's content; `portable` drops the paths of preview and recording files,
     which do not travel with an exported file."""
     items = [
@@ -173,7 +173,7 @@ def _body(entries: list[SpeakerEntry], portable: bool = False) -> dict[str, Any]
     return {"format": 2 if any(e.cloned for e in entries) else 1, "speakers": items}
 
 
-def _free_name(name: str, taken: list[str]) -> str:
+def free_name(name: str, taken: list[str]) -> str:
     free, n = name, 2
     while free in taken:
         suffix = f" ({n})"
@@ -181,11 +181,11 @@ def _free_name(name: str, taken: list[str]) -> str:
     return free
 
 
-def _now() -> str:
+def now_stamp() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
-def _read(source: Path) -> str:
+def read_library(source: Path) -> str:
     """The file's text. OSError when the file system refuses it; SpeakerError when the
     content cannot be a speaker library (binary, huge)."""
     size = source.stat().st_size
@@ -214,7 +214,7 @@ def _read(source: Path) -> str:
         ) from None
 
 
-def _parse(text: str, source: Path) -> list[SpeakerEntry]:
+def parse_library(text: str, source: Path) -> list[SpeakerEntry]:
     """Speaker files are data: JSON only, never pickle or code, and checked entry by entry."""
     try:
         data = json.loads(text)
@@ -238,7 +238,7 @@ def _parse(text: str, source: Path) -> list[SpeakerEntry]:
             )
         )
     if version > FORMAT:
-        raise _NewerFormat(
+        raise NewerFormat(
             Sentence(
                 QT_TRANSLATE_NOOP(
                     "core",

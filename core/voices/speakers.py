@@ -14,35 +14,23 @@ from chattts_studio.core.errors import SpeakerError
 from chattts_studio.core.file_lock import SPEAKER_LIBRARY, changing
 from chattts_studio.core.messages import QT_TRANSLATE_NOOP, Sentence, cannot_read, said
 from chattts_studio.core.voices.speaker_file import (
-    FORMAT,
-    MAX_FILE_BYTES,
     MAX_NAME,
     ImportResult,
+    NewerFormat,
     SpeakerEntry,
     SpeakerNameTaken,
-    _body,
-    _clean_name,
-    _free_name,
-    _NewerFormat,
-    _now,
-    _parse,
-    _read,
+    clean_name,
+    file_body,
+    free_name,
+    now_stamp,
+    parse_library,
+    read_library,
 )
 
 T = TypeVar("T")
 # What one change makes of the entries on disk: the entries to write (the same list: nothing to
 # write), what the caller gets, and the entries it dropped (their files are removed).
 _Changed = tuple[list[SpeakerEntry], T, Sequence[SpeakerEntry]]
-
-__all__ = [
-    "FORMAT",
-    "MAX_FILE_BYTES",
-    "MAX_NAME",
-    "ImportResult",
-    "SpeakerEntry",
-    "SpeakerLibrary",
-    "SpeakerNameTaken",
-]
 
 
 class SpeakerLibrary:
@@ -65,8 +53,8 @@ class SpeakerLibrary:
                 )
             )
         try:
-            self.entries = _parse(_read(self.path), self.path)
-        except _NewerFormat:
+            self.entries = parse_library(read_library(self.path), self.path)
+        except NewerFormat:
             raise
         except SpeakerError as exc:
             aside = self.path.with_name(f"{self.path.name}.damaged-{int(time.time())}")
@@ -139,7 +127,7 @@ class SpeakerLibrary:
         if not self.path.exists():
             return []
         try:
-            return _parse(_read(self.path), self.path)
+            return parse_library(read_library(self.path), self.path)
         except OSError as exc:
             raise SpeakerError(cannot_read(self.path, exc)) from None
 
@@ -165,7 +153,7 @@ class SpeakerLibrary:
         return result
 
     def _write(self, entries: list[SpeakerEntry]) -> None:
-        body = _body(entries)
+        body = file_body(entries)
         try:
             write_text_atomic(self.path, json.dumps(body, ensure_ascii=False, indent=2) + "\n")
         except (OSError, ValueError) as exc:
@@ -196,7 +184,7 @@ class SpeakerLibrary:
                 "embedding": embedding,
                 "seed": seed,
                 "note": note,
-                "created": _now(),
+                "created": now_stamp(),
                 "sample": sample,
                 "transcript": transcript,
                 "preview": preview,
@@ -229,10 +217,10 @@ class SpeakerLibrary:
 
     def free_name(self, name: str) -> str:
         """`name`, or the first of 'name (2)', 'name (3)', ... that no speaker has."""
-        return _free_name(_clean_name(name), self.names())
+        return free_name(clean_name(name), self.names())
 
     def rename(self, old: str, new: str) -> None:
-        new = _clean_name(new)
+        new = clean_name(new)
         if not new or len(new) > MAX_NAME:
             raise SpeakerError(
                 QT_TRANSLATE_NOOP("core", "A speaker name must have 1-100 characters.")
@@ -260,7 +248,7 @@ class SpeakerLibrary:
         """Write the chosen speakers (all by default) to `target` atomically; a failure leaves
         any existing file as it was and no temp file behind."""
         chosen = [self._need(n) for n in names] if names else list(self.entries)
-        body = _body(chosen, portable=True)
+        body = file_body(chosen, portable=True)
         target = Path(target)
         problem = target_problem(target, example="speakers.json")
         if problem:
@@ -278,10 +266,10 @@ class SpeakerLibrary:
         after one. Nothing is written when nothing is added."""
         source = Path(source)
         try:
-            text = _read(source)
+            text = read_library(source)
         except OSError as exc:
             raise SpeakerError(cannot_read(source, exc)) from None
-        incoming = _parse(text, source)
+        incoming = parse_library(text, source)
 
         def change(current: list[SpeakerEntry]) -> _Changed[ImportResult]:
             entries = list(current)
@@ -293,11 +281,11 @@ class SpeakerLibrary:
                 if entry.voice in voices:
                     skipped.append(entry.name)
                     continue
-                name = _free_name(entry.name, [e.name for e in entries])
+                name = free_name(entry.name, [e.name for e in entries])
                 if name != entry.name:
                     renamed.append((entry.name, name))
                 # Files named in another library's file are not ours: never adopt its paths.
-                kept = replace(entry, name=name, created=entry.created or _now())
+                kept = replace(entry, name=name, created=entry.created or now_stamp())
                 entries.append(replace(kept, preview="", recording=""))
                 voices.add(entry.voice)
                 added.append(name)

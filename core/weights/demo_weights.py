@@ -17,8 +17,6 @@ import torch
 from ChatTTS.config import config as cc
 from safetensors.torch import save_file
 
-from chattts_studio.core.weights.models import TINY_DIMS as TINY_DIMS
-
 SPECIAL_TOKENS = (
     "[Sasr] [Pasr] [Easr] [Stts] [Ptts] [Etts] [Sbreak] [Pbreak] [Ebreak] [uv_break] [v_break] "
     "[lbreak] [llbreak] [undefine] [laugh] [spk_emb] [empty_spk] [music] [pure]".split()

@@ -22,7 +22,8 @@ from PySide6.QtWidgets import (
 )
 
 from chattts_studio.core.errors import StudioError
-from chattts_studio.core.voices.speakers import SpeakerEntry, SpeakerLibrary
+from chattts_studio.core.voices.speaker_file import SpeakerEntry
+from chattts_studio.core.voices.speakers import SpeakerLibrary
 from chattts_studio.core.voices.voice import Voice
 from chattts_studio.gui.common import dialogs
 from chattts_studio.gui.common.file_watch import FileWatch

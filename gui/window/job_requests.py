@@ -8,12 +8,13 @@ from chattts_studio.core.engine.request import SynthesisRequest
 from chattts_studio.core.errors import StudioError
 from chattts_studio.core.text.prepare import check_text
 from chattts_studio.gui.i18n import core_text, translate
-from chattts_studio.gui.worker.worker import AuditionJob, Candidate, Job, JobKind
+from chattts_studio.gui.window.base import WindowBase
+from chattts_studio.gui.worker.jobs import AuditionJob, Candidate, Job, JobKind
 
 AUDITION_SEGMENT = 80
 
 
-class JobRequests:
+class JobRequests(WindowBase):
     """Mixed into MainWindow; uses its panels, dialogs and job state."""
 
     @staticmethod
@@ -193,7 +194,7 @@ class JobRequests:
     def _keep_candidate(self, name: str, candidate: Candidate, replace: bool = False) -> None:
         """The dialog says what the library did: kept, refused (a taken name: replace it or
         choose another), or could not be written."""
-        from chattts_studio.core.voices.speakers import SpeakerNameTaken
+        from chattts_studio.core.voices.speaker_file import SpeakerNameTaken
 
         dialog = self.audition_dialog
         try:

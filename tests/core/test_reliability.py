@@ -16,7 +16,8 @@ import pytest
 from chattts_studio.core.audio.output import save
 from chattts_studio.core.errors import AudioError, SpeakerError, StudioError
 from chattts_studio.core.file_lock import lock_file
-from chattts_studio.core.voices.speakers import MAX_FILE_BYTES, SpeakerLibrary
+from chattts_studio.core.voices.speaker_file import MAX_FILE_BYTES
+from chattts_studio.core.voices.speakers import SpeakerLibrary
 from chattts_studio.core.weights import models
 
 EMB = "豆" * 40

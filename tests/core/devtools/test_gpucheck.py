@@ -37,9 +37,9 @@ def test_the_gpu_run_works_in_cpu_mode(tmp_path: Path, demo_model: str) -> None:
     assert [r["batch"] for r in bench["batches"]] == [1, 2]
     assert bench["batches"][1]["per_stream_mib"] is not None  # a slope against batch 1
     (anatomy,) = bench["anatomy"]  # where a batch-1 step's time goes
-    assert (
-        0 < anatomy["gpt_ms"] < anatomy["loop_ms"] and 0 < anatomy["sample_ms"] < anatomy["loop_ms"]
-    )
+    # Each part is timed on its own, so how they compare is the bench's finding, not a test's
+    # (under a loaded CPU the sampling alone once timed longer than the whole loop).
+    assert all(anatomy[k] > 0 for k in ("gpt_ms", "sample_ms", "loop_ms")), anatomy
     assert "step anatomy" in (out / "report.md").read_text()
     text = (out / "report.md").read_text()
     for heading in ("## Machine", "## pytest -m gpu", "## Checks", "## Bench"):

@@ -8,16 +8,17 @@ import pytest
 import torch
 from batch_faults import poison_rows
 
-from chattts_studio.core.engine.batcher import (
-    Batcher,
+from chattts_studio.core.engine.batcher import Batcher, collect
+from chattts_studio.core.engine.batcher_ticket import (
     Delivery,
     Failed,
     Finished,
     QueueFull,
     SpeechOrder,
-    collect,
 )
-from chattts_studio.core.engine.decode.loop import FastDecoder, Job, NonFiniteError, Sampling
+from chattts_studio.core.engine.decode.job import Job, NonFiniteError
+from chattts_studio.core.engine.decode.loop import FastDecoder
+from chattts_studio.core.engine.decode.rowwise import Sampling
 from chattts_studio.core.engine.engine import Engine
 from chattts_studio.core.engine.request import AudioChunk
 

@@ -4,7 +4,9 @@ import numpy as np
 import pytest
 import torch
 
-from chattts_studio.core.engine.decode.loop import FastDecoder, Job, Sampling
+from chattts_studio.core.engine.decode.job import Job
+from chattts_studio.core.engine.decode.loop import FastDecoder
+from chattts_studio.core.engine.decode.rowwise import Sampling
 from chattts_studio.core.engine.engine import Engine
 from chattts_studio.core.engine.request import AudioChunk, SynthesisRequest
 from chattts_studio.core.text.prepare import split_segments

@@ -14,7 +14,8 @@ import torch
 
 from chattts_studio.core.engine.cancel import CancelToken
 from chattts_studio.core.engine.chattts.chat import ChatModel
-from chattts_studio.core.engine.decode.loop import FastDecoder, NonFiniteError
+from chattts_studio.core.engine.decode.job import NonFiniteError
+from chattts_studio.core.engine.decode.loop import FastDecoder
 from chattts_studio.core.engine.decode.streaming import ChunkVocoder
 from chattts_studio.core.engine.engine import Engine
 from chattts_studio.core.engine.request import (

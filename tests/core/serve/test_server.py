@@ -18,7 +18,8 @@ from audio_fakes import speech_like
 
 from chattts_studio.core import SAMPLES_PER_STEP
 from chattts_studio.core.cli.serve import add_serve_parser, cmd_serve, is_loopback
-from chattts_studio.core.engine.batcher import Batcher, Finished, SpeechOrder, collect
+from chattts_studio.core.engine.batcher import Batcher, collect
+from chattts_studio.core.engine.batcher_ticket import Finished, SpeechOrder
 from chattts_studio.core.engine.engine import Engine
 from chattts_studio.core.engine.request import AudioChunk, SynthesisRequest
 from chattts_studio.core.errors import StudioError

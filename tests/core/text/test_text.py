@@ -103,7 +103,7 @@ def test_step_cap_grows_with_the_text_and_matches_speech_rate() -> None:
 
 
 def test_numbers_and_dates_are_read_out() -> None:
-    from chattts_studio.core.text.prepare import NUMBER_READERS
+    from chattts_studio.core.text.numbers import NUMBER_READERS
 
     assert NUMBER_READERS["zh"]("今天是2024年3月5日，气温-3.5度。") == (
         "今天是二零二四年三月五日，气温负三点五度。"

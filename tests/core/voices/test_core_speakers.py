@@ -6,12 +6,8 @@ from pathlib import Path
 import pytest
 
 from chattts_studio.core.errors import SpeakerError
-from chattts_studio.core.voices.speakers import (
-    MAX_NAME,
-    ImportResult,
-    SpeakerLibrary,
-    SpeakerNameTaken,
-)
+from chattts_studio.core.voices.speaker_file import MAX_NAME, ImportResult, SpeakerNameTaken
+from chattts_studio.core.voices.speakers import SpeakerLibrary
 
 EMB = "豆" * 40
 
