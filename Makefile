@@ -29,7 +29,7 @@ RUN_DEBS  := $(TEST_DEBS) libxcb-cursor0 libxcb-icccm4 libxcb-image0 libxcb-keys
 
 # The interface's translations: resources/i18n/*.ts (edited with Qt Linguist or by hand) compiled
 # to the .qm files the app loads. The .qm files are committed too, so a wheel built anywhere
-# (pip's isolated build has no PySide6) carries them; tests/test_i18n.py checks they match.
+# (pip's isolated build has no PySide6) carries them; tests/gui/test_i18n.py checks they match.
 TS := $(wildcard resources/i18n/*.ts)
 QM := $(TS:.ts=.qm)
 

@@ -1,10 +1,19 @@
-"""What the command line's commands share: messages on stderr, loading a model."""
+"""What the command line's commands share: messages on stderr, exit codes, loading a model,
+--speaker, the pronunciation dictionary option, --threads, the folder a render goes into."""
 
+import argparse
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING
+
+from chattts_studio.core.errors import StudioError
 
 if TYPE_CHECKING:
     from chattts_studio.core.engine.engine import Engine
+    from chattts_studio.core.voices.voice import Voice
+
+EXIT_USER_ERROR = 2
+EXIT_CANCELLED = 130
 
 
 def err(message: str) -> None:
@@ -26,3 +35,58 @@ def load_engine(model: str, device: str | None = None, precision: str = "fp32") 
         f"loaded in {loaded.load_seconds:.1f} s"
     )
     return engine
+
+
+def speaker_arg(value: str | None, engine: "Engine") -> tuple["Voice | None", int | None]:
+    """--speaker NAME|SEED|EMB -> (a library voice or embedding, or None; seed or None)."""
+    from chattts_studio.core.voices.speakers import SpeakerLibrary
+    from chattts_studio.core.voices.voice import Voice
+
+    if value is None:
+        return None, None
+    if value.isdigit():
+        return None, int(value)
+    library = SpeakerLibrary()
+    if library.problem:
+        err(library.problem)
+    entry = library.get(value)
+    if entry:
+        return entry.voice, entry.seed
+    return Voice(embedding=engine.check_speaker(value)), None
+
+
+def add_lexicon_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--no-lexicon", action="store_true", help="do not apply the pronunciation dictionary"
+    )
+
+
+def lexicon_entries(args: argparse.Namespace) -> tuple[tuple[str, str], ...]:
+    """The pronunciation dictionary for synth and render, unless --no-lexicon."""
+    from chattts_studio.core.text.lexicon import LexiconError, LexiconStore
+
+    if args.no_lexicon:
+        return ()
+    try:
+        return LexiconStore().lexicon().entries
+    except LexiconError as exc:
+        raise LexiconError(f"{exc} (or run with --no-lexicon)") from None
+
+
+def set_threads(threads: int | None) -> None:
+    """--threads: torch's CPU threads for this process (None: torch's own choice)."""
+    if threads is None:
+        return
+    if not 1 <= threads <= 256:
+        raise StudioError("The thread count must be between 1 and 256.")
+    import torch
+
+    torch.set_num_threads(threads)
+
+
+def check_folder(folder: Path) -> None:
+    """A render's folder: an existing folder, or a new one in an existing folder."""
+    if folder.exists() and not folder.is_dir():
+        raise StudioError(f"{folder} is not a folder; give a folder for the render.")
+    if not folder.exists() and not folder.parent.is_dir():
+        raise StudioError(f"The folder {folder.parent} does not exist.")

@@ -1,6 +1,6 @@
-"""chattts-studio-cli render MANIFEST -o FOLDER: a .jsonl or .csv manifest of items to one
-audio file each plus FOLDER/manifest.out.jsonl; resumable; locally or with --ray on a Ray
-cluster."""
+"""chattts-studio-cli render MANIFEST -o FOLDER (the render command's other half): a .jsonl
+or .csv manifest of items to one audio file each plus FOLDER/manifest.out.jsonl; resumable;
+locally or with --ray on a Ray cluster; through the render-a-manifest service."""
 
 import argparse
 import signal
@@ -8,17 +8,22 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from chattts_studio.core.cli.common import err
+from chattts_studio.core.cli.common import (
+    EXIT_CANCELLED,
+    check_folder,
+    err,
+    load_engine,
+    set_threads,
+)
 from chattts_studio.core.engine.cancel import CancelToken
-from chattts_studio.core.errors import Cancelled, StudioError
+from chattts_studio.core.errors import StudioError
 from chattts_studio.core.render.manifest.store import ItemEntry
 
 if TYPE_CHECKING:
     from chattts_studio.core.render.manifest.cluster import ClusterRender
     from chattts_studio.core.render.manifest.items import ManifestItem
     from chattts_studio.core.render.manifest.run import ManifestOptions
-
-EXIT_CANCELLED = 130
+    from chattts_studio.core.services.render_manifest import ManifestPlan
 
 
 def _options(args: argparse.Namespace) -> "ManifestOptions":
@@ -83,28 +88,19 @@ class _Progress:
         return f"{wall / self.audio:.3f}" if self.audio else "-"
 
 
-def cmd_render_manifest(args: argparse.Namespace) -> int:
+def render_manifest_command(args: argparse.Namespace) -> int:
     from chattts_studio.core.render.manifest.items import check_speakers, read_manifest
 
     options = _options(args)
     source = Path(args.book)
-    folder = Path(args.output)
-    if folder.exists() and not folder.is_dir():
-        raise StudioError(f"{folder} is not a folder; give a folder for the render.")
-    if not folder.exists() and not folder.parent.is_dir():
-        raise StudioError(f"The folder {folder.parent} does not exist.")
+    check_folder(Path(args.output))
     if args.ray_cpus_per_actor < 1:
         raise StudioError("--ray-cpus-per-actor must be 1 or more.")
     if args.ray_actors is not None and args.ray_actors < 1:
         raise StudioError("--ray-actors must be 1 or more.")
     items = read_manifest(source)  # a bad manifest fails before the model loads
     check_speakers(items, source)
-    if args.threads is not None:
-        if not 1 <= args.threads <= 256:
-            raise StudioError("The thread count must be between 1 and 256.")
-        import torch
-
-        torch.set_num_threads(args.threads)
+    set_threads(args.threads)
     cluster = None
     if args.ray is not None:
         from chattts_studio.core.render.manifest.cluster import ClusterRender
@@ -126,53 +122,56 @@ def _run(
     options: "ManifestOptions",
     cluster: "ClusterRender | None",
 ) -> int:
-    from chattts_studio.core.cli.common import load_engine
-    from chattts_studio.core.render.manifest.items import resolve_items
-    from chattts_studio.core.render.manifest.run import ManifestJob, render_local
+    from chattts_studio.core.services.render_manifest import ManifestCancelled, render_manifest
 
     source, folder = Path(args.book), Path(args.output)
-    # The driver resolves every speaker once (a seed's speaker is drawn here, a cloned
-    # voice's transcript normalised here, never on a worker); on a cluster it needs the
-    # model only for that.
+    # On a cluster the driver needs the model only to resolve the speakers.
     engine = load_engine(args.model, "cpu" if cluster else args.device, args.precision)
-    work = resolve_items(items, engine, source)
-    assert engine.loaded is not None
-    random_weights = engine.loaded.info.random_weights
-    job = ManifestJob(work, folder, options, engine.loaded)
+    progress: _Progress | None = None
+
+    def planned(plan: "ManifestPlan") -> None:
+        nonlocal progress
+        where = f"on Ray, {cluster.stats.actors} worker(s)" if cluster else "here"
+        err(
+            f"{source.name}: {plan.items} item(s), {plan.kept} already in {folder}; "
+            f"making {plan.pending} {where}"
+        )
+        progress = _Progress(plan.items, plan.kept)
+
+    def made_one(entry: ItemEntry) -> None:
+        assert progress is not None
+        progress(entry)
+
     token = CancelToken()
     previous = signal.signal(signal.SIGINT, lambda *_: token.cancel())
     try:
-        with job.store:
-            pending = job.pending()
-            where = f"on Ray, {cluster.stats.actors} worker(s)" if cluster else "here"
-            err(
-                f"{source.name}: {len(work)} item(s), {len(job.kept)} already in {folder}; "
-                f"making {len(pending)} {where}"
-            )
-            progress = _Progress(len(work), len(job.kept))
-            try:
-                if cluster is not None:
-                    engine.unload()
-                    made = cluster.run(job, token, progress)
-                else:
-                    made = render_local(job, engine, token, progress)
-            except Cancelled:
-                done = len(job.kept) + len(job.store.made)
-                err(
-                    f"cancelled: {done} of {len(work)} items are in {folder}; "
-                    "run the same command to go on"
-                )
-                return EXIT_CANCELLED
-            output = job.finish()
+        done = render_manifest(
+            engine,
+            items,
+            source,
+            folder,
+            options,
+            cluster=cluster,
+            cancel=token,
+            on_plan=planned,
+            on_item=made_one,
+        )
+    except ManifestCancelled as stop:
+        err(
+            f"cancelled: {stop.done} of {stop.total} items are in {folder}; "
+            "run the same command to go on"
+        )
+        return EXIT_CANCELLED
     finally:
         signal.signal(signal.SIGINT, previous)
-    note = " (random demo weights: noise, not speech)" if random_weights else ""
+    note = " (random demo weights: noise, not speech)" if done.random_weights else ""
     extra = ""
     if cluster is not None and cluster.stats.requeued:
         extra = f"; {cluster.stats.requeued} chunk(s) re-queued after a worker failed"
+    rtf = progress.rtf if progress is not None else "-"
     print(
-        f"rendered {folder}: {len(work)} item(s), {made} made, {len(job.kept)} kept from "
-        f"before, RTF {progress.rtf}{extra}{note}"
+        f"rendered {folder}: {done.items} item(s), {done.made} made, {done.kept} kept from "
+        f"before, RTF {rtf}{extra}{note}"
     )
-    print(f"  {output}")
+    print(f"  {done.output}")
     return 0

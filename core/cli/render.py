@@ -1,34 +1,41 @@
 """chattts-studio-cli render BOOK -o FOLDER: a book to chapter files, an audiobook and
-subtitles, resumable (run the same command again after a kill or Ctrl+C)."""
+subtitles, resumable (run the same command again after a kill or Ctrl+C), through the
+render-a-book service; a manifest (.jsonl, .csv) goes to cli/manifest.py."""
 
 import argparse
 import signal
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from chattts_studio.core.cli.common import err
-from chattts_studio.core.errors import Cancelled, StudioError
+from chattts_studio.core.cli.common import (
+    EXIT_CANCELLED,
+    add_lexicon_option,
+    check_folder,
+    err,
+    lexicon_entries,
+    load_engine,
+    set_threads,
+    speaker_arg,
+)
+from chattts_studio.core.engine.request import AUTO_BATCH_MAX, SynthesisRequest
+from chattts_studio.core.errors import StudioError
 from chattts_studio.core.render.book import FORMATS, RenderProgress
 
 if TYPE_CHECKING:
-    from chattts_studio.core.engine.cancel import CancelToken
-    from chattts_studio.core.render.book import RenderJob
-
-EXIT_CANCELLED = 130
+    from chattts_studio.core.services.render_book import BookPlan
 
 
-def add_render_parser(sub: Any, defaults: Any) -> None:
-    """The `render` subcommand (its model and decoding options are synth's)."""
+def add_parser(sub: Any) -> None:
+    """The `render` command's options (its model and decoding options are synth's; its help
+    line is the registry's, in main.py)."""
     from chattts_studio.core.audio.loudness import DEFAULT_PEAK_DBTP, DEFAULT_TARGET_LUFS
-    from chattts_studio.core.engine.request import AUTO_BATCH_MAX
 
-    d = defaults
+    d = SynthesisRequest(text="")
     render = sub.add_parser(
         "render",
-        help="a book (.txt, .md, .epub) to chapter files, an audiobook and subtitles, or a "
-        "manifest (.jsonl, .csv) to one file per item; resumable",
         description="Render a book, or a manifest of items, into FOLDER. Killed or stopped, the "
         "same command goes on where it stopped: finished segments are kept in FOLDER/.segments "
         "(a manifest's finished items in FOLDER).",
@@ -88,9 +95,7 @@ def add_render_parser(sub: Any, defaults: Any) -> None:
         "--pause", type=float, default=d.pause_seconds, help="seconds of silence between segments"
     )
     render.add_argument("--no-refine", action="store_true", help="skip ChatTTS's refine-text pass")
-    render.add_argument(
-        "--no-lexicon", action="store_true", help="do not apply the pronunciation dictionary"
-    )
+    add_lexicon_option(render)
     render.add_argument("--decoder", default="fast", choices=["fast", "stock"])
     render.add_argument(
         "--ray",
@@ -111,10 +116,9 @@ def add_render_parser(sub: Any, defaults: Any) -> None:
     render.add_argument(
         "--ray-actors", type=int, default=None, metavar="N", help="at most N Ray workers"
     )
-    render.set_defaults(func=cmd_render)
 
 
-def _clock(seconds: float | None) -> str:
+def clock(seconds: float | None) -> str:
     if seconds is None:
         return "--:--"
     seconds = max(0, round(seconds))
@@ -140,8 +144,8 @@ class ProgressView:
     def __call__(self, p: RenderProgress) -> None:
         rtf = f"RTF {p.rtf:.2f}" if p.rtf is not None else "RTF -"
         facts = (
-            f"{p.done}/{p.total} segments, {_clock(p.audio_seconds)} of audio, {rtf}, "
-            f"{_clock(p.seconds_left)} left (chapter {p.chapter}/{p.chapters})"
+            f"{p.done}/{p.total} segments, {clock(p.audio_seconds)} of audio, {rtf}, "
+            f"{clock(p.seconds_left)} left (chapter {p.chapter}/{p.chapters})"
         )
         if not self.tty:
             self.line(f"  {facts}")
@@ -163,21 +167,21 @@ class ProgressView:
             self._drawn = False
 
 
-def cmd_render(args: argparse.Namespace) -> int:
-    from dataclasses import replace
-
-    from chattts_studio.core.cli.common import load_engine
-    from chattts_studio.core.cli.main import _speaker_arg, lexicon_entries
+def run(args: argparse.Namespace) -> int:
     from chattts_studio.core.engine.cancel import CancelToken
-    from chattts_studio.core.engine.request import AUTO_BATCH_MAX, SynthesisRequest
-    from chattts_studio.core.render.book import RenderJob, RenderOptions
+    from chattts_studio.core.render.book import RenderOptions
     from chattts_studio.core.render.manifest.items import is_manifest
+    from chattts_studio.core.services.render_book import (
+        NothingToSpeak,
+        RenderCancelled,
+        render_book,
+    )
     from chattts_studio.core.text.chapters import read_book
 
     if is_manifest(Path(args.book)):
-        from chattts_studio.core.cli.manifest import cmd_render_manifest
+        from chattts_studio.core.cli.manifest import render_manifest_command
 
-        return cmd_render_manifest(args)
+        return render_manifest_command(args)
     if args.ray is not None:
         raise StudioError("--ray renders a manifest (.jsonl or .csv), not a book.")
     request = SynthesisRequest(
@@ -195,21 +199,13 @@ def cmd_render(args: argparse.Namespace) -> int:
         lexicon=lexicon_entries(args),
     )
     request.validate()
-    if args.threads is not None:
-        if not 1 <= args.threads <= 256:
-            raise StudioError("The thread count must be between 1 and 256.")
-        import torch
-
-        torch.set_num_threads(args.threads)
+    set_threads(args.threads)
     if not -70.0 <= (args.loudness if args.loudness is not None else -16.0) <= 0.0:
         raise StudioError("The loudness target must be between -70 and 0 LUFS.")
     if not -20.0 <= args.peak <= 0.0:
         raise StudioError("The peak ceiling must be between -20 and 0 dBTP.")
     folder = Path(args.output)
-    if folder.exists() and not folder.is_dir():
-        raise StudioError(f"{folder} is not a folder; give a folder for the render.")
-    if not folder.exists() and not folder.parent.is_dir():
-        raise StudioError(f"The folder {folder.parent} does not exist.")
+    check_folder(folder)
     book = read_book(Path(args.book))  # a bad book fails before the model loads
     options = RenderOptions(
         format=args.format,
@@ -219,58 +215,51 @@ def cmd_render(args: argparse.Namespace) -> int:
         group_size=args.batch_size or AUTO_BATCH_MAX,
     )
     engine = load_engine(args.model, args.device, args.precision)
-    voice, seed = _speaker_arg(args.speaker, engine)
+    voice, seed = speaker_arg(args.speaker, engine)
     request = replace(request, voice=voice, seed=seed if seed is not None else args.seed)
-    job = RenderJob(engine, book, request, folder, options, Path(args.book))
-    job.plan()
-    if not job.chapters:
-        raise StudioError(f"The book {args.book} has nothing ChatTTS can speak.")
+    view = ProgressView()
+
+    def planned(plan: "BookPlan") -> None:
+        err(
+            f"{plan.title}: {plan.chapters} chapter(s), {plan.total} segment(s), "
+            f"run groups of {plan.group_size}; {plan.kept} segment(s) already in {folder}"
+        )
+        for title in plan.skipped:
+            err(f"  skipped (nothing to speak): {title}")
+
     token = CancelToken()
     previous = signal.signal(signal.SIGINT, lambda *_: token.cancel())
     try:
-        return _render(job, token, folder)
+        done = render_book(
+            engine,
+            book,
+            request,
+            folder,
+            options,
+            source=Path(args.book),
+            cancel=token,
+            on_plan=planned,
+            on_progress=view,
+            on_line=view.line,
+        )
+    except NothingToSpeak:
+        raise StudioError(f"The book {args.book} has nothing ChatTTS can speak.") from None
+    except RenderCancelled as stop:
+        view.line(
+            f"cancelled: {stop.done} of {stop.total} segments are kept in {folder}; "
+            "run the same command to go on"
+        )
+        return EXIT_CANCELLED
     finally:
         signal.signal(signal.SIGINT, previous)
-
-
-def _render(job: "RenderJob", token: "CancelToken", folder: Path) -> int:
-    from chattts_studio.core.render.output import Assembler
-
-    book, options = job.book, job.options
-    view = ProgressView()
-    with job.store:
-        job.refresh()
-        kept = sum(e is not None for ch in job.chapters for e in ch.entries)
-        err(
-            f"{book.title}: {len(job.chapters)} chapter(s), {job.total_segments} segment(s), "
-            f"run groups of {options.group_size}; {kept} segment(s) already in {folder}"
-        )
-        for title in job.skipped:
-            err(f"  skipped (nothing to speak): {title}")
-        assembler = Assembler(job, token, say=view.line)
-        try:
-            stats = job.run(token, view, on_chapter=assembler.chapter)
-            written = assembler.book()
-        except Cancelled:
-            done = sum(e is not None for ch in job.chapters for e in ch.entries)
-            view.line(
-                f"cancelled: {done} of {job.total_segments} segments are kept in {folder}; "
-                "run the same command to go on"
-            )
-            return EXIT_CANCELLED
-    for warning in stats.warnings:
+    for warning in done.warnings:
         err(f"warning: {warning}")
-    note = " (random demo weights: noise, not speech)" if job.random_weights else ""
-    audio = sum(out.seconds for out in assembler.done.values())
-    rtf = (
-        f", RTF {stats.made_wall_seconds / stats.made_audio_seconds:.3f}"
-        if stats.made_audio_seconds
-        else ""
-    )
+    note = " (random demo weights: noise, not speech)" if done.random_weights else ""
+    rtf = f", RTF {done.rtf:.3f}" if done.rtf is not None else ""
     print(
-        f"rendered {folder}: {len(assembler.done)} chapter(s), {_clock(audio)} of audio; "
-        f"{stats.made} segment(s) made{rtf}, {stats.kept} kept from before{note}"
+        f"rendered {folder}: {len(done.chapter_files)} chapter(s), {clock(done.audio_seconds)} "
+        f"of audio; {done.made} segment(s) made{rtf}, {done.kept} kept from before{note}"
     )
-    for path in written:
+    for path in done.book_files:
         print(f"  {path}")
     return 0

@@ -1,4 +1,5 @@
-"""`chattts-studio-cli serve`: the local speech API (server.py) over one loaded model."""
+"""`chattts-studio-cli serve`: the local speech API over one loaded model, through the serve
+service (chattts_studio.core.services.serve); its key, host and origin checked first."""
 
 import argparse
 import ipaddress
@@ -8,6 +9,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from chattts_studio.core.cli import common
 from chattts_studio.core.cli.common import err
 from chattts_studio.core.errors import StudioError
 
@@ -79,10 +81,10 @@ def check_origin(origin: str) -> str:
     return origin.strip().rstrip("/")
 
 
-def add_serve_parser(sub: Any) -> None:
+def add_parser(sub: Any) -> None:
+    """The `serve` command's options (its help line is the registry's, in main.py)."""
     serve = sub.add_parser(
         "serve",
-        help="an OpenAI-compatible speech API on this machine",
         epilog=KEYS_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -131,14 +133,12 @@ def add_serve_parser(sub: Any) -> None:
     serve.add_argument("--slots", type=int, default=16, help="decoder rows shared by requests")
     serve.add_argument("--queue", type=int, default=64, help="most requests waiting for a row")
     serve.add_argument("--max-input", type=int, default=4096, help="most characters per input")
-    serve.set_defaults(func=cmd_serve)
 
 
-def cmd_serve(args: argparse.Namespace) -> int:
-    from chattts_studio.core.cli.common import load_engine
-    from chattts_studio.core.engine.batcher import Batcher
+def run(args: argparse.Namespace) -> int:
     from chattts_studio.core.serve.access import Access
-    from chattts_studio.core.serve.app import ServeLimits, SpeechServer, serve_app
+    from chattts_studio.core.serve.app import ServeLimits
+    from chattts_studio.core.services.serve import ServeOptions, SpeechService
 
     # Checked before the model loads: a refusal costs nothing.
     key = api_key(args)
@@ -156,15 +156,16 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if not 1 <= args.slots <= 64 or not 1 <= args.queue <= 10_000 or args.max_input < 1:
         raise StudioError("--slots must be 1-64, --queue 1-10000 and --max-input at least 1.")
     check_port(args.host, args.port)
-    engine = load_engine(args.model, args.device, args.precision)
-    batcher = Batcher(engine, slots=args.slots, max_waiting=args.queue)
-    limits = ServeLimits(max_input_chars=args.max_input, max_connections=args.max_connections)
-    access = Access(args.host, tuple(args.allow_host), origins)
-    server = SpeechServer(engine, batcher, key, limits, access)
-    batcher.start()
+    engine = common.load_engine(args.model, args.device, args.precision)
+    options = ServeOptions(
+        host=args.host,
+        port=args.port,
+        api_key=key,
+        slots=args.slots,
+        queue=args.queue,
+        limits=ServeLimits(max_input_chars=args.max_input, max_connections=args.max_connections),
+        access=Access(args.host, tuple(args.allow_host), origins),
+    )
     url = f"http://{args.host}:{args.port}/v1"
-    try:
-        serve_app(server, args.host, args.port, lambda: err(f"serving on {url} (Ctrl+C stops)"))
-    finally:
-        batcher.close()
+    SpeechService(engine, options).serve(lambda: err(f"serving on {url} (Ctrl+C stops)"))
     return 0

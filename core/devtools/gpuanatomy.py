@@ -1,6 +1,6 @@
 """Where a batch-1 decode step's time goes, for the GPU run's bench.
 
-The first H200 run (README, "On an NVIDIA GPU") made 300-330 steps/s at batch 1 with CUDA
+The first H200 run (docs/gpu.md) made 300-330 steps/s at batch 1 with CUDA
 graphs: about 3 ms a step, where a replay of a 20-layer, 768-wide step should take well under
 one. This splits the step into what the loop does each time: the GPT step (the graph replay,
 or the same step eagerly), the code heads and sampling (outside the graph), and the loop's own

@@ -1,6 +1,6 @@
 """Books in, chapters out: plain text, Markdown and EPUB, split into titled chapters.
 
-The rules (README, "Long texts and audiobooks"):
+The rules (docs/audiobooks.md, "Chapters"):
 - `.txt`: a line on its own (at most 60 characters) that starts a chapter: `第一章 …`,
   `第12回`, `第三卷` (第 + a number in digits or Chinese numerals + 章/回/节/卷/部/篇/集),
   `Chapter 1`, `CHAPTER ONE`, `Chapter IV: …`, `Part 2`, `Book Three`, and the lone words

@@ -1,7 +1,7 @@
 """The pronunciation dictionary: the user's `word -> replacement` entries, kept as JSON in the
 data folder, applied to a text before it is segmented.
 
-How an entry matches (the rule, also in the README):
+How an entry matches (the rule, also in docs/audiobooks.md):
 - A word that starts or ends with a Latin letter or digit matches only as a whole word there:
   "SQL" matches in "SQL," and "(SQL)" but not in "MySQL" or "SQLite". Matching is case-sensitive
   ("US" is not "us").

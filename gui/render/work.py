@@ -1,8 +1,7 @@
-"""A render queue job's work, run by the worker with the engine it already holds: the book
-(a file, or the editor's text), chattts_studio.core.render.book's segments kept in the folder as
-they are made,
-then the chapter files, the audiobook and the chapter list. No Qt here: progress goes out
-through a plain callback."""
+"""A render queue job's work, run by the worker with the engine it already holds: the spec's
+book (a file, or the editor's text) rendered by the render-a-book service
+(chattts_studio.core.services.render_book), its progress said in the window's words. No Qt
+here: progress goes out through a plain callback."""
 
 from collections.abc import Callable
 from dataclasses import replace
@@ -19,6 +18,7 @@ from chattts_studio.gui.worker.jobs import RenderDone, RenderSpec
 if TYPE_CHECKING:
     from chattts_studio.core.engine.engine import Engine
     from chattts_studio.core.render.book import RenderProgress
+    from chattts_studio.core.services.render_book import BookPlan
 
 Report = Callable[[str, float, str], None]  # stage, fraction (0..1), detail
 
@@ -62,8 +62,7 @@ def run_render(
 ) -> RenderDone:
     """Render the spec's book into its folder; raises Cancelled once what was finished is
     kept there (the same job later resumes from it), StudioError for a bad book or folder."""
-    from chattts_studio.core.render.book import RenderJob
-    from chattts_studio.core.render.output import Assembler
+    from chattts_studio.core.services.render_book import NothingToSpeak, render_book
 
     if engine.loaded is None:
         raise StudioError(translate("RenderWork", "No model is loaded: load one before rendering."))
@@ -74,29 +73,35 @@ def run_render(
     options = spec.options
     if not options.group_size:
         options = replace(options, group_size=request.batch_size or AUTO_BATCH_MAX)
-    job = RenderJob(engine, book, request, Path(spec.folder), options, spec.source)
-    job.plan()
-    if not job.chapters:
+
+    def planned(plan: "BookPlan") -> None:
+        said = translate("RenderWork", "{kept}/{total} segments kept").format(
+            kept=plan.kept, total=plan.total
+        )
+        report("render", plan.kept / plan.total if plan.total else 0.0, said)
+
+    def progress(p: "RenderProgress") -> None:
+        report("render", p.done / p.total if p.total else 1.0, progress_line(p))
+
+    try:
+        done = render_book(
+            engine,
+            book,
+            request,
+            Path(spec.folder),
+            options,
+            source=spec.source,
+            cancel=cancel,
+            on_plan=planned,
+            on_progress=progress,
+            on_line=lambda line: report("render", -1.0, line),
+        )
+    except NothingToSpeak:
         raise StudioError(
             translate("RenderWork", "{title} has nothing ChatTTS can speak.").format(
                 title=book.title
             )
-        )
-    with job.store:
-        job.refresh()
-        kept = sum(e is not None for ch in job.chapters for e in ch.entries)
-        total = job.total_segments
-        said = translate("RenderWork", "{kept}/{total} segments kept").format(
-            kept=kept, total=total
-        )
-        report("render", kept / total if total else 0.0, said)
-
-        def progress(p: "RenderProgress") -> None:
-            report("render", p.done / p.total if p.total else 1.0, progress_line(p))
-
-        assembler = Assembler(job, cancel, say=lambda line: report("render", -1.0, line))
-        stats = job.run(cancel, progress, on_chapter=assembler.chapter)
-        files = [Path(spec.folder) / out.file for out in assembler.done.values()]
-        files += assembler.book()
-    seconds = sum(out.seconds for out in assembler.done.values())
-    return RenderDone(Path(spec.folder), files, stats.made, stats.kept, seconds, stats.warnings)
+        ) from None
+    return RenderDone(
+        done.folder, done.files, done.made, done.kept, done.audio_seconds, done.warnings
+    )

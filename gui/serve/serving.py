@@ -5,13 +5,13 @@ the worker to the batcher and back with nothing else running on it (see Worker.s
 """
 
 import socket
-import threading
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from chattts_studio.core.errors import StudioError
 from chattts_studio.gui.i18n import translate
 
 if TYPE_CHECKING:  # imported by the worker thread, never by the window's import chain
+    from chattts_studio.core.engine.batcher import Batcher
     from chattts_studio.core.engine.engine import Engine
 
 HOST = "127.0.0.1"  # this machine only: no key asked (Host and Origin are still checked)
@@ -58,8 +58,9 @@ def lan_address() -> str:
 
 
 class ServeSession:
-    """One Batcher (holding `engine`'s model itself: no second copy) and one uvicorn thread.
-    Built and closed by the worker thread; its counters are read from the UI thread.
+    """The speech API service (chattts_studio.core.services.serve: one Batcher holding
+    `engine`'s model itself, no second copy, and one uvicorn thread), as the window asks for
+    it. Built and closed by the worker thread; its counters are read from the UI thread.
 
     `others` (Allow other machines): it listens on every interface and asks every request for
     a key made for this session alone (kept in memory, never saved: the next session has
@@ -67,42 +68,39 @@ class ServeSession:
     checks keep web pages out (core/serve/access.py)."""
 
     def __init__(self, engine: "Engine", port: int = DEFAULT_PORT, others: bool = False) -> None:
-        from chattts_studio.core.engine.batcher import Batcher
-        from chattts_studio.core.serve.access import Access, new_api_key
-        from chattts_studio.core.serve.app import SpeechServer, uvicorn_server
+        from chattts_studio.core.serve.access import new_api_key
+        from chattts_studio.core.services.serve import CannotListen, ServeOptions, SpeechService
 
         self.host = ANY_HOST if others else HOST
         self.api_key: str | None = new_api_key() if others else None
         # The preferred port when it is free, else one the system picks (shown in the URL).
         wanted = port if port and port_free(port, self.host) else 0
         self.engine = engine
-        self.batcher: Batcher = Batcher(engine)
-        self.server: SpeechServer = SpeechServer(
-            engine, self.batcher, api_key=self.api_key, access=Access(host=self.host)
+        self.service = SpeechService(
+            engine, ServeOptions(host=self.host, port=wanted, api_key=self.api_key)
         )
         self.lan_host = lan_address() if others else None
-        self.address, self.port = "", 0  # where it listens, once it does
-        self._ready = threading.Event()
-        self._uv: Any = uvicorn_server(self.server, self.host, wanted, self._listening)
-        self._uv.config.timeout_graceful_shutdown = STOP_SECONDS
-        self._thread = threading.Thread(target=self._uv.run, name="speech-api", daemon=True)
-        self.batcher.start()
-        self._thread.start()
-        # uvicorn ends its thread (SystemExit) when it cannot bind: wait for either.
-        waited = 0.0
-        while not self._ready.wait(0.05) and self._thread.is_alive() and waited < START_SECONDS:
-            waited += 0.05
-        if not self._ready.is_set():
-            self.close()
+        try:
+            self.service.start(stop_seconds=STOP_SECONDS, wait_seconds=START_SECONDS)
+        except CannotListen:
             raise StudioError(
                 translate("Serving", "Cannot listen on {host}:{port}.").format(
                     host=self.host, port=wanted or port
                 )
-            )
+            ) from None
 
-    def _listening(self) -> None:  # uvicorn's thread, once it listens
-        self.address, self.port = self._uv.servers[0].sockets[0].getsockname()[:2]
-        self._ready.set()
+    @property
+    def batcher(self) -> "Batcher":
+        return self.service.batcher
+
+    @property
+    def address(self) -> str:
+        """Where it listens."""
+        return self.service.address
+
+    @property
+    def port(self) -> int:
+        return self.service.port
 
     @property
     def url(self) -> str:
@@ -117,19 +115,13 @@ class ServeSession:
     @property
     def requests(self) -> int:
         """Speech requests taken so far (plain counters: safe to read from any thread)."""
-        return self.batcher.stats.requests
+        return self.service.requests
 
     @property
     def running(self) -> int:
-        return self.batcher.active_requests()
+        return self.service.running
 
     def close(self) -> None:
         """Stop listening (clients in flight get STOP_SECONDS), then end the batcher: both
         threads are gone when it returns and the model is the worker's alone again."""
-        self._uv.should_exit = True
-        if self._thread.is_alive():
-            self._thread.join(STOP_SECONDS + 5)
-        if self._thread.is_alive():  # a client that never reads: cut it off
-            self._uv.force_exit = True
-            self._thread.join()
-        self.batcher.close()
+        self.service.close()

@@ -20,7 +20,7 @@ from chattts_studio.gui.window.script_mode import (
     check_script,
     script_problem,
 )
-from chattts_studio.gui.worker.worker import Job, JobKind, SynthesisJob, VoiceJob, VoiceOutcome
+from chattts_studio.gui.worker.jobs import Job, JobKind, SynthesisJob, VoiceJob, VoiceOutcome
 
 AUDITION_SEGMENT = 80
 

@@ -6,7 +6,6 @@ the window is on screen before any of that is imported. Each kind of outcome lea
 signal of its own with its own payload; a failure carries the exception itself.
 """
 
-import random
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -14,7 +13,7 @@ import numpy as np
 from PySide6.QtCore import QObject, Signal, Slot
 
 from chattts_studio.core.engine.metrics import LiveMetrics
-from chattts_studio.core.engine.request import AudioChunk, SegmentRestarted, SegmentResult
+from chattts_studio.core.engine.request import AudioChunk, SegmentRestarted
 from chattts_studio.core.errors import Cancelled
 from chattts_studio.core.weights import models
 from chattts_studio.gui.common import garbage
@@ -47,9 +46,6 @@ if TYPE_CHECKING:  # imported by the worker thread, never by the window's import
 
 # The jobs that run the loaded model (a load stops serving instead; the rest never touch it).
 MODEL_JOBS = {JobKind.SYNTHESIZE, JobKind.AUDITION, JobKind.SPEAKER, JobKind.RENDER, JobKind.VOICE}
-
-# What a kept result holds of its audio in the worker: nothing (the window stores it).
-NO_AUDIO = np.zeros(0, dtype=np.float32)
 
 __all__ = [
     "AuditionJob",
@@ -211,21 +207,22 @@ class Worker(QObject):
         self._partial = None
 
         def body() -> SynthesisOutcome:
+            from chattts_studio.core.services.synthesize import SynthesisRun, plan_synthesis
+
             engine = self._engine()
             request = spec.request
             if request.speaker is None and spec.speaker_seed is not None and engine.model:
                 request = replace(request, speaker=engine.sample_speaker(spec.speaker_seed))
-            if spec.voices is not None:  # a dialogue script: every line its speaker's voice
-                from chattts_studio.core.text.dialogue import parse_script, plan_dialogue
-
-                plan = plan_dialogue(engine, parse_script(request.text), spec.voices, request)
-            else:
-                plan = engine.plan(request)  # the job's one split; automatic batch settled
+            # A dialogue script (spec.voices): every line its speaker's voice. The job's one
+            # split; automatic batch settled.
+            plan = plan_synthesis(engine, request, spec.voices)
             self.planned.emit(job, plan)  # its pauses place the audio as it streams
             request = replace(plan.request, batch_size=plan.batch_size)
-            results: list[SegmentResult] = []
             final = replace(spec, request=request)
-            self._partial = SynthesisOutcome(final, results, None, plan.speaker, engine.loaded)
+            # The window keeps the audio (on disk); the run keeps only the figures, so a long
+            # job holds no audio in memory.
+            run = SynthesisRun(engine, plan)
+            self._partial = SynthesisOutcome(final, run.results, None, plan.speaker, engine.loaded)
 
             def listen(event: AudioChunk | SegmentRestarted) -> None:
                 if isinstance(event, SegmentRestarted):
@@ -233,22 +230,16 @@ class Worker(QObject):
                 else:
                     self.chunk_ready.emit(job, event)
 
-            before = engine.last_summary
             try:
-                for result in engine.synthesize(plan, listen, job.cancel):
-                    # The window keeps the audio (on disk); here only the figures stay, so a
-                    # long job holds no audio in memory.
-                    results.append(replace(result, audio=NO_AUDIO))
-                    self.segment_ready.emit(job, result)
-                    del result
+                run.run(job.cancel, lambda result: self.segment_ready.emit(job, result), listen)
             except Exception:
                 # Cancelled or failed: what it made keeps its figures (steps run, wall time).
-                if engine.last_summary is not before and self._partial is not None:
-                    self._partial = replace(self._partial, summary=engine.last_summary)
+                if run.summary is not None and self._partial is not None:
+                    self._partial = replace(self._partial, summary=run.summary)
                 raise
             # All of it, also as what a late cancel hands over.
             self._partial = SynthesisOutcome(
-                final, results, engine.last_summary, plan.speaker, engine.loaded
+                final, run.results, run.summary, plan.speaker, engine.loaded
             )
             return self._partial
 
@@ -261,19 +252,14 @@ class Worker(QObject):
         self._partial = None
 
         def body() -> list[Candidate]:
-            engine = self._engine()
-            seeds = random.sample(range(1, 100_000), spec.count)
-            embeddings = [engine.sample_speaker(seed) for seed in seeds]
+            from chattts_studio.core.services.audition import audition_seeds
+
             said = plural(spec.count, "candidate")  # translate() is thread-safe
             self.progress.emit(Progress(job, "audition", 0.0, said))
-            request = replace(spec.base, text=spec.text, speaker=None)
-            voices = engine.audition(request, embeddings, job.cancel)
-            candidates = [
-                Candidate(seed, embedding, audio)
-                for seed, embedding, audio in zip(seeds, embeddings, voices, strict=True)
-            ]
+            request = replace(spec.base, text=spec.text)
+            heard = audition_seeds(self._engine(), request, spec.count, job.cancel)
             self.progress.emit(Progress(job, "audition", 1.0, said))
-            return candidates
+            return [Candidate(c.seed, c.embedding, c.audio) for c in heard]
 
         self._run(job, body, self.auditioned)
 
@@ -283,7 +269,10 @@ class Worker(QObject):
         self._partial = None
 
         def body() -> VoiceOutcome:
+            from chattts_studio.core.services.audition import audition_recording
+            from chattts_studio.core.services.keep_voice import VoiceSource, keep_new_voice
             from chattts_studio.core.voices.clone import check_clip, read_clip
+            from chattts_studio.core.voices.speakers import SpeakerLibrary
 
             engine = self._engine()
             if spec.source is not None:
@@ -291,20 +280,15 @@ class Worker(QObject):
             else:
                 take = spec.take if spec.take is not None else np.zeros(0, np.float32)
                 clip = check_clip(take, spec.rate or 1)
-            voice = engine.clone_voice(clip, spec.transcript)
-            job.cancel.check()
             if spec.name:
-                from chattts_studio.core.voices.keep import keep_voice
-                from chattts_studio.core.voices.speakers import SpeakerLibrary
-
                 library = SpeakerLibrary(spec.library)
-                entry = keep_voice(
-                    library, engine, spec.name, voice, replace=spec.replace, cancel=job.cancel
+                source = VoiceSource(clip=clip, transcript=spec.transcript)
+                entry = keep_new_voice(
+                    library, engine, spec.name, source, replace=spec.replace, cancel=job.cancel
                 )
                 return VoiceOutcome(spec, None, entry.name)  # kept: a cancel now comes too late
-            request = replace(spec.base, speaker=None)
-            audio = engine.audition(request, [voice], job.cancel)[0]
-            job.cancel.check()
+            base = replace(spec.base, speaker=None)
+            audio = audition_recording(engine, clip, spec.transcript, base, job.cancel)
             return VoiceOutcome(spec, audio)
 
         # No check after the body: once the voice is in the library, the job says so.

@@ -1,16 +1,17 @@
 """A manifest render spread over a Ray cluster (`pip install 'chattts-studio[cluster]'`).
 
 One actor per GPU (num_gpus=1), or per group of CPUs on a cluster without GPUs, each holding
-one loaded model and one continuous batch (manifest_render.ItemRenderer). The driver keeps the
-work: it cuts the pending items, largest first, into chunks and hands the next chunk to
-whichever actor has room (two chunks in flight per actor, so its batch never drains between
-them), with every item's speaker and seed in the chunk: an embedding string, or a cloned voice
-(its encoded sample and its transcript, normalised on the driver), so a worker never re-derives
-a speaker from a seed nor re-reads a voice. Actors send back encoded bytes; the driver writes
-every file, atomically, and its journal line (no shared file system needed). A chunk whose
-actor died or was killed goes back to the front of the queue; the actor restarts
-(max_restarts) and takes work again.
-A result for an item already written is dropped, so every item is written exactly once.
+one loaded model and one continuous batch (the render-a-manifest service's ItemWorker, in
+chattts_studio.core.services.render_manifest). The driver keeps the work: it cuts the pending
+items, largest first, into chunks and hands the next chunk to whichever actor has room (two
+chunks in flight per actor, so its batch never drains between them), with every item's
+speaker and seed in the chunk: an embedding string, or a cloned voice (its encoded sample and
+its transcript, normalised on the driver), so a worker never re-derives a speaker from a seed
+nor re-reads a voice. Actors send back encoded bytes; the driver writes every file,
+atomically, and its journal line (no shared file system needed). A chunk whose actor died or
+was killed goes back to the front of the queue; the actor restarts (max_restarts) and takes
+work again. A result for an item already written is dropped, so every item is written
+exactly once.
 
 Ray is imported only here and only when a cluster render runs: core imports without it."""
 
@@ -22,13 +23,9 @@ from typing import Any
 from chattts_studio.core.engine.cancel import CancelToken
 from chattts_studio.core.errors import Cancelled, StudioError
 from chattts_studio.core.render.manifest.items import WorkItem
-from chattts_studio.core.render.manifest.run import (
-    ItemRenderer,
-    ItemResult,
-    ManifestJob,
-    ManifestOptions,
-)
+from chattts_studio.core.render.manifest.run import ItemResult, ManifestJob, ManifestOptions
 from chattts_studio.core.render.manifest.store import ItemEntry
+from chattts_studio.core.services.render_manifest import ItemWorker
 
 MAX_RESTARTS = 3  # per actor; then it is left out of the run
 IN_FLIGHT = 2  # chunks per actor at a time
@@ -43,33 +40,6 @@ def _ray() -> Any:
             "cluster)."
         ) from None
     return ray
-
-
-class RenderWorker:
-    """The body of one Ray actor: one loaded model, one ItemRenderer."""
-
-    def __init__(
-        self, model: str, precision: str, options: ManifestOptions, cpus: int, gpu: bool
-    ) -> None:
-        from chattts_studio.core.engine.engine import Engine
-
-        if not gpu:
-            import torch
-
-            torch.set_num_threads(max(1, cpus))
-        self.engine = Engine()
-        self.engine.load(model, None if gpu else "cpu", precision)
-        self.renderer = ItemRenderer(self.engine, options)
-
-    def render(self, items: list[WorkItem]) -> list[ItemResult]:
-        results: list[ItemResult] = []
-        self.renderer.render(items, results.append)
-        return results
-
-    def where(self) -> str:
-        import socket
-
-        return socket.gethostname()
 
 
 @dataclass
@@ -170,7 +140,7 @@ class ClusterRender:
             max_restarts=MAX_RESTARTS,
             max_task_retries=0,  # the driver re-queues a failed chunk itself
             max_concurrency=IN_FLIGHT,
-        )(RenderWorker)
+        )(ItemWorker)
         self.actors = [
             remote.remote(self.model, self.precision, options, self.cpus_per_actor, self.gpu)
             for _ in range(self.stats.actors)

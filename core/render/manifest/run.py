@@ -33,7 +33,7 @@ from chattts_studio.core.render.manifest.store import ItemEntry, ManifestStore, 
 from chattts_studio.core.render.store import digest
 
 if TYPE_CHECKING:
-    from chattts_studio.core.engine.batcher import Delivery, Ticket
+    from chattts_studio.core.engine.batcher_ticket import Delivery, Ticket
     from chattts_studio.core.engine.engine import Engine, LoadedModel
 
 ITEM_FORMATS = ("flac", "wav", "mp3", "ogg")
@@ -129,7 +129,7 @@ class ItemRenderer:
     ) -> None:
         """Make every item, calling on_result (on this thread) as each is finished; up to
         `window` items are in the batch's queue at a time, in the order given."""
-        from chattts_studio.core.engine.batcher import Failed, Finished, SpeechOrder
+        from chattts_studio.core.engine.batcher_ticket import Failed, Finished, SpeechOrder
 
         events: queue.Queue[tuple[str, Delivery]] = queue.Queue()
         pending = list(items)

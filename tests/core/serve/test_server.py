@@ -17,7 +17,8 @@ import soundfile as sf
 from audio_fakes import speech_like
 
 from chattts_studio.core import SAMPLES_PER_STEP
-from chattts_studio.core.cli.serve import add_serve_parser, cmd_serve, is_loopback
+from chattts_studio.core.cli import serve as serve_command
+from chattts_studio.core.cli.serve import is_loopback
 from chattts_studio.core.engine.batcher import Batcher, collect
 from chattts_studio.core.engine.batcher_ticket import Finished, SpeechOrder
 from chattts_studio.core.engine.engine import Engine
@@ -238,10 +239,10 @@ def test_no_listening_beyond_this_machine_without_a_key(monkeypatch: pytest.Monk
     loaded: list[str] = []
     monkeypatch.setattr("chattts_studio.core.cli.common.load_engine", lambda *a: loaded.append("x"))
     parser = argparse.ArgumentParser()
-    add_serve_parser(parser.add_subparsers())
+    serve_command.add_parser(parser.add_subparsers())
     args = parser.parse_args(["serve", "--host", "0.0.0.0"])
     with pytest.raises(StudioError, match="without --api-key"):
-        cmd_serve(args)
+        serve_command.run(args)
     assert not loaded, "the model was loaded before the refusal"
 
 

@@ -17,7 +17,8 @@ import httpx2 as httpx
 import pybase16384 as b14
 import pytest
 
-from chattts_studio.core.cli.serve import KEY_ENV, add_serve_parser, cmd_serve
+from chattts_studio.core.cli import serve as serve_command
+from chattts_studio.core.cli.serve import KEY_ENV
 from chattts_studio.core.engine.batcher import Batcher
 from chattts_studio.core.engine.chattts import speaker_codec
 from chattts_studio.core.engine.chattts.voice_checks import SPEAKER_VALUES_READ
@@ -197,8 +198,8 @@ def _serve_from_cli(
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     parser = argparse.ArgumentParser()
-    add_serve_parser(parser.add_subparsers())
-    cmd_serve(parser.parse_args(["serve", "--port", str(port), "--slots", "1", *argv]))
+    serve_command.add_parser(parser.add_subparsers())
+    serve_command.run(parser.parse_args(["serve", "--port", str(port), "--slots", "1", *argv]))
 
 
 def _needs_key(key: str) -> Callable[[SpeechServer, str], None]:
@@ -264,17 +265,19 @@ def test_a_key_file_that_cannot_be_used_is_one_sentence(
         "chattts_studio.core.cli.common.load_engine", lambda *a: pytest.fail("loaded")
     )
     parser = argparse.ArgumentParser()
-    add_serve_parser(parser.add_subparsers())
+    serve_command.add_parser(parser.add_subparsers())
     both = ["serve", "--api-key", "a", "--api-key-file", str(spaced)]
     with pytest.raises(StudioError, match="not both"):
-        cmd_serve(parser.parse_args(both))
+        serve_command.run(parser.parse_args(both))
     with pytest.raises(StudioError, match="is empty"):
-        cmd_serve(parser.parse_args(["serve", "--host", "0.0.0.0", "--api-key-file", str(empty)]))
+        serve_command.run(
+            parser.parse_args(["serve", "--host", "0.0.0.0", "--api-key-file", str(empty)])
+        )
     monkeypatch.setenv(KEY_ENV, "")  # set but empty: no key, so no listening beyond loopback
     with pytest.raises(StudioError, match="without --api-key"):
-        cmd_serve(parser.parse_args(["serve", "--host", "0.0.0.0"]))
+        serve_command.run(parser.parse_args(["serve", "--host", "0.0.0.0"]))
     with pytest.raises(StudioError, match="not a web page's origin"):
-        cmd_serve(parser.parse_args(["serve", "--allow-origin", "*"]))
+        serve_command.run(parser.parse_args(["serve", "--allow-origin", "*"]))
 
 
 # -- what an input may cost -----------------------------------------------------------------

@@ -1,0 +1,58 @@
+"""chattts-studio-cli model status | download | verify | build-demo: the weights on disk."""
+
+import argparse
+import time
+from typing import Any
+
+from chattts_studio.core.cli.common import err
+
+
+def add_parser(sub: Any) -> None:
+    model = sub.add_parser("model")
+    msub = model.add_subparsers(dest="action", required=True)
+    msub.add_parser("status")
+    msub.add_parser("download", help="download the official weights from Hugging Face")
+    verify = msub.add_parser("verify")
+    verify.add_argument("name", nargs="?", default="official")
+    build = msub.add_parser("build-demo")
+    build.add_argument("name", nargs="?", default="demo", choices=["demo", "demo-full"])
+
+
+def run(args: argparse.Namespace) -> int:
+    from chattts_studio.core.weights import models
+
+    if args.action == "status":
+        for row in models.status():
+            state = (
+                "verified"
+                if row.verified
+                else ("present, NOT verified" if row.present else "absent")
+            )
+            print(f"{row.info.name:10} {row.info.kind:9} {state:22} {row.info.folder}")
+            if row.info.random_weights:
+                print(f"{'':10} {models.RANDOM_LABEL}")
+            if row.problem and row.present:
+                print(f"{'':10} {row.problem}")
+        return 0
+    if args.action == "verify":
+        info = models.resolve(args.name)
+        models.verify(info.folder, models.hashes_for(info), info.name)
+        print(f"{info.label}: every file matches its sha256 hash ({info.folder})")
+        return 0
+    if args.action == "build-demo":
+        info = models.build_demo(args.name, progress=lambda s: err(f"  {s}"))
+        print(f"built {info.label} in {info.folder}")
+        return 0
+    last = [0.0]
+
+    def progress(done: int, total: int) -> None:
+        if time.monotonic() - last[0] > 1 or (total and done >= total):
+            last[0] = time.monotonic()
+            share = f" of {total / 2**20:.0f} MiB ({100 * done / total:.0f} %)" if total else ""
+            err(f"  {done / 2**20:.0f} MiB{share}")
+
+    from chattts_studio.core.weights.download import download_official
+
+    info = download_official(progress)
+    print(f"downloaded and verified {info.label} into {info.folder}")
+    return 0

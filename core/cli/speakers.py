@@ -1,0 +1,130 @@
+"""chattts-studio-cli speakers list | sample | add | remove | rename | export | import: the
+speaker library; `add` keeps a voice through the keep-a-voice service."""
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from chattts_studio.core.cli.common import err, load_engine
+from chattts_studio.core.errors import BadTextError, StudioError
+from chattts_studio.core.voices.speakers import SpeakerLibrary
+
+
+def add_parser(sub: Any) -> None:
+    speakers = sub.add_parser("speakers")
+    ssub = speakers.add_subparsers(dest="action", required=True)
+    ssub.add_parser("list")
+    sample = ssub.add_parser("sample", help="print the speaker embedding of a seed")
+    sample.add_argument("--seed", type=int, required=True)
+    sample.add_argument("--model", default="demo")
+    add = ssub.add_parser(
+        "add", help="keep a voice: from a seed, an embedding, or a recording (--from-audio)"
+    )
+    add.add_argument("name")
+    add.add_argument("--seed", type=int)
+    add.add_argument("--embedding")
+    add.add_argument(
+        "--from-audio", metavar="FILE", help="clone the voice of a 3-30 s WAV/FLAC/OGG/MP3 clip"
+    )
+    add.add_argument("--transcript", help="what is said in the --from-audio clip, word for word")
+    add.add_argument(
+        "--keep-recording",
+        action="store_true",
+        help="also keep the clip itself (24 kHz FLAC) beside the library",
+    )
+    add.add_argument("--no-preview", action="store_true", help="do not make a preview clip")
+    add.add_argument("--replace", action="store_true", help="give an existing name this voice")
+    add.add_argument("--note", default="")
+    add.add_argument("--model", default="demo")
+    add.add_argument("--device", default=None)
+    remove = ssub.add_parser("remove")
+    remove.add_argument("name")
+    rename = ssub.add_parser("rename")
+    rename.add_argument("name")
+    rename.add_argument("new_name")
+    export = ssub.add_parser("export")
+    export.add_argument("path")
+    export.add_argument("names", nargs="*")
+    imp = ssub.add_parser("import")
+    imp.add_argument("path")
+
+
+def add_speaker(args: argparse.Namespace, library: SpeakerLibrary) -> int:
+    from chattts_studio.core.services.keep_voice import (
+        VoiceSource,
+        check_name_free,
+        keep_new_voice,
+    )
+
+    sources = [args.seed is not None, args.embedding is not None, args.from_audio is not None]
+    if sum(sources) != 1:
+        raise StudioError("Give one of --seed N, --embedding STRING or --from-audio FILE.")
+    if (args.transcript is not None) != (args.from_audio is not None):
+        raise StudioError("--from-audio FILE needs --transcript TEXT (what is said in it).")
+    check_name_free(library, args.name, args.replace)  # before any work
+    clip = None
+    if args.from_audio is not None:
+        from chattts_studio.core.text.prepare import check_text
+        from chattts_studio.core.voices.clone import read_clip
+
+        clip = read_clip(Path(args.from_audio))  # a bad clip fails before the model loads
+        try:
+            check_text(args.transcript)
+        except BadTextError as exc:
+            raise StudioError(f"The transcript cannot be used: {exc}") from None
+    engine = load_engine(args.model, args.device)
+    source = VoiceSource(args.seed, args.embedding, clip, args.transcript or "")
+    entry = keep_new_voice(
+        library,
+        engine,
+        args.name,
+        source,
+        note=args.note,
+        replace=args.replace,
+        preview=not args.no_preview,
+        keep_recording=args.keep_recording,
+    )
+    kind = "cloned from a recording" if entry.cloned else "from an embedding"
+    print(f"added speaker '{entry.name}' ({kind})")
+    if entry.preview:
+        print(f"  preview: {library.file(entry.preview)}")
+    return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    library = SpeakerLibrary()
+    if library.problem:
+        err(library.problem)
+    if args.action == "list":
+        for entry in library.entries:
+            seed = f"seed {entry.seed}" if entry.seed is not None else "no seed"
+            kind = "cloned" if entry.cloned else "embedding"
+            print(f"{entry.name}\t{seed}\t{entry.created}\t{entry.note}\t{kind}")
+        return 0
+    if args.action == "sample":
+        engine = load_engine(args.model)
+        print(engine.sample_speaker(args.seed))
+        return 0
+    if args.action == "add":
+        return add_speaker(args, library)
+    if args.action == "remove":
+        library.remove(args.name)
+        print(f"removed speaker '{args.name}'")
+        return 0
+    if args.action == "rename":
+        library.rename(args.name, args.new_name)
+        print(f"renamed '{args.name}' to '{args.new_name}'")
+        return 0
+    if args.action == "export":
+        count = library.export(Path(args.path), args.names or None)
+        print(f"exported {count} speaker(s) to {args.path}")
+        return 0
+    result = library.import_file(Path(args.path))
+    print(f"imported {args.path}: {result.counts()}")
+    if result.added:
+        print(f"added: {', '.join(result.added)}")
+    if result.skipped:
+        print(f"skipped, voice already in the library: {', '.join(result.skipped)}")
+    for old, new in result.renamed:
+        print(f"renamed: '{old}' -> '{new}' (the name was taken)")
+    return 0

@@ -1,0 +1,191 @@
+"""chattts-studio-cli synth: text (given, from a file, or a dialogue script) to one audio file,
+and subtitles when asked; through the synthesize service."""
+
+import argparse
+import signal
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from chattts_studio.core.cli.common import (
+    add_lexicon_option,
+    err,
+    lexicon_entries,
+    load_engine,
+    set_threads,
+    speaker_arg,
+)
+from chattts_studio.core.engine.request import SegmentResult, SynthesisRequest
+from chattts_studio.core.errors import StudioError
+
+
+def add_parser(sub: Any) -> None:
+    """The `synth` command's options (its help line is the registry's, in main.py)."""
+    d = SynthesisRequest(text="")
+    synth = sub.add_parser("synth")
+    synth.add_argument("text", nargs="?", help="the text to speak")
+    synth.add_argument("--file", help="read the text from a UTF-8 file")
+    synth.add_argument(
+        "--script", help="a dialogue script: 'Name: text' lines voiced by library speakers"
+    )
+    synth.add_argument(
+        "-o", "--output", required=True, help="output file; .wav, .flac, .ogg or .mp3"
+    )
+    synth.add_argument(
+        "--model", default="demo", help="demo, demo-full, official, or a folder (default: demo)"
+    )
+    synth.add_argument(
+        "--device",
+        default=None,
+        help="cpu, cuda, cuda:N or mps (default: the first CUDA device, else cpu)",
+    )
+    synth.add_argument(
+        "--precision",
+        default="fp32",
+        choices=["fp32", "fp16", "bf16", "int8"],
+        help="int8: the GPT quantized, CPU only, fastest there",
+    )
+    synth.add_argument("--threads", type=int, default=None, help="CPU threads for torch")
+    synth.add_argument("--segment-size", type=int, default=d.segment_size)
+    synth.add_argument(
+        "--batch-size",
+        type=int,
+        default=0,
+        help="segments decoded together; 0 (default): automatic, up to 16",
+    )
+    synth.add_argument("--speaker", help="a library name, a seed, or an embedding string")
+    synth.add_argument("--seed", type=int, default=d.seed)
+    synth.add_argument("--temperature", type=float, default=d.temperature)
+    synth.add_argument("--top-p", type=float, default=d.top_p)
+    synth.add_argument("--top-k", type=int, default=d.top_k)
+    synth.add_argument("--speed", type=int, default=d.speed, help="0-9 ([speed_N])")
+    synth.add_argument(
+        "--pause", type=float, default=d.pause_seconds, help="seconds of silence between segments"
+    )
+    synth.add_argument(
+        "--turn-pause",
+        type=float,
+        default=d.turn_pause_seconds,
+        help="seconds of silence between the lines of a --script",
+    )
+    synth.add_argument("--no-refine", action="store_true", help="skip ChatTTS's refine-text pass")
+    add_lexicon_option(synth)
+    synth.add_argument(
+        "--decoder",
+        default="fast",
+        choices=["fast", "stock"],
+        help="fast: Studio's decode loop (default); stock: ChatTTS's generate()",
+    )
+    synth.add_argument("--float", action="store_true", help="write 32-bit float WAV")
+    synth.add_argument("--subtitles", help="also write subtitles, one cue a sentence: .srt or .vtt")
+
+
+def read_text(args: argparse.Namespace) -> str:
+    given = [n for n, v in (("the text", args.text), ("--file", args.file)) if v is not None]
+    if args.script is not None:
+        given.append("--script")
+    if len(given) > 1:
+        raise StudioError(f"Give only one of {', '.join(given)}.")
+    if args.script is not None and args.speaker is not None:
+        raise StudioError("A script names its speakers on each line; leave out --speaker.")
+    if args.file is not None:
+        try:
+            return Path(args.file).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise StudioError(
+                f"Cannot read {args.file}: {getattr(exc, 'strerror', None) or exc}."
+            ) from None
+    if args.text is not None:
+        return str(args.text)
+    if args.script is None:
+        raise StudioError("Give the text to speak, --file PATH or --script PATH.")
+    return ""
+
+
+def say_segment(result: SegmentResult) -> None:
+    who = f" ({result.speaker})" if result.speaker else ""
+    err(
+        f"  segment {result.index + 1}/{result.segments}{who}: {result.steps} steps, "
+        f"{result.audio_seconds:.2f} s audio, RTF {result.rtf:.2f}"
+    )
+    if result.hit_cap:
+        err(
+            f"  warning: segment {result.index + 1} reached the step cap without "
+            "ending: its speech may be cut short; lower --segment-size"
+        )
+
+
+def run(args: argparse.Namespace) -> int:
+    from chattts_studio.core.audio.output import check_output_path
+    from chattts_studio.core.audio.subtitles import check_subtitle_path
+    from chattts_studio.core.engine.cancel import CancelToken
+    from chattts_studio.core.services.synthesize import plan_synthesis, synthesize_to_file
+    from chattts_studio.core.text.prepare import check_text
+
+    text = read_text(args)
+    output = Path(args.output)
+    check_output_path(output)
+    subtitles = Path(args.subtitles) if args.subtitles else None
+    if subtitles is not None:
+        check_subtitle_path(subtitles)
+    request = SynthesisRequest(
+        text=text,
+        seed=args.seed,
+        temperature=args.temperature,
+        top_p=args.top_p,
+        top_k=args.top_k,
+        refine_text=not args.no_refine,
+        speed=args.speed,
+        segment_size=args.segment_size,
+        batch_size=args.batch_size,  # 0: automatic, settled by Engine.plan
+        pause_seconds=args.pause,
+        turn_pause_seconds=args.turn_pause,
+        decoder=args.decoder,
+        lexicon=lexicon_entries(args),
+    )
+    request.validate()
+    set_threads(args.threads)
+    script = None
+    if args.script is not None:
+        from chattts_studio.core.text.dialogue import read_script, voices_for
+        from chattts_studio.core.voices.speakers import SpeakerLibrary
+
+        # The script and its speakers are checked before the model loads.
+        turns = read_script(Path(args.script))
+        voices = voices_for(turns, {e.name: e.voice for e in SpeakerLibrary().entries})
+        script = (turns, voices)
+    else:
+        check_text(text)  # bad text fails before the model loads
+    engine = load_engine(args.model, args.device, args.precision)
+    if script is not None:
+        plan = plan_synthesis(engine, request, script[1], script[0])
+    else:
+        voice, seed = speaker_arg(args.speaker, engine)
+        seed = seed if seed is not None else args.seed
+        plan = plan_synthesis(engine, replace(request, voice=voice, seed=seed))
+    err(f"{len(plan.segments)} segment(s), batch size {plan.batch_size}")
+    token = CancelToken()
+    signal.signal(signal.SIGINT, lambda *_: token.cancel())
+    random_note = (
+        " (random demo weights: noise, not speech)"
+        if engine.loaded and engine.loaded.info.random_weights
+        else ""
+    )
+    tags = {"software": "ChatTTS Studio", "comment": f"ChatTTS Studio{random_note}"}
+    written = synthesize_to_file(
+        engine,
+        plan,
+        output,
+        float32=args.float,
+        tags=tags,
+        subtitles=subtitles,
+        cancel=token,
+        on_segment=say_segment,
+    )
+    summary = written.summary
+    assert summary is not None
+    print(
+        f"wrote {output}: {written.seconds:.2f} s of audio in "
+        f"{summary.wall_seconds:.2f} s, RTF {summary.rtf:.3f}{random_note}"
+    )
+    return 0

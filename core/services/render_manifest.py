@@ -1,0 +1,124 @@
+"""Rendering a manifest: every item to one audio file in a folder, here in one continuous batch
+or on a Ray cluster's workers, resumable (core/render/manifest/). The driver's side
+(render_manifest) resolves every speaker once, makes what the folder lacks and writes the
+output manifest; a Ray worker's side (ItemWorker) is one loaded model making items' bytes."""
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from chattts_studio.core.engine.cancel import CancelToken
+from chattts_studio.core.errors import Cancelled
+from chattts_studio.core.render.manifest.items import ManifestItem, WorkItem, resolve_items
+from chattts_studio.core.render.manifest.run import (
+    ItemRenderer,
+    ItemResult,
+    ManifestJob,
+    ManifestOptions,
+    render_local,
+)
+from chattts_studio.core.render.manifest.store import ItemEntry
+
+if TYPE_CHECKING:
+    from chattts_studio.core.engine.engine import Engine
+
+ItemSink = Callable[[ItemEntry], None]
+
+
+class ItemCluster(Protocol):
+    """Where a manifest's items are made when not here (ClusterRender, on Ray workers)."""
+
+    def run(
+        self, job: ManifestJob, cancel: CancelToken | None = None, on_item: ItemSink | None = None
+    ) -> int: ...
+
+
+class ManifestCancelled(Cancelled):
+    """Cancelled once what was finished is written: `done` of `total` items are in the
+    folder."""
+
+    def __init__(self, done: int, total: int) -> None:
+        super().__init__(f"{done} of {total} items written")
+        self.done, self.total = done, total
+
+
+@dataclass(frozen=True)
+class ManifestPlan:
+    items: int
+    kept: int  # already in the folder
+    pending: int  # to make now
+
+
+@dataclass(frozen=True)
+class ManifestRendered:
+    folder: Path
+    output: Path  # the output manifest (manifest.out.jsonl)
+    items: int
+    made: int
+    kept: int
+    random_weights: bool
+
+
+def render_manifest(
+    engine: "Engine",
+    items: list[ManifestItem],
+    source: Path,
+    folder: Path,
+    options: ManifestOptions,
+    *,
+    cluster: ItemCluster | None = None,
+    cancel: CancelToken | None = None,
+    on_plan: Callable[[ManifestPlan], None] | None = None,
+    on_item: ItemSink | None = None,
+) -> ManifestRendered:
+    """Make the items `folder` does not hold yet, here with `engine` or on `cluster`, then the
+    output manifest. `engine` resolves every speaker once (a seed's speaker drawn, a cloned
+    voice's transcript normalised, never on a worker); with a cluster it is unloaded after
+    that. ManifestCancelled once what was finished is written."""
+    work = resolve_items(items, engine, source)
+    assert engine.loaded is not None
+    random_weights = engine.loaded.info.random_weights
+    job = ManifestJob(work, Path(folder), options, engine.loaded)
+    with job.store:
+        pending = job.pending()
+        if on_plan is not None:
+            on_plan(ManifestPlan(len(work), len(job.kept), len(pending)))
+        try:
+            if cluster is not None:
+                engine.unload()  # the workers hold the model now
+                made = cluster.run(job, cancel, on_item)
+            else:
+                made = render_local(job, engine, cancel, on_item)
+        except Cancelled:
+            raise ManifestCancelled(len(job.kept) + len(job.store.made), len(work)) from None
+        output = job.finish()
+    return ManifestRendered(Path(folder), output, len(work), made, len(job.kept), random_weights)
+
+
+class ItemWorker:
+    """The body of one Ray worker: one loaded model, one continuous batch; `render` makes a
+    chunk of items and sends their encoded files back to the driver."""
+
+    def __init__(
+        self, model: str, precision: str, options: ManifestOptions, cpus: int, gpu: bool
+    ) -> None:
+        from chattts_studio.core.engine.engine import Engine
+
+        if not gpu:
+            import torch
+
+            torch.set_num_threads(max(1, cpus))
+        self.engine = Engine()
+        self.engine.load(model, None if gpu else "cpu", precision)
+        self.renderer = ItemRenderer(self.engine, options)
+
+    def render(self, items: list[WorkItem]) -> list[ItemResult]:
+        results: list[ItemResult] = []
+        self.renderer.render(items, results.append)
+        return results
+
+    def where(self) -> str:
+        import socket
+
+        return socket.gethostname()

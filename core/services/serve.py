@@ -1,0 +1,93 @@
+"""Serving the speech API: one Batcher over the loaded model itself (never a second copy) and
+the app over it, listening until interrupted (the command line) or on a thread of its own
+until closed (the window)."""
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import chattts_studio.core.serve.app as api
+from chattts_studio.core.engine.batcher import Batcher
+from chattts_studio.core.errors import StudioError
+from chattts_studio.core.serve.access import Access
+from chattts_studio.core.serve.app import ApiThread, ServeLimits, SpeechServer
+
+if TYPE_CHECKING:
+    from chattts_studio.core.engine.engine import Engine
+
+START_SECONDS = 30.0  # how long start() waits for uvicorn to listen
+
+
+class CannotListen(StudioError):
+    """The API could not listen on its address (the port is taken, say)."""
+
+    def __init__(self, host: str, port: int) -> None:
+        super().__init__(f"Cannot listen on {host}:{port}.")
+        self.host, self.port = host, port
+
+
+@dataclass(frozen=True)
+class ServeOptions:
+    host: str = "127.0.0.1"
+    port: int = 8000  # 0: one the system picks
+    api_key: str | None = None  # asked of every request but /health when set
+    slots: int = 16  # decoder rows shared by requests
+    queue: int = 64  # most requests waiting for a row
+    limits: ServeLimits = field(default_factory=ServeLimits)
+    access: Access | None = None  # None: Access(host): the Host and Origin checks for it
+
+
+class SpeechService:
+    """The batcher and the app over `engine`'s loaded model; serve() blocks, start() and
+    close() run it on a thread. While it lives, the batcher alone uses the model."""
+
+    def __init__(self, engine: "Engine", options: ServeOptions) -> None:
+        self.options = options
+        self.batcher = Batcher(engine, slots=options.slots, max_waiting=options.queue)
+        access = options.access or Access(host=options.host)
+        self.server = SpeechServer(engine, self.batcher, options.api_key, options.limits, access)
+        self._thread: ApiThread | None = None
+
+    def serve(self, on_listening: Callable[[], None]) -> None:
+        """Serve until interrupted (Ctrl+C); `on_listening` is called once it listens."""
+        self.batcher.start()
+        try:
+            api.serve_app(self.server, self.options.host, self.options.port, on_listening)
+        finally:
+            self.batcher.close()
+
+    def start(self, stop_seconds: float | None = None, wait_seconds: float = START_SECONDS) -> None:
+        """Listen on a thread of its own; CannotListen (with everything stopped again) when it
+        cannot. close() gives clients in flight `stop_seconds` to finish."""
+        thread = self._thread = ApiThread(
+            self.server, self.options.host, self.options.port, stop_seconds
+        )
+        self.batcher.start()
+        if not thread.start(wait_seconds):
+            self.close()
+            raise CannotListen(self.options.host, self.options.port)
+
+    @property
+    def address(self) -> str:
+        return self._thread.address if self._thread else ""
+
+    @property
+    def port(self) -> int:
+        """The port it listens on (the system's pick for port 0); 0 before it listens."""
+        return self._thread.port if self._thread else 0
+
+    @property
+    def requests(self) -> int:
+        """Speech requests taken so far (plain counters: safe to read from any thread)."""
+        return self.batcher.stats.requests
+
+    @property
+    def running(self) -> int:
+        return self.batcher.active_requests()
+
+    def close(self) -> None:
+        """Stop listening, then end the batcher: both threads are gone when it returns and the
+        model is the caller's alone again."""
+        if self._thread is not None:
+            self._thread.stop()
+        self.batcher.close()
