@@ -47,7 +47,7 @@ window = build_window(None)
 window.show()
 QTimer.singleShot(1500, window.close)
 app.exec()
-assert window.host.thread.isFinished(), "the worker thread outlived the window"
+assert window.host.worker_thread.isFinished(), "the worker thread outlived the window"
 print("window opened and closed offscreen")
 PY
      ); then

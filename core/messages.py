@@ -83,3 +83,12 @@ def not_json(path: str | os.PathLike[str]) -> Sentence:
         source=str(path),
         format="JSON",
     )
+
+
+def clock(seconds: float | None) -> str:
+    """A duration as the CLI and the window show it: m:ss, or h:mm:ss from an hour on."""
+    if seconds is None:
+        return "--:--"
+    seconds = max(0, round(seconds))
+    hours, rest = divmod(seconds, 3600)
+    return f"{hours}:{rest // 60:02d}:{rest % 60:02d}" if hours else f"{rest // 60}:{rest % 60:02d}"

@@ -13,6 +13,7 @@ import argparse
 import os
 import sys
 from pathlib import Path
+from types import TracebackType
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QCoreApplication, QEvent, Qt
@@ -105,7 +106,7 @@ def open_window(
 
         server.file_received.connect(received)
         server.listen()
-        window.instance_server = server  # type: ignore[attr-defined]
+        window.instance_server = server
     return window
 
 
@@ -154,7 +155,9 @@ def main(argv: list[str] | None = None) -> int:
     window = open_window(args.model, file, instance_name)
     previous = sys.excepthook
 
-    def report(kind, error, trace) -> None:  # type: ignore[no-untyped-def]
+    def report(
+        kind: type[BaseException], error: BaseException, trace: TracebackType | None
+    ) -> None:
         # A bug in a slot is printed by Qt and the app goes on: the person must see it too.
         previous(kind, error, trace)
         if isinstance(error, Exception):
@@ -163,10 +166,10 @@ def main(argv: list[str] | None = None) -> int:
     sys.excepthook = report
     window.show()
     code = app.exec()
-    window.instance_server.close()  # type: ignore[attr-defined]  # a later launch starts anew
+    window.instance_server.close()  # a later launch starts anew
     # The window may have gone while the worker was still inside a load: never let Python
     # tear a running QThread down (Qt aborts the process); wait for it to end.
-    window.host.thread.wait()
+    window.host.worker_thread.wait()
     window.host.release()
     sys.excepthook = previous  # `report` holds the window
     close_window(window)

@@ -9,6 +9,7 @@ import math
 import os
 from enum import StrEnum
 from pathlib import Path
+from typing import SupportsFloat, SupportsIndex, SupportsInt
 
 from PySide6.QtCore import QByteArray, QSettings
 
@@ -182,10 +183,15 @@ class Settings:
         try:
             if isinstance(default, bool):
                 return value if isinstance(value, bool) else str(value).lower() == "true"
+            # A value int() or float() cannot take falls back to the default (the except).
             if isinstance(default, int):
-                return int(value)  # type: ignore[call-overload]
+                if not isinstance(value, (str, bytes, SupportsInt, SupportsIndex)):
+                    raise TypeError(value)
+                return int(value)
             if isinstance(default, float):
-                number = float(value)  # type: ignore[arg-type]
+                if not isinstance(value, (str, bytes, SupportsFloat, SupportsIndex)):
+                    raise TypeError(value)
+                number = float(value)
                 return number if math.isfinite(number) else default
             if isinstance(default, QByteArray):
                 return value if isinstance(value, QByteArray) else QByteArray()

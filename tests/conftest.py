@@ -74,7 +74,7 @@ def delete_leftover_widgets() -> None:
         return
     for widget in leftovers:
         host = getattr(widget, "host", None)
-        if host is not None and host.thread.isRunning():
+        if host is not None and host.worker_thread.isRunning():
             widget.close()  # a window's worker thread must end before the window goes
         widget.deleteLater()
     QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
@@ -155,7 +155,7 @@ def window_maker(qtbot, ready):  # type: ignore[no-untyped-def]
     yield make
     for window in windows:
         window.close()
-        assert not window.host.thread.isRunning(), "the worker thread is still running"
+        assert not window.host.worker_thread.isRunning(), "the worker thread is still running"
         window.deleteLater()
     QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
     gc.collect()

@@ -208,9 +208,9 @@ WINDOW_CHECK = textwrap.dedent(
     assert window.isVisible() and not window.windowIcon().isNull()
     QTimer.singleShot(300, window.close)
     app.exec()  # closing finishes in the event loop, as in main()
-    window.host.thread.wait()
+    window.host.worker_thread.wait()
     window.host.release()
-    assert window.host.thread.isFinished(), "the worker thread outlived the window"
+    assert window.host.worker_thread.isFinished(), "the worker thread outlived the window"
     print("window ok from", Path(gui.__file__).parent)
     """
 )

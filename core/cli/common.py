@@ -90,3 +90,19 @@ def check_folder(folder: Path) -> None:
         raise StudioError(f"{folder} is not a folder; give a folder for the render.")
     if not folder.exists() and not folder.parent.is_dir():
         raise StudioError(f"The folder {folder.parent} does not exist.")
+
+
+def add_voice_options(parser: argparse.ArgumentParser) -> None:
+    """Who speaks and how: the options `synth` and `render` share, defaults from the request."""
+    from chattts_studio.core.engine.request import SynthesisRequest
+
+    d = SynthesisRequest(text="")
+    parser.add_argument("--speaker", help="a library name, a seed, or an embedding string")
+    parser.add_argument("--seed", type=int, default=d.seed)
+    parser.add_argument("--temperature", type=float, default=d.temperature)
+    parser.add_argument("--top-p", type=float, default=d.top_p)
+    parser.add_argument("--top-k", type=int, default=d.top_k)
+    parser.add_argument("--speed", type=int, default=d.speed, help="0-9 ([speed_N])")
+    parser.add_argument(
+        "--pause", type=float, default=d.pause_seconds, help="seconds of silence between segments"
+    )

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from chattts_studio.core.cli.common import (
     EXIT_CANCELLED,
     add_lexicon_option,
+    add_voice_options,
     check_folder,
     err,
     lexicon_entries,
@@ -22,6 +23,7 @@ from chattts_studio.core.cli.common import (
 )
 from chattts_studio.core.engine.request import AUTO_BATCH_MAX, SynthesisRequest
 from chattts_studio.core.errors import StudioError
+from chattts_studio.core.messages import clock
 from chattts_studio.core.render.book import FORMATS, RenderProgress
 
 if TYPE_CHECKING:
@@ -85,15 +87,7 @@ def add_parser(sub: Any) -> None:
         help=f"segments decoded together, and the size of a run group; 0 (default): "
         f"{AUTO_BATCH_MAX}",
     )
-    render.add_argument("--speaker", help="a library name, a seed, or an embedding string")
-    render.add_argument("--seed", type=int, default=d.seed)
-    render.add_argument("--temperature", type=float, default=d.temperature)
-    render.add_argument("--top-p", type=float, default=d.top_p)
-    render.add_argument("--top-k", type=int, default=d.top_k)
-    render.add_argument("--speed", type=int, default=d.speed, help="0-9 ([speed_N])")
-    render.add_argument(
-        "--pause", type=float, default=d.pause_seconds, help="seconds of silence between segments"
-    )
+    add_voice_options(render)
     render.add_argument("--no-refine", action="store_true", help="skip ChatTTS's refine-text pass")
     add_lexicon_option(render)
     render.add_argument("--decoder", default="fast", choices=["fast", "stock"])
@@ -116,14 +110,6 @@ def add_parser(sub: Any) -> None:
     render.add_argument(
         "--ray-actors", type=int, default=None, metavar="N", help="at most N Ray workers"
     )
-
-
-def clock(seconds: float | None) -> str:
-    if seconds is None:
-        return "--:--"
-    seconds = max(0, round(seconds))
-    hours, rest = divmod(seconds, 3600)
-    return f"{hours}:{rest // 60:02d}:{rest % 60:02d}" if hours else f"{rest // 60}:{rest % 60:02d}"
 
 
 class ProgressView:

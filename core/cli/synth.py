@@ -9,6 +9,7 @@ from typing import Any
 
 from chattts_studio.core.cli.common import (
     add_lexicon_option,
+    add_voice_options,
     err,
     lexicon_entries,
     load_engine,
@@ -53,15 +54,7 @@ def add_parser(sub: Any) -> None:
         default=0,
         help="segments decoded together; 0 (default): automatic, up to 16",
     )
-    synth.add_argument("--speaker", help="a library name, a seed, or an embedding string")
-    synth.add_argument("--seed", type=int, default=d.seed)
-    synth.add_argument("--temperature", type=float, default=d.temperature)
-    synth.add_argument("--top-p", type=float, default=d.top_p)
-    synth.add_argument("--top-k", type=int, default=d.top_k)
-    synth.add_argument("--speed", type=int, default=d.speed, help="0-9 ([speed_N])")
-    synth.add_argument(
-        "--pause", type=float, default=d.pause_seconds, help="seconds of silence between segments"
-    )
+    add_voice_options(synth)
     synth.add_argument(
         "--turn-pause",
         type=float,

@@ -67,10 +67,10 @@ class MessageLabel(QLabel):
         margins = self.contentsMargins()
         return self.fontMetrics().lineSpacing() * self.lines + margins.top() + margins.bottom() + 2
 
-    def text(self) -> str:  # type: ignore[override]
+    def text(self) -> str:
         return self._full
 
-    def setText(self, text: str) -> None:  # type: ignore[override]
+    def setText(self, text: str) -> None:
         self._full = text or ""
         self._fit()
         if self._hide_when_empty:

@@ -24,7 +24,7 @@ def nice_step(least: float) -> float:
 
 class ReadableAxis(pg.AxisItem):
     def __init__(self, *args: object, **kwargs: object) -> None:
-        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        super().__init__(*args, **kwargs)
         # An SI prefix re-lays out the label on every range change (a paint costs more on
         # the UI thread for nothing: seconds, MiB and RTF read fine without one).
         self.enableAutoSIPrefix(False)
@@ -36,7 +36,9 @@ class ReadableAxis(pg.AxisItem):
             return metrics.height()
         return metrics.horizontalAdvance("00000")  # "0.25", "1000", "12.5": up to five
 
-    def tickSpacing(self, minVal, maxVal, size):  # type: ignore[no-untyped-def]  # pyqtgraph's
+    def tickSpacing(  # pyqtgraph's name
+        self, minVal: float, maxVal: float, size: float
+    ) -> list[tuple[float, float]]:
         span = abs(maxVal - minVal)
         if span == 0 or size <= 0:
             return super().tickSpacing(minVal, maxVal, size)

@@ -18,12 +18,13 @@ window's garbage kept alive until the worker's gc.collect() finds it, deadlocks 
 import itertools
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import TypeVar, cast
 
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 from shiboken6 import isValid
 
 Deliver = Callable[[object, bool], None]
+T = TypeVar("T")  # what a task's work returns and its `done` takes
 
 
 class _Relay(QObject):
@@ -86,8 +87,8 @@ def _run(work: Callable[[], object], number: int, relay: _Relay) -> None:
 
 
 def in_background(
-    work: Callable[[], Any],
-    done: Callable[[Any], None],
+    work: Callable[[], T],
+    done: Callable[[T], None],
     failed: Callable[[Exception], None] | None = None,
     owner: QObject | None = None,
 ) -> None:
@@ -103,10 +104,11 @@ def in_background(
         if owner is not None and not isValid(owner):
             return  # the widget it was for is gone (a closed window)
         if ok:
-            done(value)
-        elif failed is not None:
-            failed(value)  # type: ignore[arg-type]
-        else:
-            raise value  # type: ignore[misc]
+            done(cast(T, value))  # what `work` returned, through the queued signal
+            return
+        assert isinstance(value, Exception)  # what `work` raised (_run)
+        if failed is None:
+            raise value
+        failed(value)
 
     pool().submit(_run, work, _relay.add(deliver, owner), _relay)

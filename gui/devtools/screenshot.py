@@ -12,6 +12,7 @@ import argparse
 import os
 import sys
 import time
+from collections.abc import Callable
 
 from PySide6.QtCore import Qt
 
@@ -40,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
     window.move(0, 0)
     window.show()
 
-    def spin(done, seconds: float = 300.0) -> bool:  # type: ignore[no-untyped-def]
+    def spin(done: Callable[[], object], seconds: float = 300.0) -> bool:
         end = time.monotonic() + seconds
         while time.monotonic() < end and not done():
             app.processEvents()

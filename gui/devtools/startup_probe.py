@@ -18,6 +18,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 FIGURES = (
@@ -53,7 +54,7 @@ def _child(model: str, device: str) -> dict[str, object]:
         stamps["engine"] = time.time()
     window.show()
 
-    def spin(done, seconds: float = CHILD_TIMEOUT_S) -> None:  # type: ignore[no-untyped-def]
+    def spin(done: Callable[[], object], seconds: float = CHILD_TIMEOUT_S) -> None:
         end = time.monotonic() + seconds
         while not done():
             if time.monotonic() > end:

@@ -37,9 +37,9 @@ if (
     from chattts_studio.core.engine.devices import Device, Precision
 
 # Translated where they are shown (module constants are made before any translator).
-LOADING = QT_TRANSLATE_NOOP("Controls", "loading…")
+LOADING: str = QT_TRANSLATE_NOOP("Controls", "loading…")  # type: ignore[assignment]  # stub says object; it returns the text
 SEGMENT_RANGE = (10, MAX_CJK_SEGMENT)
-LOCKED_NOTE = QT_TRANSLATE_NOOP(
+LOCKED_NOTE: str = QT_TRANSLATE_NOOP(  # type: ignore[assignment]  # stub says object; it returns the text
     "Controls",
     "Locked: the running synthesis uses this value. Change it when the job ends (or after "
     "Esc); the change applies to the next job.",

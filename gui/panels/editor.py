@@ -3,10 +3,11 @@
 Counting segments reads the whole text: a short one is counted at once, a long one (100,000
 characters take about 0.1 s) on the thread pool, so neither typing nor a paste waits for it."""
 
+from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import QMimeData, Qt, QTimer, Signal
-from PySide6.QtGui import QDragEnterEvent, QDropEvent, QFont
+from PySide6.QtGui import QDragEnterEvent, QDragMoveEvent, QDropEvent, QFont
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -59,7 +60,7 @@ class TextEditor(QPlainTextEdit):
         else:
             super().dragEnterEvent(event)
 
-    def dragMoveEvent(self, event) -> None:  # type: ignore[no-untyped-def]
+    def dragMoveEvent(self, event: QDragMoveEvent) -> None:  # Qt's name
         if _text_file(event.mimeData()):
             event.acceptProposedAction()
         else:
@@ -141,11 +142,14 @@ class EditorPanel(QWidget):
     def token_menu(self) -> QMenu:
         menu = QMenu(translate("Editor", "Insert &token"), self)
         for token in (*QUICK_TOKENS, "[v_break]", "[llbreak]"):
-            menu.addAction(token, lambda t=token: self.insert_token(t))
+            menu.addAction(token, self._inserter(token))
         speed = menu.addMenu(translate("Editor", "&Speed"))
         for n in range(10):
-            speed.addAction(f"[speed_{n}]", lambda t=f"[speed_{n}]": self.insert_token(t))
+            speed.addAction(f"[speed_{n}]", self._inserter(f"[speed_{n}]"))
         return menu
+
+    def _inserter(self, token: str) -> Callable[[], None]:
+        return lambda: self.insert_token(token)
 
     def insert_token(self, token: str) -> None:
         self.editor.insertPlainText(token)

@@ -146,7 +146,7 @@ class LivePanel(QWidget):
             grid.addWidget(QLabel(right), row, 2)
             grid.addWidget(right_value, row, 3)
         # Who speaks (a dialogue) shares the progress row: no taller panel for it.
-        progress_row = (
+        progress_row: tuple[str | QWidget, ...] = (
             translate("Live", "Progress"),
             self.progress,
             translate("Live", "Speaking"),

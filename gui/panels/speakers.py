@@ -2,6 +2,7 @@
 the speaker library shared with the command line: list, rename, delete, import, export."""
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -346,7 +347,7 @@ class SpeakerPanel(QWidget):
             said = translate("Speaker", "Exported the library to {path}.").format(path=path)
             self._guard(lambda: self.library.export(path), said)
 
-    def _guard(self, action, done: str) -> None:  # type: ignore[no-untyped-def]
+    def _guard(self, action: Callable[[], object], done: str) -> None:
         try:
             action()
         except StudioError as exc:

@@ -12,10 +12,11 @@ from PySide6.QtWidgets import QDockWidget
 from chattts_studio.core.engine.request import AUTO_BATCH_MAX
 from chattts_studio.core.render.book import RenderOptions
 from chattts_studio.gui.render.queue import RenderQueue
+from chattts_studio.gui.window.base import WindowBase
 from chattts_studio.gui.worker.jobs import Job, JobKind, RenderDone, RenderSpec
 
 
-class RenderJobs:
+class RenderJobs(WindowBase):
     """Mixed into MainWindow; uses its worker host, editor, controls and job state."""
 
     def _build_render_queue(self) -> None:
@@ -54,7 +55,7 @@ class RenderJobs:
         request = self.settings_request("")
         speaker = self.speakers.current()
         options = RenderOptions(
-            **self.render_queue.options(),  # type: ignore[arg-type]
+            **self.render_queue.options(),
             group_size=request.batch_size or AUTO_BATCH_MAX,
         )
         seed = speaker.seed if speaker.embedding is None else None

@@ -10,6 +10,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypedDict
 
 from PySide6.QtCore import QUrl, Signal
 from PySide6.QtGui import QDesktopServices
@@ -33,6 +34,14 @@ from chattts_studio.gui.worker.jobs import Job, Progress, RenderDone, RenderSpec
 
 # The window's side: the spec of a job from its source, text, title and folder.
 SpecMaker = Callable[[Path | None, str, str, Path], RenderSpec]
+
+
+class RenderChoices(TypedDict):
+    """What the queue's options row chooses: RenderOptions' fields of the same names."""
+
+    format: str
+    subtitles: str | None  # "srt" or "vtt"
+    loudness: float | None  # target LUFS
 
 
 def choose_folder(parent: QWidget, start: str) -> Path | None:
@@ -185,7 +194,7 @@ class RenderQueue(QWidget):
         self.wanted.emit()
         return item
 
-    def options(self) -> dict[str, object]:
+    def options(self) -> RenderChoices:
         """The render options chosen here (RenderOptions' fields)."""
         return {
             "format": self.format_box.currentText(),

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from chattts_studio.core.engine.cancel import CancelToken
 from chattts_studio.core.engine.request import AUTO_BATCH_MAX
 from chattts_studio.core.errors import StudioError
+from chattts_studio.core.messages import clock
 from chattts_studio.core.text.chapters import Book, read_book, text_chapters
 from chattts_studio.gui.i18n import translate
 from chattts_studio.gui.worker.jobs import RenderDone, RenderSpec
@@ -21,14 +22,6 @@ if TYPE_CHECKING:
     from chattts_studio.core.services.render_book import BookPlan
 
 Report = Callable[[str, float, str], None]  # stage, fraction (0..1), detail
-
-
-def clock(seconds: float | None) -> str:
-    if seconds is None:
-        return "--:--"
-    seconds = max(0, round(seconds))
-    hours, rest = divmod(seconds, 3600)
-    return f"{hours}:{rest // 60:02d}:{rest % 60:02d}" if hours else f"{rest // 60}:{rest % 60:02d}"
 
 
 def progress_line(p: "RenderProgress") -> str:

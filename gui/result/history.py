@@ -21,6 +21,7 @@ from chattts_studio.core.voices.voice import Voice
 from chattts_studio.gui.common.notices import figure, plural
 from chattts_studio.gui.common.tasks import in_background
 from chattts_studio.gui.i18n import core_text, translate
+from chattts_studio.gui.result.base import ResultBase
 from chattts_studio.gui.settings import Key, Settings
 from chattts_studio.gui.worker.jobs import SynthesisJob, SynthesisOutcome
 
@@ -150,10 +151,11 @@ class HistoryEntry:
         )
 
 
-class ResultHistory:
+class ResultHistory(ResultBase):
     """Mixed into ResultPanel (its history list, result and player)."""
 
     history_limit = DEFAULT_LIMIT_BYTES
+    history: list[HistoryEntry]  # oldest first, made by panel.py
 
     def _build_usage(self) -> None:
         self.usage_label = QLabel()
@@ -276,9 +278,12 @@ class ResultHistory:
             if entry.store is not None:
                 entry.store.close()
         doomed = [e.store for e in gone if e.store is not None]
-        in_background(
-            lambda: [s.delete() for s in doomed], lambda _: self._update_usage(), owner=self
-        )
+
+        def delete() -> None:
+            for store in doomed:
+                store.delete()
+
+        in_background(delete, lambda _: self._update_usage(), owner=self)
 
     def _update_usage(self) -> None:
         folder = self.history_store

@@ -11,7 +11,7 @@ from dataclasses import replace
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -37,7 +37,7 @@ from chattts_studio.gui.i18n import core_text
 from chattts_studio.gui.result.history import HistoryEntry, ResultHistory
 from chattts_studio.gui.result.playback import ResultPlayback
 from chattts_studio.gui.result.saving import ResultSaving
-from chattts_studio.gui.worker.worker import SynthesisOutcome
+from chattts_studio.gui.worker.jobs import SynthesisOutcome
 
 WAVEFORM_POINTS = 4000
 # What a finished segment keeps of its audio in memory: nothing (its samples are in the store).
@@ -57,11 +57,7 @@ def envelope(audio: np.ndarray, points: int = WAVEFORM_POINTS) -> tuple[np.ndarr
     return times, values
 
 
-class ResultPanel(QWidget, ResultPlayback, ResultHistory, ResultSaving):
-    message = Signal(str)
-    folder_used = Signal(str)
-    history_limit_changed = Signal(object)  # bytes (more than an int of Qt's holds)
-
+class ResultPanel(ResultPlayback, ResultHistory, ResultSaving):
     def __init__(
         self,
         player: Player | None = None,
@@ -82,7 +78,10 @@ class ResultPanel(QWidget, ResultPlayback, ResultHistory, ResultSaving):
         self.running = False
         self._chunk_segment = 0
         self._segment_start: dict[int, int] = {}
-        self._drawn = (None, -1)  # (store, envelope version) last drawn
+        self._drawn: tuple[ResultStore | None, int] = (
+            None,
+            -1,
+        )  # (store, envelope version) last drawn
         self._init_playback()
         self.output_problem = core_text(output_available()) or None
         self._build()
@@ -127,8 +126,8 @@ class ResultPanel(QWidget, ResultPlayback, ResultHistory, ResultSaving):
         self.waveform.hideAxis("left")
         self.waveform.setYRange(-1, 1)
         self.wave_curve = self.waveform.plot(pen=pg.mkPen("#16a085"))
-        self.cursor = pg.InfiniteLine(0, movable=True, pen=pg.mkPen("#c0392b", width=2))
-        self.waveform.addItem(self.cursor)
+        self.wave_cursor = pg.InfiniteLine(0, movable=True, pen=pg.mkPen("#c0392b", width=2))
+        self.waveform.addItem(self.wave_cursor)
         # Every result kept, newest last, scrolling; each names its device and precision, so
         # a bf16 and an int8 run of the same text tell apart.
         self.history_list = QListWidget()
@@ -172,7 +171,7 @@ class ResultPanel(QWidget, ResultPlayback, ResultHistory, ResultSaving):
         self.play_button.clicked.connect(self.play)
         self.stop_button.clicked.connect(self.user_stop)
         self.seek.sliderReleased.connect(lambda: self.play(self.seek.value()))
-        self.cursor.sigPositionChangeFinished.connect(
+        self.wave_cursor.sigPositionChangeFinished.connect(
             lambda line: self.play(int(line.value() * SAMPLE_RATE))
         )
         self.save_button.clicked.connect(self.save_dialog)
@@ -358,7 +357,7 @@ class ResultPanel(QWidget, ResultPlayback, ResultHistory, ResultSaving):
         position = min(self.player.position, length) if self.player.playing else self.seek.value()
         if not self.seek.isSliderDown():
             self.seek.setValue(position)
-        self.cursor.setValue(position / SAMPLE_RATE)
+        self.wave_cursor.setValue(position / SAMPLE_RATE)
         self.time_label.setText(f"{position / SAMPLE_RATE:.1f} / {length / SAMPLE_RATE:.1f} s")
 
     def _show_audio(self, only_if_changed: bool = False) -> None:

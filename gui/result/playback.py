@@ -6,9 +6,10 @@ from chattts_studio.core import SAMPLE_RATE
 from chattts_studio.core.errors import StudioError
 from chattts_studio.core.results.feeder import StoreFeeder
 from chattts_studio.gui.i18n import core_text
+from chattts_studio.gui.result.base import ResultBase
 
 
-class ResultPlayback:
+class ResultPlayback(ResultBase):
     """Mixed into ResultPanel (its store, player and buttons)."""
 
     def _init_playback(self) -> None:

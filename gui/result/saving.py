@@ -25,6 +25,7 @@ from chattts_studio.gui.common import dialogs
 from chattts_studio.gui.common.notices import plural
 from chattts_studio.gui.common.tasks import in_background
 from chattts_studio.gui.i18n import core_text
+from chattts_studio.gui.result.base import ResultBase
 
 Span = tuple[int, int]  # samples [first, end) of a store
 Subtitles = tuple[Path, list[Cue]]  # a subtitle file to write and its cues
@@ -47,11 +48,11 @@ def write_files(
         raise AudioError(os_error_sentence("save", first, exc)) from None
     try:
         parts = []
-        for target, (first, end) in zip(targets, spans, strict=True):
+        for target, (start, end) in zip(targets, spans, strict=True):
             part = staging / target.name
             try:
                 with AudioStreamWriter(part, pause_seconds=0.0) as out:
-                    for block in store.blocks(first, end):
+                    for block in store.blocks(start, end):
                         if cancel is not None:
                             cancel.check()
                         out.write(block)
@@ -73,7 +74,7 @@ def write_files(
     return targets + subtitle_targets
 
 
-class ResultSaving:
+class ResultSaving(ResultBase):
     """Mixed into ResultPanel: Save (the dialog, then the pool) and save_to (at once)."""
 
     _export: CancelToken | None = None  # the export running now

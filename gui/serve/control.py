@@ -17,13 +17,14 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QTimer
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QInputDialog
+from PySide6.QtWidgets import QInputDialog, QMenu
 
 from chattts_studio.gui.i18n import translate
 from chattts_studio.gui.serve.panel import ServePanel
 from chattts_studio.gui.serve.serving import ModelServing
 from chattts_studio.gui.settings import Key
-from chattts_studio.gui.worker.worker import Job
+from chattts_studio.gui.window.base import WindowBase
+from chattts_studio.gui.worker.jobs import Job
 
 if TYPE_CHECKING:
     from chattts_studio.gui.serve.serving import ServeSession
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
 POLL_MS = 500
 
 
-class ServeControl:
+class ServeControl(WindowBase):
     """Mixed into MainWindow; uses its worker host, job state and messages."""
 
     def _build_serving(self) -> ServePanel:
@@ -43,7 +44,7 @@ class ServeControl:
         self.serve_timer.setInterval(POLL_MS)
         return self.serve_panel
 
-    def _serve_menu(self, run_menu) -> None:  # type: ignore[no-untyped-def]
+    def _serve_menu(self, run_menu: QMenu) -> None:
         run_menu.addSeparator()
         self.serve_action = QAction(translate("Serving", "Serve on &localhost"), self)
         self.serve_action.setCheckable(True)

@@ -21,7 +21,7 @@ from chattts_studio.gui.common import dialogs
 from chattts_studio.gui.common.notices import plural
 from chattts_studio.gui.i18n import core_text, translate
 from chattts_studio.gui.resources import AUDITION_SENTENCE
-from chattts_studio.gui.worker.worker import Candidate
+from chattts_studio.gui.worker.jobs import Candidate
 
 
 class AuditionDialog(QDialog):

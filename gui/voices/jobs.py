@@ -14,6 +14,7 @@ from chattts_studio.core.voices.voice import Voice
 from chattts_studio.gui.i18n import core_text, translate
 from chattts_studio.gui.panels.lexicon import LexiconPanel
 from chattts_studio.gui.voices.voice_dialog import Recording, VoiceDialog
+from chattts_studio.gui.window.base import WindowBase
 from chattts_studio.gui.window.script_mode import (
     ScriptHighlighter,
     TurnPause,
@@ -25,7 +26,7 @@ from chattts_studio.gui.worker.jobs import Job, JobKind, SynthesisJob, VoiceJob,
 AUDITION_SEGMENT = 80
 
 
-class VoiceJobs:
+class VoiceJobs(WindowBase):
     """Mixed into MainWindow; uses its panels, dialogs and job state."""
 
     def _build_voices(self) -> None:

@@ -4,9 +4,11 @@ speaker library. The clip is read, checked and cloned by the worker; this dialog
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 from PySide6.QtCore import QTimer, Signal
+from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import (
     QDialog,
     QFileDialog,
@@ -20,9 +22,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from chattts_studio.core.audio.output import Player
 from chattts_studio.core.errors import StudioError
 from chattts_studio.core.voices.clone import MAX_SECONDS, MIN_SECONDS
 from chattts_studio.gui.i18n import core_text, translate
+
+if TYPE_CHECKING:  # imported where a take starts (record)
+    from chattts_studio.core.voices.recorder import Recorder
 
 POLL_MS = 66  # about 15 Hz: the meter and the seconds follow the recorder's shared state
 AUDITION_TEXT = "你好，这是我的新声音。Hello, this is my new voice."
@@ -57,14 +63,12 @@ class VoiceDialog(QDialog):
     max_seconds = MAX_SECONDS  # the longest take (a test records a shorter one)
     rate: int | None = None  # None: the input device's default rate (resampled later)
 
-    def __init__(self, player: object | None = None, parent: QWidget | None = None) -> None:
+    def __init__(self, player: Player | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.player = player
         self.recording: Recording | None = None
         self.busy = False  # an audition or keep asked for and not ended yet
-        self.recorder: object | None = (
-            None  # chattts_studio.core.voices.recorder.Recorder while recording
-        )
+        self.recorder: Recorder | None = None  # while recording
         self.audio: np.ndarray | None = None  # the last audition
         self.timer = QTimer(self)
         self.timer.setInterval(POLL_MS)
@@ -195,11 +199,11 @@ class VoiceDialog(QDialog):
         recorder = self.recorder
         if recorder is None:
             return
-        self.meter.setValue(int(min(1.0, recorder.level) * 100))  # type: ignore[attr-defined]
+        self.meter.setValue(int(min(1.0, recorder.level) * 100))
         self.seconds.setText(
             translate("VoiceDialog", "{seconds:.1f} s").format(seconds=recorder.seconds)
-        )  # type: ignore[attr-defined]
-        if recorder.full:  # type: ignore[attr-defined]
+        )
+        if recorder.full:
             self.stop_recording()
 
     def stop_recording(self) -> None:
@@ -209,13 +213,13 @@ class VoiceDialog(QDialog):
         self.record_button.setAccessibleName(translate("VoiceDialog", "Record"))
         if recorder is None:
             return
-        take = recorder.stop()  # type: ignore[attr-defined]
-        seconds = recorder.seconds  # type: ignore[attr-defined]
+        take = recorder.stop()
+        seconds = recorder.seconds
         self.seconds.setText(translate("VoiceDialog", "{seconds:.1f} s").format(seconds=seconds))
         said = translate("VoiceDialog", "Recording: {seconds:.1f} s from the microphone").format(
             seconds=seconds
         )
-        self.use(Recording(take=take, rate=recorder.rate or 0), said)  # type: ignore[attr-defined]
+        self.use(Recording(take=take, rate=recorder.rate or 0), said)
 
     # -- audition and keep -----------------------------------------------------------------
     def _ready(self) -> bool:
@@ -267,7 +271,7 @@ class VoiceDialog(QDialog):
         if self.audio is not None and self.player is not None:
             self.playing.emit()
             try:
-                self.player.play(self.audio)  # type: ignore[attr-defined]
+                self.player.play(self.audio)
             except StudioError as exc:  # no output device: say so, the voice is still here
                 self.status.setText(core_text(exc))
 
@@ -289,7 +293,7 @@ class VoiceDialog(QDialog):
         self._stop_all()
         super().reject()
 
-    def closeEvent(self, event) -> None:  # type: ignore[no-untyped-def]  # Qt's name
+    def closeEvent(self, event: QCloseEvent) -> None:  # Qt's name
         if self.recorder is not None:
             self.stop_recording()
         super().closeEvent(event)  # QDialog's calls reject() while it is shown

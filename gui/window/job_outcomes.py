@@ -11,7 +11,8 @@ from chattts_studio.core.weights import models
 from chattts_studio.gui.common.notices import figure, plural
 from chattts_studio.gui.i18n import core_text, model_label
 from chattts_studio.gui.panels.live import stage_text
-from chattts_studio.gui.worker.worker import (
+from chattts_studio.gui.window.base import WindowBase
+from chattts_studio.gui.worker.jobs import (
     CancelledOutcome,
     Candidate,
     DeviceProbe,
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
     from chattts_studio.core.engine.engine import LoadedModel
 
 
-class JobOutcomes:
+class JobOutcomes(WindowBase):
     """Mixed into MainWindow; uses its panels, dialogs and job state."""
 
     def _connect_worker(self) -> None:

@@ -6,6 +6,7 @@ from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import (
     QFrame,
     QGridLayout,
+    QMenu,
     QProgressBar,
     QPushButton,
     QScrollArea,
@@ -26,9 +27,10 @@ from chattts_studio.gui.resources import app_icon, sample_text
 from chattts_studio.gui.result.panel import ResultPanel
 from chattts_studio.gui.settings import Key
 from chattts_studio.gui.voices.audition_dialog import AuditionDialog
+from chattts_studio.gui.window.base import Slot, WindowBase
 from chattts_studio.gui.window.model_dialog import ModelDialog
 
-SYSTEM_LANGUAGE = QT_TRANSLATE_NOOP("Window", "System language ({language})")
+SYSTEM_LANGUAGE: str = QT_TRANSLATE_NOOP("Window", "System language ({language})")  # type: ignore[assignment]  # stub says object; it returns the text
 
 
 def scrolling(page: QWidget) -> QScrollArea:
@@ -41,7 +43,7 @@ def scrolling(page: QWidget) -> QScrollArea:
     return area
 
 
-class WindowLayout:
+class WindowLayout(WindowBase):
     """Mixed into MainWindow: builds its widgets and menus (connections are MainWindow's)."""
 
     def _build(self) -> None:
@@ -54,7 +56,7 @@ class WindowLayout:
         self.result = ResultPanel()
         self.model_dialog = ModelDialog(self)
         self.audition_dialog = AuditionDialog(self.result.player, self)
-        self._build_voices()  # type: ignore[attr-defined]
+        self._build_voices()
 
         self.banner = Notice("banner", 2)
         self.banner_text = self.banner.text
@@ -115,14 +117,14 @@ class WindowLayout:
         left_layout.addWidget(self.editor, 1)
         # Script mode: the pause between speakers' turns (hidden outside script mode), and why
         # the script cannot be spoken (a line's unknown speaker), in view.
-        left_layout.addWidget(self.turn_pause)  # type: ignore[attr-defined]  # voice_jobs.py
+        left_layout.addWidget(self.turn_pause)  # made by gui/voices/jobs.py
         self.script_label = MessageLabel(lines=1)
         self.script_label.setObjectName("scriptProblem")
         self.script_label.setAccessibleName(translate("Window", "Script problem"))
         self.script_label.setVisible(False)
         left_layout.addWidget(self.script_label)
         left_layout.addLayout(run_row)
-        left_layout.addWidget(self._build_serving())  # type: ignore[attr-defined]
+        left_layout.addWidget(self._build_serving())
         left_layout.addWidget(settings_tabs)
         self.top_splitter = QSplitter(Qt.Orientation.Horizontal)
         self.top_splitter.addWidget(left)
@@ -190,7 +192,7 @@ class WindowLayout:
             QKeySequence("Ctrl+."),
             self.result.user_stop,
         )
-        self._serve_menu(run_menu)  # type: ignore[attr-defined]
+        self._serve_menu(run_menu)
         model_menu = self.menuBar().addMenu(translate("Window", "&Models"))
         self._action(
             model_menu, translate("Window", "&Models…"), QKeySequence("Ctrl+M"), self.show_models
@@ -223,7 +225,7 @@ class WindowLayout:
             lambda: self.show_message(desktop_entry.install_sentence()),
         )
 
-    def _language_menu(self, settings_menu) -> None:  # type: ignore[no-untyped-def]
+    def _language_menu(self, settings_menu: QMenu) -> None:
         """Settings > Language: the system's, or one chosen; it applies at the next start
         (every widget takes its texts when it is made), and the menu and the message say so."""
         menu = settings_menu.addMenu(translate("Window", "&Language (applies at next start)"))
@@ -254,7 +256,13 @@ class WindowLayout:
             )
         self.show_message(said.format(language=i18n.LANGUAGES[wanted]))
 
-    def _action(self, menu, text, shortcut, slot) -> QAction:  # type: ignore[no-untyped-def]
+    def _action(
+        self,
+        menu: QMenu,
+        text: str,
+        shortcut: QKeySequence | QKeySequence.StandardKey | None,
+        slot: Slot,
+    ) -> QAction:
         action = QAction(text, self)
         if shortcut is not None:
             action.setShortcut(shortcut)

@@ -11,17 +11,14 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QTimer
 from PySide6.QtGui import QCloseEvent, QShowEvent
-from PySide6.QtWidgets import (
-    QApplication,
-    QMainWindow,
-)
+from PySide6.QtWidgets import QApplication
 
 from chattts_studio.core.errors import StudioError
 from chattts_studio.core.weights import models
 from chattts_studio.gui.common import dialogs
 from chattts_studio.gui.common.notices import banner_dismissed, set_banner_dismissed
 from chattts_studio.gui.common.theme import notifier, warning_colour
-from chattts_studio.gui.draft import DraftKeeper, Persistence
+from chattts_studio.gui.draft import DraftKeeper
 from chattts_studio.gui.i18n import core_text, model_label, translate
 from chattts_studio.gui.render.jobs import RenderJobs
 from chattts_studio.gui.result.history import save_history_limit, saved_history_limit
@@ -31,8 +28,9 @@ from chattts_studio.gui.voices.jobs import VoiceJobs
 from chattts_studio.gui.window.job_outcomes import JobOutcomes
 from chattts_studio.gui.window.job_requests import JobRequests
 from chattts_studio.gui.window.layout import WindowLayout
+from chattts_studio.gui.window.persistence import Persistence
 from chattts_studio.gui.worker.host import WorkerHost
-from chattts_studio.gui.worker.worker import Job, JobKind, LoadJob
+from chattts_studio.gui.worker.jobs import Job, JobKind, LoadJob
 
 # The text and the settings are written this long after the last change, so a crash loses at
 # most that much typing and a keystroke never waits for the disk.
@@ -41,10 +39,10 @@ CLOSE_WAIT_MS = 30_000  # how long closing waits for the worker before it lets t
 
 if TYPE_CHECKING:
     from chattts_studio.core.engine.engine import LoadedModel
+    from chattts_studio.gui.single_instance import InstanceServer
 
 
 class MainWindow(
-    QMainWindow,
     WindowLayout,
     JobRequests,
     JobOutcomes,
@@ -53,6 +51,8 @@ class MainWindow(
     ServeControl,
     Persistence,
 ):
+    instance_server: "InstanceServer"  # set by app.py: other launches hand it their file
+
     def __init__(self, model: str | None = None, settings: Settings | None = None) -> None:
         super().__init__()
         self.settings = settings or Settings()
@@ -319,7 +319,7 @@ class MainWindow(
             app = QApplication.instance()
             if isinstance(app, QApplication):
                 app.setQuitOnLastWindowClosed(False)
-            self.host.thread.finished.connect(self._finish_close)
+            self.host.worker_thread.finished.connect(self._finish_close)
         event.accept()
 
     def _finish_close(self) -> None:

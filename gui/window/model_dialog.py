@@ -29,7 +29,7 @@ from chattts_studio.gui.i18n import core_text, model_label, translate
 if TYPE_CHECKING:
     from chattts_studio.core.engine.engine import LoadedModel
 
-CHECKING = QT_TRANSLATE_NOOP("Models", "checking…")
+CHECKING: str = QT_TRANSLATE_NOOP("Models", "checking…")  # type: ignore[assignment]  # stub says object; it returns the text
 NAMES = ("demo", "demo-full", "official")
 
 

@@ -42,10 +42,10 @@ class WorkerHost(QObject):
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self.thread = QThread()
-        self.thread.setObjectName("chattts-worker")
+        self.worker_thread = QThread()
+        self.worker_thread.setObjectName("chattts-worker")
         self.worker = Worker()
-        self.worker.moveToThread(self.thread)
+        self.worker.moveToThread(self.worker_thread)
         self._probe.connect(self.worker.probe)
         self._load.connect(self.worker.load)
         self._synthesize.connect(self.worker.synthesize)
@@ -70,13 +70,13 @@ class WorkerHost(QObject):
 
     def start(self) -> None:
         """Start the worker thread: the probe, then the jobs queued so far, run."""
-        if not self._released and not self.thread.isRunning():
+        if not self._released and not self.worker_thread.isRunning():
             if not self._holding_garbage:  # from now on cycles are collected on this thread
                 garbage.hold()
                 self._holding_garbage = True
                 self._switch_interval = sys.getswitchinterval()
                 sys.setswitchinterval(min(GIL_SWITCH_S, self._switch_interval))
-            self.thread.start()
+            self.worker_thread.start()
 
     @property
     def live(self) -> LiveMetrics:
@@ -148,11 +148,11 @@ class WorkerHost(QObject):
 
     def stop(self, timeout_ms: int = 30_000) -> bool:
         """Cancel what runs, let the thread finish its slot, and wait for it; True when gone."""
-        if not self.thread.isRunning():
+        if not self.worker_thread.isRunning():
             return True
         self.cancel()
-        self.thread.quit()
-        return bool(self.thread.wait(timeout_ms))
+        self.worker_thread.quit()
+        return bool(self.worker_thread.wait(timeout_ms))
 
     def release(self) -> None:
         """After stop(): drop the model and every connection while Qt and torch are both alive,

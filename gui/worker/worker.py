@@ -20,8 +20,6 @@ from chattts_studio.gui.common import garbage
 from chattts_studio.gui.common.notices import plural
 from chattts_studio.gui.i18n import translate
 from chattts_studio.gui.serve.serving import ModelServing, ServeSession
-
-# The jobs and their outcomes, importable from here as before.
 from chattts_studio.gui.worker.jobs import (
     AuditionJob,
     CancelledOutcome,
@@ -46,26 +44,6 @@ if TYPE_CHECKING:  # imported by the worker thread, never by the window's import
 
 # The jobs that run the loaded model (a load stops serving instead; the rest never touch it).
 MODEL_JOBS = {JobKind.SYNTHESIZE, JobKind.AUDITION, JobKind.SPEAKER, JobKind.RENDER, JobKind.VOICE}
-
-__all__ = [
-    "AuditionJob",
-    "CancelledOutcome",
-    "Candidate",
-    "DeviceProbe",
-    "Failure",
-    "Job",
-    "JobKind",
-    "LoadJob",
-    "Progress",
-    "RenderDone",
-    "RenderSpec",
-    "SeedSpeaker",
-    "SynthesisJob",
-    "SynthesisOutcome",
-    "VoiceJob",
-    "VoiceOutcome",
-    "Worker",
-]
 
 
 class Worker(QObject):

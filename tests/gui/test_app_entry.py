@@ -39,7 +39,9 @@ def windows(qtbot):  # type: ignore[no-untyped-def]
         if server is not None:
             server.close()
         window.close()
-        qtbot.waitUntil(lambda window=window: not window.host.thread.isRunning(), timeout=30_000)
+        qtbot.waitUntil(
+            lambda window=window: not window.host.worker_thread.isRunning(), timeout=30_000
+        )
         window.host.release()
         window.deleteLater()
     QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)

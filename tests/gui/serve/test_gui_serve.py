@@ -119,7 +119,7 @@ def test_loading_another_model_or_closing_stops_the_api(make_window, qtbot) -> N
     _serve(window, qtbot)
     port = window.serving.port
     window.close()  # the fixture checks the worker thread; the API's threads end too
-    assert not window.host.thread.isRunning()
+    assert not window.host.worker_thread.isRunning()
     assert not _port_open(port) and _api_threads() == []
 
 

@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QFormLayout, QLabel
 from chattts_studio.core.engine.request import AUTO_BATCH_MAX, BATCH_SIZE_RANGE
 from chattts_studio.core.voices.speakers import SpeakerLibrary
 from chattts_studio.gui.common import dialogs
-from chattts_studio.gui.worker.worker import Candidate, JobKind
+from chattts_studio.gui.worker.jobs import Candidate, JobKind
 
 EMB = "豆" * 40
 LONG = "你好，世界。今天天气很好。" * 30

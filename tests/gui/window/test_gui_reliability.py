@@ -74,7 +74,7 @@ def wait_for_cancel(engine_of, seconds: float = 20.0) -> None:  # type: ignore[n
         try:
             if engine_of().cancelled:
                 return
-        except KeyError:
+        except (KeyError, AttributeError):  # not known yet: the UI thread records the job
             pass
         time.sleep(0.01)
 
@@ -587,7 +587,7 @@ def test_closing_mid_job_leaves_no_thread(qtbot, make_window, monkeypatch, stage
     assert window.current_job is not None
     started = time.monotonic()
     window.close()
-    assert window.host.thread.isFinished()
+    assert window.host.worker_thread.isFinished()
     assert time.monotonic() - started < 20
     qtbot.wait(200)  # what the worker sent last reaches a closed window without harm
 
@@ -621,9 +621,9 @@ def test_closing_during_a_load_longer_than_the_close_wait_lets_it_end_first(
     try:
         window.close()
         assert not window.isVisible()
-        assert window.host.thread.isRunning()  # not destroyed under the worker's feet
+        assert window.host.worker_thread.isRunning()  # not destroyed under the worker's feet
         qtbot.waitUntil(lambda: quits == [True], timeout=RUN_MS)
-        assert window.host.thread.isFinished()
+        assert window.host.worker_thread.isFinished()
         assert window.host.worker.engine.model is None  # released after the slot ended
     finally:
         app.setQuitOnLastWindowClosed(True)

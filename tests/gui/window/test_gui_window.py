@@ -284,7 +284,7 @@ def test_close_during_synthesis_leaves_no_thread(qtbot, make_window) -> None:
     with qtbot.waitSignal(window.host.worker.segment_ready, timeout=RUN_MS):
         window.synth_action.trigger()
     window.close()
-    assert window.host.thread.isFinished()
+    assert window.host.worker_thread.isFinished()
     assert threading.active_count() <= before
 
 

@@ -35,7 +35,7 @@ from chattts_studio.core.engine.request import (
 )
 from chattts_studio.core.weights import hashcache, models
 from chattts_studio.gui.common import dialogs
-from chattts_studio.gui.worker.worker import SynthesisJob, SynthesisOutcome
+from chattts_studio.gui.worker.jobs import SynthesisJob, SynthesisOutcome
 
 LIMIT_S = 0.050
 RUN_MS = 120_000

@@ -1,0 +1,56 @@
+"""What ResultPanel's parts share, declared once so mypy checks every use across them.
+
+ResultPanel (panel.py) is a QWidget made of parts, each in its own module: playback.py,
+history.py and saving.py. Each part derives from ResultBase: its signals are defined here, the
+state and widgets the panel makes and the parts read are annotated here, and the methods one
+part calls on another are declared here (for the type checker only: at run time each exists
+once, in the module that defines it)."""
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QCheckBox, QComboBox, QListWidget, QPushButton, QWidget
+
+from chattts_studio.core.audio.output import Player
+from chattts_studio.core.engine.request import SegmentResult
+from chattts_studio.core.results.history import HistoryStore
+from chattts_studio.core.results.store import ResultStore
+from chattts_studio.gui.common.notices import MessageLabel
+
+
+class ResultBase(QWidget):
+    message = Signal(str)
+    folder_used = Signal(str)
+    history_limit_changed = Signal(object)  # bytes (more than an int of Qt's holds)
+
+    # -- the result shown, made by panel.py ----------------------------------------------------
+    player: Player
+    store: ResultStore | None  # the result shown: the one running, or chosen
+    results: list[SegmentResult]
+    pause_seconds: float
+    history_store: HistoryStore
+    last_folder: str
+    running: bool
+    output_problem: str | None  # why nothing can play (no output device), None when it can
+    _running_store: ResultStore | None  # the store the running job writes
+    _silenced: bool  # Stop pressed during this run: nothing more streams until Play
+
+    # -- its widgets, made by panel.py -----------------------------------------------------
+    stream_box: QCheckBox
+    stop_button: QPushButton
+    save_button: QPushButton
+    per_segment: QCheckBox
+    subtitles_box: QCheckBox
+    subtitle_format: QComboBox
+    output_note: MessageLabel
+    save_note: MessageLabel
+    history_list: QListWidget
+
+    if TYPE_CHECKING:
+        # -- panel.py ------------------------------------------------------------------------
+        @property
+        def length(self) -> int: ...
+        def _show_audio(self, only_if_changed: bool = False) -> None: ...
+
+        # -- playback.py ---------------------------------------------------------------------
+        def stop(self) -> None: ...
