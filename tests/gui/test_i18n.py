@@ -74,7 +74,8 @@ def test_the_ts_has_every_string_of_the_code_and_nothing_else(tmp_path: Path) ->
             if translation is not None and translation.get("type") == "unfinished":
                 unfinished.append((context.findtext("name"), message.findtext("source")))
             for location in message.iter("location"):
-                where = Path(location.get("filename", "")).resolve()
+                # lupdate writes each file's path relative to the .ts file's folder.
+                where = (located.parent / location.get("filename", "")).resolve()
                 if where.is_relative_to(ROOT / "core"):
                     marked_in_core.add(where.relative_to(ROOT / "core").as_posix())
     assert not unfinished, f"untranslated strings: {unfinished}"
