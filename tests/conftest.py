@@ -161,6 +161,18 @@ def window_maker(qtbot, ready):  # type: ignore[no-untyped-def]
     gc.collect()
 
 
+@pytest.fixture(autouse=True)
+def fresh_decoders() -> None:
+    """Each test starts with no pooled decoder: the engine keeps decoders between jobs
+    (core/engine/decoder_pool.py), so a test that watches or breaks decoder construction
+    (inject_oom, spies) would otherwise find the shape it needs left by an earlier test."""
+    import sys
+
+    pool = sys.modules.get("chattts_studio.core.engine.decoder_pool")
+    if pool is not None:  # never imported: nothing pooled, and no torch import for it
+        pool.drop_decoders()
+
+
 @pytest.fixture
 def inject_oom(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """The first decoder of more than one row fails with CUDA out-of-memory; the list gets

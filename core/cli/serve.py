@@ -130,12 +130,19 @@ def add_parser(sub: Any) -> None:
     serve.add_argument("--model", default="demo", help="demo, demo-full, official, or a folder")
     serve.add_argument("--device", default=None, help="cpu, cuda, cuda:N or mps")
     serve.add_argument("--precision", default="fp32", choices=["fp32", "fp16", "bf16", "int8"])
-    serve.add_argument("--slots", type=int, default=16, help="decoder rows shared by requests")
+    serve.add_argument(
+        "--slots",
+        type=int,
+        default=None,
+        help="decoder rows shared by requests (default: on CUDA as many as free memory "
+        "holds, up to 512; elsewhere 16)",
+    )
     serve.add_argument("--queue", type=int, default=64, help="most requests waiting for a row")
     serve.add_argument("--max-input", type=int, default=4096, help="most characters per input")
 
 
 def run(args: argparse.Namespace) -> int:
+    from chattts_studio.core.engine.decoder_pool import MAX_ROWS
     from chattts_studio.core.serve.access import Access
     from chattts_studio.core.serve.app import ServeLimits
     from chattts_studio.core.services.serve import ServeOptions, SpeechService
@@ -153,8 +160,11 @@ def run(args: argparse.Namespace) -> int:
         raise StudioError("--max-connections must be at least 1.")
     if not 1 <= args.port <= 65535:
         raise StudioError("The port must be between 1 and 65535.")
-    if not 1 <= args.slots <= 64 or not 1 <= args.queue <= 10_000 or args.max_input < 1:
-        raise StudioError("--slots must be 1-64, --queue 1-10000 and --max-input at least 1.")
+    slots_ok = args.slots is None or 1 <= args.slots <= MAX_ROWS
+    if not slots_ok or not 1 <= args.queue <= 10_000 or args.max_input < 1:
+        raise StudioError(
+            f"--slots must be 1-{MAX_ROWS}, --queue 1-10000 and --max-input at least 1."
+        )
     check_port(args.host, args.port)
     engine = common.load_engine(args.model, args.device, args.precision)
     options = ServeOptions(

@@ -24,10 +24,11 @@ def _per_call_ms(fn: Callable[[], object], sync: Callable[[], None], calls: int)
     return (time.perf_counter() - started) / calls * 1000
 
 
-def step_anatomy(engine: Any, text: str, cpu: bool) -> dict[str, Any]:
-    """Milliseconds per batch-1 step: `loop_ms` (a whole step of the decode loop), `gpt_ms`,
-    `sample_ms` (heads and sampling), `rest_ms` (loop_ms less those two), `capture_ms` (the
-    first step at a new span bucket: its warm-up runs and capture)."""
+def step_anatomy(engine: Any, text: str, cpu: bool, batch: int = 1) -> dict[str, Any]:
+    """Milliseconds per step of `batch` rows (each the same prompt): `loop_ms` (a whole step
+    of the decode loop), `gpt_ms`, `sample_ms` (heads and sampling), `rest_ms` (loop_ms less
+    those two), `capture_ms` (the first step at a new span bucket: its warm-up runs and
+    capture), and `profile` (profile_steps)."""
     from chattts_studio.core.engine.decode.job import Job
     from chattts_studio.core.engine.decode.loop import FastDecoder
     from chattts_studio.core.engine.decode.rowwise import (
@@ -45,19 +46,21 @@ def step_anatomy(engine: Any, text: str, cpu: bool) -> dict[str, Any]:
     speaker = engine.sample_speaker(3)
     normalized = model.normalize(text)
     emb = model.embed(model.prompt_ids(normalized, 5, speaker), speaker)
-    steps = 40 if cpu else 400
-    calls = 10 if cpu else 200
+    steps = 24 if cpu else 400
+    calls = 6 if cpu else 200
     sampling = Sampling(0.3, 0.7, 20)
     graphs = device.type == "cuda"
     with torch.inference_mode():
 
         def decoder() -> FastDecoder:
-            return FastDecoder(model, 1, emb.shape[1] + steps + 1, static=True, graphs=graphs)
+            length = emb.shape[1] + steps + 1
+            return FastDecoder(model, batch, length, static=True, graphs=graphs)
 
         def whole_loop(fresh: FastDecoder) -> float:
             sync()
             started = time.perf_counter()
-            for _ in fresh.run([Job(0, emb, steps, steps)], sampling, bool):
+            jobs = [Job(n, emb, steps, steps) for n in range(batch)]
+            for _ in fresh.run(jobs, sampling, bool):
                 pass
             sync()
             return time.perf_counter() - started
@@ -68,8 +71,8 @@ def step_anatomy(engine: Any, text: str, cpu: bool) -> dict[str, Any]:
         whole_loop(reused)
         loop_ms = whole_loop(reused) / steps * 1000  # its graphs captured already
 
-        codes = torch.zeros(1, model.num_vq, dtype=torch.long, device=device)
-        pos = torch.full((1,), emb.shape[1] + 10, dtype=torch.long, device=device)
+        codes = torch.zeros(batch, model.num_vq, dtype=torch.long, device=device)
+        pos = torch.full((batch,), emb.shape[1] + 10, dtype=torch.long, device=device)
         span = emb.shape[1] + 11
         gpt_ms = _per_call_ms(lambda: reused._step_all(codes, pos, span), sync, calls)
         fresh = decoder()
@@ -79,9 +82,11 @@ def step_anatomy(engine: Any, text: str, cpu: bool) -> dict[str, Any]:
         sync()
         capture_ms = (time.perf_counter() - started) * 1000
 
-        hidden = torch.zeros(1, reused.hidden_size, device=device)
-        history = torch.zeros(model.num_vq, REPETITION_WINDOW, dtype=torch.long, device=device)
-        count = torch.full((1,), 20, dtype=torch.long, device=device)
+        hidden = torch.zeros(batch, reused.hidden_size, device=device)
+        history = torch.zeros(
+            batch * model.num_vq, REPETITION_WINDOW, dtype=torch.long, device=device
+        )
+        count = torch.full((batch,), 20, dtype=torch.long, device=device)
         warpers = warpers_for(sampling)
 
         def sample() -> None:
@@ -89,7 +94,10 @@ def step_anatomy(engine: Any, text: str, cpu: bool) -> dict[str, Any]:
             sample_codes(logits, history, count, count, sampling, warpers, model.num_vq)
 
         sample_ms = _per_call_ms(sample, sync, calls)
+        profile = profile_steps(reused, emb, sampling, batch, 8 if cpu else 20)
     return {
+        "batch": batch,
+        "profile": profile,
         "steps": steps,
         "loop_ms": loop_ms,
         "gpt_ms": gpt_ms,
@@ -98,4 +106,57 @@ def step_anatomy(engine: Any, text: str, cpu: bool) -> dict[str, Any]:
         "capture_ms": capture_ms,
         "new_decoder_extra_ms": (first * 1000 - loop_ms * steps),
         "graphs": graphs and getattr(reused._graphs, "problem", "") is None,
+    }
+
+
+def _device_us(event: Any) -> float:
+    """A kernel's device time (torch renamed cuda_time to device_time)."""
+    for name in ("device_time", "cuda_time"):
+        value = getattr(event, name, None)
+        if value is not None:
+            return float(value)
+    return 0.0
+
+
+def profile_steps(
+    decoder: Any, emb: torch.Tensor, sampling: Any, batch: int, steps: int
+) -> dict[str, Any]:
+    """A PyTorch profiler trace of `steps` whole loop steps of a decoder whose graphs exist:
+    kernels (CUDA) or operators (CPU) per step, and the device's busy time against the wall
+    time (the difference: host gaps, where the GPU waits for the loop)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    from chattts_studio.core.engine.decode.job import Job
+
+    cuda = decoder.device.type == "cuda"
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
+    jobs = [Job(n, emb, steps, steps) for n in range(batch)]
+    if cuda:
+        torch.cuda.synchronize()
+    with profile(activities=activities) as prof:
+        started = time.perf_counter()
+        for _ in decoder.run(jobs, sampling, bool):
+            pass
+        if cuda:
+            torch.cuda.synchronize()
+        wall = time.perf_counter() - started
+    events = prof.events()
+    if cuda:
+        kernels = [e for e in events if e.device_type == torch.autograd.DeviceType.CUDA]
+        busy = sum(_device_us(e) for e in kernels) / 1e6  # microseconds in the trace
+    else:
+        kernels = [e for e in events if e.cpu_parent is None]
+        busy = sum(e.cpu_time_total for e in kernels) / 1e6
+    top: dict[str, float] = {}
+    for e in kernels:
+        top[e.name] = top.get(e.name, 0.0) + (_device_us(e) if cuda else e.cpu_time_total)
+    return {
+        "steps": steps,
+        "unit": "kernels" if cuda else "operators",
+        "per_step": len(kernels) / steps,
+        "device_s": busy,
+        "wall_s": wall,
+        "device_share": busy / wall if wall else None,
+        "host_gap_ms_per_step": max(0.0, wall - busy) / steps * 1000,
+        "top": sorted(top.items(), key=lambda kv: -kv[1])[:8],
     }

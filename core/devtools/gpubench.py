@@ -1,6 +1,8 @@
-"""The bench part of the GPU run: stock against Studio, batch sizes, precisions, CUDA graphs on
-and off, first audio and memory per stream, in the order that matters most, each measurement
-only while the part's time lasts (what did not fit is listed as skipped)."""
+"""The bench part of the GPU run: batch sizes from 1 to the largest that fits, the step's
+anatomy and a profiler trace at batch 1 and at the largest batch, concurrent real-time streams
+through the API, stock against Studio, precisions, CUDA graphs on and off, first audio and
+memory per stream, in the order that matters most, each measurement only while the part's
+time lasts (what did not fit is listed as skipped)."""
 
 import gc
 import statistics
@@ -11,6 +13,7 @@ import torch
 
 from chattts_studio.core.benchmarks.bench import SENTENCE, Bench, long_text
 from chattts_studio.core.devtools.gpuanatomy import step_anatomy
+from chattts_studio.core.engine.request import BATCH_SIZE_RANGE
 
 GPU_SENTENCE = "四川美食确实以辣闻名，但也有不辣的选择。"  # ~20 characters: ~400 steps a segment
 
@@ -36,11 +39,11 @@ def _per_stream(rows: list[dict[str, Any]]) -> None:
 
 
 def _batch_row(
-    bench: Bench, mode: Any, text: str, size: int, batch: int, repeats: int
+    bench: Bench, mode: Any, text: str, size: int, batch: int, repeats: int, asked: int
 ) -> dict[str, Any]:
     engine = bench.engine
-    bench.studio(text * batch, size, batch)  # warm-up (and graph capture for its buckets)
-    runs = [bench.studio(text * batch, size, batch) for _ in range(repeats)]
+    bench.studio(text * batch, size, asked)  # warm-up (and graph capture for its buckets)
+    runs = [bench.studio(text * batch, size, asked) for _ in range(repeats)]
     summary = engine.last_summary
     wall = statistics.median(r.wall for r in runs)
     audio = statistics.median(r.audio for r in runs)
@@ -60,12 +63,46 @@ def _batch_row(
     }
 
 
+def batch_sizes(largest: int) -> list[int]:
+    """1, 2, 4, ... up to the largest batch that fits, which ends the list."""
+    sizes, size = [], 1
+    while size < largest:
+        sizes.append(size)
+        size *= 2
+    return [*sizes, largest]
+
+
+def _streams(engine: Any, mode: Any, seconds: float) -> dict[str, Any]:
+    """The most concurrent API clients that each hear audio as fast as it plays (servebench),
+    through the real server on 127.0.0.1 with its rows from free memory."""
+    from chattts_studio.core.devtools.servebench import realtime_streams
+    from chattts_studio.core.engine.batcher import Batcher
+    from chattts_studio.core.serve.app import ServeLimits, SpeechServer, serving_on_loopback
+
+    most = CPU_STREAMS if mode.cpu else MAX_STREAMS
+    batcher = Batcher(engine, max_waiting=most)
+    limits = ServeLimits(max_connections=most + 64)
+    server = SpeechServer(engine, batcher, limits=limits)
+    text = "今天天气很好。" if mode.cpu else GPU_SENTENCE
+    with serving_on_loopback(server, batcher) as port:
+        realtime_streams(port, text, 1, seconds, _say)  # untimed: one-time costs
+        found = realtime_streams(port, text, most, seconds, _say)
+    return found | {"slots": batcher.slots}
+
+
+CPU_STREAMS = 2  # the demo model on a shared CPU: that the search runs, not a figure
+MAX_STREAMS = 1024
+STREAMS_SECONDS = 100.0  # the doubling search's share of a GPU run
+
+
 def run_bench(mode: Any) -> dict[str, Any]:
+    """What matters most first: the best precision's sweep over batch sizes, its anatomy at
+    batch 1 and at the largest batch, the streams through the API; then stock against Studio
+    and first audio (fp32), then the other precisions' ends."""
     from chattts_studio.core.engine.engine import Engine
 
     cpu = mode.cpu
-    precisions = ["fp32"] if cpu else ["fp32", "bf16", "fp16"]
-    batches = [1, 2] if cpu else [1, 8, 32, 64]  # 64: the engine's largest batch
+    precisions = ["fp32"] if cpu else ["bf16", "fp32", "fp16"]
     text, size = ("今天天气很好。", 7) if cpu else (GPU_SENTENCE, len(GPU_SENTENCE))
     repeats = 1 if cpu else 2
     out: dict[str, Any] = {"batches": [], "skipped": [], "torch": torch.__version__}
@@ -75,6 +112,7 @@ def run_bench(mode: Any) -> dict[str, Any]:
         return mode.left() > need
 
     for precision in precisions:
+        main = precision == precisions[0]
         if not time_left(30):
             out["skipped"].append(f"{precision}: everything (time)")
             continue
@@ -83,11 +121,27 @@ def run_bench(mode: Any) -> dict[str, Any]:
         except Exception as exc:
             out["skipped"].append(f"{precision}: {exc}")
             continue
+        largest = 2 if cpu else min(engine.max_rows(), MAX_STREAMS)
+        out.setdefault("largest_batch", {})[precision] = largest
         bench = Bench(engine, 1, _say)
+        if main:
+            for batch in sorted({1, largest}):
+                if not time_left(60):
+                    out["skipped"].append(f"{precision} anatomy at batch {batch} (time)")
+                    continue
+                started = time.perf_counter()
+                try:
+                    anatomy = step_anatomy(engine, text, cpu, batch) | {"precision": precision}
+                except Exception as exc:  # the sweep and streams still run
+                    out["skipped"].append(f"{precision} anatomy at batch {batch}: {exc}")
+                    continue
+                out.setdefault("anatomy", []).append(anatomy)
+                _say(f"{precision} batch {batch} anatomy in {time.perf_counter() - started:.0f} s")
+                _release(mode.device)
         if precision == "fp32":
             started = time.perf_counter()
             out["ab"] = [bench.ab("one sentence", SENTENCE, 50, 1)]
-            if not cpu and time_left(90):
+            if not cpu and time_left(150):
                 chars = 200
                 out["ab"].append(bench.ab(f"long text ({chars} chars)", long_text(chars), 50, 8))
             if time_left(30):
@@ -95,24 +149,26 @@ def run_bench(mode: Any) -> dict[str, Any]:
                 out["first_audio"] = bench.first_audio()
                 bench.repeats = 1
             _say(f"A/B and first audio in {time.perf_counter() - started:.0f} s")
-        if time_left(60):
-            started = time.perf_counter()
-            anatomy = step_anatomy(engine, text, cpu) | {"precision": precision}
-            out.setdefault("anatomy", []).append(anatomy)
-            _say(f"{precision} step anatomy in {time.perf_counter() - started:.0f} s: {anatomy}")
+        sizes = batch_sizes(largest) if main else sorted({1, largest})
         for graphs in [False] if cpu else [True, False]:
             engine.cuda_graphs = graphs
             _release(mode.device)
             group: list[dict[str, Any]] = []
-            # Eagerly only the ends: batch 1 is launch-bound without graphs (~50 steps/s).
-            for batch in batches if graphs or cpu else [1, batches[-1]]:
-                if not time_left(40 if batch > 32 else 20):
+            # Eagerly only batch 1: launch-bound without graphs (~50 steps/s), the comparison.
+            for batch in sizes if graphs or cpu else [1]:
+                # The streams' time is kept aside while the main sweep runs.
+                reserve = STREAMS_SECONDS if main and not cpu else 0.0
+                if not time_left(reserve + (40 if batch > 32 else 20)):
                     out["skipped"].append(f"{precision} graphs={graphs} batch {batch} (time)")
                     continue
                 try:
-                    row = _batch_row(bench, mode, text, size, batch, repeats)
+                    # Above the request's largest batch: automatic, which is the rows that fit.
+                    asked = batch if batch <= BATCH_SIZE_RANGE[1] else 0
+                    times = 1 if batch >= 128 else repeats  # long runs vary little
+                    row = _batch_row(bench, mode, text, size, batch, times, asked)
                 except Exception as exc:  # one size failing leaves the rest
                     out["skipped"].append(f"{precision} graphs={graphs} batch {batch}: {exc}")
+                    _release(mode.device)
                     continue
                 row |= {"precision": precision, "graphs": graphs and not cpu}
                 out["batches"].append(row)
@@ -123,5 +179,15 @@ def run_bench(mode: Any) -> dict[str, Any]:
                     f"{row['steps_per_s']:.0f} steps/s, x{row['x_real_time']:.1f} real time"
                 )
         engine.cuda_graphs = True
+        if main:
+            seconds = min(STREAMS_SECONDS, mode.left() - 15)
+            if seconds > 10:
+                _release(mode.device)
+                try:
+                    out["streams"] = _streams(engine, mode, seconds) | {"precision": precision}
+                except Exception as exc:
+                    out["skipped"].append(f"streams: {type(exc).__name__}: {exc}")
+            else:
+                out["skipped"].append("streams (time)")
     engine.unload()
     return out

@@ -10,8 +10,10 @@ It runs in parts, each in its own process with its own time limit, so that a par
 - checks: Studio's codes against stock at batch 1 (eager, static and CUDA-graph steps), a NaN
   injected at fp16, cancel, and a real out-of-memory (the card filled until less than a
   batch's KV cache is free: the batch must halve and the audio come out whole);
-- bench: stock against Studio, batch 1/8/32/64, fp32/fp16/bf16, CUDA graphs on and off, time
-  to first audio, memory per stream.
+- bench: batch 1 up to the largest that fits (from free memory), the step's anatomy and a
+  profiler trace at batch 1 and at the largest batch, real-time streams through the API (a
+  doubling search of concurrent clients), stock against Studio, fp32/fp16/bf16, CUDA graphs on
+  and off, time to first audio, memory per stream.
 
 It writes report.md and report.json to --out (the device tool's $OUT) and prints a summary.
 `--cpu` runs the same parts on the CPU with the tiny demo weights and small sizes: the suite
@@ -30,7 +32,8 @@ from typing import Any
 from chattts_studio.core.devtools.gpuparts import PARTS, run_part
 from chattts_studio.core.devtools.gpureport import markdown
 
-PART_SHARE = {"env": 0.05, "pytest": 0.15, "checks": 0.25, "bench": 0.55}
+# The bench's sweep to the largest batch and its streams search need the most time.
+PART_SHARE = {"env": 0.04, "pytest": 0.12, "checks": 0.22, "bench": 0.62}
 
 
 def _part_process(name: str, args: argparse.Namespace, limit: float, out: Path) -> dict[str, Any]:

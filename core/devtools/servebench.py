@@ -19,6 +19,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 TEXTS = ["今天天气很好，我们去公园散步吧。", "Hello there, how are you today?", "明天见，谢谢你。"]
 
@@ -59,6 +60,99 @@ def _request(port: int, text: str, seed: int) -> tuple[float, int]:
     size = len(first) + len(response.read())
     conn.close()
     return ttfb, size
+
+
+@dataclass(frozen=True)
+class Stream:
+    """One streamed request as its listener hears it: playback starts at the first byte."""
+
+    first_audio: float  # seconds from sending to the first audio byte
+    audio_seconds: float
+    realtime: bool  # the audio never ran out before the next bytes came
+
+
+UNDERRUN_SLACK_S = 0.05  # a late read by this much is the client's jitter, not an underrun
+
+
+def stream_request(port: int, text: str, seed: int) -> Stream:
+    """A pcm request read as it arrives, checked against playing it from the first byte."""
+    body = json.dumps(
+        {"model": "chattts", "input": text, "voice": f"seed:{seed}", "response_format": "pcm"}
+    )
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=600)
+    started = time.perf_counter()
+    conn.request("POST", "/v1/audio/speech", body, {"Content-Type": "application/json"})
+    response = conn.getresponse()
+    if response.status != 200:
+        raise RuntimeError(f"HTTP {response.status}: {response.read()[:200]!r}")
+    received, first, realtime = 0, 0.0, True
+    while chunk := response.read1(1 << 16):
+        now = time.perf_counter()
+        if not received:
+            first = now
+        elif now - first > received / 2 / 24_000 + UNDERRUN_SLACK_S:
+            realtime = False  # what had come was played out before this arrived
+        received += len(chunk)
+    conn.close()
+    return Stream(first - started, received / 2 / 24_000, realtime)
+
+
+def concurrent_streams(port: int, clients: int, text: str) -> list[Stream]:
+    """`clients` streamed requests sent at once, each from its own thread."""
+    got: list[Stream] = []
+    failed: list[BaseException] = []
+    barrier = threading.Barrier(clients)
+
+    def client(c: int) -> None:
+        barrier.wait()
+        try:
+            got.append(stream_request(port, text, 100 + c))
+        except Exception as exc:  # counted as not real time
+            failed.append(exc)
+
+    threads = [threading.Thread(target=client, args=(c,)) for c in range(clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return got + [Stream(float("inf"), 0.0, False)] * len(failed)
+
+
+def realtime_streams(
+    port: int, text: str, most: int, seconds: float, say: Callable[[str], None]
+) -> dict[str, Any]:
+    """The most concurrent clients that each hear their audio at least as fast as it plays:
+    1, 2, 4, ... clients at once until one of them underruns, `most` is reached or the next
+    round would not fit in `seconds` (a round costs at least the one before it)."""
+    deadline = time.perf_counter() + seconds
+    best: list[Stream] = []
+    rounds: list[dict[str, Any]] = []
+    clients, last = 1, 0.0
+    while clients <= most and time.perf_counter() + 2 * last < deadline:
+        began = time.perf_counter()
+        streams = concurrent_streams(port, clients, text)
+        last = time.perf_counter() - began
+        ok = all(s.realtime for s in streams)
+        firsts = [s.first_audio for s in streams]
+        rounds.append(
+            {"clients": clients, "realtime": ok, "wall_s": last,
+             "first_audio_p95_s": percentile(firsts, 0.95)}
+        )  # fmt: skip
+        p95 = rounds[-1]["first_audio_p95_s"]
+        say(f"{clients} streams: real time {ok}, p95 first audio {p95:.3f} s")
+        if not ok:
+            break
+        best = streams
+        clients = most if clients < most < 2 * clients else 2 * clients
+    firsts = [s.first_audio for s in best]
+    return {
+        "realtime_streams": len(best),
+        "first_audio_p50_s": percentile(firsts, 0.5) if best else None,
+        "first_audio_p95_s": percentile(firsts, 0.95) if best else None,
+        "audio_s_per_stream": best[0].audio_seconds if best else None,
+        "rounds": rounds,
+        "capped": bool(best) and len(best) >= most,
+    }
 
 
 def _clients(port: int, clients: int, per_client: int) -> Row:

@@ -42,13 +42,14 @@ from chattts_studio.core.engine.decode.loop import FastDecoder
 from chattts_studio.core.engine.decode.rowwise import Sampling, segment_seed
 from chattts_studio.core.engine.decode.streaming import ChunkVocoder
 from chattts_studio.core.engine.engine import Engine
-from chattts_studio.core.engine.pipeline import out_of_memory
+from chattts_studio.core.engine.pipeline import out_of_memory, release_memory
 from chattts_studio.core.engine.request import AudioChunk
 from chattts_studio.core.errors import StudioError
 from chattts_studio.core.text.prepare import Segment, check_text, split_segments
 from chattts_studio.core.voices.voice import Voice
 
 log = logging.getLogger("chattts_studio")
+FIRST_LENGTH = 256  # KV positions a decoder starts with (it grows for longer segments)
 
 
 class Batcher:
@@ -57,7 +58,7 @@ class Batcher:
     def __init__(
         self,
         engine: Engine,
-        slots: int = 16,
+        slots: int | None = None,
         segment_size: int = 50,
         max_waiting: int = 64,
         exact: bool = True,
@@ -67,11 +68,15 @@ class Batcher:
             raise StudioError("No model is loaded.")
         self.engine, self.model = engine, model
         self.random_weights = loaded.info.random_weights
-        self.slots, self.segment_size, self.max_waiting = slots, segment_size, max_waiting
+        # None: from the device (on CUDA as many rows as free memory holds, else 16).
+        self.slots = slots or engine.max_rows()
+        self.segment_size, self.max_waiting = segment_size, max_waiting
         on_cuda = loaded.device.kind == "cuda"
-        self.decoder = FastDecoder(
-            model, slots, 256, static=on_cuda, graphs=on_cuda and engine.cuda_graphs, exact=exact
-        )
+        self._static, self._graphs = on_cuda, on_cuda and engine.cuda_graphs
+        self.exact = exact
+        # The engine's, kept for the model's life: taken again before each run, so that after
+        # a failure (the pool dropped it) a fresh one replaces it.
+        self._decoder: FastDecoder | None = self._pooled()
         self.sampling = Sampling(0.3, 0.7, 20)  # SynthesisRequest's defaults
         self.stats = BatcherStats()
         # Called with the ticket id of every busy row after each step (tests, benchmarks).
@@ -159,6 +164,18 @@ class Batcher:
         return sum(1 for t in list(self._tickets) if not t.cancelled)
 
     # -- the batcher's thread ---------------------------------------------------------------
+    @property
+    def decoder(self) -> FastDecoder:
+        """The decoder in use: the pool's, made again after a failure dropped it."""
+        if self._decoder is None:
+            self._decoder = self._pooled()
+        return self._decoder
+
+    def _pooled(self) -> FastDecoder:
+        return self.engine.decoders.decoder(
+            self.model, self.slots, FIRST_LENGTH, self._static, self._graphs, self.exact
+        )
+
     def _count_waiting(self) -> None:
         self.stats.waiting_segments = sum(
             len(t.segments) - t.next_admit for t in self._tickets if not t.cancelled
@@ -236,18 +253,27 @@ class Batcher:
                 if self._closed:
                     break
             started = time.perf_counter()
+            memory = False
             try:
                 self._run_decoder()
             except Exception as exc:  # a device failure: every request in flight gets it
                 log.warning("batch failed: %s", exc)
+                memory = out_of_memory(exc)
+                if memory:  # requests keep the error, not the failed frames (the decoder's)
+                    exc.__traceback__ = None
                 self._fail_all(exc)
+                if self._decoder is not None:  # its state is unknown now
+                    self.engine.decoders.discard(self._decoder)
+                    self._decoder = None
             finally:
                 self.stats.busy_seconds += time.perf_counter() - started
                 self.stats.rows_busy = 0
+            if memory:  # outside the except block, whose traceback held the decoder
+                release_memory(self.engine.loaded.device.id if self.engine.loaded else "cpu")
         self._fail_all(QueueFull("The server is shutting down."))
 
     def _run_decoder(self) -> None:
-        decoder = self.decoder
+        decoder = self._decoder = self._pooled()
         closed = lambda: self._closed  # noqa: E731
         jobs = decoder.run(self._next_job, self.sampling, closed, self._on_step, self._row_failed)
         for ended in jobs:
@@ -336,7 +362,8 @@ class Batcher:
     def _fail_all(self, exc: BaseException) -> None:
         with self._lock:
             tickets, self._tickets = self._tickets, []
-        self.decoder.active[:] = [None] * self.slots
+        if self._decoder is not None:
+            self._decoder.active[:] = [None] * self.slots
         self.stats.rows_busy = 0
         self._by_key.clear()
         self._vocoders.clear()

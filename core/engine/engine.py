@@ -12,6 +12,7 @@ import torch
 
 from chattts_studio.core.engine.cancel import CancelToken
 from chattts_studio.core.engine.chattts.chat import ChatModel, RefineSettings
+from chattts_studio.core.engine.decoder_pool import DecoderPool, cuda_rows
 from chattts_studio.core.engine.devices import Device, Precision, check_precision, resolve_device
 from chattts_studio.core.engine.metrics import LiveMetrics, reset_peak
 from chattts_studio.core.engine.pipeline import (
@@ -25,6 +26,7 @@ from chattts_studio.core.engine.pipeline import (
 )
 from chattts_studio.core.engine.quiet import quiet_libraries
 from chattts_studio.core.engine.request import (
+    AUTO_BATCH_MAX,
     AudioChunk,
     JobPlan,
     JobSummary,
@@ -71,6 +73,8 @@ class Engine:
         # On CUDA the decode step runs as CUDA graphs; off for comparison (bench) or if a
         # driver misbehaves. No effect elsewhere.
         self.cuda_graphs = True
+        # Decoders (KV caches, CUDA graphs) kept across jobs for the loaded model.
+        self.decoders = DecoderPool()
 
     @property
     def cancelled(self) -> bool:
@@ -141,6 +145,7 @@ class Engine:
         ):
             # Only the precision changes: keep what is in memory, redo the GPT alone.
             report("switching precision", 0.5)
+            self.decoders.clear()  # their caches and graphs are in the old dtype
             if current.precision is not Precision.FP32:
                 self.model.restore_gpt(str(info.folder / "asset" / "gpt"))
             self._apply_precision(self.model, chosen)
@@ -175,12 +180,21 @@ class Engine:
             model.cast_gpt(precision.dtype)
 
     def unload(self) -> None:
+        self.decoders.clear()
         if self.model is not None:
             device = self.loaded.device.id if self.loaded else "cpu"
             self.model.unload()
             self.model = None
             self.loaded = None
             release_memory(device)
+
+    def max_rows(self) -> int:
+        """The most decoder rows for this device: on CUDA as many KV caches as free memory
+        holds (up to decoder_pool.MAX_ROWS); elsewhere the fixed automatic batch."""
+        model, loaded = self._require()
+        if loaded.device.kind != "cuda":
+            return AUTO_BATCH_MAX
+        return cuda_rows(model, self.decoders)
 
     def _require(self) -> tuple[ChatModel, LoadedModel]:
         if self.model is None or self.loaded is None:
@@ -253,6 +267,8 @@ class Engine:
         lexicon = Lexicon(request.lexicon) if request.lexicon else None
         segments = tuple(split_segments(request.text, request.segment_size, lexicon))
         batch = request.batch_size or auto_batch_size(loaded.device.id, len(segments))
+        if not request.batch_size and loaded.device.kind == "cuda":
+            batch = max(1, min(self.max_rows(), len(segments)))  # rows from free memory
         voice = self.resolve_voice(request)
         return JobPlan(request, segments, batch, voice.embedding, voice)
 
@@ -296,6 +312,7 @@ class Engine:
             stream,
             loaded.info.random_weights,
             self.cuda_graphs,
+            self.decoders,
         )
 
     # -- synthesis -------------------------------------------------------------------------

@@ -19,6 +19,7 @@ import torch
 from chattts_studio.core.engine.cancel import CancelToken
 from chattts_studio.core.engine.chattts.chat import ChatModel, RefineSettings
 from chattts_studio.core.engine.cycles import collect_cycles
+from chattts_studio.core.engine.decoder_pool import DecoderPool, drop_decoders
 from chattts_studio.core.engine.metrics import LiveMetrics
 from chattts_studio.core.engine.request import AudioChunk, SegmentRestarted, SegmentResult
 from chattts_studio.core.errors import DeviceError
@@ -133,6 +134,8 @@ class JobContext:
     stream: bool  # a listener wants chunks of the unit that plays next
     random_weights: bool
     cuda_graphs: bool = True  # on CUDA: the decode step as CUDA graphs
+    # The loaded model's decoders, reused across jobs; None: a new decoder per job.
+    decoders: DecoderPool | None = None
 
 
 Producer = Callable[[JobContext, list[Unit], int], Iterator[Event]]
@@ -145,7 +148,9 @@ def out_of_memory(exc: BaseException) -> bool:
 
 
 def release_memory(device: str) -> None:
-    """Return what freed tensors held to the device (CUDA keeps it cached otherwise)."""
+    """Return what freed tensors held to the device (CUDA keeps it cached otherwise), the
+    decoders kept for reuse (their caches and graphs) included."""
+    drop_decoders()
     collect_cycles()  # cycles first: a model's tensors may be held in one
     if device.startswith("cuda") and torch.cuda.is_available():
         torch.cuda.empty_cache()
@@ -187,6 +192,8 @@ def with_backoff(
             del exc
         if not failed:
             return
+        if ctx.decoders is not None:
+            ctx.decoders.clear()  # the big batch's decoder first: a smaller one replaces it
         release_memory(ctx.device)
         batch = smaller_batch(batch)  # raised here, it carries no failed frames along
         ctx.live.restarted()

@@ -116,13 +116,26 @@ def fast_events(ctx: JobContext, units: list[Unit], batch: int) -> Iterator[Even
     jobs = _jobs(ctx, units)
     slots = max(1, min(batch, len(jobs)))
     on_cuda = ctx.device.startswith("cuda")
-    decoder = FastDecoder(
-        ctx.model,
-        slots,
-        max(j.length for j in jobs) + 1,
-        static=on_cuda,  # fixed shapes: what a GPU (and a CUDA graph) wants
-        graphs=on_cuda and ctx.cuda_graphs,
-    )
+    max_len = max(j.length for j in jobs) + 1
+    # Fixed shapes on a GPU: what a CUDA graph (and launch-bound small steps) want.
+    graphs = on_cuda and ctx.cuda_graphs
+    if ctx.decoders is None:
+        decoder = FastDecoder(ctx.model, slots, max_len, static=on_cuda, graphs=graphs)
+        yield from _decode(ctx, by_key, order, jobs, slots, decoder)
+        return
+    # The model's decoder for this shape: no allocation or graph capture per job.
+    with ctx.decoders.lend(ctx.model, slots, max_len, static=on_cuda, graphs=graphs) as kept:
+        yield from _decode(ctx, by_key, order, jobs, slots, kept)
+
+
+def _decode(
+    ctx: JobContext,
+    by_key: dict[int, Unit],
+    order: list[int],
+    jobs: list[Job],
+    slots: int,
+    decoder: FastDecoder,
+) -> Iterator[Event]:
     s = ctx.settings
     sampling = Sampling(s.temperature, s.top_p, s.top_k)
     queue = VocodeQueue(ctx)

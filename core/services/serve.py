@@ -31,7 +31,7 @@ class ServeOptions:
     host: str = "127.0.0.1"
     port: int = 8000  # 0: one the system picks
     api_key: str | None = None  # asked of every request but /health when set
-    slots: int = 16  # decoder rows shared by requests
+    slots: int | None = None  # decoder rows shared by requests; None: from the device
     queue: int = 64  # most requests waiting for a row
     limits: ServeLimits = field(default_factory=ServeLimits)
     access: Access | None = None  # None: Access(host): the Host and Origin checks for it

@@ -21,10 +21,9 @@ tensors are rebuilt only when the set of running rows changes.
 from collections.abc import Callable, Iterator
 
 import torch
-import torch.nn.functional as F
-from transformers.models.llama.modeling_llama import apply_rotary_pos_emb
 
 from chattts_studio.core.engine.chattts.chat import ChatModel
+from chattts_studio.core.engine.decode.gpt_rows import GptRows
 from chattts_studio.core.engine.decode.graphs import StepGraphs
 from chattts_studio.core.engine.decode.job import (
     Job,
@@ -36,7 +35,6 @@ from chattts_studio.core.engine.decode.job import (
 from chattts_studio.core.engine.decode.rowwise import (
     REPETITION_WINDOW,
     Sampling,
-    exact_attention,
     sample_codes,
     warpers_for,
 )
@@ -44,7 +42,7 @@ from chattts_studio.core.engine.decode.rowwise import (
 SPAN_BUCKET = 256  # static steps attend over KV spans rounded up to this (one graph each)
 
 
-class FastDecoder:
+class FastDecoder(GptRows):
     """Decodes audio codes for many jobs on `slots` rows, yielding each job when it is done."""
 
     def __init__(
@@ -55,40 +53,23 @@ class FastDecoder:
         static: bool = False,
         graphs: bool = False,
         exact: bool = False,
+        chunk_rows: int | None = None,
     ) -> None:
         """`static`: every step runs all slots over a bucketed KV span, with positions on the
         device (fixed shapes, no per-step index building): what a CUDA graph needs, and the
         form a GPU prefers, since a 20-layer step of this size is bound by kernel launches.
         `graphs`: capture that step as CUDA graphs, one per span bucket (CUDA only).
         `exact`: a row's numbers never depend on the rows beside it (see `exact_attention`):
-        static steps (every matrix product has `slots` rows, whoever is running) with
-        attention as plain matmuls, and logits made for every slot. With per-job seeds, a job
-        then gives the same codes and hidden states bit for bit in any company."""
-        gpt = model.gpt
-        self.gpt = gpt
-        self.layers = list(gpt.layers)
-        self.device = model.gpt_device
-        # Sampling runs where the GPT runs: on MPS ChatTTS keeps the GPT on the CPU, and a
-        # loop that sampled on the GPU would copy between devices every step.
-        self.out_device = self.device
-        self.dtype = next(gpt.parameters()).dtype
-        cfg = gpt.config
-        self.heads = cfg.num_attention_heads
-        self.kv_heads = cfg.num_key_value_heads
-        self.head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // self.heads
-        self.hidden_size = cfg.hidden_size
-        self.num_vq = model.num_vq
-        self.num_codes = model.num_codes
-        self.eos = self.num_codes - 1
-        self.slots = slots
-        self.max_len = max_len
-        shape = (len(self.layers), slots, self.kv_heads, max_len, self.head_dim)
-        self.k_cache = torch.zeros(shape, dtype=self.dtype, device=self.device)
-        self.v_cache = torch.zeros(shape, dtype=self.dtype, device=self.device)
-        self.emb_code = model.code_embeddings()
-        self.head_weight = model.code_heads().float().to(self.out_device)
+        every matrix product has a fixed row count whoever is running, attention is plain
+        matmuls, and logits are made with the same row count. On CUDA (or `static`) that is
+        the static step over all `slots`; on the CPU, chunks of `chunk_rows` consecutive slots
+        (default EXACT_CHUNK_ROWS), only those holding a running row (see gpt_rows.py), so a
+        lone row costs one chunk, not `slots`. With per-job seeds, a job then gives the same
+        codes and hidden states bit for bit in any company."""
+        on_cpu = model.gpt_device.type == "cpu"
+        chunked = exact and not (static or graphs) and on_cpu
+        super().__init__(model, slots, max_len, exact, (chunk_rows or 0) if chunked else None)
         self.active: list[Job | None] = [None] * slots  # the job in each slot, between steps
-        self.exact = exact
         self.static = static or graphs or exact
         self._all_rows = torch.arange(slots, device=self.device)
         self._tainted: set[int] = set()  # rows whose cache may hold NaN/inf from a failed job
@@ -133,72 +114,6 @@ class FastDecoder:
     def running(self, key: int) -> Job | None:
         return next((job for job in self.active if job is not None and job.key == key), None)
 
-    # -- model ----------------------------------------------------------------------------
-    def _layers(
-        self, x: torch.Tensor, rows: torch.Tensor, pos: torch.Tensor, span: int, every: bool
-    ) -> torch.Tensor:
-        """x [B, S, hidden]; rows [B] slot ids (`every`: all slots, in order); pos [B, S]
-        positions. Writes K/V into the cache at those positions and attends over each row's
-        cache up to its position; `span` (host-known) is the longest position + 1."""
-        batch, seq = x.shape[:2]
-        cos, sin = self.gpt.rotary_emb(x, pos)
-        prefill = seq > 1
-        if not prefill:
-            keys = torch.arange(span, device=self.device)
-            mask = keys.view(1, 1, 1, span) <= pos.view(batch, 1, seq, 1)
-        for li, layer in enumerate(self.layers):
-            attn = layer.self_attn
-            h = layer.input_layernorm(x)
-            q = attn.q_proj(h).view(batch, seq, -1, self.head_dim).transpose(1, 2)
-            k = attn.k_proj(h).view(batch, seq, -1, self.head_dim).transpose(1, 2)
-            v = attn.v_proj(h).view(batch, seq, -1, self.head_dim).transpose(1, 2)
-            q, k = apply_rotary_pos_emb(q, k, cos, sin)
-            if prefill:  # one row, positions 0..seq-1
-                self.k_cache[li, rows[0], :, :seq] = k[0]
-                self.v_cache[li, rows[0], :, :seq] = v[0]
-                out = F.scaled_dot_product_attention(
-                    q,
-                    k,
-                    v,
-                    is_causal=True,
-                    scale=attn.scaling,
-                    enable_gqa=self.kv_heads != self.heads,
-                )
-            else:
-                self.k_cache[li, rows, :, pos[:, 0]] = k[:, :, 0]
-                self.v_cache[li, rows, :, pos[:, 0]] = v[:, :, 0]
-                if every:  # a view, no gather
-                    kc, vc = self.k_cache[li, :, :, :span], self.v_cache[li, :, :, :span]
-                else:
-                    kc, vc = self.k_cache[li, rows, :, :span], self.v_cache[li, rows, :, :span]
-                if self.exact:
-                    out = exact_attention(q, kc, vc, mask, attn.scaling, self.heads)
-                    x = x + attn.o_proj(out.transpose(1, 2).reshape(batch, seq, -1))
-                    x = x + layer.mlp(layer.post_attention_layernorm(x))
-                    continue
-                out = F.scaled_dot_product_attention(
-                    q,
-                    kc,
-                    vc,
-                    attn_mask=mask,
-                    scale=attn.scaling,
-                    enable_gqa=self.kv_heads != self.heads,
-                )
-            x = x + attn.o_proj(out.transpose(1, 2).reshape(batch, seq, -1))
-            x = x + layer.mlp(layer.post_attention_layernorm(x))
-        return self.gpt.norm(x)
-
-    def _logits(self, hidden: torch.Tensor) -> torch.Tensor:
-        """[B, hidden] fp32 -> [B * num_vq, num_codes], ChatTTS's (b n) c order."""
-        logits = F.linear(hidden, self.head_weight)
-        return logits.view(-1, self.num_vq, self.num_codes).reshape(-1, self.num_codes)
-
-    def _embed_codes(self, codes: torch.Tensor) -> torch.Tensor:
-        """codes [B, num_vq] -> [B, 1, hidden], as ChatTTS sums the per-codebook embeddings."""
-        ids = codes.to(self.device).unsqueeze(1)
-        embs = [self.emb_code[i](ids[:, :, i]).to(self.out_device) for i in range(self.num_vq)]
-        return torch.stack(embs, 3).sum(3)
-
     # -- sampling -------------------------------------------------------------------------
     def _sample(
         self,
@@ -242,16 +157,16 @@ class FastDecoder:
         steps = [0] * self.slots
         caps = [0] * self.slots
         # Device copies the sampling reads; updated in place, never rebuilt from lists.
-        pos_d = torch.zeros(self.slots, dtype=torch.long, device=self.device)
+        pos_d = torch.zeros(self.rows, dtype=torch.long, device=self.device)
         steps_d = torch.zeros(self.slots, dtype=torch.long, device=self.out_device)
         min_d = torch.zeros(self.slots, dtype=torch.long, device=self.out_device)
         history = torch.zeros(
             self.slots * self.num_vq, REPETITION_WINDOW, dtype=torch.long, device=self.out_device
         )
-        hidden = torch.zeros(self.slots, self.hidden_size, device=self.out_device)
+        hidden = self._hidden = torch.zeros(self.rows, self.hidden_size, device=self.out_device)
         vq = torch.arange(self.num_vq, device=self.out_device)
         caps_d = torch.zeros(self.slots, dtype=torch.long, device=self.device)
-        codes_all = torch.zeros(self.slots, self.num_vq, dtype=torch.long, device=self.device)
+        codes_all = torch.zeros(self.rows, self.num_vq, dtype=torch.long, device=self.device)
 
         def admit(slot: int, job: Job) -> bool:
             """Prefill the job into the row; False when its embedding failed (`failed`)."""
@@ -315,10 +230,11 @@ class FastDecoder:
                 rows = torch.tensor(used, device=self.device)
                 out_rows = rows.to(self.out_device)
                 vq_rows = (out_rows.view(-1, 1) * self.num_vq + vq).view(-1)
+                self.live_chunks = sorted({slot - slot % self.chunk for slot in used})
             full = len(used) == self.slots
             # A gathered copy: the jobs keep views of it, while `hidden` is written in place.
             rows_h = hidden[out_rows]
-            # Exact: the head's product always has `slots` rows (its rows' bits depend on it).
+            # Exact: the head's product always has `slots` (or `chunk`) rows, whoever runs.
             logits = self._logits(hidden)[vq_rows] if self.exact else self._logits(rows_h)
             codes, bad = self._sample(
                 logits,
@@ -363,8 +279,17 @@ class FastDecoder:
             if continuing and self.static:
                 # Every slot steps; only the running rows move on (a device-side mask).
                 codes_all.index_copy_(0, rows, codes.to(self.device))
-                span = max(pos[used[n]] for n in continuing) + 1
-                hidden.copy_(self._step_all(codes_all, pos_d, span).to(self.out_device))
+                if self.chunked:  # only the chunks with a running row, each its own span
+                    spans: dict[int, int] = {}
+                    for n in continuing:
+                        start = used[n] - used[n] % self.chunk
+                        spans[start] = max(spans.get(start, 0), pos[used[n]] + 1)
+                    self._chunk_step(
+                        codes_all, pos_d, {s: self._bucket(n) for s, n in spans.items()}
+                    )
+                else:
+                    span = max(pos[used[n]] for n in continuing) + 1
+                    hidden.copy_(self._step_all(codes_all, pos_d, span).to(self.out_device))
                 going = ~finished.to(self.device) & (
                     steps_d[out_rows].to(self.device) < caps_d[rows]
                 )

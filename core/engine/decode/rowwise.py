@@ -14,6 +14,14 @@ import torch.nn.functional as F
 from transformers.generation import TopKLogitsWarper, TopPLogitsWarper
 
 REPETITION_WINDOW = 16  # ChatTTS's CustomRepetitionPenaltyLogitsProcessorRepeat past_window
+# Rows in every product of an exact CPU step (FastDecoder's `chunk_rows`). Fixed, because a
+# BLAS picks its kernel by the row count and a row's last bits change with it (measured on the
+# 2-core CPU, torch 2.14: 1, 2 and 3 rows each give other bits than 4..16, which agree; at a
+# fixed count a row's bits depend neither on its place nor on its neighbours). One row: a lone
+# request then costs what `synth` does. A step at the real dimensions (1 thread, loaded
+# machine, best of 5): 1 row 118 ms, 4 rows in one chunk of 4: 166, 16 rows in one chunk of 16:
+# 290; 16 rows in chunks of 1: 790, of 4: 472 (chunks of 2 cost what 4 do).
+EXACT_CHUNK_ROWS = 1
 Warper = Callable[..., torch.Tensor]
 
 

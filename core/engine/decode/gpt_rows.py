@@ -1,0 +1,214 @@
+"""The GPT over a KV cache of rows (slots): ChatTTS's embeddings, layers and code heads,
+run one position at a time for all rows, for some rows, or for chunks of rows.
+
+Chunks (exact steps on the CPU): the rows are cut into chunks of `chunk` consecutive slots and
+a step computes only the chunks that hold a running row. Every product then has exactly
+`chunk` rows whoever runs, so a row's bits are those it would have alone (a BLAS picks its
+kernel by the row count: see EXACT_CHUNK_ROWS), while a lone row costs one chunk, not every
+slot. Rows never move: the KV cache is per slot, and a chunk reads its slots' cache as a view.
+"""
+
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from transformers.models.llama.modeling_llama import apply_rotary_pos_emb
+
+from chattts_studio.core.engine.chattts.chat import ChatModel
+from chattts_studio.core.engine.decode.rowwise import EXACT_CHUNK_ROWS, exact_attention
+
+
+@dataclass
+class Chunk:
+    """A chunk's step in progress: its first slot, slot ids, positions [chunk, 1], KV span,
+    rotary cos, sin and attention mask, and its hidden states [chunk, 1, hidden]."""
+
+    start: int
+    rows: torch.Tensor
+    pos: torch.Tensor
+    span: int
+    rotary: tuple[torch.Tensor, torch.Tensor, torch.Tensor]
+    x: torch.Tensor
+
+
+class GptRows:
+    """The model's side of FastDecoder: the weights it reads and the cache it writes."""
+
+    def __init__(
+        self, model: ChatModel, slots: int, max_len: int, exact: bool, chunk_rows: int | None
+    ) -> None:
+        """`chunk_rows`: None for steps over all slots (or the given rows); else the rows
+        of a chunk (0: EXACT_CHUNK_ROWS)."""
+        gpt = model.gpt
+        self.gpt = gpt
+        self.layers = list(gpt.layers)
+        self.device = model.gpt_device
+        # Sampling runs where the GPT runs: on MPS ChatTTS keeps the GPT on the CPU, and a
+        # loop that sampled on the GPU would copy between devices every step.
+        self.out_device = self.device
+        self.dtype = next(gpt.parameters()).dtype
+        cfg = gpt.config
+        self.heads = cfg.num_attention_heads
+        self.kv_heads = cfg.num_key_value_heads
+        self.head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // self.heads
+        self.hidden_size = cfg.hidden_size
+        self.num_vq = model.num_vq
+        self.num_codes = model.num_codes
+        self.eos = self.num_codes - 1
+        self.slots = slots
+        self.max_len = max_len
+        self.chunked = chunk_rows is not None
+        self.chunk = (chunk_rows or EXACT_CHUNK_ROWS) if self.chunked else slots
+        # Chunks all have `chunk` rows: the slots rounded up (the extra rows never hold a job).
+        self.rows = -(-slots // self.chunk) * self.chunk
+        self.live_chunks = list(range(0, self.rows, self.chunk))  # those with a running row
+        shape = (len(self.layers), self.rows, self.kv_heads, max_len, self.head_dim)
+        self.k_cache = torch.zeros(shape, dtype=self.dtype, device=self.device)
+        self.v_cache = torch.zeros(shape, dtype=self.dtype, device=self.device)
+        self.emb_code = model.code_embeddings()
+        self.head_weight = model.code_heads().float().to(self.out_device)
+        self._hidden = torch.zeros(0)  # each row's last hidden state (FastDecoder.run's)
+        self.exact = exact
+        self._chunk_rows = {
+            start: torch.arange(start, start + self.chunk, device=self.device)
+            for start in range(0, self.rows, self.chunk)
+        }
+
+    def _layers(
+        self, x: torch.Tensor, rows: torch.Tensor, pos: torch.Tensor, span: int, every: bool
+    ) -> torch.Tensor:
+        """x [B, S, hidden]; rows [B] slot ids (`every`: all slots, in order); pos [B, S]
+        positions. Writes K/V into the cache at those positions and attends over each row's
+        cache up to its position; `span` (host-known) is the longest position + 1."""
+        batch, seq = x.shape[:2]
+        cos, sin = self.gpt.rotary_emb(x, pos)
+        if seq == 1:
+            mask = self._decode_mask(pos, span)
+            cached = slice(None) if every else None
+            for li in range(len(self.layers)):
+                x = self._decode_layer(li, x, rows, pos, span, (cos, sin, mask), cached)
+            return self.gpt.norm(x)
+        for li, layer in enumerate(self.layers):  # prefill: one row, positions 0..seq-1
+            attn = layer.self_attn
+            h = layer.input_layernorm(x)
+            q = attn.q_proj(h).view(batch, seq, -1, self.head_dim).transpose(1, 2)
+            k = attn.k_proj(h).view(batch, seq, -1, self.head_dim).transpose(1, 2)
+            v = attn.v_proj(h).view(batch, seq, -1, self.head_dim).transpose(1, 2)
+            q, k = apply_rotary_pos_emb(q, k, cos, sin)
+            self.k_cache[li, rows[0], :, :seq] = k[0]
+            self.v_cache[li, rows[0], :, :seq] = v[0]
+            out = F.scaled_dot_product_attention(
+                q, k, v, is_causal=True, scale=attn.scaling, enable_gqa=self.kv_heads != self.heads
+            )
+            x = x + attn.o_proj(out.transpose(1, 2).reshape(batch, seq, -1))
+            x = x + layer.mlp(layer.post_attention_layernorm(x))
+        return self.gpt.norm(x)
+
+    def _decode_mask(self, pos: torch.Tensor, span: int) -> torch.Tensor:
+        keys = torch.arange(span, device=self.device)
+        return keys.view(1, 1, 1, span) <= pos.view(-1, 1, 1, 1)
+
+    def _decode_layer(
+        self,
+        li: int,
+        x: torch.Tensor,
+        rows: torch.Tensor,
+        pos: torch.Tensor,
+        span: int,
+        rotary: tuple[torch.Tensor, torch.Tensor, torch.Tensor],
+        cached: slice | None,
+    ) -> torch.Tensor:
+        """One layer of a one-position step for x [B, 1, hidden] of slots `rows`. `cached`:
+        the slots `rows` are, in order, as a slice (the cache is read as a view), or None (a
+        gather); `rotary`: cos, sin and the mask, made once for all layers."""
+        layer = self.layers[li]
+        attn = layer.self_attn
+        cos, sin, mask = rotary
+        batch = x.shape[0]
+        h = layer.input_layernorm(x)
+        q = attn.q_proj(h).view(batch, 1, -1, self.head_dim).transpose(1, 2)
+        k = attn.k_proj(h).view(batch, 1, -1, self.head_dim).transpose(1, 2)
+        v = attn.v_proj(h).view(batch, 1, -1, self.head_dim).transpose(1, 2)
+        q, k = apply_rotary_pos_emb(q, k, cos, sin)
+        self.k_cache[li, rows, :, pos[:, 0]] = k[:, :, 0]
+        self.v_cache[li, rows, :, pos[:, 0]] = v[:, :, 0]
+        if cached is not None:  # a view, no gather
+            kc, vc = self.k_cache[li, cached, :, :span], self.v_cache[li, cached, :, :span]
+        else:
+            kc, vc = self.k_cache[li, rows, :, :span], self.v_cache[li, rows, :, :span]
+        if self.exact:
+            out = exact_attention(q, kc, vc, mask, attn.scaling, self.heads)
+        else:
+            out = F.scaled_dot_product_attention(
+                q,
+                kc,
+                vc,
+                attn_mask=mask,
+                scale=attn.scaling,
+                enable_gqa=self.kv_heads != self.heads,
+            )
+        x = x + attn.o_proj(out.transpose(1, 2).reshape(batch, 1, -1))
+        return x + layer.mlp(layer.post_attention_layernorm(x))
+
+    def _chunk_step(self, codes: torch.Tensor, pos: torch.Tensor, spans: dict[int, int]) -> None:
+        """An exact step of the chunks {first slot: KV span} only (codes [rows, num_vq], pos
+        [rows]); their hidden states go to `self._hidden`."""
+        c = self.chunk
+        chunks: list[Chunk] = []
+        for start, span in spans.items():
+            x = self._embed_codes(codes[start : start + c]).to(self.device, self.dtype)
+            p = pos[start : start + c].view(-1, 1)
+            cos, sin = self.gpt.rotary_emb(x, p)
+            rotary = (cos, sin, self._decode_mask(p, span))
+            chunks.append(Chunk(start, self._chunk_rows[start], p, span, rotary, x))
+        for li in range(len(self.layers)):
+            self._chunk_layer(li, chunks)
+        for chunk in chunks:
+            self._hidden[chunk.start : chunk.start + c] = self.gpt.norm(chunk.x)[:, 0].float()
+
+    def _chunk_layer(self, li: int, chunks: list[Chunk]) -> None:
+        """One layer for every chunk, one weight at a time: a weight is read from memory once
+        and stays in the CPU's cache for the next chunks (a whole layer does not fit). Each
+        product sees one chunk: the same ops, in the same order, as `_decode_layer`."""
+        layer = self.layers[li]
+        attn, mlp = layer.self_attn, layer.mlp
+        c = self.chunk
+        hs = [layer.input_layernorm(ch.x) for ch in chunks]
+        qs = [attn.q_proj(h).view(c, 1, -1, self.head_dim).transpose(1, 2) for h in hs]
+        ks = [attn.k_proj(h).view(c, 1, -1, self.head_dim).transpose(1, 2) for h in hs]
+        vs = [attn.v_proj(h).view(c, 1, -1, self.head_dim).transpose(1, 2) for h in hs]
+        outs = []
+        for ch, q, k, v in zip(chunks, qs, ks, vs, strict=True):
+            cos, sin, mask = ch.rotary
+            q, k = apply_rotary_pos_emb(q, k, cos, sin)
+            self.k_cache[li, ch.rows, :, ch.pos[:, 0]] = k[:, :, 0]
+            self.v_cache[li, ch.rows, :, ch.pos[:, 0]] = v[:, :, 0]
+            cached = slice(ch.start, ch.start + c)  # a view, no gather
+            kc, vc = self.k_cache[li, cached, :, : ch.span], self.v_cache[li, cached, :, : ch.span]
+            out = exact_attention(q, kc, vc, mask, attn.scaling, self.heads)
+            outs.append(out.transpose(1, 2).reshape(c, 1, -1))
+        for ch, out in zip(chunks, [attn.o_proj(o) for o in outs], strict=True):
+            ch.x = ch.x + out
+        hs = [layer.post_attention_layernorm(ch.x) for ch in chunks]
+        gates = [mlp.act_fn(mlp.gate_proj(h)) for h in hs]
+        ups = [g * mlp.up_proj(h) for g, h in zip(gates, hs, strict=True)]
+        for ch, down in zip(chunks, [mlp.down_proj(u) for u in ups], strict=True):
+            ch.x = ch.x + down
+
+    def _logits(self, hidden: torch.Tensor) -> torch.Tensor:
+        """[B, hidden] fp32 -> [B * num_vq, num_codes], ChatTTS's (b n) c order. Chunked:
+        hidden is every row's, and only the live chunks' rows are made (`chunk` at a time)."""
+        if self.chunked and hidden.shape[0] == self.rows:
+            logits = hidden.new_zeros(self.rows, self.num_vq * self.num_codes)
+            for start in self.live_chunks:
+                rows = slice(start, start + self.chunk)
+                logits[rows] = F.linear(hidden[rows], self.head_weight)
+        else:
+            logits = F.linear(hidden, self.head_weight)
+        return logits.view(-1, self.num_vq, self.num_codes).reshape(-1, self.num_codes)
+
+    def _embed_codes(self, codes: torch.Tensor) -> torch.Tensor:
+        """codes [B, num_vq] -> [B, 1, hidden], as ChatTTS sums the per-codebook embeddings."""
+        ids = codes.to(self.device).unsqueeze(1)
+        embs = [self.emb_code[i](ids[:, :, i]).to(self.out_device) for i in range(self.num_vq)]
+        return torch.stack(embs, 3).sum(3)
