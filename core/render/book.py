@@ -7,7 +7,7 @@ How a render stays resumable and reproducible (the rule, also in the README):
   nothing but its own texts and the settings: not on what ran before it, nor on what a
   resumed run skips. (The engine's random draws are shared by the rows of a batch, so a
   segment cannot be made alone without changing its audio.)
-- Each finished segment is kept at once (render_store.py). A resumed render skips every group
+- Each finished segment is kept at once (core/render/store.py). A resumed render skips every group
   whose segments are all kept and restarts a group that was cut short from its first segment,
   with the same seed: its kept segments come out the same again (they are checked against the
   kept audio, and the kept files are the ones used), its missing ones as an uninterrupted run
@@ -18,7 +18,7 @@ How a render stays resumable and reproducible (the rule, also in the README):
   changed entry re-makes only the groups whose text it changes.
 Then each chapter is assembled from its kept segments (loudness measured, then the gain
 applied while writing), and the book's audiobook file and chapter list are written
-(render_output.py)."""
+(core/render/output.py)."""
 
 import dataclasses
 import hashlib

@@ -58,7 +58,7 @@ class ServeLimits:
     # Connections and requests uvicorn takes at once (beyond: 503); None: 64 + the slots.
     max_connections: int | None = None
     keep_alive_seconds: int = 5  # an idle kept-alive connection is closed after this
-    # Audio held for one client and how long it may read nothing (server_stream.py).
+    # Audio held for one client and how long it may read nothing (core/serve/stream.py).
     stream: StreamLimits = field(default_factory=StreamLimits)
 
 

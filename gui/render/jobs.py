@@ -65,7 +65,7 @@ class RenderJobs(WindowBase):
         self.show_render_queue()
         if self.loaded is None:
             self.show_message(self.tr("The render starts once a model is loaded."))
-        elif self.serving is not None:  # the speech API owns the model (serve_control.py)
+        elif self.serving is not None:  # the speech API owns the model (gui/serve/control.py)
             self.show_message(self.tr("The render starts when serving stops."))
         elif self.current_job is not None:
             self.show_message(self.tr("The render starts when the running job ends."))

@@ -1,10 +1,10 @@
 """The result: play while generating, play / stop / seek with a waveform, save in any format
-(optionally one file per segment; result_saving.py), and the history of results
-(result_history.py).
+(optionally one file per segment; gui/result/saving.py), and the history of results
+(gui/result/history.py).
 
 A job's audio is never held whole in memory: each chunk goes to a ResultStore in the cache
 folder as it arrives, the waveform is drawn from the store's envelope (bounded, updated per
-chunk), playback is fed from the file (result_playback.py) and saving reads it back."""
+chunk), playback is fed from the file (gui/result/playback.py) and saving reads it back."""
 
 from collections.abc import Callable
 from dataclasses import replace
@@ -325,7 +325,7 @@ class ResultPanel(ResultPlayback, ResultHistory, ResultSaving):
             viewed.append(replace(r, audio=samples[start:end]))
         return viewed
 
-    # -- playing (the rest is result_playback.py) ------------------------------------------
+    # -- playing (the rest is gui/result/playback.py) ------------------------------------------
     def play(self, start: int = 0) -> None:
         """Play the result from `start` (a sample), fed from its store."""
         if not self.length:

@@ -38,7 +38,7 @@ class VoiceJobs(WindowBase):
             translate("Voices", "Each line is 'Name: text', spoken by that library speaker")
         )
         self.highlighter: ScriptHighlighter | None = None
-        self.turn_pause = TurnPause()  # placed under the editor by window_layout.py
+        self.turn_pause = TurnPause()  # placed under the editor by gui/window/layout.py
 
     def _connect_voices(self) -> None:
         self.speakers.new_voice_wanted.connect(self.show_voice_dialog)

@@ -19,7 +19,7 @@ class JobRequests(WindowBase):
 
     @staticmethod
     def synthesize_text() -> str:
-        """The synth button's text when it starts a synthesis (as window_layout.py made it)."""
+        """The synth button's text when it starts a synthesis (as gui/window/layout.py made it)."""
         return translate("Window", "Synthesize  (Ctrl+Enter)")
 
     # -- synthesis -------------------------------------------------------------------------
@@ -106,7 +106,7 @@ class JobRequests(WindowBase):
 
     def synthesize(self) -> Job | None:
         refusal = self.serving_refusal()
-        if refusal is not None:  # the speech API owns the model (serve_control.py)
+        if refusal is not None:  # the speech API owns the model (gui/serve/control.py)
             self.show_message(refusal)
             return None
         if self.current_job is not None and not self._worker_will_be_free():

@@ -10,8 +10,8 @@ and torch's thread count. Measured on this CPU with the real model dimensions (d
 same files come from the same --threads here as --ray-cpus-per-actor there.
 
 The driver plans (which items the folder already holds), writes every file and journal line
-(manifest_store.py), and the output manifest at the end. ItemRenderer makes audio bytes; it
-runs here for a local render and inside each Ray actor for a cluster render."""
+(core/render/manifest/store.py), and the output manifest at the end. ItemRenderer makes audio
+bytes; it runs here for a local render and inside each Ray actor for a cluster render."""
 
 import io
 import queue
