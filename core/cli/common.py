@@ -4,12 +4,13 @@
 import argparse
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from chattts_studio.core.errors import StudioError
 
 if TYPE_CHECKING:
     from chattts_studio.core.engine.engine import Engine
+    from chattts_studio.core.engine.request import SynthesisRequest
     from chattts_studio.core.voices.voice import Voice
 
 EXIT_USER_ERROR = 2
@@ -105,4 +106,25 @@ def add_voice_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--speed", type=int, default=d.speed, help="0-9 ([speed_N])")
     parser.add_argument(
         "--pause", type=float, default=d.pause_seconds, help="seconds of silence between segments"
+    )
+
+
+def request_from_args(args: argparse.Namespace, text: str, **extra: Any) -> "SynthesisRequest":
+    """The request `synth` and `render` make from their shared options (not yet validated)."""
+    from chattts_studio.core.engine.request import SynthesisRequest
+
+    return SynthesisRequest(
+        text=text,
+        seed=args.seed,
+        temperature=args.temperature,
+        top_p=args.top_p,
+        top_k=args.top_k,
+        refine_text=not args.no_refine,
+        speed=args.speed,
+        segment_size=args.segment_size,
+        batch_size=args.batch_size,  # 0: automatic, settled by Engine.plan
+        pause_seconds=args.pause,
+        decoder=args.decoder,
+        lexicon=lexicon_entries(args),
+        **extra,
     )

@@ -16,8 +16,8 @@ from chattts_studio.core.cli.common import (
     add_voice_options,
     check_folder,
     err,
-    lexicon_entries,
     load_engine,
+    request_from_args,
     set_threads,
     speaker_arg,
 )
@@ -170,20 +170,7 @@ def run(args: argparse.Namespace) -> int:
         return render_manifest_command(args)
     if args.ray is not None:
         raise StudioError("--ray renders a manifest (.jsonl or .csv), not a book.")
-    request = SynthesisRequest(
-        text="",
-        seed=args.seed,
-        temperature=args.temperature,
-        top_p=args.top_p,
-        top_k=args.top_k,
-        refine_text=not args.no_refine,
-        speed=args.speed,
-        segment_size=args.segment_size,
-        batch_size=args.batch_size,
-        pause_seconds=args.pause,
-        decoder=args.decoder,
-        lexicon=lexicon_entries(args),
-    )
+    request = request_from_args(args, "")
     request.validate()
     set_threads(args.threads)
     if not -70.0 <= (args.loudness if args.loudness is not None else -16.0) <= 0.0:

@@ -11,8 +11,8 @@ from chattts_studio.core.cli.common import (
     add_lexicon_option,
     add_voice_options,
     err,
-    lexicon_entries,
     load_engine,
+    request_from_args,
     set_threads,
     speaker_arg,
 )
@@ -121,21 +121,7 @@ def run(args: argparse.Namespace) -> int:
     subtitles = Path(args.subtitles) if args.subtitles else None
     if subtitles is not None:
         check_subtitle_path(subtitles)
-    request = SynthesisRequest(
-        text=text,
-        seed=args.seed,
-        temperature=args.temperature,
-        top_p=args.top_p,
-        top_k=args.top_k,
-        refine_text=not args.no_refine,
-        speed=args.speed,
-        segment_size=args.segment_size,
-        batch_size=args.batch_size,  # 0: automatic, settled by Engine.plan
-        pause_seconds=args.pause,
-        turn_pause_seconds=args.turn_pause,
-        decoder=args.decoder,
-        lexicon=lexicon_entries(args),
-    )
+    request = request_from_args(args, text, turn_pause_seconds=args.turn_pause)
     request.validate()
     set_threads(args.threads)
     script = None

@@ -14,7 +14,7 @@ import json
 import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
 import numpy as np
 import soundfile as sf
@@ -52,6 +52,9 @@ def hold_render_folder(lock: Path, folder: Path) -> BaseFileLock:
     return held
 
 
+T = TypeVar("T")
+
+
 def journal_records(path: Path) -> list[dict[str, Any]]:
     """The JSON objects of a journal (one a line), in order; a line cut short by a kill is
     skipped, and ended on disk so that the next line appended starts on its own."""
@@ -72,6 +75,18 @@ def journal_records(path: Path) -> list[dict[str, Any]]:
         if isinstance(data, dict):
             records.append(data)
     return records
+
+
+def journal_entries(path: Path, kind: type[T]) -> list[T]:
+    """A journal's records made into `kind` (a dataclass), in order; a record missing a field
+    or holding a wrong one (a journal from another version) is skipped."""
+    entries = []
+    for data in journal_records(path):
+        try:
+            entries.append(kind(**{k: data[k] for k in kind.__dataclass_fields__}))  # type: ignore[attr-defined]
+        except (TypeError, KeyError):
+            continue
+    return entries
 
 
 def digest(*parts: object) -> str:
@@ -169,11 +184,7 @@ class SegmentStore(RenderFolder):
                     tmp.unlink()
 
     def _read_journal(self) -> None:
-        for data in journal_records(self.store / JOURNAL):
-            try:
-                entry = Entry(**{k: data[k] for k in Entry.__dataclass_fields__})
-            except (TypeError, KeyError):
-                continue
+        for entry in journal_entries(self.store / JOURNAL, Entry):
             self._entries[entry.file] = entry
 
     def __enter__(self) -> "SegmentStore":

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from chattts_studio.core.atomic import atomic_path, os_error_sentence, write_text_atomic
 from chattts_studio.core.errors import StudioError
-from chattts_studio.core.render.store import RenderFolder, digest, journal_records
+from chattts_studio.core.render.store import RenderFolder, digest, journal_entries
 
 STORE = ".manifest"
 JOURNAL = "journal.jsonl"
@@ -80,11 +80,7 @@ class ManifestStore(RenderFolder):
         return self
 
     def _read_journal(self) -> None:
-        for data in journal_records(self.store / JOURNAL):
-            try:
-                entry = ItemEntry(**{k: data[k] for k in ItemEntry.__dataclass_fields__})
-            except (TypeError, KeyError):
-                continue
+        for entry in journal_entries(self.store / JOURNAL, ItemEntry):
             self.entries[entry.id] = entry
 
     def __enter__(self) -> "ManifestStore":
