@@ -118,12 +118,9 @@ def test_audio_streams_before_the_request_is_done(api: Running) -> None:
     assert _fits((sum(n for n, _ in reads) - 44) // 2, api.batcher, text)
 
 
-def test_concurrent_requests_share_steps_and_each_equals_its_solo_run(api: Running) -> None:
-    texts = ["你好。", "今天天气很好。", "Hello there.", "我们去公园。", "再见。", "Good day.",
-             "明天见。", "谢谢你。"]  # fmt: skip
-    requests = [dict(text=t, voice=f"seed:{i + 1}", seed=100 + i) for i, t in enumerate(texts)]
+def _speak_at_once(api: Running, requests: list[dict[str, object]]) -> dict[int, bytes]:
+    """Every request sent at the same moment, each from its own thread: index -> its audio."""
     results: dict[int, bytes] = {}
-    start = len(api.steps)
     barrier = threading.Barrier(len(requests))
 
     def one(i: int) -> None:
@@ -136,6 +133,15 @@ def test_concurrent_requests_share_steps_and_each_equals_its_solo_run(api: Runni
         t.start()
     for t in threads:
         t.join(120)
+    return results
+
+
+def test_concurrent_requests_share_steps_and_each_equals_its_solo_run(api: Running) -> None:
+    texts = ["你好。", "今天天气很好。", "Hello there.", "我们去公园。", "再见。", "Good day.",
+             "明天见。", "谢谢你。"]  # fmt: skip
+    requests = [dict(text=t, voice=f"seed:{i + 1}", seed=100 + i) for i, t in enumerate(texts)]
+    start = len(api.steps)
+    results = _speak_at_once(api, requests)
     assert sorted(results) == list(range(len(requests)))
     shared = [len(set(ids)) for ids in api.steps[start:]]
     assert max(shared) >= 4, f"requests rarely decoded side by side: {max(shared)} at most"
@@ -312,20 +318,8 @@ def test_a_cloned_and_an_embedding_voice_share_steps_and_each_equals_its_solo_ru
         dict(text="你好。今天天气很好。", voice="Clone", seed=21),
         dict(text="我们去公园。明天见。", voice="seed:5", seed=22),
     ]
-    results: dict[int, bytes] = {}
     start = len(api.steps)
-    barrier = threading.Barrier(len(requests))
-
-    def one(i: int) -> None:
-        barrier.wait()
-        r = requests[i]
-        results[i] = _speech(api, str(r["text"]), voice=r["voice"], seed=r["seed"])
-
-    threads = [threading.Thread(target=one, args=(i,)) for i in range(len(requests))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(120)
+    results = _speak_at_once(api, requests)
     assert sorted(results) == [0, 1]
     shared = sum(1 for ids in api.steps[start:] if len(set(ids)) == 2)
     assert shared >= 10, f"the two requests shared only {shared} steps"
