@@ -19,7 +19,7 @@ STAMP  := $(VENV)/.installed
 
 # Libraries Qt (offscreen), PortAudio and CJK text need on a bare Debian.
 TEST_DEBS := libportaudio2 libasound2 libegl1 libgl1 libx11-6 libdbus-1-3 libfontconfig1 \
-             libfreetype6 libglib2.0-0 libxkbcommon0 fonts-wqy-microhei
+             libfreetype6 libglib2.0-0 libxkbcommon0 fonts-wqy-microhei chromium chromium-driver
 # Extra libraries for a real window on X11 (the xcb platform plugin).
 RUN_DEBS  := $(TEST_DEBS) libxcb-cursor0 libxcb-icccm4 libxcb-image0 libxcb-keysyms1 \
              libxcb-render-util0 libxcb-render0 libxcb-shape0 libxcb-util1 libxcb-xkb1 \

@@ -4,8 +4,9 @@ ticket (cancelled, held back or released from any thread), and the batcher's cou
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from chattts_studio.core.engine.chattts.chat import SpeakerLike
+from chattts_studio.core.engine.chattts.chat import RefineSettings, SpeakerLike
 from chattts_studio.core.engine.decode.job import Job
+from chattts_studio.core.engine.decode.rowwise import Sampling
 from chattts_studio.core.engine.request import AudioChunk
 from chattts_studio.core.errors import StudioError
 from chattts_studio.core.text.prepare import Segment
@@ -25,6 +26,11 @@ class SpeechOrder:
     speaker: SpeakerLike
     seed: int = 0
     speed: int = 5  # ChatTTS's [speed_N], 0-9
+    # Per request (issue 23); None: the batcher's own (Batcher.sampling, .segment_size, no
+    # refine). Rows with different sampling share one step.
+    sampling: Sampling | None = None
+    refine: RefineSettings | None = None  # ChatTTS's text pass before the segment's prompt
+    segment_size: int | None = None
 
 
 @dataclass(frozen=True)

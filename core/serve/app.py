@@ -34,6 +34,7 @@ from chattts_studio.core.serve.access import CORS_METHODS, Access, cors_origins,
 from chattts_studio.core.serve.audio import CONTENT_TYPES
 from chattts_studio.core.serve.errors import ApiError, error_response
 from chattts_studio.core.serve.metrics import ServerMetrics
+from chattts_studio.core.serve.page import PAGE_FILES, page_file
 from chattts_studio.core.serve.request import (
     ERROR_SCHEMA,
     MODEL_IDS,
@@ -173,6 +174,8 @@ class SpeechServer:
         body = speech_schema(
             (*MODEL_IDS, self.model_name or "chattts"), self.limits.max_input_chars, self.max_voice
         )
+        for path in PAGE_FILES:  # the page to try the API (core/serve/page.py)
+            app.get(path, include_in_schema=False, response_class=Response)(self.page)
         app.get("/health")(self.health)
         app.get("/metrics")(self.metrics_text)
         app.get("/v1/models")(self.models)
@@ -194,7 +197,7 @@ class SpeechServer:
         """The key, the body's size and type, checked before any route reads anything."""
         path = str(scope.get("path", ""))
         headers = dict((k.lower(), v) for k, v in scope.get("headers", []))
-        if self.api_key and path != "/health":
+        if self.api_key and path != "/health" and path not in PAGE_FILES:
             given = headers.get(b"authorization", b"")
             if not hmac.compare_digest(given, f"Bearer {self.api_key}".encode()):
                 return error_response(
@@ -214,6 +217,9 @@ class SpeechServer:
                 415, "The request body must be sent as Content-Type: application/json."
             )
         return None
+
+    async def page(self, request: Request) -> Response:
+        return await run_in_threadpool(page_file, request.url.path)
 
     async def health(self) -> dict[str, Any]:
         """Open to probes without the key: names the model, never its folder's path."""
