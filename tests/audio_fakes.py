@@ -3,9 +3,14 @@ keeps time."""
 
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
+
+if TYPE_CHECKING:
+    from chattts_studio.core.engine.engine import Engine
+    from chattts_studio.core.voices.voice import Voice
 
 
 def noise(seconds: float = 0.5, seed: int = 0) -> np.ndarray:
@@ -46,3 +51,19 @@ def speech_like(seconds: float, rate: int, channels: int = 1, seed: int = 0) -> 
     envelope = 0.2 + 0.3 * np.abs(np.sin(2 * np.pi * 2.5 * t))
     audio = rng.standard_normal((t.size, channels)) * envelope[:, None] * 0.3
     return np.clip(audio, -0.95, 0.95).astype(np.float32)
+
+
+# A number in the transcript: synthesis reads it out ("二零二四"), so a server that put the
+# transcript into the prompt as stored would make other audio than synth's.
+CLONE_TRANSCRIPT = "今天是2024年，这是我的声音。"
+
+
+def add_clone(engine: "Engine", name: str, seed: int = 0) -> "Voice":
+    """A library voice cloned from a clip through the real DVAE encoder (as test_voices)."""
+    from chattts_studio.core.voices.clone import check_clip
+    from chattts_studio.core.voices.speakers import SpeakerLibrary
+
+    clip = check_clip(speech_like(3.5, 24000, seed=seed)[:, 0], 24000)
+    voice = engine.clone_voice(clip, CLONE_TRANSCRIPT)
+    SpeakerLibrary().add(name, "", sample=voice.sample, transcript=voice.transcript)
+    return voice

@@ -40,6 +40,7 @@ IGNORED = re.compile(
     r"|\[[a-z_0-9N-]+\]|\*\.\w+|(?:Ctrl|Alt|Shift)\+\S+"
     r"|(?:/[\w.-]+)+|https?://\S+|\b\w+\.(?:txt|json)|\.\w+\b|\b2Noise\b"
     r"|Authorization: Bearer KEY"  # a header to send as it is
+    r"|\bseed:\d+|\bsynth --[a-z-]+"  # a voice seed and a command's option, as typed
 )
 WORD = re.compile(r"[A-Za-z][A-Za-z0-9]+")  # "mp3" is one word
 

@@ -39,7 +39,10 @@ def load_engine(model: str, device: str | None = None, precision: str = "fp32") 
 
 
 def speaker_arg(value: str | None, engine: "Engine") -> tuple["Voice | None", int | None]:
-    """--speaker NAME|SEED|EMB -> (a library voice or embedding, or None; seed or None)."""
+    """--speaker NAME|SEED|EMB|BLEND -> (a library voice or embedding, or None; seed or None).
+    A blend ("Ann*0.7+seed:42*0.3") mixes parts of those kinds; a library name is looked up
+    whole first (a name may hold '+')."""
+    from chattts_studio.core.voices.blend import library_blend, looks_like_blend
     from chattts_studio.core.voices.speakers import SpeakerLibrary
     from chattts_studio.core.voices.voice import Voice
 
@@ -53,6 +56,9 @@ def speaker_arg(value: str | None, engine: "Engine") -> tuple["Voice | None", in
     entry = library.get(value)
     if entry:
         return entry.voice, entry.seed
+    if looks_like_blend(value):
+        voices = {e.name: e.voice for e in library.entries}
+        return Voice(embedding=library_blend(value, voices, engine)), None
     return Voice(embedding=engine.check_speaker(value)), None
 
 
@@ -98,7 +104,11 @@ def add_voice_options(parser: argparse.ArgumentParser) -> None:
     from chattts_studio.core.engine.request import SynthesisRequest
 
     d = SynthesisRequest(text="")
-    parser.add_argument("--speaker", help="a library name, a seed, or an embedding string")
+    parser.add_argument(
+        "--speaker",
+        help="a library name, a seed, an embedding string, or a blend of them: "
+        "'Ann*0.7+seed:42*0.3'",
+    )
     parser.add_argument("--seed", type=int, default=d.seed)
     parser.add_argument("--temperature", type=float, default=d.temperature)
     parser.add_argument("--top-p", type=float, default=d.top_p)

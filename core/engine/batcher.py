@@ -14,9 +14,21 @@ Each request's audio is the same, bit for bit, whatever else shares the batch:
 Audio reaches a request's `deliver` callback in its own order (segment by segment, chunks in
 order); chunks of later segments wait in the ticket until the ones before them are out.
 
-One request's failure is its own: a row whose numbers go non-finite, or whose prompt cannot be
-made, fails its request alone (its other rows are freed; the rest of the batch goes on, bit for
-bit as it would have). Out of memory, or any failure of the step itself, fails every request.
+Per request (SpeechOrder): its own sampling (rows with different settings share one step, each
+sampling as it would alone, see RowSampling), its own segment size, and ChatTTS's refine pass.
+Refine runs batched across requests, on this thread, between steps: when a segment that needs
+it is next to take a row, one model.refine call refines up to `slots` segments, the next ones of
+every waiting request with the same refine settings, under torch's global RNG seeded from the
+first request's seed (the engine's formula). Stock refine pads its batch and draws every text
+from one random stream, so a refined text depends on the texts it was refined with, which
+depend on what else waited at that moment: a request with refine is NOT promised the audio it
+gets alone (its segments decode exactly from the text refine gave them, but that text may
+differ). Requests without refine keep the promise above, whatever refines beside them.
+
+One request's failure is its own: a row whose numbers go non-finite, whose prompt cannot be
+made, or whose refine call fails, fails its request alone (its other rows are freed; the rest
+of the batch goes on, bit for bit as it would have; a failed refine call fails every request
+it was refining for). Out of memory, or any failure of the step itself, fails every request.
 """
 
 import logging
@@ -34,18 +46,26 @@ from chattts_studio.core.engine.batcher_ticket import (
     Failed,
     Finished,
     QueueFull,
+    RefineCancel,
     SpeechOrder,
     Ticket,
+    refine_picks,
 )
 from chattts_studio.core.engine.decode.job import Job
 from chattts_studio.core.engine.decode.loop import FastDecoder
-from chattts_studio.core.engine.decode.rowwise import Sampling, segment_seed
+from chattts_studio.core.engine.decode.rowwise import Sampling, check_sampling, segment_seed
 from chattts_studio.core.engine.decode.streaming import ChunkVocoder
 from chattts_studio.core.engine.engine import Engine
 from chattts_studio.core.engine.pipeline import out_of_memory, release_memory
 from chattts_studio.core.engine.request import AudioChunk
 from chattts_studio.core.errors import StudioError
-from chattts_studio.core.text.prepare import Segment, check_text, split_segments
+from chattts_studio.core.text.prepare import (
+    MAX_STEP_CAP,
+    Segment,
+    check_text,
+    needed_steps,
+    split_segments,
+)
 from chattts_studio.core.voices.voice import Voice
 
 log = logging.getLogger("chattts_studio")
@@ -104,7 +124,7 @@ class Batcher:
 
     def segments_of(self, order: SpeechOrder) -> list[Segment]:
         """The request's segments; BadTextError (one sentence) when it cannot be spoken."""
-        return split_segments(check_text(order.text), self.segment_size)
+        return split_segments(check_text(order.text), order.segment_size or self.segment_size)
 
     def submit(
         self,
@@ -116,6 +136,8 @@ class Batcher:
         order, then Finished or Failed. Raises QueueFull, BadTextError for its text, or
         SpeakerError for a voice sample this model cannot read. `holds_audio`: the caller
         keeps audio until ticket.release(), and the ticket counts as waiting meanwhile."""
+        if order.sampling is not None:  # here: inside the step it would fail every request
+            check_sampling(order.sampling)
         segments = self.segments_of(order)
         if isinstance(order.speaker, Voice) and order.speaker.sample:
             # Here, not when a row takes it: a failure inside the decode loop fails every
@@ -182,25 +204,40 @@ class Batcher:
         )
 
     def _next_job(self) -> Job | None:
-        """The decoder's source: the next segment of the ticket holding fewest rows."""
-        with self._lock:
-            self._drop_cancelled()
-            ready = [t for t in self._tickets if self._admits(t)]
-            if not ready:
-                return None
-            ticket = min(ready, key=lambda t: (t.rows, t.id))
-            index = ticket.next_admit
-            ticket.next_admit += 1
-            ticket.rows += 1
-            self._count_waiting()
+        """The decoder's source: the next segment of the ticket holding fewest rows (refined
+        first, with others, when its request asks for refine)."""
+        while True:
+            with self._lock:
+                self._drop_cancelled()
+                ready = [t for t in self._tickets if self._admits(t)]
+                if not ready or self._closed:  # closed: a cut-short refine is not redone
+                    return None
+                ready.sort(key=lambda t: (t.rows, t.id))
+                ticket = ready[0]
+                index = ticket.next_admit
+                picks = None
+                if ticket.order.refine is not None and index not in ticket.refined:
+                    picks = refine_picks(ticket, ready, self.slots)
+                else:
+                    ticket.next_admit += 1
+                    ticket.rows += 1
+                    self._count_waiting()
+            if picks is None:
+                break
+            self._refine(picks)  # outside the lock; then choose again (anything may change)
         segment = ticket.segments[index]
         key = next(self._keys)
         cap = segment.step_cap
+        text = ticket.refined.pop(index, None)
+        if text is not None:  # refine adds pauses and fillers: room for them
+            cap = min(MAX_STEP_CAP, max(cap, needed_steps(text)))
         # Random weights never say EOS reliably: hold it off so demo audio has the length
         # speech of that text would have (as the engine does).
-        job = Job(key, self._embedder(ticket, segment), cap, cap if self.random_weights else 1)
-        job.prompt_len = len(segment.text) + 16  # an estimate until admitted
+        min_steps = cap if self.random_weights else 1
+        job = Job(key, self._embedder(ticket, segment, text), cap, min_steps)
+        job.prompt_len = len(text or segment.text) + 16  # an estimate until admitted
         job.seed = segment_seed(ticket.order.seed, index)
+        job.sampling = ticket.order.sampling  # None: the run's, self.sampling
         ticket.running[index] = job
         self._by_key[key] = (ticket, index)
         self._vocoders[key] = ChunkVocoder(self.model)
@@ -210,15 +247,38 @@ class Batcher:
     def _admits(ticket: Ticket) -> bool:
         return not ticket.held_back and ticket.next_admit < len(ticket.segments)
 
-    def _embedder(self, ticket: Ticket, segment: Segment) -> Callable[[], torch.Tensor]:
+    def _embedder(
+        self, ticket: Ticket, segment: Segment, refined: str | None
+    ) -> Callable[[], torch.Tensor]:
         def make() -> torch.Tensor:
-            text = self.model.normalize(segment.text)
+            text = self.model.normalize(segment.text) if refined is None else refined
             order = ticket.order
             return self.model.embed(
                 self.model.prompt_ids(text, order.speed, order.speaker), order.speaker
             )
 
         return make
+
+    def _refine(self, picks: list[tuple[Ticket, int]]) -> None:
+        """Refine the picked segments in one call; its failure fails the requests it was for."""
+        tickets = list(dict.fromkeys(ticket for ticket, _ in picks))
+        settings = tickets[0].order.refine
+        assert settings is not None
+        texts = [self.model.normalize(t.segments[i].text) for t, i in picks]
+        cancel = RefineCancel(tickets, lambda: self._closed)
+        torch.manual_seed(tickets[0].order.seed * 1009)  # deterministic for one company
+        try:
+            refined = list(zip(picks, self.model.refine(texts, settings, cancel), strict=True))
+        except Exception as exc:
+            if out_of_memory(exc):  # the failed call's tensors must not outlive it
+                exc.__traceback__ = None
+            for ticket in tickets:
+                self._fail(ticket, exc)
+            return
+        if cancel.cancelled:  # cut short: its texts are partial, and nobody wants them
+            return
+        for (ticket, index), text in refined:
+            ticket.refined[index] = text
 
     def _drop_cancelled(self) -> None:
         for ticket in [t for t in self._tickets if t.cancelled]:

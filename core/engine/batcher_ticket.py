@@ -1,9 +1,11 @@
 """A request inside the batcher (batcher.py): what it asks for, what it is delivered, its
-ticket (cancelled, held back or released from any thread), and the batcher's counters."""
+ticket (cancelled, held back or released from any thread), which segments of which tickets are
+refined together, and the batcher's counters."""
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
+from chattts_studio.core.engine.cancel import CancelToken
 from chattts_studio.core.engine.chattts.chat import RefineSettings, SpeakerLike
 from chattts_studio.core.engine.decode.job import Job
 from chattts_studio.core.engine.decode.rowwise import Sampling
@@ -72,6 +74,8 @@ class Ticket:
     # counts against max_waiting whenever it holds no row.
     released: bool = False
     wake: Callable[[], None] = lambda: None  # the batcher's, so a cancel is seen at once
+    # order.refine: the refined text of segments not admitted yet (segment index -> text).
+    refined: dict[int, str] = field(default_factory=dict)
 
     def cancel(self) -> None:
         """Its rows are freed before the decoder's next step; nothing more is delivered."""
@@ -83,6 +87,45 @@ class Ticket:
     def release(self) -> None:
         """The caller holds none of its audio any more (holds_audio tickets)."""
         self.released = True
+
+    def unrefined(self) -> Iterator[int]:
+        """Its segments still to be refined, in the order it admits them."""
+        start = self.next_admit
+        return (i for i in range(start, len(self.segments)) if i not in self.refined)
+
+
+def refine_picks(first: Ticket, tickets: list[Ticket], limit: int) -> list[tuple[Ticket, int]]:
+    """The segments to refine in one call, `limit` at most: `first`'s next unrefined one,
+    then, in turns, the next unrefined segment of each of `tickets` (in the order they take
+    rows) that asks for the same RefineSettings as `first`."""
+    settings = first.order.refine
+    queues = [
+        (t, t.unrefined())
+        for t in [first, *(t for t in tickets if t is not first)]
+        if t.order.refine == settings and not t.cancelled
+    ]
+    picks: list[tuple[Ticket, int]] = []
+    while queues and len(picks) < limit:
+        for ticket, queue in list(queues):
+            index = next(queue, None)
+            if index is None:
+                queues.remove((ticket, queue))
+            elif len(picks) < limit:
+                picks.append((ticket, index))
+    return picks
+
+
+class RefineCancel(CancelToken):
+    """A refine call's token: set once every request it refines for is cancelled, or the
+    batcher closes (ChatTTS's generate loop reads it after every step)."""
+
+    def __init__(self, tickets: list[Ticket], closed: Callable[[], bool]) -> None:
+        super().__init__()
+        self.tickets, self.closed = tickets, closed
+
+    @property
+    def cancelled(self) -> bool:
+        return self.closed() or all(t.cancelled for t in self.tickets)
 
 
 @dataclass

@@ -3,8 +3,9 @@
 Loopback is no wall against the browser on the same machine: any page can POST to
 127.0.0.1, and with DNS rebinding (the page's own name re-pointed to 127.0.0.1) read the
 answers too. So a request is served only when its Host header names this server (a rebinding
-page's Host is always its own name) and when it carries no Origin header (browsers add one to
-every cross-site request) unless that origin was listed; those get real CORS.
+page's Host is always its own name) and when its Origin header, if any (browsers add one to
+every cross-site request and to same-origin POSTs), is this server's own (the page at GET /)
+or was listed; listed ones get real CORS.
 """
 
 import functools
@@ -82,9 +83,11 @@ def refusal(access: Access, scope: Scope) -> JSONResponse | None:
             "host_not_allowed",
         )
     origins = [v.decode("latin-1") for k, v in headers if k == b"origin"]
-    if any(not access.origin_allowed(o) for o in origins):
+    own = own_origin(str(scope.get("scheme", "http")), hosts[0])
+    if any(normal_origin(o) != own and not access.origin_allowed(o) for o in origins):
         # Browsers add Origin to every cross-site request and to same-site POSTs: a page
-        # nobody listed gets nothing, not even the answer to a preflight.
+        # nobody listed gets nothing, not even the answer to a preflight. Our own page (GET /)
+        # gets through as itself; see own_origin for why no other page can.
         return error_response(
             403,
             "Requests from web pages are refused unless their origin is listed with "
@@ -97,6 +100,25 @@ def refusal(access: Access, scope: Scope) -> JSONResponse | None:
     if preflight and bytes(asked or b"").decode("latin-1").upper() not in CORS_METHODS:
         return error_response(405, f"Only {' and '.join(CORS_METHODS)} are served.")
     return None
+
+
+def own_origin(scheme: str, host: str) -> str:
+    """The origin of a page this server served, as the request's own Host header names it:
+    a browser sends exactly this as Origin from the page at GET / (its same-origin POSTs).
+
+    Why a foreign page can never pass for it: a page cannot set Origin; the browser writes
+    its page's scheme, host and port there. So a foreign page's Origin equals this only when
+    the page's host and port are the very ones the request is sent to, i.e. when its name
+    resolves to this server: DNS rebinding. Then the Host header is that name too, and the
+    Host check above has already refused it (only loopback names, the bound address, the
+    names given with --allow-host and, beyond loopback, IP literals and this machine's own
+    name pass: none of them can be re-pointed by a stranger). Another program's page on this
+    machine differs in its port (or scheme), and "null" (a sandboxed frame, a file) never
+    matches. The scheme is the one the request came by (uvicorn takes a local proxy's
+    X-Forwarded-Proto), so an https page behind a TLS proxy matches its own origin and no
+    http one. A program that is not a browser can write any Origin, but Origin never held
+    such a program back: only the key does."""
+    return normal_origin(f"{scheme}://{host.strip()}")
 
 
 def cors_origins(access: Access) -> list[str]:

@@ -4,12 +4,16 @@ Every error is a JSON body in OpenAI's shape ({"error": {"message", "type", "par
 with one sentence, never a traceback. Audio streams as it is made for wav, pcm, mp3 and opus;
 flac is sent whole (its encoder rewrites its header at the end). A client that goes away
 cancels its request: the batcher frees its rows before the next step.
+
+Beyond OpenAI's fields (issue 23): per-request sampling, refine-text and segment size,
+`stream_format: "sse"` (core/serve/sse.py), captions (core/serve/captions.py, also at
+/v1/audio/captioned_speech), `instructions` mapped where honest (core/serve/instructions.py),
+and voice blends ("alloy*0.7+seed:42*0.3", core/voices/blend.py).
 """
 
 import contextlib
 import hmac
 import logging
-import math
 import socket
 import threading
 from collections.abc import Callable, Iterator
@@ -27,28 +31,34 @@ from chattts_studio.core.engine.batcher import Batcher
 from chattts_studio.core.engine.batcher_ticket import SpeechOrder
 from chattts_studio.core.engine.chattts.chat import SpeakerLike
 from chattts_studio.core.engine.chattts.speaker_codec import speaker_string_limit
-from chattts_studio.core.engine.chattts.voice_checks import NOT_AN_EMBEDDING
 from chattts_studio.core.engine.engine import Engine
-from chattts_studio.core.errors import StudioError
 from chattts_studio.core.serve.access import CORS_METHODS, Access, cors_origins, refusal
 from chattts_studio.core.serve.audio import CONTENT_TYPES
 from chattts_studio.core.serve.errors import ApiError, error_response
+from chattts_studio.core.serve.instructions import HEADER, read_instructions
 from chattts_studio.core.serve.metrics import ServerMetrics
 from chattts_studio.core.serve.page import PAGE_FILES, page_file
 from chattts_studio.core.serve.request import (
     ERROR_SCHEMA,
+    LEVEL_DEFAULTS,
     MODEL_IDS,
     OPENAI_VOICES,
     parse_body,
     read_fields,
+    sampling_for,
     speech_schema,
-    voice_seed,
+    speed_token,
 )
-from chattts_studio.core.serve.stream import StreamLimits, respond
+from chattts_studio.core.serve.sse import SpeechEvents
+from chattts_studio.core.serve.stream import Reply, StreamLimits, respond
+from chattts_studio.core.serve.voices import ApiVoices
+from chattts_studio.core.voices.blend import MAX_PARTS
 from chattts_studio.core.voices.speaker_file import MAX_NAME
 
 log = logging.getLogger("chattts_studio")
 VOICE_MARGIN = 16  # characters over the longest embedding string, in case an encoder pads
+BLEND_MARGIN = 16  # a part's weight ("*0.333333") and the "+" between parts, spaced
+CAPTIONED = "/v1/audio/captioned_speech"
 
 
 @dataclass(frozen=True)
@@ -61,11 +71,6 @@ class ServeLimits:
     keep_alive_seconds: int = 5  # an idle kept-alive connection is closed after this
     # Audio held for one client and how long it may read nothing (core/serve/stream.py).
     stream: StreamLimits = field(default_factory=StreamLimits)
-
-
-def speed_token(speed: float) -> int:
-    """OpenAI's speed (0.25-4, 1 normal) as ChatTTS's [speed_N] (0-9, 5 normal)."""
-    return max(0, min(9, round(5 + 2 * math.log2(speed))))
 
 
 class SpeechServer:
@@ -84,9 +89,10 @@ class SpeechServer:
         self.access = access or Access()
         self.metrics = ServerMetrics(batcher)
         model = engine.model
-        self.max_voice = max(
-            MAX_NAME, speaker_string_limit(model.hidden_size if model else 768) + VOICE_MARGIN
-        )
+        self.hidden_size = model.hidden_size if model else 768
+        # One voice's longest string, and a blend's: MAX_PARTS of them, weighted.
+        self.max_part = max(MAX_NAME, speaker_string_limit(self.hidden_size) + VOICE_MARGIN)
+        self.max_voice = MAX_PARTS * (self.max_part + BLEND_MARGIN)
         self.app = self._build()
 
     @property
@@ -105,49 +111,44 @@ class SpeechServer:
 
     # -- the request's parts --------------------------------------------------------------
     def voice(self, name: str) -> tuple[SpeakerLike, int | None]:
-        """(speaker, seed it came from or None) for a voice the API accepts: an embedding
-        string, or for a cloned library voice the Voice as synthesis reads it. Blocking (the
-        library file, decoding): called off the event loop."""
-        from chattts_studio.core.voices.speakers import SpeakerLibrary
+        """(speaker, seed it came from or None) for a voice the API accepts (see
+        core/serve/voices.py). Blocking (the library file, decoding): called off the event
+        loop."""
+        return ApiVoices(self.engine, self.hidden_size, self.max_part).voice(name)
 
-        entry = SpeakerLibrary.open_or_locked().get(name)
-        if entry is not None:
-            if entry.cloned:
-                # Checked as synth checks a library voice (its transcript normalised the same
-                # way), so the prompt, and with it the audio, is the one synth would make.
-                try:
-                    return self.engine.check_voice(entry.voice), entry.seed
-                except StudioError as exc:
-                    raise ApiError(
-                        400, f"The voice '{name}' cannot be used: {exc}", "voice"
-                    ) from None
-            return entry.embedding, entry.seed
-        seed = voice_seed(name)
-        if seed is not None:
-            return self.engine.sample_speaker(seed), seed
-        try:
-            # Bounded: a string longer than an embedding was refused before, and decoding
-            # stops past the model's hidden size.
-            return self.engine.check_speaker(name), None
-        except StudioError as exc:
-            if len(name) <= MAX_NAME and str(exc) == NOT_AN_EMBEDDING:
-                # Short enough to be a name, and no embedding: most likely a mistyped name.
-                raise ApiError(
-                    400,
-                    f"Unknown voice '{name[:60]}': use a library speaker's name, seed:N, "
-                    "or a speaker embedding.",
-                    "voice",
-                ) from None
-            raise ApiError(400, str(exc), "voice") from None
-
-    async def order(self, body: Any) -> tuple[SpeechOrder, str]:
-        """The request's SpeechOrder and response format, or ApiError naming the field."""
+    async def order(self, body: Any, captions: str | None = None) -> tuple[SpeechOrder, str, Reply]:
+        """The request's SpeechOrder, response format and how it is answered, or ApiError
+        naming the field. `captions`: the route's default (captioned_speech: json)."""
         names = (*MODEL_IDS, self.model_name or "chattts")
-        fields = read_fields(body, names, self.limits.max_input_chars, self.max_voice)
+        fields = read_fields(
+            body, names, self.limits.max_input_chars, self.max_voice, captions=captions
+        )
         speaker, voice_seed = await run_in_threadpool(self.voice, fields.voice)
         seed = fields.seed if fields.seed is not None else voice_seed or 0
-        order = SpeechOrder(fields.text, speaker, seed, speed_token(fields.speed))
-        return order, fields.fmt
+        headers: dict[str, str] = {}
+        text, speed, levels = fields.text, speed_token(fields.speed), dict(LEVEL_DEFAULTS)
+        if fields.instructions and fields.instructions.strip():
+            reading = read_instructions(
+                fields.instructions,
+                fields.refine_text,
+                fields.speed_given,
+                frozenset(fields.levels),
+            )
+            headers[HEADER] = reading.header()
+            speed = speed if reading.speed is None else reading.speed
+            text = f"[laugh]{text}" if reading.laugh_token else text
+            if reading.laugh is not None:
+                levels["laugh"] = reading.laugh
+            if reading.break_level is not None:
+                levels["break"] = reading.break_level
+        levels.update(fields.levels)
+        sampling, refine = sampling_for(fields, self.batcher.sampling, levels)
+        order = SpeechOrder(text, speaker, seed, speed, sampling, refine, fields.segment_size)
+        framing = None
+        if fields.stream_format == "sse":
+            framing = SpeechEvents(fields.captions)
+            headers["Cache-Control"] = "no-cache"  # proxies pass each event on as it comes
+        return order, fields.fmt, Reply(framing, fields.captions, headers)
 
     # -- the app ----------------------------------------------------------------------------
     def _build(self) -> FastAPI:
@@ -180,17 +181,25 @@ class SpeechServer:
         app.get("/metrics")(self.metrics_text)
         app.get("/v1/models")(self.models)
         app.get("/v1/audio/voices")(self.voices)
+        audio["content"]["text/event-stream"] = {}  # stream_format: sse
+        audio["content"]["application/json"] = {}  # captions
+        request_body = {
+            "requestBody": {"required": True, "content": {"application/json": {"schema": body}}}
+        }
         app.post(
             "/v1/audio/speech",
             response_class=Response,
             responses={200: audio, "4XX": errors, "5XX": errors},
-            openapi_extra={
-                "requestBody": {
-                    "required": True,
-                    "content": {"application/json": {"schema": body}},
-                }
-            },
+            openapi_extra=request_body,
         )(self.speech)
+        app.post(
+            CAPTIONED,
+            response_class=Response,
+            responses={200: audio, "4XX": errors, "5XX": errors},
+            openapi_extra=request_body,
+            description="/v1/audio/speech with captions (json unless the body asks for srt or "
+            "vtt): the audio (base64) and its captions in one JSON body.",
+        )(self.captioned)
         return app
 
     def refusal(self, scope: Scope) -> JSONResponse | None:
@@ -228,6 +237,8 @@ class SpeechServer:
             "status": "ok",
             "model": self.model_name,
             "device": loaded.device.id if loaded else None,
+            # The page says so: random weights make noise with the real cost, never speech.
+            "random_weights": loaded.info.random_weights if loaded else None,
             "queue": self.batcher.queue_length(),
             "active": self.batcher.active_requests(),
         }
@@ -251,11 +262,23 @@ class SpeechServer:
         return {"voices": named + builtin}
 
     async def speech(self, request: Request) -> Response:
+        return await self._speak(request, None)
+
+    async def captioned(self, request: Request) -> Response:
+        return await self._speak(request, "json")
+
+    async def _speak(self, request: Request, captions: str | None) -> Response:
         try:
             body = parse_body(await self._body(request))
-            order, fmt = await self.order(body)
+            order, fmt, reply = await self.order(body, captions)
             return await respond(
-                request, self.batcher, order, fmt, self.limits.pause_seconds, self.limits.stream
+                request,
+                self.batcher,
+                order,
+                fmt,
+                self.limits.pause_seconds,
+                self.limits.stream,
+                reply,
             )
         except ApiError as exc:
             return error_response(exc.status, exc.message, exc.param, exc.code)
@@ -285,6 +308,7 @@ class _Guard:
             allow_origins=cors_origins(server.access),
             allow_methods=CORS_METHODS,
             allow_headers=["*"],  # OpenAI's browser client sends its own x-stainless-* headers
+            expose_headers=[HEADER],  # what instructions did, readable by a listed page
             max_age=600,
         )
 
@@ -316,8 +340,8 @@ def is_json(content_type: bytes) -> bool:
 
 
 _HTTP_SENTENCES = {
-    404: "There is no such endpoint; the API serves /v1/audio/speech, /v1/models, "
-    "/v1/audio/voices, /health and /metrics.",
+    404: "There is no such endpoint; the API serves /v1/audio/speech, "
+    "/v1/audio/captioned_speech, /v1/models, /v1/audio/voices, /health and /metrics.",
     405: "This endpoint does not take that method.",
 }
 

@@ -117,6 +117,9 @@ class Encoder:
         self.segment = -1
         self.started = False
         self.samples = 0
+        # (segment index, first sample, end sample) of each segment as joined: the captions'
+        # times, from the real boundaries.
+        self.spans: list[tuple[int, int, int]] = []
         self._sink: _Sink | None = None
         self._file: sf.SoundFile | None = None
         if fmt in ("mp3", "opus", "flac"):
@@ -131,6 +134,10 @@ class Encoder:
             if self.segment >= 0 and len(self.pause):
                 audio = np.concatenate([self.pause, audio])
             self.segment = chunk.index
+            first = self.samples + len(audio) - len(chunk.audio)
+            self.spans.append((chunk.index, first, first))
+        index, first, _ = self.spans[-1]
+        self.spans[-1] = (index, first, self.samples + len(audio))
         out = b""
         if not self.started:
             self.started = True

@@ -6,6 +6,7 @@ import threading
 import psutil
 
 from chattts_studio.core.engine.batcher import Batcher
+from chattts_studio.core.serve.page import PAGE_FILES
 
 
 class ServerMetrics:
@@ -16,7 +17,15 @@ class ServerMetrics:
 
     def answered(self, path: str, status: int) -> None:
         # Known routes only, so a scanner's random paths cannot grow the label set.
-        known = ("/v1/audio/speech", "/v1/models", "/v1/audio/voices", "/health", "/metrics")
+        known = (
+            "/v1/audio/speech",
+            "/v1/audio/captioned_speech",
+            "/v1/models",
+            "/v1/audio/voices",
+            "/health",
+            "/metrics",
+            *PAGE_FILES,
+        )
         key = (path if path in known else "other", status)
         with self._lock:
             self.answers[key] = self.answers.get(key, 0) + 1

@@ -1,4 +1,6 @@
-"""One speech request's response: its ticket in the batcher, its audio encoded as it comes.
+"""One speech request's response: its ticket in the batcher, its audio encoded as it comes,
+sent as raw bytes, in events (a Framing: core/serve/sse.py), or whole in one JSON body with its
+captions (Reply says which).
 
 A failure before the first audio is an error status; afterwards the audio streams (flac is
 sent whole: its encoder rewrites its header at the end) and a failure aborts the response: the
@@ -14,15 +16,16 @@ queue limit whenever it holds no row: clients that never read hold little, and n
 """
 
 import asyncio
+import base64
 import logging
 import threading
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable
-from dataclasses import dataclass
-from typing import TypeVar
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 from fastapi import Request
-from fastapi.responses import Response, StreamingResponse
+from fastapi.responses import JSONResponse, Response, StreamingResponse
 from starlette.types import Receive, Scope, Send
 
 from chattts_studio.core import SAMPLE_RATE
@@ -38,7 +41,9 @@ from chattts_studio.core.engine.batcher_ticket import (
 from chattts_studio.core.engine.request import AudioChunk
 from chattts_studio.core.errors import StudioError
 from chattts_studio.core.serve.audio import CONTENT_TYPES, Encoder
+from chattts_studio.core.serve.captions import captions
 from chattts_studio.core.serve.errors import ApiError, error_response
+from chattts_studio.core.text.prepare import Segment
 
 log = logging.getLogger("chattts_studio")
 T = TypeVar("T")
@@ -49,6 +54,44 @@ CLIENT_LEFT = 499  # nginx's "client closed request": counted apart from the ser
 class StreamLimits:
     buffer_seconds: float = 10.0  # audio waiting for one client before its request waits
     stall_seconds: float = 20.0  # a client that takes nothing this long while audio waits
+
+
+class Framing:
+    """How a streamed response carries its audio: as it is (OpenAI's default stream). A
+    subclass wraps it (core/serve/sse.py): each piece, what follows the last, and what is sent
+    before a failure ends the response."""
+
+    media_type: str | None = None  # None: the audio format's own
+
+    def audio(self, data: bytes) -> bytes:
+        return data
+
+    def end(self, text: str, done: Finished, segments: list[Segment], encoder: Encoder) -> bytes:
+        return b""
+
+    def failure(self, message: str) -> bytes:
+        return b""
+
+
+@dataclass(frozen=True)
+class Reply:
+    """What a speech response is: audio bytes (streamed as they come, flac whole), audio in
+    `framing` (events), or, with `captions`, one JSON body of the audio and its captions."""
+
+    framing: Framing | None = None
+    captions: str | None = None  # srt, vtt or json
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+def usage(text: str, done: Finished) -> dict[str, int]:
+    """OpenAI's usage object. ChatTTS bills nothing, so what is counted is ours to say: input
+    tokens are the input's characters (what the length limit counts), output tokens the
+    decoder's steps (one audio token, num_vq codes, per step: 512 samples of audio)."""
+    return {
+        "input_tokens": len(text),
+        "output_tokens": done.steps,
+        "total_tokens": len(text) + done.steps,
+    }
 
 
 class StreamAborted(Exception):
@@ -173,8 +216,9 @@ async def respond(
     fmt: str,
     pause_seconds: float,
     limits: StreamLimits | None = None,
+    reply: Reply | None = None,
 ) -> Response:
-    limits = limits or StreamLimits()
+    limits, reply = limits or StreamLimits(), reply or Reply()
     buffer = _Buffer(batcher, limits.buffer_seconds)
     try:
         ticket = batcher.submit(order, buffer.put, holds_audio=True)
@@ -194,27 +238,44 @@ async def respond(
             return Response(status_code=CLIENT_LEFT)
         if isinstance(first, Failed):
             return error_response(500, f"The audio could not be made: {first.error}")
-        if not state.encoder.streams:
+        if reply.framing is None and (reply.captions or not state.encoder.streams):
             whole, gone = await client.unless_gone(_whole(state, first))
             if gone or whole is None:
                 state.left("before its audio was whole")
                 return Response(status_code=CLIENT_LEFT)
-            return Response(whole, 200, media_type=CONTENT_TYPES[fmt])
+            audio, done = whole
+            if reply.captions:
+                body = _captioned(state, order.text, fmt, reply.captions, audio, done)
+                return JSONResponse(body, headers=reply.headers)
+            return Response(audio, 200, media_type=CONTENT_TYPES[fmt], headers=reply.headers)
         streaming = True
-        return _AudioStream(state, first, CONTENT_TYPES[fmt])
+        return _AudioStream(state, first, reply.framing or Framing(), fmt, reply.headers)
     finally:
         if not streaming:
             state.end()
 
 
-async def _whole(state: _Response, item: Delivery) -> bytes:
+def _captioned(
+    state: _Response, text: str, fmt: str, kind: str, audio: bytes, done: Finished
+) -> dict[str, Any]:
+    return {
+        "audio": base64.b64encode(audio).decode("ascii"),
+        "response_format": fmt,
+        "content_type": CONTENT_TYPES[fmt],
+        "captions_format": kind,
+        "captions": captions(kind, state.ticket.segments, state.encoder.spans),
+        "usage": usage(text, done),
+    }
+
+
+async def _whole(state: _Response, item: Delivery) -> tuple[bytes, Finished]:
     parts: list[bytes] = []
     while True:
         if isinstance(item, Failed):
             raise ApiError(500, f"The audio could not be made: {item.error}")
         parts.append(_encode(state.encoder, item))
         if isinstance(item, Finished):
-            return b"".join(parts)
+            return b"".join(parts), item
         item = await state.buffer.get()
 
 
@@ -225,24 +286,42 @@ def _encode(encoder: Encoder, item: Delivery) -> bytes:
 
 
 class _AudioStream(StreamingResponse):
-    """The audio from its first chunk on, sent as it comes; every write bounded in time."""
+    """The audio from its first chunk on, sent as it comes in its framing; every write
+    bounded in time."""
 
-    def __init__(self, state: _Response, first: Delivery, media_type: str) -> None:
-        self.state, self.first = state, first
+    def __init__(
+        self,
+        state: _Response,
+        first: Delivery,
+        framing: Framing,
+        fmt: str,
+        headers: dict[str, str],
+    ) -> None:
+        self.state, self.first, self.framing = state, first, framing
         self._audio = self._chunks()
-        super().__init__(self._audio, media_type=media_type)
+        media_type = framing.media_type or CONTENT_TYPES[fmt]
+        super().__init__(self._audio, media_type=media_type, headers=headers)
 
     async def _chunks(self) -> AsyncIterator[bytes]:
-        state, item = self.state, self.first
+        state, item, framing = self.state, self.first, self.framing
         while True:
             if isinstance(item, Failed):
                 state.batcher.stats.aborted += 1
                 log.info("request %d: aborted after its headers", state.ticket.id)
-                raise StreamAborted(f"The audio could not be made: {item.error}")
+                message = f"The audio could not be made: {item.error}"
+                last = framing.failure(message)
+                if last:
+                    yield last
+                raise StreamAborted(message)
             data = _encode(state.encoder, item)
             if data:
-                yield data
+                yield framing.audio(data)
             if isinstance(item, Finished):
+                tail = framing.end(
+                    state.ticket.order.text, item, state.ticket.segments, state.encoder
+                )
+                if tail:
+                    yield tail
                 return
             item = await state.buffer.get()
 

@@ -46,6 +46,8 @@ class SpeakerPanel(QWidget):
     message = Signal(str)
     embedding_wanted = Signal(int)  # the embedding of a seed needs the loaded model
     audition_wanted = Signal()
+    blend_wanted = Signal()  # the Blend dialog (gui/panels/blend.py), made by the window
+    library_changed = Signal()  # the entries shown were read again or changed
     new_voice_wanted = Signal()
     preview_wanted = Signal(object)  # Path: the library speaker's preview clip
 
@@ -88,6 +90,10 @@ class SpeakerPanel(QWidget):
         self.audition.setToolTip(
             translate("Speaker", "Hear several random speakers read the same sentence (Ctrl+U)")
         )
+        self.blend = QPushButton(translate("Speaker", "Blend…"))
+        self.blend.setToolTip(
+            translate("Speaker", "Mix two to four speakers into a new voice, hear it and keep it")
+        )
 
         self.new_voice = QPushButton(translate("Speaker", "New voice from a recording…"))
         self.new_voice.setToolTip(
@@ -117,6 +123,7 @@ class SpeakerPanel(QWidget):
         copy_row.addWidget(self.copy_seed)
         copy_row.addWidget(self.copy_embedding)
         copy_row.addWidget(self.audition)
+        copy_row.addWidget(self.blend)
         voice_row = QHBoxLayout()
         voice_row.addWidget(self.new_voice)
         voice_row.addWidget(self.play_preview)
@@ -151,6 +158,7 @@ class SpeakerPanel(QWidget):
             self.copy_seed,
             self.copy_embedding,
             self.audition,
+            self.blend,
             self.new_voice,
             self.play_preview,
             self.rename,
@@ -167,6 +175,7 @@ class SpeakerPanel(QWidget):
         self.copy_seed.clicked.connect(self._copy_seed)
         self.copy_embedding.clicked.connect(self._copy_embedding)
         self.audition.clicked.connect(self.audition_wanted)
+        self.blend.clicked.connect(self.blend_wanted)
         self.new_voice.clicked.connect(self.new_voice_wanted)
         self.play_preview.clicked.connect(self._play_preview)
         self.library_box.currentIndexChanged.connect(lambda _i: self._update_preview())
@@ -274,13 +283,14 @@ class SpeakerPanel(QWidget):
             self.library_box.setCurrentText(current)
         self.library_mode.setEnabled(bool(names))
         self._update_preview()
+        self.library_changed.emit()
 
     def store(
-        self, name: str, embedding: str, seed: int | None, replace: bool = False
+        self, name: str, embedding: str, seed: int | None, replace: bool = False, note: str = ""
     ) -> SpeakerEntry:
         """Add the voice (or, with `replace`, give an existing name this voice) and select it.
         Raises SpeakerError, SpeakerNameTaken for a taken name without `replace`."""
-        entry = self.library.add(name, embedding, seed, replace=replace)
+        entry = self.library.add(name, embedding, seed, note, replace=replace)
         self.refresh(select=entry.name)
         self.library_mode.setChecked(True)  # a voice just kept is the one the user wants next
         return entry

@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QMainWindow, QMenu, QProgressBar, QPushButton
 from chattts_studio.core.engine.request import SynthesisRequest
 from chattts_studio.gui.common.notices import MessageLabel, Notice
 from chattts_studio.gui.draft import DraftKeeper
+from chattts_studio.gui.panels.blend import BlendDialog
 from chattts_studio.gui.panels.controls import ControlsPanel
 from chattts_studio.gui.panels.editor import EditorPanel
 from chattts_studio.gui.panels.lexicon import LexiconPanel
@@ -62,6 +63,7 @@ class WindowBase(QMainWindow):
     result: ResultPanel
     model_dialog: ModelDialog
     audition_dialog: AuditionDialog
+    blend_dialog: BlendDialog
     banner: Notice
     banner_download: QPushButton
     banner_demo: QPushButton

@@ -26,6 +26,8 @@ from chattts_studio.gui.worker.jobs import (
 
 if TYPE_CHECKING:
     from chattts_studio.core.engine.engine import LoadedModel
+    from chattts_studio.gui.panels.blend import BlendDialog
+    from chattts_studio.gui.voices.audition_dialog import AuditionDialog
 
 
 class JobOutcomes(WindowBase):
@@ -84,7 +86,7 @@ class JobOutcomes(WindowBase):
         elif kind is JobKind.BUILD:
             self.model_dialog.build_progress(progress.stage, progress.fraction, progress.detail)
         elif kind is JobKind.AUDITION:
-            self.audition_dialog.set_progress(progress.fraction, progress.detail)
+            self._audition_asker(progress.job).set_progress(progress.fraction, progress.detail)
         elif kind is JobKind.RENDER:
             self.render_queue.show_progress(progress)
 
@@ -146,8 +148,15 @@ class JobOutcomes(WindowBase):
     def _auditioned(self, job: Job, candidates: list[Candidate]) -> None:
         self._job_done(job)
         self.live.stop(None)
-        self.audition_dialog.show_candidates(candidates)
+        if job == self.blend_dialog.job:
+            self.blend_dialog.previewed(candidates[0].embedding, candidates[0].audio)
+        else:
+            self.audition_dialog.show_candidates(candidates)
         self._run_waiting()
+
+    def _audition_asker(self, job: Job) -> "AuditionDialog | BlendDialog":
+        """The dialog an audition job is for: the blend dialog's preview, or the Audition."""
+        return self.blend_dialog if job == self.blend_dialog.job else self.audition_dialog
 
     def _speaker_made(self, job: Job, speaker: SeedSpeaker) -> None:
         self._job_done(job)
@@ -187,7 +196,7 @@ class JobOutcomes(WindowBase):
         sentence = self.error_sentence(failure.error)
         said: dict[JobKind, Callable[[], object]] = {
             JobKind.SYNTHESIZE: lambda: self._synthesis_failed(failure, sentence),
-            JobKind.AUDITION: lambda: self.audition_dialog.failed(sentence),
+            JobKind.AUDITION: lambda: self._audition_asker(job).failed(sentence),
             JobKind.DOWNLOAD: lambda: self.model_dialog.download_ended(sentence),
             JobKind.BUILD: lambda: self.model_dialog.build_ended(sentence),
             JobKind.LOAD: lambda: self._load_failed(sentence),
@@ -257,7 +266,7 @@ class JobOutcomes(WindowBase):
                 self.tr("Download cancelled; the next try resumes.")
             ),
             JobKind.BUILD: lambda: self.model_dialog.build_ended(self.tr("Building cancelled.")),
-            JobKind.AUDITION: self._audition_cancelled,
+            JobKind.AUDITION: lambda: self._audition_cancelled(job),
             JobKind.LOAD: self._load_cancelled,
             JobKind.RENDER: lambda: self._render_cancelled(job),
             JobKind.VOICE: lambda: self.voice_failed(self.tr("Cancelled.")),
@@ -283,9 +292,9 @@ class JobOutcomes(WindowBase):
             said = self.tr("Cancelled; kept {segments}.")
         self.show_message(said.format(segments=segments))
 
-    def _audition_cancelled(self) -> None:
+    def _audition_cancelled(self, job: Job) -> None:
         said = self.tr("Audition cancelled.")
-        self.audition_dialog.failed(said)
+        self._audition_asker(job).failed(said)
         self.show_message(said)
 
     def _load_cancelled(self) -> None:

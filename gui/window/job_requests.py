@@ -191,6 +191,39 @@ class JobRequests(WindowBase):
         self.current_job = self.host.audition(AuditionJob(text, count, base))
         self._set_busy(True)
 
+    def show_blend(self) -> None:
+        self.blend_dialog.show()
+        self.blend_dialog.raise_()
+
+    def _preview_blend(self, spec: str, text: str) -> None:
+        """The blend dialog's preview: an audition of one voice, the blend (mixed and read on
+        the worker; the dialog hears how it ended through job_outcomes.py)."""
+        dialog = self.blend_dialog
+        refusal = self.serving_refusal()
+        if refusal is not None:
+            dialog.failed(refusal)
+            return
+        if self._worker_will_be_free():
+            self._wait_for_worker(lambda: self._preview_blend(spec, text), audition=True)
+            return
+        if self.current_job is not None or self.loaded is None:
+            dialog.failed(self.tr("Load a model and wait for the running job first."))
+            return
+        generation = self.controls.generation()
+        base = SynthesisRequest(
+            text=text,
+            temperature=generation.temperature,
+            top_p=generation.top_p,
+            top_k=generation.top_k,
+            refine_text=False,
+            segment_size=AUDITION_SEGMENT,
+            lexicon=self.lexicon_entries(),
+        )
+        voices = {e.name: e.voice for e in self.speakers.library.entries}
+        spec_job = AuditionJob(text, 1, base, blend=spec, library=voices)
+        self.current_job = dialog.job = self.host.audition(spec_job)
+        self._set_busy(True)
+
     def _keep_candidate(self, name: str, candidate: Candidate, replace: bool = False) -> None:
         """The dialog says what the library did: kept, refused (a taken name: replace it or
         choose another), or could not be written."""

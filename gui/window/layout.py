@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
 from chattts_studio.gui import desktop_entry, i18n
 from chattts_studio.gui.common.notices import MessageLabel, Notice
 from chattts_studio.gui.i18n import translate
+from chattts_studio.gui.panels.blend import BlendDialog
 from chattts_studio.gui.panels.controls import ControlsPanel
 from chattts_studio.gui.panels.editor import EditorPanel
 from chattts_studio.gui.panels.live import LivePanel
@@ -56,6 +57,7 @@ class WindowLayout(WindowBase):
         self.result = ResultPanel()
         self.model_dialog = ModelDialog(self)
         self.audition_dialog = AuditionDialog(self.result.player, self)
+        self.blend_dialog = BlendDialog(self.speakers, self.result.player, self)
         self._build_voices()
 
         self.banner = Notice("banner", 2)

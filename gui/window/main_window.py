@@ -117,6 +117,7 @@ class MainWindow(
             changed.connect(lambda *_args: self.persist_timer.start())
         self.speakers.embedding_wanted.connect(self._embedding_wanted)
         self.speakers.audition_wanted.connect(self.show_audition)
+        self.speakers.blend_wanted.connect(self.show_blend)
         self.result.message.connect(self.show_message)
         self.result.folder_used.connect(self._folder_used)
         self.banner_download.clicked.connect(self._banner_download)
@@ -130,6 +131,10 @@ class MainWindow(
         self.audition_dialog.keep_requested.connect(self._keep_candidate)
         self.audition_dialog.cancel_requested.connect(self._cancel_audition)
         self.audition_dialog.playing.connect(self.result.forget_playback)
+        self.blend_dialog.preview_requested.connect(self._preview_blend)
+        self.blend_dialog.cancel_requested.connect(self._cancel_audition)
+        self.blend_dialog.playing.connect(self.result.forget_playback)
+        self.blend_dialog.message.connect(self.show_message)
 
     def _start(self, model: str | None) -> None:
         official = models.resolve("official").folder.is_dir()
@@ -309,6 +314,7 @@ class MainWindow(
         self.result.stop()
         self.result.cancel_export()  # it stops before its next file and leaves nothing
         self.audition_dialog.close()
+        self.blend_dialog.close()
         self.model_dialog.close()
         if self.host.stop(CLOSE_WAIT_MS):
             self.host.release()

@@ -116,6 +116,10 @@ class AuditionJob:
     text: str
     count: int
     base: SynthesisRequest
+    # Set: the text is read by this voice blend ("Ann*0.7+seed:42*0.3"), not by `count` random
+    # seeds; `library` holds the library voices its parts may name (no file read on the worker).
+    blend: str = ""
+    library: "dict[str, Voice]" = field(default_factory=dict, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -172,7 +176,7 @@ class RenderDone:
 
 @dataclass(frozen=True)
 class Candidate:
-    seed: int
+    seed: int | None  # None: a blend's voice
     embedding: str
     audio: np.ndarray = field(repr=False)
 

@@ -232,9 +232,16 @@ class Worker(QObject):
         def body() -> list[Candidate]:
             from chattts_studio.core.services.audition import audition_seeds
 
+            request = replace(spec.base, text=spec.text)
+            if spec.blend:
+                from chattts_studio.core.voices.blend import library_blend
+
+                engine = self._engine()
+                embedding = library_blend(spec.blend, spec.library, engine)
+                audio = engine.audition(replace(request, speaker=None), [embedding], job.cancel)
+                return [Candidate(None, embedding, audio[0])]
             said = plural(spec.count, "candidate")  # translate() is thread-safe
             self.progress.emit(Progress(job, "audition", 0.0, said))
-            request = replace(spec.base, text=spec.text)
             heard = audition_seeds(self._engine(), request, spec.count, job.cancel)
             self.progress.emit(Progress(job, "audition", 1.0, said))
             return [Candidate(c.seed, c.embedding, c.audio) for c in heard]

@@ -128,6 +128,129 @@
     </message>
 </context>
 <context>
+    <name>Blend</name>
+    <message>
+        <source>a library speaker or {example}</source>
+        <translation>声音库中的说话人或 {example}</translation>
+    </message>
+    <message>
+        <source>Remove</source>
+        <translation>移除</translation>
+    </message>
+    <message>
+        <source>part {number}</source>
+        <translation>第 {number} 部分</translation>
+    </message>
+    <message>
+        <source>Speaker of {part}</source>
+        <translation>{part}的说话人</translation>
+    </message>
+    <message>
+        <source>Weight of {part}</source>
+        <translation>{part}的权重</translation>
+    </message>
+    <message>
+        <source>Remove {part}</source>
+        <translation>移除{part}</translation>
+    </message>
+    <message>
+        <source>Blend speakers</source>
+        <translation>混合说话人</translation>
+    </message>
+    <message>
+        <source>Add a part</source>
+        <translation>添加一部分</translation>
+    </message>
+    <message>
+        <source>The blend as synth --speaker, manifests and the speech API take it</source>
+        <translation>synth --speaker、清单和语音 API 所接受的混合写法</translation>
+    </message>
+    <message>
+        <source>&amp;Preview</source>
+        <translation>试听(&amp;P)</translation>
+    </message>
+    <message>
+        <source>▶ Play</source>
+        <translation>▶ 播放</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <source>Pick the speakers to mix and their weights.</source>
+        <translation>选择要混合的说话人及其权重。</translation>
+    </message>
+    <message>
+        <source>Name for the blend</source>
+        <translation>混合声音的名称</translation>
+    </message>
+    <message>
+        <source>&amp;Keep</source>
+        <translation>保存(&amp;K)</translation>
+    </message>
+    <message>
+        <source>Keep the voice heard in the speaker library</source>
+        <translation>将试听到的声音保存到说话人库</translation>
+    </message>
+    <message>
+        <source>Blend</source>
+        <translation>混合</translation>
+    </message>
+    <message>
+        <source>&amp;Sample sentence</source>
+        <translation>示例句子(&amp;S)</translation>
+    </message>
+    <message>
+        <source>Sample sentence</source>
+        <translation>示例句子</translation>
+    </message>
+    <message>
+        <source>Preview progress</source>
+        <translation>试听进度</translation>
+    </message>
+    <message>
+        <source>Choose a speaker for each part.</source>
+        <translation>请为每一部分选择一个说话人。</translation>
+    </message>
+    <message>
+        <source>The blend changed: preview it again.</source>
+        <translation>混合已更改：请重新试听。</translation>
+    </message>
+    <message>
+        <source>Preview the blend, then keep it.</source>
+        <translation>先试听混合声音，然后保存。</translation>
+    </message>
+    <message>
+        <source>Reading the sentence with the blend…</source>
+        <translation>正在用混合声音朗读句子…</translation>
+    </message>
+    <message>
+        <source>Ready: play it, or name it and keep it.</source>
+        <translation>完成：可播放，或命名后保存。</translation>
+    </message>
+    <message>
+        <source>Preview this blend first: Keep saves the voice heard.</source>
+        <translation>请先试听此混合：保存的是试听到的声音。</translation>
+    </message>
+    <message>
+        <source>Give the blend a name to keep it under.</source>
+        <translation>请为混合声音起一个名称再保存。</translation>
+    </message>
+    <message>
+        <source>Not kept: the library already has a speaker named &apos;{name}&apos;; choose another name.</source>
+        <translation>未保存：声音库中已有名为“{name}”的说话人，请换一个名称。</translation>
+    </message>
+    <message>
+        <source>Not kept: {reason}</source>
+        <translation>未保存：{reason}</translation>
+    </message>
+    <message>
+        <source>Kept the blend in the library as &apos;{name}&apos;.</source>
+        <translation>已将混合声音以“{name}”保存到声音库。</translation>
+    </message>
+</context>
+<context>
     <name>Controls</name>
     <message>
         <source>loading…</source>
@@ -1423,6 +1546,14 @@
         <translation>听几个随机说话人朗读同一句话（Ctrl+U）</translation>
     </message>
     <message>
+        <source>Blend…</source>
+        <translation>混合…</translation>
+    </message>
+    <message>
+        <source>Mix two to four speakers into a new voice, hear it and keep it</source>
+        <translation>将两到四个说话人混合成新声音，试听并保存</translation>
+    </message>
+    <message>
         <source>New voice from a recording…</source>
         <translation>用录音创建音色…</translation>
     </message>
@@ -2679,6 +2810,42 @@
     <message>
         <source>An API key may hold only visible ASCII characters, without spaces.</source>
         <translation>API 密钥只能包含可见的 ASCII 字符，且不能含空格。</translation>
+    </message>
+    <message>
+        <source>The weight of &apos;{part}&apos; in the voice blend is not a number: write it as voice*0.5.</source>
+        <translation>声音混合中“{part}”的权重不是数字：请写成 声音*0.5。</translation>
+    </message>
+    <message>
+        <source>A voice blend has at most {count} parts.</source>
+        <translation>声音混合最多包含 {count} 个部分。</translation>
+    </message>
+    <message>
+        <source>A voice blend has an empty part: write it as voice*weight+voice*weight.</source>
+        <translation>声音混合中有空的部分：请写成 声音*权重+声音*权重。</translation>
+    </message>
+    <message>
+        <source>The weight of &apos;{part}&apos; in the voice blend must be above 0.</source>
+        <translation>声音混合中“{part}”的权重必须大于 0。</translation>
+    </message>
+    <message>
+        <source>A voice seed must be at most {most}.</source>
+        <translation>声音种子最大为 {most}。</translation>
+    </message>
+    <message>
+        <source>&apos;{name}&apos; is a cloned voice: it speaks through its recording, which a voice blend cannot mix; blend speakers with an embedding (seeds, kept seeds).</source>
+        <translation>“{name}”是克隆的声音：它通过录音发声，声音混合无法混入；请混合带有嵌入的说话人（种子、保存的种子）。</translation>
+    </message>
+    <message>
+        <source>&apos;{name}&apos; in the voice blend is not a library speaker, a voice seed ({example}) or a speaker embedding.</source>
+        <translation>声音混合中的“{name}”不是声音库中的说话人、声音种子（{example}）或说话人嵌入。</translation>
+    </message>
+    <message>
+        <source>The voices in a blend come from models of different sizes.</source>
+        <translation>混合中的声音来自不同大小的模型。</translation>
+    </message>
+    <message>
+        <source>A part of the voice blend is not a speaker embedding.</source>
+        <translation>声音混合中有一部分不是说话人嵌入。</translation>
     </message>
 </context>
 </TS>

@@ -124,7 +124,7 @@ def test_core_sentences_keep_their_template_and_are_said_in_chinese(qapp) -> Non
 # The core modules whose sentences the window shows (errors, a damaged library's problem, a
 # job's note): each sentence they make is a Sentence with a QT_TRANSLATE_NOOP template.
 WINDOW_CORE = (
-    *("voices/speakers", "voices/speaker_file", "voices/clone", "voices/keep"),
+    *("voices/speakers", "voices/speaker_file", "voices/clone", "voices/keep", "voices/blend"),
     *("text/dialogue", "text/lexicon", "voices/recorder", "text/chapters", "weights/download"),
     *("engine/engine", "engine/chattts/chat", "engine/request", "audio/stream_writer"),
     *("audio/subtitles", "audio/m4b", "render/store"),

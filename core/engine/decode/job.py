@@ -8,6 +8,7 @@ from typing import Protocol
 
 import torch
 
+from chattts_studio.core.engine.decode.rowwise import Sampling
 from chattts_studio.core.errors import DeviceError
 
 DTYPE_NAMES = {torch.float32: "fp32", torch.float16: "fp16", torch.bfloat16: "bf16"}
@@ -41,6 +42,8 @@ class Job:
     ended_by_eos: bool = False
     # Its own random stream (see the module's note); None: torch's global RNG.
     seed: int | None = None
+    # Its own sampling settings (rows with different ones share a step); None: the run's.
+    sampling: Sampling | None = None
     # Set from any thread: the decoder frees the job's row before its next step, and the job
     # is never yielded (its caller went away).
     cancelled: bool = False

@@ -6,7 +6,9 @@ cannot give a finished row's place to the next segment. Here the KV cache is pre
 each row (slot) sits at its own position, and a row that finishes takes the next segment
 (continuous batching). The sampling pipeline is ChatTTS's own, step for step (temperature,
 repetition penalty over the last 16 codes, top-P then top-K with 3 kept, EOS held off until
-min_new_token, then multinomial), so a seed gives stock's tokens at batch 1.
+min_new_token, then multinomial), so a seed gives stock's tokens at batch 1. A job may bring
+its own Sampling: rows are grouped by it (see RowSampling) when the rows change, and a step
+with one Sampling among its rows samples them all at once, as before.
 
 Randomness: a job without a seed draws from torch's global RNG (stock's way, so the tokens
 match stock's at batch 1 under `torch.manual_seed`), which makes its draws depend on the rows
@@ -34,9 +36,8 @@ from chattts_studio.core.engine.decode.job import (
 )
 from chattts_studio.core.engine.decode.rowwise import (
     REPETITION_WINDOW,
+    RowSampling,
     Sampling,
-    sample_codes,
-    warpers_for,
 )
 
 SPAN_BUCKET = 256  # static steps attend over KV spans rounded up to this (one graph each)
@@ -121,13 +122,10 @@ class FastDecoder(GptRows):
         history: torch.Tensor,
         steps: torch.Tensor,
         min_steps: torch.Tensor,
-        sampling: Sampling,
-        warpers: list[Callable[..., torch.Tensor]],
+        rows: RowSampling,
         generators: list[torch.Generator | None] | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        return sample_codes(
-            logits, history, steps, min_steps, sampling, warpers, self.num_vq, generators
-        )
+        return rows.sample(logits, history, steps, min_steps, generators)
 
     # -- the loop -------------------------------------------------------------------------
     @torch.inference_mode()
@@ -140,6 +138,7 @@ class FastDecoder(GptRows):
         failed: Callable[[Job, Exception], None] | None = None,
     ) -> Iterator[Job | None]:
         """Decode every job, `slots` at a time, in the given order; yield each as it ends,
+        each sampling with its own `Job.sampling`, or `sampling` when it has none;
         and None after every step, so the caller can stream audio of the running ones.
         `jobs` is a list, or a source asked for more whenever a row is free (before every
         step), so jobs can arrive while the decode runs; it ends when no row is busy and the
@@ -148,7 +147,9 @@ class FastDecoder(GptRows):
         `failed`: a job's own failure (its embedding could not be made, its numbers went
         non-finite) goes there, the job leaves its row unyielded and the others go on (the
         callback may raise to end the run); without it, such a failure raises."""
-        warpers = warpers_for(sampling)
+        row_sampling = RowSampling(self.num_vq, self.out_device)
+        samplings = [sampling] * self.slots  # each slot's job's
+        regroup = True  # a job was admitted since the rows were last grouped
         source = list_source(jobs) if isinstance(jobs, list) else jobs
         active = self.active
         generators: list[torch.Generator | None] = [None] * self.slots
@@ -170,6 +171,7 @@ class FastDecoder(GptRows):
 
         def admit(slot: int, job: Job) -> bool:
             """Prefill the job into the row; False when its embedding failed (`failed`)."""
+            nonlocal regroup
             try:
                 emb = job.emb() if callable(job.emb) else job.emb
             except Exception as exc:
@@ -201,6 +203,8 @@ class FastDecoder(GptRows):
             min_d[slot] = job.min_steps
             history[slot * self.num_vq : (slot + 1) * self.num_vq] = 0
             generators[slot] = None
+            samplings[slot] = job.sampling or sampling
+            regroup = True
             if job.seed is not None:
                 generators[slot] = torch.Generator(self.out_device).manual_seed(job.seed)
             active[slot] = job
@@ -231,6 +235,10 @@ class FastDecoder(GptRows):
                 out_rows = rows.to(self.out_device)
                 vq_rows = (out_rows.view(-1, 1) * self.num_vq + vq).view(-1)
                 self.live_chunks = sorted({slot - slot % self.chunk for slot in used})
+                regroup = True
+            if regroup:  # a row's job (so maybe its Sampling) changed
+                row_sampling.regroup([samplings[slot] for slot in used])
+                regroup = False
             full = len(used) == self.slots
             # A gathered copy: the jobs keep views of it, while `hidden` is written in place.
             rows_h = hidden[out_rows]
@@ -241,8 +249,7 @@ class FastDecoder(GptRows):
                 history[vq_rows],
                 steps_d[out_rows],
                 min_d[out_rows],
-                sampling,
-                warpers,
+                row_sampling,
                 [generators[slot] for slot in used],
             )
             finished = codes.eq(self.eos).any(1)

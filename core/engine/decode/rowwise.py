@@ -3,15 +3,20 @@ attention whose bits for a row do not depend on the other rows.
 
 Sampling is ChatTTS's generate() step for step, batched over rows: temperature, repetition
 penalty over the last 16 codes, top-P then top-K with 3 kept, EOS held off until
-min_new_token, then multinomial.
+min_new_token, then multinomial. Rows may sample with different settings in one step
+(RowSampling): each group of rows that share a Sampling runs the one-Sampling path, so a row's
+codes are those it draws alone with its settings (every operation of that path is per row).
 """
 
-from collections.abc import Callable
-from dataclasses import dataclass
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 
 import torch
 import torch.nn.functional as F
 from transformers.generation import TopKLogitsWarper, TopPLogitsWarper
+
+from chattts_studio.core.errors import BadSettingError
 
 REPETITION_WINDOW = 16  # ChatTTS's CustomRepetitionPenaltyLogitsProcessorRepeat past_window
 # Rows in every product of an exact CPU step (FastDecoder's `chunk_rows`). Fixed, because a
@@ -37,6 +42,21 @@ def segment_seed(seed: int, index: int) -> int:
     """A segment's own random stream, from its request's seed and its place only: its codes
     then depend on nothing else (not the batch, not a retry after out of memory)."""
     return (seed * 1_000_003 + index * 7_919 + 1) % (2**63)
+
+
+def check_sampling(sampling: Sampling) -> None:
+    """BadSettingError (one sentence) for settings sampling cannot run with."""
+    if not (
+        0 < sampling.temperature < math.inf
+        and 0 < sampling.top_p <= 1
+        and isinstance(sampling.top_k, int)
+        and sampling.top_k >= 1
+        and 0 < sampling.repetition_penalty < math.inf
+    ):
+        raise BadSettingError(
+            "Sampling needs a temperature above 0, a top-P above 0 and at most 1, a top-K of "
+            f"at least 1 and a repetition penalty above 0 (got {sampling})."
+        )
 
 
 def warpers_for(sampling: Sampling) -> list[Warper]:
@@ -89,6 +109,97 @@ def sample_codes(
         for n, g in enumerate(generators)
     ]
     return torch.cat(codes).view(-1, num_vq), bad
+
+
+@dataclass(frozen=True)
+class RowGroup:
+    """The rows of a step that share one Sampling. `rows`: their places among the step's rows,
+    `logit_rows`: their rows of the step's logits (num_vq each); None when the group is every
+    row (nothing to gather)."""
+
+    sampling: Sampling
+    warpers: list[Warper]
+    members: list[int]
+    rows: torch.Tensor | None = None
+    logit_rows: torch.Tensor | None = None
+
+
+@dataclass
+class RowSampling:
+    """The step's rows grouped by their Sampling, made again only when the rows change, with
+    warpers kept per Sampling."""
+
+    num_vq: int
+    device: torch.device
+    groups: list[RowGroup] = field(default_factory=list)
+    kept: dict[Sampling, list[Warper]] = field(default_factory=dict)  # warpers per Sampling
+
+    def regroup(self, samplings: Sequence[Sampling]) -> None:
+        """`samplings`: each running row's, in the step's row order."""
+        members: dict[Sampling, list[int]] = {}
+        for n, sampling in enumerate(samplings):
+            members.setdefault(sampling, []).append(n)
+        # Only the samplings in use: a long-running decode sees many over time.
+        self.kept = {s: self.kept.get(s) or warpers_for(s) for s in members}
+        if len(members) == 1:
+            sampling, rows = next(iter(members.items()))
+            self.groups = [RowGroup(sampling, self.kept[sampling], rows)]
+            return
+        vq = torch.arange(self.num_vq)
+        self.groups = []
+        for sampling, rows in members.items():
+            index = torch.tensor(rows)
+            logit_rows = (index.view(-1, 1) * self.num_vq + vq).view(-1)
+            self.groups.append(
+                RowGroup(
+                    sampling,
+                    self.kept[sampling],
+                    rows,
+                    index.to(self.device),
+                    logit_rows.to(self.device),
+                )
+            )
+
+    def sample(
+        self,
+        logits: torch.Tensor,
+        history: torch.Tensor,
+        steps: torch.Tensor,
+        min_steps: torch.Tensor,
+        generators: list[torch.Generator | None] | None = None,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """sample_codes over rows that may differ in Sampling: each group on its own, its
+        codes and flags written back into the step's row order."""
+        if len(self.groups) == 1:  # one Sampling: no gathering at all
+            group = self.groups[0]
+            return sample_codes(
+                logits,
+                history,
+                steps,
+                min_steps,
+                group.sampling,
+                group.warpers,
+                self.num_vq,
+                generators,
+            )
+        count = steps.shape[0]
+        codes = torch.empty(count, self.num_vq, dtype=torch.long, device=logits.device)
+        bad = torch.empty(count, dtype=torch.bool, device=logits.device)
+        for group in self.groups:
+            assert group.rows is not None and group.logit_rows is not None
+            group_codes, group_bad = sample_codes(
+                logits[group.logit_rows],
+                history[group.logit_rows],
+                steps[group.rows],
+                min_steps[group.rows],
+                group.sampling,
+                group.warpers,
+                self.num_vq,
+                [generators[n] for n in group.members] if generators else None,
+            )
+            codes.index_copy_(0, group.rows, group_codes)
+            bad.index_copy_(0, group.rows, group_bad)
+        return codes, bad
 
 
 def exact_attention(

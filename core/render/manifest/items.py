@@ -4,8 +4,8 @@
 - `id`: the output file's name without its extension: 1-100 letters, digits, `_`, `-`, `.`,
   starting with a letter or a digit; unique, also ignoring case;
 - `text`: what to say;
-- `speaker`: a speaker library name (an embedding or a cloned voice), a seed number, or a
-  speaker embedding string;
+- `speaker`: a speaker library name (an embedding or a cloned voice), a seed number, a
+  speaker embedding string, or a blend of those ("Ann*0.7+seed:42*0.3", no cloned voice);
 - `seed` (optional): the sampling seed (default: the speaker's seed, else 0).
 
 Everything is checked before the model loads (speaker embeddings and cloned voices once it
@@ -20,10 +20,12 @@ from typing import TYPE_CHECKING, Any
 
 from chattts_studio.core.errors import BadTextError, StudioError
 from chattts_studio.core.text.prepare import check_text, estimate_seconds
+from chattts_studio.core.voices.blend import check_library_parts, library_blend, looks_like_blend
 from chattts_studio.core.voices.voice import Voice
 
 if TYPE_CHECKING:
     from chattts_studio.core.engine.engine import Engine
+    from chattts_studio.core.voices.speaker_file import SpeakerEntry
 
 MANIFEST_SUFFIXES = (".jsonl", ".csv")
 MAX_ITEMS = 1_000_000
@@ -193,6 +195,10 @@ def read_manifest(path: Path) -> list[ManifestItem]:
     return items
 
 
+def _blend_failed(source: Path, item: ManifestItem, exc: StudioError) -> ManifestError:
+    return _fail(source, item.line, f"{str(exc).rstrip('.')} (item {item.id!r})")
+
+
 def check_speakers(items: list[ManifestItem], source: Path) -> None:
     """What can be checked without the model: a short speaker must be a library name or a
     seed number (a library speaker is an embedding or a cloned voice: the library checked
@@ -200,10 +206,17 @@ def check_speakers(items: list[ManifestItem], source: Path) -> None:
     from chattts_studio.core.voices.speakers import SpeakerLibrary
 
     library = SpeakerLibrary.open_or_locked()
+    voices = {e.name: e.voice for e in library.entries}
     for item in items:
         if item.speaker.isdigit():
             if int(item.speaker) > MAX_SEED:
                 raise _fail(source, item.line, f"a speaker seed must be at most {MAX_SEED}")
+            continue
+        if item.speaker not in voices and looks_like_blend(item.speaker):
+            try:  # its form and its library parts; its embeddings once the model is loaded
+                check_library_parts(item.speaker, voices)
+            except StudioError as exc:
+                raise _blend_failed(source, item, exc) from None
             continue
         if library.get(item.speaker) is None and len(item.speaker) < 100:
             raise _fail(
@@ -221,28 +234,40 @@ def resolve_items(items: list[ManifestItem], engine: "Engine", source: Path) -> 
     from chattts_studio.core.voices.speakers import SpeakerLibrary
 
     library = SpeakerLibrary.open_or_locked()
+    voices = {e.name: e.voice for e in library.entries}
     resolved: dict[str, tuple[str | Voice, int | None]] = {}
     out: list[WorkItem] = []
     for item in items:
         if item.speaker not in resolved:
-            entry = library.get(item.speaker)
             try:
-                if item.speaker.isdigit():
-                    seed = int(item.speaker)
-                    resolved[item.speaker] = (engine.sample_speaker(seed), seed)
-                elif entry is not None and entry.cloned:
-                    # As synth takes a library voice: the whole voice, checked.
-                    resolved[item.speaker] = (engine.check_voice(entry.voice), entry.seed)
-                elif entry is not None:
-                    resolved[item.speaker] = (engine.check_speaker(entry.embedding), entry.seed)
-                else:
-                    resolved[item.speaker] = (engine.check_speaker(item.speaker), None)
+                resolved[item.speaker] = _resolve(
+                    item.speaker, library.get(item.speaker), engine, voices
+                )
             except StudioError as exc:
+                if looks_like_blend(item.speaker):
+                    raise _blend_failed(source, item, exc) from None
                 raise _fail(source, item.line, str(exc).rstrip(".")) from None
         embedding, speaker_seed = resolved[item.speaker]
         seed = item.seed if item.seed is not None else (speaker_seed or 0)
         out.append(WorkItem(item.id, item.text, embedding, seed, item.est_seconds))
     return out
+
+
+def _resolve(
+    speaker: str, entry: "SpeakerEntry | None", engine: "Engine", voices: dict[str, Voice]
+) -> tuple[str | Voice, int | None]:
+    """An item's speaker as the decoder takes it, and the seed it brings (a library name is
+    looked up whole first: a name may hold '+')."""
+    if speaker.isdigit():
+        seed = int(speaker)
+        return engine.sample_speaker(seed), seed
+    if entry is not None and entry.cloned:
+        return engine.check_voice(entry.voice), entry.seed  # as synth takes a library voice
+    if entry is not None:
+        return engine.check_speaker(entry.embedding), entry.seed
+    if looks_like_blend(speaker):
+        return library_blend(speaker, voices, engine), None
+    return engine.check_speaker(speaker), None
 
 
 def speaker_id(speaker: str | Voice) -> str:

@@ -6,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 import soundfile as sf
 
@@ -67,6 +68,66 @@ def test_synth_from_file_with_a_library_speaker(
     )
     assert code == 0, stderr
     assert sf.info(str(out)).subtype == "PCM_16"
+
+
+def synth_audio(capsys: pytest.CaptureFixture[str], out: Path, speaker: str) -> "np.ndarray":
+    """What `synth --speaker SPEAKER` writes (the generation seed fixed: a library speaker
+    would bring its own)."""
+    argv = ["synth", "你好。", "-o", str(out), "--speaker", speaker, "--seed", "5"]
+    code, _, stderr = run(capsys, *argv, "--no-refine", "--device", "cpu", "--float")
+    assert code == 0, stderr
+    return sf.read(str(out), dtype="float32")[0]
+
+
+def test_synth_speaks_a_voice_blend(
+    private_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from chattts_studio.core.voices.speakers import SpeakerLibrary
+
+    assert run(capsys, "speakers", "add", "Ann", "--seed", "5")[0] == 0
+    assert run(capsys, "speakers", "add", "Bob", "--seed", "6")[0] == 0
+    ann = synth_audio(capsys, tmp_path / "ann.wav", "Ann")
+    bob = synth_audio(capsys, tmp_path / "bob.wav", "Bob")
+    mixed = synth_audio(capsys, tmp_path / "mix.wav", "Ann*0.5+Bob*0.5")
+    assert len(mixed) > 2400
+    for alone in (ann, bob):
+        assert len(alone) != len(mixed) or not np.array_equal(alone, mixed)
+    # A voice blended with itself (and a seed's voice named as a seed) is that voice.
+    assert np.array_equal(synth_audio(capsys, tmp_path / "self.wav", "Ann*0.3+Ann(7)"), ann)
+    assert np.array_equal(synth_audio(capsys, tmp_path / "s5.wav", "seed:5*1+5*1"), ann)
+    # Kokoro's notation is the same blend.
+    assert np.array_equal(synth_audio(capsys, tmp_path / "k.wav", "Ann(1)+Bob(1)"), mixed)
+    # A library name holding '+' is that speaker, not a blend.
+    ann_embedding = SpeakerLibrary().get("Ann").embedding  # type: ignore[union-attr]
+    assert run(capsys, "speakers", "add", "Ann+Bob", "--embedding", ann_embedding)[0] == 0
+    assert np.array_equal(synth_audio(capsys, tmp_path / "named.wav", "Ann+Bob"), ann)
+
+
+@pytest.mark.parametrize(
+    ("speaker", "message"),
+    [
+        ("Ann*0.5+Nobody*0.5", "'Nobody' in the voice blend is not a library speaker"),
+        ("Ann*x+seed:3", "The weight of 'Ann*x' in the voice blend is not a number"),
+        ("Ann*0+seed:3", "The weight of 'Ann' in the voice blend must be above 0."),
+        ("Ann++seed:3", "A voice blend has an empty part"),
+    ],
+)
+def test_a_bad_blend_is_one_sentence(
+    private_home: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    speaker: str,
+    message: str,
+) -> None:
+    assert run(capsys, "speakers", "add", "Ann", "--seed", "5")[0] == 0
+    code, _, stderr = run(
+        capsys, "synth", "hi", "-o", str(tmp_path / "a.wav"), "--speaker", speaker
+    )
+    assert code == 2
+    last = stderr.strip().splitlines()[-1]
+    assert last.startswith("error: ") and message in last
+    assert "Traceback" not in stderr
+    assert not (tmp_path / "a.wav").exists()
 
 
 @pytest.mark.parametrize(

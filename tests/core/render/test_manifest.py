@@ -400,6 +400,78 @@ def test_a_cloned_item_is_kept_on_resume_and_made_again_for_another_voice(
         _resolve(engine, bad)
 
 
+def test_a_blend_speaker_renders_here_as_its_embedding(
+    engine: Engine, private_home: Path, tmp_path: Path
+) -> None:
+    from chattts_studio.core.voices.blend import blend_speakers, library_resolver
+
+    library = SpeakerLibrary()
+    library.add("Ann", engine.sample_speaker(3))
+    library.add("Bob", engine.sample_speaker(4))
+    voices = {e.name: e.voice for e in library.entries}
+    resolve = library_resolver(voices, engine)
+    mixed = blend_speakers("Ann*0.5+Bob*0.5", resolve, engine.speaker_dim())
+    text = "hello number one."
+    rows: list[dict[str, object]] = [
+        {"id": "mix", "text": text, "speaker": "Ann*0.5+Bob*0.5", "seed": 5},
+        {"id": "kokoro", "text": text, "speaker": "Ann(1)+Bob(1)", "seed": 5},
+        {"id": "self", "text": text, "speaker": "Ann*0.4+Ann*0.6", "seed": 5},
+        {"id": "ann", "text": text, "speaker": "Ann", "seed": 5},
+        {"id": "bob", "text": text, "speaker": "Bob", "seed": 5},
+    ]
+    work = _resolve(engine, _write(tmp_path / "items.jsonl", rows))
+    assert [w.speaker for w in work][:2] == [mixed] * 2  # as synth and the window mix it
+    job = ManifestJob(work, tmp_path / "out", OPTIONS, engine.loaded)
+    with job.store:
+        assert render_local(job, engine) == 5
+    hashes = {name.removesuffix(".flac"): h for name, h in _hashes(tmp_path / "out").items()}
+    assert hashes["mix"] == hashes["kokoro"]
+    assert hashes["self"] == hashes["ann"]  # a voice blended with itself is that voice
+    assert len({hashes["mix"], hashes["ann"], hashes["bob"]}) == 3
+
+
+@pytest.mark.parametrize(
+    ("speaker", "words"),
+    [
+        ("Ann*0.5+Nobody*0.5", ["'Nobody' in the voice blend is not a library speaker"]),
+        ("Ann*0.5+Clone*0.5", ["'Clone' is a cloned voice"]),
+        ("Ann*oops+3", ["The weight of 'Ann*oops' in the voice blend is not a number"]),
+        ("Ann+", ["A voice blend has an empty part"]),
+    ],
+)
+def test_a_bad_blend_is_refused_before_the_model_loads(
+    engine: Engine,
+    private_home: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    speaker: str,
+    words: list[str],
+) -> None:
+    from chattts_studio.core.cli.main import main
+
+    library = SpeakerLibrary()
+    library.add("Ann", engine.sample_speaker(3))
+    library.add("Clone", "", sample="x" * 40, transcript="你好。")
+    rows = [{"id": "ok", "text": "hello", "speaker": "Ann"}]
+    rows.append({"id": "odd", "text": "hello", "speaker": speaker})
+    manifest = _write(tmp_path / "bad.jsonl", rows)
+    assert main(["render", str(manifest), "-o", str(tmp_path / "out")]) == 2
+    said = capsys.readouterr().err.strip()
+    assert "\n" not in said and "Traceback" not in said  # the model was never loaded
+    assert said.startswith("error: Line 2 of bad.jsonl: ") and said.endswith("(item 'odd').")
+    assert all(w in said for w in words), said
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_blend_of_a_broken_embedding_names_its_item(
+    engine: Engine, private_home: Path, tmp_path: Path
+) -> None:
+    SpeakerLibrary().add("Ann", engine.sample_speaker(3))
+    rows = [{"id": "odd", "text": "hello", "speaker": "Ann*0.5+" + "豆" * 120}]
+    with pytest.raises(ManifestError, match=r"^Line 1 of bad\.jsonl: .*\(item 'odd'\)\.$"):
+        _resolve(engine, _write(tmp_path / "bad.jsonl", rows))
+
+
 # -- on a Ray cluster ---------------------------------------------------------------------
 
 

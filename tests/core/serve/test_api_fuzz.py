@@ -70,12 +70,21 @@ def test_no_request_gets_a_5xx_a_traceback_or_an_error_in_another_shape(
 ) -> None:
     operations = [result.ok() for result in api_schema.get_all_operations()]
     paths = {op.path for op in operations}
-    assert {"/v1/audio/speech", "/health", "/v1/models", "/v1/audio/voices"} <= paths
+    assert {
+        "/v1/audio/speech",
+        "/v1/audio/captioned_speech",
+        "/health",
+        "/v1/models",
+        "/v1/audio/voices",
+    } <= paths
     speech = next(op for op in operations if op.path == "/v1/audio/speech")
     body = speech.body[0].definition["schema"]  # what the fuzzer builds bodies from
-    assert {"model", "input", "voice", "response_format", "speed", "seed"} <= set(
-        body["properties"]
-    )
+    # Issue 23's fields too, so the fuzzer tries their values and their mistakes.
+    assert {
+        "model", "input", "voice", "response_format", "speed", "seed", "temperature", "top_p",
+        "top_k", "refine_text", "oral", "laugh", "break", "segment_size", "stream_format",
+        "captions", "instructions",
+    } <= set(body["properties"])  # fmt: skip
     statuses: list[tuple[str, int]] = []
     for operation in operations:
         if mode is schemathesis.GenerationMode.NEGATIVE and operation.path != speech.path:

@@ -14,7 +14,7 @@ import numpy as np
 import openai
 import pytest
 import soundfile as sf
-from audio_fakes import speech_like
+from audio_fakes import add_clone
 
 from chattts_studio.core import SAMPLES_PER_STEP
 from chattts_studio.core.cli import serve as serve_command
@@ -27,7 +27,6 @@ from chattts_studio.core.errors import StudioError
 from chattts_studio.core.serve.app import ServeLimits, SpeechServer, serving_on_loopback
 from chattts_studio.core.serve.audio import pcm16
 from chattts_studio.core.voices.speakers import SpeakerLibrary
-from chattts_studio.core.voices.voice import Voice
 
 PAUSE = 6000  # 0.25 s at 24 kHz between segments
 
@@ -253,21 +252,6 @@ def test_no_listening_beyond_this_machine_without_a_key(monkeypatch: pytest.Monk
 
 
 # -- cloned voices ------------------------------------------------------------------------
-# A number in the transcript: synthesis reads it out ("二零二四"), so a server that put the
-# transcript into the prompt as stored would make other audio than synth's.
-CLONE_TRANSCRIPT = "今天是2024年，这是我的声音。"
-
-
-def _add_clone(engine: Engine, name: str, seed: int = 0) -> Voice:
-    """A library voice cloned from a clip through the real DVAE encoder (as test_voices)."""
-    from chattts_studio.core.voices.clone import check_clip
-
-    clip = check_clip(speech_like(3.5, 24000, seed=seed)[:, 0], 24000)
-    voice = engine.clone_voice(clip, CLONE_TRANSCRIPT)
-    SpeakerLibrary().add(name, "", sample=voice.sample, transcript=voice.transcript)
-    return voice
-
-
 def _direct(batcher: Batcher, order: SpeechOrder) -> bytes:
     """The order made by the batcher alone, with no server between, as pcm's bytes: the
     segments joined with the server's pause."""
@@ -287,7 +271,7 @@ def _direct(batcher: Batcher, order: SpeechOrder) -> bytes:
 def test_a_cloned_library_voice_reads_as_synth_reads_it(
     api: Running, engine: Engine, private_home: object
 ) -> None:
-    voice = _add_clone(engine, "Clone")
+    voice = add_clone(engine, "Clone")
     text = "你好。今天天气很好。"
     pcm = _speech(api, text, voice="Clone", seed=11)
     samples = np.frombuffer(pcm, "<i2")
@@ -313,7 +297,7 @@ def test_a_cloned_library_voice_reads_as_synth_reads_it(
 def test_a_cloned_and_an_embedding_voice_share_steps_and_each_equals_its_solo_run(
     api: Running, engine: Engine, private_home: object
 ) -> None:
-    _add_clone(engine, "Clone", seed=4)
+    add_clone(engine, "Clone", seed=4)
     requests = [
         dict(text="你好。今天天气很好。", voice="Clone", seed=21),
         dict(text="我们去公园。明天见。", voice="seed:5", seed=22),

@@ -31,6 +31,7 @@ from chattts_studio.core.serve.app import (
     serving_on_loopback,
     uvicorn_server,
 )
+from chattts_studio.core.voices.blend import MAX_PARTS
 
 PAGE = "http://localhost:3000"  # the one web page the served API lets in
 GOOD = {"model": "chattts", "input": "你好。", "voice": "seed:1", "response_format": "pcm"}
@@ -153,6 +154,63 @@ def test_web_pages_are_refused_unless_listed_and_listed_ones_get_cors(served: Se
         wrong = http.post(speech, json={**GOOD, "speed": 9}, headers={"Origin": PAGE})
         assert _error(wrong, 400)["param"] == "speed"
         assert wrong.headers["access-control-allow-origin"] == PAGE
+
+
+def _post(port: int, host: str, origin: str, *extra: str) -> tuple[int, bytes, bytes]:
+    """A speech request with these Host and Origin headers: (status, head, body)."""
+    body = json.dumps(GOOD)
+    lines = [
+        "POST /v1/audio/speech HTTP/1.1",
+        f"Host: {host}",
+        f"Origin: {origin}",
+        *extra,
+        "Content-Type: application/json",
+        f"Content-Length: {len(body.encode())}",
+        "Connection: close",
+        "",
+        body,
+    ]
+    with socket.create_connection(("127.0.0.1", port), timeout=60) as sock:
+        sock.sendall("\r\n".join(lines).encode())
+        data = b""
+        while chunk := sock.recv(65536):
+            data += chunk
+    head, _, answer = data.partition(b"\r\n\r\n")
+    return int(head.split()[1]), head.lower(), answer
+
+
+def test_the_servers_own_page_may_post_and_no_other(served: Served) -> None:
+    """A browser sends Origin on a same-origin POST too: the page at GET / is let in as the
+    origin the request's own Host names, with no CORS; every other origin is refused."""
+    port = served.port
+    requests = served.server.batcher.stats.requests
+    for host in (f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}", "tts.example"):
+        status, head, body = _post(port, host, f"http://{host.upper()}/")
+        assert status == 200 and len(body) > 0, (host, body[:200])
+        assert b"access-control-allow-origin" not in head  # same origin: nothing to allow
+    made = served.server.batcher.stats.requests
+    assert made == requests + 4
+    # Behind a local TLS proxy (uvicorn trusts its X-Forwarded-Proto) the page is https.
+    proxied = "X-Forwarded-Proto: https"
+    assert _post(port, "tts.example", "https://tts.example", proxied)[0] == 200
+    assert _post(port, "tts.example", "http://tts.example", proxied)[0] == 403
+    for host, origin in [
+        (f"127.0.0.1:{port}", f"http://127.0.0.1:{port + 1}"),  # another program's page
+        (f"127.0.0.1:{port}", f"https://127.0.0.1:{port}"),  # another scheme, another origin
+        (f"127.0.0.1:{port}", f"http://localhost:{port}"),  # another name, another origin
+        (f"127.0.0.1:{port}", "null"),  # a sandboxed frame or a file
+        ("tts.example", "http://tts.example:8080"),
+        ("127.0.0.1", "http://127.0.0.1"),  # the Host's port is not the one served
+    ]:
+        status, head, body = _post(port, host, origin)
+        assert status == 403 and b"access-control-allow-origin" not in head, (host, origin)
+        assert _openai_error(body)["code"] in {"origin_not_allowed", "host_not_allowed"}
+    # DNS rebinding: the attacker's page is same-origin with its own name re-pointed here,
+    # and that name is refused as a Host before its Origin is even looked at.
+    for name in (f"attacker.example:{port}", f"127.0.0.1.attacker.example:{port}"):
+        status, _, body = _post(port, name, f"http://{name}")
+        assert status == 403 and _openai_error(body)["code"] == "host_not_allowed", name
+    assert served.server.batcher.stats.requests == made + 1
 
 
 def test_only_json_bodies_are_read(served: Served) -> None:
@@ -316,16 +374,20 @@ def test_a_voice_longer_than_any_embedding_is_refused_before_decoding(
     assert engine.model is not None
     hidden = engine.model.hidden_size
     real = engine.sample_speaker(3)
-    limit = served.server.max_voice
-    assert len(real) <= limit <= max(100, len(real) + 40)
+    # One voice is no longer than an embedding string; a blend holds up to MAX_PARTS of them.
+    part, limit = served.server.max_part, served.server.max_voice
+    assert len(real) <= part <= max(100, len(real) + 40)
+    assert part < limit <= MAX_PARTS * (part + 20)
     speech = f"{served.url}/v1/audio/speech"
     with httpx.Client(timeout=60) as http:
         huge = _bomb(20_000_000, 60_000)  # 20 MB of zeros in a few KiB
-        small = _bomb(200_000, limit)  # 1,500 times an embedding
+        small = _bomb(200_000, part)  # 1,500 times an embedding
         decompressions.clear()  # the encoders' own checks above
         error = _error(http.post(speech, json={**GOOD, "voice": huge}), 400)
         assert error["param"] == "voice" and str(limit) in error["message"]
         assert _error(http.post(speech, json={**GOOD, "voice": "x" * (limit + 1)}), 400)
+        error = _error(http.post(speech, json={**GOOD, "voice": "x" * (part + 1)}), 400)
+        assert error["param"] == "voice" and str(part) in error["message"]
         assert decompressions == [], "a voice too long to be an embedding was decompressed"
         # A short one that expands past any embedding is cut off right after 8 KiB.
         error = _error(http.post(speech, json={**GOOD, "voice": small}), 400)
@@ -384,7 +446,7 @@ def test_every_field_is_checked_and_named(served: Served) -> None:
             ("input", ["a"]),
             ("voice", None),
             ("instructions", 3),
-            ("stream_format", "sse"),
+            ("stream_format", "events"),
         ]:
             error = refused(**{name: value})
             assert error["param"] == name and name in error["message"], (name, value)

@@ -135,6 +135,55 @@ def test_a_failure_after_the_headers_aborts_the_response(
     assert not logs.troubles()
 
 
+def test_a_failure_after_the_first_event_is_an_error_event_then_an_unfinished_close(
+    api: Running, logs: _Records, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """stream_format sse: deltas, then an `error` event in OpenAI's error shape, then the
+    connection closes without the chunked body's end: never a clean stream without its done."""
+    aborted = api.batcher.stats.aborted
+    poison_rows(monkeypatch, api.batcher, lambda ticket: ticket.next_out >= 1, at=1)
+    received = b""
+    with (
+        httpx.Client(timeout=60) as http,
+        http.stream(
+            "POST", f"{api.url}/v1/audio/speech", json={**_body(LONG), "stream_format": "sse"}
+        ) as response,
+    ):
+        assert response.status_code == 200
+        assert response.headers["content-type"].startswith("text/event-stream")
+        with pytest.raises(httpx.RemoteProtocolError):
+            for part in response.iter_raw():
+                received += part
+    found = [json.loads(block.removeprefix(b"data: ")) for block in received.split(b"\n\n")[:-1]]
+    assert found[0]["type"] == "speech.audio.delta"
+    assert [e["type"] for e in found[1:-1]] == ["speech.audio.delta"] * (len(found) - 2)
+    assert found[-1]["type"] == "error"
+    error = found[-1]["error"]
+    assert set(error) == {"message", "type", "param", "code"} and error["type"] == "server_error"
+    assert error["message"].startswith("The audio could not be made")
+    assert api.batcher.stats.aborted == aborted + 1
+    monkeypatch.undo()
+    assert not logs.troubles()
+
+
+def test_an_events_client_that_leaves_cancels_its_request(api: Running, logs: _Records) -> None:
+    """stream_format sse goes through the same response as audio: a client that hangs up after
+    its first event is counted as gone and its ticket cancelled."""
+    stats = api.batcher.stats
+    before, cancelled = stats.disconnected, stats.cancelled
+    body = {**_body(LONG), "stream_format": "sse"}
+    with (
+        httpx.Client(timeout=60) as http,
+        http.stream("POST", f"{api.url}/v1/audio/speech", json=body) as response,
+    ):
+        assert response.status_code == 200
+        assert next(response.iter_lines()).startswith('data: {"type": "speech.audio.delta"')
+    assert _until(lambda: stats.disconnected == before + 1)
+    assert _until(lambda: stats.cancelled == cancelled + 1)
+    assert _until(lambda: api.batcher.active_requests() == 0)
+    assert not logs.troubles()
+
+
 def test_a_client_that_leaves_is_counted_as_gone_not_as_a_failure(
     api: Running, logs: _Records
 ) -> None:
