@@ -1,7 +1,8 @@
 """Auditions: one sentence read by several new speakers at once (one row each in one batched
-pass), or by a voice cloned from a recording before it is kept."""
+pass), by a voice cloned from a recording before it is kept, or by a voice blend."""
 
 import random
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
@@ -12,6 +13,7 @@ from chattts_studio.core.engine.request import SynthesisRequest
 
 if TYPE_CHECKING:
     from chattts_studio.core.engine.engine import Engine
+    from chattts_studio.core.voices.voice import Voice
 
 SEEDS = range(1, 100_000)  # the speakers an audition draws from
 
@@ -59,3 +61,19 @@ def audition_recording(
     if cancel is not None:
         cancel.check()
     return audio
+
+
+def audition_blend(
+    engine: "Engine",
+    spec: str,
+    voices: Mapping[str, "Voice"],
+    request: SynthesisRequest,
+    cancel: CancelToken | None = None,
+) -> tuple[str, np.ndarray]:
+    """The blend `spec` (its parts library speakers in `voices`, seeds or embeddings, as synth
+    reads them) mixed into one embedding, and that voice reading the request's text."""
+    from chattts_studio.core.voices.blend import library_blend
+
+    embedding = library_blend(spec, voices, engine)
+    audio = engine.audition(replace(request, speaker=None), [embedding], cancel)[0]
+    return embedding, audio

@@ -177,19 +177,23 @@ class JobRequests(WindowBase):
         if self.current_job is not None or self.loaded is None:
             self.audition_dialog.failed(self.tr("Load a model and wait for the running job first."))
             return
+        base = self._audition_base(text, batch_size=4)
+        self.current_job = self.host.audition(AuditionJob(text, count, base))
+        self._set_busy(True)
+
+    def _audition_base(self, text: str, batch_size: int = 0) -> SynthesisRequest:
+        """An audition's request: the panel's sampling, no refine pass, short segments."""
         generation = self.controls.generation()
-        base = SynthesisRequest(
+        return SynthesisRequest(
             text=text,
             temperature=generation.temperature,
             top_p=generation.top_p,
             top_k=generation.top_k,
             refine_text=False,
             segment_size=AUDITION_SEGMENT,
-            batch_size=4,
+            batch_size=batch_size,
             lexicon=self.lexicon_entries(),
         )
-        self.current_job = self.host.audition(AuditionJob(text, count, base))
-        self._set_busy(True)
 
     def show_blend(self) -> None:
         self.blend_dialog.show()
@@ -209,16 +213,7 @@ class JobRequests(WindowBase):
         if self.current_job is not None or self.loaded is None:
             dialog.failed(self.tr("Load a model and wait for the running job first."))
             return
-        generation = self.controls.generation()
-        base = SynthesisRequest(
-            text=text,
-            temperature=generation.temperature,
-            top_p=generation.top_p,
-            top_k=generation.top_k,
-            refine_text=False,
-            segment_size=AUDITION_SEGMENT,
-            lexicon=self.lexicon_entries(),
-        )
+        base = self._audition_base(text)
         voices = {e.name: e.voice for e in self.speakers.library.entries}
         spec_job = AuditionJob(text, 1, base, blend=spec, library=voices)
         self.current_job = dialog.job = self.host.audition(spec_job)

@@ -234,12 +234,12 @@ class Worker(QObject):
 
             request = replace(spec.base, text=spec.text)
             if spec.blend:
-                from chattts_studio.core.voices.blend import library_blend
+                from chattts_studio.core.services.audition import audition_blend
 
-                engine = self._engine()
-                embedding = library_blend(spec.blend, spec.library, engine)
-                audio = engine.audition(replace(request, speaker=None), [embedding], job.cancel)
-                return [Candidate(None, embedding, audio[0])]
+                embedding, audio = audition_blend(
+                    self._engine(), spec.blend, spec.library, request, job.cancel
+                )
+                return [Candidate(None, embedding, audio)]
             said = plural(spec.count, "candidate")  # translate() is thread-safe
             self.progress.emit(Progress(job, "audition", 0.0, said))
             heard = audition_seeds(self._engine(), request, spec.count, job.cancel)
