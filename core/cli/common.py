@@ -42,7 +42,7 @@ def speaker_arg(value: str | None, engine: "Engine") -> tuple["Voice | None", in
     """--speaker NAME|SEED|EMB|BLEND -> (a library voice or embedding, or None; seed or None).
     A blend ("Ann*0.7+seed:42*0.3") mixes parts of those kinds; a library name is looked up
     whole first (a name may hold '+')."""
-    from chattts_studio.core.voices.blend import library_blend, looks_like_blend
+    from chattts_studio.core.voices.blend import blend_seed, library_blend, looks_like_blend
     from chattts_studio.core.voices.speakers import SpeakerLibrary
     from chattts_studio.core.voices.voice import Voice
 
@@ -58,7 +58,9 @@ def speaker_arg(value: str | None, engine: "Engine") -> tuple["Voice | None", in
         return entry.voice, entry.seed
     if looks_like_blend(value):
         voices = {e.name: e.voice for e in library.entries}
-        return Voice(embedding=library_blend(value, voices, engine)), None
+        seeds = {e.name: e.seed for e in library.entries}
+        embedding = library_blend(value, voices, engine)
+        return Voice(embedding=embedding), blend_seed(value, seeds)
     return Voice(embedding=engine.check_speaker(value)), None
 
 

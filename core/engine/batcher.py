@@ -70,6 +70,10 @@ from chattts_studio.core.voices.voice import Voice
 
 log = logging.getLogger("chattts_studio")
 FIRST_LENGTH = 256  # KV positions a decoder starts with (it grows for longer segments)
+# Segments refined in one call at most: every other stream waits while refine runs (it shares
+# the decode thread and the model), and one call's memory grows with its batch.
+REFINE_BATCH = 8
+REFINE_FAILED = "Refining the text failed on the server; try again, or without refine_text."
 
 
 class Batcher:
@@ -217,7 +221,7 @@ class Batcher:
                 index = ticket.next_admit
                 picks = None
                 if ticket.order.refine is not None and index not in ticket.refined:
-                    picks = refine_picks(ticket, ready, self.slots)
+                    picks = refine_picks(ticket, ready, min(self.slots, REFINE_BATCH))
                 else:
                     ticket.next_admit += 1
                     ticket.rows += 1
@@ -260,21 +264,39 @@ class Batcher:
         return make
 
     def _refine(self, picks: list[tuple[Ticket, int]]) -> None:
-        """Refine the picked segments in one call; its failure fails the requests it was for."""
+        """Refine the picked segments in one call; its failure fails the requests it was for
+        (a text that cannot be normalised fails its own request only, before the call)."""
+        texts: list[str] = []
+        kept: list[tuple[Ticket, int]] = []
+        for ticket, index in picks:
+            try:
+                texts.append(self.model.normalize(ticket.segments[index].text))
+                kept.append((ticket, index))
+            except Exception as exc:
+                self._fail(ticket, exc)
+        picks = [(t, i) for t, i in kept if not t.done]
+        texts = [text for (t, _), text in zip(kept, texts, strict=True) if not t.done]
+        if not picks:
+            return
         tickets = list(dict.fromkeys(ticket for ticket, _ in picks))
         settings = tickets[0].order.refine
         assert settings is not None
-        texts = [self.model.normalize(t.segments[i].text) for t, i in picks]
         cancel = RefineCancel(tickets, lambda: self._closed)
         torch.manual_seed(tickets[0].order.seed * 1009)  # deterministic for one company
+        memory = False
         try:
             refined = list(zip(picks, self.model.refine(texts, settings, cancel), strict=True))
         except Exception as exc:
-            if out_of_memory(exc):  # the failed call's tensors must not outlive it
+            memory = out_of_memory(exc)
+            log.warning("refine failed: %s", exc)  # the detail for the log, a sentence for them
+            failure = exc if isinstance(exc, StudioError) or memory else StudioError(REFINE_FAILED)
+            if memory:  # the failed call's tensors must not outlive it
                 exc.__traceback__ = None
             for ticket in tickets:
-                self._fail(ticket, exc)
-            return
+                self._fail(ticket, failure)
+            refined = []
+        if memory:  # outside the except block, whose traceback held the call's tensors
+            release_memory(self.engine.loaded.device.id if self.engine.loaded else "cpu")
         if cancel.cancelled:  # cut short: its texts are partial, and nobody wants them
             return
         for (ticket, index), text in refined:

@@ -125,7 +125,7 @@ class RefineCancel(CancelToken):
 
     @property
     def cancelled(self) -> bool:
-        return self.closed() or all(t.cancelled for t in self.tickets)
+        return super().cancelled or self.closed() or all(t.cancelled for t in self.tickets)
 
 
 @dataclass

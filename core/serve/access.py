@@ -54,6 +54,21 @@ class Access:
             return _is_ip_literal(name) or name in _own_names()
         return False
 
+    def serves_own_page_at(self, header: str) -> bool:
+        """Whether a page loaded from this Host may call the API as our own page: only when
+        the name cannot be re-pointed by anyone else (a loopback name, the bound address, an
+        IP literal). This machine's name (spoofable over mDNS or a search domain on the LAN)
+        and --allow-host names (a reverse proxy may serve other apps under the same name)
+        are not enough: their origins must be listed with --allow-origin."""
+        name, _ = split_host(header)
+        if name is None:
+            return False
+        return (
+            name in LOOPBACK_NAMES
+            or name == _bracketed(self.host.lower())
+            or (_is_ip_literal(name))
+        )
+
     def origin_allowed(self, origin: str) -> bool:
         return normal_origin(origin) in {normal_origin(o) for o in self.allow_origins}
 
@@ -83,7 +98,9 @@ def refusal(access: Access, scope: Scope) -> JSONResponse | None:
             "host_not_allowed",
         )
     origins = [v.decode("latin-1") for k, v in headers if k == b"origin"]
-    own = own_origin(str(scope.get("scheme", "http")), hosts[0])
+    own = None
+    if access.serves_own_page_at(hosts[0]):
+        own = own_origin(str(scope.get("scheme", "http")), hosts[0])
     if any(normal_origin(o) != own and not access.origin_allowed(o) for o in origins):
         # Browsers add Origin to every cross-site request and to same-site POSTs: a page
         # nobody listed gets nothing, not even the answer to a preflight. Our own page (GET /)
@@ -110,14 +127,15 @@ def own_origin(scheme: str, host: str) -> str:
     its page's scheme, host and port there. So a foreign page's Origin equals this only when
     the page's host and port are the very ones the request is sent to, i.e. when its name
     resolves to this server: DNS rebinding. Then the Host header is that name too, and the
-    Host check above has already refused it (only loopback names, the bound address, the
-    names given with --allow-host and, beyond loopback, IP literals and this machine's own
-    name pass: none of them can be re-pointed by a stranger). Another program's page on this
-    machine differs in its port (or scheme), and "null" (a sandboxed frame, a file) never
-    matches. The scheme is the one the request came by (uvicorn takes a local proxy's
-    X-Forwarded-Proto), so an https page behind a TLS proxy matches its own origin and no
-    http one. A program that is not a browser can write any Origin, but Origin never held
-    such a program back: only the key does."""
+    Host check above has already refused it. Of the names that pass it, only those no one
+    else can re-point count as our own page's (Access.serves_own_page_at: loopback names, the
+    bound address, IP literals); this machine's name (mDNS on the LAN could be spoofed) and
+    --allow-host names (a proxy may serve other apps under them) need --allow-origin.
+    Another program's page on this machine differs in its port (or scheme), and "null" (a
+    sandboxed frame, a file) never matches. The scheme is the one the request came by
+    (uvicorn takes a local proxy's X-Forwarded-Proto), so an https page behind a TLS proxy
+    matches its own origin and no http one. A program that is not a browser can write any
+    Origin, but Origin never held such a program back: only the key does."""
     return normal_origin(f"{scheme}://{host.strip()}")
 
 

@@ -42,7 +42,6 @@ from chattts_studio.core.serve.request import (
     ERROR_SCHEMA,
     LEVEL_DEFAULTS,
     MODEL_IDS,
-    OPENAI_VOICES,
     parse_body,
     read_fields,
     sampling_for,
@@ -54,6 +53,7 @@ from chattts_studio.core.serve.stream import Reply, StreamLimits, respond
 from chattts_studio.core.serve.voices import ApiVoices
 from chattts_studio.core.voices.blend import MAX_PARTS
 from chattts_studio.core.voices.speaker_file import MAX_NAME
+from chattts_studio.core.voices.voice import OPENAI_VOICES
 
 log = logging.getLogger("chattts_studio")
 VOICE_MARGIN = 16  # characters over the longest embedding string, in case an encoder pads

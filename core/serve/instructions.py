@@ -28,11 +28,14 @@ _NO_PAUSE = re.compile(
     r"\b(no|without|fewer|few|less|don'?t|do not|never)\s+(\w+\s+)?(paus(e|es|ing)|breaks?)\b"
     r"|不要停顿|少停顿"
 )
+# "don't laugh", "not too fast", "no laughing": a wish against a control is not that control.
+_NEGATED = re.compile(r"\b(no|not|without|never|don'?t|do not|stop|avoid)\s+(\w+\s+){0,2}?$")
 # What is left once the mapped words are out: anything with letters was a wish we cannot keep.
 _WORD = re.compile(r"[^\W\d_]{3,}|[\u4e00-\u9fff]")
 _FILLER = frozenset(
     "and the with speak speaking talk talking say read reading voice style please speed pace "
-    "tempo some more lot lots much many long longer short shorter".split()
+    "tempo some more lot lots much many long longer short shorter don not too no never "
+    "without".split()
 )
 
 
@@ -72,20 +75,27 @@ def read_instructions(
     break_level: int | None = None
 
     for pattern, multiplier in _SPEEDS:
-        if pattern.search(said):
+        found = pattern.search(said)
+        if found:
             rest = pattern.sub(" ", rest)
-            if speed_set:
+            if _negated(said, found.start()):
+                ignored.append("speed words said in the negative")
+            elif speed_set:
                 ignored.append("speed words (the speed field is set)")
             else:
                 speed = speed_token(multiplier)
                 applied.append(f"speed={speed}")
             break
-    if _LAUGH.search(said):
+    laughing = _LAUGH.search(said)
+    if laughing:
         rest = _LOTS.sub(" ", _LAUGH.sub(" ", rest))
-        if "laugh" in levels_set:
+        if _negated(said, laughing.start()):
+            ignored.append("laughing said in the negative")
+        elif "laugh" in levels_set:
             ignored.append("laughing (the laugh field is set)")
         elif refine_text:
-            laugh = 2 if _LOTS.search(said) else 1
+            # "laugh a lot", "laugh often": the words right after it, not "much" anywhere.
+            laugh = 2 if _LOTS.search(said[laughing.end() : laughing.end() + 16]) else 1
             applied.append(f"laugh={laugh}")
         else:
             laugh_token = True
@@ -104,3 +114,9 @@ def read_instructions(
     if left:
         ignored.append("the rest (ChatTTS has no control for tone, emotion or accent)")
     return Reading(speed, laugh, laugh_token, break_level, applied, ignored)
+
+
+def _negated(said: str, at: int) -> bool:
+    """Whether the words just before `at` say no to what follows ("don't", "not too")."""
+    before = said[max(0, at - 40) : at]
+    return bool(_NEGATED.search(before)) or any(c in "不别" for c in before[-2:])

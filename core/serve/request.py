@@ -13,15 +13,9 @@ from chattts_studio.core.engine.decode.rowwise import Sampling
 from chattts_studio.core.engine.request import SEGMENT_SIZE_RANGE
 from chattts_studio.core.serve.audio import CONTENT_TYPES
 from chattts_studio.core.serve.errors import ApiError
+from chattts_studio.core.voices.voice import OPENAI_VOICES
 
 MODEL_IDS = ("chattts", "tts-1", "tts-1-hd", "gpt-4o-mini-tts")
-# OpenAI's voice names, so clients that only know them work: each is a fixed seed's speaker.
-OPENAI_VOICES = {
-    name: 1000 + i
-    for i, name in enumerate(
-        "alloy ash ballad coral echo fable onyx nova sage shimmer verse marin cedar".split()
-    )
-}
 SEED_LIMIT = 2**31  # seeds are 0 .. 2**31 - 1
 SEED_DIGITS = len(str(SEED_LIMIT - 1))
 SPEED_RANGE = (0.25, 4.0)

@@ -12,9 +12,10 @@ from chattts_studio.core.engine.chattts.voice_checks import NOT_AN_EMBEDDING
 from chattts_studio.core.engine.engine import Engine
 from chattts_studio.core.errors import StudioError
 from chattts_studio.core.serve.errors import ApiError
-from chattts_studio.core.serve.request import OPENAI_VOICES, voice_seed
+from chattts_studio.core.serve.request import voice_seed
 from chattts_studio.core.voices.blend import blend_speakers, looks_like_blend
 from chattts_studio.core.voices.speaker_file import MAX_NAME
+from chattts_studio.core.voices.voice import OPENAI_VOICES
 
 
 class ApiVoices:

@@ -25,7 +25,7 @@ import numpy as np
 
 from chattts_studio.core.errors import SpeakerError
 from chattts_studio.core.messages import QT_TRANSLATE_NOOP, Sentence
-from chattts_studio.core.voices.voice import Voice
+from chattts_studio.core.voices.voice import OPENAI_VOICES, Voice
 
 if TYPE_CHECKING:
     import torch
@@ -35,7 +35,7 @@ MAX_SEED = 2**31 - 1
 EMBEDDING_LEAST = 100  # characters: shorter is a name (a model's embedding string is longer)
 SHOWN = 40  # characters of a part said back in a sentence (an embedding is 150)
 _WEIGHT = r"(?:\d{1,6}(?:\.\d{0,6})?|\.\d{1,6})"  # bounded: never a 10,000-digit number
-_STAR = re.compile(rf"^(.+?)\s*\*\s*({_WEIGHT})$")
+_WEIGHT_ONLY = re.compile(_WEIGHT)
 _PAREN = re.compile(rf"^(.*\S)\(\s*({_WEIGHT})\s*\)$")
 _SEED = re.compile(r"^(?:seed:\s*)?(\d{1,12})$", re.IGNORECASE)
 
@@ -60,11 +60,23 @@ def looks_like_blend(spec: str) -> bool:
     """Whether `spec` is written as a blend (a '+' between parts, or one weighted part).
     A library name may contain '+' too: callers try the whole string as a voice first."""
     text = spec.strip()
-    return "+" in text or bool(_STAR.match(text) or _PAREN.match(text))
+    return "+" in text or _starred(text) is not None or bool(_PAREN.match(text))
+
+
+def _starred(piece: str) -> tuple[str, float] | None:
+    """ "name*0.5" as (name, 0.5), split at the last '*' (no regex over the name: a pattern
+    around it backtracks quadratically on a long run of spaces, and names may be long)."""
+    head, star, tail = piece.rpartition("*")
+    if star and head.strip() and _WEIGHT_ONLY.fullmatch(tail.strip()):
+        return head.strip(), float(tail)
+    return None
 
 
 def _part(piece: str) -> tuple[str, float]:
-    match = _STAR.match(piece) or _PAREN.match(piece)
+    starred = _starred(piece)
+    if starred is not None:
+        return starred
+    match = _PAREN.match(piece)
     if match:
         return match.group(1).strip(), float(match.group(2))
     if "*" in piece:
@@ -122,7 +134,11 @@ def format_blend(parts: list[tuple[str, float]]) -> str:
 
 
 def seed_of(source: str) -> int | None:
-    """The voice seed a part names ("42" or "seed:42"), or None when it names no seed."""
+    """The voice seed a part names ("42", "seed:42", or an OpenAI voice name such as "alloy",
+    each a fixed seed), or None when it names no seed."""
+    named = OPENAI_VOICES.get(source.strip().lower())
+    if named is not None:
+        return named
     match = _SEED.match(source.strip())
     if match is None:
         return None
@@ -233,6 +249,14 @@ def blend_speakers(spec: str, resolve: Callable[[str], str], values: int) -> str
             QT_TRANSLATE_NOOP("core", "A part of the voice blend is not a speaker embedding.")
         ) from None
     return encode_speaker(mix_embeddings(decoded))
+
+
+def blend_seed(spec: str, seeds: Mapping[str, int | None]) -> int | None:
+    """The sampling seed a blend brings when none is given, as the API takes it: its first
+    part's (a library speaker's kept seed, by name in `seeds`, or the seed the part names).
+    So a blend of a voice with itself reads exactly as that voice does."""
+    first = parse_blend(spec)[0].source
+    return seeds[first] if first in seeds else seed_of(first)
 
 
 def library_blend(spec: str, voices: Mapping[str, Voice], model: SpeakerSource) -> str:

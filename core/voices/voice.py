@@ -6,6 +6,15 @@ requests carry voices around as plain strings."""
 import hashlib
 from dataclasses import dataclass
 
+# OpenAI's voice names, so clients (and blends, in every front end) that only know them work:
+# each is a fixed seed's speaker.
+OPENAI_VOICES = {
+    name: 1000 + i
+    for i, name in enumerate(
+        "alloy ash ballad coral echo fable onyx nova sage shimmer verse marin cedar".split()
+    )
+}
+
 
 @dataclass(frozen=True)
 class Voice:

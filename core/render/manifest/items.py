@@ -20,7 +20,12 @@ from typing import TYPE_CHECKING, Any
 
 from chattts_studio.core.errors import BadTextError, StudioError
 from chattts_studio.core.text.prepare import check_text, estimate_seconds
-from chattts_studio.core.voices.blend import check_library_parts, library_blend, looks_like_blend
+from chattts_studio.core.voices.blend import (
+    blend_seed,
+    check_library_parts,
+    library_blend,
+    looks_like_blend,
+)
 from chattts_studio.core.voices.voice import Voice
 
 if TYPE_CHECKING:
@@ -235,13 +240,14 @@ def resolve_items(items: list[ManifestItem], engine: "Engine", source: Path) -> 
 
     library = SpeakerLibrary.open_or_locked()
     voices = {e.name: e.voice for e in library.entries}
+    seeds = {e.name: e.seed for e in library.entries}
     resolved: dict[str, tuple[str | Voice, int | None]] = {}
     out: list[WorkItem] = []
     for item in items:
         if item.speaker not in resolved:
             try:
                 resolved[item.speaker] = _resolve(
-                    item.speaker, library.get(item.speaker), engine, voices
+                    item.speaker, library.get(item.speaker), engine, voices, seeds
                 )
             except StudioError as exc:
                 if looks_like_blend(item.speaker):
@@ -254,7 +260,11 @@ def resolve_items(items: list[ManifestItem], engine: "Engine", source: Path) -> 
 
 
 def _resolve(
-    speaker: str, entry: "SpeakerEntry | None", engine: "Engine", voices: dict[str, Voice]
+    speaker: str,
+    entry: "SpeakerEntry | None",
+    engine: "Engine",
+    voices: dict[str, Voice],
+    seeds: dict[str, int | None],
 ) -> tuple[str | Voice, int | None]:
     """An item's speaker as the decoder takes it, and the seed it brings (a library name is
     looked up whole first: a name may hold '+')."""
@@ -265,8 +275,8 @@ def _resolve(
         return engine.check_voice(entry.voice), entry.seed  # as synth takes a library voice
     if entry is not None:
         return engine.check_speaker(entry.embedding), entry.seed
-    if looks_like_blend(speaker):
-        return library_blend(speaker, voices, engine), None
+    if looks_like_blend(speaker):  # its first part's seed, as the API takes it
+        return library_blend(speaker, voices, engine), blend_seed(speaker, seeds)
     return engine.check_speaker(speaker), None
 
 

@@ -70,10 +70,13 @@ def test_synth_from_file_with_a_library_speaker(
     assert sf.info(str(out)).subtype == "PCM_16"
 
 
-def synth_audio(capsys: pytest.CaptureFixture[str], out: Path, speaker: str) -> "np.ndarray":
-    """What `synth --speaker SPEAKER` writes (the generation seed fixed: a library speaker
-    would bring its own)."""
-    argv = ["synth", "你好。", "-o", str(out), "--speaker", speaker, "--seed", "5"]
+def synth_audio(
+    capsys: pytest.CaptureFixture[str], out: Path, speaker: str, seed: bool = True
+) -> "np.ndarray":
+    """What `synth --speaker SPEAKER` writes (the generation seed fixed unless `seed` is
+    false: a library speaker, or a blend's first part, then brings its own)."""
+    argv = ["synth", "你好。", "-o", str(out), "--speaker", speaker]
+    argv += ["--seed", "5"] if seed else []
     code, _, stderr = run(capsys, *argv, "--no-refine", "--device", "cpu", "--float")
     assert code == 0, stderr
     return sf.read(str(out), dtype="float32")[0]
@@ -95,6 +98,13 @@ def test_synth_speaks_a_voice_blend(
     # A voice blended with itself (and a seed's voice named as a seed) is that voice.
     assert np.array_equal(synth_audio(capsys, tmp_path / "self.wav", "Ann*0.3+Ann(7)"), ann)
     assert np.array_equal(synth_audio(capsys, tmp_path / "s5.wav", "seed:5*1+5*1"), ann)
+    # Without --seed a blend samples with its first part's seed, as the API does: Ann's kept
+    # seed, so Ann blended with herself is Ann to the bit here too.
+    ann_own = synth_audio(capsys, tmp_path / "own.wav", "Ann", seed=False)
+    assert np.array_equal(synth_audio(capsys, tmp_path / "o2.wav", "Ann*1+Ann*1", False), ann_own)
+    # OpenAI's voice names are blend parts in every front end, as in the API.
+    alloy = synth_audio(capsys, tmp_path / "alloy.wav", "1000")
+    assert np.array_equal(synth_audio(capsys, tmp_path / "a2.wav", "alloy*0.5+alloy*0.5"), alloy)
     # Kokoro's notation is the same blend.
     assert np.array_equal(synth_audio(capsys, tmp_path / "k.wav", "Ann(1)+Bob(1)"), mixed)
     # A library name holding '+' is that speaker, not a blend.

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import torch
 
-from chattts_studio.core.engine.batcher import Batcher, collect
+from chattts_studio.core.engine.batcher import REFINE_BATCH, REFINE_FAILED, Batcher, collect
 from chattts_studio.core.engine.batcher_ticket import (
     Delivery,
     Failed,
@@ -289,7 +289,8 @@ def test_a_failed_refine_fails_only_the_requests_it_was_for(
     batcher = Batcher(engine, slots=4)
     try:
         failed, refined, plain = _run(batcher, orders)
-        assert isinstance(failed[-1], Failed) and "refine broke" in str(failed[-1].error)
+        # The client gets a sentence, not the library's own words (those go to the log).
+        assert isinstance(failed[-1], Failed) and str(failed[-1].error) == REFINE_FAILED
         assert not any(isinstance(c, AudioChunk) for c in failed)
         assert _audio(refined).size and _audio(plain).size
         assert [settings for _, settings in refine.calls] == [REFINE_X, REFINE_Y]
@@ -319,3 +320,33 @@ def test_a_refine_call_is_seeded_from_its_first_requests_seed(
     for seed in (1, 1, 2):
         refine_for(seed)
     assert refine.draws[0] == refine.draws[1] != refine.draws[2]
+
+
+def test_a_text_that_cannot_be_normalised_fails_its_own_request_and_calls_stay_small(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A segment whose normalisation raises fails its request alone (it is picked for a refine
+    call with others); and no refine call takes more than REFINE_BATCH segments, whatever
+    the slots (every other stream waits while one runs)."""
+    refine = RefineSpy()
+    monkeypatch.setattr(engine.model, "refine", refine)
+    assert engine.model is not None
+    real = engine.model.normalize
+
+    def normalize(text: str) -> str:
+        if "坏" in text:
+            raise ValueError("a normaliser bug")
+        return real(text)
+
+    monkeypatch.setattr(engine.model, "normalize", normalize)
+    texts = ["坏。", *[f"第{n}句。" for n in range(REFINE_BATCH + 3)]]
+    orders = [SpeechOrder(t, engine.sample_speaker(1), 1, refine=REFINE_X) for t in texts]
+    batcher = Batcher(engine, slots=16)
+    try:
+        results = _run(batcher, orders)
+    finally:
+        batcher.close()
+    assert isinstance(results[0][-1], Failed)
+    assert all(isinstance(got[-1], Finished) for got in results[1:])
+    assert refine.calls and max(len(texts) for texts, _ in refine.calls) <= REFINE_BATCH
+    assert sum(len(texts) for texts, _ in refine.calls) == len(texts) - 1

@@ -37,6 +37,21 @@ def test_laughing_is_a_token_or_refines_level() -> None:
     assert own.laugh is None and own.header() == "ignored: laughing (the laugh field is set)"
 
 
+@pytest.mark.parametrize("words", ["Don't laugh.", "no laughing", "never laugh", "不要笑"])
+def test_laughing_said_in_the_negative_is_no_laugh(words: str) -> None:
+    for refine in (False, True):
+        reading = read_instructions(words, refine_text=refine, speed_set=False)
+        assert reading.laugh is None and not reading.laugh_token, (words, refine)
+        assert "laughing said in the negative" in reading.header()
+
+
+def test_speed_said_in_the_negative_changes_no_speed() -> None:
+    reading = read_instructions("not too fast, please", refine_text=False, speed_set=False)
+    assert reading.speed is None and "speed words said in the negative" in reading.header()
+    # "much" elsewhere in the text is not "laugh a lot".
+    assert read_instructions("much calmer; laugh once", True, False).laugh == 1
+
+
 def test_pauses_are_refines_break_level() -> None:
     assert read_instructions("with long pauses", True, False).break_level == 7
     assert read_instructions("no pauses", True, False).break_level == 0

@@ -119,6 +119,13 @@ def test_beyond_loopback_ip_literals_and_the_machines_name_are_answered() -> Non
     # On loopback only loopback names: a LAN address in Host is someone else's request.
     assert not Access().host_allowed("192.168.1.20:8000", 8000)
     assert Access(allow_hosts=("Tts.Example:443",)).host_allowed("tts.example", 8000)
+    # Whose page counts as ours (its Origin let in without --allow-origin): only names no
+    # one else can re-point. The machine's name could be spoofed on the LAN (mDNS).
+    assert lan.serves_own_page_at("192.168.1.20:8000")
+    assert lan.serves_own_page_at("localhost:8000")
+    assert not lan.serves_own_page_at(f"{socket.gethostname()}:8000")
+    assert not lan.serves_own_page_at(f"{socket.gethostname()}.local:8000")
+    assert not Access(allow_hosts=("tts.example",)).serves_own_page_at("tts.example")
 
 
 # -- Origin and CORS ------------------------------------------------------------------------
@@ -184,17 +191,22 @@ def test_the_servers_own_page_may_post_and_no_other(served: Served) -> None:
     origin the request's own Host names, with no CORS; every other origin is refused."""
     port = served.port
     requests = served.server.batcher.stats.requests
-    for host in (f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}", "tts.example"):
+    for host in (f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}"):
         status, head, body = _post(port, host, f"http://{host.upper()}/")
         assert status == 200 and len(body) > 0, (host, body[:200])
         assert b"access-control-allow-origin" not in head  # same origin: nothing to allow
     made = served.server.batcher.stats.requests
-    assert made == requests + 4
-    # Behind a local TLS proxy (uvicorn trusts its X-Forwarded-Proto) the page is https.
+    assert made == requests + 3
+    # Behind a local TLS proxy (uvicorn trusts its X-Forwarded-Proto) the scheme is https:
+    # an http origin is another origin.
     proxied = "X-Forwarded-Proto: https"
-    assert _post(port, "tts.example", "https://tts.example", proxied)[0] == 200
-    assert _post(port, "tts.example", "http://tts.example", proxied)[0] == 403
+    assert _post(port, f"127.0.0.1:{port}", f"https://127.0.0.1:{port}", proxied)[0] == 200
+    assert _post(port, f"127.0.0.1:{port}", f"http://127.0.0.1:{port}", proxied)[0] == 403
     for host, origin in [
+        # An --allow-host name (a proxy may serve other apps under it) is not enough for a
+        # page to be ours: its origin must be listed with --allow-origin.
+        ("tts.example", "http://tts.example"),
+        ("tts.example", "https://tts.example"),
         (f"127.0.0.1:{port}", f"http://127.0.0.1:{port + 1}"),  # another program's page
         (f"127.0.0.1:{port}", f"https://127.0.0.1:{port}"),  # another scheme, another origin
         (f"127.0.0.1:{port}", f"http://localhost:{port}"),  # another name, another origin

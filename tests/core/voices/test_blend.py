@@ -12,6 +12,7 @@ from chattts_studio.core.errors import SpeakerError
 from chattts_studio.core.voices.blend import (
     BlendPart,
     blend_note,
+    blend_seed,
     blend_speakers,
     check_library_parts,
     format_blend,
@@ -21,7 +22,7 @@ from chattts_studio.core.voices.blend import (
     parse_blend,
     seed_of,
 )
-from chattts_studio.core.voices.voice import Voice
+from chattts_studio.core.voices.voice import OPENAI_VOICES, Voice
 
 VALUES = 128  # an embedding string of more than 100 characters, as a model's
 BLEND_SOURCE = (REPO / "core" / "voices" / "blend.py").read_text(encoding="utf-8")
@@ -146,6 +147,22 @@ def test_seeds_in_both_spellings() -> None:
     model = FakeModel()
     assert blend("seed:42*0.5+42*0.5", model) == speaker(42)  # one voice, named twice
     assert model.seeds == [42, 42]
+
+
+def test_openai_names_are_their_fixed_seeds_and_a_blend_brings_its_first_parts_seed() -> None:
+    assert seed_of("alloy") == seed_of("Alloy") == OPENAI_VOICES["alloy"]
+    assert blend_seed("nova*0.3+seed:42*0.7", {}) == OPENAI_VOICES["nova"]
+    assert blend_seed("Alice*0.5+nova*0.5", {"Alice": 9}) == 9
+    assert blend_seed("Alice*0.5+nova*0.5", {"Alice": None}) is None
+
+
+def test_a_long_run_of_spaces_parses_without_a_backtracking_pattern() -> None:
+    spaced = "a" + " " * 5000 + "b"
+    assert not looks_like_blend(spaced)
+    assert parse_blend("Alice" + " " * 5000 + "*  0.5+Bob") == [
+        BlendPart("Alice", pytest.approx(1 / 3)),
+        BlendPart("Bob", pytest.approx(2 / 3)),
+    ]
 
 
 def test_a_voice_blended_with_itself_is_that_voice_bit_for_bit() -> None:
