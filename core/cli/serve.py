@@ -137,6 +137,14 @@ def add_parser(sub: Any) -> None:
         help="decoder rows shared by requests (default: on CUDA as many as free memory "
         "holds, up to 512; elsewhere 16)",
     )
+    serve.add_argument(
+        "--chunk-rows",
+        type=int,
+        default=None,
+        help="on the CPU, rows computed together in each product (default 1: one client costs "
+        "what synth does; 4: about twice the throughput with 16 busy clients, a lone one "
+        "about 1.4x slower); every response still equals the same request alone",
+    )
     serve.add_argument("--queue", type=int, default=64, help="most requests waiting for a row")
     serve.add_argument("--max-input", type=int, default=4096, help="most characters per input")
 
@@ -165,6 +173,8 @@ def run(args: argparse.Namespace) -> int:
         raise StudioError(
             f"--slots must be 1-{MAX_ROWS}, --queue 1-10000 and --max-input at least 1."
         )
+    if args.chunk_rows is not None and not 1 <= args.chunk_rows <= 64:
+        raise StudioError("--chunk-rows must be 1-64.")
     check_port(args.host, args.port)
     engine = common.load_engine(args.model, args.device, args.precision)
     options = ServeOptions(
@@ -173,6 +183,7 @@ def run(args: argparse.Namespace) -> int:
         api_key=key,
         slots=args.slots,
         queue=args.queue,
+        chunk_rows=args.chunk_rows,
         limits=ServeLimits(max_input_chars=args.max_input, max_connections=args.max_connections),
         access=Access(args.host, tuple(args.allow_host), origins),
     )

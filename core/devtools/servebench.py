@@ -227,6 +227,7 @@ def run(
     sequential: int,
     slots: int,
     say: Callable[[str], None],
+    chunk_rows: int | None = None,
 ) -> list[Row]:
     from chattts_studio.core.engine.batcher import Batcher
     from chattts_studio.core.engine.engine import Engine
@@ -237,7 +238,7 @@ def run(
     say(f"model {loaded.info.label} on {loaded.device.id}")
     rows = [_sequential(engine, sequential)]
     say(format_table(rows))
-    batcher = Batcher(engine, slots=slots, max_waiting=max(64, max(clients)))
+    batcher = Batcher(engine, slots=slots, max_waiting=max(64, max(clients)), chunk_rows=chunk_rows)
     server = SpeechServer(engine, batcher)
     try:
         with serving_on_loopback(server, batcher) as port:
@@ -257,6 +258,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--per-client", type=int, default=2, help="requests each client sends")
     parser.add_argument("--sequential", type=int, default=4, help="requests in the baseline")
     parser.add_argument("--slots", type=int, default=16, help="the server's decoder rows")
+    parser.add_argument(
+        "--chunk-rows", type=int, default=None, help="the CPU's exact step: rows per product"
+    )
     args = parser.parse_args(argv)
     try:
         counts = [int(c) for c in args.clients.split(",") if c]
@@ -270,6 +274,7 @@ def main(argv: list[str] | None = None) -> int:
         args.sequential,
         args.slots,
         lambda line: print(line, file=sys.stderr, flush=True),
+        args.chunk_rows,
     )
     print(format_table(rows))
     print(f"total audio s/s at {counts[-1]} clients vs sequential: "

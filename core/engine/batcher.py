@@ -86,6 +86,7 @@ class Batcher:
         segment_size: int = 50,
         max_waiting: int = 64,
         exact: bool = True,
+        chunk_rows: int | None = None,
     ) -> None:
         model, loaded = engine.model, engine.loaded
         if model is None or loaded is None:
@@ -98,6 +99,10 @@ class Batcher:
         on_cuda = loaded.device.kind == "cuda"
         self._static, self._graphs = on_cuda, on_cuda and engine.cuda_graphs
         self.exact = exact
+        # On the CPU, rows per product of the exact step (None: EXACT_CHUNK_ROWS, one): one
+        # makes a lone request cost what synth does; more make many clients cheaper. Every
+        # response equals its solo run at any value (the bits differ between values).
+        self.chunk_rows = chunk_rows
         # The engine's, kept for the model's life: taken again before each run, so that after
         # a failure (the pool dropped it) a fresh one replaces it.
         self._decoder: FastDecoder | None = self._pooled()
@@ -199,7 +204,13 @@ class Batcher:
 
     def _pooled(self) -> FastDecoder:
         return self.engine.decoders.decoder(
-            self.model, self.slots, FIRST_LENGTH, self._static, self._graphs, self.exact
+            self.model,
+            self.slots,
+            FIRST_LENGTH,
+            self._static,
+            self._graphs,
+            self.exact,
+            self.chunk_rows,
         )
 
     def _count_waiting(self) -> None:

@@ -49,6 +49,7 @@ class DecoderShape:
     static: bool
     graphs: bool
     exact: bool
+    chunk_rows: int | None = None  # an exact CPU step's rows per product (None: the default)
 
 
 def kv_row_bytes(model: ChatModel, max_len: int) -> int:
@@ -97,6 +98,7 @@ class DecoderPool:
         static: bool = False,
         graphs: bool = False,
         exact: bool = False,
+        chunk_rows: int | None = None,
     ) -> FastDecoder:
         """A decoder of this shape with room for `max_len` positions, its rows empty: the
         one kept from an earlier job when it is large enough, else a new one."""
@@ -104,7 +106,7 @@ class DecoderPool:
         if owner is not model:
             self.clear()
             self._model = weakref.ref(model)
-        shape = DecoderShape(slots, static or graphs or exact, graphs, exact)
+        shape = DecoderShape(slots, static or graphs or exact, graphs, exact, chunk_rows)
         dtype = next(model.gpt.parameters()).dtype
         found = self._decoders.pop(shape, None)
         if found is not None and (found.max_len < max_len or found.dtype != dtype):
@@ -114,7 +116,15 @@ class DecoderPool:
             # Rounded up to the span bucket: the buckets a static step uses then do not depend
             # on which job made the decoder, so neither do its results.
             length = -(-max_len // SPAN_BUCKET) * SPAN_BUCKET
-            found = FastDecoder(model, slots, length, static=static, graphs=graphs, exact=exact)
+            found = FastDecoder(
+                model,
+                slots,
+                length,
+                static=static,
+                graphs=graphs,
+                exact=exact,
+                chunk_rows=chunk_rows,
+            )
             self.built += 1
         found.active[:] = [None] * found.slots
         self._decoders[shape] = found

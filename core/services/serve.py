@@ -33,6 +33,7 @@ class ServeOptions:
     api_key: str | None = None  # asked of every request but /health when set
     slots: int | None = None  # decoder rows shared by requests; None: from the device
     queue: int = 64  # most requests waiting for a row
+    chunk_rows: int | None = None  # the CPU's exact step: rows per product (Batcher)
     limits: ServeLimits = field(default_factory=ServeLimits)
     access: Access | None = None  # None: Access(host): the Host and Origin checks for it
 
@@ -43,7 +44,9 @@ class SpeechService:
 
     def __init__(self, engine: "Engine", options: ServeOptions) -> None:
         self.options = options
-        self.batcher = Batcher(engine, slots=options.slots, max_waiting=options.queue)
+        self.batcher = Batcher(
+            engine, slots=options.slots, max_waiting=options.queue, chunk_rows=options.chunk_rows
+        )
         access = options.access or Access(host=options.host)
         self.server = SpeechServer(engine, self.batcher, options.api_key, options.limits, access)
         self._thread: ApiThread | None = None

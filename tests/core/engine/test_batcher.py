@@ -18,7 +18,7 @@ from chattts_studio.core.engine.batcher_ticket import (
 )
 from chattts_studio.core.engine.decode.job import Job, NonFiniteError
 from chattts_studio.core.engine.decode.loop import FastDecoder
-from chattts_studio.core.engine.decode.rowwise import Sampling
+from chattts_studio.core.engine.decode.rowwise import EXACT_CHUNK_ROWS, Sampling
 from chattts_studio.core.engine.engine import Engine
 from chattts_studio.core.engine.request import AudioChunk
 
@@ -126,15 +126,20 @@ def _audio(got: list[Delivery]) -> np.ndarray:
     return np.concatenate([c.audio for c in got if isinstance(c, AudioChunk)])
 
 
-def test_the_batcher_gives_each_request_its_own_audio_in_order(engine: Engine) -> None:
+@pytest.mark.parametrize("chunk_rows", [None, 4])
+def test_the_batcher_gives_each_request_its_own_audio_in_order(
+    engine: Engine, chunk_rows: int | None
+) -> None:
     """Three requests at once share steps; each gets its segments in order, each equal to
-    what it gets alone."""
+    what it gets alone, with one row per product (the default) or four (serve
+    --chunk-rows 4)."""
     orders = [
         SpeechOrder("你好。今天天气很好。", engine.sample_speaker(1), 1),
         SpeechOrder("Hello there. Good day.", engine.sample_speaker(2), 2),
         SpeechOrder("我们。去公园。", engine.sample_speaker(3), 3),
     ]
-    batcher = Batcher(engine, slots=4)
+    batcher = Batcher(engine, slots=4, chunk_rows=chunk_rows)
+    assert batcher.decoder.chunked and batcher.decoder.chunk == (chunk_rows or EXACT_CHUNK_ROWS)
     batcher.segments_of = lambda order: Batcher.segments_of(batcher, order)[:2]  # type: ignore[method-assign]
     batcher.segment_size = 6  # several segments per request
     shared: list[int] = []

@@ -249,6 +249,10 @@ def test_no_listening_beyond_this_machine_without_a_key(monkeypatch: pytest.Monk
     with pytest.raises(StudioError, match="without --api-key"):
         serve_command.run(args)
     assert not loaded, "the model was loaded before the refusal"
+    args = parser.parse_args(["serve", "--chunk-rows", "0"])
+    with pytest.raises(StudioError, match="--chunk-rows must be 1-64"):
+        serve_command.run(args)
+    assert not loaded, "the model was loaded before the refusal"
 
 
 # -- cloned voices ------------------------------------------------------------------------
