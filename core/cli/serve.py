@@ -142,8 +142,9 @@ def add_parser(sub: Any) -> None:
         type=int,
         default=None,
         help="on the CPU, rows computed together in each product (default 1: one client costs "
-        "what synth does; 4: about twice the throughput with 16 busy clients, a lone one "
-        "about 1.4x slower); every response still equals the same request alone",
+        "about what synth does; 16: 3.6x the throughput at 16 busy clients, a lone one about "
+        "1.8x slower; measured in docs/performance.md); every response still equals the same "
+        "request alone",
     )
     serve.add_argument("--queue", type=int, default=64, help="most requests waiting for a row")
     serve.add_argument("--max-input", type=int, default=4096, help="most characters per input")
