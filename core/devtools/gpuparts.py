@@ -257,8 +257,8 @@ def _batcher(engine: Any, mode: Mode) -> dict[str, Any]:
     share decode steps, and each request's audio equals what it gets alone (exact rows)."""
     import numpy as np
 
-    from chattts_studio.core.engine.batcher import Batcher, collect
-    from chattts_studio.core.engine.batcher_ticket import Delivery, Failed, SpeechOrder
+    from chattts_studio.core.engine.batcher import Batcher
+    from chattts_studio.core.engine.batcher_ticket import Delivery, Failed, SpeechOrder, collect
     from chattts_studio.core.engine.request import AudioChunk
 
     texts = ["你好。今天天气很好。", "Hello there. Good day.", "我们。去公园。", "明天见。再见。"]

@@ -15,15 +15,9 @@ Audio reaches a request's `deliver` callback in its own order (segment by segmen
 order); chunks of later segments wait in the ticket until the ones before them are out.
 
 Per request (SpeechOrder): its own sampling (rows with different settings share one step, each
-sampling as it would alone, see RowSampling), its own segment size, and ChatTTS's refine pass.
-Refine runs batched across requests, on this thread, between steps: when a segment that needs
-it is next to take a row, one model.refine call refines up to `slots` segments, the next ones of
-every waiting request with the same refine settings, under torch's global RNG seeded from the
-first request's seed (the engine's formula). Stock refine pads its batch and draws every text
-from one random stream, so a refined text depends on the texts it was refined with, which
-depend on what else waited at that moment: a request with refine is NOT promised the audio it
-gets alone (its segments decode exactly from the text refine gave them, but that text may
-differ). Requests without refine keep the promise above, whatever refines beside them.
+sampling as it would alone, see RowSampling), its own segment size, and ChatTTS's refine pass
+(batched across requests, between steps: see batch_refine.py; a refined request is NOT
+promised its solo audio).
 
 One request's failure is its own: a row whose numbers go non-finite, whose prompt cannot be
 made, or whose refine call fails, fails its request alone (its other rows are freed; the rest
@@ -40,16 +34,15 @@ from itertools import count
 import torch
 
 from chattts_studio.core import SAMPLE_RATE
+from chattts_studio.core.engine.batch_refine import REFINE_BATCH, refine_picks, refine_segments
 from chattts_studio.core.engine.batcher_ticket import (
     BatcherStats,
     Delivery,
     Failed,
     Finished,
     QueueFull,
-    RefineCancel,
     SpeechOrder,
     Ticket,
-    refine_picks,
 )
 from chattts_studio.core.engine.decode.job import Job
 from chattts_studio.core.engine.decode.loop import FastDecoder
@@ -70,10 +63,6 @@ from chattts_studio.core.voices.voice import Voice
 
 log = logging.getLogger("chattts_studio")
 FIRST_LENGTH = 256  # KV positions a decoder starts with (it grows for longer segments)
-# Segments refined in one call at most: every other stream waits while refine runs (it shares
-# the decode thread and the model), and one call's memory grows with its batch.
-REFINE_BATCH = 8
-REFINE_FAILED = "Refining the text failed on the server; try again, or without refine_text."
 
 
 class Batcher:
@@ -275,43 +264,8 @@ class Batcher:
         return make
 
     def _refine(self, picks: list[tuple[Ticket, int]]) -> None:
-        """Refine the picked segments in one call; its failure fails the requests it was for
-        (a text that cannot be normalised fails its own request only, before the call)."""
-        texts: list[str] = []
-        kept: list[tuple[Ticket, int]] = []
-        for ticket, index in picks:
-            try:
-                texts.append(self.model.normalize(ticket.segments[index].text))
-                kept.append((ticket, index))
-            except Exception as exc:
-                self._fail(ticket, exc)
-        picks = [(t, i) for t, i in kept if not t.done]
-        texts = [text for (t, _), text in zip(kept, texts, strict=True) if not t.done]
-        if not picks:
-            return
-        tickets = list(dict.fromkeys(ticket for ticket, _ in picks))
-        settings = tickets[0].order.refine
-        assert settings is not None
-        cancel = RefineCancel(tickets, lambda: self._closed)
-        torch.manual_seed(tickets[0].order.seed * 1009)  # deterministic for one company
-        memory = False
-        try:
-            refined = list(zip(picks, self.model.refine(texts, settings, cancel), strict=True))
-        except Exception as exc:
-            memory = out_of_memory(exc)
-            log.warning("refine failed: %s", exc)  # the detail for the log, a sentence for them
-            failure = exc if isinstance(exc, StudioError) or memory else StudioError(REFINE_FAILED)
-            if memory:  # the failed call's tensors must not outlive it
-                exc.__traceback__ = None
-            for ticket in tickets:
-                self._fail(ticket, failure)
-            refined = []
-        if memory:  # outside the except block, whose traceback held the call's tensors
-            release_memory(self.engine.loaded.device.id if self.engine.loaded else "cpu")
-        if cancel.cancelled:  # cut short: its texts are partial, and nobody wants them
-            return
-        for (ticket, index), text in refined:
-            ticket.refined[index] = text
+        device = self.engine.loaded.device.id if self.engine.loaded else "cpu"
+        refine_segments(self.model, picks, self._fail, lambda: self._closed, device)
 
     def _drop_cancelled(self) -> None:
         for ticket in [t for t in self._tickets if t.cancelled]:
@@ -410,7 +364,7 @@ class Batcher:
         if not ticket.cancelled and not ticket.done:
             ticket.done = True
             self.stats.failed += 1
-            self._deliver(ticket, Failed(exc))
+            ticket.give(Failed(exc))
 
     def _chunk(self, job: Job, final: bool) -> None:
         """Vocode the job's next chunk and send out whatever is next in its request's order."""
@@ -429,28 +383,13 @@ class Batcher:
         self._send(ticket)
 
     def _send(self, ticket: Ticket) -> None:
-        while ticket.next_out < len(ticket.segments):
-            chunks = ticket.waiting.pop(ticket.next_out, [])
-            for chunk in chunks:
-                ticket.samples += len(chunk.audio)
-                self._deliver(ticket, chunk)
-            if not (chunks and chunks[-1].final):
-                return
-            ticket.next_out += 1
-        if not ticket.done:
+        if ticket.send_in_order() and not ticket.done:
             ticket.done = True
             with self._lock:
                 if ticket in self._tickets:
                     self._tickets.remove(ticket)
             self.stats.completed += 1
-            self._deliver(ticket, Finished(ticket.steps, ticket.samples / SAMPLE_RATE))
-
-    def _deliver(self, ticket: Ticket, item: Delivery) -> None:
-        try:
-            ticket.deliver(item)
-        except Exception as exc:  # a listener's failure is its request's, never the batch's
-            log.warning("request %d: delivery failed: %s", ticket.id, exc)
-            ticket.cancel()
+            ticket.give(Finished(ticket.steps, ticket.samples / SAMPLE_RATE))
 
     def _fail_all(self, exc: BaseException) -> None:
         with self._lock:
@@ -464,19 +403,4 @@ class Batcher:
             if not ticket.cancelled and not ticket.done:
                 ticket.done = True
                 self.stats.failed += 1
-                self._deliver(ticket, Failed(exc))
-
-
-def collect(batcher: Batcher, order: SpeechOrder) -> tuple[threading.Event, list[Delivery]]:
-    """Submit `order` and gather what it delivers; the event is set once it Finished or
-    Failed (for callers that want a request's whole audio: benchmarks, checks, tests)."""
-    got: list[Delivery] = []
-    done = threading.Event()
-
-    def deliver(item: Delivery) -> None:
-        got.append(item)
-        if isinstance(item, Finished | Failed):
-            done.set()
-
-    batcher.submit(order, deliver)
-    return done, got
+                ticket.give(Failed(exc))

@@ -2,16 +2,20 @@
 ticket (cancelled, held back or released from any thread), which segments of which tickets are
 refined together, and the batcher's counters."""
 
+import logging
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import Protocol
 
-from chattts_studio.core.engine.cancel import CancelToken
 from chattts_studio.core.engine.chattts.chat import RefineSettings, SpeakerLike
 from chattts_studio.core.engine.decode.job import Job
 from chattts_studio.core.engine.decode.rowwise import Sampling
 from chattts_studio.core.engine.request import AudioChunk
 from chattts_studio.core.errors import StudioError
 from chattts_studio.core.text.prepare import Segment
+
+log = logging.getLogger("chattts_studio")
 
 
 class QueueFull(StudioError):
@@ -88,44 +92,32 @@ class Ticket:
         """The caller holds none of its audio any more (holds_audio tickets)."""
         self.released = True
 
+    def give(self, item: Delivery) -> None:
+        """Deliver `item`: a listener's failure is its request's (cancelled), never the
+        batch's."""
+        try:
+            self.deliver(item)
+        except Exception as exc:
+            log.warning("request %d: delivery failed: %s", self.id, exc)
+            self.cancel()
+
+    def send_in_order(self) -> bool:
+        """Deliver the chunks next in its order (later segments' wait for the ones before);
+        True once every segment's audio is out."""
+        while self.next_out < len(self.segments):
+            chunks = self.waiting.pop(self.next_out, [])
+            for chunk in chunks:
+                self.samples += len(chunk.audio)
+                self.give(chunk)
+            if not (chunks and chunks[-1].final):
+                return False
+            self.next_out += 1
+        return True
+
     def unrefined(self) -> Iterator[int]:
         """Its segments still to be refined, in the order it admits them."""
         start = self.next_admit
         return (i for i in range(start, len(self.segments)) if i not in self.refined)
-
-
-def refine_picks(first: Ticket, tickets: list[Ticket], limit: int) -> list[tuple[Ticket, int]]:
-    """The segments to refine in one call, `limit` at most: `first`'s next unrefined one,
-    then, in turns, the next unrefined segment of each of `tickets` (in the order they take
-    rows) that asks for the same RefineSettings as `first`."""
-    settings = first.order.refine
-    queues = [
-        (t, t.unrefined())
-        for t in [first, *(t for t in tickets if t is not first)]
-        if t.order.refine == settings and not t.cancelled
-    ]
-    picks: list[tuple[Ticket, int]] = []
-    while queues and len(picks) < limit:
-        for ticket, queue in list(queues):
-            index = next(queue, None)
-            if index is None:
-                queues.remove((ticket, queue))
-            elif len(picks) < limit:
-                picks.append((ticket, index))
-    return picks
-
-
-class RefineCancel(CancelToken):
-    """A refine call's token: set once every request it refines for is cancelled, or the
-    batcher closes (ChatTTS's generate loop reads it after every step)."""
-
-    def __init__(self, tickets: list[Ticket], closed: Callable[[], bool]) -> None:
-        super().__init__()
-        self.tickets, self.closed = tickets, closed
-
-    @property
-    def cancelled(self) -> bool:
-        return super().cancelled or self.closed() or all(t.cancelled for t in self.tickets)
 
 
 @dataclass
@@ -147,3 +139,26 @@ class BatcherStats:
     disconnected: int = 0
     stalled: int = 0
     aborted: int = 0
+
+
+class Submits(Protocol):
+    """What takes requests: the Batcher."""
+
+    def submit(
+        self, order: SpeechOrder, deliver: Callable[[Delivery], None], holds_audio: bool = False
+    ) -> Ticket: ...
+
+
+def collect(batcher: Submits, order: SpeechOrder) -> tuple[threading.Event, list[Delivery]]:
+    """Submit `order` and gather what it delivers; the event is set once it Finished or
+    Failed (for callers that want a request's whole audio: benchmarks, checks, tests)."""
+    got: list[Delivery] = []
+    done = threading.Event()
+
+    def deliver(item: Delivery) -> None:
+        got.append(item)
+        if isinstance(item, Finished | Failed):
+            done.set()
+
+    batcher.submit(order, deliver)
+    return done, got

@@ -8,13 +8,14 @@ import pytest
 import torch
 from batch_faults import poison_rows
 
-from chattts_studio.core.engine.batcher import Batcher, collect
+from chattts_studio.core.engine.batcher import Batcher
 from chattts_studio.core.engine.batcher_ticket import (
     Delivery,
     Failed,
     Finished,
     QueueFull,
     SpeechOrder,
+    collect,
 )
 from chattts_studio.core.engine.decode.job import Job, NonFiniteError
 from chattts_studio.core.engine.decode.loop import FastDecoder

@@ -5,13 +5,15 @@ import numpy as np
 import pytest
 import torch
 
-from chattts_studio.core.engine.batcher import REFINE_BATCH, REFINE_FAILED, Batcher, collect
+from chattts_studio.core.engine.batch_refine import REFINE_BATCH, REFINE_FAILED
+from chattts_studio.core.engine.batcher import Batcher
 from chattts_studio.core.engine.batcher_ticket import (
     Delivery,
     Failed,
     Finished,
     SpeechOrder,
     Ticket,
+    collect,
 )
 from chattts_studio.core.engine.cancel import CancelToken
 from chattts_studio.core.engine.chattts.chat import ChatModel, RefineSettings
