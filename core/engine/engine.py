@@ -15,6 +15,7 @@ from chattts_studio.core.engine.chattts.chat import ChatModel, RefineSettings
 from chattts_studio.core.engine.decoder_pool import DecoderPool, cuda_rows
 from chattts_studio.core.engine.devices import Device, Precision, check_precision, resolve_device
 from chattts_studio.core.engine.metrics import LiveMetrics, reset_peak
+from chattts_studio.core.engine.onnxrt.choice import EngineKind, check_engine
 from chattts_studio.core.engine.pipeline import (
     JobContext,
     ModelTexts,
@@ -57,6 +58,8 @@ class LoadedModel:
     precision: Precision
     compiled: bool
     load_seconds: float
+    # What runs the GPT's decode step (auto resolved): torch, or ONNX Runtime (onnxrt/).
+    engine: EngineKind = EngineKind.TORCH
 
 
 class Engine:
@@ -102,13 +105,15 @@ class Engine:
         compile: bool = False,
         progress: LoadProgress | None = None,
         cancel: CancelToken | None = None,
+        engine: str = "torch",
     ) -> LoadedModel:
         """Verify (building demo weights if needed) and load a model. Raises StudioError
-        subclasses for anything the user can fix, Cancelled when cancelled."""
+        subclasses for anything the user can fix, Cancelled when cancelled. `engine`: torch,
+        onnx or auto (see onnxrt/choice.py); the front ends pass auto, their default."""
         report = progress or (lambda _stage, _fraction: None)
         token = self._start(cancel)
         try:
-            return self._load(model, device, precision, compile, report, token)
+            return self._load(model, device, precision, compile, report, token, engine)
         finally:
             self._running = None
 
@@ -120,11 +125,13 @@ class Engine:
         compile: bool,
         report: LoadProgress,
         cancel: CancelToken,
+        engine: str,
     ) -> LoadedModel:
         from chattts_studio.core.weights.demo_weights import build_config
 
         target = resolve_device(device)
         chosen = check_precision(target, precision)
+        kind = check_engine(target, chosen, engine)
         started = time.perf_counter()
         self.live.start("loading")
 
@@ -146,10 +153,13 @@ class Engine:
             # Only the precision changes: keep what is in memory, redo the GPT alone.
             report("switching precision", 0.5)
             self.decoders.clear()  # their caches and graphs are in the old dtype
-            if current.precision is not Precision.FP32:
+            self.model.decode_step = None
+            if current.precision is not Precision.FP32 and current.engine is EngineKind.TORCH:
                 self.model.restore_gpt(str(info.folder / "asset" / "gpt"))
-            self._apply_precision(self.model, chosen)
-            self.loaded = LoadedModel(info, target, chosen, compile, time.perf_counter() - started)
+            self._apply_engine(self.model, info, chosen, kind, report, cancel)
+            self.loaded = LoadedModel(
+                info, target, chosen, compile, time.perf_counter() - started, kind
+            )
             self.live.update(stage="idle")
             report("ready", 1.0)
             return self.loaded
@@ -161,16 +171,45 @@ class Engine:
         if cancel.cancelled:  # ChatTTS's own load cannot be interrupted; stop after it
             loaded_model.unload()
             raise Cancelled()
-        self._apply_precision(loaded_model, chosen)
+        try:
+            self._apply_engine(loaded_model, info, chosen, kind, report, cancel)
+        except BaseException:
+            loaded_model.unload()
+            raise
         loaded_model.register_numbers(NUMBER_READERS)
         if target.kind == "cuda":
             torch.cuda.empty_cache()  # drop what loading left in the cache
         self.model = loaded_model
         self.live.device = target.id  # only now: a failed switch keeps the old device's panel
-        self.loaded = LoadedModel(info, target, chosen, compile, time.perf_counter() - started)
+        self.loaded = LoadedModel(
+            info, target, chosen, compile, time.perf_counter() - started, kind
+        )
         self.live.update(stage="idle")
         report("ready", 1.0)
         return self.loaded
+
+    @classmethod
+    def _apply_engine(
+        cls,
+        model: ChatModel,
+        info: models.ModelInfo,
+        precision: Precision,
+        kind: EngineKind,
+        report: LoadProgress,
+        cancel: CancelToken,
+    ) -> None:
+        """torch: the GPT in `precision`. onnx: the GPT stays fp32 in torch (the prompt's
+        prefill runs there) and ONNX Runtime runs every decode step from the cached export
+        (made on first use: about a minute for the full model)."""
+        if kind is EngineKind.TORCH:
+            cls._apply_precision(model, precision)
+            return
+        from chattts_studio.core.engine.onnxrt.export import ensure_export
+        from chattts_studio.core.engine.onnxrt.session import OrtStep
+
+        files = ensure_export(model, info, precision, report, cancel)
+        report("starting ONNX Runtime", 0.9)
+        model.decode_step = OrtStep(files, torch.get_num_threads())
 
     @staticmethod
     def _apply_precision(model: ChatModel, precision: Precision) -> None:

@@ -9,7 +9,7 @@ reach into a `Chat` themselves. If ChatTTS changes, this file is what changes wi
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -20,6 +20,9 @@ from chattts_studio.core.engine.chattts.speaker_codec import encode_prompt, enco
 from chattts_studio.core.errors import ModelError
 from chattts_studio.core.messages import QT_TRANSLATE_NOOP, Sentence
 from chattts_studio.core.voices.voice import Voice
+
+if TYPE_CHECKING:
+    from chattts_studio.core.engine.onnxrt.session import OrtStep
 
 StepHook = Callable[[torch.Tensor], None]  # the GPT's output hidden states of one forward
 SpeakerLike = str | Voice  # an embedding string (the older form) or a Voice
@@ -74,6 +77,9 @@ class ChatModel:
         chat.context = self._context
         self._step_hooks: list[StepHook] = []
         chat.gpt.gpt.register_forward_hook(self._on_forward)
+        # What runs the decoder's one-position steps instead of torch: ONNX Runtime's session
+        # of the exported step (Engine.load with engine onnx); None: torch.
+        self.decode_step: OrtStep | None = None
 
     # -- loading ---------------------------------------------------------------------------
     @classmethod
@@ -184,6 +190,11 @@ class ChatModel:
 
     def code_embeddings(self) -> list[torch.nn.Module]:
         return list(self._chat.gpt.emb_code)
+
+    def code_embedding_tables(self) -> list[torch.nn.Embedding]:
+        """The four code embeddings as modules (an export needs the modules, not their
+        bound calls that `code_embeddings` gives, which is how ChatTTS's GPT holds them)."""
+        return list(self._chat.embed.emb_code)
 
     def code_heads(self) -> torch.Tensor:
         """The four weight-normed code heads, materialised once as one [vq*codes, hidden]."""

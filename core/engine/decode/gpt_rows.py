@@ -73,6 +73,12 @@ class GptRows:
             start: torch.arange(start, start + self.chunk, device=self.device)
             for start in range(0, self.rows, self.chunk)
         }
+        self.step_runner = model.decode_step
+        # With ONNX Runtime: each row's logits for its next draw (the graph makes them).
+        self._logit_rows = torch.zeros(
+            self.rows if self.step_runner is not None else 0, self.num_vq * self.num_codes
+        )
+        self._codes_in = torch.zeros(self.rows, self.num_vq, dtype=torch.long)
 
     def _layers(
         self, x: torch.Tensor, rows: torch.Tensor, pos: torch.Tensor, span: int, every: bool
@@ -194,6 +200,49 @@ class GptRows:
         ups = [g * mlp.up_proj(h) for g, h in zip(gates, hs, strict=True)]
         for ch, down in zip(chunks, [mlp.down_proj(u) for u in ups], strict=True):
             ch.x = ch.x + down
+
+    def _onnx_step(
+        self, slots: list[int], codes: torch.Tensor, pos: torch.Tensor, chunks: list[int] | None
+    ) -> None:
+        """One position for `slots` (ascending) through ONNX Runtime: codes [len(slots),
+        num_vq], pos every row's position [rows]. The graph runs over the slots' contiguous
+        range (None) or, for exact steps, each of `chunks` (first slots) whole, so a row's
+        product always has the chunk's row count; only `slots` are written back."""
+        runner = self.step_runner
+        assert runner is not None
+        stepping = torch.tensor(slots)
+        self._codes_in[stepping] = codes
+        if chunks is None:
+            ranges = [(slots[0], slots[-1] + 1)]
+        else:
+            ranges = [(start, start + self.chunk) for start in chunks]
+        layers = range(len(self.layers))
+        for start, stop in ranges:
+            hidden, logits, new_k, new_v = runner.run(
+                self._codes_in[start:stop],
+                pos[start:stop],
+                [self.k_cache[li, start:stop] for li in layers],
+                [self.v_cache[li, start:stop] for li in layers],
+            )
+            rows = stepping[(stepping >= start) & (stepping < stop)]
+            local = rows - start
+            at = pos[rows]
+            # Indexed by rows and positions with a slice between: the selection is
+            # [rows, layers, heads, head_dim], the graph's new_k layout.
+            self.k_cache[:, rows, :, at] = new_k[local]
+            self.v_cache[:, rows, :, at] = new_v[local]
+            self._hidden[rows] = hidden[local]
+            self._logit_rows[rows] = logits[local]
+
+    def _onnx_prefilled(self, slot: int) -> None:
+        """A row just prefilled by torch: its first logits from its hidden state (the graph
+        makes every later step's)."""
+        self._logit_rows[slot] = F.linear(self._hidden[slot], self.head_weight)
+
+    def _onnx_logits(self, rows: torch.Tensor) -> torch.Tensor:
+        return (
+            self._logit_rows[rows].view(-1, self.num_vq, self.num_codes).reshape(-1, self.num_codes)
+        )
 
     def _logits(self, hidden: torch.Tensor) -> torch.Tensor:
         """[B, hidden] fp32 -> [B * num_vq, num_codes], ChatTTS's (b n) c order. Chunked:

@@ -196,6 +196,8 @@ class FastDecoder(GptRows):
                 False,
             )
             hidden[slot] = out[0, -1].float().to(self.out_device)
+            if self.step_runner is not None:
+                self._onnx_prefilled(slot)
             pos[slot], steps[slot], caps[slot] = length, 0, job.cap
             pos_d[slot] = length
             caps_d[slot] = job.cap
@@ -242,8 +244,12 @@ class FastDecoder(GptRows):
             full = len(used) == self.slots
             # A gathered copy: the jobs keep views of it, while `hidden` is written in place.
             rows_h = hidden[out_rows]
-            # Exact: the head's product always has `slots` (or `chunk`) rows, whoever runs.
-            logits = self._logits(hidden)[vq_rows] if self.exact else self._logits(rows_h)
+            if self.step_runner is not None:  # ONNX Runtime made them with the hidden states
+                logits = self._onnx_logits(out_rows)
+            elif self.exact:  # the head's product always has `slots` (or `chunk`) rows
+                logits = self._logits(hidden)[vq_rows]
+            else:
+                logits = self._logits(rows_h)
             codes, bad = self._sample(
                 logits,
                 history[vq_rows],
@@ -283,7 +289,15 @@ class FastDecoder(GptRows):
             if on_step:
                 on_step([job.key for job in active if job is not None])
             continuing = [n for n, d in enumerate(done) if not d and not invalid[n]]
-            if continuing and self.static:
+            if continuing and self.step_runner is not None:
+                slots = [used[n] for n in continuing]
+                chunks = sorted({s - s % self.chunk for s in slots}) if self.static else None
+                keep = torch.tensor(continuing, device=self.out_device)
+                self._onnx_step(slots, codes[keep], pos_d, chunks)
+                pos_d[torch.tensor(slots)] += 1
+                for slot in slots:
+                    pos[slot] += 1
+            elif continuing and self.static:
                 # Every slot steps; only the running rows move on (a device-side mask).
                 codes_all.index_copy_(0, rows, codes.to(self.device))
                 if self.chunked:  # only the chunks with a running row, each its own span

@@ -1,0 +1,221 @@
+"""The decode step exported to ONNX once per model and precision, kept in the app's cache.
+
+Where: <cache>/onnx/<key>/<precision>/, the key naming the weights (models.weights_identity:
+the sha256 of every asset file, so changed weights export again), this module's FORMAT (what
+graph.py computes) and the torch and ONNX Runtime versions that made it. fp32 is torch's
+exporter's graph (weights beside it in step.onnx.data); int8 is ONNX Runtime's dynamic
+quantization of that graph (int8 weights, per output channel; activations quantized per step).
+
+Trust: a folder is used only when its manifest (written last, listing every file's size and
+sha256) matches the files; otherwise it is deleted and made again, never loaded. A folder is
+built under a temporary name and renamed into place, so a crash leaves no half folder where a
+reader looks, and one lock file per key makes a second process wait for the first's export
+rather than write beside it. Hashing 0.8 GB at every start is avoided as for the model files
+(hashcache.py: a file unchanged since it was hashed keeps its verdict).
+"""
+
+import contextlib
+import json
+import logging
+import os
+import shutil
+import sys
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import filelock
+import torch
+
+from chattts_studio.core import paths
+from chattts_studio.core.engine.cancel import CancelToken
+from chattts_studio.core.engine.chattts.chat import ChatModel
+from chattts_studio.core.engine.devices import Precision
+from chattts_studio.core.engine.onnxrt.graph import DecodeStep
+from chattts_studio.core.errors import ModelError
+from chattts_studio.core.messages import QT_TRANSLATE_NOOP, Sentence
+from chattts_studio.core.weights import hashcache, models
+
+FORMAT = 1  # raise when graph.py changes what an export computes
+MANIFEST = "manifest.json"
+STEP_FILE = "step.onnx"
+LOCK_POLL_S = 0.5
+log = logging.getLogger("chattts_studio")
+Report = Callable[[str, float], None]
+
+
+def export_root() -> Path:
+    return paths.cache_dir() / "onnx"
+
+
+def export_key(info: models.ModelInfo) -> str:
+    import onnxruntime
+
+    return (
+        f"{models.weights_identity(info)}-f{FORMAT}"
+        f"-torch{torch.__version__.split('+')[0]}-ort{onnxruntime.__version__}"
+    )
+
+
+def ensure_export(
+    model: ChatModel,
+    info: models.ModelInfo,
+    precision: Precision,
+    report: Report,
+    cancel: CancelToken,
+) -> Path:
+    """The verified step.onnx for this model and precision (fp32 or int8), made if missing or
+    damaged. Raises ModelError with one sentence when the export fails."""
+    folder = export_root() / export_key(info)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with _locked(folder.with_suffix(".lock"), cancel):
+        fp32 = _ensure(folder / "fp32", lambda out: _export(model, out), report, cancel)
+        if precision is Precision.FP32:
+            return fp32
+        return _ensure(folder / "int8", lambda out: _quantize(fp32, out), report, cancel)
+
+
+@contextlib.contextmanager
+def _locked(path: Path, cancel: CancelToken) -> Iterator[None]:
+    lock = filelock.FileLock(str(path))
+    while True:  # waits for another process's export, still cancellable
+        try:
+            lock.acquire(timeout=LOCK_POLL_S)
+            break
+        except filelock.Timeout:
+            cancel.check()
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+def _ensure(
+    folder: Path, build: Callable[[Path], None], report: Report, cancel: CancelToken
+) -> Path:
+    if verified(folder):
+        return folder / STEP_FILE
+    if folder.exists():
+        log.warning("The ONNX export in %s is damaged or incomplete; making it again.", folder)
+        shutil.rmtree(folder, ignore_errors=True)
+    cancel.check()
+    report(f"making the ONNX {folder.name} decode step (once per model)", 0.6)
+    building = folder.with_name(f"{folder.name}.building-{os.getpid()}-{uuid.uuid4().hex[:8]}")
+    building.mkdir(parents=True)
+    try:
+        build(building)
+        hashed = _write_manifest(building)
+        os.replace(building, folder)
+    except Exception as exc:
+        shutil.rmtree(building, ignore_errors=True)
+        if isinstance(exc, OSError | RuntimeError | ValueError):
+            reason = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+            raise ModelError(
+                Sentence(
+                    QT_TRANSLATE_NOOP(
+                        "core", "The model could not be exported for ONNX Runtime: {reason}"
+                    ),
+                    reason=reason,
+                )
+            ) from exc
+        raise
+    # Just hashed: the next start need not read them again (a rename keeps their stamps).
+    hashcache.remember({folder / name: entry for name, entry in hashed.items()})
+    cancel.check()
+    return folder / STEP_FILE
+
+
+def _write_manifest(folder: Path) -> dict[str, hashcache.Hashed]:
+    """Hash every file the build wrote and list them in the manifest, written last."""
+    files: dict[str, dict[str, object]] = {}
+    hashed: dict[str, hashcache.Hashed] = {}
+    for path in sorted(p for p in folder.iterdir() if p.is_file()):
+        stamps: list[os.stat_result] = []
+        digest = models.sha256_file(path, stamps=stamps)
+        files[path.name] = {"size": stamps[0].st_size, "sha256": digest}
+        hashed[path.name] = hashcache.Hashed(digest, hashcache.stamp(stamps[0]))
+    record = {"format": FORMAT, "files": files}
+    (folder / MANIFEST).write_text(json.dumps(record, indent=1), encoding="utf-8")
+    return hashed
+
+
+def verified(folder: Path) -> bool:
+    """Whether `folder` holds a whole export: its manifest lists step.onnx and every listed
+    file has its size and sha256 (unchanged files keep a verdict: see hashcache.py)."""
+    try:
+        record = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+        files = record["files"]
+        if record.get("format") != FORMAT or STEP_FILE not in files:
+            return False
+        fresh: dict[Path, hashcache.Hashed] = {}
+        for name, entry in files.items():
+            path = folder / name
+            if path.stat().st_size != entry["size"]:
+                return False
+            digest = hashcache.cached(path)
+            if digest is None:
+                stamps: list[os.stat_result] = []
+                digest = models.sha256_file(path, stamps=stamps)
+                if stamps[0] == stamps[-1]:
+                    fresh[path] = hashcache.Hashed(digest, hashcache.stamp(stamps[0]))
+            if digest != entry["sha256"]:
+                return False
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return False
+    hashcache.remember(fresh)
+    return True
+
+
+def _export(model: ChatModel, out: Path) -> None:
+    """torch's exporter (dynamo) over DecodeStep, batch and cache length dynamic."""
+    step = DecodeStep(model.gpt, model.code_embedding_tables(), model.code_heads()).eval()
+    cfg = model.gpt.config
+    layers = len(step.layers)
+    batch, span = 2, 8
+    kv = (batch, cfg.num_key_value_heads, span, step.head_dim)
+    codes = torch.zeros(batch, model.num_vq, dtype=torch.long)
+    pos = torch.tensor([3, 5])
+    past_k = [torch.zeros(kv) for _ in range(layers)]
+    past_v = [torch.zeros(kv) for _ in range(layers)]
+    rows = torch.export.Dim("rows", min=1, max=4096)
+    length = torch.export.Dim("length", min=2, max=65536)
+    cache = {0: rows, 2: length}
+    dynamic = {"codes": {0: rows}, "pos": {0: rows}, "past_k": [cache] * layers}
+    dynamic["past_v"] = [cache] * layers
+    names = ["codes", "pos"] + [f"past_k{i}" for i in range(layers)]
+    names += [f"past_v{i}" for i in range(layers)]
+    # The exporter reports its stages on stdout, where `synth -o -` writes audio.
+    with torch.no_grad(), contextlib.redirect_stdout(sys.stderr):
+        program = torch.onnx.export(
+            step,
+            (codes, pos, past_k, past_v),
+            dynamo=True,
+            dynamic_shapes=dynamic,
+            input_names=names,
+            output_names=["hidden", "logits", "new_k", "new_v"],
+            optimize=True,
+            verbose=False,
+        )
+    if program is None:
+        raise RuntimeError("torch.onnx.export returned no program")
+    program.save(str(out / STEP_FILE), external_data=True)
+
+
+def _quantize(fp32: Path, out: Path) -> None:
+    """ONNX Runtime's dynamic quantization: int8 weights per output channel for every MatMul
+    (the linear layers and the code heads); embeddings, norms and attention stay fp32."""
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    root = logging.getLogger()
+    level = root.level
+    root.setLevel(logging.ERROR)  # it advises pre-processing through the root logger
+    try:
+        quantize_dynamic(
+            str(fp32),
+            str(out / STEP_FILE),
+            weight_type=QuantType.QInt8,
+            per_channel=True,
+            op_types_to_quantize=["MatMul"],
+        )
+    finally:
+        root.setLevel(level)
