@@ -78,7 +78,7 @@ $(STAMP): pyproject.toml $(LOCK)
 	with make PYTHON=/path/to/python3.X"; exit 2; }
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	-$(BIN)/python -m pip install -q --upgrade pip
-	$(PIP_RETRY) $(BIN)/python -m pip install -q -c $(LOCK) -e '.[dev]'
+	$(PIP_RETRY) $(BIN)/python -m pip install -q -c $(LOCK) -e '.[dev,onnx]'
 	touch $(STAMP)
 
 # Refresh the lock from what .venv holds now: after changing pyproject.toml, `pip install -U`

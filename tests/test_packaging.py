@@ -37,11 +37,12 @@ def _normal(name: str) -> str:
 
 
 def _declared() -> set[str]:
-    """The dependencies, and the `cluster` extra's (core/render/manifest/cluster.py imports ray
-    only when a
-    cluster render runs; without it --ray says how to install it)."""
+    """The dependencies, and the `cluster` and `onnx` extras' (core/render/manifest/cluster.py
+    imports ray only when a cluster render runs, core/engine/onnxrt onnxruntime only when the
+    ONNX engine loads; without them --ray and --engine onnx say how to install them)."""
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
-    names = [*project["dependencies"], *project["optional-dependencies"]["cluster"]]
+    extras = project["optional-dependencies"]
+    names = [*project["dependencies"], *extras["cluster"], *extras["onnx"]]
     return {_normal(re.match(r"[A-Za-z0-9._-]+", d)[0]) for d in names}  # type: ignore[index]
 
 

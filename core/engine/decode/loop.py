@@ -69,6 +69,10 @@ class FastDecoder(GptRows):
         codes and hidden states bit for bit in any company."""
         on_cpu = model.gpt_device.type == "cpu"
         chunked = exact and not (static or graphs) and on_cpu
+        if exact and model.decode_step is not None:
+            # ONNX Runtime attends over the whole cache: its length is part of a row's
+            # arithmetic, so it is one of a few (the pool's buckets), whoever made the decoder.
+            max_len = -(-max_len // SPAN_BUCKET) * SPAN_BUCKET
         super().__init__(model, slots, max_len, exact, (chunk_rows or 0) if chunked else None)
         self.active: list[Job | None] = [None] * slots  # the job in each slot, between steps
         self.static = static or graphs or exact

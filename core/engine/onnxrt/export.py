@@ -21,6 +21,7 @@ import os
 import shutil
 import sys
 import uuid
+import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -185,7 +186,9 @@ def _export(model: ChatModel, out: Path) -> None:
     names = ["codes", "pos"] + [f"past_k{i}" for i in range(layers)]
     names += [f"past_v{i}" for i in range(layers)]
     # The exporter reports its stages on stdout, where `synth -o -` writes audio.
-    with torch.no_grad(), contextlib.redirect_stdout(sys.stderr):
+    # (It also warns that the two dynamic dims share names across inputs: they are meant to.)
+    with torch.no_grad(), contextlib.redirect_stdout(sys.stderr), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
         program = torch.onnx.export(
             step,
             (codes, pos, past_k, past_v),

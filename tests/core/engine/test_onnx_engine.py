@@ -1,0 +1,175 @@
+"""The ONNX Runtime engine: the exported step computes what torch's step computes, the decode
+through it gives torch's codes for a seed, exact steps keep a row's bits whatever runs beside
+it, and int8 stays close. Demo weights (random: noise, never speech)."""
+
+from collections.abc import Iterator
+
+import pytest
+import torch
+
+from chattts_studio.core.engine.decode.job import Job
+from chattts_studio.core.engine.decode.loop import FastDecoder
+from chattts_studio.core.engine.decode.rowwise import Sampling
+from chattts_studio.core.engine.devices import Precision, resolve_device
+from chattts_studio.core.engine.engine import Engine
+from chattts_studio.core.engine.onnxrt import choice
+from chattts_studio.core.engine.onnxrt.choice import EngineKind, check_engine
+from chattts_studio.core.engine.onnxrt.graph import DecodeStep
+from chattts_studio.core.engine.onnxrt.session import OrtStep
+from chattts_studio.core.engine.request import SynthesisRequest
+from chattts_studio.core.errors import DeviceError
+
+SAMPLING = Sampling(0.3, 0.7, 20)
+
+
+@pytest.fixture(scope="module")
+def onnx_engine(demo_model: str) -> Iterator[Engine]:
+    engine = Engine()
+    loaded = engine.load(demo_model, "cpu", "fp32", engine="onnx")
+    assert loaded.engine is EngineKind.ONNX
+    yield engine
+    engine.unload()
+
+
+def _jobs(engine: Engine, seeds: list[int], steps: int = 30) -> list[Job]:
+    model = engine.model
+    assert model is not None
+    jobs = []
+    for key, seed in enumerate(seeds):
+        speaker = model.sample_speaker(seed)
+        ids = model.prompt_ids(model.normalize("你好，今天天气不错。" * (key + 1)), 5, speaker)
+        jobs.append(Job(key, model.embed(ids, speaker), steps - key, steps - key, seed=seed))
+    return jobs
+
+
+def _decode(
+    engine: Engine, runner: OrtStep | None, seeds: list[int], slots: int, exact: bool = False
+) -> dict[int, tuple[torch.Tensor, torch.Tensor]]:
+    model = engine.model
+    assert model is not None
+    kept = model.decode_step
+    model.decode_step = runner
+    try:
+        jobs = _jobs(engine, seeds)
+        decoder = FastDecoder(model, slots, max(j.length for j in jobs) + 1, exact=exact)
+        done = [j for j in decoder.run(jobs, SAMPLING, lambda: False) if j is not None]
+    finally:
+        model.decode_step = kept
+    return {j.key: (torch.stack(j.tokens), torch.stack(j.hiddens)) for j in done}
+
+
+def test_the_exported_module_computes_torchs_step(onnx_engine: Engine) -> None:
+    """DecodeStep (what is exported) against the decoder's own torch step, same cache."""
+    model = onnx_engine.model
+    assert model is not None
+    kept, model.decode_step = model.decode_step, None
+    try:
+        decoder = FastDecoder(model, 3, 40)
+    finally:
+        model.decode_step = kept
+    torch.manual_seed(0)
+    decoder.k_cache.normal_()
+    decoder.v_cache.normal_()
+    codes = torch.randint(0, model.num_codes - 1, (3, model.num_vq))
+    pos = torch.tensor([4, 17, 30])
+    layers = range(decoder.k_cache.shape[0])
+    step = DecodeStep(model.gpt, model.code_embedding_tables(), model.code_heads())
+    with torch.inference_mode():
+        hidden, logits, new_k, _new_v = step(
+            codes,
+            pos,
+            [decoder.k_cache[i].clone() for i in layers],
+            [decoder.v_cache[i].clone() for i in layers],
+        )
+        x = decoder._embed_codes(codes)
+        rows = torch.arange(3)
+        ours = decoder._layers(x, rows, pos.view(-1, 1), 31, True)[:, 0].float()
+    assert torch.allclose(hidden, ours, atol=1e-5), float((hidden - ours).abs().max())
+    assert torch.allclose(new_k, decoder.k_cache[:, rows, :, pos], atol=1e-5)
+    heads = torch.nn.functional.linear(ours, model.code_heads().float())
+    assert torch.allclose(logits, heads, atol=1e-4)
+
+
+def test_onnx_fp32_gives_torchs_codes_for_a_seed(onnx_engine: Engine) -> None:
+    runner = onnx_engine.model.decode_step if onnx_engine.model else None
+    assert isinstance(runner, OrtStep) and runner.precision == "fp32"
+    torch_run = _decode(onnx_engine, None, [3, 4, 5], 2)
+    onnx_run = _decode(onnx_engine, runner, [3, 4, 5], 2)
+    assert set(onnx_run) == {0, 1, 2}
+    for key, (codes, hiddens) in torch_run.items():
+        assert torch.equal(onnx_run[key][0], codes), f"job {key}: codes differ"
+        assert float((onnx_run[key][1] - hiddens).abs().max()) < 1e-4
+
+
+def test_exact_onnx_steps_keep_a_rows_bits_in_any_company(onnx_engine: Engine) -> None:
+    """Exact steps run whole chunks through the graph: a job's codes and hidden states alone
+    equal those it has beside others, bit for bit (the server's promise, on this engine)."""
+    runner = onnx_engine.model.decode_step if onnx_engine.model else None
+    together = _decode(onnx_engine, runner, [7, 8, 9, 10], 4, exact=True)
+    alone = _decode(onnx_engine, runner, [7], 4, exact=True)
+    assert torch.equal(together[0][0], alone[0][0])
+    assert torch.equal(together[0][1], alone[0][1])
+
+
+def test_a_whole_synthesis_runs_on_onnx_and_matches_torch_in_length(
+    onnx_engine: Engine, engine: Engine
+) -> None:
+    text = "你好。今天天气不错，我们去公园散步吧。"
+    ours = list(onnx_engine.synthesize(SynthesisRequest(text, seed=2, batch_size=2)))
+    theirs = list(engine.synthesize(SynthesisRequest(text, seed=2, batch_size=2)))
+    assert [r.steps for r in ours] == [r.steps for r in theirs]
+    assert [len(r.audio) for r in ours] == [len(r.audio) for r in theirs]
+
+
+def test_int8_loads_and_stays_close(demo_model: str, onnx_engine: Engine) -> None:
+    engine = Engine()
+    engine.load(demo_model, "cpu", "int8", engine="onnx")
+    try:
+        runner = engine.model.decode_step if engine.model else None
+        assert isinstance(runner, OrtStep) and runner.precision == "int8"
+        assert engine.model is not None
+        weights = next(engine.model.gpt.parameters())
+        assert weights.dtype == torch.float32  # the torch GPT (prefill) stays fp32
+        int8 = _decode(engine, runner, [3], 1)[0][1]
+        fp32 = _decode(engine, None, [3], 1)[0][1]
+        cosine = torch.nn.functional.cosine_similarity(int8[0], fp32[0], dim=0)
+        assert float(cosine) > 0.99
+    finally:
+        engine.unload()
+
+
+def test_auto_picks_onnx_on_the_cpu_and_torch_where_onnx_cannot_run(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    cpu = resolve_device("cpu")
+    assert check_engine(cpu, Precision.FP32, "auto") is EngineKind.ONNX
+    assert check_engine(cpu, Precision.INT8, "auto") is EngineKind.ONNX
+    assert check_engine(cpu, Precision.BF16, "auto") is EngineKind.TORCH
+    with pytest.raises(DeviceError, match="fp32 or int8, not bf16"):
+        check_engine(cpu, Precision.BF16, "onnx")
+    with pytest.raises(DeviceError, match="Unknown engine 'tensorrt'"):
+        check_engine(cpu, Precision.FP32, "tensorrt")
+    monkeypatch.setattr(choice.importlib.util, "find_spec", lambda _name: None)
+    assert check_engine(cpu, Precision.FP32, "auto") is EngineKind.TORCH
+    with pytest.raises(DeviceError) as caught:
+        check_engine(cpu, Precision.FP32, "onnx")
+    message = str(caught.value)
+    assert "chattts-studio[onnx]" in message and "\n" not in message
+
+
+def test_switching_engines_keeps_the_model_and_changes_the_step(demo_model: str) -> None:
+    engine = Engine()
+    try:
+        engine.load(demo_model, "cpu", "fp32", engine="torch")
+        model = engine.model
+        assert model is not None and model.decode_step is None
+        loaded = engine.load(demo_model, "cpu", "fp32", engine="onnx")
+        assert engine.model is model and isinstance(model.decode_step, OrtStep)
+        assert loaded.engine is EngineKind.ONNX
+        engine.load(demo_model, "cpu", "int8", engine="torch")
+        assert model.decode_step is None
+        engine.load(demo_model, "cpu", "fp32", engine="torch")  # int8 undone
+        assert next(model.gpt.parameters()).dtype == torch.float32
+        assert all(type(m) is not torch.ao.nn.quantized.dynamic.Linear for m in model.gpt.modules())
+    finally:
+        engine.unload()

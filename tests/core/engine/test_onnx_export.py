@@ -1,0 +1,155 @@
+"""The ONNX export's cache: made once per weights and precision, reused, made again when
+damaged or when the weights change (never loaded damaged), one export when two processes ask
+at once, and a failed export is one sentence with nothing left behind."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from chattts_studio.core import paths
+from chattts_studio.core.engine.cancel import CancelToken
+from chattts_studio.core.engine.devices import Precision
+from chattts_studio.core.engine.engine import Engine
+from chattts_studio.core.engine.onnxrt import export
+from chattts_studio.core.errors import ModelError
+from chattts_studio.core.weights import models
+
+
+@pytest.fixture
+def fresh_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, demo_model: str) -> Path:
+    """A data folder sharing the session's demo weights, with a cache of its own."""
+    shared = paths.models_dir()
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "models").symlink_to(shared)
+    monkeypatch.setenv("CHATTTS_STUDIO_HOME", str(home))
+    return home
+
+
+def _counting(monkeypatch: pytest.MonkeyPatch, fake: bool) -> list[Path]:
+    """Record every build; `fake`: write a small stand-in instead of exporting (the cache's
+    rules do not depend on what the files hold)."""
+    built: list[Path] = []
+    real = export._export
+
+    def build(model: object, out: Path) -> None:
+        built.append(out)
+        if fake:
+            (out / export.STEP_FILE).write_bytes(os.urandom(4096))
+            (out / "step.onnx.data").write_bytes(os.urandom(65536))
+        else:
+            real(model, out)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(export, "_export", build)
+    return built
+
+
+def _ensure(engine: Engine, precision: Precision = Precision.FP32) -> Path:
+    assert engine.model is not None and engine.loaded is not None
+    return export.ensure_export(
+        engine.model, engine.loaded.info, precision, lambda _s, _f: None, CancelToken()
+    )
+
+
+def test_an_export_is_made_once_then_reused(
+    fresh_home: Path, demo_model: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    built = _counting(monkeypatch, fake=False)
+    stages: list[str] = []
+    engine = Engine()
+    try:
+        engine.load(
+            demo_model, "cpu", "fp32", engine="onnx", progress=lambda s, _f: stages.append(s)
+        )
+        assert len(built) == 1 and any("making the ONNX fp32" in s for s in stages)
+        step = engine.model.decode_step if engine.model else None
+        assert step is not None and step.path.is_relative_to(fresh_home / "cache" / "onnx")
+        assert export.verified(step.path.parent)
+        engine.unload()
+        engine.load(demo_model, "cpu", "fp32", engine="onnx")
+        assert len(built) == 1  # reused, not exported again
+    finally:
+        engine.unload()
+
+
+def test_a_damaged_export_is_made_again_and_never_loaded(
+    fresh_home: Path, engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    built = _counting(monkeypatch, fake=True)
+    step = _ensure(engine)
+    folder = step.parent
+    data = folder / "step.onnx.data"
+    with open(data, "r+b") as fh:  # one byte changed, size kept
+        fh.seek(1000)
+        byte = fh.read(1)
+        fh.seek(1000)
+        fh.write(bytes([byte[0] ^ 0xFF]))
+    assert not export.verified(folder)
+    assert _ensure(engine) == step and len(built) == 2
+    assert export.verified(folder)
+    (folder / export.MANIFEST).write_text("{", encoding="utf-8")  # a torn manifest
+    _ensure(engine)
+    assert len(built) == 3 and export.verified(folder)
+    (folder / "step.onnx.data").unlink()  # a file gone
+    _ensure(engine)
+    assert len(built) == 4 and export.verified(folder)
+    assert not list(folder.parent.glob("*.building-*"))
+
+
+def test_other_weights_export_again(
+    fresh_home: Path, engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    built = _counting(monkeypatch, fake=True)
+    first = _ensure(engine)
+    monkeypatch.setattr(models, "weights_identity", lambda _info: "0123456789abcdef")
+    second = _ensure(engine)
+    assert len(built) == 2 and first.parent.parent != second.parent.parent
+    assert second.parent.parent.name.startswith("0123456789abcdef-")
+
+
+def test_a_failed_export_is_one_sentence_and_leaves_nothing(
+    fresh_home: Path, engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(_model: object, out: Path) -> None:
+        (out / export.STEP_FILE).write_bytes(b"half")
+        raise RuntimeError("the exporter met an op it cannot write\nTraceback lines")
+
+    monkeypatch.setattr(export, "_export", broken)
+    with pytest.raises(ModelError) as caught:
+        _ensure(engine)
+    message = str(caught.value)
+    assert "could not be exported for ONNX Runtime" in message and "\n" not in message
+    root = export.export_root()
+    assert not [p for p in root.rglob("*") if p.is_file() and p.suffix != ".lock"]
+
+
+def test_two_processes_asking_at_once_make_one_export(fresh_home: Path, demo_model: str) -> None:
+    script = (
+        "from chattts_studio.core.engine.engine import Engine\n"
+        "e = Engine()\n"
+        f"e.load({demo_model!r}, 'cpu', 'fp32', engine='onnx', "
+        "progress=lambda s, f: print('STAGE', s, flush=True))\n"
+        "print('ENGINE', e.loaded.engine.value)\n"
+    )
+    env = {**os.environ, "CHATTTS_STUDIO_HOME": str(fresh_home)}
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", script],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        for _ in range(2)
+    ]
+    outs = [p.communicate(timeout=600) for p in procs]
+    for proc, (out, err) in zip(procs, outs, strict=True):
+        assert proc.returncode == 0, err[-2000:]
+        assert "ENGINE onnx" in out
+    made = sum(out.count("making the ONNX fp32") for out, _ in outs)
+    assert made == 1, [out for out, _ in outs]
+    folders = list(export.export_root().glob("*/fp32"))
+    assert len(folders) == 1 and export.verified(folders[0])
