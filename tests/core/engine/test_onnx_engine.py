@@ -2,12 +2,14 @@
 through it gives torch's codes for a seed, exact steps keep a row's bits whatever runs beside
 it, and int8 stays close. Demo weights (random: noise, never speech)."""
 
+import itertools
 from collections.abc import Iterator
 
 import pytest
 import torch
 
-from chattts_studio.core.engine.decode.job import Job
+from chattts_studio.core.engine.decode import gpt_rows
+from chattts_studio.core.engine.decode.job import Job, NonFiniteError
 from chattts_studio.core.engine.decode.loop import FastDecoder
 from chattts_studio.core.engine.decode.rowwise import Sampling
 from chattts_studio.core.engine.devices import Precision, resolve_device
@@ -90,11 +92,27 @@ def test_the_exported_module_computes_torchs_step(onnx_engine: Engine) -> None:
     assert torch.allclose(logits, heads, atol=1e-4)
 
 
-def test_onnx_fp32_gives_torchs_codes_for_a_seed(onnx_engine: Engine) -> None:
+@pytest.mark.parametrize("block", [gpt_rows.FIT_BLOCK, 8])
+def test_onnx_fp32_gives_torchs_codes_for_a_seed(
+    onnx_engine: Engine, block: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Three jobs on two rows (the third takes a freed row). With 8-position blocks the
+    fitted cache grows and shrinks many times on the way: nothing a row reads is lost."""
+    monkeypatch.setattr(gpt_rows, "FIT_BLOCK", block)
     runner = onnx_engine.model.decode_step if onnx_engine.model else None
     assert isinstance(runner, OrtStep) and runner.precision == "fp32"
     torch_run = _decode(onnx_engine, None, [3, 4, 5], 2)
+    lengths: list[int] = []
+    real_fit = gpt_rows.GptRows.fit
+
+    def fit(self: gpt_rows.GptRows, needed: int) -> None:
+        real_fit(self, needed)
+        lengths.append(self.k_cache.shape[3])
+
+    monkeypatch.setattr(gpt_rows.GptRows, "fit", fit)
     onnx_run = _decode(onnx_engine, runner, [3, 4, 5], 2)
+    if block == 8:  # it grew, and shrank when the third job took a row from the start
+        assert max(lengths) > 8 and any(b < a for a, b in itertools.pairwise(lengths))
     assert set(onnx_run) == {0, 1, 2}
     for key, (codes, hiddens) in torch_run.items():
         assert torch.equal(onnx_run[key][0], codes), f"job {key}: codes differ"
@@ -173,3 +191,24 @@ def test_switching_engines_keeps_the_model_and_changes_the_step(demo_model: str)
         assert all(type(m) is not torch.ao.nn.quantized.dynamic.Linear for m in model.gpt.modules())
     finally:
         engine.unload()
+
+
+def test_non_finite_onnx_logits_fail_the_job_with_one_sentence(
+    onnx_engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = OrtStep.run
+    calls = [0]
+
+    def poisoned(self: OrtStep, *args: object) -> tuple[torch.Tensor, ...]:
+        hidden, logits, new_k, new_v = real(self, *args)  # type: ignore[arg-type]
+        calls[0] += 1
+        if calls[0] == 5:
+            logits[0] = float("nan")  # one row's numbers go bad
+        return hidden, logits, new_k, new_v
+
+    monkeypatch.setattr(OrtStep, "run", poisoned)
+    with pytest.raises(NonFiniteError) as caught:
+        list(onnx_engine.synthesize(SynthesisRequest("你好。今天天气不错。", batch_size=2)))
+    assert "\n" not in str(caught.value)
+    monkeypatch.undo()
+    assert list(onnx_engine.synthesize(SynthesisRequest("你好。")))  # the engine goes on
