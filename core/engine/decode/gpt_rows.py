@@ -8,13 +8,10 @@ kernel by the row count: see EXACT_CHUNK_ROWS), while a lone row costs one chunk
 slot. Rows never move: the KV cache is per slot, and a chunk reads its slots' cache as a view.
 
 ONNX Runtime (`model.decode_step`, core/engine/onnxrt/): one-position steps run the exported
-graph over a contiguous range of slots (the cache's rows are a view there, read in place; each
-chunk whole in exact steps), and the step's new keys and values, hidden states and logits are
-written back here. The prompt's prefill stays torch's. ONNX Runtime attends over the whole
-cache it is given (a shorter view of it would not be contiguous), so outside exact steps the
-cache's length follows the rows: grown and shrunk by FIT_BLOCK positions (`fit`), never much
-longer than the furthest row. At 16 rows the keys and values read per step outweigh the
-weights (about 94 MB a row at 768 positions, fp32), so this is much of the large-batch speed.
+graph over a contiguous range of slots (each chunk whole in exact steps). The range's cache is
+a view the graph reads and writes in place (each row's new key and value at its position); its
+hidden states and logits are copied back for the rows that step. The prompt's prefill stays
+torch's.
 """
 
 from dataclasses import dataclass
@@ -25,8 +22,6 @@ from transformers.models.llama.modeling_llama import apply_rotary_pos_emb
 
 from chattts_studio.core.engine.chattts.chat import ChatModel
 from chattts_studio.core.engine.decode.rowwise import EXACT_CHUNK_ROWS, exact_attention
-
-FIT_BLOCK = 128  # positions a fitted cache grows or shrinks by
 
 
 @dataclass
@@ -74,11 +69,7 @@ class GptRows:
         self.rows = -(-slots // self.chunk) * self.chunk
         self.live_chunks = list(range(0, self.rows, self.chunk))  # those with a running row
         self.step_runner = model.decode_step
-        # Non-exact ONNX steps: the cache's length follows the rows (see the module's note);
-        # exact steps keep one length, a part of every row's arithmetic there.
-        self.fitted = self.step_runner is not None and not exact
-        length = FIT_BLOCK if self.fitted else max_len
-        shape = (len(self.layers), self.rows, self.kv_heads, length, self.head_dim)
+        shape = (len(self.layers), self.rows, self.kv_heads, max_len, self.head_dim)
         self.k_cache = torch.zeros(shape, dtype=self.dtype, device=self.device)
         self.v_cache = torch.zeros(shape, dtype=self.dtype, device=self.device)
         self.emb_code = model.code_embeddings()
@@ -233,38 +224,20 @@ class GptRows:
             ranges = [(start, start + self.chunk) for start in chunks]
         layers = range(len(self.layers))
         for start, stop in ranges:
-            hidden, logits, new_k, new_v = runner.run(
+            # The other rows of the range compute too, and write a key and value at their
+            # (stale) positions: an empty or finished row's, which its next job's prefill
+            # overwrites, or past its next job's prompt, where nothing is read before written.
+            # (Clamped: a position past the cache would be written outside it.)
+            hidden, logits = runner.run(
                 self._codes_in[start:stop],
-                pos[start:stop],
+                pos[start:stop].clamp(max=self.k_cache.shape[3] - 1),
                 [self.k_cache[li, start:stop] for li in layers],
                 [self.v_cache[li, start:stop] for li in layers],
             )
             rows = stepping[(stepping >= start) & (stepping < stop)]
             local = rows - start
-            at = pos[rows]
-            # Indexed by rows and positions with a slice between: the selection is
-            # [rows, layers, heads, head_dim], the graph's new_k layout.
-            self.k_cache[:, rows, :, at] = new_k[local]
-            self.v_cache[:, rows, :, at] = new_v[local]
             self._hidden[rows] = hidden[local]
             self._logit_rows[rows] = logits[local]
-
-    def fit(self, needed: int) -> None:
-        """A fitted cache holds `needed` positions (every busy row's next one, a prompt being
-        prefilled): grown to the next FIT_BLOCK, or shrunk once two blocks too long. The rows'
-        keys and values are copied over; positions past `needed` hold nothing any row reads."""
-        if not self.fitted:
-            return
-        target = max(FIT_BLOCK, -(-needed // FIT_BLOCK) * FIT_BLOCK)
-        length = self.k_cache.shape[3]
-        if target <= length < target + 2 * FIT_BLOCK:
-            return
-        keep = min(length, target)
-        for name in ("k_cache", "v_cache"):
-            old = getattr(self, name)
-            new = old.new_zeros((*old.shape[:3], target, old.shape[4]))
-            new[:, :, :, :keep] = old[:, :, :, :keep]
-            setattr(self, name, new)
 
     def _onnx_prefilled(self, slot: int) -> None:
         """A row just prefilled by torch: its first logits from its hidden state (the graph

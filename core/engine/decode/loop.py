@@ -86,9 +86,6 @@ class FastDecoder(GptRows):
         """A job longer than the cache was sized for (its text grew in refine): a larger
         cache, the rows' keys and values copied over. Graphs recorded the old addresses."""
         max_len = -(-max_len // SPAN_BUCKET) * SPAN_BUCKET
-        if self.fitted:  # the cache follows the rows (`fit`): only the bound moves
-            self.max_len = max_len
-            return
         for name in ("k_cache", "v_cache"):
             old = getattr(self, name)
             new = old.new_zeros((*old.shape[:3], max_len, old.shape[4]))
@@ -195,7 +192,6 @@ class FastDecoder(GptRows):
             length = int(emb.shape[1])
             if length + job.cap + 1 > self.max_len:
                 self._grow(length + job.cap + 1)
-            self.fit(max([length, *(pos[s] + 1 for s, j in enumerate(active) if j is not None)]))
             out = self._layers(
                 emb.to(self.device, self.dtype),
                 torch.tensor([slot], device=self.device),
@@ -299,7 +295,6 @@ class FastDecoder(GptRows):
             continuing = [n for n, d in enumerate(done) if not d and not invalid[n]]
             if continuing and self.step_runner is not None:
                 slots = [used[n] for n in continuing]
-                self.fit(max(pos[slot] for slot in used) + 1)
                 chunks = sorted({s - s % self.chunk for s in slots}) if self.static else None
                 keep = torch.tensor(continuing, device=self.out_device)
                 self._onnx_step(slots, codes[keep], pos_d, chunks)

@@ -24,6 +24,7 @@ import uuid
 import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import filelock
 import torch
@@ -37,7 +38,7 @@ from chattts_studio.core.errors import ModelError
 from chattts_studio.core.messages import QT_TRANSLATE_NOOP, Sentence
 from chattts_studio.core.weights import hashcache, models
 
-FORMAT = 1  # raise when graph.py changes what an export computes
+FORMAT = 2  # raise when graph.py changes what an export computes
 MANIFEST = "manifest.json"
 STEP_FILE = "step.onnx"
 LOCK_POLL_S = 0.5
@@ -168,7 +169,8 @@ def verified(folder: Path) -> bool:
 
 
 def _export(model: ChatModel, out: Path) -> None:
-    """torch's exporter (dynamo) over DecodeStep, batch and cache length dynamic."""
+    """torch's exporter (dynamo) over DecodeStep, batch and cache length dynamic; attention as
+    ONNX Runtime's GroupQueryAttention (see graph.py)."""
     step = DecodeStep(model.gpt, model.code_embedding_tables(), model.code_heads()).eval()
     cfg = model.gpt.config
     layers = len(step.layers)
@@ -185,8 +187,11 @@ def _export(model: ChatModel, out: Path) -> None:
     dynamic["past_v"] = [cache] * layers
     names = ["codes", "pos"] + [f"past_k{i}" for i in range(layers)]
     names += [f"past_v{i}" for i in range(layers)]
-    # The exporter reports its stages on stdout, where `synth -o -` writes audio.
-    # (It also warns that the two dynamic dims share names across inputs: they are meant to.)
+    outputs = ["hidden", "logits"] + [f"present_k{i}" for i in range(layers)]
+    outputs += [f"present_v{i}" for i in range(layers)]
+    table = {torch.ops.chattts_studio.cached_attention.default: _attention_translation(cfg)}
+    # The exporter reports its stages on stdout, where `synth -o -` writes audio (and warns
+    # that the two dynamic dims share names across inputs: they are meant to).
     with torch.no_grad(), contextlib.redirect_stdout(sys.stderr), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         program = torch.onnx.export(
@@ -195,13 +200,72 @@ def _export(model: ChatModel, out: Path) -> None:
             dynamo=True,
             dynamic_shapes=dynamic,
             input_names=names,
-            output_names=["hidden", "logits", "new_k", "new_v"],
+            output_names=outputs,
+            custom_translation_table=table,
             optimize=True,
             verbose=False,
         )
     if program is None:
         raise RuntimeError("torch.onnx.export returned no program")
     program.save(str(out / STEP_FILE), external_data=True)
+
+
+def _attention_translation(cfg: Any) -> Callable[..., Any]:
+    """graph.cached_attention as com.microsoft GroupQueryAttention (ONNX Runtime's contrib op:
+    per-row sequence lengths, the cache updated in place when present and past share memory,
+    as OrtStep binds them). onnxscript builds a node only from a schema the onnx package knows;
+    this one is ONNX Runtime's, so it is declared here first."""
+    from onnxscript import opset18 as op
+    from onnxscript.values import Opset
+
+    _declare_group_query_attention()
+    msft = Opset("com.microsoft", 1)
+    heads, kv_heads = cfg.num_attention_heads, cfg.num_key_value_heads
+
+    def translate(q: Any, k: Any, v: Any, past_k: Any, past_v: Any, pos: Any, scale: float) -> Any:
+        length = op.Cast(op.Gather(op.Shape(past_k), op.Constant(value_int=2)), to=6)  # int32
+        return msft.GroupQueryAttention(
+            q,
+            k,
+            v,
+            past_k,
+            past_v,
+            op.Cast(pos, to=6),  # seqlens_k: the row's past length = its position
+            length,
+            num_heads=heads,
+            kv_num_heads=kv_heads,
+            scale=scale,
+            _num_outputs=3,
+        )
+
+    return translate
+
+
+def _declare_group_query_attention() -> None:
+    import onnx.defs
+
+    if onnx.defs.has("GroupQueryAttention", "com.microsoft"):
+        return
+    param = onnx.defs.OpSchema.FormalParameter
+    names = ["query", "key", "value", "past_key", "past_value"]
+    inputs = [param(name, "T") for name in names]
+    inputs += [param("seqlens_k", "M"), param("total_sequence_length", "M")]
+    attribute = onnx.defs.OpSchema.Attribute
+    kind = onnx.defs.OpSchema.AttrType
+    schema = onnx.defs.OpSchema(
+        "GroupQueryAttention",
+        "com.microsoft",
+        1,
+        inputs=inputs,
+        outputs=[param("output", "T"), param("present_key", "T"), param("present_value", "T")],
+        type_constraints=[("T", ["tensor(float)"], ""), ("M", ["tensor(int32)"], "")],
+        attributes=[
+            attribute("num_heads", kind.INT, "query heads"),
+            attribute("kv_num_heads", kind.INT, "key and value heads"),
+            attribute("scale", kind.FLOAT, "the attention scores' scale"),
+        ],
+    )
+    onnx.defs.register_schema(schema)
 
 
 def _quantize(fp32: Path, out: Path) -> None:

@@ -1,22 +1,68 @@
 """The decode step as one torch module: what is exported to ONNX (export.py).
 
 It is the computation of GptRows' one-position step (core/engine/decode/gpt_rows.py): the four
-code embeddings summed, the 20 layers, the final norm and the four code heads; but written as
-a pure function of its inputs, since an ONNX graph cannot write into a cache it is given:
+code embeddings summed, the 20 layers, the final norm and the four code heads:
 
-- in: codes [B, num_vq], positions [B], and per layer the rows' cached keys and values
-  [B, kv_heads, M, head_dim] (M: the cache's length; only positions < a row's own are read);
+- in: codes [B, num_vq], positions [B], and per layer the rows' key and value cache
+  [B, kv_heads, M, head_dim] (M: the cache's length);
 - out: hidden [B, hidden] (for the vocoder), logits [B, num_vq * num_codes] (ChatTTS's
-  b (n c) order), and the step's new keys and values [B, layers, kv_heads, head_dim], which
-  the decoder writes into its cache at each row's position.
+  b (n c) order), and per layer the cache with each row's new key and value at its position.
 
-The cache arrives as it lies in the decoder's memory (ONNX Runtime reads it in place), and the
-new key joins attention as one more score beside the cached ones, so nothing is copied.
+Attention is one op, `cached_attention`: written here in torch (the reference, and what the
+exporter traces), exported as ONNX Runtime's GroupQueryAttention (export.py), which reads
+each row's cache only up to its own position and, given the cache as both its past and present
+buffer, writes the new key and value in place: a step copies no cache and reads no position a
+row does not use. (At 16 rows the keys and values a step reads outweigh the weights: about
+94 MB a row at 768 positions, fp32.)
 """
 
 import torch
 from torch import nn
 from transformers.models.llama.modeling_llama import apply_rotary_pos_emb
+
+
+@torch.library.custom_op("chattts_studio::cached_attention", mutates_args=())
+def cached_attention(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    past_k: torch.Tensor,
+    past_v: torch.Tensor,
+    pos: torch.Tensor,
+    scale: float,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """q, k, v [B, 1, heads * head_dim] (q and k rotated), past_k/past_v [B, heads, M, head_dim],
+    pos [B]: each row's k and v written at its position (into copies here), then attention of
+    q over the row's positions up to its own -> (out [B, 1, heads * head_dim], keys, values)."""
+    batch, _, width = q.shape
+    heads, length, head_dim = past_k.shape[1], past_k.shape[2], past_k.shape[3]
+
+    def split(t: torch.Tensor) -> torch.Tensor:
+        return t.view(batch, 1, heads, head_dim).transpose(1, 2)
+
+    rows = torch.arange(batch, device=q.device)
+    at = pos.long()
+    keys, values = past_k.clone(), past_v.clone()
+    keys[rows, :, at] = split(k)[:, :, 0]
+    values[rows, :, at] = split(v)[:, :, 0]
+    seen = torch.arange(length, device=q.device).view(1, -1) <= at.view(-1, 1)
+    bias = torch.where(seen, 0.0, float("-inf")).view(batch, 1, 1, length)
+    weights = torch.softmax(split(q) @ keys.transpose(2, 3) * scale + bias, -1)
+    out = (weights @ values).transpose(1, 2).reshape(batch, 1, width)
+    return out, keys, values
+
+
+@cached_attention.register_fake
+def _cached_attention_shapes(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    past_k: torch.Tensor,
+    past_v: torch.Tensor,
+    pos: torch.Tensor,
+    scale: float,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    return torch.empty_like(q), torch.empty_like(past_k), torch.empty_like(past_v)
 
 
 class DecodeStep(nn.Module):
@@ -40,31 +86,31 @@ class DecodeStep(nn.Module):
         pos: torch.Tensor,
         past_k: list[torch.Tensor],
         past_v: list[torch.Tensor],
-    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    ) -> tuple[torch.Tensor, torch.Tensor, list[torch.Tensor], list[torch.Tensor]]:
         embs = [table(codes[:, i]) for i, table in enumerate(self.embeddings)]
         x = torch.stack(embs, 2).sum(2).unsqueeze(1)  # as ChatTTS sums them: [B, 1, hidden]
         batch = x.shape[0]
         cos, sin = self.rotary(x, pos.view(-1, 1))
-        span = past_k[0].shape[2]
-        keys = torch.arange(span, device=pos.device).view(1, -1)
-        # Cached positions before the row's own; its own key is the extra score below.
-        bias = torch.where(keys < pos.view(-1, 1), 0.0, float("-inf")).view(batch, 1, 1, span)
-        new_k, new_v = [], []
+        keys, values = [], []
         for li, layer in enumerate(self.layers):
             attn = layer.self_attn
             h = layer.input_layernorm(x)
             q = attn.q_proj(h).view(batch, 1, -1, self.head_dim).transpose(1, 2)
             k = attn.k_proj(h).view(batch, 1, -1, self.head_dim).transpose(1, 2)
-            v = attn.v_proj(h).view(batch, 1, -1, self.head_dim).transpose(1, 2)
             q, k = apply_rotary_pos_emb(q, k, cos, sin)
-            cached = torch.matmul(q, past_k[li].transpose(2, 3)) * attn.scaling + bias
-            own = (q * k).sum(-1, keepdim=True) * attn.scaling
-            weights = torch.softmax(torch.cat([cached, own], -1), -1)
-            out = torch.matmul(weights[..., :span], past_v[li]) + weights[..., span:] * v
-            x = x + attn.o_proj(out.transpose(1, 2).reshape(batch, 1, -1))
+            out, layer_k, layer_v = cached_attention(
+                q.transpose(1, 2).reshape(batch, 1, -1),
+                k.transpose(1, 2).reshape(batch, 1, -1),
+                attn.v_proj(h),
+                past_k[li],
+                past_v[li],
+                pos,
+                attn.scaling,
+            )
+            x = x + attn.o_proj(out)
             x = x + layer.mlp(layer.post_attention_layernorm(x))
-            new_k.append(k[:, :, 0])
-            new_v.append(v[:, :, 0])
+            keys.append(layer_k)
+            values.append(layer_v)
         hidden = self.norm(x)[:, 0].float()
         logits = nn.functional.linear(hidden, self.heads)
-        return hidden, logits, torch.stack(new_k, 1), torch.stack(new_v, 1)
+        return hidden, logits, keys, values

@@ -1,8 +1,10 @@
 """ONNX Runtime's session of the exported decode step (export.py), as the decoder calls it.
 
-The rows' cached keys and values go in as numpy views of the decoder's own torch tensors: on
-the CPU ONNX Runtime reads them where they lie (no copy of the cache per step). Threads: as
-many as torch uses, so that `--threads` means the same for both engines.
+Everything is bound by address (IOBinding): the rows' key and value cache is both the graph's
+past input and its present output, so GroupQueryAttention reads it where it lies in the
+decoder's own torch tensors and writes each row's new key and value there; hidden states and
+logits land in torch tensors made for them. Threads: as many as torch uses, so that
+`--threads` means the same for both engines.
 """
 
 from pathlib import Path
@@ -26,6 +28,9 @@ class OrtStep:
         self.session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
         names = [i.name for i in self.session.get_inputs()]
         self.layers = sum(1 for n in names if n.startswith("past_k"))
+        shapes = {o.name: o.shape for o in self.session.get_outputs()}
+        self.hidden_size = int(shapes["hidden"][1])
+        self.logit_width = int(shapes["logits"][1])
 
     def run(
         self,
@@ -33,21 +38,25 @@ class OrtStep:
         pos: torch.Tensor,
         past_k: list[torch.Tensor],
         past_v: list[torch.Tensor],
-    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """codes [B, num_vq] and pos [B] int64; past_k/past_v per layer [B, kv_heads, M, D]
-        fp32, contiguous -> hidden [B, hidden], logits [B, num_vq * num_codes], new keys and
-        values [B, layers, kv_heads, D]."""
-        feeds: dict[str, np.ndarray] = {
-            "codes": codes.contiguous().numpy(),
-            "pos": pos.contiguous().numpy(),
-        }
+        fp32 contiguous CPU tensors, each row's new key and value written into them at its
+        position -> hidden [B, hidden], logits [B, num_vq * num_codes]."""
+        batch = int(codes.shape[0])
+        binding = self.session.io_binding()
+        binding.bind_cpu_input("codes", codes.contiguous().numpy())
+        binding.bind_cpu_input("pos", pos.contiguous().numpy())
         for i in range(self.layers):
-            feeds[f"past_k{i}"] = past_k[i].numpy()
-            feeds[f"past_v{i}"] = past_v[i].numpy()
-        hidden, logits, new_k, new_v = self.session.run(None, feeds)
-        return (
-            torch.from_numpy(hidden),
-            torch.from_numpy(logits),
-            torch.from_numpy(new_k),
-            torch.from_numpy(new_v),
-        )
+            for kind, cache in (("k", past_k[i]), ("v", past_v[i])):
+                if not cache.is_contiguous() or cache.dtype != torch.float32:
+                    raise ValueError("the cache must be contiguous fp32 to be bound in place")
+                shape = list(cache.shape)
+                address = cache.data_ptr()
+                binding.bind_input(f"past_{kind}{i}", "cpu", 0, np.float32, shape, address)
+                binding.bind_output(f"present_{kind}{i}", "cpu", 0, np.float32, shape, address)
+        hidden = torch.empty(batch, self.hidden_size)
+        logits = torch.empty(batch, self.logit_width)
+        for name, out in (("hidden", hidden), ("logits", logits)):
+            binding.bind_output(name, "cpu", 0, np.float32, list(out.shape), out.data_ptr())
+        self.session.run_with_iobinding(binding)
+        return hidden, logits
