@@ -71,6 +71,9 @@ def ensure_export(
     folder = export_root() / export_key(info)
     folder.parent.mkdir(parents=True, exist_ok=True)
     with _locked(folder.with_suffix(".lock"), cancel):
+        # Under the lock no other process is building: a half-built folder is a dead one's.
+        for left in folder.glob("*.building-*"):
+            shutil.rmtree(left, ignore_errors=True)
         fp32 = _ensure(folder / "fp32", lambda out: _export(model, out), report, cancel)
         if precision is Precision.FP32:
             return fp32

@@ -97,6 +97,11 @@ def test_a_damaged_export_is_made_again_and_never_loaded(
     _ensure(engine)
     assert len(built) == 4 and export.verified(folder)
     assert not list(folder.parent.glob("*.building-*"))
+    dead = folder.parent / "fp32.building-999999-deadbeef"  # a killed export's leftovers
+    dead.mkdir()
+    (dead / export.STEP_FILE).write_bytes(b"half")
+    _ensure(engine)
+    assert not dead.exists() and len(built) == 4
 
 
 def test_other_weights_export_again(
