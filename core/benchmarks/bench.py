@@ -26,7 +26,7 @@ from chattts_studio.core.engine.chattts.chat import ChatModel
 from chattts_studio.core.engine.decode.job import Job
 from chattts_studio.core.engine.decode.loop import FastDecoder
 from chattts_studio.core.engine.decode.rowwise import Sampling
-from chattts_studio.core.engine.engine import Engine
+from chattts_studio.core.engine.engine import Engine, LoadedModel
 from chattts_studio.core.engine.request import AudioChunk, SegmentRestarted, SynthesisRequest
 from chattts_studio.core.errors import Cancelled, ModelError
 from chattts_studio.core.text.prepare import Segment, split_segments
@@ -305,6 +305,21 @@ class Bench:
         }
 
 
+SECTIONS = ("ab", "batches", "first-audio", "floor", "precisions")  # engines: engines.py
+
+
+def describe(loaded: LoadedModel, repeats: int) -> dict[str, Any]:
+    """What a report says first: the machine, the model, torch, the runs per figure."""
+    return {
+        "machine": f"{platform.processor() or platform.machine()}, "
+        f"{torch.get_num_threads()} threads; {loaded.device.label}",
+        "model": loaded.info.label,
+        "random_weights": loaded.info.random_weights,
+        "torch": torch.__version__,
+        "repeats": repeats,
+    }
+
+
 def run(
     model: str,
     device: str | None,
@@ -316,38 +331,54 @@ def run(
     precisions: list[str],
     threads: int | None,
     say: Callable[[str], None],
+    sections: tuple[str, ...] = SECTIONS,
 ) -> dict[str, Any]:
+    """The report of the chosen `sections` (of SECTIONS)."""
     if threads:
         torch.set_num_threads(threads)
     engine = Engine()
     loaded = engine.load(model, device, "fp32")
     say(f"model {loaded.info.label} on {loaded.device.label}, {torch.get_num_threads()} threads")
     bench = Bench(engine, repeats, say)
-    report: dict[str, Any] = {
-        "machine": f"{platform.processor() or platform.machine()}, "
-        f"{torch.get_num_threads()} threads; {loaded.device.label}",
-        "model": loaded.info.label,
-        "random_weights": loaded.info.random_weights,
-        "torch": torch.__version__,
-        "repeats": repeats,
-    }
-    report["ab"] = [
-        bench.ab("one sentence", SENTENCE, 50, 1),
-        bench.ab(f"long text ({long_chars} chars)", long_text(long_chars), segment_size, batch),
-    ]
-    say("batch sizes")
-    report["batches"] = bench.batches(batch_sizes)
-    say("first audio")
-    report["first_audio"] = bench.first_audio()
-    say("weight-read floor")
-    report["floor"] = bench.floor()
-    report["precisions"] = []
+    report = describe(loaded, repeats)
+    if "ab" in sections:
+        report["ab"] = [
+            bench.ab("one sentence", SENTENCE, 50, 1),
+            bench.ab(f"long text ({long_chars} chars)", long_text(long_chars), segment_size, batch),
+        ]
+    if "batches" in sections:
+        say("batch sizes")
+        report["batches"] = bench.batches(batch_sizes)
+    if "first-audio" in sections:
+        say("first audio")
+        report["first_audio"] = bench.first_audio()
+    if "floor" in sections:
+        say("weight-read floor")
+        report["floor"] = bench.floor()
+    if "precisions" in sections:
+        report["precisions"] = precision_rows(
+            engine, model, device, repeats, batch, precisions, say
+        )
+    engine.unload()
+    return report
+
+
+def precision_rows(
+    engine: Engine,
+    model: str,
+    device: str | None,
+    repeats: int,
+    batch: int,
+    precisions: list[str],
+    say: Callable[[str], None],
+) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
     reference: tuple[torch.Tensor, torch.Tensor] = (torch.zeros(0), torch.zeros(0))
     for precision in precisions:
         try:
             engine.load(model, device, precision)
         except Exception as exc:
-            report["precisions"].append({"precision": precision, "refused": str(exc)})
+            rows.append({"precision": precision, "refused": str(exc)})
             continue
         bench = Bench(engine, repeats, say)
         row = bench.batches([1, batch])
@@ -356,7 +387,7 @@ def run(
             reference = (tokens, hiddens)
         agree = float((tokens == reference[0]).all(1).float().mean())
         cosine = float(torch.nn.functional.cosine_similarity(hiddens[:1], reference[1][:1]))
-        report["precisions"].append(
+        rows.append(
             {
                 "precision": precision,
                 "batch1_rtf": row[0]["rtf"],
@@ -366,5 +397,4 @@ def run(
                 "first_step_hidden_cosine": cosine,
             }
         )
-    engine.unload()
-    return report
+    return rows

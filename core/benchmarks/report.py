@@ -14,6 +14,24 @@ def format_report(report: dict[str, Any]) -> str:
         f"machine: {report['machine']}",
         f"model: {report['model']}",
         f"torch {report['torch']}, medians of {report['repeats']} runs after a warm-up",
+    ]
+    if "ab" in report:
+        lines += _ab(report, eos)
+    if "batches" in report:
+        lines += _batches(report)
+    if "precisions" in report:
+        lines += _precisions(report)
+    if "first_audio" in report:
+        lines += _first_audio(report)
+    if "floor" in report:
+        lines += _floor(report)
+    if "engines" in report:
+        lines += format_engines(report["engines"])
+    return "\n".join(lines)
+
+
+def _ab(report: dict[str, Any], eos: str) -> list[str]:
+    lines = [
         "",
         "1. stock Chat.infer vs studio (same weights, text, speaker, caps; "
         f"{eos}); each RTF is over the audio that side produced, ratio = stock RTF / studio RTF",
@@ -30,7 +48,11 @@ def format_report(report: dict[str, Any]) -> str:
             f"{r['studio_rtf']:.3f} | {ratios} | **{r['median_ratio']:.2f}x** | "
             f"{r['spread']:.0%} |"
         )
-    lines += [
+    return lines
+
+
+def _batches(report: dict[str, Any]) -> list[str]:
+    lines = [
         "",
         "2. studio by batch size",
         "| batch | audio s | RTF | steps/s (all rows) | peak memory MiB | spread |",
@@ -41,7 +63,11 @@ def format_report(report: dict[str, Any]) -> str:
             f"| {r['batch']} | {r['audio_s']:.1f} | {r['rtf']:.3f} | {r['steps_per_s']:.1f} | "
             f"{r['peak_memory_mib']:.0f} | {r['spread']:.0%} |"
         )
-    lines += [
+    return lines
+
+
+def _precisions(report: dict[str, Any]) -> list[str]:
+    lines = [
         "",
         "3. by precision; quality against fp32: agreement of 60 near-greedy codes (random",
         "   weights make one early difference change the rest) and the first hidden state's cosine",
@@ -63,8 +89,12 @@ def format_report(report: dict[str, Any]) -> str:
             f"{r['batch1_steps_per_s']:.1f} | {r['greedy_code_agreement']:.0%} | "
             f"{r['first_step_hidden_cosine']:.5f} |"
         )
+    return lines
+
+
+def _first_audio(report: dict[str, Any]) -> list[str]:
     f = report["first_audio"]
-    lines += [
+    return [
         "",
         "4. time to first audio, batch 1",
         "| stock streaming s | studio s | ratio | spread |",
@@ -72,8 +102,11 @@ def format_report(report: dict[str, Any]) -> str:
         f"| {f['stock_stream_s']:.2f} | {f['studio_s']:.2f} | {f['ratio']:.2f} | "
         f"{f['spread']:.0%} |",
     ]
+
+
+def _floor(report: dict[str, Any]) -> list[str]:
     fl = report["floor"]
-    lines += [
+    return [
         "",
         "5. batch-1 decode against the weight-read floor",
         "| GPT weights GB | one read ms | GB/s | studio step ms | % of floor | spread |",
@@ -81,7 +114,92 @@ def format_report(report: dict[str, Any]) -> str:
         f"| {fl['weights_gb']:.2f} | {fl['floor_ms']:.1f} | {fl['floor_gb_per_s']:.1f} | "
         f"{fl['step_ms']:.1f} | {fl['percent_of_floor']:.0f}% | {fl['spread']:.0%} |",
     ]
-    return "\n".join(lines)
+
+
+def format_engines(section: dict[str, Any]) -> list[str]:
+    """The engine section's three tables: decode speed, the long text's RTF, agreement."""
+    rows = section["rows"]
+    sizes = section["batch_sizes"]
+    lines = [
+        "",
+        f"6. engines: decode steps/s by batch ({section['threads']} threads), timed at the "
+        f"decoder: a run of {section['long_steps']} steps minus one of "
+        f"{section['short_steps']} (prompt and setup cancel out), every row the same sentence, "
+        "EOS held off; steps/s counts all rows, ms is one step",
+        "| engine | precision | " + " | ".join(f"batch {b}" for b in sizes) + " | spread |",
+        "|---|---|" + "---|" * len(sizes) + "---|",
+    ]
+    for r in rows:
+        head = f"| {r['engine']} | {r['precision']} |"
+        if "unavailable" in r:
+            lines.append(f"{head} unavailable: {r['unavailable']} |" + " |" * len(sizes))
+            continue
+        cells = [f"{d['row_steps_per_s']:.1f} ({d['step_ms']:.1f} ms)" for d in r["decode"]]
+        spread = max(d["spread"] for d in r["decode"])
+        lines.append(f"{head} {' | '.join(cells)} | {spread:.0%} |")
+    refine = "on" if section["refine_text"] else "off"
+    lines += [
+        "",
+        f"7. engines: long text ({section['long_chars']} chars) through the whole engine (text "
+        "to audio, vocoder included) at the user's defaults (automatic batch, default segment "
+        f"size and sampling; refine-text {refine}); medians of {section['repeats']} run(s) "
+        "after a warm-up; ratio = torch fp32 RTF / this RTF",
+        "| engine | precision | segments | batch | audio s | wall s | RTF | ratio | spread |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        head = f"| {r['engine']} | {r['precision']} |"
+        if "unavailable" in r:
+            lines.append(f"{head} unavailable: {r['unavailable']} | | | | | | |")
+            continue
+        t = r["long_text"]
+        ratio = t.get("ratio_to_torch_fp32")
+        lines.append(
+            f"{head} {t['segments']} | {t['batch']} | {t['audio_s']:.1f} | {t['wall_s']:.2f} | "
+            f"{t['rtf']:.3f} | {f'**{ratio:.2f}x**' if ratio else ''} | {t['spread']:.0%} |"
+        )
+    default = next(
+        (
+            r
+            for r in rows
+            if r["engine"] == section["default_engine"]
+            and r["precision"] == "fp32"
+            and "long_text" in r
+        ),
+        None,
+    )
+    if default is not None and default["long_text"].get("ratio_to_torch_fp32"):
+        lines.append(
+            f"\nthe CPU default (auto: {section['default_engine']} fp32) against today's default "
+            f"(torch fp32) on the long text: "
+            f"**{default['long_text']['ratio_to_torch_fp32']:.2f}x**"
+        )
+    lines += [
+        "",
+        f"8. engines: agreement with torch fp32. Teacher-forced: torch fp32's "
+        f"{section['agree_steps']} codes fed to each engine step by step, each step's logits "
+        "compared (max |difference| over the four code streams; KL(torch || other) of the "
+        f"softmax at temperature {section['temperature']:g}, the engine's default, averaged "
+        "over the streams; max and mean over the steps). Free-running: the same seed, the "
+        f"leading steps (of {section['free_steps']}) whose four codes equal torch fp32's. "
+        "Random weights make nearly tied logits, so one tiny difference changes a draw and "
+        "everything after it: the code agreement is pessimistic",
+        "| engine | precision | logits max diff | per-step max diff, mean | KL mean | KL max "
+        "| equal leading codes |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        head = f"| {r['engine']} | {r['precision']} |"
+        if "unavailable" in r:
+            lines.append(f"{head} unavailable: {r['unavailable']} | | | | |")
+            continue
+        a = r["agreement"]
+        lines.append(
+            f"{head} {a['logits_max_diff']:.2e} | {a['logits_mean_max_diff']:.2e} | "
+            f"{a['kl_mean']:.2e} | {a['kl_max']:.2e} | "
+            f"{a['equal_leading_steps']} of {a['free_steps']} |"
+        )
+    return lines
 
 
 def to_json(report: dict[str, Any]) -> str:

@@ -1,10 +1,37 @@
 """chattts-studio-cli bench: stock ChatTTS against the studio engine, side by side
-(chattts_studio.core.benchmarks.bench)."""
+(chattts_studio.core.benchmarks.bench), and with `--sections engines` the engines (torch and
+ONNX Runtime, fp32 and int8) against each other (chattts_studio.core.benchmarks.engines)."""
 
 import argparse
 from typing import Any
 
 from chattts_studio.core.cli.common import err
+
+# bench.SECTIONS, then engines.py's (not imported here, so that `--help` needs no torch).
+SECTIONS = ("ab", "batches", "first-audio", "floor", "precisions", "engines")
+DEFAULT_SECTIONS = SECTIONS[:-1]  # engines runs when asked: it loads four engines
+
+
+def _sections(value: str) -> tuple[str, ...]:
+    chosen = [v.strip() for v in value.split(",") if v.strip()]
+    if chosen == ["all"]:
+        return SECTIONS
+    unknown = [v for v in chosen if v not in SECTIONS]
+    if unknown or not chosen:
+        raise argparse.ArgumentTypeError(
+            f"choose sections among {', '.join(SECTIONS)} (or all), comma-separated"
+        )
+    return tuple(s for s in SECTIONS if s in chosen)
+
+
+def _sizes(value: str) -> tuple[int, ...]:
+    try:
+        sizes = tuple(int(v) for v in value.split(","))
+    except ValueError:
+        sizes = ()
+    if not sizes or min(sizes) < 1:
+        raise argparse.ArgumentTypeError("give batch sizes as whole numbers, e.g. 1,8,16")
+    return sizes
 
 
 def add_parser(sub: Any) -> None:
@@ -19,14 +46,56 @@ def add_parser(sub: Any) -> None:
     bench.add_argument("--batch-size", type=int, default=8, help="batch of the long-text case")
     bench.add_argument("--threads", type=int, default=None, help="CPU threads for torch")
     bench.add_argument("--json", action="store_true", help="print JSON instead of tables")
+    bench.add_argument(
+        "--sections",
+        type=_sections,
+        default=DEFAULT_SECTIONS,
+        help=f"comma-separated, among {', '.join(SECTIONS)}, or all (default: all but "
+        "engines); engines: torch and ONNX Runtime, fp32 and int8, side by side",
+    )
+    engines = bench.add_argument_group("the engines section")
+    engines.add_argument(
+        "--engine-batches",
+        type=_sizes,
+        default=(1, 8, 16),
+        help="batch sizes of its decode steps/s (default 1,8,16)",
+    )
+    engines.add_argument(
+        "--decode-steps",
+        type=int,
+        default=40,
+        help="steps of its timed decode runs (the steps/s are those of a run of this many "
+        "minus a run of a fifth as many; default 40)",
+    )
+    engines.add_argument(
+        "--agree-steps",
+        type=int,
+        default=300,
+        help="teacher-forced steps whose logits are compared with torch fp32's (default 300)",
+    )
+    engines.add_argument(
+        "--free-steps",
+        type=int,
+        default=100,
+        help="free-running steps whose codes are compared with torch fp32's (default 100)",
+    )
+    engines.add_argument(
+        "--refine",
+        action="store_true",
+        help="its long text with refine-text on (the user's default; off like the other tables "
+        "unless given)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
-    from chattts_studio.core.benchmarks import bench
+    from chattts_studio.core.benchmarks import bench, engines
     from chattts_studio.core.benchmarks.report import format_report, to_json
     from chattts_studio.core.engine.devices import resolve_device
     from chattts_studio.core.weights import models
 
+    if min(args.repeats, args.decode_steps, args.agree_steps, args.free_steps) < 1:
+        err("error: --repeats, --decode-steps, --agree-steps and --free-steps must be at least 1.")
+        return 2
     model = args.model
     if model is None:
         official = [r for r in models.status(("official",), quick=True) if r.verified]
@@ -35,17 +104,36 @@ def run(args: argparse.Namespace) -> int:
     device = args.device
     if resolve_device(device).kind == "cuda":
         sizes.append(32)
-    report = bench.run(
-        model,
-        device,
-        args.repeats,
-        args.long_chars,
-        args.segment_size,
-        args.batch_size,
-        sizes,
-        ["fp32", "bf16", "int8", "fp16"],
-        args.threads,
-        say=lambda line: err(line),
+    long_steps = max(2, args.decode_steps)
+    settings = engines.EngineSettings(
+        batch_sizes=args.engine_batches,
+        short_steps=max(1, long_steps // 5),
+        long_steps=long_steps,
+        agree_steps=args.agree_steps,
+        free_steps=args.free_steps,
+        long_chars=args.long_chars,
+        refine_text=args.refine,
+        repeats=args.repeats,
     )
+    say = err
+    report: dict[str, Any] = {}
+    chosen = tuple(s for s in args.sections if s in bench.SECTIONS)
+    if chosen:
+        report = bench.run(
+            model,
+            device,
+            args.repeats,
+            args.long_chars,
+            args.segment_size,
+            args.batch_size,
+            sizes,
+            ["fp32", "bf16", "int8", "fp16"],
+            args.threads,
+            say,
+            chosen,
+        )
+    if "engines" in args.sections:
+        # Its own engine: the header is the same when both ran (same machine, model, torch).
+        report = {**engines.run(model, device, args.threads, settings, say), **report}
     print(to_json(report) if args.json else format_report(report))
     return 0

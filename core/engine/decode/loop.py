@@ -120,7 +120,7 @@ class FastDecoder(GptRows):
         return next((job for job in self.active if job is not None and job.key == key), None)
 
     # -- sampling -------------------------------------------------------------------------
-    def _sample(
+    def sample_step(
         self,
         logits: torch.Tensor,
         history: torch.Tensor,
@@ -254,7 +254,7 @@ class FastDecoder(GptRows):
                 logits = self._logits(hidden)[vq_rows]
             else:
                 logits = self._logits(rows_h)
-            codes, bad = self._sample(
+            codes, bad = self.sample_step(
                 logits,
                 history[vq_rows],
                 steps_d[out_rows],

@@ -192,7 +192,9 @@ def _export(model: ChatModel, out: Path) -> None:
     names += [f"past_v{i}" for i in range(layers)]
     outputs = ["hidden", "logits"] + [f"present_k{i}" for i in range(layers)]
     outputs += [f"present_v{i}" for i in range(layers)]
-    table = {torch.ops.chattts_studio.cached_attention.default: _attention_translation(cfg)}
+    table: dict[Any, Any] = {
+        torch.ops.chattts_studio.cached_attention.default: _attention_translation(cfg)
+    }
     # The exporter reports its stages on stdout, where `synth -o -` writes audio (and warns
     # that the two dynamic dims share names across inputs: they are meant to).
     with torch.no_grad(), contextlib.redirect_stdout(sys.stderr), warnings.catch_warnings():
@@ -226,7 +228,9 @@ def _attention_translation(cfg: Any) -> Callable[..., Any]:
     heads, kv_heads = cfg.num_attention_heads, cfg.num_key_value_heads
 
     def translate(q: Any, k: Any, v: Any, past_k: Any, past_v: Any, pos: Any, scale: float) -> Any:
-        length = op.Cast(op.Gather(op.Shape(past_k), op.Constant(value_int=2)), to=6)  # int32
+        shape: Any = op.Shape(past_k)
+        third: Any = op.Constant(value_int=2)
+        length = op.Cast(op.Gather(shape, third), to=6)  # int32
         return msft.GroupQueryAttention(
             q,
             k,

@@ -16,6 +16,8 @@ row does not use. (At 16 rows the keys and values a step reads outweigh the weig
 94 MB a row at 768 positions, fp32.)
 """
 
+from typing import Any
+
 import torch
 from torch import nn
 from transformers.models.llama.modeling_llama import apply_rotary_pos_emb
@@ -66,17 +68,19 @@ def _cached_attention_shapes(
 
 
 class DecodeStep(nn.Module):
-    def __init__(self, gpt: nn.Module, embeddings: list[nn.Embedding], heads: torch.Tensor) -> None:
+    def __init__(self, gpt: Any, embeddings: list[nn.Embedding], heads: torch.Tensor) -> None:
         """`gpt`: ChatTTS's LlamaModel; `embeddings`: its four code embeddings; `heads`: the
         code heads' materialised weights [num_vq * num_codes, hidden] (ChatModel.code_heads)."""
         super().__init__()
-        self.layers = gpt.layers
-        self.norm = gpt.norm
-        self.rotary = gpt.rotary_emb
+        self.layers: Any = gpt.layers
+        self.norm: Any = gpt.norm
+        self.rotary: Any = gpt.rotary_emb
         self.embeddings = nn.ModuleList(embeddings)
         self.heads = nn.Parameter(heads.detach().float(), requires_grad=False)
         cfg = gpt.config
-        self.head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
+        self.head_dim = int(
+            getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
+        )
         if cfg.num_key_value_heads != cfg.num_attention_heads:
             raise ValueError("the exported step has no grouped-query attention (ChatTTS has none)")
 
