@@ -26,6 +26,7 @@ class Key(StrEnum):
     MODEL = "model"
     DEVICE = "device"
     PRECISION = "precision"
+    ENGINE = "engine"  # auto, torch or onnx: what runs the GPT's decode step
     SEGMENT_SIZE = "segment_size"
     BATCH_SIZE = "batch_size"  # 0 means automatic
     SPEAKER = "speaker"  # "seed:N" or "library:NAME"
@@ -45,6 +46,7 @@ DEFAULTS: dict[Key, object] = {
     Key.MODEL: "",
     Key.DEVICE: "",  # empty: core's default device
     Key.PRECISION: "fp32",
+    Key.ENGINE: "auto",  # the command line's default too
     Key.SEGMENT_SIZE: 50,
     Key.BATCH_SIZE: 0,
     Key.SPEAKER: "seed:2",

@@ -29,6 +29,7 @@ NOT_LANGUAGE = {
     *("LUFS", "Linux", "BSD", "English", "flac", "wav", "mp3", "ogg", "opus", "MB", "KB", "KiB"),
     # device ids, and the names of libraries, GPU generations and the vendors' platforms
     *("cpu", "cuda", "mps", "PyTorch", "GPT", "Pascal", "Ampere", "Apple", "PortAudio", "NUL"),
+    *("ONNX", "onnx", "onnxruntime", "onnxscript", "torch"),  # the engines and their packages
     "libportaudio2",
     "sha256",  # a hash's name
     *("API", "ASCII", "EPUB"),  # names Chinese text uses as they are

@@ -59,6 +59,8 @@ class EngineSettings:
     long_chars: int = 600
     refine_text: bool = False
     repeats: int = 3
+    # Which rows run (torch fp32 first: the reference); all four by default.
+    rows: tuple[tuple[EngineKind, Precision], ...] = ROWS
 
 
 class RecordingDecoder(FastDecoder):
@@ -250,7 +252,7 @@ def run_engines(
         "rows": [],
     }
     reference: Trace | None = None
-    for kind, precision in ROWS:
+    for kind, precision in settings.rows:
         row: dict[str, Any] = {"engine": kind.value, "precision": precision.value}
         section["rows"].append(row)
         say(f"engine {kind.value} {precision.value}")

@@ -3,6 +3,7 @@
 ONNX Runtime, fp32 and int8) against each other (chattts_studio.core.benchmarks.engines)."""
 
 import argparse
+import dataclasses
 from typing import Any
 
 from chattts_studio.core.cli.common import err
@@ -22,6 +23,17 @@ def _sections(value: str) -> tuple[str, ...]:
             f"choose sections among {', '.join(SECTIONS)} (or all), comma-separated"
         )
     return tuple(s for s in SECTIONS if s in chosen)
+
+
+def _engine_rows(value: str) -> tuple[tuple[str, str], ...]:
+    rows = tuple(tuple(part.strip().lower().split(":", 1)) for part in value.split(","))
+    known = {(e, p) for e in ("torch", "onnx") for p in ("fp32", "int8")}
+    if not rows or rows[0] != ("torch", "fp32") or not all(r in known for r in rows):
+        raise argparse.ArgumentTypeError(
+            "give rows as engine:precision (torch or onnx, fp32 or int8), torch:fp32 first, "
+            "e.g. torch:fp32,onnx:fp32"
+        )
+    return rows  # type: ignore[return-value]  # pairs, checked above
 
 
 def _sizes(value: str) -> tuple[int, ...]:
@@ -80,6 +92,13 @@ def add_parser(sub: Any) -> None:
         help="free-running steps whose codes are compared with torch fp32's (default 100)",
     )
     engines.add_argument(
+        "--engine-rows",
+        type=_engine_rows,
+        default=None,
+        help="the rows it runs, engine:precision comma-separated, torch:fp32 first (the "
+        "reference; default torch:fp32,onnx:fp32,torch:int8,onnx:int8)",
+    )
+    engines.add_argument(
         "--refine",
         action="store_true",
         help="its long text with refine-text on (the user's default; off like the other tables "
@@ -115,6 +134,12 @@ def run(args: argparse.Namespace) -> int:
         refine_text=args.refine,
         repeats=args.repeats,
     )
+    if args.engine_rows:
+        from chattts_studio.core.engine.devices import Precision
+        from chattts_studio.core.engine.onnxrt.choice import EngineKind
+
+        rows = tuple((EngineKind(e), Precision(p)) for e, p in args.engine_rows)
+        settings = dataclasses.replace(settings, rows=rows)
     say = err
     report: dict[str, Any] = {}
     chosen = tuple(s for s in args.sections if s in bench.SECTIONS)

@@ -10,6 +10,7 @@ from chattts_studio.core.errors import StudioError
 
 if TYPE_CHECKING:
     from chattts_studio.core.engine.engine import Engine
+    from chattts_studio.core.engine.onnxrt.choice import EngineKind
     from chattts_studio.core.engine.request import SynthesisRequest
     from chattts_studio.core.voices.voice import Voice
 
@@ -21,21 +22,61 @@ def err(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-def load_engine(model: str, device: str | None = None, precision: str = "fp32") -> "Engine":
+ENGINE_HELP = (
+    "what runs the GPT's decode step: auto (default): onnx on the CPU when ONNX Runtime is "
+    "installed and the precision is fp32 or int8, else torch; torch: PyTorch, every device "
+    "and precision; onnx: ONNX Runtime on the CPU, fp32 or int8 (exported once per model, "
+    "needs pip install 'chattts-studio[onnx]')"
+)
+
+
+def add_engine_option(parser: argparse.ArgumentParser, help: str = ENGINE_HELP) -> None:
+    parser.add_argument("--engine", default="auto", choices=["auto", "torch", "onnx"], help=help)
+
+
+def check_engine_choice(
+    device: str | None, precision: str, engine: str, decoder: str = "fast"
+) -> "EngineKind":
+    """The engine that will run (auto resolved); one that cannot run on the device at the
+    precision: one sentence (DeviceError) before the heavy work, not after the text or book
+    was read and the model loaded."""
+    from chattts_studio.core.engine.devices import check_precision, resolve_device
+    from chattts_studio.core.engine.onnxrt.choice import check_engine
+
+    if decoder == "stock" and engine == "onnx":
+        # ChatTTS's generate() runs its own torch loop: the exported step would go unused.
+        raise StudioError("--decoder stock runs in PyTorch; give --engine torch or auto with it.")
+
+    target = resolve_device(device)
+    return check_engine(target, check_precision(target, precision), engine)
+
+
+def _said_stage(stage: str) -> bool:
+    """The load's stages worth a line: the slow, once-only ones (demo weights, an export)."""
+    return stage.startswith(("building", "making"))
+
+
+def load_engine(
+    model: str, device: str | None = None, precision: str = "fp32", engine: str = "torch"
+) -> "Engine":
+    """A model loaded for a command; `engine`: auto, torch or onnx (the --engine of the
+    commands that have it; torch, the library's default, for those that only sample or
+    preview a voice: an export would cost them more than it saves)."""
     from chattts_studio.core.engine.engine import Engine
 
-    engine = Engine()
-    loaded = engine.load(
+    studio = Engine()
+    loaded = studio.load(
         model,
         device,
         precision,
-        progress=lambda stage, _f: err(f"  {stage}") if stage.startswith("building") else None,
+        progress=lambda stage, _f: err(f"  {stage}") if _said_stage(stage) else None,
+        engine=engine,
     )
     err(
         f"model: {loaded.info.label} on {loaded.device.id}, {loaded.precision.value}, "
-        f"loaded in {loaded.load_seconds:.1f} s"
+        f"{loaded.engine.value} engine, loaded in {loaded.load_seconds:.1f} s"
     )
-    return engine
+    return studio
 
 
 def speaker_arg(value: str | None, engine: "Engine") -> tuple["Voice | None", int | None]:

@@ -15,6 +15,7 @@ def run(_args: argparse.Namespace) -> int:
     import torch
 
     from chattts_studio.core import paths
+    from chattts_studio.core.cli.devices import engines_line
     from chattts_studio.core.engine.devices import cuda_status, list_devices, precision_support
 
     print(f"python {platform.python_version()} on {platform.platform()}")
@@ -33,6 +34,8 @@ def run(_args: argparse.Namespace) -> int:
             continue
         for precision, why in precision_support(device).items():
             print(f"    {precision.value}: {'ok' if why is None else why}")
+        usable = [p.value for p, why in precision_support(device).items() if why is None]
+        print(f"    engines: {engines_line(device, usable)}")
     print(f"data folder {paths.data_dir()}")
     from chattts_studio.core.audio.output import output_available
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from chattts_studio.core.cli.common import (
     EXIT_CANCELLED,
+    check_engine_choice,
     check_folder,
     err,
     load_engine,
@@ -20,6 +21,7 @@ from chattts_studio.core.errors import StudioError
 from chattts_studio.core.render.manifest.store import ItemEntry
 
 if TYPE_CHECKING:
+    from chattts_studio.core.engine.onnxrt.choice import EngineKind
     from chattts_studio.core.render.manifest.cluster import ClusterRender
     from chattts_studio.core.render.manifest.items import ManifestItem
     from chattts_studio.core.render.manifest.run import ManifestOptions
@@ -102,7 +104,9 @@ def render_manifest_command(args: argparse.Namespace) -> int:
     check_speakers(items, source)
     set_threads(args.threads)
     cluster = None
-    if args.ray is not None:
+    if args.ray is None:
+        check_engine_choice(args.device, args.precision, args.engine)
+    else:
         from chattts_studio.core.render.manifest.cluster import ClusterRender
 
         cluster = ClusterRender(
@@ -110,10 +114,29 @@ def render_manifest_command(args: argparse.Namespace) -> int:
         )
         cluster.connect()  # no Ray, or no cluster: one sentence before the model loads
     try:
+        if cluster is not None:
+            cluster.engine = _workers_engine(cluster, args)
         return _run(args, items, options, cluster)
     finally:
         if cluster is not None:
             cluster.close()
+
+
+def _workers_engine(cluster: "ClusterRender", args: argparse.Namespace) -> "EngineKind":
+    """The Ray workers' engine, settled here before any model loads (auto included, so that
+    every worker runs the same one, the one the items' identity names): their device is a GPU
+    each on a cluster that has them (where onnx cannot run), else their CPUs, judged by this
+    installation (a worker without ONNX Runtime then fails with its sentence)."""
+    from chattts_studio.core.engine.onnxrt.choice import EngineKind
+
+    if not cluster.gpu:
+        return check_engine_choice("cpu", args.precision, args.engine)
+    if args.engine == "onnx":
+        raise StudioError(
+            "The onnx engine runs on the CPU; this Ray cluster's workers use its GPUs, so "
+            "give --engine torch or auto."
+        )
+    return EngineKind.TORCH
 
 
 def _run(
@@ -125,8 +148,11 @@ def _run(
     from chattts_studio.core.services.render_manifest import ManifestCancelled, render_manifest
 
     source, folder = Path(args.book), Path(args.output)
-    # On a cluster the driver needs the model only to resolve the speakers.
-    engine = load_engine(args.model, "cpu" if cluster else args.device, args.precision)
+    # On a cluster the driver needs the model only to resolve the speakers: torch, no export.
+    if cluster is not None:
+        engine = load_engine(args.model, "cpu", args.precision, "torch")
+    else:
+        engine = load_engine(args.model, args.device, args.precision, args.engine)
     progress: _Progress | None = None
 
     def planned(plan: "ManifestPlan") -> None:

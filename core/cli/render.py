@@ -12,8 +12,10 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from chattts_studio.core.cli.common import (
     EXIT_CANCELLED,
+    add_engine_option,
     add_lexicon_option,
     add_voice_options,
+    check_engine_choice,
     check_folder,
     err,
     load_engine,
@@ -78,6 +80,7 @@ def add_parser(sub: Any) -> None:
     render.add_argument(
         "--precision", default="fp32", choices=["fp32", "fp16", "bf16", "int8"], help="as synth"
     )
+    add_engine_option(render, help="as synth; with --ray, the workers' (default: auto)")
     render.add_argument("--threads", type=int, default=None, help="CPU threads for torch")
     render.add_argument("--segment-size", type=int, default=d.segment_size)
     render.add_argument(
@@ -173,6 +176,7 @@ def run(args: argparse.Namespace) -> int:
     request = request_from_args(args, "")
     request.validate()
     set_threads(args.threads)
+    check_engine_choice(args.device, args.precision, args.engine, args.decoder)
     if not -70.0 <= (args.loudness if args.loudness is not None else -16.0) <= 0.0:
         raise StudioError("The loudness target must be between -70 and 0 LUFS.")
     if not -20.0 <= args.peak <= 0.0:
@@ -187,7 +191,7 @@ def run(args: argparse.Namespace) -> int:
         peak=args.peak,
         group_size=args.batch_size or AUTO_BATCH_MAX,
     )
-    engine = load_engine(args.model, args.device, args.precision)
+    engine = load_engine(args.model, args.device, args.precision, args.engine)
     voice, seed = speaker_arg(args.speaker, engine)
     request = replace(request, voice=voice, seed=seed if seed is not None else args.seed)
     view = ProgressView()

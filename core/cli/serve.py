@@ -130,6 +130,7 @@ def add_parser(sub: Any) -> None:
     serve.add_argument("--model", default="demo", help="demo, demo-full, official, or a folder")
     serve.add_argument("--device", default=None, help="cpu, cuda, cuda:N or mps")
     serve.add_argument("--precision", default="fp32", choices=["fp32", "fp16", "bf16", "int8"])
+    common.add_engine_option(serve)
     serve.add_argument(
         "--slots",
         type=int,
@@ -176,8 +177,9 @@ def run(args: argparse.Namespace) -> int:
         )
     if args.chunk_rows is not None and not 1 <= args.chunk_rows <= 64:
         raise StudioError("--chunk-rows must be 1-64.")
+    common.check_engine_choice(args.device, args.precision, args.engine)
     check_port(args.host, args.port)
-    engine = common.load_engine(args.model, args.device, args.precision)
+    engine = common.load_engine(args.model, args.device, args.precision, args.engine)
     options = ServeOptions(
         host=args.host,
         port=args.port,

@@ -8,8 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from chattts_studio.core.cli.common import (
+    add_engine_option,
     add_lexicon_option,
     add_voice_options,
+    check_engine_choice,
     err,
     load_engine,
     request_from_args,
@@ -46,6 +48,7 @@ def add_parser(sub: Any) -> None:
         choices=["fp32", "fp16", "bf16", "int8"],
         help="int8: the GPT quantized, CPU only, fastest there",
     )
+    add_engine_option(synth)
     synth.add_argument("--threads", type=int, default=None, help="CPU threads for torch")
     synth.add_argument("--segment-size", type=int, default=d.segment_size)
     synth.add_argument(
@@ -124,6 +127,7 @@ def run(args: argparse.Namespace) -> int:
     request = request_from_args(args, text, turn_pause_seconds=args.turn_pause)
     request.validate()
     set_threads(args.threads)
+    check_engine_choice(args.device, args.precision, args.engine, args.decoder)
     script = None
     if args.script is not None:
         from chattts_studio.core.text.dialogue import read_script, voices_for
@@ -135,7 +139,7 @@ def run(args: argparse.Namespace) -> int:
         script = (turns, voices)
     else:
         check_text(text)  # bad text fails before the model loads
-    engine = load_engine(args.model, args.device, args.precision)
+    engine = load_engine(args.model, args.device, args.precision, args.engine)
     if script is not None:
         plan = plan_synthesis(engine, request, script[1], script[0])
     else:

@@ -237,6 +237,7 @@ class SpeechServer:
             "status": "ok",
             "model": self.model_name,
             "device": loaded.device.id if loaded else None,
+            "engine": loaded.engine.value if loaded else None,  # what runs the decode step
             # The page says so: random weights make noise with the real cost, never speech.
             "random_weights": loaded.info.random_weights if loaded else None,
             "queue": self.batcher.queue_length(),

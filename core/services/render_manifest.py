@@ -22,12 +22,16 @@ from chattts_studio.core.render.manifest.store import ItemEntry
 
 if TYPE_CHECKING:
     from chattts_studio.core.engine.engine import Engine
+    from chattts_studio.core.engine.onnxrt.choice import EngineKind
 
 ItemSink = Callable[[ItemEntry], None]
 
 
 class ItemCluster(Protocol):
     """Where a manifest's items are made when not here (ClusterRender, on Ray workers)."""
+
+    # The engine its workers load (resolved: torch or onnx), part of the items' identity.
+    engine: "EngineKind"
 
     def run(
         self, job: ManifestJob, cancel: CancelToken | None = None, on_item: ItemSink | None = None
@@ -79,7 +83,8 @@ def render_manifest(
     work = resolve_items(items, engine, source)
     assert engine.loaded is not None
     random_weights = engine.loaded.info.random_weights
-    job = ManifestJob(work, Path(folder), options, engine.loaded)
+    workers = cluster.engine if cluster is not None else None
+    job = ManifestJob(work, Path(folder), options, engine.loaded, workers)
     with job.store:
         pending = job.pending()
         if on_plan is not None:
@@ -101,8 +106,17 @@ class ItemWorker:
     chunk of items and sends their encoded files back to the driver."""
 
     def __init__(
-        self, model: str, precision: str, options: ManifestOptions, cpus: int, gpu: bool
+        self,
+        model: str,
+        precision: str,
+        options: ManifestOptions,
+        cpus: int,
+        gpu: bool,
+        engine: str = "torch",
     ) -> None:
+        """`engine`: auto, torch or onnx (render --engine, whose auto is onnx on a CPU worker
+        with ONNX Runtime installed, torch on a GPU); torch, the library's default, when not
+        given."""
         from chattts_studio.core.engine.engine import Engine
 
         if not gpu:
@@ -110,7 +124,7 @@ class ItemWorker:
 
             torch.set_num_threads(max(1, cpus))
         self.engine = Engine()
-        self.engine.load(model, None if gpu else "cpu", precision)
+        self.engine.load(model, None if gpu else "cpu", precision, engine=engine)
         self.renderer = ItemRenderer(self.engine, options)
 
     def render(self, items: list[WorkItem]) -> list[ItemResult]:

@@ -1,4 +1,4 @@
-"""Device, precision, segment size, batch size and the advanced generation settings.
+"""Device, precision, engine, segment size, batch size and the advanced generation settings.
 
 The devices and what each can do come from the worker's probe (it imports torch); until it
 arrives the device picker and the precision buttons say "loading…" and keep the saved choice.
@@ -29,6 +29,7 @@ from chattts_studio.core import STEPS_PER_SECOND
 from chattts_studio.core.engine.request import AUTO_BATCH_MAX, BATCH_SIZE_RANGE, SynthesisRequest
 from chattts_studio.core.text.prepare import MAX_CJK_SEGMENT, MAX_STEP_CAP
 from chattts_studio.gui.i18n import core_text, translate
+from chattts_studio.gui.panels.engine_choice import AUTO, EngineChoice
 from chattts_studio.gui.worker.jobs import DeviceProbe
 
 if (
@@ -59,16 +60,16 @@ class Generation:
 
 
 class ControlsPanel(QWidget):
-    engine_changed = Signal()  # device or precision: the model must be reloaded
+    engine_changed = Signal()  # device, precision or engine: the model must be reloaded
     segment_size_changed = Signal(int)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.probe: DeviceProbe | None = None  # the worker's, once it has looked
         self.devices: list[Device] = []
-        # The device and precision wanted before the probe (the saved choice; "" is the
-        # default device), and whether a job runs: applied once the probe arrives.
-        self._wanted: tuple[str, str] = ("", "fp32")
+        # The device, precision and engine wanted before the probe (the saved choice; "" is
+        # the default device), and whether a job runs: applied once the probe arrives.
+        self._wanted: tuple[str, str, str] = ("", "fp32", AUTO)
         self._busy = (False, False)
         self._build()
         self._connect()
@@ -92,6 +93,7 @@ class ControlsPanel(QWidget):
         self.precision_row.addStretch(1)
         self.precision_note = QLabel(translate("Controls", LOADING))
         self.precision_note.setWordWrap(True)
+        self.engine_choice = EngineChoice()
 
         self.segment_slider = QSlider(Qt.Orientation.Horizontal)
         self.segment_slider.setRange(*SEGMENT_RANGE)
@@ -171,6 +173,7 @@ class ControlsPanel(QWidget):
         form.addRow("", self.device_note)
         form.addRow(translate("Controls", "Precision"), self.precision_row)
         form.addRow("", self.precision_note)
+        form.addRow(translate("Controls", "Runtime"), self.engine_choice)
         form.addRow(translate("Controls", "Segment size"), segment_row)
         form.addRow(translate("Controls", "Batch size"), self.batch_box)
         self._name_controls()
@@ -212,6 +215,7 @@ class ControlsPanel(QWidget):
     def _connect(self) -> None:
         self.device_box.currentIndexChanged.connect(self._device_changed)
         self.precision_group.buttonToggled.connect(self._precision_toggled)
+        self.engine_choice.changed.connect(self.engine_changed)
         self.segment_slider.valueChanged.connect(self._segment_changed)
 
     # -- behaviour -------------------------------------------------------------------------
@@ -225,6 +229,7 @@ class ControlsPanel(QWidget):
 
     def _precision_toggled(self, _button: QRadioButton, checked: bool) -> None:
         if checked:
+            self._refresh_engines()
             self.engine_changed.emit()
 
     # -- the devices, once the worker has looked -------------------------------------------
@@ -325,6 +330,18 @@ class ControlsPanel(QWidget):
             self.precision_buttons[self.probe.precisions[0]].setChecked(True)  # fp32
             self.precision_group.blockSignals(False)
         self.precision_note.setText("; ".join(reasons))
+        self._refresh_engines()
+
+    def _refresh_engines(self) -> None:
+        """Grey the engines the chosen device and precision cannot use (with the reason)."""
+        precision = self.precision()
+        if self.probe is None or precision is None:
+            return
+        self.engine_choice.refresh(self.probe.engine_reasons(self.device_id(), precision))
+
+    def engine_value(self) -> str:
+        """The chosen engine (auto, torch or onnx); before the probe the wanted one."""
+        return self.engine_choice.value() if self.probe is not None else self._wanted[2]
 
     def precision(self) -> "Precision | None":
         """The checked precision (None until the probe has arrived)."""
@@ -338,25 +355,30 @@ class ControlsPanel(QWidget):
         precision = self.precision()
         return precision.value if precision is not None else self._wanted[1]
 
-    def select(self, device_id: str, precision: str) -> None:
+    def select(self, device_id: str, precision: str, engine: str | None = None) -> None:
         """Preselect without reloading (used at start-up from the saved settings). Before the
-        probe it is remembered and applied when the probe arrives."""
+        probe it is remembered and applied when the probe arrives. `engine` None: as it is."""
+        engine = engine if engine is not None else self.engine_value()
         if self.probe is None:
-            self._wanted = (device_id, precision)
+            self._wanted = (device_id, precision, engine)
             return
         device_id, chosen = self.probe.settle(device_id, precision)
         self.blockSignals(True)
         self.device_box.setCurrentIndex(self.device_box.findData(device_id))
         self._refresh_precisions()
         self.precision_buttons[chosen].setChecked(True)
+        self.engine_choice.select(self.probe.settle_engine(device_id, chosen, engine))
+        self._refresh_engines()
         self.blockSignals(False)
 
-    def show_effective(self, precision: "Precision | None") -> None:
+    def show_effective(self, precision: "Precision | None", engine: str | None = None) -> None:
+        """What the loaded model really runs (auto resolved); None: no model."""
         self.effective_precision.setText(
             translate("Controls", "effective: {precision}").format(
                 precision=precision.value if precision else "-"
             )
         )
+        self.engine_choice.show_effective(engine)
 
     def set_busy(self, busy: bool, synthesizing: bool = False) -> None:
         """Device and precision are fixed while any job runs: a reload would wait behind it.
@@ -367,6 +389,7 @@ class ControlsPanel(QWidget):
         support = self._support()
         for precision, button in self.precision_buttons.items():
             button.setEnabled(not busy and support.get(precision) is None)
+        self.engine_choice.box.setEnabled(not busy and self.ready)
         for widget, tip in (
             (self.segment_slider, self.segment_tip),
             (self.batch_box, self.batch_tip),

@@ -73,6 +73,9 @@ STAGES = (
     QT_TRANSLATE_NOOP("Stage", "speaker"),
     QT_TRANSLATE_NOOP("Stage", "build"),
     QT_TRANSLATE_NOOP("Stage", "switching precision"),
+    QT_TRANSLATE_NOOP("Stage", "making the ONNX fp32 decode step (once per model)"),
+    QT_TRANSLATE_NOOP("Stage", "making the ONNX int8 decode step (once per model)"),
+    QT_TRANSLATE_NOOP("Stage", "starting ONNX Runtime"),
     QT_TRANSLATE_NOOP("Stage", "ready"),
 )
 

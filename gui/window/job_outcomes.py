@@ -241,8 +241,8 @@ class JobOutcomes(WindowBase):
             return
         # Its name, device and precision again, so the next change reloads what works.
         self.model_name = loaded.info.name
-        self.controls.select(loaded.device.id, loaded.precision.value)
-        self.controls.show_effective(loaded.precision)
+        self.controls.select(loaded.device.id, loaded.precision.value, loaded.engine.value)
+        self.controls.show_effective(loaded.precision, loaded.engine.value)
         said = self.tr("{reason} Still loaded: {model} on {device}, {precision}.").format(
             reason=reason,
             model=model_label(loaded.info),

@@ -20,6 +20,7 @@ from chattts_studio.gui.common.notices import banner_dismissed, set_banner_dismi
 from chattts_studio.gui.common.theme import notifier, warning_colour
 from chattts_studio.gui.draft import DraftKeeper
 from chattts_studio.gui.i18n import core_text, model_label, translate
+from chattts_studio.gui.panels.engine_choice import engine_label
 from chattts_studio.gui.render.jobs import RenderJobs
 from chattts_studio.gui.result.history import save_history_limit, saved_history_limit
 from chattts_studio.gui.serve.control import ServeControl
@@ -228,6 +229,7 @@ class MainWindow(
             controls.device_id() or None,
             controls.precision_value(),
             settle=not controls.ready,
+            engine=controls.engine_value(),
         )
         self.current_job = self.host.load(spec)
         self._set_busy(True)
@@ -235,12 +237,15 @@ class MainWindow(
 
     def _set_loaded(self, loaded: "LoadedModel") -> None:
         self.loaded = loaded
-        self.controls.show_effective(loaded.precision)
+        self.controls.show_effective(loaded.precision, loaded.engine.value)
         info = loaded.info
-        # Name, device and precision first: a narrow window elides the end of the line.
+        # Name, device, precision and engine first: a narrow window elides the line's end.
         name = str(info.folder) if info.kind == "folder" else info.name
-        text = self.tr("Model: {name} · {device} · {precision}").format(
-            name=name, device=loaded.device.id, precision=loaded.precision.value
+        text = self.tr("Model: {name} · {device} · {precision} · {engine}").format(
+            name=name,
+            device=loaded.device.id,
+            precision=loaded.precision.value,
+            engine=engine_label(loaded.engine.value),
         )
         if info.random_weights:
             text += f" · {core_text(models.RANDOM_LABEL)}"

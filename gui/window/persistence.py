@@ -27,7 +27,7 @@ class Persistence(WindowBase):
             screen = self.screen().availableGeometry()  # a first start fits a 1280x800 screen
             self.resize(min(1200, screen.width()), min(760, screen.height()))
         # The device is settled when the worker's probe arrives ("" is the default device).
-        self.controls.select(s.text(Key.DEVICE), s.text(Key.PRECISION))
+        self.controls.select(s.text(Key.DEVICE), s.text(Key.PRECISION), s.text(Key.ENGINE))
         self.controls.segment_slider.setValue(s.number(Key.SEGMENT_SIZE))
         self.controls.batch_box.setValue(s.number(Key.BATCH_SIZE))
         self.speakers.restore(s.text(Key.SPEAKER))
@@ -66,6 +66,7 @@ class Persistence(WindowBase):
         s.set(Key.GEOMETRY, self.saveGeometry())
         s.set(Key.DEVICE, self.controls.device_id())
         s.set(Key.PRECISION, self.controls.precision_value())
+        s.set(Key.ENGINE, self.controls.engine_value())
         s.set(Key.SEGMENT_SIZE, self.controls.segment_slider.value())
         s.set(Key.BATCH_SIZE, self.controls.batch_box.value())
         s.set(Key.SPEAKER, self.speakers.current().key())

@@ -56,6 +56,7 @@ class LoadJob:
     # Asked for before the device probe reached the window: the saved choice, which the worker
     # settles as the controls will show it (see DeviceProbe.settle).
     settle: bool = False
+    engine: str = "auto"  # auto, torch or onnx: what runs the GPT's decode step
 
 
 @dataclass(frozen=True)
@@ -67,6 +68,18 @@ class DeviceProbe:
     cuda: str  # one sentence on CUDA: usable, or why not
     support: "dict[str, dict[Precision, str | None]]"  # per usable device: None or why not
     precisions: "tuple[Precision, ...]"  # every precision, fp32 first
+    # Per usable device and precision: each engine's value -> None, or why it cannot run
+    # there (core/engine/onnxrt/choice.py's engine_support).
+    engines: "dict[str, dict[Precision, dict[str, str | None]]]" = field(default_factory=dict)
+
+    def engine_reasons(self, device_id: str, precision: "Precision") -> dict[str, str | None]:
+        return self.engines.get(device_id, {}).get(precision, {})
+
+    def settle_engine(self, device_id: str, precision: "Precision", engine: str) -> str:
+        """A saved engine as it can be used with this device and precision: one that cannot
+        (or an unknown one) is auto, which always can."""
+        reasons = self.engine_reasons(device_id, precision)
+        return engine if engine in reasons and reasons[engine] is None else "auto"
 
     def usable(self, device_id: str) -> bool:
         return any(d.id == device_id and d.usable for d in self.devices)

@@ -116,14 +116,23 @@ class Worker(QObject):
                 list_devices,
                 precision_support,
             )
+            from chattts_studio.core.engine.onnxrt.choice import engine_support
 
             devices = list_devices()
+            usable = [d for d in devices if d.usable]
             found = DeviceProbe(
                 devices,
                 default_device().id,
                 cuda_status(),
-                {d.id: precision_support(d) for d in devices if d.usable},
+                {d.id: precision_support(d) for d in usable},
                 tuple(Precision),
+                {
+                    d.id: {
+                        p: {str(k): why for k, why in engine_support(d, p).items()}
+                        for p in Precision
+                    }
+                    for d in usable
+                },
             )
         except Exception as exc:  # torch or ChatTTS missing or broken: every job says so
             self._broken = exc
@@ -172,11 +181,14 @@ class Worker(QObject):
             self.probe()  # done already, normally: it is the first job
             self.end_serving()  # another model or precision: the API does not outlive this one
             engine = self._engine()
-            device, precision = spec.device, spec.precision
+            device, precision, kind = spec.device, spec.precision, spec.engine
             if spec.settle and self.devices is not None:
                 device, chosen = self.devices.settle(device, precision)
                 precision = chosen.value
-            return engine.load(spec.model, device, precision, progress=report, cancel=job.cancel)
+                kind = self.devices.settle_engine(device, chosen, kind)
+            return engine.load(
+                spec.model, device, precision, progress=report, cancel=job.cancel, engine=kind
+            )
 
         self._run(job, body, self.loaded)
 

@@ -317,8 +317,32 @@
         <translation>两个片段之间插入的静音。</translation>
     </message>
     <message>
+        <source>Auto</source>
+        <translation>自动</translation>
+    </message>
+    <message>
+        <source>ONNX Runtime</source>
+        <translation>ONNX 运行时</translation>
+    </message>
+    <message>
+        <source>ONNX Runtime on the CPU when it is installed and the precision is fp32 or int8, else PyTorch.</source>
+        <translation>已安装 ONNX 运行时且精度为 fp32 或 int8 时在 CPU 上用它，否则用 PyTorch。</translation>
+    </message>
+    <message>
+        <source>PyTorch runs the whole model: every device and precision.</source>
+        <translation>由 PyTorch 运行整个模型：支持所有设备和精度。</translation>
+    </message>
+    <message>
+        <source>ONNX Runtime runs the GPT&apos;s decode step on the CPU, fp32 or int8. The first load of a model exports it once (about a minute for the full model).</source>
+        <translation>由 ONNX 运行时在 CPU 上运行 GPT 的解码步骤，支持 fp32 或 int8。模型第一次加载时会导出一次（完整模型约需一分钟）。</translation>
+    </message>
+    <message>
         <source>Engine</source>
         <translation>引擎</translation>
+    </message>
+    <message>
+        <source>in use: {engine}</source>
+        <translation>当前使用：{engine}</translation>
     </message>
     <message>
         <source>Device</source>
@@ -327,6 +351,10 @@
     <message>
         <source>Precision</source>
         <translation>精度</translation>
+    </message>
+    <message>
+        <source>Runtime</source>
+        <translation>运行时</translation>
     </message>
     <message>
         <source>Segment size</source>
@@ -844,8 +872,8 @@
         <translation>请先等待当前任务完成（或取消它）。</translation>
     </message>
     <message>
-        <source>Model: {name} · {device} · {precision}</source>
-        <translation>模型：{name} · {device} · {precision}</translation>
+        <source>Model: {name} · {device} · {precision} · {engine}</source>
+        <translation>模型：{name} · {device} · {precision} · {engine}</translation>
     </message>
     <message>
         <source>Loaded {model} on {device} in {seconds:.1f} s.</source>
@@ -1739,6 +1767,18 @@
     <message>
         <source>switching precision</source>
         <translation>正在切换精度</translation>
+    </message>
+    <message>
+        <source>making the ONNX fp32 decode step (once per model)</source>
+        <translation>正在生成 ONNX fp32 解码步骤（每个模型一次）</translation>
+    </message>
+    <message>
+        <source>making the ONNX int8 decode step (once per model)</source>
+        <translation>正在生成 ONNX int8 解码步骤（每个模型一次）</translation>
+    </message>
+    <message>
+        <source>starting ONNX Runtime</source>
+        <translation>正在启动 ONNX 运行时</translation>
     </message>
     <message>
         <source>ready</source>
@@ -2846,6 +2886,30 @@
     <message>
         <source>A part of the voice blend is not a speaker embedding.</source>
         <translation>声音混合中有一部分不是说话人嵌入。</translation>
+    </message>
+    <message>
+        <source>ONNX Runtime is not installed ({missing} missing); install it with {hint}</source>
+        <translation>未安装 ONNX 运行时（缺少 {missing}）；请用 {hint} 安装</translation>
+    </message>
+    <message>
+        <source>the ONNX engine runs on the CPU in this app; on {device} the torch engine runs</source>
+        <translation>本应用中 ONNX 引擎只在 CPU 上运行；在 {device} 上运行的是 PyTorch 引擎</translation>
+    </message>
+    <message>
+        <source>the ONNX engine runs fp32 or int8, not {precision}</source>
+        <translation>ONNX 引擎只运行 fp32 或 int8，不运行 {precision}</translation>
+    </message>
+    <message>
+        <source>Unknown engine &apos;{engine}&apos;; choose auto, torch or onnx.</source>
+        <translation>未知的引擎“{engine}”；请选择自动、PyTorch 或 ONNX 运行时。</translation>
+    </message>
+    <message>
+        <source>The {engine} engine cannot be used: {reason}.</source>
+        <translation>无法使用 {engine} 引擎：{reason}。</translation>
+    </message>
+    <message>
+        <source>The model could not be exported for ONNX Runtime: {reason}</source>
+        <translation>无法为 ONNX 运行时导出模型：{reason}</translation>
     </message>
 </context>
 </TS>

@@ -352,6 +352,7 @@ def _finished_synthesis(window) -> None:  # type: ignore[no-untyped-def]
         info=models.resolve("demo"),
         device=SimpleNamespace(id="cpu"),
         precision=SimpleNamespace(value="fp32"),
+        engine=SimpleNamespace(value="onnx"),  # named in the model line: ONNX Runtime's name
         load_seconds=1.5,
     )
     window._set_loaded(loaded)

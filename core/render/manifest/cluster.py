@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from chattts_studio.core.engine.cancel import CancelToken
+from chattts_studio.core.engine.onnxrt.choice import EngineKind
 from chattts_studio.core.errors import Cancelled, StudioError
 from chattts_studio.core.render.manifest.items import WorkItem
 from chattts_studio.core.render.manifest.run import ItemResult, ManifestJob, ManifestOptions
@@ -92,10 +93,14 @@ class ClusterRender:
         address: str | None = None,
         cpus_per_actor: int = 1,
         actors: int | None = None,
+        engine: EngineKind = EngineKind.TORCH,
     ) -> None:
+        """`engine`: what the workers run, resolved (the driver settles auto once it knows
+        whether the workers have GPUs: `connect`, then set it)."""
         if cpus_per_actor < 1:
             raise StudioError("--ray-cpus-per-actor must be 1 or more.")
         self.model, self.precision, self.address = model, precision, address
+        self.engine = engine
         self.cpus_per_actor, self.max_actors = cpus_per_actor, actors
         self.actors: list[Any] = []
         self.gpu = False
@@ -142,7 +147,14 @@ class ClusterRender:
             max_concurrency=IN_FLIGHT,
         )(ItemWorker)
         self.actors = [
-            remote.remote(self.model, self.precision, options, self.cpus_per_actor, self.gpu)
+            remote.remote(
+                self.model,
+                self.precision,
+                options,
+                self.cpus_per_actor,
+                self.gpu,
+                self.engine.value,
+            )
             for _ in range(self.stats.actors)
         ]
 

@@ -35,6 +35,7 @@ from chattts_studio.core.render.store import digest
 if TYPE_CHECKING:
     from chattts_studio.core.engine.batcher_ticket import Delivery, Ticket
     from chattts_studio.core.engine.engine import Engine, LoadedModel
+    from chattts_studio.core.engine.onnxrt.choice import EngineKind
 
 ITEM_FORMATS = ("flac", "wav", "mp3", "ogg")
 _SOUNDFILE = {
@@ -59,14 +60,20 @@ class ManifestOptions:
         return digest("manifest", model, self.format, self.pause, self.segment_size, self.speed)
 
 
-def model_identity(loaded: "LoadedModel") -> str:
+def model_identity(loaded: "LoadedModel", engine: "EngineKind | None" = None) -> str:
     """What of the loaded model shapes an item's bits: its weights (by the hashes their
-    verification checked) and the precision the GPT runs at. Not the model's name or folder:
-    a folder moved or named another way keeps its items, other weights under the same name
-    do not."""
+    verification checked), the precision the GPT runs at and the engine that runs its steps
+    (`engine`: the workers', when not the loaded model's). Not the model's name or folder: a
+    folder moved or named another way keeps its items, other weights under the same name do
+    not. torch's identity is what it was before there were engines: older renders resume."""
+    from chattts_studio.core.engine.onnxrt.choice import EngineKind
     from chattts_studio.core.weights.models import weights_identity
 
-    return digest("model", weights_identity(loaded.info), loaded.precision.value)
+    parts = [weights_identity(loaded.info), loaded.precision.value]
+    kind = engine or loaded.engine
+    if kind is not EngineKind.TORCH:
+        parts.append(kind.value)
+    return digest("model", *parts)
 
 
 @dataclass(frozen=True)
@@ -188,14 +195,20 @@ class ManifestJob:
     """The driver's side of one render: what to make, and every result written exactly once."""
 
     def __init__(
-        self, items: list[WorkItem], folder: Path, options: ManifestOptions, model: "LoadedModel"
+        self,
+        items: list[WorkItem],
+        folder: Path,
+        options: ManifestOptions,
+        model: "LoadedModel",
+        engine: "EngineKind | None" = None,
     ) -> None:
         """`model`: the driver's loaded model, the one whose weights and precision the items
-        are made with (here, or on workers that load the same)."""
+        are made with (here, or on workers that load the same); `engine`: the workers' engine
+        when they run another than the driver's."""
         self.items = items
         self.folder = Path(folder)
         self.options = options
-        self.settings = options.settings(model_identity(model))
+        self.settings = options.settings(model_identity(model, engine))
         self.store = ManifestStore(self.folder)
         self.keys = {
             i.id: item_key(i.text, speaker_id(i.speaker), i.seed, self.settings) for i in items

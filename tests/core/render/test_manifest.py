@@ -222,11 +222,12 @@ def test_a_csv_manifest_renders_through_the_cli(
     body = "".join(f"{r['id']},{r['text']},{r['speaker']},{r.get('seed', '')}\n" for r in rows)
     manifest.write_text("id,text,speaker,seed\n" + body, "utf-8")
     folder = tmp_path / "out"
-    assert main(["render", str(manifest), "-o", str(folder), "--threads", "1"]) == 0
+    torch_engine = ["--engine", "torch"]  # the reference was made by the torch engine
+    assert main(["render", str(manifest), "-o", str(folder), "--threads", "1", *torch_engine]) == 0
     assert "3 made" in capsys.readouterr().out
     full = _hashes(local_render / "local")
     assert _hashes(folder) == {k: full[k] for k in ("item-00.flac", "item-01.flac", "item-02.flac")}
-    assert main(["render", str(manifest), "-o", str(folder)]) == 0
+    assert main(["render", str(manifest), "-o", str(folder), *torch_engine]) == 0
     assert "0 made, 3 kept" in capsys.readouterr().out
 
 
@@ -583,3 +584,22 @@ def test_an_address_nobody_answers_is_one_sentence_at_once() -> None:
     with pytest.raises(StudioError, match=r"Cannot reach the Ray cluster at 127\.0\.0\.1:1 "):
         reachable("127.0.0.1:1")
     reachable("auto")  # Ray's own rules: not checked here
+
+
+def test_the_items_identity_names_the_engine_and_keeps_torchs(engine: Engine) -> None:
+    """Items made by the ONNX engine are not taken for torch's (their bits differ), while
+    torch's identity is the one older renders were written with, so they still resume."""
+    import dataclasses
+
+    from chattts_studio.core.engine.onnxrt.choice import EngineKind
+    from chattts_studio.core.render.manifest.run import model_identity
+    from chattts_studio.core.render.store import digest
+    from chattts_studio.core.weights.models import weights_identity
+
+    loaded = engine.loaded
+    assert loaded is not None and loaded.engine is EngineKind.TORCH
+    before = digest("model", weights_identity(loaded.info), loaded.precision.value)
+    assert model_identity(loaded) == before
+    onnx = dataclasses.replace(loaded, engine=EngineKind.ONNX)
+    assert model_identity(onnx) != before
+    assert model_identity(loaded, EngineKind.ONNX) == model_identity(onnx)  # the workers'

@@ -225,6 +225,7 @@ def test_a_full_queue_is_429_and_a_key_is_401(
 def test_health_models_voices_and_metrics(api: Running) -> None:
     health = httpx.get(f"{api.url}/health").json()
     assert health["status"] == "ok" and health["model"] == "demo" and health["device"] == "cpu"
+    assert health["engine"] == "torch"  # the resolved engine: the session's model is torch's
     assert {"chattts", "tts-1"} <= {m.id for m in api.client.models.list()}
     voices = httpx.get(f"{api.url}/v1/audio/voices").json()["voices"]
     assert {"name": "alloy", "seed": 1000, "note": "OpenAI name"} in voices

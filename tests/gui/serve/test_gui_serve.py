@@ -80,6 +80,9 @@ def test_the_window_serves_its_own_model_and_stops_cleanly(make_window, qtbot) -
     assert 400 <= foreign.status_code < 500 and 400 <= page.status_code < 500
 
     _assert_speech(httpx.post(f"{url}/audio/speech", json=SPEECH, timeout=60))
+    # The API runs the window's loaded engine (auto: onnx on the CPU here), and says which.
+    health = httpx.get(f"{url.removesuffix('/v1')}/health", timeout=10).json()
+    assert health["engine"] == window.loaded.engine.value == "onnx"
     # The label is polled (2 Hz), not told: it catches up within a tick or two.
     qtbot.waitUntil(lambda: "1 request " in window.serve_panel.status.text(), timeout=5_000)
     assert session.requests == 1

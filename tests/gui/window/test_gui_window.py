@@ -40,7 +40,9 @@ def home(studio_home: Path) -> Path:
     folder)."""
     (studio_home / "gui-settings.ini").unlink(missing_ok=True)
     (studio_home / "editor-draft.txt").unlink(missing_ok=True)  # and no restored text
-    shutil.rmtree(studio_home / "cache", ignore_errors=True)  # and no history kept on disk
+    for kept in (studio_home / "cache").glob("*"):  # and no history kept on disk
+        if kept.name != "onnx":  # the session's ONNX exports stay: made once, ~10 s
+            shutil.rmtree(kept, ignore_errors=True)
     return studio_home
 
 
