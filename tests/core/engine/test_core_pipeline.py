@@ -103,7 +103,7 @@ INJECTIONS: dict[str, tuple[type, str, Callable[[], Callable[..., bool]]]] = {
     # The decoder's first step: its prefill of the first row.
     "first step": (FastDecoder, "_layers", lambda: lambda *_a, **_k: True),
     # Mid-decode, at the 7th sampling step.
-    "step k": (FastDecoder, "_sample", _steps_counter),
+    "step k": (FastDecoder, "sample_step", _steps_counter),
     # The vocoder, for segments that finished (several at once).
     "vocoder": (ChatModel, "vocode", lambda: lambda *_a, **_k: True),
     # A streamed chunk of the segment that plays next (not its final one).
@@ -165,8 +165,8 @@ def test_mps_out_of_memory_backs_off_too(engine: Engine, monkeypatch: pytest.Mon
 def test_out_of_memory_in_audition_still_gives_every_voice(
     engine: Engine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    failed, wrapper = fail_once(FastDecoder, "_sample", _steps_counter())
-    monkeypatch.setattr(FastDecoder, "_sample", wrapper)
+    failed, wrapper = fail_once(FastDecoder, "sample_step", _steps_counter())
+    monkeypatch.setattr(FastDecoder, "sample_step", wrapper)
     speakers = [engine.sample_speaker(seed) for seed in (1, 2, 3)]
     voices = engine.audition(request("你好。Hello there.", segment_size=5), speakers)
     assert failed and len(voices) == 3
@@ -187,7 +187,7 @@ def test_a_failed_decoder_is_freed_once_the_error_is_out(
         caches.append(weakref.ref(self.k_cache))
         raise OOM("CUDA out of memory (injected)")
 
-    monkeypatch.setattr(FastDecoder, "_sample", always)
+    monkeypatch.setattr(FastDecoder, "sample_step", always)
     with pytest.raises(DeviceError) as caught:
         list(engine.synthesize(request(batch_size=2)))
     error = caught.value  # kept, as the window keeps its last error
@@ -246,7 +246,7 @@ def _cancel_inside(monkeypatch: pytest.MonkeyPatch, owner: object, name: str, to
     ("stage", "owner", "name"),
     [
         ("refine", ChatModel, "refine"),
-        ("decode", FastDecoder, "_sample"),
+        ("decode", FastDecoder, "sample_step"),
         ("vocoder", ChatModel, "vocode"),
         ("stock decode", ChatModel, "stock_codes"),
     ],

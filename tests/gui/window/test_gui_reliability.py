@@ -383,7 +383,7 @@ def test_out_of_memory_at_batch_one_reaches_the_window_without_pinning_the_kv_ca
         caches.append(weakref.ref(self.k_cache))
         raise torch.OutOfMemoryError("CUDA out of memory (injected)")
 
-    monkeypatch.setattr(FastDecoder, "_sample", always)
+    monkeypatch.setattr(FastDecoder, "sample_step", always)
     fast(window, SHORT, batch=2)
     run(qtbot, window)
     assert window.last_error is not None and "Out of memory" in window.notice.text()
