@@ -12,6 +12,7 @@ import soundfile as sf
 
 from chattts_studio.core.engine.cancel import CancelToken
 from chattts_studio.core.engine.engine import Engine
+from chattts_studio.core.engine.onnxrt.choice import EngineKind
 from chattts_studio.core.engine.request import SynthesisRequest
 from chattts_studio.core.render.book import RenderOptions, RenderProgress
 from chattts_studio.core.render.manifest.items import read_manifest
@@ -162,6 +163,8 @@ def test_a_manifest_on_a_cluster_gets_the_items_once_the_driver_unloaded(
     seen: list[bool] = []
 
     class Cluster:
+        engine = EngineKind.TORCH  # what its workers run
+
         def run(self, job: ManifestJob, cancel: CancelToken | None = None, on_item=None) -> int:  # type: ignore[no-untyped-def]
             seen.append(driver.loaded is None)
             return render_local(job, worker, cancel, on_item)
