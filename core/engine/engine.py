@@ -5,7 +5,6 @@ per-job cancel tokens and live metrics."""
 import logging
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -13,9 +12,17 @@ import torch
 from chattts_studio.core.engine.cancel import CancelToken
 from chattts_studio.core.engine.chattts.chat import ChatModel, RefineSettings
 from chattts_studio.core.engine.decoder_pool import DecoderPool, cuda_rows
-from chattts_studio.core.engine.devices import Device, Precision, check_precision, resolve_device
+from chattts_studio.core.engine.devices import check_precision, resolve_device
+from chattts_studio.core.engine.loading import (
+    LoadedModel,
+    LoadProgress,
+    load_fresh,
+    seconds_since,
+    switch_in_place,
+    verified_info,
+)
 from chattts_studio.core.engine.metrics import LiveMetrics, reset_peak
-from chattts_studio.core.engine.onnxrt.choice import EngineKind, check_engine
+from chattts_studio.core.engine.onnxrt.choice import check_engine
 from chattts_studio.core.engine.pipeline import (
     JobContext,
     ModelTexts,
@@ -37,29 +44,16 @@ from chattts_studio.core.engine.request import (
     auto_batch_size,
     join_clips,
 )
-from chattts_studio.core.errors import BadTextError, Cancelled, ModelError, SpeakerError
-from chattts_studio.core.messages import QT_TRANSLATE_NOOP, Sentence, said
-from chattts_studio.core.text.numbers import NUMBER_READERS
-from chattts_studio.core.text.prepare import Segment, check_text, split_segments
+from chattts_studio.core.errors import Cancelled, ModelError, SpeakerError
+from chattts_studio.core.messages import QT_TRANSLATE_NOOP, Sentence
+from chattts_studio.core.text.prepare import Segment, split_segments
+from chattts_studio.core.voices.clone import check_transcript
 from chattts_studio.core.voices.voice import Voice
-from chattts_studio.core.weights import models
 
 quiet_libraries()
 
 log = logging.getLogger("chattts_studio")
-LoadProgress = Callable[[str, float], None]  # (stage, fraction 0..1)
 Listener = Callable[[AudioChunk | SegmentRestarted], None]
-
-
-@dataclass(frozen=True)
-class LoadedModel:
-    info: models.ModelInfo
-    device: Device
-    precision: Precision
-    compiled: bool
-    load_seconds: float
-    # What runs the GPT's decode step (auto resolved): torch, or ONNX Runtime (onnxrt/).
-    engine: EngineKind = EngineKind.TORCH
 
 
 class Engine:
@@ -127,21 +121,13 @@ class Engine:
         cancel: CancelToken,
         engine: str,
     ) -> LoadedModel:
-        from chattts_studio.core.weights.demo_weights import build_config
-
         target = resolve_device(device)
         chosen = check_precision(target, precision)
         kind = check_engine(target, chosen, engine)
         started = time.perf_counter()
         self.live.start("loading")
 
-        def verify_progress(done: int, total: int) -> None:
-            report("verifying", done / total if total else 0.0)
-
-        info = models.ensure(
-            model, verify_progress, lambda: cancel.cancelled, log=lambda msg: report(msg, 0.0)
-        )
-        cancel.check()
+        info = verified_info(model, report, cancel)
         current = self.loaded
         if (
             self.model is not None
@@ -150,73 +136,17 @@ class Engine:
             and current.device == target
             and current.compiled == compile
         ):
-            # Only the precision changes: keep what is in memory, redo the GPT alone.
-            report("switching precision", 0.5)
             self.decoders.clear()  # their caches and graphs are in the old dtype
-            self.model.decode_step = None
-            if current.precision is not Precision.FP32 and current.engine is EngineKind.TORCH:
-                self.model.restore_gpt(str(info.folder / "asset" / "gpt"))
-            self._apply_engine(self.model, info, chosen, kind, report, cancel)
-            self.loaded = LoadedModel(
-                info, target, chosen, compile, time.perf_counter() - started, kind
-            )
-            self.live.update(stage="idle")
-            report("ready", 1.0)
-            return self.loaded
-        self.unload()
-        report("loading", 0.5)
-        loaded_model = ChatModel.load(
-            str(info.folder), build_config(info.dims), target.torch_device(), compile, info.name
-        )
-        if cancel.cancelled:  # ChatTTS's own load cannot be interrupted; stop after it
-            loaded_model.unload()
-            raise Cancelled()
-        try:
-            self._apply_engine(loaded_model, info, chosen, kind, report, cancel)
-        except BaseException:
-            loaded_model.unload()
-            raise
-        loaded_model.register_numbers(NUMBER_READERS)
-        if target.kind == "cuda":
-            torch.cuda.empty_cache()  # drop what loading left in the cache
-        self.model = loaded_model
-        self.live.device = target.id  # only now: a failed switch keeps the old device's panel
-        self.loaded = LoadedModel(
-            info, target, chosen, compile, time.perf_counter() - started, kind
-        )
+            was = (current.precision, current.engine)
+            switch_in_place(self.model, info, was, chosen, kind, report, cancel)
+        else:
+            self.unload()
+            self.model = load_fresh(info, target, compile, chosen, kind, report, cancel)
+            self.live.device = target.id  # only now: a failed switch keeps the old device's
+        self.loaded = LoadedModel(info, target, chosen, compile, seconds_since(started), kind)
         self.live.update(stage="idle")
         report("ready", 1.0)
         return self.loaded
-
-    @classmethod
-    def _apply_engine(
-        cls,
-        model: ChatModel,
-        info: models.ModelInfo,
-        precision: Precision,
-        kind: EngineKind,
-        report: LoadProgress,
-        cancel: CancelToken,
-    ) -> None:
-        """torch: the GPT in `precision`. onnx: the GPT stays fp32 in torch (the prompt's
-        prefill runs there) and ONNX Runtime runs every decode step from the cached export
-        (made on first use: about a minute for the full model)."""
-        if kind is EngineKind.TORCH:
-            cls._apply_precision(model, precision)
-            return
-        from chattts_studio.core.engine.onnxrt.export import ensure_export
-        from chattts_studio.core.engine.onnxrt.session import OrtStep
-
-        files = ensure_export(model, info, precision, report, cancel)
-        report("starting ONNX Runtime", 0.9)
-        model.decode_step = OrtStep(files, torch.get_num_threads())
-
-    @staticmethod
-    def _apply_precision(model: ChatModel, precision: Precision) -> None:
-        if precision is Precision.INT8:
-            model.quantize_gpt()
-        elif precision is not Precision.FP32:
-            model.cast_gpt(precision.dtype)
 
     def unload(self) -> None:
         self.decoders.clear()
@@ -284,15 +214,7 @@ class Engine:
         """A voice from a 24 kHz clip (clone.py checks it) and its transcript: the clip
         encoded by the DVAE encoder, as ChatTTS's `sample_audio_speaker` does."""
         model = self._require()[0]
-        try:
-            transcript = check_text(transcript).strip()
-        except BadTextError as exc:
-            raise SpeakerError(
-                Sentence(
-                    QT_TRANSLATE_NOOP("core", "The transcript cannot be used: {problem}"),
-                    problem=said(exc),
-                )
-            ) from None
+        transcript = check_transcript(transcript)
         return Voice(sample=model.encode_sample(audio), transcript=transcript)
 
     # -- planning --------------------------------------------------------------------------

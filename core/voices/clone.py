@@ -12,8 +12,9 @@ from pathlib import Path
 import numpy as np
 
 from chattts_studio.core import SAMPLE_RATE
-from chattts_studio.core.errors import SpeakerError
-from chattts_studio.core.messages import QT_TRANSLATE_NOOP, Sentence
+from chattts_studio.core.errors import BadTextError, SpeakerError
+from chattts_studio.core.messages import QT_TRANSLATE_NOOP, Sentence, said
+from chattts_studio.core.text.prepare import check_text
 
 MIN_SECONDS = 3.0
 MAX_SECONDS = 30.0
@@ -158,3 +159,17 @@ def resample(audio: np.ndarray, rate: int) -> np.ndarray:
 
     out = AF.resample(torch.from_numpy(audio), rate, SAMPLE_RATE)
     return np.ascontiguousarray(out.numpy(), dtype=np.float32)
+
+
+def check_transcript(transcript: str) -> str:
+    """What a clip's speaker says, as the model will read it; SpeakerError with one sentence
+    when it cannot be used (empty, or text ChatTTS cannot read)."""
+    try:
+        return check_text(transcript).strip()
+    except BadTextError as exc:
+        raise SpeakerError(
+            Sentence(
+                QT_TRANSLATE_NOOP("core", "The transcript cannot be used: {problem}"),
+                problem=said(exc),
+            )
+        ) from None

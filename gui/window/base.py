@@ -33,7 +33,7 @@ from chattts_studio.gui.worker.host import WorkerHost
 from chattts_studio.gui.worker.jobs import Job, SynthesisJob
 
 if TYPE_CHECKING:
-    from chattts_studio.core.engine.engine import LoadedModel
+    from chattts_studio.core.engine.loading import LoadedModel
     from chattts_studio.gui.serve.serving import ServeSession
 
 # What a menu item runs when chosen.

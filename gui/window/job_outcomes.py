@@ -25,7 +25,7 @@ from chattts_studio.gui.worker.jobs import (
 )
 
 if TYPE_CHECKING:
-    from chattts_studio.core.engine.engine import LoadedModel
+    from chattts_studio.core.engine.loading import LoadedModel
     from chattts_studio.gui.panels.blend import BlendDialog
     from chattts_studio.gui.voices.audition_dialog import AuditionDialog
 

@@ -39,7 +39,7 @@ PERSIST_DELAY_MS = 1_500
 CLOSE_WAIT_MS = 30_000  # how long closing waits for the worker before it lets the window go
 
 if TYPE_CHECKING:
-    from chattts_studio.core.engine.engine import LoadedModel
+    from chattts_studio.core.engine.loading import LoadedModel
     from chattts_studio.gui.single_instance import InstanceServer
 
 

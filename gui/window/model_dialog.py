@@ -27,7 +27,7 @@ from chattts_studio.gui.common.tasks import in_background
 from chattts_studio.gui.i18n import core_text, model_label, translate
 
 if TYPE_CHECKING:
-    from chattts_studio.core.engine.engine import LoadedModel
+    from chattts_studio.core.engine.loading import LoadedModel
 
 CHECKING: str = QT_TRANSLATE_NOOP("Models", "checking…")  # type: ignore[assignment]  # stub says object; it returns the text
 NAMES = ("demo", "demo-full", "official")

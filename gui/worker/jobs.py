@@ -20,7 +20,7 @@ from chattts_studio.core.voices.voice import Voice
 
 if TYPE_CHECKING:  # imported by the worker thread, never by the window's import chain
     from chattts_studio.core.engine.devices import Device, Precision
-    from chattts_studio.core.engine.engine import LoadedModel
+    from chattts_studio.core.engine.loading import LoadedModel
     from chattts_studio.core.render.book import RenderOptions
     from chattts_studio.core.results.store import ResultStore
 

@@ -40,7 +40,8 @@ from chattts_studio.gui.worker.jobs import (
 )
 
 if TYPE_CHECKING:  # imported by the worker thread, never by the window's import chain
-    from chattts_studio.core.engine.engine import Engine, LoadedModel
+    from chattts_studio.core.engine.engine import Engine
+    from chattts_studio.core.engine.loading import LoadedModel
 
 # The jobs that run the loaded model (a load stops serving instead; the rest never touch it).
 MODEL_JOBS = {JobKind.SYNTHESIZE, JobKind.AUDITION, JobKind.SPEAKER, JobKind.RENDER, JobKind.VOICE}

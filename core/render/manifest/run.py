@@ -34,7 +34,8 @@ from chattts_studio.core.render.store import digest
 
 if TYPE_CHECKING:
     from chattts_studio.core.engine.batcher_ticket import Delivery, Ticket
-    from chattts_studio.core.engine.engine import Engine, LoadedModel
+    from chattts_studio.core.engine.engine import Engine
+    from chattts_studio.core.engine.loading import LoadedModel
     from chattts_studio.core.engine.onnxrt.choice import EngineKind
 
 ITEM_FORMATS = ("flac", "wav", "mp3", "ogg")

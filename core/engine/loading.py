@@ -1,0 +1,125 @@
+"""Putting a verified model in memory for the Engine: a fresh load through ChatTTS, or, when
+only the precision or engine changes, the GPT redone in place; then the engine applied (torch:
+the GPT in its precision; onnx: the cached export's ONNX Runtime session)."""
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+
+from chattts_studio.core.engine.cancel import CancelToken
+from chattts_studio.core.engine.chattts.chat import ChatModel
+from chattts_studio.core.engine.devices import Device, Precision
+from chattts_studio.core.engine.onnxrt.choice import EngineKind
+from chattts_studio.core.errors import Cancelled
+from chattts_studio.core.text.numbers import NUMBER_READERS
+from chattts_studio.core.weights import models
+
+LoadProgress = Callable[[str, float], None]  # (stage, fraction 0..1)
+
+
+@dataclass(frozen=True)
+class LoadedModel:
+    info: models.ModelInfo
+    device: Device
+    precision: Precision
+    compiled: bool
+    load_seconds: float
+    # What runs the GPT's decode step (auto resolved): torch, or ONNX Runtime (onnxrt/).
+    engine: EngineKind = EngineKind.TORCH
+
+
+def verified_info(model: str, report: LoadProgress, cancel: CancelToken) -> models.ModelInfo:
+    """The model's files checked against their hashes (demo weights built if missing)."""
+    info = models.ensure(
+        model,
+        lambda done, total: report("verifying", done / total if total else 0.0),
+        lambda: cancel.cancelled,
+        log=lambda msg: report(msg, 0.0),
+    )
+    cancel.check()
+    return info
+
+
+def load_fresh(
+    info: models.ModelInfo,
+    target: Device,
+    compile: bool,
+    precision: Precision,
+    kind: EngineKind,
+    report: LoadProgress,
+    cancel: CancelToken,
+) -> ChatModel:
+    """ChatTTS's load of the verified files, the engine applied; nothing is kept on failure."""
+    from chattts_studio.core.weights.demo_weights import build_config
+
+    report("loading", 0.5)
+    loaded = ChatModel.load(
+        str(info.folder), build_config(info.dims), target.torch_device(), compile, info.name
+    )
+    if cancel.cancelled:  # ChatTTS's own load cannot be interrupted; stop after it
+        loaded.unload()
+        raise Cancelled()
+    try:
+        apply_engine(loaded, info, precision, kind, report, cancel)
+    except BaseException:
+        loaded.unload()
+        raise
+    loaded.register_numbers(NUMBER_READERS)
+    if target.kind == "cuda":
+        torch.cuda.empty_cache()  # drop what loading left in the cache
+    return loaded
+
+
+def switch_in_place(
+    model: ChatModel,
+    info: models.ModelInfo,
+    was: tuple[Precision, EngineKind],
+    precision: Precision,
+    kind: EngineKind,
+    report: LoadProgress,
+    cancel: CancelToken,
+) -> None:
+    """Only the precision or the engine changes (`was`: the current ones): keep what is in
+    memory and redo the GPT alone (a precision switch costs one 0.8 GB read, not a load). The
+    caller drops its decoders first: their caches and graphs are in the old dtype."""
+    report("switching precision", 0.5)
+    model.decode_step = None
+    old_precision, old_kind = was
+    if old_precision is not Precision.FP32 and old_kind is EngineKind.TORCH:
+        model.restore_gpt(str(info.folder / "asset" / "gpt"))
+    apply_engine(model, info, precision, kind, report, cancel)
+
+
+def apply_engine(
+    model: ChatModel,
+    info: models.ModelInfo,
+    precision: Precision,
+    kind: EngineKind,
+    report: LoadProgress,
+    cancel: CancelToken,
+) -> None:
+    """torch: the GPT in `precision`. onnx: the GPT stays fp32 in torch (the prompt's
+    prefill runs there) and ONNX Runtime runs every decode step from the cached export
+    (made on first use: about a minute for the full model)."""
+    if kind is EngineKind.TORCH:
+        apply_precision(model, precision)
+        return
+    from chattts_studio.core.engine.onnxrt.export import ensure_export
+    from chattts_studio.core.engine.onnxrt.session import OrtStep
+
+    files = ensure_export(model, info, precision, report, cancel)
+    report("starting ONNX Runtime", 0.9)
+    model.decode_step = OrtStep(files, torch.get_num_threads())
+
+
+def apply_precision(model: ChatModel, precision: Precision) -> None:
+    if precision is Precision.INT8:
+        model.quantize_gpt()
+    elif precision is not Precision.FP32:
+        model.cast_gpt(precision.dtype)
+
+
+def seconds_since(started: float) -> float:
+    return time.perf_counter() - started
