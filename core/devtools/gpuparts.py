@@ -64,20 +64,26 @@ def env(mode: Mode) -> dict[str, Any]:
 
 
 def pytest_gpu(mode: Mode) -> dict[str, Any]:
-    # Only the files that hold gpu tests: the others import PySide6 and the server's client,
-    # which the GPU machine lacks, and one collection error stops the whole run.
-    # Searched in every test folder (tests/ mirrors the packages): with no file, pytest would
-    # collect the whole suite.
+    # Only the files that hold gpu or fake-CUDA tests: the others import PySide6 and the
+    # server's client, which the GPU machine lacks, and one collection error stops the whole
+    # run. Searched in every test folder (tests/ mirrors the packages): with no file, pytest
+    # would collect the whole suite.
     files = sorted(
         str(path)
         for path in Path("tests").rglob("test_*.py")
-        if "@pytest.mark.gpu" in path.read_text()
+        if any(mark in path.read_text() for mark in ("@pytest.mark.gpu", "pytest.mark.fake_cuda"))
     )
     if not files:
         return {"exit": 5, "summary": "no test file marks gpu tests", "ok": mode.cpu} | (
             {} if mode.cpu else {"error": "no test file under tests/ marks gpu tests"}
         )
-    command = [sys.executable, "-m", "pytest", "-m", "gpu", "-q", "-p", "no:cacheprovider", *files]
+    # The fake-CUDA tests (every CUDA path on fake tensors) run on the card's machine too: its
+    # torch is not the suite's. On the CPU they are in the suite already: one proves the command.
+    only = ["-k", "not fake_cuda or plain-fp32"] if mode.cpu else []
+    command = [
+        sys.executable, "-m", "pytest", "-m", "gpu or fake_cuda", "-q", "-p", "no:cacheprovider",
+        *only, *files,
+    ]  # fmt: skip
     proc = subprocess.run(
         command, capture_output=True, text=True, timeout=max(10.0, mode.left() - 5)
     )

@@ -184,7 +184,7 @@ def markdown(report: dict[str, Any]) -> str:
         lines += ["", "## Machine", "", *_env(parts["env"]["data"])]
     if "pytest" in parts:
         data = parts["pytest"]["data"]
-        lines += ["", "## pytest -m gpu", "", f"- {data.get('summary', '')}"]
+        lines += ["", "## pytest -m 'gpu or fake_cuda'", "", f"- {data.get('summary', '')}"]
     if "checks" in parts:
         lines += ["", "## Checks", "", *_checks(parts["checks"]["data"])]
     if "bench" in parts:

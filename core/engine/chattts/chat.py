@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 
+from chattts_studio.core.engine import host_reads
 from chattts_studio.core.engine.cancel import CancelToken
 from chattts_studio.core.engine.chattts import voice_checks
 from chattts_studio.core.engine.chattts.speaker_codec import encode_prompt, encode_speaker
@@ -291,11 +292,29 @@ class ChatModel:
         shorter one: callers batch only equal lengths when the audio must match exactly."""
         if not hiddens:
             return []
-        # _decode_to_wavs empties the list it is given: hand it a new one, on the vocoder's
-        # device (on MPS the GPT, and so the hidden states, stay on the CPU).
+        wavs = host_reads.audio(self.vocode_on_device(hiddens))
+        return [wavs[i] for i in range(len(hiddens))]
+
+    @torch.inference_mode()
+    def vocode_on_device(self, hiddens: list[torch.Tensor]) -> torch.Tensor:
+        """`vocode` without the read back: waveforms [n, samples] where Vocos ran. ChatTTS's
+        `_decode_to_wavs` step for step (the same bits: tests/core/engine/test_core_engine.py),
+        whose last step reads the audio back itself; here that read is host_reads.audio, the
+        one seam the fake-CUDA tests feed."""
+        chat = self._chat
+        # On the vocoder's device (on MPS the GPT, and so the hidden states, stay on the CPU).
         device = self.device
-        wavs = self._chat._decode_to_wavs([h.to(device) for h in hiddens], True)
-        return [np.asarray(wavs[i], dtype=np.float32) for i in range(len(hiddens))]
+        longest = max(int(h.shape[0]) for h in hiddens)
+        batch = torch.zeros(
+            (len(hiddens), int(hiddens[0].shape[1]), longest), dtype=hiddens[0].dtype, device=device
+        )
+        for i, h in enumerate(hiddens):
+            batch[i].narrow(1, 0, int(h.shape[0])).copy_(h.permute(1, 0))
+        mel = chat.decoder(batch)
+        if device.type in ("mps", "npu"):  # ChatTTS runs Vocos on the CPU there
+            mel = mel.cpu()
+        wavs: torch.Tensor = chat.vocos.decode(mel)
+        return wavs
 
     def stock_codes(
         self, texts: list[str], settings: StockSettings, cancel: CancelToken
@@ -362,7 +381,8 @@ class ChatModel:
         audio = torch.from_numpy(np.ascontiguousarray(wav, dtype=np.float32)).to(device)
         with torch.inference_mode():
             codes = dvae.sample_audio(audio)
-        return encode_prompt(codes)  # Speaker.encode_prompt's string, without its GIL stall
+        # Speaker.encode_prompt's string, without its GIL stall.
+        return encode_prompt(host_reads.codes(codes))
 
     def sample_codes(self, sample: str) -> torch.Tensor:
         """A sample string's codes [num_vq, frames] (int32), decoded with a bound."""

@@ -48,9 +48,10 @@ def encode_speaker(embedding: torch.Tensor) -> str:
     return str(b14.encode_to_string(compress(data)))
 
 
-def encode_prompt(codes: torch.Tensor) -> str:
+def encode_prompt(codes: torch.Tensor | np.ndarray) -> str:
     """ChatTTS's `Speaker.encode_prompt`: a sample's codes [num_vq, frames] as its string."""
-    array = codes.cpu().numpy().astype("<u2")
+    host = codes.cpu().numpy() if isinstance(codes, torch.Tensor) else np.asarray(codes)
+    array = host.astype("<u2")
     if array.ndim != 2:
         raise ValueError("a sample's codes must be a 2-D tensor")
     shape = np.array(array.shape, dtype="<u2").tobytes()

@@ -81,10 +81,14 @@ class GptRows:
             for start in range(0, self.rows, self.chunk)
         }
         # With ONNX Runtime: each row's logits for its next draw (the graph makes them).
+        # On the GPT's device, as every buffer the step reads (ONNX Runtime runs on the CPU
+        # today; a GPU execution provider would bind these where the cache lies).
         self._logit_rows = torch.zeros(
-            self.rows if self.step_runner is not None else 0, self.num_vq * self.num_codes
+            self.rows if self.step_runner is not None else 0,
+            self.num_vq * self.num_codes,
+            device=self.out_device,
         )
-        self._codes_in = torch.zeros(self.rows, self.num_vq, dtype=torch.long)
+        self._codes_in = torch.zeros(self.rows, self.num_vq, dtype=torch.long, device=self.device)
 
     def _layers(
         self, x: torch.Tensor, rows: torch.Tensor, pos: torch.Tensor, span: int, every: bool
@@ -216,7 +220,7 @@ class GptRows:
         product always has the chunk's row count; only `slots` are written back."""
         runner = self.step_runner
         assert runner is not None
-        stepping = torch.tensor(slots)
+        stepping = torch.tensor(slots, device=self.device)
         self._codes_in[stepping] = codes
         if chunks is None:
             ranges = [(slots[0], slots[-1] + 1)]
@@ -234,7 +238,9 @@ class GptRows:
                 [self.k_cache[li, start:stop] for li in layers],
                 [self.v_cache[li, start:stop] for li in layers],
             )
-            rows = stepping[(stepping >= start) & (stepping < stop)]
+            # The rows of this range, from the host's list: a boolean mask here would make
+            # the host wait for the device to learn the count.
+            rows = torch.tensor([s for s in slots if start <= s < stop], device=self.device)
             local = rows - start
             self._hidden[rows] = hidden[local]
             self._logit_rows[rows] = logits[local]

@@ -24,7 +24,9 @@ from collections.abc import Callable, Iterator
 
 import torch
 
+from chattts_studio.core.engine import host_reads
 from chattts_studio.core.engine.chattts.chat import ChatModel
+from chattts_studio.core.engine.decode import rowwise
 from chattts_studio.core.engine.decode.gpt_rows import GptRows
 from chattts_studio.core.engine.decode.graphs import StepGraphs
 from chattts_studio.core.engine.decode.job import (
@@ -41,6 +43,14 @@ from chattts_studio.core.engine.decode.rowwise import (
 )
 
 SPAN_BUCKET = 256  # static steps attend over KV spans rounded up to this (one graph each)
+
+
+def chunks_here(device: torch.device) -> bool:
+    """Whether exact steps run in chunks on `device`: on the CPU, where a BLAS picks its kernel
+    by the row count (see gpt_rows.py). A GPU runs the static step over every slot instead (its
+    fixed shape is what a CUDA graph needs). The fake-CUDA tests replace this to run the
+    chunked form on a CUDA device too, so it stays device-clean should a GPU ever use it."""
+    return device.type == "cpu"
 
 
 class FastDecoder(GptRows):
@@ -67,8 +77,7 @@ class FastDecoder(GptRows):
         (default EXACT_CHUNK_ROWS), only those holding a running row (see gpt_rows.py), so a
         lone row costs one chunk, not `slots`. With per-job seeds, a job then gives the same
         codes and hidden states bit for bit in any company."""
-        on_cpu = model.gpt_device.type == "cpu"
-        chunked = exact and not (static or graphs) and on_cpu
+        chunked = exact and not (static or graphs) and chunks_here(model.gpt_device)
         if exact and model.decode_step is not None:
             # ONNX Runtime attends over the whole cache: its length is part of a row's
             # arithmetic, so it is one of a few (the pool's buckets), whoever made the decoder.
@@ -212,7 +221,7 @@ class FastDecoder(GptRows):
             samplings[slot] = job.sampling or sampling
             regroup = True
             if job.seed is not None:
-                generators[slot] = torch.Generator(self.out_device).manual_seed(job.seed)
+                generators[slot] = rowwise.row_generator(self.out_device, job.seed)
             active[slot] = job
             return True
 
@@ -267,7 +276,7 @@ class FastDecoder(GptRows):
             history[vq_rows] = torch.cat([history[vq_rows][:, 1:], codes.reshape(-1, 1)], 1)
             steps_d[out_rows] += 1
             # The step's one read from the device.
-            ended, invalid = torch.stack([finished, bad]).tolist()
+            ended, invalid = host_reads.step_flags(torch.stack([finished, bad]))
             if any(invalid) and failed is None:
                 raise NonFiniteError(non_finite_sentence(self.dtype))
             done: list[bool] = []
@@ -298,7 +307,7 @@ class FastDecoder(GptRows):
                 chunks = sorted({s - s % self.chunk for s in slots}) if self.static else None
                 keep = torch.tensor(continuing, device=self.out_device)
                 self._onnx_step(slots, codes[keep], pos_d, chunks)
-                pos_d[torch.tensor(slots)] += 1
+                pos_d[torch.tensor(slots, device=self.device)] += 1
                 for slot in slots:
                     pos[slot] += 1
             elif continuing and self.static:

@@ -290,6 +290,21 @@ def test_batched_vocoding_equals_one_at_a_time(engine: Engine) -> None:
         assert np.abs(model.vocode([hidden])[0] - wav).max() <= VOCODE_TOLERANCE
 
 
+def test_vocoding_is_chattts_own_decode_bit_for_bit(engine: Engine) -> None:
+    """ChatModel.vocode runs ChatTTS's `_decode_to_wavs` step for step on the device and reads
+    the audio back through host_reads (the seam the fake-CUDA tests feed): the same bits as
+    ChatTTS's own, unequal lengths (zero padding) included."""
+    model = engine.model
+    assert model is not None
+    torch.manual_seed(1)
+    hiddens = [torch.randn(n, model.hidden_size) for n in (40, 33, 40)]
+    ours = model.vocode(hiddens)
+    stock = model._chat._decode_to_wavs([h.clone() for h in hiddens], True)  # type: ignore[attr-defined]
+    assert len(ours) == len(stock) == 3
+    for mine, theirs in zip(ours, stock, strict=True):
+        assert mine.dtype == np.float32 and np.array_equal(mine, theirs)
+
+
 def test_finished_segments_share_vocoder_calls_with_identical_audio(
     engine: Engine, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -1,0 +1,29 @@
+"""Every place the engine reads a device tensor's values back to the host, in one module.
+
+Why one place: on CUDA each read waits for the device (a synchronisation), so they are few and
+named: the decode step's end-of-segment and non-finite flags (one read a step), the vocoder's
+audio, and a cloned voice's codes. And the fake-CUDA tests (tests/core/engine/test_fake_cuda.py)
+run the engine's CUDA path on this CPU-only machine with tensors that have a device, a shape and
+a dtype but no values: they replace these functions with ones that check what reaches them and
+feed values. Call them through the module (`host_reads.step_flags(...)`), never imported by
+name, so that a replacement reaches every caller.
+"""
+
+import numpy as np
+import torch
+
+
+def step_flags(flags: torch.Tensor) -> list[list[bool]]:
+    """A decode step's per-row flags [kinds, rows] (bool) as lists: the step's one read."""
+    rows: list[list[bool]] = flags.tolist()
+    return rows
+
+
+def audio(wavs: torch.Tensor) -> np.ndarray:
+    """Waveforms [n, samples] (float32, any device) as a host array."""
+    return np.asarray(wavs.detach().float().cpu().numpy(), dtype=np.float32)
+
+
+def codes(tokens: torch.Tensor) -> np.ndarray:
+    """Integer codes (any device, any shape) as a host int64 array."""
+    return np.asarray(tokens.detach().cpu().numpy(), dtype=np.int64)
