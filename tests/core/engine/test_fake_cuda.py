@@ -294,6 +294,7 @@ FORMS = {
     "static": Form(static=True),
     "graphs": Form(graphs=True),
     "exact": Form(exact=True),
+    "exact-graphs": Form(exact=True, graphs=True),  # the speech API's form on a GPU
     "exact-chunks": Form(exact=True, chunked=True, chunk_rows=2),
     "slot-ranges": Form(onnx=True, fp32_only=True),
     "slot-ranges-exact": Form(onnx=True, exact=True, fp32_only=True),
@@ -583,6 +584,47 @@ def test_out_of_memory_halves_the_batch_on_the_card(
     assert inject_oom == [min(4, len(results))]
     assert emptied, "memory was not given back to the device"
     assert {r.batch_size for r in results} == {inject_oom[0] // 2}
+
+
+@ALL
+def test_the_speech_api_batcher_runs_on_the_card(
+    gpu: FakeGpu, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The speech API's continuous batch on its own thread (the mode entered there too): two
+    requests with their own seeds and samplings share the exact static step through a graph
+    stand-in, each streamed back in order and finished."""
+    from chattts_studio.core.engine.batcher import Batcher
+    from chattts_studio.core.engine.batcher_ticket import Failed, Finished, SpeechOrder, collect
+
+    engine = _fake_engine(gpu, monkeypatch)
+    engine.cuda_graphs = True
+    GraphReplay.instances = []
+    monkeypatch.setattr(loop, "StepGraphs", GraphReplay)
+    real_loop = Batcher._loop
+
+    def loop_on_the_card(self: Batcher) -> None:
+        with gpu.mode:  # a dispatch mode is the thread's own
+            real_loop(self)
+
+    monkeypatch.setattr(Batcher, "_loop", loop_on_the_card)
+    gpu.end_every = 6
+    batcher = Batcher(engine, slots=2)
+    batcher.start()
+    try:
+        orders = [
+            SpeechOrder("你好。", gpu.speaker, seed=1, sampling=Sampling(0.7, 0.7, 20)),
+            SpeechOrder("再见。", gpu.speaker, seed=2, sampling=Sampling(0.3, 0.5, 5)),
+        ]
+        waits = [collect(batcher, order) for order in orders]
+        for done, _got in waits:
+            assert done.wait(120), "a request never finished"
+    finally:
+        batcher.close()
+    for _done, got in waits:
+        assert not any(isinstance(item, Failed) for item in got), got
+        assert isinstance(got[-1], Finished) and got[-1].steps > 0
+    assert len(gpu.generator_devices) >= 2 and set(gpu.generator_devices) == {CUDA}
+    assert GraphReplay.instances and all(not g.host_operands for g in GraphReplay.instances)
 
 
 def _break(monkeypatch: pytest.MonkeyPatch, where: str) -> None:
