@@ -26,7 +26,21 @@ NOT_LANGUAGE = {
     *("CPU", "CUDA", "GPU", "MPS", "demo", "full", "official", "chattts", "studio", "cli"),
     *("pip", "pipx", "Ctrl", "Alt", "Shift", "Enter", "Return", "Esc", "Tab"),
     *("WAV", "FLAC", "OGG", "Vorbis", "MP3", "json", "txt", "md", "epub", "m4b", "SRT"),
-    *("LUFS", "Linux", "BSD", "English", "flac", "wav", "mp3", "ogg", "opus", "MB", "KB", "KiB"),
+    *(
+        "LUFS",
+        "dB",
+        "Linux",
+        "BSD",
+        "English",
+        "flac",
+        "wav",
+        "mp3",
+        "ogg",
+        "opus",
+        "MB",
+        "KB",
+        "KiB",
+    ),
     # device ids, and the names of libraries, GPU generations and the vendors' platforms
     *("cpu", "cuda", "mps", "PyTorch", "GPT", "Pascal", "Ampere", "Apple", "PortAudio", "NUL"),
     *("ONNX", "onnx", "onnxruntime", "onnxscript", "torch"),  # the engines and their packages

@@ -52,6 +52,11 @@ COMMANDS = (
         "chattts_studio.core.cli.soak",
         own_options=True,
     ),
+    Command(
+        "project",
+        "a text as segments with takes: re-roll, pick, edit, lock one segment; export",
+        "chattts_studio.core.cli.project",
+    ),
     Command("speakers", "the speaker library", "chattts_studio.core.cli.speakers"),
     Command("lexicon", "the pronunciation dictionary", "chattts_studio.core.cli.lexicon"),
 )

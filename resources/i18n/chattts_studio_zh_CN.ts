@@ -2911,5 +2911,81 @@
         <source>The model could not be exported for ONNX Runtime: {reason}</source>
         <translation>无法为 ONNX 运行时导出模型：{reason}</translation>
     </message>
+    <message>
+        <source>&apos;{spec}&apos; is not a list of segments; write them like 3,7-9.</source>
+        <translation>“{spec}”不是段落列表；请写成 3,7-9 这样的形式。</translation>
+    </message>
+    <message>
+        <source>There is no segment {part}: the project has segments 1 to {count}.</source>
+        <translation>没有第 {part} 段：项目中的段落是第 1 到第 {count} 段。</translation>
+    </message>
+    <message>
+        <source>Make at least one take a segment.</source>
+        <translation>每段至少生成一个版本。</translation>
+    </message>
+    <message>
+        <source>Segment {numbers} is locked; unlock it first.</source>
+        <translation>第 {numbers} 段已锁定；请先解锁。</translation>
+    </message>
+    <message>
+        <source>Segment {number} has no take {take}.</source>
+        <translation>第 {number} 段没有第 {take} 个版本。</translation>
+    </message>
+    <message>
+        <source>Segment {number} has no take yet; re-roll it before exporting.</source>
+        <translation>第 {number} 段还没有版本；导出前请先重新生成。</translation>
+    </message>
+    <message>
+        <source>The take lasts {seconds} s for {count} spoken characters, much faster than this project&apos;s usual {usual} s per character: words may be missing.</source>
+        <translation>该版本 {count} 个字只用了 {seconds} 秒，远快于本项目通常的每字 {usual} 秒：可能漏了字词。</translation>
+    </message>
+    <message>
+        <source>The take lasts {seconds} s for {count} spoken characters, much slower than this project&apos;s usual {usual} s per character: it may babble or repeat.</source>
+        <translation>该版本 {count} 个字用了 {seconds} 秒，远慢于本项目通常的每字 {usual} 秒：可能有含糊或重复。</translation>
+    </message>
+    <message>
+        <source>The audio holds invalid numbers (NaN or infinity), so it cannot be trusted: make the take again.</source>
+        <translation>音频中含有无效数值（非数值或无穷大），不可信：请重新生成该版本。</translation>
+    </message>
+    <message>
+        <source>The take ran to its limit of {cap} steps without an end of speech: it may be cut off or babble.</source>
+        <translation>该版本达到 {cap} 步上限仍未结束：可能被截断或含糊不清。</translation>
+    </message>
+    <message>
+        <source>The take falls silent for {seconds} s in the middle: the speech may have stalled.</source>
+        <translation>该版本中间静音了 {seconds} 秒：语音可能卡住了。</translation>
+    </message>
+    <message>
+        <source>{count} samples of the take are clipped: it may sound distorted.</source>
+        <translation>该版本有 {count} 个采样削波：听起来可能失真。</translation>
+    </message>
+    <message>
+        <source>The take is {db} dB louder than the project&apos;s usual level.</source>
+        <translation>该版本比项目通常音量响 {db} dB。</translation>
+    </message>
+    <message>
+        <source>The take is {db} dB quieter than the project&apos;s usual level.</source>
+        <translation>该版本比项目通常音量轻 {db} dB。</translation>
+    </message>
+    <message>
+        <source>The project {path} is damaged: {reason}</source>
+        <translation>项目 {path} 已损坏：{reason}</translation>
+    </message>
+    <message>
+        <source>The project {path} was saved by a newer ChatTTS Studio (format {found}; this one reads up to {known}); update ChatTTS Studio to open it.</source>
+        <translation>项目 {path} 由更新版本的 ChatTTS Studio 保存（格式 {found}；本版本最多读取 {known}）；请更新 ChatTTS Studio 后再打开。</translation>
+    </message>
+    <message>
+        <source>There is no project at {path}.</source>
+        <translation>{path} 处没有项目。</translation>
+    </message>
+    <message>
+        <source>The project {path} is open in another ChatTTS Studio window or command; close it there first.</source>
+        <translation>项目 {path} 已在另一个 ChatTTS Studio 窗口或命令中打开；请先在那里关闭。</translation>
+    </message>
+    <message>
+        <source>{path} exists already; give another name or open it instead.</source>
+        <translation>{path} 已存在；请换一个名称，或直接打开它。</translation>
+    </message>
 </context>
 </TS>

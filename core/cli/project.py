@@ -1,0 +1,267 @@
+"""chattts-studio-cli project: a text as a project of segments with takes; re-roll, pick, edit
+and lock segments, list them and export the chosen takes (core/services/project.py).
+
+    project new TEXT|--file F -o P.chattts [--takes N] [synth's voice and model options]
+    project list P [--json]
+    project reroll P [SEGMENTS] [--takes N] [--flagged] [--seed S]
+    project pick P SEGMENT TAKE
+    project edit P SEGMENT "text"
+    project lock P SEGMENTS / project unlock P SEGMENTS
+    project export P OUT [--subtitles F.srt|F.vtt] [--per-segment]
+
+SEGMENTS are 1-based numbers like 3,7-9. A mistake (an unknown segment, a locked one, a missing
+or damaged project) is one sentence and exit 2, the project unchanged.
+"""
+
+import argparse
+import json
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+from chattts_studio.core.cli.common import (
+    add_engine_option,
+    add_voice_options,
+    check_engine_choice,
+    err,
+    load_engine,
+    set_threads,
+    speaker_arg,
+)
+from chattts_studio.core.errors import StudioError
+
+
+def _model_options(parser: argparse.ArgumentParser, defaults: bool) -> None:
+    """The model to load; for an existing project, its own when not given."""
+    parser.add_argument(
+        "--model", default="demo" if defaults else None, help="demo, demo-full, official, a folder"
+    )
+    parser.add_argument("--device", default=None, help="cpu, cuda, cuda:N or mps")
+    parser.add_argument(
+        "--precision",
+        default="fp32" if defaults else None,
+        choices=["fp32", "fp16", "bf16", "int8"],
+    )
+    add_engine_option(parser)
+    if not defaults:
+        parser.set_defaults(engine=None)
+    parser.add_argument("--threads", type=int, default=None, help="CPU threads for torch")
+
+
+def add_parser(sub: Any) -> None:
+    project = sub.add_parser("project")
+    actions = project.add_subparsers(dest="action", required=True)
+
+    new = actions.add_parser("new", help="a text made into a project of segments with takes")
+    new.add_argument("text", nargs="?", help="the text to speak")
+    new.add_argument("--file", help="read the text from a UTF-8 file")
+    new.add_argument("-o", "--output", required=True, help="the project folder (NAME.chattts)")
+    new.add_argument("--takes", type=int, default=1, help="takes of each segment (default 1)")
+    new.add_argument("--segment-size", type=int, default=50)
+    _model_options(new, defaults=True)
+    add_voice_options(new)
+
+    listed = actions.add_parser("list", help="segments, chosen take, takes, flags, locks")
+    listed.add_argument("project")
+    listed.add_argument("--json", action="store_true", help="machine-readable")
+
+    reroll = actions.add_parser("reroll", help="new takes of some segments (earlier ones stay)")
+    reroll.add_argument("project")
+    reroll.add_argument("segments", nargs="?", help="numbers like 3,7-9")
+    reroll.add_argument("--takes", type=int, default=1, help="new takes of each (default 1)")
+    reroll.add_argument("--flagged", action="store_true", help="every flagged segment too")
+    reroll.add_argument("--seed", type=int, default=None, help="seeds from this (default: new)")
+    _model_options(reroll, defaults=False)
+
+    pick = actions.add_parser("pick", help="choose a segment's take by hand")
+    pick.add_argument("project")
+    pick.add_argument("segment", type=int)
+    pick.add_argument("take", type=int)
+
+    edit = actions.add_parser("edit", help="new text for one segment, made again")
+    edit.add_argument("project")
+    edit.add_argument("segment", type=int)
+    edit.add_argument("text")
+    edit.add_argument("--seed", type=int, default=None)
+    _model_options(edit, defaults=False)
+
+    for name, what in (("lock", "never re-rolled or edited"), ("unlock", "free again")):
+        lock = actions.add_parser(name, help=f"segments {what}")
+        lock.add_argument("project")
+        lock.add_argument("segments", help="numbers like 3,7-9")
+
+    export = actions.add_parser("export", help="the chosen takes with their pauses, to a file")
+    export.add_argument("project")
+    export.add_argument("output", help=".wav, .flac, .ogg or .mp3; a folder with --per-segment")
+    export.add_argument("--subtitles", help="also write subtitles: .srt or .vtt")
+    export.add_argument("--per-segment", action="store_true", help="one WAV per segment")
+    export.add_argument("--float", action="store_true", help="32-bit float WAV")
+
+
+def _progress(made: int, asked: int) -> None:
+    if made:
+        err(f"  take {made}/{asked}")
+
+
+def _engine_for(args: argparse.Namespace, path: Path) -> Any:
+    """The model a change needs: the command's options, else the project's own."""
+    from chattts_studio.core.project import store
+
+    project = store.load(path)  # a missing or damaged project says so before any load
+    model = args.model or project.model
+    precision = args.precision or project.precision
+    engine = args.engine or project.engine
+    device = args.device if args.device is not None else project.device
+    set_threads(args.threads)
+    check_engine_choice(device, precision, engine)
+    return load_engine(model, device, precision, engine)
+
+
+def _cancel_token() -> Any:
+    from chattts_studio.core.engine.cancel import CancelToken
+
+    token = CancelToken()
+    signal.signal(signal.SIGINT, lambda *_: token.cancel())
+    return token
+
+
+def _read_text(args: argparse.Namespace) -> str:
+    if args.text is not None and args.file is not None:
+        raise StudioError("Give only one of the text and --file.")
+    if args.file is not None:
+        try:
+            return Path(args.file).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise StudioError(
+                f"Cannot read {args.file}: {getattr(exc, 'strerror', None) or exc}."
+            ) from None
+    if args.text is None:
+        raise StudioError("Give the text to speak or --file PATH.")
+    return str(args.text)
+
+
+def _new(args: argparse.Namespace) -> int:
+    from chattts_studio.core.project import store
+    from chattts_studio.core.project.model import TakeSettings
+    from chattts_studio.core.services.project import NewProject, check_takes, new_project
+    from chattts_studio.core.text.prepare import check_text
+    from chattts_studio.core.voices.voice import Voice
+
+    text = check_text(_read_text(args))
+    folder = store.check_new(args.output)
+    check_takes(args.takes)
+    set_threads(args.threads)
+    check_engine_choice(args.device, args.precision, args.engine)
+    engine = load_engine(args.model, args.device, args.precision, args.engine)
+    voice, seed = speaker_arg(args.speaker, engine)
+    seed = seed if seed is not None else args.seed
+    spec = NewProject(
+        text=text,
+        voice=voice or Voice(embedding=engine.sample_speaker(seed)),
+        settings=TakeSettings(args.temperature, args.top_p, args.top_k, args.speed),
+        model=args.model,
+        segment_size=args.segment_size,
+        pause=args.pause,
+        takes=args.takes,
+        seed=args.seed,
+        device=args.device,
+        precision=args.precision,
+        engine=args.engine,
+    )
+    made = new_project(engine, folder, spec, _cancel_token(), _progress)
+    project = store.load(made)
+    note = ""
+    if engine.loaded is not None and engine.loaded.info.random_weights:
+        note = " (random demo weights: noise, not speech)"
+    print(f"wrote {made}: {len(project.segments)} segment(s), {args.takes} take(s) each{note}")
+    return 0
+
+
+def _list(args: argparse.Namespace) -> int:
+    from chattts_studio.core.project import store
+    from chattts_studio.core.services.project import listing
+
+    project = store.load(args.project)
+    rows = listing(project)
+    if args.json:
+        json.dump({"title": project.title, "segments": rows}, sys.stdout, ensure_ascii=False)
+        print()
+        return 0
+    for row in rows:
+        chosen = next((t for t in row["takes"] if t["take"] == row["chosen"]), None)
+        marks = ("L" if row["locked"] else " ") + ("P" if row["picked"] else " ")
+        seconds = f"{chosen['seconds']:6.2f} s" if chosen else "   -    "
+        flagged = ", ".join(f["kind"] for f in chosen["flags"]) if chosen else "no take"
+        print(
+            f"{row['index']:4d} {marks} take {row['chosen'] or '-'}/{len(row['takes'])} "
+            f"{seconds}  {row['text']}" + (f"  [{flagged}]" if flagged else "")
+        )
+    return 0
+
+
+def _reroll(args: argparse.Namespace) -> int:
+    from chattts_studio.core.project import store
+    from chattts_studio.core.services.project import parse_numbers, refuse_locked, reroll
+
+    path = store.project_folder(args.project)
+    project = store.load(path)
+    if not args.segments and not args.flagged:
+        raise StudioError("Name the segments to re-roll (like 3,7-9) or give --flagged.")
+    if args.segments:  # checked before the model loads
+        refuse_locked(project, parse_numbers(args.segments, len(project.segments)))
+    engine = _engine_for(args, path)
+    numbers = reroll(
+        engine, path, args.segments, args.takes, args.flagged, args.seed, None, _cancel_token(),
+        _progress,
+    )  # fmt: skip
+    print(f"re-rolled {len(numbers)} segment(s): {', '.join(map(str, numbers)) or 'none'}")
+    return 0
+
+
+def _edit(args: argparse.Namespace) -> int:
+    from chattts_studio.core.project import store
+    from chattts_studio.core.services.project import edit, parse_numbers, refuse_locked
+    from chattts_studio.core.text.prepare import check_text
+
+    path = store.project_folder(args.project)
+    project = store.load(path)
+    refuse_locked(project, parse_numbers(str(args.segment), len(project.segments)))
+    check_text(args.text)
+    engine = _engine_for(args, path)
+    edit(engine, path, args.segment, args.text, args.seed, _cancel_token(), _progress)
+    print(f"segment {args.segment} made again")
+    return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    from chattts_studio.core.services import project as service
+
+    if args.action == "new":
+        return _new(args)
+    if args.action == "list":
+        return _list(args)
+    if args.action == "reroll":
+        return _reroll(args)
+    if args.action == "edit":
+        return _edit(args)
+    if args.action == "pick":
+        service.pick(Path(args.project), args.segment, args.take)
+        print(f"segment {args.segment}: take {args.take} chosen")
+        return 0
+    if args.action in ("lock", "unlock"):
+        numbers = service.set_locked(Path(args.project), args.segments, args.action == "lock")
+        print(f"{args.action}ed segment(s) {', '.join(map(str, numbers))}")
+        return 0
+    from chattts_studio.core.audio.output import check_output_path
+    from chattts_studio.core.audio.subtitles import check_subtitle_path
+
+    output = Path(args.output)
+    if not args.per_segment:
+        check_output_path(output)
+    subtitles = Path(args.subtitles) if args.subtitles else None
+    if subtitles is not None:
+        check_subtitle_path(subtitles)
+    written = service.export(Path(args.project), output, subtitles, args.per_segment, args.float)
+    print(f"wrote {', '.join(map(str, written[:3]))}" + (" ..." if len(written) > 3 else ""))
+    return 0

@@ -1,0 +1,327 @@
+"""A project on disk: a folder `NAME.chattts/` holding `project.json` and `takes/`, one WAV
+(32-bit float: the take's samples exactly) per take.
+
+Safe against a kill at any moment: a take's audio is written (temp file, fsync, rename) before
+the project file that names it, and the project file is replaced atomically the same way, so
+the folder always holds a whole project.json that names only whole audio files. A kill between
+the two loses that one take's record (its file stays, unnamed), never an earlier take.
+
+One writer at a time: a writer holds the folder's lock (`.lock`, released by the operating
+system when the process dies) for as long as it has the project open; a second window or
+command is told so in one sentence. Readers (list, export) need no lock: every file they read
+is replaced whole.
+
+A project written by a newer ChatTTS Studio (a higher `format`) is refused with one sentence;
+keys this version does not know are kept and written back (a newer minor addition survives an
+older app's save).
+"""
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from chattts_studio.core import SAMPLE_RATE
+from chattts_studio.core.atomic import os_error_sentence, write_text_atomic, write_with
+from chattts_studio.core.errors import StudioError
+from chattts_studio.core.file_lock import try_hold
+from chattts_studio.core.messages import QT_TRANSLATE_NOOP, Sentence
+from chattts_studio.core.project import flags
+from chattts_studio.core.project.model import (
+    FORMAT,
+    Maker,
+    Project,
+    Segment,
+    Take,
+    TakeSettings,
+)
+from chattts_studio.core.voices.voice import Voice
+
+SUFFIX = ".chattts"
+PROJECT_FILE = "project.json"
+TAKES = "takes"
+LOCK = ".lock"
+
+
+class ProjectError(StudioError):
+    """A project cannot be opened, written or changed as asked."""
+
+
+def project_folder(path: Path | str) -> Path:
+    """The folder a user's path names: `P` or `P.chattts` (the suffix added when missing)."""
+    path = Path(path)
+    return path if path.suffix == SUFFIX else path.with_name(path.name + SUFFIX)
+
+
+def _damaged(folder: Path, reason: str) -> ProjectError:
+    return ProjectError(
+        Sentence(
+            QT_TRANSLATE_NOOP("core", "The project {path} is damaged: {reason}"),
+            path=str(folder),
+            reason=reason,
+        )
+    )
+
+
+# -- JSON -------------------------------------------------------------------------------------
+def _take_json(take: Take) -> dict[str, Any]:
+    data = asdict(take)
+    data["measures"] = flags.to_json(take.measures)
+    return data
+
+
+def _take(data: dict[str, Any]) -> Take:
+    return Take(
+        id=int(data["id"]),
+        seed=int(data["seed"]),
+        settings=TakeSettings(**data["settings"]),
+        maker=Maker(**data["maker"]),
+        text=str(data["text"]),
+        model_text=str(data["model_text"]),
+        voice=str(data["voice"]),
+        audio=str(data["audio"]),
+        steps=int(data["steps"]),
+        cap=int(data["cap"]),
+        eos=bool(data["eos"]),
+        compute_seconds=float(data["compute_seconds"]),
+        measures=flags.from_json(data["measures"]),
+        made_at=str(data["made_at"]),
+    )
+
+
+def to_json(project: Project) -> dict[str, Any]:
+    voices = {s.voice.key(): asdict(s.voice) for s in project.segments}
+    segments = [
+        {
+            "id": s.id,
+            "text": s.text,
+            "voice": s.voice.key(),
+            "speaker": s.speaker,
+            "pause_before": s.pause_before,
+            "chosen": s.chosen,
+            "picked": s.picked,
+            "locked": s.locked,
+            "takes": [_take_json(t) for t in s.takes],
+        }
+        for s in project.segments
+    ]
+    known = {
+        "format": FORMAT,
+        "app": "ChatTTS Studio",
+        "title": project.title,
+        "model": project.model,
+        "device": project.device,
+        "precision": project.precision,
+        "engine": project.engine,
+        "settings": asdict(project.settings),
+        "next_segment_id": project.next_segment_id,
+        "voices": voices,
+        "segments": segments,
+    }
+    return {**project.extra, **known}
+
+
+def from_json(data: Any, folder: Path) -> Project:
+    """The project in `data`; ProjectError (one sentence) for a newer format or a damaged one."""
+    if not isinstance(data, dict) or not isinstance(data.get("format"), int):
+        raise _damaged(folder, "project.json has no format number")
+    if data["format"] > FORMAT:
+        raise ProjectError(
+            Sentence(
+                QT_TRANSLATE_NOOP(
+                    "core",
+                    "The project {path} was saved by a newer ChatTTS Studio (format {found}; this "
+                    "one reads up to {known}); update ChatTTS Studio to open it.",
+                ),
+                path=str(folder),
+                found=str(data["format"]),
+                known=str(FORMAT),
+            )
+        )
+    try:
+        voices = {k: Voice(**v) for k, v in data["voices"].items()}
+        segments = []
+        for s in data["segments"]:
+            segment = Segment(
+                id=int(s["id"]),
+                text=str(s["text"]),
+                voice=voices[s["voice"]],
+                speaker=str(s.get("speaker", "")),
+                pause_before=float(s.get("pause_before", 0.0)),
+                takes=[_take(t) for t in s["takes"]],
+                chosen=None if s.get("chosen") is None else int(s["chosen"]),
+                picked=bool(s.get("picked", False)),
+                locked=bool(s.get("locked", False)),
+            )
+            if segment.chosen is not None and segment.take(segment.chosen) is None:
+                raise ValueError(f"segment {segment.id} chooses take {segment.chosen}, not there")
+            segments.append(segment)
+        ids = [s.id for s in segments]
+        if len(set(ids)) != len(ids):
+            raise ValueError("two segments share an id")
+        known = {
+            "format", "app", "title", "model", "device", "precision", "engine", "settings",
+            "next_segment_id", "voices", "segments",
+        }  # fmt: skip
+        return Project(
+            title=str(data["title"]),
+            settings=TakeSettings(**data["settings"]),
+            model=str(data["model"]),
+            segments=segments,
+            next_segment_id=max(int(data["next_segment_id"]), max(ids, default=0) + 1),
+            device=None if data.get("device") is None else str(data["device"]),
+            precision=str(data.get("precision", "fp32")),
+            engine=str(data.get("engine", "auto")),
+            extra={k: v for k, v in data.items() if k not in known},
+        )
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        raise _damaged(folder, reason[:200]) from None
+
+
+# -- reading ----------------------------------------------------------------------------------
+def load(path: Path | str) -> Project:
+    """Read a project (no lock: project.json is always replaced whole)."""
+    folder = project_folder(path)
+    target = folder / PROJECT_FILE
+    if not target.is_file():
+        raise ProjectError(
+            Sentence(QT_TRANSLATE_NOOP("core", "There is no project at {path}."), path=str(folder))
+        )
+    try:
+        text = target.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ProjectError(os_error_sentence("read", target, exc)) from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise _damaged(folder, f"project.json is not JSON ({exc.msg}, line {exc.lineno})") from None
+    return from_json(data, folder)
+
+
+def take_audio(folder: Path, take: Take) -> np.ndarray:
+    """A take's samples (float32, exactly as made); ProjectError when its file is gone."""
+    import soundfile as sf
+
+    path = folder / take.audio
+    if Path(take.audio).is_absolute() or ".." in Path(take.audio).parts:
+        raise _damaged(folder, f"a take names a file outside the project ({take.audio})")
+    try:
+        audio, rate = sf.read(str(path), dtype="float32", always_2d=False)
+    except (OSError, RuntimeError) as exc:  # soundfile says RuntimeError for a bad file
+        raise _damaged(
+            folder, f"the audio of a take cannot be read ({take.audio}: {exc})"
+        ) from None
+    if rate != SAMPLE_RATE or audio.ndim != 1:
+        raise _damaged(folder, f"the audio of a take is not 24 kHz mono ({take.audio})")
+    return np.ascontiguousarray(audio, dtype=np.float32)
+
+
+# -- writing ----------------------------------------------------------------------------------
+@dataclass
+class OpenProject:
+    """A project open for writing: the folder's lock held until close()."""
+
+    folder: Path
+    project: Project
+    _lock: Any
+
+    def save(self) -> None:
+        """project.json replaced atomically (what every change calls: autosave)."""
+        text = json.dumps(to_json(self.project), ensure_ascii=False, indent=1)
+        try:
+            write_text_atomic(self.folder / PROJECT_FILE, text + "\n")
+        except OSError as exc:
+            raise ProjectError(
+                os_error_sentence("write", self.folder / PROJECT_FILE, exc)
+            ) from None
+
+    def write_take_audio(self, segment: Segment, take_id: int, audio: np.ndarray) -> str:
+        """The take's audio in its own file, written whole before anything names it; the
+        file's name relative to the folder."""
+        import soundfile as sf
+
+        name = f"{TAKES}/s{segment.id:05d}-t{take_id:03d}.wav"
+        target = self.folder / name
+        samples = np.ascontiguousarray(audio, dtype=np.float32)
+
+        def write(tmp: Path) -> None:
+            sf.write(str(tmp), samples, SAMPLE_RATE, subtype="FLOAT", format="WAV")
+
+        try:
+            target.parent.mkdir(exist_ok=True)
+            write_with(target, write)
+        except OSError as exc:
+            raise ProjectError(os_error_sentence("write", target, exc)) from None
+        return name
+
+    def close(self) -> None:
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
+
+
+def _hold(folder: Path) -> Any:
+    lock = try_hold(folder / LOCK)
+    if lock is None:
+        raise ProjectError(
+            Sentence(
+                QT_TRANSLATE_NOOP(
+                    "core",
+                    "The project {path} is open in another ChatTTS Studio window or command; "
+                    "close it there first.",
+                ),
+                path=str(folder),
+            )
+        )
+    return lock
+
+
+@contextmanager
+def opened(path: Path | str) -> Iterator[OpenProject]:
+    """The project read under its lock, for changes (each saved as it is made)."""
+    folder = project_folder(path)
+    if not (folder / PROJECT_FILE).is_file():
+        load(folder)  # says why in one sentence
+    lock = _hold(folder)
+    handle = OpenProject(folder, Project("", TakeSettings(), ""), lock)
+    try:
+        handle.project = load(folder)  # read again under the lock: the latest whole file
+        yield handle
+    finally:
+        handle.close()
+
+
+def check_new(path: Path | str) -> Path:
+    """The folder a new project at `path` would take; ProjectError when one is there."""
+    folder = project_folder(path)
+    if folder.exists():
+        raise ProjectError(
+            Sentence(
+                QT_TRANSLATE_NOOP(
+                    "core", "{path} exists already; give another name or open it instead."
+                ),
+                path=str(folder),
+            )
+        )
+    return folder
+
+
+@contextmanager
+def created(path: Path | str, project: Project) -> Iterator[OpenProject]:
+    """A new project folder (refused when one is there), saved at once, open for changes."""
+    folder = check_new(path)
+    try:
+        (folder / TAKES).mkdir(parents=True)
+    except OSError as exc:
+        raise ProjectError(os_error_sentence("write", folder, exc)) from None
+    handle = OpenProject(folder, project, _hold(folder))
+    try:
+        handle.save()
+        yield handle
+    finally:
+        handle.close()

@@ -1,0 +1,169 @@
+"""Takes: many segments' takes made as rows of one continuous batch on the loaded model, each
+from its own seed, each the same bits whoever shares the batch.
+
+A take must be made again bit for bit from its record. Two things decide a row's bits besides
+its own inputs: the random stream it draws from (here its own generator, seeded by the take's
+seed) and the row count of the matrix products it takes part in (a BLAS, and cuBLAS, pick their
+kernels by it). So takes decode with the exact decoder (see core/engine/decode/gpt_rows.py) at
+a row count recorded in the take (`Maker.rows`): on the CPU the chunk of rows every product
+has (1 for a lone take, TAKE_CHUNK_ROWS when several are made together: 4 rows cost about 1.4x
+one, where 4 products of 1 row cost 2-3x); on a GPU every slot (its static step). Making a
+take again asks for the same row count. The vocoder runs on each take alone (batched vocoding
+rounds differently in the last bits).
+"""
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from chattts_studio.core import SAMPLES_PER_STEP
+from chattts_studio.core.engine.cancel import CancelToken
+from chattts_studio.core.engine.decode.job import Job
+from chattts_studio.core.engine.decode.rowwise import Sampling
+from chattts_studio.core.engine.engine import Engine
+from chattts_studio.core.errors import ModelError
+from chattts_studio.core.project.model import TakeSettings
+from chattts_studio.core.text.prepare import step_cap
+from chattts_studio.core.voices.voice import Voice
+
+TAKE_CHUNK_ROWS = 4  # rows per product on the CPU when several takes are made together
+MAX_CPU_ROWS = 16  # takes decoded side by side on the CPU
+
+
+@dataclass(frozen=True)
+class TakeOrder:
+    """One take to make: what the model reads, in which voice, from which seed."""
+
+    key: int  # the caller's id
+    model_text: str
+    voice: Voice
+    seed: int
+    settings: TakeSettings
+
+
+@dataclass
+class MadeTake:
+    order: TakeOrder
+    audio: np.ndarray  # float32, 24 kHz, steps * 512 samples
+    steps: int
+    cap: int
+    eos: bool
+    compute_seconds: float
+
+
+@dataclass(frozen=True)
+class Rows:
+    """The decoder's shape for a batch of takes: its slots and the row count of its products
+    (what a take records: `Maker.rows`)."""
+
+    slots: int
+    product_rows: int
+    chunk_rows: int | None  # the CPU's exact chunks; None on a GPU (every slot steps)
+
+
+def rows_for(engine: Engine, count: int, product_rows: int | None = None) -> Rows:
+    """The shape for `count` takes; `product_rows` to make takes again as they were made."""
+    loaded = engine.loaded
+    assert loaded is not None
+    if loaded.device.kind == "cuda":
+        slots = product_rows or max(1, min(count, engine.max_rows()))
+        return Rows(slots, slots, None)
+    chunk = product_rows or (1 if count == 1 else TAKE_CHUNK_ROWS)
+    return Rows(max(1, min(count, MAX_CPU_ROWS)), chunk, chunk)
+
+
+def make_takes(
+    engine: Engine,
+    orders: list[TakeOrder],
+    cancel: CancelToken,
+    on_take: Callable[[MadeTake], None],
+    rows: Rows | None = None,
+    on_step: Callable[[int], None] | None = None,
+) -> Rows:
+    """Make every order's take, each handed to `on_take` as soon as its audio exists (so a
+    caller can save it before the next is done). Returns the shape used. Raises Cancelled
+    when cancelled (the takes handed over are whole), ModelError when a take's numbers went
+    non-finite (the others were made)."""
+    model, loaded = engine.model, engine.loaded
+    if model is None or loaded is None:
+        raise ModelError("No model is loaded.")
+    shape = rows or rows_for(engine, len(orders))
+    random_weights = loaded.info.random_weights
+    on_cuda = loaded.device.kind == "cuda"
+    jobs: list[Job] = []
+    for key, order in enumerate(orders):
+        cap = step_cap(order.model_text)
+        s = order.settings
+        job = Job(
+            key,
+            lambda: torch.zeros(0),
+            cap,
+            cap if random_weights else 1,  # demo weights never say EOS: held to the cap
+            prompt_len=2 * len(order.model_text) + 32,  # the estimate; the cache grows
+            seed=order.seed,
+            sampling=Sampling(s.temperature, s.top_p, s.top_k),
+        )
+
+        def embed(order: TakeOrder = order, job: Job = job) -> torch.Tensor:
+            ids = model.prompt_ids(order.model_text, order.settings.speed, order.voice)
+            job.prompt_len = int(ids[0].shape[1])
+            return model.embed(ids, order.voice)
+
+        job.emb = embed
+        jobs.append(job)
+    failures: list[tuple[Job, Exception]] = []
+    decoder = engine.decoders.decoder(
+        model,
+        shape.slots,
+        max(j.length for j in jobs) + 1,
+        static=on_cuda,
+        graphs=on_cuda and engine.cuda_graphs,
+        exact=True,
+        chunk_rows=shape.chunk_rows,
+    )
+    started = time.perf_counter()
+    row_steps = [0]
+
+    def stepped(keys: list[int]) -> None:
+        row_steps[0] += len(keys)
+        if on_step is not None:
+            on_step(len(keys))
+
+    try:
+        for ended in decoder.run(
+            jobs,
+            Sampling(0.3, 0.7, 20),  # every job brings its own
+            lambda: cancel.cancelled,
+            stepped,
+            lambda job, exc: failures.append((job, exc)),
+        ):
+            if ended is None:
+                continue
+            order = orders[ended.key]
+            audio = np.zeros(0, np.float32)
+            if ended.steps:
+                wav = model.vocode([torch.stack(ended.hiddens)])[0]
+                audio = wav[: ended.steps * SAMPLES_PER_STEP]
+            per_step = (time.perf_counter() - started) / max(1, row_steps[0])
+            made = MadeTake(
+                order,
+                np.ascontiguousarray(audio, dtype=np.float32),
+                ended.steps,
+                ended.cap,
+                ended.ended_by_eos,
+                ended.steps * per_step,
+            )
+            ended.hiddens, ended.tokens = [], []
+            on_take(made)
+    except BaseException:
+        engine.decoders.discard(decoder)  # it raised: its state is unknown
+        raise
+    finally:
+        engine.decoders.trim()
+    cancel.check()
+    if failures:
+        raise ModelError(str(failures[0][1]))
+    return shape

@@ -1,0 +1,96 @@
+"""chattts-studio-cli project: new, list, reroll, pick, edit, lock, export, and the mistakes
+that must be one sentence and exit 2 with the project unchanged."""
+
+import json
+from pathlib import Path
+
+import pytest
+import soundfile as sf
+
+from chattts_studio.core.cli.main import main
+
+TEXT = "今天天气很好。我们去公园散步吧！然后回家。"
+MODEL = ("--device", "cpu", "--engine", "torch")
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _listed(capsys: pytest.CaptureFixture[str], project: Path) -> dict:  # type: ignore[type-arg]
+    code, out, err = run(capsys, "project", "list", str(project), "--json")
+    assert code == 0, err
+    return json.loads(out)  # type: ignore[no-any-return]
+
+
+def test_a_project_from_new_to_export(
+    private_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project = tmp_path / "walk.chattts"
+    code, out, err = run(
+        capsys, "project", "new", TEXT, "-o", str(project), "--takes", "2",
+        "--segment-size", "10", "--seed", "4", *MODEL,
+    )  # fmt: skip
+    assert code == 0, err
+    assert "3 segment(s), 2 take(s) each" in out and "noise, not speech" in out
+    assert "take 6/6" in err
+    listed = _listed(capsys, project)
+    segments = listed["segments"]
+    assert [s["index"] for s in segments] == [1, 2, 3]
+    assert all(len(s["takes"]) == 2 and s["chosen"] in (1, 2) for s in segments)
+    assert {"seed", "seconds", "flags", "stale"} <= set(segments[0]["takes"][0])
+    code, out, err = run(capsys, "project", "reroll", str(project), "2", "--seed", "8", *MODEL)
+    assert code == 0 and "re-rolled 1 segment(s): 2" in out, err
+    after = _listed(capsys, project)["segments"]
+    assert after[0] == segments[0] and after[2] == segments[2]
+    assert len(after[1]["takes"]) == 3 and after[1]["chosen"] == 3
+    assert run(capsys, "project", "pick", str(project), "2", "1")[0] == 0
+    assert run(capsys, "project", "lock", str(project), "1,3")[0] == 0
+    listed = _listed(capsys, project)["segments"]
+    assert [s["locked"] for s in listed] == [True, False, True] and listed[1]["picked"]
+    code, out, err = run(capsys, "project", "edit", str(project), "2", "我们去河边吧！", *MODEL)
+    assert code == 0, err
+    listed = _listed(capsys, project)["segments"]
+    assert listed[1]["text"] == "我们去河边吧！" and listed[1]["chosen"] == 4
+    code, out, _ = run(capsys, "project", "list", str(project))
+    assert out.splitlines()[0].startswith("   1 L") and "我们去河边吧！" in out
+    wav, srt = tmp_path / "walk.wav", tmp_path / "walk.srt"
+    exporting = ("project", "export", str(project), str(wav), "--subtitles", str(srt))
+    code, out, err = run(capsys, *exporting)
+    assert code == 0, err
+    audio, rate = sf.read(str(wav))
+    seconds = sum(t["seconds"] for s in listed for t in s["takes"] if t["take"] == s["chosen"])
+    # The listing rounds each take's seconds to milliseconds: within 3 ms of the sum.
+    assert rate == 24000 and abs(len(audio) - (seconds + 2 * 0.25) * 24000) <= 3 * 24
+    assert srt.read_text(encoding="utf-8").count("-->") >= 3
+
+
+def test_mistakes_are_one_sentence_and_change_nothing(
+    private_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project = tmp_path / "walk.chattts"
+    code, _, err = run(
+        capsys, "project", "new", TEXT, "-o", str(project), "--segment-size", "10", *MODEL
+    )
+    assert code == 0, err
+    assert run(capsys, "project", "lock", str(project), "2")[0] == 0
+    before = (project / "project.json").read_bytes()
+    mistakes = [
+        (("project", "reroll", str(project), "9", *MODEL), "no segment 9"),
+        (("project", "reroll", str(project), "2", *MODEL), "Segment 2 is locked"),
+        (("project", "reroll", str(project), *MODEL), "Name the segments"),
+        (("project", "pick", str(project), "1", "7"), "Segment 1 has no take 7"),
+        (("project", "edit", str(project), "2", "新的。", *MODEL), "Segment 2 is locked"),
+        (("project", "lock", str(project), "2-x"), "3,7-9"),
+        (("project", "list", str(tmp_path / "nowhere")), "There is no project"),
+        (("project", "new", TEXT, "-o", str(project), *MODEL), "exists already"),
+        (("project", "export", str(project), str(tmp_path / "x.doc")), "Cannot save as"),
+    ]
+    for argv, words in mistakes:
+        code, out, err = run(capsys, *argv)
+        assert code == 2, (argv, out, err)
+        assert words in err and len(err.strip().splitlines()) == 1, (argv, err)
+        assert "Traceback" not in err
+    assert (project / "project.json").read_bytes() == before
