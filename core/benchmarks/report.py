@@ -27,6 +27,8 @@ def format_report(report: dict[str, Any]) -> str:
         lines += _floor(report)
     if "engines" in report:
         lines += format_engines(report["engines"])
+    if "takes" in report:
+        lines += format_takes(report["takes"])
     return "\n".join(lines)
 
 
@@ -199,6 +201,31 @@ def format_engines(section: dict[str, Any]) -> list[str]:
             f"{a['kl_mean']:.2e} | {a['kl_max']:.2e} | "
             f"{a['equal_leading_steps']} of {a['free_steps']} |"
         )
+    return lines
+
+
+def format_takes(section: dict[str, Any]) -> list[str]:
+    rows = section["rows"]
+    re = section["reroll"]
+    op = section["open"]
+    lines = [
+        "",
+        f"9. takes of one segment ({section['segment_chars']} characters), medians of "
+        f"{section['repeats']} run(s), A B A B; synth of the same segment (refine off) "
+        f"{section['synth_seconds']:.2f} s",
+        "| takes | seconds | x one take |",
+        "|---|---|---|",
+    ]
+    lines += [f"| {r['takes']} | {r['seconds']:.2f} | {r['ratio']:.2f}x |" for r in rows]
+    lines += [
+        "",
+        f"10. re-roll 1 segment of a {re['segments']}-segment project: {re['seconds']:.2f} s "
+        f"against synth of that segment {re['synth_seconds']:.2f} s ({re['ratio']:.2f}x); "
+        f"takes decoded per re-roll: {re['decoded_takes']}",
+        f"11. open a project of {op['segments']} segments x {op['takes']} takes: read "
+        f"{op['load_seconds'] * 1000:.0f} ms, listing with every take's flags "
+        f"{op['listing_seconds'] * 1000:.0f} ms",
+    ]
     return lines
 
 

@@ -1,6 +1,7 @@
 """chattts-studio-cli bench: stock ChatTTS against the studio engine, side by side
-(chattts_studio.core.benchmarks.bench), and with `--sections engines` the engines (torch and
-ONNX Runtime, fp32 and int8) against each other (chattts_studio.core.benchmarks.engines)."""
+(chattts_studio.core.benchmarks.bench), with `--sections engines` the engines (torch and
+ONNX Runtime, fp32 and int8) against each other (chattts_studio.core.benchmarks.engines), and
+with `--sections takes` the segment editor's takes (chattts_studio.core.benchmarks.takes)."""
 
 import argparse
 import dataclasses
@@ -9,8 +10,9 @@ from typing import Any
 from chattts_studio.core.cli.common import err
 
 # bench.SECTIONS, then engines.py's (not imported here, so that `--help` needs no torch).
-SECTIONS = ("ab", "batches", "first-audio", "floor", "precisions", "engines")
-DEFAULT_SECTIONS = SECTIONS[:-1]  # engines runs when asked: it loads four engines
+SECTIONS = ("ab", "batches", "first-audio", "floor", "precisions", "engines", "takes")
+# engines and takes run when asked: engines loads four engines, takes writes projects.
+DEFAULT_SECTIONS = SECTIONS[:-2]
 
 
 def _sections(value: str) -> tuple[str, ...]:
@@ -160,5 +162,9 @@ def run(args: argparse.Namespace) -> int:
     if "engines" in args.sections:
         # Its own engine: the header is the same when both ran (same machine, model, torch).
         report = {**engines.run(model, device, args.threads, settings, say), **report}
+    if "takes" in args.sections:
+        from chattts_studio.core.benchmarks import takes
+
+        report = {**takes.run(model, device, args.threads, args.repeats, say), **report}
     print(to_json(report) if args.json else format_report(report))
     return 0

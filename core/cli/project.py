@@ -22,9 +22,11 @@ from typing import Any
 
 from chattts_studio.core.cli.common import (
     add_engine_option,
+    add_lexicon_option,
     add_voice_options,
     check_engine_choice,
     err,
+    lexicon_entries,
     load_engine,
     set_threads,
     speaker_arg,
@@ -56,11 +58,18 @@ def add_parser(sub: Any) -> None:
     new = actions.add_parser("new", help="a text made into a project of segments with takes")
     new.add_argument("text", nargs="?", help="the text to speak")
     new.add_argument("--file", help="read the text from a UTF-8 file")
+    new.add_argument(
+        "--script", help="a dialogue script: 'Name: text' lines voiced by library speakers"
+    )
+    new.add_argument(
+        "--turn-pause", type=float, default=0.4, help="seconds before each line of a --script"
+    )
     new.add_argument("-o", "--output", required=True, help="the project folder (NAME.chattts)")
     new.add_argument("--takes", type=int, default=1, help="takes of each segment (default 1)")
     new.add_argument("--segment-size", type=int, default=50)
     _model_options(new, defaults=True)
     add_voice_options(new)
+    add_lexicon_option(new)
 
     listed = actions.add_parser("list", help="segments, chosen take, takes, flags, locks")
     listed.add_argument("project")
@@ -73,6 +82,7 @@ def add_parser(sub: Any) -> None:
     reroll.add_argument("--flagged", action="store_true", help="every flagged segment too")
     reroll.add_argument("--seed", type=int, default=None, help="seeds from this (default: new)")
     _model_options(reroll, defaults=False)
+    add_lexicon_option(reroll)
 
     pick = actions.add_parser("pick", help="choose a segment's take by hand")
     pick.add_argument("project")
@@ -85,6 +95,7 @@ def add_parser(sub: Any) -> None:
     edit.add_argument("text")
     edit.add_argument("--seed", type=int, default=None)
     _model_options(edit, defaults=False)
+    add_lexicon_option(edit)
 
     for name, what in (("lock", "never re-rolled or edited"), ("unlock", "free again")):
         lock = actions.add_parser(name, help=f"segments {what}")
@@ -127,8 +138,15 @@ def _cancel_token() -> Any:
 
 
 def _read_text(args: argparse.Namespace) -> str:
-    if args.text is not None and args.file is not None:
-        raise StudioError("Give only one of the text and --file.")
+    given = [n for n, v in (("the text", args.text), ("--file", args.file)) if v is not None]
+    if args.script is not None:
+        given.append("--script")
+        if args.speaker is not None:
+            raise StudioError("A script names its speakers on each line; leave out --speaker.")
+    if len(given) > 1:
+        raise StudioError(f"Give only one of {', '.join(given)}.")
+    if args.script is not None:
+        return ""
     if args.file is not None:
         try:
             return Path(args.file).read_text(encoding="utf-8")
@@ -137,28 +155,41 @@ def _read_text(args: argparse.Namespace) -> str:
                 f"Cannot read {args.file}: {getattr(exc, 'strerror', None) or exc}."
             ) from None
     if args.text is None:
-        raise StudioError("Give the text to speak or --file PATH.")
+        raise StudioError("Give the text to speak, --file PATH or --script PATH.")
     return str(args.text)
 
 
 def _new(args: argparse.Namespace) -> int:
     from chattts_studio.core.project import store
     from chattts_studio.core.project.model import TakeSettings
-    from chattts_studio.core.services.project import NewProject, check_takes, new_project
+    from chattts_studio.core.services.project import Line, NewProject, check_takes, new_project
     from chattts_studio.core.text.prepare import check_text
     from chattts_studio.core.voices.voice import Voice
 
-    text = check_text(_read_text(args))
+    text = _read_text(args)
+    lines: tuple[Line, ...] = ()
+    if args.script is not None:
+        from chattts_studio.core.text.dialogue import read_script, voices_for
+        from chattts_studio.core.voices.speakers import SpeakerLibrary
+
+        # The script and its speakers are checked before the model loads.
+        turns = read_script(Path(args.script))
+        voices = voices_for(turns, {e.name: e.voice for e in SpeakerLibrary().entries})
+        lines = tuple(Line(t.name, voices[t.name], t.text) for t in turns)
+    else:
+        text = check_text(text)
     folder = store.check_new(args.output)
     check_takes(args.takes)
+    lexicon = lexicon_entries(args)
     set_threads(args.threads)
     check_engine_choice(args.device, args.precision, args.engine)
     engine = load_engine(args.model, args.device, args.precision, args.engine)
     voice, seed = speaker_arg(args.speaker, engine)
     seed = seed if seed is not None else args.seed
+    lines = tuple(Line(n.speaker, engine.check_voice(n.voice), n.text) for n in lines)
     spec = NewProject(
         text=text,
-        voice=voice or Voice(embedding=engine.sample_speaker(seed)),
+        voice=engine.check_voice(voice or Voice(embedding=engine.sample_speaker(seed))),
         settings=TakeSettings(args.temperature, args.top_p, args.top_k, args.speed),
         model=args.model,
         segment_size=args.segment_size,
@@ -168,6 +199,9 @@ def _new(args: argparse.Namespace) -> int:
         device=args.device,
         precision=args.precision,
         engine=args.engine,
+        lines=lines,
+        turn_pause=args.turn_pause,
+        lexicon=lexicon,
     )
     made = new_project(engine, folder, spec, _cancel_token(), _progress)
     project = store.load(made)
@@ -181,9 +215,15 @@ def _new(args: argparse.Namespace) -> int:
 def _list(args: argparse.Namespace) -> int:
     from chattts_studio.core.project import store
     from chattts_studio.core.services.project import listing
+    from chattts_studio.core.text.lexicon import LexiconError, LexiconStore
 
     project = store.load(args.project)
-    rows = listing(project)
+    try:  # today's dictionary: a changed entry marks the takes it reads otherwise as stale
+        entries: tuple[tuple[str, str], ...] | None = LexiconStore().lexicon().entries
+    except LexiconError as exc:
+        err(f"warning: {exc}; stale marks leave the dictionary out")
+        entries = None
+    rows = listing(project, entries)
     if args.json:
         json.dump({"title": project.title, "segments": rows}, sys.stdout, ensure_ascii=False)
         print()
@@ -210,10 +250,11 @@ def _reroll(args: argparse.Namespace) -> int:
         raise StudioError("Name the segments to re-roll (like 3,7-9) or give --flagged.")
     if args.segments:  # checked before the model loads
         refuse_locked(project, parse_numbers(args.segments, len(project.segments)))
+    lexicon = lexicon_entries(args)
     engine = _engine_for(args, path)
     numbers = reroll(
         engine, path, args.segments, args.takes, args.flagged, args.seed, None, _cancel_token(),
-        _progress,
+        _progress, lexicon,
     )  # fmt: skip
     print(f"re-rolled {len(numbers)} segment(s): {', '.join(map(str, numbers)) or 'none'}")
     return 0
@@ -228,8 +269,9 @@ def _edit(args: argparse.Namespace) -> int:
     project = store.load(path)
     refuse_locked(project, parse_numbers(str(args.segment), len(project.segments)))
     check_text(args.text)
+    lexicon = lexicon_entries(args)
     engine = _engine_for(args, path)
-    edit(engine, path, args.segment, args.text, args.seed, _cancel_token(), _progress)
+    edit(engine, path, args.segment, args.text, args.seed, _cancel_token(), _progress, lexicon)
     print(f"segment {args.segment} made again")
     return 0
 

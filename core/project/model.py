@@ -46,7 +46,8 @@ class Take:
     settings: TakeSettings
     maker: Maker
     text: str  # the segment's text when the take was made (an edit leaves old takes stale)
-    model_text: str  # what the model read (numbers read out, the dictionary applied)
+    spoken_text: str  # that text with the pronunciation dictionary of the time applied
+    model_text: str  # what the model read: spoken_text with numbers read out
     voice: str  # Voice.key() of the voice it was read in
     audio: str  # its file, relative to the project folder
     steps: int
@@ -79,9 +80,13 @@ class Segment:
     def next_take_id(self) -> int:
         return max((t.id for t in self.takes), default=0) + 1
 
-    def current(self, take: Take) -> bool:
-        """Whether the take reads the segment's text as it is now, in its voice."""
-        return take.text == self.text and take.voice == self.voice.key()
+    def current(self, take: Take, spoken: str | None = None) -> bool:
+        """Whether the take reads the segment's text as it is now, in its voice; with
+        `spoken` (the text with today's pronunciation dictionary applied), also whether the
+        dictionary still reads it as the take did (a changed entry makes it stale)."""
+        if take.text != self.text or take.voice != self.voice.key():
+            return False
+        return spoken is None or spoken == take.spoken_text
 
 
 @dataclass

@@ -81,6 +81,7 @@ def _take(data: dict[str, Any]) -> Take:
         settings=TakeSettings(**data["settings"]),
         maker=Maker(**data["maker"]),
         text=str(data["text"]),
+        spoken_text=str(data["spoken_text"]),
         model_text=str(data["model_text"]),
         voice=str(data["voice"]),
         audio=str(data["audio"]),

@@ -34,9 +34,21 @@ if TYPE_CHECKING:
 Progress = Callable[[int, int], None]  # (takes made, takes asked)
 
 
+Lexicon = tuple[tuple[str, str], ...]  # pronunciation dictionary entries (word, replacement)
+
+
+@dataclass(frozen=True)
+class Line:
+    """A dialogue script's line: its speaker's name and voice, and what they say."""
+
+    speaker: str
+    voice: Voice
+    text: str
+
+
 @dataclass(frozen=True)
 class NewProject:
-    text: str
+    text: str  # the text; ignored when `lines` are given
     voice: Voice
     settings: TakeSettings
     model: str
@@ -48,6 +60,9 @@ class NewProject:
     device: str | None = None
     precision: str = "fp32"
     engine: str = "auto"
+    lines: tuple[Line, ...] = ()  # a dialogue script: each line's segments keep its speaker
+    turn_pause: float = 0.4  # before a line's first segment (a script's)
+    lexicon: Lexicon = ()
 
 
 def take_seed(seed: int, segment_id: int, take_id: int) -> int:
@@ -97,8 +112,17 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
+def spoken(text: str, lexicon: Lexicon) -> str:
+    """A segment's text with the pronunciation dictionary applied (what synthesis reads)."""
+    if not lexicon:
+        return text
+    from chattts_studio.core.text.lexicon import Lexicon as Entries
+
+    return Entries(lexicon).apply(text)
+
+
 def model_text(engine: "Engine", text: str) -> str:
-    """What the model reads of a segment's text (numbers read out, as synthesis does)."""
+    """What the model reads of a text (numbers read out, as synthesis does)."""
     model = engine.model
     assert model is not None
     return model.normalize(text)
@@ -133,6 +157,7 @@ def _make(
     cancel: CancelToken,
     progress: Progress | None,
     choose: bool,
+    lexicon: Lexicon = (),
 ) -> list[tuple[Segment, Take]]:
     """Make the asked takes as one batch; each saved (audio, then the project) the moment it
     exists, so a kill or a cancel keeps every take already made."""
@@ -140,7 +165,8 @@ def _make(
 
     if not asked:
         return []
-    texts = {a.segment.id: model_text(engine, a.segment.text) for a in asked}
+    said = {a.segment.id: spoken(a.segment.text, lexicon) for a in asked}
+    texts = {key: model_text(engine, text) for key, text in said.items()}
     orders = [
         TakeOrder(n, texts[a.segment.id], a.segment.voice, a.seed, a.settings)
         for n, a in enumerate(asked)
@@ -158,6 +184,7 @@ def _make(
             settings=a.settings,
             maker=maker,
             text=a.segment.text,
+            spoken_text=said[a.segment.id],
             model_text=done.order.model_text,
             voice=a.segment.voice.key(),
             audio=audio_file,
@@ -227,7 +254,6 @@ def new_project(
     """The text split into segments, `spec.takes` takes each (the fewest-flags one chosen),
     saved in a new project folder at `path`; its folder."""
     token = cancel or CancelToken()
-    pieces = split_segments(check_text(spec.text), spec.segment_size)
     check_takes(spec.takes)
     title = spec.title or store.project_folder(path).stem
     project = Project(
@@ -238,10 +264,15 @@ def new_project(
         precision=spec.precision,
         engine=spec.engine,
     )
-    for i, piece in enumerate(pieces):
-        project.segments.append(
-            project.new_segment(piece.shown, spec.voice, pause_before=spec.pause if i else 0.0)
-        )
+    lines = spec.lines or (Line("", spec.voice, spec.text),)
+    for line in lines:
+        for i, piece in enumerate(_pieces(line, spec.segment_size, spec.lexicon, bool(spec.lines))):
+            pause = spec.turn_pause if spec.lines and i == 0 else spec.pause
+            segment = project.new_segment(
+                piece, line.voice, speaker=line.speaker, pause_before=pause
+            )
+            project.segments.append(segment)
+    project.segments[0].pause_before = 0.0
     base = spec.seed if spec.seed is not None else secrets.randbits(31)
     with store.created(path, project) as handle:
         asked = [
@@ -249,10 +280,33 @@ def new_project(
             for s in project.segments
             for n in range(1, spec.takes + 1)
         ]
-        made = _make(engine, handle, asked, token, progress, choose=False)
+        made = _make(engine, handle, asked, token, progress, False, spec.lexicon)
         _choose_fewest_flags(project, project.segments, {t.id for _s, t in made})
         handle.save()
         return handle.folder
+
+
+def _pieces(line: Line, segment_size: int, lexicon: Lexicon, scripted: bool) -> list[str]:
+    """A line's segments as the user wrote them (never splitting a dictionary word); a
+    script's bad line says whose it is."""
+    from chattts_studio.core.errors import BadTextError
+    from chattts_studio.core.messages import said
+    from chattts_studio.core.text.dialogue import ScriptError
+    from chattts_studio.core.text.lexicon import Lexicon as Entries
+
+    entries = Entries(lexicon) if lexicon else None
+    try:
+        return [p.shown for p in split_segments(check_text(line.text), segment_size, entries)]
+    except BadTextError as exc:
+        if not scripted:
+            raise
+        raise ScriptError(
+            Sentence(
+                QT_TRANSLATE_NOOP("core", "{name}'s line: {problem}"),
+                name=line.speaker,
+                problem=said(exc),
+            )
+        ) from None
 
 
 def refuse_locked(project: Project, numbers: list[int]) -> None:
@@ -286,6 +340,7 @@ def reroll(
     settings: TakeSettings | None = None,
     cancel: CancelToken | None = None,
     progress: Progress | None = None,
+    lexicon: Lexicon = (),
 ) -> list[int]:
     """New takes of the segments `spec` names ('3,7-9'), or of the flagged ones; the earlier
     takes stay, the new (fewest-flags) one becomes the chosen one unless one was picked by
@@ -306,7 +361,7 @@ def reroll(
             for take_id in range(first, first + takes):
                 chosen = settings or project.settings
                 asked.append(_Asked(segment, take_id, take_seed(base, segment.id, take_id), chosen))
-        made = _make(engine, handle, asked, token, progress, choose=True)
+        made = _make(engine, handle, asked, token, progress, True, lexicon)
         _choose_fewest_flags(project, [s for s, _t in made], {t.id for _s, t in made})
         handle.save()
         return numbers
@@ -349,6 +404,7 @@ def edit(
     seed: int | None = None,
     cancel: CancelToken | None = None,
     progress: Progress | None = None,
+    lexicon: Lexicon = (),
 ) -> None:
     """Segment `number` says `text` now: one new take of it is made and chosen; its earlier
     takes stay (stale: they say the old text)."""
@@ -364,7 +420,7 @@ def edit(
         base = seed if seed is not None else secrets.randbits(31)
         take_id = segment.next_take_id()
         asked = [_Asked(segment, take_id, take_seed(base, segment.id, take_id), project.settings)]
-        _make(engine, handle, asked, token, progress, choose=True)
+        _make(engine, handle, asked, token, progress, True, lexicon)
 
 
 def remake(engine: "Engine", project: Project, segment: Segment, take: Take) -> np.ndarray:
@@ -380,12 +436,15 @@ def remake(engine: "Engine", project: Project, segment: Segment, take: Take) -> 
 
 
 # -- reading ------------------------------------------------------------------------------------
-def listing(project: Project) -> list[dict[str, Any]]:
+def listing(project: Project, lexicon: Lexicon | None = None) -> list[dict[str, Any]]:
     """Per segment what `project list --json` gives: index (1-based), text, chosen, takes
-    (each with seed, seconds, flags, stale), locked, picked, speaker."""
+    (each with seed, seconds, flags, stale), locked, picked, speaker. A take is stale when
+    its segment's text or voice changed since, or (given today's `lexicon`) when the
+    pronunciation dictionary now reads the text otherwise."""
     found = take_flags(project)
     rows = []
     for number, s in enumerate(project.segments, 1):
+        now = None if lexicon is None else spoken(s.text, lexicon)
         rows.append(
             {
                 "index": number,
@@ -402,7 +461,7 @@ def listing(project: Project) -> list[dict[str, Any]]:
                         "flags": [
                             {"kind": f.kind, "why": str(f.sentence)} for f in found[(s.id, t.id)]
                         ],
-                        "stale": not s.current(t),
+                        "stale": not s.current(t, now),
                     }
                     for t in s.takes
                 ],

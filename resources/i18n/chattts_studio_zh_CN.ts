@@ -2924,6 +2924,10 @@
         <translation>每段至少生成一个版本。</translation>
     </message>
     <message>
+        <source>{name}&apos;s line: {problem}</source>
+        <translation>{name} 的台词：{problem}</translation>
+    </message>
+    <message>
         <source>Segment {numbers} is locked; unlock it first.</source>
         <translation>第 {numbers} 段已锁定；请先解锁。</translation>
     </message>

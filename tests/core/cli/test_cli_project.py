@@ -94,3 +94,63 @@ def test_mistakes_are_one_sentence_and_change_nothing(
         assert words in err and len(err.strip().splitlines()) == 1, (argv, err)
         assert "Traceback" not in err
     assert (project / "project.json").read_bytes() == before
+
+
+def test_a_script_project_keeps_each_line_s_speaker_and_voice(
+    private_home: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    engine,  # type: ignore[no-untyped-def]
+) -> None:
+    from chattts_studio.core.project import store
+    from chattts_studio.core.voices.speakers import SpeakerLibrary
+
+    library = SpeakerLibrary()
+    library.add("Alice", engine.sample_speaker(1))
+    library.add("Bob", engine.sample_speaker(2))
+    script = tmp_path / "talk.txt"
+    script.write_text("Alice: 你好。今天去哪里？\nBob: 好的。\n", encoding="utf-8")
+    project = tmp_path / "talk.chattts"
+    code, _, err = run(
+        capsys, "project", "new", "--script", str(script), "-o", str(project),
+        "--segment-size", "6", "--turn-pause", "0.5", *MODEL,
+    )  # fmt: skip
+    assert code == 0, err
+    made = store.load(project)
+    assert [s.speaker for s in made.segments] == ["Alice", "Alice", "Bob"]
+    assert [s.pause_before for s in made.segments] == [0.0, 0.25, 0.5]
+    voices = {e.name: e.voice for e in SpeakerLibrary().entries}
+    assert [s.voice.embedding for s in made.segments] == [
+        voices[n].embedding for n in ("Alice", "Alice", "Bob")
+    ]
+    srt = tmp_path / "talk.vtt"
+    assert run(capsys, "project", "export", str(project), str(tmp_path / "t.wav"),
+               "--subtitles", str(srt))[0] == 0  # fmt: skip
+    assert "<v Bob>好的。" in srt.read_text(encoding="utf-8")
+    script.write_text("Alice: 你好。\nEve: Who am I?\n", encoding="utf-8")
+    code, _, err = run(
+        capsys, "project", "new", "--script", str(script), "-o", str(tmp_path / "eve"), *MODEL
+    )
+    assert code == 2 and "Line 2: there is no speaker named 'Eve'" in err
+    assert not (tmp_path / "eve.chattts").exists()
+
+
+def test_a_changed_dictionary_entry_marks_the_takes_it_reads_otherwise_stale(
+    private_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project = tmp_path / "words.chattts"
+    assert run(capsys, "lexicon", "add", "公园", "花园")[0] == 0
+    code, _, err = run(
+        capsys, "project", "new", TEXT, "-o", str(project), "--segment-size", "10", *MODEL
+    )
+    assert code == 0, err
+    from chattts_studio.core.project import store
+
+    takes = [s.takes[0] for s in store.load(project).segments]
+    assert takes[1].spoken_text == "我们去花园散步吧！"  # the dictionary was applied
+    assert [t["stale"] for s in _listed(capsys, project)["segments"] for t in s["takes"]] == [
+        False, False, False,
+    ]  # fmt: skip
+    assert run(capsys, "lexicon", "add", "公园", "乐园")[0] == 0
+    stale = [t["stale"] for s in _listed(capsys, project)["segments"] for t in s["takes"]]
+    assert stale == [False, True, False]  # only the segment the entry reads

@@ -261,3 +261,24 @@ def test_a_kill_during_a_reroll_loses_no_take_and_leaves_a_project_that_opens(ma
     assert {(s.id, t.id) for s in after.segments for t in s.takes} >= set(earlier)
     with store.opened(made):  # the dead writer's lock went with it
         pass
+
+
+def test_an_onnx_runtime_take_made_again_is_bit_identical(
+    private_home: Path, tmp_path: Path
+) -> None:
+    """The ONNX Runtime engine (fp32, the CPU's default) makes takes again bit for bit too:
+    from a batch of six (chunks of four rows) and alone (one row)."""
+    engine = Engine()
+    engine.load("demo", "cpu", "fp32", engine="onnx")
+    try:
+        path = service.new_project(engine, tmp_path / "onnx", _spec(engine, 2))
+        service.reroll(engine, path, "3", seed=4)
+        project = store.load(path)
+        batched, alone = project.segments[1].takes[0], project.segments[2].takes[-1]
+        assert batched.maker.engine == alone.maker.engine == "onnx"
+        assert (batched.maker.rows, alone.maker.rows) == (takes.TAKE_CHUNK_ROWS, 1)
+        for segment, take in ((project.segments[1], batched), (project.segments[2], alone)):
+            again = service.remake(engine, project, segment, take)
+            assert np.array_equal(again, store.take_audio(path, take))
+    finally:
+        engine.unload()
