@@ -17,6 +17,7 @@ import argparse
 import json
 import signal
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,7 @@ from chattts_studio.core.cli.common import (
     set_threads,
     speaker_arg,
 )
+from chattts_studio.core.cli.progress import CommandProgress, facts
 from chattts_studio.core.errors import StudioError
 
 
@@ -110,9 +112,23 @@ def add_parser(sub: Any) -> None:
     export.add_argument("--float", action="store_true", help="32-bit float WAV")
 
 
-def _progress(made: int, asked: int) -> None:
-    if made:
-        err(f"  take {made}/{asked}")
+class _Progress:
+    """Takes made so far, the audio they hold, RTF and time left (a bar on a terminal)."""
+
+    def __init__(self) -> None:
+        self.view = CommandProgress("takes")
+        self.started = time.perf_counter()
+        self.audio = 0.0
+
+    def __call__(self, made: int, asked: int, seconds: float) -> None:
+        self.audio += seconds
+        if not made:
+            return
+        elapsed = time.perf_counter() - self.started
+        rtf = elapsed / self.audio if self.audio else None
+        self.view.show(made, asked, facts(self.audio, rtf, elapsed / made * (asked - made)))
+        if made == asked:
+            self.view.close()
 
 
 def _engine_for(args: argparse.Namespace, path: Path) -> Any:
@@ -203,7 +219,7 @@ def _new(args: argparse.Namespace) -> int:
         turn_pause=args.turn_pause,
         lexicon=lexicon,
     )
-    made = new_project(engine, folder, spec, _cancel_token(), _progress)
+    made = new_project(engine, folder, spec, _cancel_token(), _Progress())
     project = store.load(made)
     note = ""
     if engine.loaded is not None and engine.loaded.info.random_weights:
@@ -254,7 +270,7 @@ def _reroll(args: argparse.Namespace) -> int:
     engine = _engine_for(args, path)
     numbers = reroll(
         engine, path, args.segments, args.takes, args.flagged, args.seed, None, _cancel_token(),
-        _progress, lexicon,
+        _Progress(), lexicon,
     )  # fmt: skip
     print(f"re-rolled {len(numbers)} segment(s): {', '.join(map(str, numbers)) or 'none'}")
     return 0
@@ -271,7 +287,7 @@ def _edit(args: argparse.Namespace) -> int:
     check_text(args.text)
     lexicon = lexicon_entries(args)
     engine = _engine_for(args, path)
-    edit(engine, path, args.segment, args.text, args.seed, _cancel_token(), _progress, lexicon)
+    edit(engine, path, args.segment, args.text, args.seed, _cancel_token(), _Progress(), lexicon)
     print(f"segment {args.segment} made again")
     return 0
 

@@ -4,8 +4,6 @@ render-a-book service; a manifest (.jsonl, .csv) goes to cli/manifest.py."""
 
 import argparse
 import signal
-import sys
-import time
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -23,6 +21,7 @@ from chattts_studio.core.cli.common import (
     set_threads,
     speaker_arg,
 )
+from chattts_studio.core.cli.progress import CommandProgress, facts
 from chattts_studio.core.engine.request import AUTO_BATCH_MAX, SynthesisRequest
 from chattts_studio.core.errors import StudioError
 from chattts_studio.core.messages import clock
@@ -116,44 +115,23 @@ def add_parser(sub: Any) -> None:
 
 
 class ProgressView:
-    """A one-line bar redrawn in place when the stream is a terminal; plain lines otherwise."""
-
-    WIDTH = 24
+    """A book render's progress through the shared CommandProgress (a bar on a terminal,
+    plain lines otherwise), with the chapter it is in."""
 
     def __init__(self, stream: TextIO | None = None) -> None:
-        self.stream = stream or sys.stderr
-        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
-        self._drawn = False
-        self._last = 0.0
+        self.view = CommandProgress("segments", stream)
 
     def line(self, text: str) -> None:
-        self._clear()
-        print(text, file=self.stream, flush=True)
+        self.view.line(text)
 
     def __call__(self, p: RenderProgress) -> None:
-        rtf = f"RTF {p.rtf:.2f}" if p.rtf is not None else "RTF -"
-        facts = (
-            f"{p.done}/{p.total} segments, {clock(p.audio_seconds)} of audio, {rtf}, "
-            f"{clock(p.seconds_left)} left (chapter {p.chapter}/{p.chapters})"
-        )
-        if not self.tty:
-            self.line(f"  {facts}")
-        else:
-            now = time.monotonic()
-            if now - self._last >= 0.2 or p.done == p.total:
-                self._last = now
-                filled = round(self.WIDTH * p.done / p.total) if p.total else self.WIDTH
-                bar = "#" * filled + "-" * (self.WIDTH - filled)
-                self.stream.write(f"\r\x1b[2K[{bar}] {facts}")
-                self.stream.flush()
-                self._drawn = True
+        said = facts(p.audio_seconds, p.rtf, p.seconds_left)
+        self.view.show(p.done, p.total, f"{said} (chapter {p.chapter}/{p.chapters})")
         if p.message:
             self.line(f"  warning: {p.message}")
 
-    def _clear(self) -> None:
-        if self._drawn:
-            self.stream.write("\r\x1b[2K")
-            self._drawn = False
+    def close(self) -> None:
+        self.view.close()
 
 
 def run(args: argparse.Namespace) -> int:
@@ -228,6 +206,7 @@ def run(args: argparse.Namespace) -> int:
         )
         return EXIT_CANCELLED
     finally:
+        view.close()
         signal.signal(signal.SIGINT, previous)
     for warning in done.warnings:
         err(f"warning: {warning}")

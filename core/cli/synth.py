@@ -18,6 +18,7 @@ from chattts_studio.core.cli.common import (
     set_threads,
     speaker_arg,
 )
+from chattts_studio.core.cli.progress import CommandProgress, facts
 from chattts_studio.core.engine.request import SegmentResult, SynthesisRequest
 from chattts_studio.core.errors import StudioError
 
@@ -98,7 +99,31 @@ def read_text(args: argparse.Namespace) -> str:
     return ""
 
 
-def say_segment(result: SegmentResult) -> None:
+class _Made:
+    """What the bar says of a synthesis so far: audio made, RTF, time left."""
+
+    def __init__(self) -> None:
+        self.audio = 0.0
+        self.compute = 0.0
+
+    def __call__(self, result: SegmentResult) -> str:
+        self.audio += result.audio_seconds
+        self.compute += result.compute_seconds
+        rtf = self.compute / self.audio if self.audio else None
+        done = result.index + 1
+        left = self.compute / done * (result.segments - done)
+        return facts(self.audio, rtf, left)
+
+
+def say_segment(
+    result: SegmentResult, view: CommandProgress | None = None, made: _Made | None = None
+) -> None:
+    """A finished segment: a line of its own off a terminal, the bar moved on a terminal."""
+    if view is not None and made is not None and view.tty:
+        view.show(result.index + 1, result.segments, made(result))
+        if result.hit_cap:
+            view.line(f"  warning: segment {result.index + 1} reached the step cap without ending")
+        return
     who = f" ({result.speaker})" if result.speaker else ""
     err(
         f"  segment {result.index + 1}/{result.segments}{who}: {result.steps} steps, "
@@ -155,16 +180,20 @@ def run(args: argparse.Namespace) -> int:
         else ""
     )
     tags = {"software": "ChatTTS Studio", "comment": f"ChatTTS Studio{random_note}"}
-    written = synthesize_to_file(
-        engine,
-        plan,
-        output,
-        float32=args.float,
-        tags=tags,
-        subtitles=subtitles,
-        cancel=token,
-        on_segment=say_segment,
-    )
+    view, made = CommandProgress("segments"), _Made()
+    try:
+        written = synthesize_to_file(
+            engine,
+            plan,
+            output,
+            float32=args.float,
+            tags=tags,
+            subtitles=subtitles,
+            cancel=token,
+            on_segment=lambda result: say_segment(result, view, made),
+        )
+    finally:
+        view.close()
     summary = written.summary
     assert summary is not None
     print(

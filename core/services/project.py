@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from chattts_studio.core.engine.engine import Engine
     from chattts_studio.core.project.takes import MadeTake, Rows
 
-Progress = Callable[[int, int], None]  # (takes made, takes asked)
+Progress = Callable[[int, int, float], None]  # (takes made, asked, seconds of the last take)
 
 
 Lexicon = tuple[tuple[str, str], ...]  # pronunciation dictionary entries (word, replacement)
@@ -201,10 +201,10 @@ def _make(
         handle.save()
         made.append((a.segment, take))
         if progress is not None:
-            progress(len(made), len(asked))
+            progress(len(made), len(asked), take.measures.seconds)
 
     if progress is not None:
-        progress(0, len(asked))
+        progress(0, len(asked), 0.0)
     make_takes(engine, orders, cancel, keep, rows)
     return made
 

@@ -392,8 +392,10 @@ def test_progress_is_a_bar_on_a_terminal_and_lines_otherwise() -> None:
     ProgressView(terminal)(step)
     ProgressView(log)(step)
     ProgressView(log)(RenderProgress(6, 10, 1, 2, 760.0, 36.0, 18.0, None, "cut short"))
-    assert terminal.getvalue().startswith("\r\x1b[2K[############------------] 5/10 segments")
-    assert "12:34 of audio, RTF 0.50, 1:02:05 left" in terminal.getvalue()
+    bar = terminal.getvalue()  # tqdm's bar, redrawn in place: half full at 5 of 10
+    assert bar.startswith("\r") and "5/10 segments, 12:34 of audio, RTF 0.50, 1:02:05 left" in bar
+    drawn = bar.split("5/10")[0].lstrip("\r")
+    assert len(drawn) == 25 and len(drawn.strip()) == 12, drawn  # 24 wide, then a space
     lines = log.getvalue().splitlines()
     assert lines[0] == "  5/10 segments, 12:34 of audio, RTF 0.50, 1:02:05 left (chapter 1/2)"
     assert lines[1].endswith("--:-- left (chapter 1/2)") and lines[2] == "  warning: cut short"
