@@ -56,6 +56,30 @@ def _said_stage(stage: str) -> bool:
     return stage.startswith(("building", "making"))
 
 
+def read_text(args: argparse.Namespace) -> str:
+    """The text of synth and project new: given, --file, or "" for a --script (read by its
+    caller); one sentence for none, or more than one."""
+    given = [n for n, v in (("the text", args.text), ("--file", args.file)) if v is not None]
+    if args.script is not None:
+        given.append("--script")
+    if len(given) > 1:
+        raise StudioError(f"Give only one of {', '.join(given)}.")
+    if args.script is not None and args.speaker is not None:
+        raise StudioError("A script names its speakers on each line; leave out --speaker.")
+    if args.file is not None:
+        try:
+            return Path(args.file).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise StudioError(
+                f"Cannot read {args.file}: {getattr(exc, 'strerror', None) or exc}."
+            ) from None
+    if args.text is not None:
+        return str(args.text)
+    if args.script is None:
+        raise StudioError("Give the text to speak, --file PATH or --script PATH.")
+    return ""
+
+
 def load_engine(
     model: str, device: str | None = None, precision: str = "fp32", engine: str = "torch"
 ) -> "Engine":

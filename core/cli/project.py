@@ -29,6 +29,7 @@ from chattts_studio.core.cli.common import (
     err,
     lexicon_entries,
     load_engine,
+    read_text,
     set_threads,
     speaker_arg,
 )
@@ -153,28 +154,6 @@ def _cancel_token() -> Any:
     return token
 
 
-def _read_text(args: argparse.Namespace) -> str:
-    given = [n for n, v in (("the text", args.text), ("--file", args.file)) if v is not None]
-    if args.script is not None:
-        given.append("--script")
-        if args.speaker is not None:
-            raise StudioError("A script names its speakers on each line; leave out --speaker.")
-    if len(given) > 1:
-        raise StudioError(f"Give only one of {', '.join(given)}.")
-    if args.script is not None:
-        return ""
-    if args.file is not None:
-        try:
-            return Path(args.file).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise StudioError(
-                f"Cannot read {args.file}: {getattr(exc, 'strerror', None) or exc}."
-            ) from None
-    if args.text is None:
-        raise StudioError("Give the text to speak, --file PATH or --script PATH.")
-    return str(args.text)
-
-
 def _new(args: argparse.Namespace) -> int:
     from chattts_studio.core.project import store
     from chattts_studio.core.project.model import TakeSettings
@@ -182,7 +161,7 @@ def _new(args: argparse.Namespace) -> int:
     from chattts_studio.core.text.prepare import check_text
     from chattts_studio.core.voices.voice import Voice
 
-    text = _read_text(args)
+    text = read_text(args)
     lines: tuple[Line, ...] = ()
     if args.script is not None:
         from chattts_studio.core.text.dialogue import read_script, voices_for

@@ -14,13 +14,13 @@ from chattts_studio.core.cli.common import (
     check_engine_choice,
     err,
     load_engine,
+    read_text,
     request_from_args,
     set_threads,
     speaker_arg,
 )
 from chattts_studio.core.cli.progress import CommandProgress, facts
 from chattts_studio.core.engine.request import SegmentResult, SynthesisRequest
-from chattts_studio.core.errors import StudioError
 
 
 def add_parser(sub: Any) -> None:
@@ -75,28 +75,6 @@ def add_parser(sub: Any) -> None:
     )
     synth.add_argument("--float", action="store_true", help="write 32-bit float WAV")
     synth.add_argument("--subtitles", help="also write subtitles, one cue a sentence: .srt or .vtt")
-
-
-def read_text(args: argparse.Namespace) -> str:
-    given = [n for n, v in (("the text", args.text), ("--file", args.file)) if v is not None]
-    if args.script is not None:
-        given.append("--script")
-    if len(given) > 1:
-        raise StudioError(f"Give only one of {', '.join(given)}.")
-    if args.script is not None and args.speaker is not None:
-        raise StudioError("A script names its speakers on each line; leave out --speaker.")
-    if args.file is not None:
-        try:
-            return Path(args.file).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise StudioError(
-                f"Cannot read {args.file}: {getattr(exc, 'strerror', None) or exc}."
-            ) from None
-    if args.text is not None:
-        return str(args.text)
-    if args.script is None:
-        raise StudioError("Give the text to speak, --file PATH or --script PATH.")
-    return ""
 
 
 class _Made:

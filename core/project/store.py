@@ -282,6 +282,14 @@ def _hold(folder: Path) -> Any:
     return lock
 
 
+def _sweep(folder: Path) -> None:
+    """Temp files a killed writer left (atomic.py's `.NAME.*.part*`): under the lock no other
+    writer is at work, so every one of them is a dead writer's and is removed."""
+    for place in (folder, folder / TAKES):
+        for leftover in place.glob(".*.part*"):
+            leftover.unlink(missing_ok=True)
+
+
 @contextmanager
 def opened(path: Path | str) -> Iterator[OpenProject]:
     """The project read under its lock, for changes (each saved as it is made)."""
@@ -291,6 +299,7 @@ def opened(path: Path | str) -> Iterator[OpenProject]:
     lock = _hold(folder)
     handle = OpenProject(folder, Project("", TakeSettings(), ""), lock)
     try:
+        _sweep(folder)
         handle.project = load(folder)  # read again under the lock: the latest whole file
         yield handle
     finally:

@@ -259,8 +259,11 @@ def test_a_kill_during_a_reroll_loses_no_take_and_leaves_a_project_that_opens(ma
             if (segment.id, take.id) in earlier:
                 assert np.array_equal(audio, earlier[(segment.id, take.id)])
     assert {(s.id, t.id) for s in after.segments for t in s.takes} >= set(earlier)
+    # What a writer killed mid-write leaves (atomic.py's temp names) goes with the next writer.
+    (made / "takes" / ".s00001-t009.abc.part.wav").write_bytes(b"RIFF")
+    (made / ".project.xyz.part.json").write_text("{", encoding="utf-8")
     with store.opened(made):  # the dead writer's lock went with it
-        pass
+        assert not list(made.glob(".*.part*")) and not list(made.glob("takes/.*.part*"))
 
 
 def test_an_onnx_runtime_take_made_again_is_bit_identical(
