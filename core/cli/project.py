@@ -3,7 +3,8 @@ and lock segments, list them and export the chosen takes (core/services/project.
 
     project new TEXT|--file F -o P.chattts [--takes N] [synth's voice and model options]
     project list P [--json]
-    project reroll P [SEGMENTS] [--takes N] [--flagged] [--seed S]
+    project reroll P [SEGMENTS] [--takes N] [--flagged] [--unlocked] [--seed S]
+    project split P SEGMENT AT / project merge P SEGMENT / project speaker P SEGMENTS NAME
     project pick P SEGMENT TAKE
     project edit P SEGMENT "text"
     project lock P SEGMENTS / project unlock P SEGMENTS
@@ -83,6 +84,7 @@ def add_parser(sub: Any) -> None:
     reroll.add_argument("segments", nargs="?", help="numbers like 3,7-9")
     reroll.add_argument("--takes", type=int, default=1, help="new takes of each (default 1)")
     reroll.add_argument("--flagged", action="store_true", help="every flagged segment too")
+    reroll.add_argument("--unlocked", action="store_true", help="every segment not locked")
     reroll.add_argument("--seed", type=int, default=None, help="seeds from this (default: new)")
     _model_options(reroll, defaults=False)
     add_lexicon_option(reroll)
@@ -99,6 +101,20 @@ def add_parser(sub: Any) -> None:
     edit.add_argument("--seed", type=int, default=None)
     _model_options(edit, defaults=False)
     add_lexicon_option(edit)
+
+    split = actions.add_parser("split", help="cut a segment in two (both made again)")
+    split.add_argument("project")
+    split.add_argument("segment", type=int)
+    split.add_argument("at", type=int, help="how many characters the first part keeps")
+
+    merge = actions.add_parser("merge", help="join a segment and the next one")
+    merge.add_argument("project")
+    merge.add_argument("segment", type=int)
+
+    speaker = actions.add_parser("speaker", help="another library speaker for some segments")
+    speaker.add_argument("project")
+    speaker.add_argument("segments", help="numbers like 3,7-9")
+    speaker.add_argument("name", help="a speaker of the library (speakers list)")
 
     for name, what in (("lock", "never re-rolled or edited"), ("unlock", "free again")):
         lock = actions.add_parser(name, help=f"segments {what}")
@@ -237,19 +253,27 @@ def _list(args: argparse.Namespace) -> int:
 
 def _reroll(args: argparse.Namespace) -> int:
     from chattts_studio.core.project import store
-    from chattts_studio.core.services.project import parse_numbers, refuse_locked, reroll
+    from chattts_studio.core.services.project import (
+        check_takes,
+        parse_numbers,
+        refuse_locked,
+        reroll,
+    )
 
     path = store.project_folder(args.project)
     project = store.load(path)
-    if not args.segments and not args.flagged:
-        raise StudioError("Name the segments to re-roll (like 3,7-9) or give --flagged.")
-    if args.segments:  # checked before the model loads
+    if not args.segments and not args.flagged and not args.unlocked:
+        raise StudioError(
+            "Name the segments to re-roll (like 3,7-9), or give --flagged or --unlocked."
+        )
+    check_takes(args.takes)  # checked before the model loads
+    if args.segments:
         refuse_locked(project, parse_numbers(args.segments, len(project.segments)))
     lexicon = lexicon_entries(args)
     engine = _engine_for(args, path)
     numbers = reroll(
         engine, path, args.segments, args.takes, args.flagged, args.seed, None, _cancel_token(),
-        _Progress(), lexicon,
+        _Progress(), lexicon, args.unlocked,
     )  # fmt: skip
     print(f"re-rolled {len(numbers)} segment(s): {', '.join(map(str, numbers)) or 'none'}")
     return 0
@@ -285,6 +309,23 @@ def run(args: argparse.Namespace) -> int:
     if args.action == "pick":
         service.pick(Path(args.project), args.segment, args.take)
         print(f"segment {args.segment}: take {args.take} chosen")
+        return 0
+    if args.action == "split":
+        service.split(Path(args.project), args.segment, args.at)
+        print(f"segment {args.segment} cut in two; make both with project reroll")
+        return 0
+    if args.action == "merge":
+        service.merge(Path(args.project), args.segment)
+        print(f"segments {args.segment} and {args.segment + 1} joined; make it with project reroll")
+        return 0
+    if args.action == "speaker":
+        from chattts_studio.core.voices.speakers import SpeakerLibrary
+
+        entry = SpeakerLibrary().get(args.name)
+        if entry is None:
+            raise StudioError(f"There is no speaker named '{args.name}' in the library.")
+        numbers = service.set_voice(Path(args.project), args.segments, entry.voice, entry.name)
+        print(f"segment(s) {', '.join(map(str, numbers))} now read by {entry.name}")
         return 0
     if args.action in ("lock", "unlock"):
         numbers = service.set_locked(Path(args.project), args.segments, args.action == "lock")

@@ -100,6 +100,7 @@ class Project:
     device: str | None = None
     precision: str = "fp32"
     engine: str = "auto"
+    pause: float = 0.25  # seconds before a segment that a split makes
     extra: dict[str, Any] = field(default_factory=dict)  # keys a newer minor version wrote
 
     def new_segment(self, text: str, voice: Voice, **kw: Any) -> Segment:

@@ -118,6 +118,7 @@ def to_json(project: Project) -> dict[str, Any]:
         "device": project.device,
         "precision": project.precision,
         "engine": project.engine,
+        "pause": project.pause,
         "settings": asdict(project.settings),
         "next_segment_id": project.next_segment_id,
         "voices": voices,
@@ -165,8 +166,8 @@ def from_json(data: Any, folder: Path) -> Project:
         if len(set(ids)) != len(ids):
             raise ValueError("two segments share an id")
         known = {
-            "format", "app", "title", "model", "device", "precision", "engine", "settings",
-            "next_segment_id", "voices", "segments",
+            "format", "app", "title", "model", "device", "precision", "engine", "pause",
+            "settings", "next_segment_id", "voices", "segments",
         }  # fmt: skip
         return Project(
             title=str(data["title"]),
@@ -177,6 +178,7 @@ def from_json(data: Any, folder: Path) -> Project:
             device=None if data.get("device") is None else str(data["device"]),
             precision=str(data.get("precision", "fp32")),
             engine=str(data.get("engine", "auto")),
+            pause=float(data.get("pause", 0.25)),
             extra={k: v for k, v in data.items() if k not in known},
         )
     except (KeyError, TypeError, ValueError, AttributeError) as exc:

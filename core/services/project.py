@@ -10,7 +10,7 @@ again bit for bit (`remake`).
 
 import secrets
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -103,9 +103,17 @@ def parse_numbers(spec: str, count: int) -> list[int]:
     return numbers
 
 
+MAX_TAKES = 16  # takes of one segment in one command (each is a row of the batch)
+
+
 def check_takes(count: int) -> None:
-    if count < 1:
-        raise BadSettingError(QT_TRANSLATE_NOOP("core", "Make at least one take a segment."))
+    if not 1 <= count <= MAX_TAKES:
+        raise BadSettingError(
+            Sentence(
+                QT_TRANSLATE_NOOP("core", "Make from 1 to {most} takes of a segment at a time."),
+                most=str(MAX_TAKES),
+            )
+        )
 
 
 def _now() -> str:
@@ -263,6 +271,7 @@ def new_project(
         device=spec.device,
         precision=spec.precision,
         engine=spec.engine,
+        pause=spec.pause,
     )
     lines = spec.lines or (Line("", spec.voice, spec.text),)
     for line in lines:
@@ -341,8 +350,10 @@ def reroll(
     cancel: CancelToken | None = None,
     progress: Progress | None = None,
     lexicon: Lexicon = (),
+    unlocked: bool = False,
 ) -> list[int]:
-    """New takes of the segments `spec` names ('3,7-9'), or of the flagged ones; the earlier
+    """New takes of the segments `spec` names ('3,7-9'), the flagged ones, or (`unlocked`)
+    every one not locked; the earlier
     takes stay, the new (fewest-flags) one becomes the chosen one unless one was picked by
     hand. Only those segments are decoded. The segment numbers re-rolled."""
     token = cancel or CancelToken()
@@ -353,6 +364,9 @@ def reroll(
         refuse_locked(project, numbers)
         if flagged:
             numbers += [n for n in flagged_numbers(project) if n not in numbers]
+        if unlocked:
+            free = [n for n, s in enumerate(project.segments, 1) if not s.locked]
+            numbers += [n for n in free if n not in numbers]
         base = seed if seed is not None else secrets.randbits(31)
         asked = []
         for number in numbers:
@@ -421,6 +435,75 @@ def edit(
         take_id = segment.next_take_id()
         asked = [_Asked(segment, take_id, take_seed(base, segment.id, take_id), project.settings)]
         _make(engine, handle, asked, token, progress, True, lexicon)
+
+
+def _changeable(project: Project, spec: str) -> list[int]:
+    numbers = parse_numbers(spec, len(project.segments))
+    refuse_locked(project, numbers)
+    return numbers
+
+
+def split(path: Path, number: int, at: int) -> None:
+    """Segment `number` cut in two after its first `at` characters (1 to its length - 1),
+    both to be made again: the first keeps its takes (stale now, never lost), the second has none
+    yet and comes after the project's pause."""
+    with store.opened(path) as handle:
+        project = handle.project
+        index = _changeable(project, str(number))[0] - 1
+        segment = project.segments[index]
+        head, tail = segment.text[:at].strip(), segment.text[at:].strip()
+        if not 0 < at < len(segment.text) or not head or not tail:
+            raise BadSettingError(
+                Sentence(
+                    QT_TRANSLATE_NOOP(
+                        "core",
+                        "Segment {number} has {count} characters: keep from 1 to {last} in "
+                        "its first part.",
+                    ),
+                    number=str(number),
+                    count=str(len(segment.text)),
+                    last=str(max(1, len(segment.text) - 1)),
+                )
+            )
+        check_text(head)
+        check_text(tail)
+        second = project.new_segment(
+            tail, segment.voice, speaker=segment.speaker, pause_before=project.pause
+        )
+        segment.text, segment.picked = head, False
+        project.segments.insert(index + 1, second)
+        handle.save()
+
+
+def merge(path: Path, number: int) -> None:
+    """Segment `number` and the next made one: their texts joined, every take of both kept
+    (stale now) under the first's id, the first's chosen take still chosen."""
+    with store.opened(path) as handle:
+        project = handle.project
+        index = _changeable(project, f"{number}-{number + 1}")[0] - 1
+        first, second = project.segments[index], project.segments[index + 1]
+        gap = " " if first.text[-1:].isascii() and second.text[:1].isascii() else ""
+        first.text = f"{first.text}{gap}{second.text}"
+        first.picked = False
+        for take in second.takes:  # their files keep their names: only the ids move
+            first.takes.append(replace(take, id=first.next_take_id()))
+        if first.chosen is None and first.takes:
+            first.chosen = first.takes[0].id
+        del project.segments[index + 1]
+        handle.save()
+
+
+def set_voice(path: Path, spec: str, voice: Voice, speaker: str = "") -> list[int]:
+    """The segments `spec` names read by `voice` (a library speaker's `speaker` name) from
+    now on; their takes stay (stale: another voice read them)."""
+    with store.opened(path) as handle:
+        project = handle.project
+        numbers = _changeable(project, spec)
+        for number in numbers:
+            segment = project.at(number)
+            segment.voice, segment.speaker, segment.picked = voice, speaker, False
+        handle.save()
+        return numbers
 
 
 def remake(engine: "Engine", project: Project, segment: Segment, take: Take) -> np.ndarray:

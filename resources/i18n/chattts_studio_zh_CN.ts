@@ -2920,8 +2920,8 @@
         <translation>没有第 {part} 段：项目中的段落是第 1 到第 {count} 段。</translation>
     </message>
     <message>
-        <source>Make at least one take a segment.</source>
-        <translation>每段至少生成一个版本。</translation>
+        <source>Make from 1 to {most} takes of a segment at a time.</source>
+        <translation>每段一次生成 1 到 {most} 个版本。</translation>
     </message>
     <message>
         <source>{name}&apos;s line: {problem}</source>
@@ -2934,6 +2934,10 @@
     <message>
         <source>Segment {number} has no take {take}.</source>
         <translation>第 {number} 段没有第 {take} 个版本。</translation>
+    </message>
+    <message>
+        <source>Segment {number} has {count} characters: keep from 1 to {last} in its first part.</source>
+        <translation>第 {number} 段有 {count} 个字符：前一部分请保留 1 到 {last} 个。</translation>
     </message>
     <message>
         <source>Segment {number} has no take yet; re-roll it before exporting.</source>

@@ -154,3 +154,40 @@ def test_a_changed_dictionary_entry_marks_the_takes_it_reads_otherwise_stale(
     assert run(capsys, "lexicon", "add", "公园", "乐园")[0] == 0
     stale = [t["stale"] for s in _listed(capsys, project)["segments"] for t in s["takes"]]
     assert stale == [False, True, False]  # only the segment the entry reads
+
+
+def test_split_merge_speaker_and_reroll_unlocked_from_the_command_line(
+    private_home: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    engine,  # type: ignore[no-untyped-def]
+) -> None:
+    from chattts_studio.core.voices.speakers import SpeakerLibrary
+
+    project = tmp_path / "walk.chattts"
+    code, _, err = run(
+        capsys, "project", "new", TEXT, "-o", str(project), "--segment-size", "10", *MODEL
+    )
+    assert code == 0, err
+    assert run(capsys, "project", "split", str(project), "2", "5")[0] == 0
+    assert [s["text"] for s in _listed(capsys, project)["segments"]][1:3] == [
+        "我们去公园",
+        "散步吧！",
+    ]
+    code, _, err = run(capsys, "project", "split", str(project), "2", "9")
+    assert code == 2 and "keep from 1 to 4" in err
+    assert run(capsys, "project", "merge", str(project), "2")[0] == 0
+    assert len(_listed(capsys, project)["segments"]) == 3
+    SpeakerLibrary().add("Bob", engine.sample_speaker(2))
+    assert run(capsys, "project", "speaker", str(project), "3", "Bob")[0] == 0
+    code, _, err = run(capsys, "project", "speaker", str(project), "3", "Eve")
+    assert code == 2 and "no speaker named 'Eve'" in err
+    assert run(capsys, "project", "lock", str(project), "1")[0] == 0
+    code, out, err = run(capsys, "project", "reroll", str(project), "--unlocked", *MODEL)
+    assert code == 0 and "re-rolled 2 segment(s): 2, 3" in out, err
+    listed = _listed(capsys, project)["segments"]
+    assert listed[2]["speaker"] == "Bob" and not any(
+        t["stale"] for t in listed[2]["takes"] if t["take"] == listed[2]["chosen"]
+    )
+    code, _, err = run(capsys, "project", "reroll", str(project), "2", "--takes", "99", *MODEL)
+    assert code == 2 and "from 1 to 16 takes" in err and len(err.strip().splitlines()) == 1

@@ -285,3 +285,51 @@ def test_an_onnx_runtime_take_made_again_is_bit_identical(
             assert np.array_equal(again, store.take_audio(path, take))
     finally:
         engine.unload()
+
+
+def test_split_merge_and_another_voice_keep_every_take(engine: Engine, made: Path) -> None:
+    before = store.load(made)
+    files = {t.audio for s in before.segments for t in s.takes}
+    service.split(made, 2, 5)  # "我们去公园" | "散步吧！"
+    project = store.load(made)
+    assert [s.text for s in project.segments] == [
+        "今天天气很好。", "我们去公园", "散步吧！", "然后回家。"
+    ]  # fmt: skip
+    second, third = project.segments[1], project.segments[2]
+    assert second.id == before.segments[1].id and len(second.takes) == 2
+    assert not any(second.current(t) for t in second.takes)  # stale: the text changed
+    assert third.takes == [] and third.chosen is None and third.pause_before == 0.3
+    with pytest.raises(Exception, match="has 4 characters: keep from 1 to 3"):
+        service.split(made, 3, 4)
+    service.merge(made, 2)
+    project = store.load(made)
+    assert [s.text for s in project.segments][1] == "我们去公园散步吧！"
+    assert [t.id for t in project.segments[1].takes] == [1, 2]
+    assert {t.audio for s in project.segments for t in s.takes} == files  # nothing lost
+    # Made again, the merged segment has a take that is current; export works again.
+    service.reroll(engine, made, "2", seed=1)
+    project = store.load(made)
+    assert project.segments[1].current(project.segments[1].chosen_take)  # type: ignore[arg-type]
+    other = Voice(embedding=engine.sample_speaker(8))
+    assert service.set_voice(made, "1,3", other, "Bob") == [1, 3]
+    project = store.load(made)
+    assert [s.speaker for s in project.segments] == ["Bob", "", "Bob"]
+    assert not any(project.segments[0].current(t) for t in project.segments[0].takes)
+    service.set_locked(made, "3", True)
+    with pytest.raises(ProjectError, match="locked"):
+        service.merge(made, 2)
+    with pytest.raises(ProjectError, match="locked"):
+        service.set_voice(made, "3", other)
+
+
+def test_reroll_unlocked_and_the_take_limit(
+    engine: Engine, made: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    service.set_locked(made, "2", True)
+    calls = _decoded(monkeypatch)
+    assert service.reroll(engine, made, None, unlocked=True, seed=3) == [1, 3]
+    assert len(calls) == 1 and len(calls[0]) == 2  # both in one batch
+    for wrong in (0, service.MAX_TAKES + 1):
+        with pytest.raises(Exception, match="from 1 to 16 takes"):
+            service.reroll(engine, made, "1", takes=wrong)
+    assert len(calls) == 1
