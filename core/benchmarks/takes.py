@@ -67,7 +67,7 @@ def _placeholder_project(folder: Path, voice: Voice, segments: int, takes: int) 
     (making them through the model would cost the bench hours on a CPU)."""
     audio = (np.random.default_rng(0).standard_normal(24000) * 0.05).astype(np.float32)
     measures = flags.measure(audio, SEGMENT)
-    maker = Maker("placeholder", "torch", "fp32", "cpu", 1)
+    maker = Maker("placeholder", "torch", "fp32", "cpu", 1, random_weights=True)
     project = Project("bench", TakeSettings(), "demo-full")
     with store.created(folder, project) as handle:
         for _ in range(segments):

@@ -147,6 +147,7 @@ def _maker(engine: "Engine", rows: "Rows") -> Maker:
         loaded.precision.value,
         loaded.device.id,
         rows.product_rows,
+        loaded.info.random_weights,
     )
 
 
@@ -235,7 +236,6 @@ def _choose_fewest_flags(
 def take_flags(project: Project) -> dict[tuple[int, int], list[flags.Flag]]:
     """Every take's flags, (segment id, take id) -> flags, against the project's norms (made
     from its current takes)."""
-    random_weights = project.model.startswith("demo")
     current = [t for s in project.segments for t in s.takes if s.current(t)]
     norms = flags.norms([t.measures for t in current])
     return {
@@ -245,7 +245,7 @@ def take_flags(project: Project) -> dict[tuple[int, int], list[flags.Flag]]:
             steps=t.steps,
             cap=t.cap,
             ended_by_eos=t.eos,
-            random_weights=random_weights,
+            random_weights=t.maker.random_weights,
         )
         for s in project.segments
         for t in s.takes

@@ -627,6 +627,28 @@ def test_the_speech_api_batcher_runs_on_the_card(
     assert GraphReplay.instances and all(not g.host_operands for g in GraphReplay.instances)
 
 
+@ALL
+def test_project_takes_run_on_the_card(gpu: FakeGpu, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The segment editor's takes (core/project/takes.py): seeded rows of the exact static
+    step over every slot, each take vocoded alone."""
+    from chattts_studio.core.engine.cancel import CancelToken
+    from chattts_studio.core.project.model import TakeSettings
+    from chattts_studio.core.project.takes import MadeTake, TakeOrder, make_takes
+
+    engine = _fake_engine(gpu, monkeypatch)
+    gpu.end_every = 5
+    voice = Voice(embedding=gpu.speaker)
+    orders = [TakeOrder(n, "你好。", voice, 10 + n, TakeSettings()) for n in range(3)]
+    made: list[MadeTake] = []
+    rows = make_takes(engine, orders, CancelToken(), made.append)
+    assert (rows.slots, rows.product_rows, rows.chunk_rows) == (3, 3, None)  # a GPU's form
+    assert sorted(m.order.key for m in made) == [0, 1, 2]
+    assert gpu.generator_devices == [CUDA, CUDA, CUDA]
+    assert len(gpu.audio_reads) == 3  # one vocoder call a take
+    pooled = next(iter(engine.decoders._decoders.values()))
+    assert pooled.exact and pooled.static and pooled.k_cache.device == CUDA
+
+
 def _break(monkeypatch: pytest.MonkeyPatch, where: str) -> None:
     """One CUDA path made wrong on purpose, as a careless change would."""
     if where == "decode mask":

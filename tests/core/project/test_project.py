@@ -78,6 +78,7 @@ def test_a_new_project_has_its_segments_takes_and_files(made: Path) -> None:
             assert take.steps * 512 - 256 <= len(audio) <= take.steps * 512
             assert take.steps == take.cap  # demo weights: held to their cap
             assert take.maker.rows == takes.TAKE_CHUNK_ROWS and take.maker.engine == "torch"
+            assert take.maker.random_weights  # the demo model: no cap flag for its takes
             assert take.model_text and take.measures.seconds == pytest.approx(len(audio) / 24000)
     # Saved as it was made: reading it again gives the same project.
     assert store.to_json(store.load(made)) == store.to_json(project)
