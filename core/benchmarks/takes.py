@@ -27,7 +27,7 @@ from chattts_studio.core.benchmarks.bench import SEED, describe
 from chattts_studio.core.engine.cancel import CancelToken
 from chattts_studio.core.engine.engine import Engine
 from chattts_studio.core.engine.request import SynthesisRequest
-from chattts_studio.core.project import flags, store
+from chattts_studio.core.project import flags, reading, store
 from chattts_studio.core.project.model import Maker, Project, Take, TakeSettings
 from chattts_studio.core.project.takes import TakeOrder, make_takes
 from chattts_studio.core.services import project as service
@@ -127,7 +127,7 @@ def run(
         opened = _placeholder_project(Path(tmp) / "open", voice, OPEN_SEGMENTS, OPEN_TAKES)
         load_s = _median([_timed(lambda: store.load(opened)) for _ in range(repeats)])
         project = store.load(opened)
-        listing_s = _median([_timed(lambda: service.listing(project)) for _ in range(repeats)])
+        listing_s = _median([_timed(lambda: reading.listing(project)) for _ in range(repeats)])
     reroll = _median(reroll_times)
     synth = _median(synth_times)
     return {

@@ -172,8 +172,9 @@ def _cancel_token() -> Any:
 
 def _new(args: argparse.Namespace) -> int:
     from chattts_studio.core.project import store
+    from chattts_studio.core.project.edits import check_takes
     from chattts_studio.core.project.model import TakeSettings
-    from chattts_studio.core.services.project import Line, NewProject, check_takes, new_project
+    from chattts_studio.core.services.project import Line, NewProject, new_project
     from chattts_studio.core.text.prepare import check_text
     from chattts_studio.core.voices.voice import Voice
 
@@ -225,7 +226,7 @@ def _new(args: argparse.Namespace) -> int:
 
 def _list(args: argparse.Namespace) -> int:
     from chattts_studio.core.project import store
-    from chattts_studio.core.services.project import listing
+    from chattts_studio.core.project.reading import listing
     from chattts_studio.core.text.lexicon import LexiconError, LexiconStore
 
     project = store.load(args.project)
@@ -253,12 +254,8 @@ def _list(args: argparse.Namespace) -> int:
 
 def _reroll(args: argparse.Namespace) -> int:
     from chattts_studio.core.project import store
-    from chattts_studio.core.services.project import (
-        check_takes,
-        parse_numbers,
-        refuse_locked,
-        reroll,
-    )
+    from chattts_studio.core.project.edits import check_takes, parse_numbers, refuse_locked
+    from chattts_studio.core.services.project import reroll
 
     path = store.project_folder(args.project)
     project = store.load(path)
@@ -281,7 +278,8 @@ def _reroll(args: argparse.Namespace) -> int:
 
 def _edit(args: argparse.Namespace) -> int:
     from chattts_studio.core.project import store
-    from chattts_studio.core.services.project import edit, parse_numbers, refuse_locked
+    from chattts_studio.core.project.edits import parse_numbers, refuse_locked
+    from chattts_studio.core.services.project import edit
     from chattts_studio.core.text.prepare import check_text
 
     path = store.project_folder(args.project)
@@ -296,7 +294,7 @@ def _edit(args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from chattts_studio.core.services import project as service
+    from chattts_studio.core.project import edits, reading
 
     if args.action == "new":
         return _new(args)
@@ -307,15 +305,15 @@ def run(args: argparse.Namespace) -> int:
     if args.action == "edit":
         return _edit(args)
     if args.action == "pick":
-        service.pick(Path(args.project), args.segment, args.take)
+        edits.pick(Path(args.project), args.segment, args.take)
         print(f"segment {args.segment}: take {args.take} chosen")
         return 0
     if args.action == "split":
-        service.split(Path(args.project), args.segment, args.at)
+        edits.split(Path(args.project), args.segment, args.at)
         print(f"segment {args.segment} cut in two; make both with project reroll")
         return 0
     if args.action == "merge":
-        service.merge(Path(args.project), args.segment)
+        edits.merge(Path(args.project), args.segment)
         print(f"segments {args.segment} and {args.segment + 1} joined; make it with project reroll")
         return 0
     if args.action == "speaker":
@@ -324,11 +322,11 @@ def run(args: argparse.Namespace) -> int:
         entry = SpeakerLibrary().get(args.name)
         if entry is None:
             raise StudioError(f"There is no speaker named '{args.name}' in the library.")
-        numbers = service.set_voice(Path(args.project), args.segments, entry.voice, entry.name)
+        numbers = edits.set_voice(Path(args.project), args.segments, entry.voice, entry.name)
         print(f"segment(s) {', '.join(map(str, numbers))} now read by {entry.name}")
         return 0
     if args.action in ("lock", "unlock"):
-        numbers = service.set_locked(Path(args.project), args.segments, args.action == "lock")
+        numbers = edits.set_locked(Path(args.project), args.segments, args.action == "lock")
         print(f"{args.action}ed segment(s) {', '.join(map(str, numbers))}")
         return 0
     from chattts_studio.core.audio.output import check_output_path
@@ -340,6 +338,6 @@ def run(args: argparse.Namespace) -> int:
     subtitles = Path(args.subtitles) if args.subtitles else None
     if subtitles is not None:
         check_subtitle_path(subtitles)
-    written = service.export(Path(args.project), output, subtitles, args.per_segment, args.float)
+    written = reading.export(Path(args.project), output, subtitles, args.per_segment, args.float)
     print(f"wrote {', '.join(map(str, written[:3]))}" + (" ..." if len(written) > 3 else ""))
     return 0

@@ -1,6 +1,8 @@
-"""The segment editor's service: a text made into a project of segments with takes, segments
-re-rolled, picked, edited, locked, and the chosen takes exported. One function per action, for
-the command line and the window alike; each change is saved as soon as it is made.
+"""The segment editor's service, the actions that run the model: a text (or a dialogue script)
+made into a project of segments with takes, segments re-rolled or edited and made again, a take
+made again from its record. For the command line and the window alike; each take is saved as
+soon as it exists. The changes that need no model are core/project/edits.py's, what a project
+shows and exports core/project/reading.py's.
 
 Seeds: a take's seed comes from the seed the user gave (`--seed`) and the take's place (its
 segment's id and its own id), so the same command on the same text makes the same takes; with
@@ -10,20 +12,21 @@ again bit for bit (`remake`).
 
 import secrets
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from chattts_studio.core.engine.cancel import CancelToken
 from chattts_studio.core.engine.decode.rowwise import segment_seed
-from chattts_studio.core.errors import BadSettingError
 from chattts_studio.core.messages import QT_TRANSLATE_NOOP, Sentence
 from chattts_studio.core.project import flags, store
+from chattts_studio.core.project.edits import check_takes, parse_numbers, refuse_locked
 from chattts_studio.core.project.model import Maker, Project, Segment, Take, TakeSettings
-from chattts_studio.core.project.store import OpenProject, ProjectError
+from chattts_studio.core.project.reading import Lexicon, flagged_numbers, spoken, take_flags
+from chattts_studio.core.project.store import OpenProject
 from chattts_studio.core.text.prepare import check_text, split_segments
 from chattts_studio.core.voices.voice import Voice
 
@@ -32,9 +35,6 @@ if TYPE_CHECKING:
     from chattts_studio.core.project.takes import MadeTake, Rows
 
 Progress = Callable[[int, int, float], None]  # (takes made, asked, seconds of the last take)
-
-
-Lexicon = tuple[tuple[str, str], ...]  # pronunciation dictionary entries (word, replacement)
 
 
 @dataclass(frozen=True)
@@ -70,63 +70,8 @@ def take_seed(seed: int, segment_id: int, take_id: int) -> int:
     return segment_seed(seed, segment_id * 10_007 + take_id) % (2**31)
 
 
-def parse_numbers(spec: str, count: int) -> list[int]:
-    """'3,7-9' -> [3, 7, 8, 9] (1-based segment numbers); BadSettingError, one sentence, for
-    anything else or a number outside 1..count."""
-    numbers: list[int] = []
-    for part in spec.split(","):
-        part = part.strip()
-        first, dash, last = part.partition("-")
-        try:
-            low = int(first)
-            high = int(last) if dash else low
-        except ValueError:
-            raise BadSettingError(
-                Sentence(
-                    QT_TRANSLATE_NOOP(
-                        "core", "'{spec}' is not a list of segments; write them like 3,7-9."
-                    ),
-                    spec=spec,
-                )
-            ) from None
-        if not 1 <= low <= high <= count:
-            raise BadSettingError(
-                Sentence(
-                    QT_TRANSLATE_NOOP(
-                        "core", "There is no segment {part}: the project has segments 1 to {count}."
-                    ),
-                    part=part,
-                    count=str(count),
-                )
-            )
-        numbers.extend(n for n in range(low, high + 1) if n not in numbers)
-    return numbers
-
-
-MAX_TAKES = 16  # takes of one segment in one command (each is a row of the batch)
-
-
-def check_takes(count: int) -> None:
-    if not 1 <= count <= MAX_TAKES:
-        raise BadSettingError(
-            Sentence(
-                QT_TRANSLATE_NOOP("core", "Make from 1 to {most} takes of a segment at a time."),
-                most=str(MAX_TAKES),
-            )
-        )
-
-
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
-
-
-def spoken(text: str, lexicon: Lexicon) -> str:
-    """A segment's text with the pronunciation dictionary applied (what synthesis reads)."""
-    if not lexicon:
-        return text
-    from chattts_studio.core.text.lexicon import Lexicon as Entries
-
-    return Entries(lexicon).apply(text)
 
 
 def model_text(engine: "Engine", text: str) -> str:
@@ -233,25 +178,6 @@ def _choose_fewest_flags(
             segment.chosen = best.id
 
 
-def take_flags(project: Project) -> dict[tuple[int, int], list[flags.Flag]]:
-    """Every take's flags, (segment id, take id) -> flags, against the project's norms (made
-    from its current takes)."""
-    current = [t for s in project.segments for t in s.takes if s.current(t)]
-    norms = flags.norms([t.measures for t in current])
-    return {
-        (s.id, t.id): flags.flags_for(
-            t.measures,
-            norms,
-            steps=t.steps,
-            cap=t.cap,
-            ended_by_eos=t.eos,
-            random_weights=t.maker.random_weights,
-        )
-        for s in project.segments
-        for t in s.takes
-    }
-
-
 def new_project(
     engine: "Engine",
     path: Path,
@@ -318,27 +244,6 @@ def _pieces(line: Line, segment_size: int, lexicon: Lexicon, scripted: bool) -> 
         ) from None
 
 
-def refuse_locked(project: Project, numbers: list[int]) -> None:
-    locked = [str(n) for n in numbers if project.at(n).locked]
-    if locked:
-        raise ProjectError(
-            Sentence(
-                QT_TRANSLATE_NOOP("core", "Segment {numbers} is locked; unlock it first."),
-                numbers=", ".join(locked),
-            )
-        )
-
-
-def flagged_numbers(project: Project) -> list[int]:
-    """The segments whose chosen take has a flag (locked ones left out)."""
-    found = take_flags(project)
-    return [
-        n
-        for n, s in enumerate(project.segments, 1)
-        if not s.locked and s.chosen is not None and found[(s.id, s.chosen)]
-    ]
-
-
 def reroll(
     engine: "Engine",
     path: Path,
@@ -381,35 +286,6 @@ def reroll(
         return numbers
 
 
-def pick(path: Path, number: int, take_id: int) -> None:
-    """Take `take_id` chosen for segment `number` by hand (automatic choices never replace
-    it)."""
-    with store.opened(path) as handle:
-        project = handle.project
-        segment = project.at(parse_numbers(str(number), len(project.segments))[0])
-        if segment.take(take_id) is None:
-            raise ProjectError(
-                Sentence(
-                    QT_TRANSLATE_NOOP("core", "Segment {number} has no take {take}."),
-                    number=str(number),
-                    take=str(take_id),
-                )
-            )
-        refuse_locked(project, [number])
-        segment.chosen, segment.picked = take_id, True
-        handle.save()
-
-
-def set_locked(path: Path, spec: str, locked: bool) -> list[int]:
-    with store.opened(path) as handle:
-        project = handle.project
-        numbers = parse_numbers(spec, len(project.segments))
-        for number in numbers:
-            project.at(number).locked = locked
-        handle.save()
-        return numbers
-
-
 def edit(
     engine: "Engine",
     path: Path,
@@ -437,75 +313,6 @@ def edit(
         _make(engine, handle, asked, token, progress, True, lexicon)
 
 
-def _changeable(project: Project, spec: str) -> list[int]:
-    numbers = parse_numbers(spec, len(project.segments))
-    refuse_locked(project, numbers)
-    return numbers
-
-
-def split(path: Path, number: int, at: int) -> None:
-    """Segment `number` cut in two after its first `at` characters (1 to its length - 1),
-    both to be made again: the first keeps its takes (stale now, never lost), the second has none
-    yet and comes after the project's pause."""
-    with store.opened(path) as handle:
-        project = handle.project
-        index = _changeable(project, str(number))[0] - 1
-        segment = project.segments[index]
-        head, tail = segment.text[:at].strip(), segment.text[at:].strip()
-        if not 0 < at < len(segment.text) or not head or not tail:
-            raise BadSettingError(
-                Sentence(
-                    QT_TRANSLATE_NOOP(
-                        "core",
-                        "Segment {number} has {count} characters: keep from 1 to {last} in "
-                        "its first part.",
-                    ),
-                    number=str(number),
-                    count=str(len(segment.text)),
-                    last=str(max(1, len(segment.text) - 1)),
-                )
-            )
-        check_text(head)
-        check_text(tail)
-        second = project.new_segment(
-            tail, segment.voice, speaker=segment.speaker, pause_before=project.pause
-        )
-        segment.text, segment.picked = head, False
-        project.segments.insert(index + 1, second)
-        handle.save()
-
-
-def merge(path: Path, number: int) -> None:
-    """Segment `number` and the next made one: their texts joined, every take of both kept
-    (stale now) under the first's id, the first's chosen take still chosen."""
-    with store.opened(path) as handle:
-        project = handle.project
-        index = _changeable(project, f"{number}-{number + 1}")[0] - 1
-        first, second = project.segments[index], project.segments[index + 1]
-        gap = " " if first.text[-1:].isascii() and second.text[:1].isascii() else ""
-        first.text = f"{first.text}{gap}{second.text}"
-        first.picked = False
-        for take in second.takes:  # their files keep their names: only the ids move
-            first.takes.append(replace(take, id=first.next_take_id()))
-        if first.chosen is None and first.takes:
-            first.chosen = first.takes[0].id
-        del project.segments[index + 1]
-        handle.save()
-
-
-def set_voice(path: Path, spec: str, voice: Voice, speaker: str = "") -> list[int]:
-    """The segments `spec` names read by `voice` (a library speaker's `speaker` name) from
-    now on; their takes stay (stale: another voice read them)."""
-    with store.opened(path) as handle:
-        project = handle.project
-        numbers = _changeable(project, spec)
-        for number in numbers:
-            segment = project.at(number)
-            segment.voice, segment.speaker, segment.picked = voice, speaker, False
-        handle.save()
-        return numbers
-
-
 def remake(engine: "Engine", project: Project, segment: Segment, take: Take) -> np.ndarray:
     """A take made again from its record alone (its model text, voice, seed, settings and row
     count): the same samples when the same model, engine and precision run it."""
@@ -516,96 +323,3 @@ def remake(engine: "Engine", project: Project, segment: Segment, take: Take) -> 
     rows = rows_for(engine, 1, take.maker.rows)
     make_takes(engine, [order], CancelToken(), lambda done: out.append(done.audio), rows)
     return out[0]
-
-
-# -- reading ------------------------------------------------------------------------------------
-def listing(project: Project, lexicon: Lexicon | None = None) -> list[dict[str, Any]]:
-    """Per segment what `project list --json` gives: index (1-based), text, chosen, takes
-    (each with seed, seconds, flags, stale), locked, picked, speaker. A take is stale when
-    its segment's text or voice changed since, or (given today's `lexicon`) when the
-    pronunciation dictionary now reads the text otherwise."""
-    found = take_flags(project)
-    rows = []
-    for number, s in enumerate(project.segments, 1):
-        now = None if lexicon is None else spoken(s.text, lexicon)
-        rows.append(
-            {
-                "index": number,
-                "text": s.text,
-                "speaker": s.speaker,
-                "chosen": s.chosen,
-                "picked": s.picked,
-                "locked": s.locked,
-                "takes": [
-                    {
-                        "take": t.id,
-                        "seed": t.seed,
-                        "seconds": round(t.measures.seconds, 3),
-                        "flags": [
-                            {"kind": f.kind, "why": str(f.sentence)} for f in found[(s.id, t.id)]
-                        ],
-                        "stale": not s.current(t, now),
-                    }
-                    for t in s.takes
-                ],
-            }
-        )
-    return rows
-
-
-def chosen_audio(folder: Path, project: Project) -> list[tuple[Segment, np.ndarray]]:
-    """Each segment's chosen take's samples, in order; ProjectError for a segment with none."""
-    out = []
-    for number, segment in enumerate(project.segments, 1):
-        take = segment.chosen_take
-        if take is None:
-            raise ProjectError(
-                Sentence(
-                    QT_TRANSLATE_NOOP(
-                        "core", "Segment {number} has no take yet; re-roll it before exporting."
-                    ),
-                    number=str(number),
-                )
-            )
-        out.append((segment, store.take_audio(folder, take)))
-    return out
-
-
-def export(
-    path: Path,
-    out: Path,
-    subtitles: Path | None = None,
-    per_segment: bool = False,
-    float_wav: bool = False,
-) -> list[Path]:
-    """The chosen takes in order with each segment's pause before it, in one file (with
-    subtitles when asked), or one file per segment (`out` a folder then); the files written."""
-    from chattts_studio.core.audio.stream_writer import AudioStreamWriter, pause_samples
-    from chattts_studio.core.audio.subtitles import cues_for, write_subtitles
-
-    folder = store.project_folder(path)
-    project = store.load(folder)
-    pieces = chosen_audio(folder, project)
-    if per_segment:
-        out.mkdir(parents=True, exist_ok=True)
-        suffix = ".wav"
-        written = []
-        for number, (_segment, audio) in enumerate(pieces, 1):
-            target = out / f"{number:04d}{suffix}"
-            with AudioStreamWriter(target, float_wav=float_wav, pause_seconds=0.0) as writer:
-                writer.add_segment(audio)
-            written.append(target)
-        return written
-    timeline = []
-    with AudioStreamWriter(out, float_wav=float_wav, pause_seconds=0.0) as writer:
-        for n, (segment, audio) in enumerate(pieces):
-            if n:
-                writer.write_silence(pause_samples(segment.pause_before))
-            first, end = writer.add_segment(audio)
-            timeline.append((segment.text, first, end))
-    written = [out]
-    if subtitles is not None:
-        speakers = [s.speaker for s, _a in pieces]
-        write_subtitles(subtitles, cues_for(timeline, speakers=speakers if any(speakers) else None))
-        written.append(subtitles)
-    return written

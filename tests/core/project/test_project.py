@@ -16,7 +16,7 @@ import pytest
 import soundfile as sf
 
 from chattts_studio.core.engine.engine import Engine
-from chattts_studio.core.project import store, takes
+from chattts_studio.core.project import edits, reading, store, takes
 from chattts_studio.core.project.model import TakeSettings
 from chattts_studio.core.project.store import ProjectError
 from chattts_studio.core.services import project as service
@@ -116,8 +116,8 @@ def test_a_take_made_again_from_its_record_is_bit_identical(engine: Engine, made
 def test_export_is_the_chosen_takes_and_pauses_exactly(made: Path, tmp_path: Path) -> None:
     out = tmp_path / "book.wav"
     srt = tmp_path / "book.srt"
-    service.pick(made, 2, 1)
-    service.export(made, out, srt, float_wav=True)
+    edits.pick(made, 2, 1)
+    reading.export(made, out, srt, float_wav=True)
     project = store.load(made)
     pieces = []
     for n, segment in enumerate(project.segments):
@@ -130,35 +130,35 @@ def test_export_is_the_chosen_takes_and_pauses_exactly(made: Path, tmp_path: Pat
     assert rate == 24000 and np.array_equal(written, expected)
     assert srt.read_text(encoding="utf-8").count("-->") >= 3
     folder = tmp_path / "parts"
-    files = service.export(made, folder, per_segment=True, float_wav=True)
+    files = reading.export(made, folder, per_segment=True, float_wav=True)
     assert [f.name for f in files] == ["0001.wav", "0002.wav", "0003.wav"]
     first, _ = sf.read(str(files[1]), dtype="float32")
     assert np.array_equal(first, np.clip(pieces[2], -1.0, 1.0))
 
 
 def test_picks_locks_and_edits(engine: Engine, made: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    service.pick(made, 1, 2)
+    edits.pick(made, 1, 2)
     project = store.load(made)
     assert project.segments[0].chosen == 2 and project.segments[0].picked
     # A re-roll of a hand-picked segment adds a take but keeps the pick.
     service.reroll(engine, made, "1", seed=3)
     project = store.load(made)
     assert len(project.segments[0].takes) == 3 and project.segments[0].chosen == 2
-    service.set_locked(made, "1-2", True)
+    edits.set_locked(made, "1-2", True)
     before = store.to_json(store.load(made))
     calls = _decoded(monkeypatch)
     with pytest.raises(ProjectError, match="Segment 2 is locked"):
         service.reroll(engine, made, "2-3")
     with pytest.raises(ProjectError, match="locked"):
-        service.pick(made, 1, 1)
+        edits.pick(made, 1, 1)
     assert calls == [] and store.to_json(store.load(made)) == before  # nothing changed
-    service.set_locked(made, "2", False)
+    edits.set_locked(made, "2", False)
     service.edit(engine, made, 2, "我们去河边散步吧！", seed=1)
     project = store.load(made)
     second = project.segments[1]
     assert second.text == "我们去河边散步吧！" and second.chosen == 3
     assert [second.current(t) for t in second.takes] == [False, False, True]  # old ones stale
-    rows = service.listing(project)
+    rows = reading.listing(project)
     assert [t["stale"] for t in rows[1]["takes"]] == [True, True, False]
 
 
@@ -170,9 +170,9 @@ def test_unknown_segments_and_bad_lists_are_one_sentence(made: Path) -> None:
         ("3-1", "3-1"),
     ):
         with pytest.raises(Exception, match=words) as caught:
-            service.parse_numbers(spec, 3)
+            edits.parse_numbers(spec, 3)
         assert "\n" not in str(caught.value)
-    assert service.parse_numbers("3,1-2,2", 3) == [3, 1, 2]
+    assert edits.parse_numbers("3,1-2,2", 3) == [3, 1, 2]
 
 
 def test_a_newer_or_damaged_project_is_refused_and_left_as_it_was(made: Path) -> None:
@@ -185,7 +185,7 @@ def test_a_newer_or_damaged_project_is_refused_and_left_as_it_was(made: Path) ->
     data["format"] = 1
     data["future_key"] = {"kept": True}
     path.write_text(json.dumps(data), encoding="utf-8")
-    service.set_locked(made, "1", True)  # a change by this version keeps what it does not know
+    edits.set_locked(made, "1", True)  # a change by this version keeps what it does not know
     assert json.loads(path.read_text(encoding="utf-8"))["future_key"] == {"kept": True}
     path.write_text('{"format": 1, "segments": [', encoding="utf-8")
     with pytest.raises(ProjectError, match="is damaged"):
@@ -198,10 +198,10 @@ def test_a_newer_or_damaged_project_is_refused_and_left_as_it_was(made: Path) ->
 _SECOND_WRITER = """
 import sys
 from pathlib import Path
-from chattts_studio.core.services import project as service
+from chattts_studio.core.project import edits
 from chattts_studio.core.project.store import ProjectError
 try:
-    service.set_locked(Path(sys.argv[1]), "1", True)
+    edits.set_locked(Path(sys.argv[1]), "1", True)
 except ProjectError as exc:
     print(exc)
     sys.exit(2)
@@ -291,7 +291,7 @@ def test_an_onnx_runtime_take_made_again_is_bit_identical(
 def test_split_merge_and_another_voice_keep_every_take(engine: Engine, made: Path) -> None:
     before = store.load(made)
     files = {t.audio for s in before.segments for t in s.takes}
-    service.split(made, 2, 5)  # "我们去公园" | "散步吧！"
+    edits.split(made, 2, 5)  # "我们去公园" | "散步吧！"
     project = store.load(made)
     assert [s.text for s in project.segments] == [
         "今天天气很好。", "我们去公园", "散步吧！", "然后回家。"
@@ -301,8 +301,8 @@ def test_split_merge_and_another_voice_keep_every_take(engine: Engine, made: Pat
     assert not any(second.current(t) for t in second.takes)  # stale: the text changed
     assert third.takes == [] and third.chosen is None and third.pause_before == 0.3
     with pytest.raises(Exception, match="has 4 characters: keep from 1 to 3"):
-        service.split(made, 3, 4)
-    service.merge(made, 2)
+        edits.split(made, 3, 4)
+    edits.merge(made, 2)
     project = store.load(made)
     assert [s.text for s in project.segments][1] == "我们去公园散步吧！"
     assert [t.id for t in project.segments[1].takes] == [1, 2]
@@ -312,25 +312,25 @@ def test_split_merge_and_another_voice_keep_every_take(engine: Engine, made: Pat
     project = store.load(made)
     assert project.segments[1].current(project.segments[1].chosen_take)  # type: ignore[arg-type]
     other = Voice(embedding=engine.sample_speaker(8))
-    assert service.set_voice(made, "1,3", other, "Bob") == [1, 3]
+    assert edits.set_voice(made, "1,3", other, "Bob") == [1, 3]
     project = store.load(made)
     assert [s.speaker for s in project.segments] == ["Bob", "", "Bob"]
     assert not any(project.segments[0].current(t) for t in project.segments[0].takes)
-    service.set_locked(made, "3", True)
+    edits.set_locked(made, "3", True)
     with pytest.raises(ProjectError, match="locked"):
-        service.merge(made, 2)
+        edits.merge(made, 2)
     with pytest.raises(ProjectError, match="locked"):
-        service.set_voice(made, "3", other)
+        edits.set_voice(made, "3", other)
 
 
 def test_reroll_unlocked_and_the_take_limit(
     engine: Engine, made: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    service.set_locked(made, "2", True)
+    edits.set_locked(made, "2", True)
     calls = _decoded(monkeypatch)
     assert service.reroll(engine, made, None, unlocked=True, seed=3) == [1, 3]
     assert len(calls) == 1 and len(calls[0]) == 2  # both in one batch
-    for wrong in (0, service.MAX_TAKES + 1):
+    for wrong in (0, edits.MAX_TAKES + 1):
         with pytest.raises(Exception, match="from 1 to 16 takes"):
             service.reroll(engine, made, "1", takes=wrong)
     assert len(calls) == 1

@@ -1,0 +1,145 @@
+"""What a project shows and gives without a model: every take's flags against the project's
+norms, the listing (`project list`), the chosen takes' audio and their export, and a segment's
+text as the pronunciation dictionary reads it (what marks a take stale)."""
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from chattts_studio.core.messages import QT_TRANSLATE_NOOP, Sentence
+from chattts_studio.core.project import flags, store
+from chattts_studio.core.project.model import Project, Segment
+from chattts_studio.core.project.store import ProjectError
+
+Lexicon = tuple[tuple[str, str], ...]  # pronunciation dictionary entries (word, replacement)
+
+
+def spoken(text: str, lexicon: Lexicon) -> str:
+    """A segment's text with the pronunciation dictionary applied (what synthesis reads)."""
+    if not lexicon:
+        return text
+    from chattts_studio.core.text.lexicon import Lexicon as Entries
+
+    return Entries(lexicon).apply(text)
+
+
+def take_flags(project: Project) -> dict[tuple[int, int], list[flags.Flag]]:
+    """Every take's flags, (segment id, take id) -> flags, against the project's norms (made
+    from its current takes)."""
+    current = [t for s in project.segments for t in s.takes if s.current(t)]
+    norms = flags.norms([t.measures for t in current])
+    return {
+        (s.id, t.id): flags.flags_for(
+            t.measures,
+            norms,
+            steps=t.steps,
+            cap=t.cap,
+            ended_by_eos=t.eos,
+            random_weights=t.maker.random_weights,
+        )
+        for s in project.segments
+        for t in s.takes
+    }
+
+
+def flagged_numbers(project: Project) -> list[int]:
+    """The segments whose chosen take has a flag (locked ones left out)."""
+    found = take_flags(project)
+    return [
+        n
+        for n, s in enumerate(project.segments, 1)
+        if not s.locked and s.chosen is not None and found[(s.id, s.chosen)]
+    ]
+
+
+def listing(project: Project, lexicon: Lexicon | None = None) -> list[dict[str, Any]]:
+    """Per segment what `project list --json` gives: index (1-based), text, chosen, takes
+    (each with seed, seconds, flags, stale), locked, picked, speaker. A take is stale when
+    its segment's text or voice changed since, or (given today's `lexicon`) when the
+    pronunciation dictionary now reads the text otherwise."""
+    found = take_flags(project)
+    rows = []
+    for number, s in enumerate(project.segments, 1):
+        now = None if lexicon is None else spoken(s.text, lexicon)
+        rows.append(
+            {
+                "index": number,
+                "text": s.text,
+                "speaker": s.speaker,
+                "chosen": s.chosen,
+                "picked": s.picked,
+                "locked": s.locked,
+                "takes": [
+                    {
+                        "take": t.id,
+                        "seed": t.seed,
+                        "seconds": round(t.measures.seconds, 3),
+                        "flags": [
+                            {"kind": f.kind, "why": str(f.sentence)} for f in found[(s.id, t.id)]
+                        ],
+                        "stale": not s.current(t, now),
+                    }
+                    for t in s.takes
+                ],
+            }
+        )
+    return rows
+
+
+def chosen_audio(folder: Path, project: Project) -> list[tuple[Segment, np.ndarray]]:
+    """Each segment's chosen take's samples, in order; ProjectError for a segment with none."""
+    out = []
+    for number, segment in enumerate(project.segments, 1):
+        take = segment.chosen_take
+        if take is None:
+            raise ProjectError(
+                Sentence(
+                    QT_TRANSLATE_NOOP(
+                        "core", "Segment {number} has no take yet; re-roll it before exporting."
+                    ),
+                    number=str(number),
+                )
+            )
+        out.append((segment, store.take_audio(folder, take)))
+    return out
+
+
+def export(
+    path: Path,
+    out: Path,
+    subtitles: Path | None = None,
+    per_segment: bool = False,
+    float_wav: bool = False,
+) -> list[Path]:
+    """The chosen takes in order with each segment's pause before it, in one file (with
+    subtitles when asked), or one file per segment (`out` a folder then); the files written."""
+    from chattts_studio.core.audio.stream_writer import AudioStreamWriter, pause_samples
+    from chattts_studio.core.audio.subtitles import cues_for, write_subtitles
+
+    folder = store.project_folder(path)
+    project = store.load(folder)
+    pieces = chosen_audio(folder, project)
+    if per_segment:
+        out.mkdir(parents=True, exist_ok=True)
+        suffix = ".wav"
+        written = []
+        for number, (_segment, audio) in enumerate(pieces, 1):
+            target = out / f"{number:04d}{suffix}"
+            with AudioStreamWriter(target, float_wav=float_wav, pause_seconds=0.0) as writer:
+                writer.add_segment(audio)
+            written.append(target)
+        return written
+    timeline = []
+    with AudioStreamWriter(out, float_wav=float_wav, pause_seconds=0.0) as writer:
+        for n, (segment, audio) in enumerate(pieces):
+            if n:
+                writer.write_silence(pause_samples(segment.pause_before))
+            first, end = writer.add_segment(audio)
+            timeline.append((segment.text, first, end))
+    written = [out]
+    if subtitles is not None:
+        speakers = [s.speaker for s, _a in pieces]
+        write_subtitles(subtitles, cues_for(timeline, speakers=speakers if any(speakers) else None))
+        written.append(subtitles)
+    return written
