@@ -24,7 +24,9 @@ from chattts_studio.core.engine.cancel import CancelToken
 from chattts_studio.core.engine.decode.job import Job
 from chattts_studio.core.engine.decode.rowwise import Sampling
 from chattts_studio.core.engine.engine import Engine
-from chattts_studio.core.errors import ModelError
+from chattts_studio.core.engine.pipeline import out_of_memory, release_memory
+from chattts_studio.core.errors import DeviceError, ModelError
+from chattts_studio.core.messages import QT_TRANSLATE_NOOP, Sentence
 from chattts_studio.core.project.model import TakeSettings
 from chattts_studio.core.text.prepare import step_cap
 from chattts_studio.core.voices.voice import Voice
@@ -86,7 +88,8 @@ def make_takes(
     """Make every order's take, each handed to `on_take` as soon as its audio exists (so a
     caller can save it before the next is done). Returns the shape used. Raises Cancelled
     when cancelled (the takes handed over are whole), ModelError when a take's numbers went
-    non-finite (the others were made)."""
+    non-finite (the others were made), DeviceError (one sentence) when the device ran out of
+    memory (the takes handed over are whole; the memory is given back)."""
     model, loaded = engine.model, engine.loaded
     if model is None or loaded is None:
         raise ModelError("No model is loaded.")
@@ -126,6 +129,7 @@ def make_takes(
     )
     started = time.perf_counter()
     row_steps = [0]
+    made_count = [0]
 
     def stepped(keys: list[int]) -> None:
         row_steps[0] += len(keys)
@@ -158,11 +162,33 @@ def make_takes(
             )
             ended.hiddens, ended.tokens = [], []
             on_take(made)
-    except BaseException:
+            made_count[0] += 1
+    except (torch.OutOfMemoryError, RuntimeError) as exc:
         engine.decoders.discard(decoder)  # it raised: its state is unknown
+        if not out_of_memory(exc):
+            raise
+        failed = True  # said below, once the failed frames are let go
+    except BaseException:
+        engine.decoders.discard(decoder)
         raise
+    else:
+        failed = False
     finally:
         engine.decoders.trim()
+    if failed:
+        # No retry at fewer rows: the row count is part of every take's record (see above).
+        release_memory(loaded.device.id)
+        raise DeviceError(
+            Sentence(
+                QT_TRANSLATE_NOOP(
+                    "core",
+                    "Out of memory making {count} takes at once ({done} made and kept); "
+                    "make fewer takes at a time.",
+                ),
+                count=str(len(orders)),
+                done=str(made_count[0]),
+            )
+        )
     cancel.check()
     if failures:
         raise ModelError(str(failures[0][1]))

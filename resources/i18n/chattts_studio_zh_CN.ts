@@ -2995,5 +2995,9 @@
         <source>{path} exists already; give another name or open it instead.</source>
         <translation>{path} 已存在；请换一个名称，或直接打开它。</translation>
     </message>
+    <message>
+        <source>Out of memory making {count} takes at once ({done} made and kept); make fewer takes at a time.</source>
+        <translation>同时生成 {count} 个版本时内存不足（已生成并保留 {done} 个）；请每次少生成一些版本。</translation>
+    </message>
 </context>
 </TS>

@@ -334,3 +334,31 @@ def test_reroll_unlocked_and_the_take_limit(
         with pytest.raises(Exception, match="from 1 to 16 takes"):
             service.reroll(engine, made, "1", takes=wrong)
     assert len(calls) == 1
+
+
+def test_out_of_memory_while_making_takes_is_one_sentence_and_keeps_what_was_made(
+    engine: Engine, made: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No retry at fewer rows (the row count is in every take's record): one sentence, the
+    takes already made kept, the project whole."""
+    import torch
+
+    from chattts_studio.core.engine.decode.loop import FastDecoder
+    from chattts_studio.core.errors import DeviceError
+
+    real = FastDecoder.sample_step
+    calls = [0]
+
+    def failing(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        calls[0] += 1
+        if calls[0] == 30:
+            raise torch.OutOfMemoryError("CUDA out of memory (injected)")
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(FastDecoder, "sample_step", failing)
+    before = store.to_json(store.load(made))
+    with pytest.raises(DeviceError, match="Out of memory making 3 takes at once"):
+        service.reroll(engine, made, "1-3", seed=6)
+    after = store.to_json(store.load(made))  # it opens, every earlier take as it was
+    for old, new in zip(before["segments"], after["segments"], strict=True):
+        assert new["takes"][: len(old["takes"])] == old["takes"]
