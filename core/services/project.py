@@ -150,16 +150,21 @@ def _make(
             made_at=_now(),
         )
         a.segment.takes.append(take)
-        if a.segment.chosen is None or (choose and not a.segment.picked):
+        chosen = a.segment.chosen is None or (choose and not a.segment.picked)
+        if chosen:
             a.segment.chosen = take.id
-        handle.save()
+        handle.add_take(a.segment, take, chosen)  # the take exists from here on
+        handle.save_soon()
         made.append((a.segment, take))
         if progress is not None:
             progress(len(made), len(asked), take.measures.seconds)
 
     if progress is not None:
         progress(0, len(asked), 0.0)
-    make_takes(engine, orders, cancel, keep, rows)
+    try:
+        make_takes(engine, orders, cancel, keep, rows)
+    finally:
+        handle.save()  # cancelled or failed too: what was made is named in project.json
     return made
 
 

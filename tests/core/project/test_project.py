@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -362,3 +363,38 @@ def test_out_of_memory_while_making_takes_is_one_sentence_and_keeps_what_was_mad
     after = store.to_json(store.load(made))  # it opens, every earlier take as it was
     for old, new in zip(before["segments"], after["segments"], strict=True):
         assert new["takes"][: len(old["takes"])] == old["takes"]
+
+
+def test_a_take_whose_project_file_was_not_written_yet_is_read_from_its_record(
+    engine: Engine, made: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """project.json is written at most every SAVE_EVERY_S while takes come in: each take's
+    record (written whole after its audio) is what keeps it, read back by every load."""
+    saves: list[int] = []
+    real_save = store.OpenProject.save
+
+    def counting(self: store.OpenProject) -> None:
+        saves.append(sum(len(s.takes) for s in self.project.segments))
+        real_save(self)
+
+    monkeypatch.setattr(store.OpenProject, "save", counting)
+    monkeypatch.setattr(store, "SAVE_EVERY_S", 3600.0)
+    service.reroll(engine, made, "1-3", takes=2, seed=8)
+    # No save while the six takes came in (too soon): named when the command ends.
+    assert saves and all(n == 12 for n in saves)
+    project = store.load(made)
+    assert [len(s.takes) for s in project.segments] == [4, 4, 4]
+    # A take recorded by a writer killed before it wrote project.json again.
+    segment = project.segments[1]
+    take = segment.takes[0]
+    with store.opened(made) as handle:
+        copy = replace(take, id=segment.next_take_id())
+        handle.add_take(segment, copy, chosen=True)
+    recovered = store.load(made).segments[1]
+    assert recovered.takes[-1] == copy and recovered.chosen == copy.id
+    with store.opened(made) as handle:  # the next writer names it in project.json
+        handle.save()
+    assert (
+        json.loads((made / "project.json").read_text(encoding="utf-8"))["segments"][1]["chosen"]
+        == copy.id
+    )
