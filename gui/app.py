@@ -153,6 +153,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     app = application()
     window = open_window(args.model, file, instance_name)
+    from chattts_studio.gui.window.messages import error_sentence
+
     previous = sys.excepthook
 
     def report(
@@ -161,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
         # A bug in a slot is printed by Qt and the app goes on: the person must see it too.
         previous(kind, error, trace)
         if isinstance(error, Exception):
-            window.show_message(window.error_sentence(error))
+            window.messages.show(error_sentence(error))
 
     sys.excepthook = report
     window.show()

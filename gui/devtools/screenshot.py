@@ -48,13 +48,13 @@ def main(argv: list[str] | None = None) -> int:
             time.sleep(0.01)
         return bool(done())
 
-    spin(lambda: window.loaded is not None and window.current_job is None)
+    spin(lambda: window.model.loaded is not None and window.jobs.current is None)
     window.editor.set_text(sample_text())
     window.controls.segment_slider.setValue(30)
     window.controls.batch_box.setValue(4)
     window.controls.refine_box.setChecked(False)
-    window.synthesize()
-    spin(lambda: window.current_job is None)
+    window.synthesis.synthesize()
+    spin(lambda: window.jobs.current is None)
     for _ in range(50):  # let the panels draw their last frame
         app.processEvents()
         time.sleep(0.02)

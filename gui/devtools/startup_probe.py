@@ -58,7 +58,7 @@ def _child(model: str, device: str) -> dict[str, object]:
         end = time.monotonic() + seconds
         while not done():
             if time.monotonic() > end:
-                raise TimeoutError(window.notice.text())
+                raise TimeoutError(window.messages.notice.text())
             app.processEvents()
             if "engine" not in stamps and window.controls.ready:
                 stamps["engine"] = time.time()
@@ -66,7 +66,7 @@ def _child(model: str, device: str) -> dict[str, object]:
 
     spin(lambda: "shown" in stamps)
     app.removeEventFilter(painted)
-    spin(lambda: window.loaded is not None and window.current_job is None)
+    spin(lambda: window.model.loaded is not None and window.jobs.current is None)
     stamps["loaded"] = time.time()
 
     def first_chunk(*_args: object) -> None:
@@ -78,10 +78,10 @@ def _child(model: str, device: str) -> dict[str, object]:
     window.controls.batch_box.setValue(1)
     window.result.stream_box.setChecked(False)  # timed, not played
     stamps["synthesis_asked"] = time.time()
-    window.synthesize()
-    spin(lambda: window.current_job is None)
+    window.synthesis.synthesize()
+    spin(lambda: window.jobs.current is None)
     if "first_audio" not in stamps:
-        raise RuntimeError(f"no audio: {window.notice.text()}")
+        raise RuntimeError(f"no audio: {window.messages.notice.text()}")
 
     from chattts_studio.core.engine.devices import Precision
 
@@ -90,9 +90,9 @@ def _child(model: str, device: str) -> dict[str, object]:
     button.setChecked(True)
     spin(
         lambda: (
-            window.current_job is None
-            and window.loaded is not None
-            and window.loaded.precision is Precision.BF16
+            window.jobs.current is None
+            and window.model.loaded is not None
+            and window.model.loaded.precision is Precision.BF16
         )
     )
     stamps["switched"] = time.time()

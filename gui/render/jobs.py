@@ -1,111 +1,160 @@
 """The window's side of the render queue: the queue panel in a dock and a Render menu, each
 job's spec from the window's settings, and the next job started in the worker whenever it is
-free (with the model it has loaded). A part of MainWindow kept in its own module."""
+free (with the model it has loaded). A part of the window, handed the worker, the job slot,
+the model and the speech API it waits for."""
 
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QKeySequence
-from PySide6.QtWidgets import QDockWidget
+from PySide6.QtWidgets import QDockWidget, QMainWindow
 
-from chattts_studio.core.engine.request import AUTO_BATCH_MAX
+from chattts_studio.core.engine.request import AUTO_BATCH_MAX, SynthesisRequest
 from chattts_studio.core.render.book import RenderOptions
+from chattts_studio.gui.common.actions import add_action
+from chattts_studio.gui.i18n import translate
+from chattts_studio.gui.panels.speakers import SpeakerPanel
 from chattts_studio.gui.render.queue import RenderQueue
-from chattts_studio.gui.window.base import WindowBase
-from chattts_studio.gui.worker.jobs import Job, JobKind, RenderDone, RenderSpec
+from chattts_studio.gui.serve.control import ServeControl
+from chattts_studio.gui.window.job_slot import JobSlot
+from chattts_studio.gui.window.messages import Messages
+from chattts_studio.gui.window.model_control import ModelControl
+from chattts_studio.gui.worker.host import WorkerHost
+from chattts_studio.gui.worker.jobs import (
+    CancelledOutcome,
+    Failure,
+    Job,
+    JobKind,
+    Progress,
+    RenderDone,
+    RenderSpec,
+)
+
+# The window's settings as a request (SynthesisControl.settings_request).
+SettingsRequest = Callable[[str], SynthesisRequest]
 
 
-class RenderJobs(WindowBase):
-    """Mixed into MainWindow; uses its worker host, editor, controls and job state."""
-
-    def _build_render_queue(self) -> None:
-        queue = self.render_queue = RenderQueue()
-        queue.spec_for = self._render_spec
-        queue.text_source = self.editor.text
-        dock = self.queue_dock = QDockWidget(self.tr("Render queue"), self)
+class RenderControl(QObject):
+    def __init__(
+        self,
+        window: QMainWindow,
+        host: WorkerHost,
+        jobs: JobSlot,
+        messages: Messages,
+        parts: tuple[ModelControl, ServeControl],
+        speakers: SpeakerPanel,
+        settings_request: SettingsRequest,
+        text_source: Callable[[], str],
+    ) -> None:
+        super().__init__(window)
+        self.host, self.jobs, self.messages = host, jobs, messages
+        self.model, self.serve = parts
+        self.speakers, self.settings_request = speakers, settings_request
+        queue = self.queue = RenderQueue()
+        queue.spec_for = self._spec
+        queue.text_source = text_source
+        dock = self.dock = QDockWidget(translate("RenderJobs", "Render queue"), window)
         dock.setObjectName("renderQueueDock")  # its place and visibility are saved
         dock.setWidget(queue)
-        self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, dock)
+        window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, dock)
         dock.hide()  # until a job is added or the menu shows it
-        menu = self.menuBar().addMenu(self.tr("Re&nder"))
-        self.render_text_action = self._action(
-            menu, self.tr("Add the text to the render queue"), None, queue.add_text
+        menu = window.menuBar().addMenu(translate("RenderJobs", "Re&nder"))
+        self.text_action = add_action(
+            window,
+            menu,
+            translate("RenderJobs", "Add the text to the render queue"),
+            None,
+            queue.add_text,
         )
-        self._action(menu, self.tr("Add a book to the render queue…"), None, queue.add_file)
-        self._action(
-            menu, self.tr("Render &queue"), QKeySequence("Ctrl+Shift+R"), self.show_render_queue
+        add_action(
+            window,
+            menu,
+            translate("RenderJobs", "Add a book to the render queue…"),
+            None,
+            queue.add_file,
         )
-
-    def _connect_render_queue(self) -> None:
-        queue = self.render_queue
-        queue.wanted.connect(self._render_wanted)
-        queue.cancel_requested.connect(self._cancel_render)
-        queue.message.connect(self.show_message)
-        worker = self.host.worker
+        add_action(
+            window,
+            menu,
+            translate("RenderJobs", "Render &queue"),
+            QKeySequence("Ctrl+Shift+R"),
+            self.show_queue,
+        )
+        queue.wanted.connect(self._wanted)
+        queue.cancel_requested.connect(self._cancel)
+        queue.message.connect(messages.show)
+        worker = host.worker
         # Bound methods of this QObject: Qt queues the calls onto the UI thread.
         worker.rendered.connect(self._rendered)
+        worker.progress.connect(self._progress)
+        # After every job (a synthesis too), and when serving stops: the queue goes on.
         worker.finished.connect(self._worker_finished)
+        self.serve.ended.connect(self.next)
+        jobs.route(JobKind.RENDER, self._failed, self._cancelled)
 
-    def show_render_queue(self) -> None:
-        self.queue_dock.show()
-        self.queue_dock.raise_()
+    def show_queue(self) -> None:
+        self.dock.show()
+        self.dock.raise_()
 
-    def _render_spec(self, source: Path | None, text: str, title: str, folder: Path) -> RenderSpec:
+    def _spec(self, source: Path | None, text: str, title: str, folder: Path) -> RenderSpec:
         request = self.settings_request("")
         speaker = self.speakers.current()
         options = RenderOptions(
-            **self.render_queue.options(),
+            **self.queue.options(),
             group_size=request.batch_size or AUTO_BATCH_MAX,
         )
         seed = speaker.seed if speaker.embedding is None else None
         return RenderSpec(replace(request, text=""), folder, options, source, text, title, seed)
 
-    def _render_wanted(self) -> None:
-        self.show_render_queue()
-        if self.loaded is None:
-            self.show_message(self.tr("The render starts once a model is loaded."))
-        elif self.serving is not None:  # the speech API owns the model (gui/serve/control.py)
-            self.show_message(self.tr("The render starts when serving stops."))
-        elif self.current_job is not None:
-            self.show_message(self.tr("The render starts when the running job ends."))
-        self.render_next()
+    def _wanted(self) -> None:
+        self.show_queue()
+        if self.model.loaded is None:
+            self.messages.show(translate("RenderJobs", "The render starts once a model is loaded."))
+        elif self.serve.session is not None:  # the speech API owns the model
+            self.messages.show(translate("RenderJobs", "The render starts when serving stops."))
+        elif self.jobs.current is not None:
+            self.messages.show(
+                translate("RenderJobs", "The render starts when the running job ends.")
+            )
+        self.next()
 
-    def render_next(self) -> Job | None:
+    def next(self) -> Job | None:
         """The next waiting job, when the worker is free, a model is loaded and the speech API
         does not hold it (the queue waits for serving to stop rather than fail its jobs)."""
-        busy = self.current_job is not None or self.waiting is not None
-        if busy or self.loaded is None or self.serving is not None:
+        busy = self.jobs.current is not None or self.jobs.waiting is not None
+        if busy or self.model.loaded is None or self.serve.session is not None:
             return None
-        item = self.render_queue.next_waiting()
+        item = self.queue.next_waiting()
         if item is None:
             return None
-        job = self.current_job = self.host.render(item.spec)
-        self.render_queue.started(item, job)
-        self._set_busy(True)
-        self.show_message(self.tr("Rendering {0}…").format(item.spec.title))
+        job = self.jobs.start(self.host.render(item.spec))
+        self.queue.started(item, job)
+        self.messages.show(translate("RenderJobs", "Rendering {0}…").format(item.spec.title))
         return job
 
-    def _cancel_render(self, job: Job) -> None:
-        """This job alone: the others wait in the queue, not in the worker."""
-        job.cancel.cancel()
-        if self.current_job is job:
-            self._cancelling = job
+    def _worker_finished(self, _job: Job) -> None:
+        self.next()
 
-    def _worker_finished(self, job: Job) -> None:
-        # After every job (a synthesis too): the queue goes on when the worker is free.
-        del job
-        self.render_next()
+    def _cancel(self, job: Job) -> None:
+        """This job alone: the others wait in the queue, not in the worker."""
+        self.jobs.cancel_job(job)
+
+    def _progress(self, progress: Progress) -> None:
+        if progress.job.kind is JobKind.RENDER:
+            self.queue.show_progress(progress)
 
     def _rendered(self, job: Job, done: RenderDone) -> None:
-        self._job_done(job)
-        self.render_queue.finished(job, done)
-        self._run_waiting()
+        self.jobs.end(job)
+        self.queue.finished(job, done)
+        self.jobs.run_waiting()
 
-    def _render_cancelled(self, job: Job) -> None:
-        self.render_queue.stopped(job, cancelled=True)
-        self.show_message(self.tr("Render cancelled; its finished segments are kept."))
+    def _failed(self, failure: Failure, sentence: str) -> None:
+        self.queue.stopped(failure.job, False, sentence)
 
-    @staticmethod
-    def is_render(job: Job | None) -> bool:
-        return job is not None and job.kind is JobKind.RENDER
+    def _cancelled(self, outcome: CancelledOutcome) -> None:
+        self.queue.stopped(outcome.job, cancelled=True)
+        self.messages.show(
+            translate("RenderJobs", "Render cancelled; its finished segments are kept.")
+        )

@@ -1,5 +1,5 @@
 """Run > Serve on localhost: the loaded model behind the local speech API (core/serve/app.py), from
-the window. A part of MainWindow kept in its own module.
+the window. A part of the window, handed the worker, the job slot and the model it serves.
 
 The worker starts the API on its own thread (Worker.serve) around the very model it holds, so
 memory holds one copy. From then until serving stops, core's Batcher owns that model: the
@@ -15,16 +15,19 @@ shown in the panel with a Copy button; the key is never saved.
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QInputDialog, QMenu
+from PySide6.QtWidgets import QInputDialog, QMenu, QWidget
 
 from chattts_studio.gui.i18n import translate
 from chattts_studio.gui.serve.panel import ServePanel
 from chattts_studio.gui.serve.serving import ModelServing
-from chattts_studio.gui.settings import Key
-from chattts_studio.gui.window.base import WindowBase
-from chattts_studio.gui.worker.jobs import Job
+from chattts_studio.gui.settings import Key, Settings
+from chattts_studio.gui.window.job_slot import JobSlot
+from chattts_studio.gui.window.messages import Messages
+from chattts_studio.gui.window.model_control import ModelControl
+from chattts_studio.gui.worker.host import WorkerHost
+from chattts_studio.gui.worker.jobs import Job, JobKind
 
 if TYPE_CHECKING:
     from chattts_studio.gui.serve.serving import ServeSession
@@ -32,114 +35,126 @@ if TYPE_CHECKING:
 POLL_MS = 500
 
 
-class ServeControl(WindowBase):
-    """Mixed into MainWindow; uses its worker host, job state and messages."""
+class ServeControl(QObject):
+    ended = Signal()  # serving stopped: the model is the window's again
 
-    def _build_serving(self) -> ServePanel:
+    def __init__(
+        self,
+        window: QWidget,
+        settings: Settings,
+        host: WorkerHost,
+        jobs: JobSlot,
+        messages: Messages,
+        model: ModelControl,
+    ) -> None:
+        super().__init__(window)
+        self.window, self.settings, self.host, self.jobs = window, settings, host, jobs
+        self.messages, self.model = messages, model
         # The saved port, taken when free, else the system picks one (the URL shows which).
-        self.serve_port = min(65535, max(1, self.settings.number(Key.SERVE_PORT)))
-        self.serving: ServeSession | None = None
-        self.serve_panel = ServePanel()
-        self.serve_timer = QTimer(self)
-        self.serve_timer.setInterval(POLL_MS)
-        return self.serve_panel
+        self.port = min(65535, max(1, settings.number(Key.SERVE_PORT)))
+        self.session: ServeSession | None = None
+        self.panel = ServePanel()
+        self.timer = QTimer(self)
+        self.timer.setInterval(POLL_MS)
+        worker = host.worker
+        worker.serving.connect(self._serving_started)
+        worker.serving_ended.connect(self._serving_ended)
+        jobs.route(JobKind.SERVE, self._not_started, self._not_started)
+        self.timer.timeout.connect(self._poll)
+        self.panel.stop_requested.connect(lambda: self.toggle(False))
 
-    def _serve_menu(self, run_menu: QMenu) -> None:
+    def add_menu(self, run_menu: QMenu) -> None:
         run_menu.addSeparator()
-        self.serve_action = QAction(translate("Serving", "Serve on &localhost"), self)
-        self.serve_action.setCheckable(True)
-        self.serve_action.triggered.connect(self.toggle_serving)
-        run_menu.addAction(self.serve_action)
-        self.addAction(self.serve_action)
-        self.serve_others_action = QAction(translate("Serving", "Allow &other machines"), self)
-        self.serve_others_action.setCheckable(True)
-        self.serve_others_action.setToolTip(
+        self.action = QAction(translate("Serving", "Serve on &localhost"), self.window)
+        self.action.setCheckable(True)
+        self.action.triggered.connect(self.toggle)
+        run_menu.addAction(self.action)
+        self.window.addAction(self.action)
+        self.others_action = QAction(translate("Serving", "Allow &other machines"), self.window)
+        self.others_action.setCheckable(True)
+        self.others_action.setToolTip(
             translate(
                 "Serving",
                 "Serve on every network interface, with a new key each time serving starts "
                 "(shown under the run row); off: this machine only, no key",
             )
         )
-        self.serve_others_action.toggled.connect(self._others_toggled)
-        run_menu.addAction(self.serve_others_action)
-        self.serve_port_action = QAction(translate("Serving", "Serving p&ort…"), self)
-        self.serve_port_action.triggered.connect(self.choose_serve_port)
-        run_menu.addAction(self.serve_port_action)
+        self.others_action.toggled.connect(self._others_toggled)
+        run_menu.addAction(self.others_action)
+        self.port_action = QAction(translate("Serving", "Serving p&ort…"), self.window)
+        self.port_action.triggered.connect(self.choose_port)
+        run_menu.addAction(self.port_action)
 
-    def choose_serve_port(self) -> None:
+    def choose_port(self) -> None:
         port, chosen = QInputDialog.getInt(
-            self,
+            self.window,
             translate("Serving", "Serving port"),
             translate("Serving", "Port for Serve on localhost (another free one if it is taken):"),
-            self.serve_port,
+            self.port,
             1,
             65535,
         )
         if not chosen:
             return
-        self.serve_port = port
+        self.port = port
         self.settings.set(Key.SERVE_PORT, port)
         self.settings.sync()
         said = translate("Serving", "Serve on localhost will use port {port}.").format(port=port)
-        if self.serving is not None:
+        if self.session is not None:
             said += " " + translate("Serving", "It takes effect the next time serving starts.")
-        self.show_message(said)
+        self.messages.show(said)
 
     def _others_toggled(self, _on: bool) -> None:
-        if self.serving is not None:
-            self.show_message(translate("Serving", "It takes effect the next time serving starts."))
+        if self.session is not None:
+            self.messages.show(
+                translate("Serving", "It takes effect the next time serving starts.")
+            )
 
-    def _connect_serving(self) -> None:
-        worker = self.host.worker
-        worker.serving.connect(self._serving_started)
-        worker.serving_ended.connect(self._serving_ended)
-        self.serve_timer.timeout.connect(self._poll_serving)
-        self.serve_panel.stop_requested.connect(lambda: self.toggle_serving(False))
-
-    def toggle_serving(self, on: bool) -> None:
+    def toggle(self, on: bool) -> None:
         if on:
-            self.start_serving()
+            self.start()
         else:
-            self.stop_serving()
+            self.stop()
 
-    def serving_refusal(self) -> str | None:
+    def refusal(self) -> str | None:
         """The sentence for a window job asked for while the API owns the model."""
-        return str(ModelServing()) if self.serving is not None else None
+        return str(ModelServing()) if self.session is not None else None
 
-    def start_serving(self) -> Job | None:
-        if self.serving is not None:
+    def start(self) -> Job | None:
+        if self.session is not None:
             return None
         said = None
-        if self.loaded is None:
-            said = self.tr("Load a model before serving it.")
-        elif self.current_job is not None:
-            said = self.tr("Wait for the running job to finish (or cancel it) first.")
+        if self.model.loaded is None:
+            said = translate("ServeControl", "Load a model before serving it.")
+        elif self.jobs.current is not None:
+            said = translate(
+                "ServeControl", "Wait for the running job to finish (or cancel it) first."
+            )
         if said is not None:
-            self.serve_action.setChecked(False)
-            self.show_message(said)
+            self.action.setChecked(False)
+            self.messages.show(said)
             return None
-        self.serve_action.setEnabled(False)
-        self.current_job = self.host.serve(self.serve_port, self.serve_others_action.isChecked())
-        self._set_busy(True)
-        self.show_message(self.tr("Starting the speech API…"))
-        return self.current_job
+        self.action.setEnabled(False)
+        job = self.jobs.start(self.host.serve(self.port, self.others_action.isChecked()))
+        self.messages.show(translate("ServeControl", "Starting the speech API…"))
+        return job
 
-    def stop_serving(self) -> None:
-        if self.serving is None:
+    def stop(self) -> None:
+        if self.session is None:
             return
-        self.serve_action.setEnabled(False)
-        self.serve_panel.show_stopping()
+        self.action.setEnabled(False)
+        self.panel.show_stopping()
         self.host.end_serving()  # serving_ended follows, once its threads are gone
 
     def _serving_started(self, job: Job, session: "ServeSession") -> None:
-        self._job_done(job)
-        self.serving = session
-        self.serve_action.setEnabled(True)
-        self.serve_action.setChecked(True)
-        self.serve_panel.shown(True)
-        self.serve_panel.show_key(session.api_key)
-        self._poll_serving()
-        self.serve_timer.start()
+        self.jobs.end(job)
+        self.session = session
+        self.action.setEnabled(True)
+        self.action.setChecked(True)
+        self.panel.shown(True)
+        self.panel.show_key(session.api_key)
+        self._poll()
+        self.timer.start()
         if session.lan_url is not None:
             said = translate(
                 "Serving",
@@ -147,31 +162,32 @@ class ServeControl(WindowBase):
                 "with the key shown below; stop serving to synthesize here.",
             ).format(url=session.lan_url, local=session.url)
         else:
-            said = self.tr(
-                "Serving the loaded model on {url}; stop serving to synthesize here."
+            said = translate(
+                "ServeControl",
+                "Serving the loaded model on {url}; stop serving to synthesize here.",
             ).format(url=session.url)
-        self.show_message(said)
-        self._run_waiting()
+        self.messages.show(said)
+        self.jobs.run_waiting()
 
-    def _serving_not_started(self, _job: Job) -> None:
+    def _not_started(self, _outcome: object, _sentence: str = "") -> None:
         """Failed or cancelled: a session the worker made all the same is stopped."""
         self.host.end_serving()
-        self.serve_action.setEnabled(True)
-        self.serve_action.setChecked(False)
+        self.action.setEnabled(True)
+        self.action.setChecked(False)
 
     def _serving_ended(self) -> None:
-        was_serving = self.serving is not None
-        self.serving = None
-        self.serve_timer.stop()
-        self.serve_panel.shown(False)
-        self.serve_action.setEnabled(True)
-        self.serve_action.setChecked(False)
+        was_serving = self.session is not None
+        self.session = None
+        self.timer.stop()
+        self.panel.shown(False)
+        self.action.setEnabled(True)
+        self.action.setChecked(False)
         if was_serving:
-            self.show_message(self.tr("The speech API has stopped."))
-            self.render_next()  # jobs queued while it served
+            self.messages.show(translate("ServeControl", "The speech API has stopped."))
+            self.ended.emit()  # the render queue goes on with what it queued meanwhile
 
-    def _poll_serving(self) -> None:
-        session = self.serving
+    def _poll(self) -> None:
+        session = self.session
         if session is not None:
             url = session.lan_url or session.url  # what another machine needs, when allowed
-            self.serve_panel.show_counts(url, session.requests, session.running)
+            self.panel.show_counts(url, session.requests, session.running)

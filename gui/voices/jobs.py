@@ -1,46 +1,73 @@
 """The window's voice features: a voice from a recording (the dialog and its worker jobs), a
 library speaker's preview clip, dialogue script mode and the pronunciation dictionary tab. A
-part of MainWindow kept in its own module."""
+part of the window, handed the worker, the job slot and the panels it reads."""
 
 from dataclasses import replace
 from pathlib import Path
 
+from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QWidget
 
 from chattts_studio.core.engine.request import SynthesisRequest
 from chattts_studio.core.errors import StudioError
 from chattts_studio.core.voices.speakers import SpeakerLibrary
 from chattts_studio.core.voices.voice import Voice
+from chattts_studio.gui.common.notices import MessageLabel
 from chattts_studio.gui.i18n import core_text, translate
+from chattts_studio.gui.panels.controls import ControlsPanel
+from chattts_studio.gui.panels.editor import EditorPanel
 from chattts_studio.gui.panels.lexicon import LexiconPanel
+from chattts_studio.gui.panels.live import LivePanel
+from chattts_studio.gui.panels.speakers import SpeakerPanel
+from chattts_studio.gui.result.panel import ResultPanel
 from chattts_studio.gui.voices.voice_dialog import Recording, VoiceDialog
-from chattts_studio.gui.window.base import WindowBase
+from chattts_studio.gui.window.job_slot import JobSlot
+from chattts_studio.gui.window.messages import Messages
+from chattts_studio.gui.window.model_control import ModelControl
 from chattts_studio.gui.window.script_mode import (
     ScriptHighlighter,
     TurnPause,
     check_script,
     script_problem,
 )
+from chattts_studio.gui.worker.host import WorkerHost
 from chattts_studio.gui.worker.jobs import Job, JobKind, SynthesisJob, VoiceJob, VoiceOutcome
 
 AUDITION_SEGMENT = 80
 
 
-class VoiceJobs(WindowBase):
-    """Mixed into MainWindow; uses its panels, dialogs and job state."""
-
-    def _build_voices(self) -> None:
-        self.voice_dialog = VoiceDialog(self.result.player, self)
+class VoiceControl(QObject):
+    def __init__(
+        self,
+        window: QWidget,
+        host: WorkerHost,
+        jobs: JobSlot,
+        messages: Messages,
+        model: ModelControl,
+        panels: tuple[EditorPanel, ControlsPanel, SpeakerPanel, ResultPanel, LivePanel],
+    ) -> None:
+        super().__init__(window)
+        self.host, self.jobs, self.messages, self.model = host, jobs, messages, model
+        self.editor, self.controls, self.speakers, self.result, self.live = panels
+        self.voice_dialog = VoiceDialog(self.result.player, window)
         self.lexicon = LexiconPanel(self.editor.text)
-        self.script_action = QAction(translate("Voices", "S&cript mode (Name: text lines)"), self)
+        self.script_action = QAction(translate("Voices", "S&cript mode (Name: text lines)"), window)
         self.script_action.setCheckable(True)
         self.script_action.setToolTip(
             translate("Voices", "Each line is 'Name: text', spoken by that library speaker")
         )
         self.highlighter: ScriptHighlighter | None = None
-        self.turn_pause = TurnPause()  # placed under the editor by gui/window/layout.py
+        # Script mode: the pause between speakers' turns (hidden outside script mode), and why
+        # the script cannot be spoken (a line's unknown speaker), in view under the editor.
+        self.turn_pause = TurnPause()
+        self.script_label = MessageLabel(lines=1)
+        self.script_label.setObjectName("scriptProblem")
+        self.script_label.setAccessibleName(translate("Window", "Script problem"))
+        self.script_label.setVisible(False)
+        self._connect()
 
-    def _connect_voices(self) -> None:
+    def _connect(self) -> None:
         self.speakers.new_voice_wanted.connect(self.show_voice_dialog)
         self.speakers.preview_wanted.connect(self._play_preview)
         self.voice_dialog.audition_requested.connect(self._audition_voice)
@@ -48,12 +75,16 @@ class VoiceJobs(WindowBase):
         self.voice_dialog.cancel_requested.connect(self._cancel_voice)
         self.voice_dialog.playing.connect(self.result.forget_playback)
         self.host.worker.voice_made.connect(self._voice_made)
-        self.lexicon.message.connect(self.show_message)
+        self.jobs.route(
+            JobKind.VOICE,
+            lambda _f, sentence: self.voice_dialog.failed(sentence),
+            lambda _o: self.voice_dialog.failed(translate("JobOutcomes", "Cancelled.")),
+        )
+        self.lexicon.message.connect(self.messages.show)
         self.editor.editor.textChanged.connect(self._editor_changed)
         self.script_action.toggled.connect(self.set_script_mode)
-        self.turn_pause.box.valueChanged.connect(lambda *_args: self.persist_timer.start())
         if self.lexicon.problem:
-            self.warn(self.lexicon.problem)
+            self.messages.warn(self.lexicon.problem)
 
     # -- requests --------------------------------------------------------------------------
     def lexicon_entries(self) -> tuple[tuple[str, str], ...]:
@@ -72,6 +103,15 @@ class VoiceJobs(WindowBase):
         speaker = self.speakers.current()
         seed = speaker.seed if speaker.embedding is None else None
         return SynthesisJob(request, seed, speaker.label)
+
+    def script_lines(self, text: str) -> tuple[tuple[str, Voice, str], ...]:
+        """In script mode, each turn's speaker, voice and text (a project keeps each line's
+        speaker); () outside it. ScriptError, naming the line, for a script that cannot be
+        spoken."""
+        if not self.script_action.isChecked():
+            return ()
+        turns, voices = check_script(text, self.library_voices())
+        return tuple((t.name, voices[t.name], t.text) for t in turns)
 
     # -- script mode -----------------------------------------------------------------------
     def set_script_mode(self, on: bool) -> None:
@@ -119,14 +159,12 @@ class VoiceJobs(WindowBase):
         )
 
     def _voice_job(self, spec: VoiceJob) -> Job | None:
-        if self.current_job is not None or self.loaded is None:
+        if self.jobs.current is not None or self.model.loaded is None:
             self.voice_dialog.failed(
                 translate("Voices", "Load a model and wait for the running job first.")
             )
             return None
-        self.current_job = self.host.voice(spec)
-        self._set_busy(True)
-        return self.current_job
+        return self.jobs.start(self.host.voice(spec))
 
     def _recording_spec(self, recording: Recording, transcript: str, text: str) -> VoiceJob:
         return VoiceJob(
@@ -149,28 +187,24 @@ class VoiceJobs(WindowBase):
         self._voice_job(replace(spec, name=name))
 
     def _voice_made(self, job: Job, outcome: VoiceOutcome) -> None:
-        self._job_done(job)
+        self.jobs.end(job)
         if outcome.kept:
             # The worker wrote the library file: read it again, then select the new voice.
             self.speakers.library = SpeakerLibrary.open_or_locked(self.speakers.library.path)
             self.speakers.refresh(select=outcome.kept)
             self.speakers.library_mode.setChecked(True)
-            self.show_message(self.voice_dialog.kept(outcome.kept))
+            self.messages.show(self.voice_dialog.kept(outcome.kept))
         elif outcome.audio is not None:
             self.voice_dialog.auditioned(outcome.audio)
-        self._run_waiting()
+        self.jobs.run_waiting()
 
     def _cancel_voice(self) -> None:
         """The dialog's Cancel (or closing it): only the voice job stops; the worker ends it as
         cancelled and the dialog says so (job_outcomes.py)."""
-        job = self.current_job
-        if is_voice(job) and self._cancelling is not job:
-            self._cancelling = job
-            job.cancel.cancel()  # type: ignore[union-attr]
+        job = self.jobs.current
+        if is_voice(job) and self.jobs.cancelling is not job:
+            self.jobs.cancel_job(job)  # type: ignore[arg-type]
             self.voice_dialog.status.setText(translate("Voices", "Cancelling…"))
-
-    def voice_failed(self, sentence: str) -> None:
-        self.voice_dialog.failed(sentence)
 
     def _play_preview(self, path: Path) -> None:
         """A library speaker's preview clip (a few seconds of FLAC): read and played."""
@@ -181,13 +215,13 @@ class VoiceJobs(WindowBase):
             self.result.forget_playback()
             self.result.player.play(audio)
         except (OSError, RuntimeError, sf.LibsndfileError) as exc:
-            self.show_message(
+            self.messages.show(
                 translate("Voices", "Cannot play the preview {path}: {reason}").format(
                     path=path.name, reason=exc
                 )
             )
         except StudioError as exc:
-            self.show_message(core_text(exc))
+            self.messages.show(core_text(exc))
 
 
 def is_voice(job: Job | None) -> bool:

@@ -1,31 +1,65 @@
 """Keeping the window's state across starts: the text being edited (gui/draft.py writes it
-off the UI thread) and the preferences, restored at start and kept as they change. A part of
-MainWindow kept in its own module."""
+off the UI thread) and the preferences, restored at start and written a moment after each
+change. A part of the window, handed the settings and the panels whose state it keeps."""
 
-from PySide6.QtCore import QByteArray
+from PySide6.QtCore import QByteArray, QObject, QTimer, SignalInstance
+from PySide6.QtWidgets import QWidget
 
-from chattts_studio.gui.draft import load_draft
-from chattts_studio.gui.settings import Key
-from chattts_studio.gui.window.base import WindowBase
+from chattts_studio.gui.draft import DraftKeeper, load_draft
+from chattts_studio.gui.panels.controls import ControlsPanel
+from chattts_studio.gui.panels.editor import EditorPanel
+from chattts_studio.gui.panels.speakers import SpeakerPanel
+from chattts_studio.gui.result.panel import ResultPanel
+from chattts_studio.gui.settings import Key, Settings
+from chattts_studio.gui.window.messages import Messages
+from chattts_studio.gui.window.script_mode import TurnPause
+
+# The text and the settings are written this long after the last change, so a crash loses at
+# most that much typing and a keystroke never waits for the disk.
+PERSIST_DELAY_MS = 1_500
 
 
-class Persistence(WindowBase):
-    """Mixed into MainWindow: restores the text and preferences at start and keeps them."""
+class Persistence(QObject):
+    def __init__(
+        self,
+        window: QWidget,
+        settings: Settings,
+        messages: Messages,
+        panels: tuple[EditorPanel, ControlsPanel, SpeakerPanel, ResultPanel],
+        turn_pause: TurnPause,
+    ) -> None:
+        super().__init__(window)
+        self.window, self.settings, self.messages = window, settings, messages
+        self.editor, self.controls, self.speakers, self.result = panels
+        self.turn_pause = turn_pause
+        self.saved_draft = ""  # the editor text as last written to the data folder
+        self.draft_problem: str | None = None
+        self.drafts = DraftKeeper(self)
+        self.timer = QTimer(self)
+        self.timer.setSingleShot(True)
+        self.timer.setInterval(PERSIST_DELAY_MS)
+        self.timer.timeout.connect(self._persist_soon)
 
-    def _restore(self) -> None:
+    def watch(self, *changes: SignalInstance) -> None:
+        """Anything worth keeping changes: written a moment later (see PERSIST_DELAY_MS)."""
+        for changed in changes:
+            changed.connect(lambda *_args: self.timer.start())
+
+    def restore(self) -> None:
         s = self.settings
         if s.problem:
-            self.warn(s.problem)
-        draft, self._draft_problem = load_draft()
-        if self._draft_problem:
-            self.warn(self._draft_problem)
+            self.messages.warn(s.problem)
+        draft, self.draft_problem = load_draft()
+        if self.draft_problem:
+            self.messages.warn(self.draft_problem)
         if draft:
             self.editor.set_text(draft)
-        self._saved_draft = draft
+        self.saved_draft = draft
         geometry = s.get(Key.GEOMETRY)
-        if not (isinstance(geometry, QByteArray) and geometry and self.restoreGeometry(geometry)):
-            screen = self.screen().availableGeometry()  # a first start fits a 1280x800 screen
-            self.resize(min(1200, screen.width()), min(760, screen.height()))
+        window = self.window
+        if not (isinstance(geometry, QByteArray) and geometry and window.restoreGeometry(geometry)):
+            screen = window.screen().availableGeometry()  # a first start fits a 1280x800 screen
+            window.resize(min(1200, screen.width()), min(760, screen.height()))
         # The device is settled when the worker's probe arrives ("" is the default device).
         self.controls.select(s.text(Key.DEVICE), s.text(Key.PRECISION), s.text(Key.ENGINE))
         self.controls.segment_slider.setValue(s.number(Key.SEGMENT_SIZE))
@@ -37,33 +71,33 @@ class Persistence(WindowBase):
         self.editor.set_segment_size(self.controls.segment_slider.value())
 
     def _persist_soon(self) -> None:
-        """The persist timer's end: the text written on the thread pool, the settings now
-        (QSettings writes a few KiB without fsync)."""
-        self.persist_timer.stop()
+        """The timer's end: the text written on the thread pool, the settings now (QSettings
+        writes a few KiB without fsync)."""
+        self.timer.stop()
         text = self.editor.text()
-        if text != self._saved_draft:
+        if text != self.saved_draft:
             self.drafts.write_later(text, self._draft_written)
         self.save_settings()
 
     def persist(self) -> None:
         """Write the editor text (atomically) and the settings now (closing, tests)."""
-        self.persist_timer.stop()
+        self.timer.stop()
         text = self.editor.text()
-        if text != self._saved_draft:
+        if text != self.saved_draft:
             self._draft_written(text, self.drafts.write_now(text))
         self.save_settings()
 
     def _draft_written(self, text: str, problem: str | None) -> None:
         if problem is None:
-            self._saved_draft = text
-            self._draft_problem = None
-        elif problem != self._draft_problem:  # once per problem, not once per keystroke
-            self._draft_problem = problem
-            self.show_message(problem)
+            self.saved_draft = text
+            self.draft_problem = None
+        elif problem != self.draft_problem:  # once per problem, not once per keystroke
+            self.draft_problem = problem
+            self.messages.show(problem)
 
     def save_settings(self) -> None:
         s = self.settings
-        s.set(Key.GEOMETRY, self.saveGeometry())
+        s.set(Key.GEOMETRY, self.window.saveGeometry())
         s.set(Key.DEVICE, self.controls.device_id())
         s.set(Key.PRECISION, self.controls.precision_value())
         s.set(Key.ENGINE, self.controls.engine_value())

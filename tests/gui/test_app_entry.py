@@ -125,11 +125,14 @@ def test_a_file_given_on_the_command_line_lands_in_the_editor(
     windows.append(window)
     window.show()
     assert window.editor.text() == "从前有座山。Once upon a time.\n"
-    assert f"Opened {story}" in window.notice.text()
+    assert f"Opened {story}" in window.messages.notice.text()
     missing = tmp_path / "missing.txt"
     other = app.open_window(None, missing)
     windows.append(other)
-    assert "Cannot open" in other.notice.text() and str(missing) in other.notice.text()
+    assert (
+        "Cannot open" in other.messages.notice.text()
+        and str(missing) in other.messages.notice.text()
+    )
 
 
 def test_a_second_launch_hands_its_file_to_the_running_window(
@@ -158,7 +161,7 @@ def test_a_second_launch_hands_its_file_to_the_running_window(
             launch.wait()
     assert launch.returncode == 0, err
     assert "already running" in out
-    assert f"Opened {second}" in window.notice.text()
+    assert f"Opened {second}" in window.messages.notice.text()
 
 
 def test_a_socket_left_by_a_window_that_is_gone_does_not_stop_a_start(home: Path, qtbot) -> None:  # type: ignore[no-untyped-def]

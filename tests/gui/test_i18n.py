@@ -310,7 +310,7 @@ def chinese_window(qtbot, private_home):  # type: ignore[no-untyped-def]
 def _walk(window) -> list[tuple[str, str]]:  # type: ignore[no-untyped-def]
     """Every string of the window, its dialogs and its plots, as they are now."""
     strings = window_strings(window)
-    for dialog in (window.model_dialog, window.audition_dialog):
+    for dialog in (window.model.dialog, window.auditions.dialog):
         strings += window_strings(dialog)
     for item, where in ((window.live.rtf_plot, "RTF plot"), (window.live.memory_plot, "memory")):
         strings += list(plot_strings(item, where))
@@ -323,10 +323,10 @@ def _render_rows(window, folder: Path) -> None:  # type: ignore[no-untyped-def]
     from chattts_studio.gui.render.work import progress_line
     from chattts_studio.gui.worker.jobs import Job, JobKind, Progress, RenderDone
 
-    queue = window.render_queue
+    queue = window.render_jobs.queue
     queue.folder = folder
     waiting = queue.add(None, "第一章。", "第一章")  # no model: it waits, the window says so
-    assert waiting is not None and window.queue_dock.isVisibleTo(window)
+    assert waiting is not None and window.render_jobs.dock.isVisibleTo(window)
     running, done, cancelled = (queue.add(None, "正文。", f"第{n}章") for n in "二三四")
     for number, item in enumerate((running, done, cancelled), 50):
         queue.started(item, Job(JobKind.RENDER, number))
@@ -355,15 +355,15 @@ def _finished_synthesis(window) -> None:  # type: ignore[no-untyped-def]
         engine=SimpleNamespace(value="onnx"),  # named in the model line: ONNX Runtime's name
         load_seconds=1.5,
     )
-    window._set_loaded(loaded)
+    window.model.set_loaded(loaded)
     text = "你好，欢迎使用。"
     audio = np.full(4800, 0.1, dtype=np.float32)
     result = SegmentResult(0, 1, text, audio, 120, 0.5, 1)
     summary = JobSummary(1, 0.2, 0.5, 120, 0.2, None)
-    job = window.current_job = Job(JobKind.SYNTHESIZE, 99)
+    job = window.jobs.current = Job(JobKind.SYNTHESIZE, 99)
     # The record says "voice seed 2" in the language of its day; the entry says it in today's.
     spec = SynthesisJob(SynthesisRequest(text=text), 2, "voice seed 2")
-    window._synthesized(job, SynthesisOutcome(spec, [result], summary, "", loaded))  # type: ignore[arg-type]
+    window.synthesis._synthesized(job, SynthesisOutcome(spec, [result], summary, "", loaded))  # type: ignore[arg-type]
 
 
 def test_a_chinese_window_has_no_english_left(chinese_window, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -371,7 +371,7 @@ def test_a_chinese_window_has_no_english_left(chinese_window, tmp_path: Path) ->
 
     window = chinese_window
     assert i18n.active() == "zh_CN"
-    assert window.synth_button.text().startswith("合成")
+    assert window.synthesis.button.text().startswith("合成")
     strings = _walk(window)
     assert len(strings) > 150  # the walk really saw the window
     # The result panel's notes: beside Play (nothing to play) and beside Save (core's reason).
@@ -383,8 +383,8 @@ def test_a_chinese_window_has_no_english_left(chinese_window, tmp_path: Path) ->
     _render_rows(window, tmp_path / "books")
     strings += _walk(window)
     _finished_synthesis(window)
-    assert window.notice.text().startswith("完成")  # the status line after a synthesis
-    assert "随机权重" in window.model_label.text()
+    assert window.messages.notice.text().startswith("完成")  # the status line after a synthesis
+    assert "随机权重" in window.model.label.text()
     assert window.result.history_list.count() == 1
     assert "音色种子 2" in window.result.history_list.item(0).text()
     strings += _walk(window)
@@ -405,17 +405,17 @@ def test_settings_language_menu_saves_the_choice_for_the_next_start(qtbot, priva
     qtbot.addWidget(window)
     try:
         assert i18n.active() == "en"  # this machine's locale (C) and no choice yet
-        assert "next start" in window.language_menu.title()
-        window.language_actions["zh_CN"].trigger()
+        assert "next start" in window.menu_actions.language_menu.title()
+        window.menu_actions.languages["zh_CN"].trigger()
         assert Settings().text(Key.LANGUAGE) == "zh_CN"
-        assert "简体中文 when ChatTTS Studio starts again" in window.notice.text()
+        assert "简体中文 when ChatTTS Studio starts again" in window.messages.notice.text()
         window.close()
         again = build_window(None)  # the next start
         qtbot.addWidget(again)
-        assert i18n.active() == "zh_CN" and again.language_actions["zh_CN"].isChecked()
-        assert again.synth_button.text().startswith("合成")
-        again.language_actions["system"].trigger()
-        assert "下次启动" in again.language_menu.title()
+        assert i18n.active() == "zh_CN" and again.menu_actions.languages["zh_CN"].isChecked()
+        assert again.synthesis.button.text().startswith("合成")
+        again.menu_actions.languages["system"].trigger()
+        assert "下次启动" in again.menu_actions.language_menu.title()
         assert Settings().text(Key.LANGUAGE) == "system"
         again.close()
     finally:

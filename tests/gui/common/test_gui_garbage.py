@@ -30,7 +30,7 @@ class Cycle:
 @pytest.fixture
 def make_window(qtbot, private_home):  # type: ignore[no-untyped-def]
     Cycle.freed_on = []
-    yield from window_maker(qtbot, lambda window: window.loaded is not None)
+    yield from window_maker(qtbot, lambda window: window.model.loaded is not None)
 
 
 def from_another_thread(work) -> threading.Thread:  # type: ignore[no-untyped-def]

@@ -20,7 +20,7 @@ SHORT = "你好。"
 
 @pytest.fixture
 def make_window(qtbot, private_home):  # type: ignore[no-untyped-def]
-    yield from window_maker(qtbot, lambda window: window.current_job is None)
+    yield from window_maker(qtbot, lambda window: window.jobs.current is None)
 
 
 def _library(engine: Engine) -> SpeakerLibrary:
@@ -38,7 +38,7 @@ def test_a_blend_is_previewed_on_the_worker_and_kept_in_the_library(
     voices = {e.name: e.voice for e in library.entries}
     window = make_window()
     window.speakers.blend.click()
-    dialog = window.blend_dialog
+    dialog = window.auditions.blend_dialog
     assert dialog.isVisible()
     dialog.set_parts([("Ann", 0.7), ("Bob", 0.3)])
     dialog.sentence.setText(SHORT)
@@ -55,15 +55,15 @@ def test_a_blend_is_previewed_on_the_worker_and_kept_in_the_library(
 
     with qtbot.waitSignal(window.host.worker.auditioned, timeout=RUN_MS) as done:
         dialog.preview.click()
-        assert window.current_job is not None and window.current_job.kind is JobKind.AUDITION
-        assert dialog.job == window.current_job and not dialog.preview.isEnabled()
+        assert window.jobs.current is not None and window.jobs.current.kind is JobKind.AUDITION
+        assert dialog.job == window.jobs.current and not dialog.preview.isEnabled()
     _job, candidates = done.args
     assert [c.embedding for c in candidates] == [expected]  # mixed on the worker
     assert candidates[0].seed is None and len(candidates[0].audio) > 2400
     qtbot.waitUntil(lambda: dialog.heard is not None, timeout=RUN_MS)
     assert dialog.heard is not None and dialog.heard[:2] == (spec, expected)
-    assert window.current_job is None and dialog.job is None and dialog.preview.isEnabled()
-    assert not window.audition_dialog.isVisible()  # the Audition dialog was not told
+    assert window.jobs.current is None and dialog.job is None and dialog.preview.isEnabled()
+    assert not window.auditions.dialog.isVisible()  # the Audition dialog was not told
 
     dialog.keep.click()
     assert dialog.status.text() == "Kept the blend in the library as 'Annbob'."

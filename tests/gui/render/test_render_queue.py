@@ -24,7 +24,7 @@ THIRD = "你好。Hello there. 再见。Bye now."
 @pytest.fixture
 def make_window(qtbot, private_home):  # type: ignore[no-untyped-def]
     yield from window_maker(
-        qtbot, lambda window: window.loaded is not None and window.current_job is None
+        qtbot, lambda window: window.model.loaded is not None and window.jobs.current is None
     )
 
 
@@ -51,12 +51,12 @@ def test_the_queue_runs_two_jobs_and_opens_a_finished_folder(
     window = make_window()
     quick(window)
     loaded = window.host.worker.engine.loaded
-    queue = window.render_queue
+    queue = window.render_jobs.queue
     window.editor.set_text(FIRST)
-    window.render_text_action.trigger()
+    window.render_jobs.text_action.trigger()
     window.editor.set_text(SECOND)
     first, second = queue.items[0], queue.add_text()
-    assert window.queue_dock.isVisible()
+    assert window.render_jobs.dock.isVisible()
     assert [i.state for i in queue.items] == ["running", "waiting"]  # one at a time
     qtbot.waitUntil(lambda: all(i.state == "done" for i in queue.items), timeout=RUN_MS)
     assert window.host.worker.engine.loaded is loaded  # the loaded model, not a second copy
@@ -74,7 +74,7 @@ def test_the_queue_runs_two_jobs_and_opens_a_finished_folder(
     assert queue.open_button.isEnabled()
     queue.open_button.click()
     assert opened == [second.spec.folder]
-    assert window.current_job is None and window.synth_button.isEnabled()
+    assert window.jobs.current is None and window.synthesis.button.isEnabled()
 
 
 def test_a_cancelled_job_keeps_its_segments_and_resumes(
@@ -83,7 +83,7 @@ def test_a_cancelled_job_keeps_its_segments_and_resumes(
     monkeypatch.setattr(render_queue, "choose_folder", lambda *_args: tmp_path)
     window = make_window()
     quick(window)
-    queue = window.render_queue
+    queue = window.render_jobs.queue
     cancelled: list[int] = []
 
     def cancel_after_the_first_segment(progress) -> None:  # type: ignore[no-untyped-def]

@@ -22,7 +22,7 @@ TOLERANCE = 0.0107  # seconds: a cue's millisecond stamp against the segment's s
 
 @pytest.fixture
 def make_window(qtbot, private_home):  # type: ignore[no-untyped-def]
-    yield from window_maker(qtbot, lambda window: window.current_job is None)
+    yield from window_maker(qtbot, lambda window: window.jobs.current is None)
 
 
 def quick(window, text: str) -> None:  # type: ignore[no-untyped-def]
@@ -35,8 +35,8 @@ def quick(window, text: str) -> None:  # type: ignore[no-untyped-def]
 
 def synthesize(qtbot, window):  # type: ignore[no-untyped-def]
     with qtbot.waitSignal(window.host.worker.synthesized, timeout=GUI_WAIT_MS) as done:
-        assert window.synthesize() is not None
-    qtbot.waitUntil(lambda: window.current_job is None, timeout=GUI_WAIT_MS)
+        assert window.synthesis.synthesize() is not None
+    qtbot.waitUntil(lambda: window.jobs.current is None, timeout=GUI_WAIT_MS)
     return done.args[1]
 
 
@@ -118,7 +118,7 @@ def test_a_dialogue_has_the_turn_pause_between_its_lines(qtbot, make_window, eng
     library.add("Bob", engine.sample_speaker(2))
     window = make_window()
     window.speakers.refresh()
-    window.script_action.setChecked(True)
+    window.voices.script_action.setChecked(True)
     quick(window, "Alice: 你好。今天天气不错。我们去散步吧。\nBob: 好的，再见。")
     window.controls.pause_box.setValue(0.1)  # the segment pause, inside a turn
     outcome = synthesize(qtbot, window)

@@ -23,7 +23,7 @@ WAIT_MS = 60_000
 @pytest.fixture
 def make_window(qtbot, private_home):  # type: ignore[no-untyped-def]
     yield from window_maker(
-        qtbot, lambda window: window.loaded is not None and window.current_job is None
+        qtbot, lambda window: window.model.loaded is not None and window.jobs.current is None
     )
 
 
@@ -46,14 +46,14 @@ SPEECH = {
 
 
 def _serve(window, qtbot) -> str:  # type: ignore[no-untyped-def]
-    window.serve_port = 0  # one the system picks: tests may run side by side
-    window.serve_action.trigger()  # the menu action, as a click would
-    qtbot.waitUntil(lambda: window.serving is not None, timeout=WAIT_MS)
-    assert window.serve_action.isChecked() and window.serve_panel.isVisible()
-    url = window.serving.url
+    window.serve.port = 0  # one the system picks: tests may run side by side
+    window.serve.action.trigger()  # the menu action, as a click would
+    qtbot.waitUntil(lambda: window.serve.session is not None, timeout=WAIT_MS)
+    assert window.serve.action.isChecked() and window.serve.panel.isVisible()
+    url = window.serve.session.url
     assert url.startswith("http://127.0.0.1:") and url.endswith("/v1")
-    shown = window.serving.lan_url or url
-    assert shown in window.serve_panel.status.text()
+    shown = window.serve.session.lan_url or url
+    assert shown in window.serve.panel.status.text()
     return url
 
 
@@ -67,14 +67,14 @@ def test_the_window_serves_its_own_model_and_stops_cleanly(make_window, qtbot) -
     window = make_window()
     worker = window.host.worker
     url = _serve(window, qtbot)
-    session = window.serving
+    session = window.serve.session
     # One copy of the model: the batcher decodes with the very object the worker loaded.
     assert session.batcher.model is worker.engine.model
     assert session.batcher.engine is worker.engine
-    assert "0 requests" in window.serve_panel.status.text()
+    assert "0 requests" in window.serve.panel.status.text()
     # This machine only, no key (none shown), and the browser checks apply to the window too.
     assert session.address == "127.0.0.1" and session.api_key is None
-    assert session.lan_url is None and not window.serve_panel.key_row.isVisible()
+    assert session.lan_url is None and not window.serve.panel.key_row.isVisible()
     foreign = httpx.get(f"{url}/models", headers={"Host": "rebound.example"}, timeout=10)
     page = httpx.get(f"{url}/models", headers={"Origin": "https://page.example"}, timeout=10)
     assert 400 <= foreign.status_code < 500 and 400 <= page.status_code < 500
@@ -82,15 +82,15 @@ def test_the_window_serves_its_own_model_and_stops_cleanly(make_window, qtbot) -
     _assert_speech(httpx.post(f"{url}/audio/speech", json=SPEECH, timeout=60))
     # The API runs the window's loaded engine (auto: onnx on the CPU here), and says which.
     health = httpx.get(f"{url.removesuffix('/v1')}/health", timeout=10).json()
-    assert health["engine"] == window.loaded.engine.value == "onnx"
+    assert health["engine"] == window.model.loaded.engine.value == "onnx"
     # The label is polled (2 Hz), not told: it catches up within a tick or two.
-    qtbot.waitUntil(lambda: "1 request " in window.serve_panel.status.text(), timeout=5_000)
+    qtbot.waitUntil(lambda: "1 request " in window.serve.panel.status.text(), timeout=5_000)
     assert session.requests == 1
 
     # While it serves, the window's own synthesis is refused with one sentence: no job runs.
     window.editor.set_text("A sentence for the window.")
-    assert window.synthesize() is None and window.current_job is None
-    assert "serving the local speech API" in window.notice.text()
+    assert window.synthesis.synthesize() is None and window.jobs.current is None
+    assert "serving the local speech API" in window.messages.notice.text()
 
     # Any other job that would run the model is refused by the worker itself.
     with qtbot.waitSignal(worker.failed, timeout=WAIT_MS) as failed:
@@ -98,29 +98,31 @@ def test_the_window_serves_its_own_model_and_stops_cleanly(make_window, qtbot) -
     assert isinstance(failed.args[0].error, ModelServing)
 
     port = session.port
-    window.serve_action.trigger()  # off
-    qtbot.waitUntil(lambda: window.serving is None, timeout=WAIT_MS)
-    assert not window.serve_action.isChecked() and not window.serve_panel.isVisible()
+    window.serve.action.trigger()  # off
+    qtbot.waitUntil(lambda: window.serve.session is None, timeout=WAIT_MS)
+    assert not window.serve.action.isChecked() and not window.serve.panel.isVisible()
     assert not _port_open(port)
     assert _api_threads() == []
     assert worker.session is None
 
     # The model is the window's again: a synthesis runs to its end.
     with qtbot.waitSignal(worker.synthesized, timeout=WAIT_MS):
-        assert window.synthesize() is not None
+        assert window.synthesis.synthesize() is not None
 
 
 def test_loading_another_model_or_closing_stops_the_api(make_window, qtbot) -> None:  # type: ignore[no-untyped-def]
     window = make_window()
     _serve(window, qtbot)
-    port = window.serving.port
-    window.reload_model()  # another precision or device reloads the same way
-    qtbot.waitUntil(lambda: window.serving is None and window.current_job is None, timeout=WAIT_MS)
-    assert window.loaded is not None and not window.serve_action.isChecked()
+    port = window.serve.session.port
+    window.model.reload()  # another precision or device reloads the same way
+    qtbot.waitUntil(
+        lambda: window.serve.session is None and window.jobs.current is None, timeout=WAIT_MS
+    )
+    assert window.model.loaded is not None and not window.serve.action.isChecked()
     assert not _port_open(port) and _api_threads() == []
 
     _serve(window, qtbot)
-    port = window.serving.port
+    port = window.serve.session.port
     window.close()  # the fixture checks the worker thread; the API's threads end too
     assert not window.host.worker_thread.isRunning()
     assert not _port_open(port) and _api_threads() == []
@@ -128,10 +130,10 @@ def test_loading_another_model_or_closing_stops_the_api(make_window, qtbot) -> N
 
 def test_serving_needs_a_loaded_model(make_window, qtbot) -> None:  # type: ignore[no-untyped-def]
     window = make_window(model=None)
-    window.serve_action.trigger()
-    assert window.serving is None and window.current_job is None
-    assert not window.serve_action.isChecked()
-    assert "Load a model" in window.notice.text()
+    window.serve.action.trigger()
+    assert window.serve.session is None and window.jobs.current is None
+    assert not window.serve.action.isChecked()
+    assert "Load a model" in window.messages.notice.text()
 
 
 def test_a_render_queued_while_serving_waits_and_runs_when_serving_stops(  # type: ignore[no-untyped-def]
@@ -151,13 +153,13 @@ def test_a_render_queued_while_serving_waits_and_runs_when_serving_stops(  # typ
     failures: list[object] = []
     window.host.worker.failed.connect(failures.append)
     window.editor.set_text("你好。Hello there.")
-    window.render_text_action.trigger()
-    (item,) = window.render_queue.items
-    assert "starts when serving stops" in window.notice.text()
+    window.render_jobs.text_action.trigger()
+    (item,) = window.render_jobs.queue.items
+    assert "starts when serving stops" in window.messages.notice.text()
     qtbot.wait(500)  # a worker that was handed the job would have failed it by now
-    assert item.state == "waiting" and window.current_job is None and failures == []
+    assert item.state == "waiting" and window.jobs.current is None and failures == []
 
-    window.serve_action.trigger()  # off: the queue goes on by itself
+    window.serve.action.trigger()  # off: the queue goes on by itself
     qtbot.waitUntil(lambda: item.state == "done", timeout=180_000)
     assert failures == [] and item.outcome is not None and item.outcome.made > 0
     assert sorted(item.spec.folder.glob("*.flac"))
@@ -180,19 +182,21 @@ def test_the_serving_port_is_chosen_saved_and_used(make_window, qtbot, monkeypat
 
     monkeypatch.setattr(serve_control.QInputDialog, "getInt", get_int)
     window = make_window()
-    assert window.serve_port == 8000  # the default: the CLI's
-    window.serve_port_action.trigger()
-    assert asked == [8000] and window.serve_port == port
-    assert f"port {port}" in window.notice.text()
+    assert window.serve.port == 8000  # the default: the CLI's
+    window.serve.port_action.trigger()
+    assert asked == [8000] and window.serve.port == port
+    assert f"port {port}" in window.messages.notice.text()
     window.close()
 
     again = make_window()
-    assert again.serve_port == port  # saved
-    again.serve_action.trigger()
-    qtbot.waitUntil(lambda: again.serving is not None, timeout=WAIT_MS)
-    assert again.serving.port == port and again.serving.url.startswith(f"http://127.0.0.1:{port}/")
-    again.serve_action.trigger()
-    qtbot.waitUntil(lambda: again.serving is None, timeout=WAIT_MS)
+    assert again.serve.port == port  # saved
+    again.serve.action.trigger()
+    qtbot.waitUntil(lambda: again.serve.session is not None, timeout=WAIT_MS)
+    assert again.serve.session.port == port and again.serve.session.url.startswith(
+        f"http://127.0.0.1:{port}/"
+    )
+    again.serve.action.trigger()
+    qtbot.waitUntil(lambda: again.serve.session is None, timeout=WAIT_MS)
 
 
 def _files_mention(folder: Path, text: str) -> list[str]:
@@ -212,11 +216,11 @@ def test_allowing_other_machines_asks_for_the_key_the_panel_shows(  # type: igno
     from PySide6.QtGui import QGuiApplication
 
     window = make_window()
-    assert not window.serve_others_action.isChecked()  # off until chosen
-    window.serve_others_action.trigger()  # Run > Allow other machines
+    assert not window.serve.others_action.isChecked()  # off until chosen
+    window.serve.others_action.trigger()  # Run > Allow other machines
     url = _serve(window, qtbot)
-    session = window.serving
-    panel = window.serve_panel
+    session = window.serve.session
+    panel = window.serve.panel
     assert session.address == "0.0.0.0"  # every interface: only now
     assert session.lan_url is not None and session.lan_url in panel.status.text()
     assert panel.key_row.isVisible() and session.api_key in panel.key_label.text()
@@ -237,11 +241,11 @@ def test_allowing_other_machines_asks_for_the_key_the_panel_shows(  # type: igno
     lan = {**bearer, "Host": f"{session.lan_host}:{session.port}"}
     assert httpx.get(f"{url}/models", headers=lan, timeout=10).status_code == 200
 
-    window.serve_action.trigger()  # off: the key ends with the session
-    qtbot.waitUntil(lambda: window.serving is None, timeout=WAIT_MS)
+    window.serve.action.trigger()  # off: the key ends with the session
+    qtbot.waitUntil(lambda: window.serve.session is None, timeout=WAIT_MS)
     assert not panel.key_row.isVisible() and key not in panel.key_label.text()
-    window.serve_action.trigger()  # the option stays on: a new session, a new key
-    qtbot.waitUntil(lambda: window.serving is not None, timeout=WAIT_MS)
-    assert window.serving.api_key not in (None, key)
+    window.serve.action.trigger()  # the option stays on: a new session, a new key
+    qtbot.waitUntil(lambda: window.serve.session is not None, timeout=WAIT_MS)
+    assert window.serve.session.api_key not in (None, key)
     window.close()
     assert _files_mention(private_home, key) == []  # never saved (settings included)

@@ -23,7 +23,7 @@ RUN_MS = 120_000
 def make_window(qtbot, private_home):  # type: ignore[no-untyped-def]
     """Windows on a private data folder (an empty speaker library of their own) sharing the
     built demo weights; ready once the first job (the load) has ended."""
-    yield from window_maker(qtbot, lambda window: window.current_job is None)
+    yield from window_maker(qtbot, lambda window: window.jobs.current is None)
 
 
 def quick(window, text: str) -> None:  # type: ignore[no-untyped-def]
@@ -39,8 +39,8 @@ def test_keep_under_a_taken_name_says_so_and_offers_another_name_or_replace(
 ) -> None:  # type: ignore[no-untyped-def]
     window = make_window(model=None, wait=False)
     assert window.speakers.keep("Alice", EMB + "old", 1)
-    window.show_audition()
-    dialog = window.audition_dialog
+    window.auditions.show_audition()
+    dialog = window.auditions.dialog
     first, second = (
         Candidate(11, EMB + "11", np.zeros(2400, np.float32)),
         Candidate(12, EMB + "12", np.zeros(2400, np.float32)),
@@ -72,7 +72,7 @@ def test_keep_under_a_taken_name_says_so_and_offers_another_name_or_replace(
     dialog.another_name.click()
     assert asked[-1] == "Alice (2)"
     assert dialog.status.text() == "Kept voice seed 11 in the library as 'Alice (2)'."
-    assert window.notice.text() == dialog.status.text()
+    assert window.messages.notice.text() == dialog.status.text()
     assert not dialog.taken_row.isVisible()
     kept = SpeakerLibrary().get("Alice (2)")
     assert kept is not None and kept.embedding == first.embedding and kept.seed == 11
@@ -96,8 +96,8 @@ def test_keep_into_a_library_that_cannot_be_written_says_so_in_the_dialog(
 ) -> None:  # type: ignore[no-untyped-def]
     (private_home / "speakers.json").write_text(json.dumps({"format": 99, "speakers": []}))
     window = make_window(model=None, wait=False)
-    window.show_audition()
-    dialog = window.audition_dialog
+    window.auditions.show_audition()
+    dialog = window.auditions.dialog
     dialog.show_candidates([Candidate(5, EMB + "5", np.zeros(2400, np.float32))])
     monkeypatch.setattr(dialogs, "ask_name", lambda *_args, **_kw: "Bob")
     dialog.rows[2].click()
@@ -117,11 +117,11 @@ def test_importing_a_library_twice_adds_nothing_and_says_how_many(
     source.write_text(json.dumps({"format": 1, "speakers": speakers}), encoding="utf-8")
     monkeypatch.setattr(dialogs, "open_speaker_file", lambda *_args: source)
     window.speakers.import_button.click()
-    assert window.notice.text() == (
+    assert window.messages.notice.text() == (
         "Imported voices.json: 2 added, 0 skipped (already in the library), 0 renamed."
     )
     window.speakers.import_button.click()
-    assert window.notice.text() == (
+    assert window.messages.notice.text() == (
         "Imported voices.json: 0 added, 2 skipped (already in the library), 0 renamed."
     )
     assert window.speakers.library.names() == ["Alice", "Bob"]
@@ -129,7 +129,7 @@ def test_importing_a_library_twice_adds_nothing_and_says_how_many(
     speakers.append({"name": "Alice", "embedding": EMB + "c"})
     source.write_text(json.dumps({"format": 1, "speakers": speakers}), encoding="utf-8")
     window.speakers.import_button.click()
-    assert window.notice.text() == (
+    assert window.messages.notice.text() == (
         "Imported voices.json: 1 added, 2 skipped (already in the library), 1 renamed "
         "('Alice' as 'Alice (2)')."
     )
@@ -157,8 +157,8 @@ def test_the_two_seeds_are_named_for_what_they_do_and_history_spells_them_out(
     speakers.seed_box.setValue(2)
     controls.seed_box.setValue(0)
     quick(window, "你好。")
-    window.synth_action.trigger()
-    qtbot.waitUntil(lambda: window.current_job is None, timeout=RUN_MS)
+    window.menu_actions.synth.trigger()
+    qtbot.waitUntil(lambda: window.jobs.current is None, timeout=RUN_MS)
     title = window.result.history_list.item(0).text()
     assert "voice seed 2" in title, title
 
@@ -173,13 +173,13 @@ def test_segment_and_batch_size_are_locked_while_a_synthesis_runs(qtbot, make_wi
     assert f"auto: up to {AUTO_BATCH_MAX}" in batch.toolTip()
     assert f"up to {BATCH_SIZE_RANGE[1]}" in batch.toolTip() and "memory" in batch.toolTip()
     # A load does not use them: they stay editable meanwhile.
-    assert window.current_job is not None and window.current_job.kind is JobKind.LOAD
+    assert window.jobs.current is not None and window.jobs.current.kind is JobKind.LOAD
     assert slider.isEnabled() and batch.isEnabled()
-    qtbot.waitUntil(lambda: window.current_job is None, timeout=RUN_MS)
+    qtbot.waitUntil(lambda: window.jobs.current is None, timeout=RUN_MS)
     quick(window, LONG)
     slider_tip, batch_tip = slider.toolTip(), batch.toolTip()
-    window.synth_action.trigger()
-    assert window.current_job is not None and window.current_job.kind is JobKind.SYNTHESIZE
+    window.menu_actions.synth.trigger()
+    assert window.jobs.current is not None and window.jobs.current.kind is JobKind.SYNTHESIZE
     assert not slider.isEnabled() and not batch.isEnabled()
     assert slider.toolTip().startswith("Locked: the running synthesis uses this value")
     assert "applies to the next job" in batch.toolTip()
@@ -187,8 +187,8 @@ def test_segment_and_batch_size_are_locked_while_a_synthesis_runs(qtbot, make_wi
     slider.setFocus()
     qtbot.keyClick(slider, Qt.Key.Key_End)  # a person moving it mid-run: nothing moves
     assert slider.value() == 10 and window.editor.counts.text() == counts
-    window.cancel()
-    qtbot.waitUntil(lambda: window.current_job is None, timeout=RUN_MS)
+    window.jobs.cancel()
+    qtbot.waitUntil(lambda: window.jobs.current is None, timeout=RUN_MS)
     assert slider.isEnabled() and batch.isEnabled()
     assert (slider.toolTip(), batch.toolTip()) == (slider_tip, batch_tip)
     qtbot.keyClick(slider, Qt.Key.Key_End)
@@ -214,7 +214,7 @@ def test_a_window_open_while_twelve_processes_add_shows_them_all_and_its_rename_
 
     window = make_window(model=None, wait=False)
     assert window.speakers.keep("Alice", EMB + "alice", 1)
-    library, lexicon = window.speakers.library.path, window.lexicon.store.path
+    library, lexicon = window.speakers.library.path, window.voices.lexicon.store.path
     run_writers(library, lexicon)
 
     def shown() -> set[str]:
@@ -222,8 +222,8 @@ def test_a_window_open_while_twelve_processes_add_shows_them_all_and_its_rename_
         return {box.itemText(i) for i in range(box.count())}
 
     qtbot.waitUntil(lambda: shown() == EXPECTED_NAMES | {"Alice"})
-    qtbot.waitUntil(lambda: {w for w, _r in window.lexicon.entries()} == EXPECTED_WORDS)
-    assert window.lexicon.table.rowCount() == len(EXPECTED_WORDS)
+    qtbot.waitUntil(lambda: {w for w, _r in window.voices.lexicon.entries()} == EXPECTED_WORDS)
+    assert window.voices.lexicon.table.rowCount() == len(EXPECTED_WORDS)
     window.speakers.list.setCurrentRow(0)
     monkeypatch.setattr(dialogs, "ask_name", lambda *_a, **_k: "Alicia")
     window.speakers.rename.click()

@@ -23,7 +23,7 @@ ROOT = REPO
 
 @pytest.fixture
 def make_window(qtbot, private_home):  # type: ignore[no-untyped-def]
-    yield from window_maker(qtbot, lambda window: window.current_job is None)
+    yield from window_maker(qtbot, lambda window: window.jobs.current is None)
 
 
 def noise(seconds: float, seed: int = 5, rate: int = 24000) -> np.ndarray:
@@ -45,8 +45,8 @@ def synthesize(qtbot, window):  # type: ignore[no-untyped-def]
     real = window.host.synthesize
     window.host.synthesize = lambda spec: given.append(spec) or real(spec)
     with qtbot.waitSignal(window.host.worker.synthesized, timeout=GUI_WAIT_MS) as done:
-        assert window.synthesize() is not None
-    qtbot.waitUntil(lambda: window.current_job is None, timeout=GUI_WAIT_MS)
+        assert window.synthesis.synthesize() is not None
+    qtbot.waitUntil(lambda: window.jobs.current is None, timeout=GUI_WAIT_MS)
     return given[0], done.args[1]
 
 
@@ -57,7 +57,7 @@ def test_a_cloned_library_voice_is_the_voice_synthesize_uses(qtbot, make_window,
     window = make_window()
     window.speakers.refresh(select="Clone")
     window.speakers.library_mode.setChecked(True)
-    window.lexicon.store.add("AI", "人工智能")
+    window.voices.lexicon.store.add("AI", "人工智能")
     quick(window, "AI 你好。")
     spec, outcome = synthesize(qtbot, window)
     request = spec.request
@@ -93,15 +93,15 @@ def test_a_voice_from_a_file_is_kept_with_its_transcript_and_preview(
     sf.write(clip, noise(4.0, rate=44100), 44100, format="FLAC")
     monkeypatch.setattr(voice_dialog, "open_recording", lambda _parent: clip)
     window.speakers.new_voice.click()
-    dialog = window.voice_dialog
+    dialog = window.voices.voice_dialog
     assert dialog.isVisible()
     dialog.open_button.click()
     assert "me.flac" in dialog.source_label.text()
     dialog.transcript.setText("今天天气很好。")
     dialog.name.setText("Me")
     dialog.keep_button.click()
-    assert window.current_job is not None  # the worker clones and keeps it
-    qtbot.waitUntil(lambda: window.current_job is None, timeout=GUI_WAIT_MS)
+    assert window.jobs.current is not None  # the worker clones and keeps it
+    qtbot.waitUntil(lambda: window.jobs.current is None, timeout=GUI_WAIT_MS)
     assert dialog.status.text() == "Kept the voice in the library as 'Me'."
     entry = SpeakerLibrary().get("Me")
     assert entry is not None and entry.cloned and entry.transcript == "今天天气很好。"
@@ -124,14 +124,14 @@ def test_a_one_second_clip_gets_one_sentence_and_adds_nothing(
     clip = tmp_path / "short.wav"
     sf.write(clip, noise(1.0), 24000)
     monkeypatch.setattr(voice_dialog, "open_recording", lambda _parent: clip)
-    dialog = window.voice_dialog
-    window.show_voice_dialog()
+    dialog = window.voices.voice_dialog
+    window.voices.show_voice_dialog()
     dialog.open_button.click()
     dialog.transcript.setText("你好。")
     dialog.name.setText("Short")
     with qtbot.waitSignal(window.host.worker.failed, timeout=GUI_WAIT_MS):
         dialog.keep_button.click()
-    qtbot.waitUntil(lambda: window.current_job is None)
+    qtbot.waitUntil(lambda: window.jobs.current is None)
     said = dialog.status.text()
     assert said.startswith("short.wav is only 1.0 s long; a reference recording must be 3-30")
     assert said.count(".") <= 3 and "\n" not in said
@@ -192,28 +192,28 @@ def test_a_two_speaker_script_names_each_segments_speaker(qtbot, make_window, en
     library.add("Bob", engine.sample_speaker(2))
     window = make_window()
     window.speakers.refresh()
-    window.script_action.setChecked(True)
-    assert window.highlighter is not None
+    window.voices.script_action.setChecked(True)
+    assert window.voices.highlighter is not None
     quick(window, "Alice: 你好。\nBob: 再见。")
-    assert window.script_label.isHidden()
+    assert window.voices.script_label.isHidden()
     spec, outcome = synthesize(qtbot, window)
     assert set(spec.voices) == {"Alice", "Bob"}
     assert [r.speaker for r in outcome.results] == ["Alice", "Bob"]
     assert window.live.speaking.text() == "Bob"
 
     window.editor.set_text("Alice: 你好。\n\nCarol: 早上好。")
-    said = window.script_label.text()
+    said = window.voices.script_label.text()
     assert said.startswith("Line 3: there is no speaker named 'Carol' in the library")
-    assert window.script_label.isVisible()
-    assert window.synthesize() is None and window.current_job is None
-    assert window.notice.text() == said
+    assert window.voices.script_label.isVisible()
+    assert window.synthesis.synthesize() is None and window.jobs.current is None
+    assert window.messages.notice.text() == said
 
 
 def test_an_entry_added_in_the_dictionary_tab_is_saved_and_changes_the_preview(
     qtbot, make_window, private_home
 ) -> None:  # type: ignore[no-untyped-def]
     window = make_window(model=None, wait=False)
-    panel = window.lexicon
+    panel = window.voices.lexicon
     window.editor.set_text("GPU 很快。")
     with qtbot.waitSignal(panel.previewed, timeout=GUI_WAIT_MS) as before:
         panel.update_preview()
@@ -226,7 +226,7 @@ def test_an_entry_added_in_the_dictionary_tab_is_saved_and_changes_the_preview(
     assert "图形处理器" not in before.args[0] and "图形处理器" in after.args[0]
     assert panel.preview.toPlainText() == after.args[0]
     assert panel.table.rowCount() == 1 and panel.table.item(0, 1).text() == "图形处理器"
-    assert window.settings_request("x").lexicon == (("GPU", "图形处理器"),)
+    assert window.synthesis.settings_request("x").lexicon == (("GPU", "图形处理器"),)
     panel.table.setCurrentCell(0, 0)
     panel.remove_button.click()
     assert json.loads((private_home / "lexicon.json").read_text())["entries"] == []
@@ -249,17 +249,20 @@ def until(done, what, seconds=120):
 
 window = build_window("demo", None)
 window.show()
-until(lambda: window.loaded is not None and window.current_job is None, "the model never loaded")
-dialog = window.voice_dialog
+until(
+    lambda: window.model.loaded is not None and window.jobs.current is None,
+    "the model never loaded",
+)
+dialog = window.voices.voice_dialog
 dialog.max_seconds, dialog.rate = 4.0, 24000
-window.show_voice_dialog()
+window.voices.show_voice_dialog()
 dialog.record_button.click()
 until(lambda: dialog.recorder is None, "the take never filled", 60)
 dialog.transcript.setText(sys.argv[1])
 dialog.name.setText("Mic")
 dialog.keep_button.click()
-assert window.current_job is not None, dialog.status.text()
-until(lambda: window.current_job is None, "the keep never ended")
+assert window.jobs.current is not None, dialog.status.text()
+until(lambda: window.jobs.current is None, "the keep never ended")
 print(dialog.status.text())
 print(window.speakers.current().label)
 window.close()
@@ -333,8 +336,8 @@ def ready_dialog(window, tmp_path: Path, monkeypatch, name: str = "Gone"):  # ty
     clip = tmp_path / "me.wav"
     sf.write(clip, noise(4.0), 24000)
     monkeypatch.setattr(voice_dialog, "open_recording", lambda _parent: clip)
-    window.show_voice_dialog()
-    dialog = window.voice_dialog
+    window.voices.show_voice_dialog()
+    dialog = window.voices.voice_dialog
     dialog.open_button.click()
     dialog.transcript.setText("今天天气很好。")
     dialog.name.setText(name)
@@ -358,7 +361,7 @@ def test_closing_the_dialog_while_it_encodes_adds_nothing_and_writes_nothing(
         dialog.reject()  # Esc, or the title bar's close button
         assert not dialog.isVisible()
         release.set()
-    qtbot.waitUntil(lambda: window.current_job is None, timeout=GUI_WAIT_MS)
+    qtbot.waitUntil(lambda: window.jobs.current is None, timeout=GUI_WAIT_MS)
     assert SpeakerLibrary().names() == [] and window.speakers.library.names() == []
     assert files_in(private_home) - before <= {"gui-settings.ini", "editor-draft.txt"}
     assert dialog.status.text() == "Cancelled."
@@ -379,7 +382,7 @@ def test_cancel_while_the_preview_is_made_adds_nothing(
     with qtbot.waitSignal(window.host.worker.cancelled, timeout=GUI_WAIT_MS):
         dialog.cancel_button.click()
         release.set()
-    qtbot.waitUntil(lambda: window.current_job is None, timeout=GUI_WAIT_MS)
+    qtbot.waitUntil(lambda: window.jobs.current is None, timeout=GUI_WAIT_MS)
     assert SpeakerLibrary().names() == []
     assert files_in(private_home) - before <= {"gui-settings.ini", "editor-draft.txt"}
 
@@ -394,7 +397,7 @@ def test_an_audition_in_the_dialog_is_played_on_the_output_device(
     dialog.sentence.setText("你好。")
     with qtbot.waitSignal(window.host.worker.voice_made, timeout=GUI_WAIT_MS) as made:
         dialog.audition_button.click()
-    qtbot.waitUntil(lambda: window.current_job is None, timeout=GUI_WAIT_MS)
+    qtbot.waitUntil(lambda: window.jobs.current is None, timeout=GUI_WAIT_MS)
     audio = made.args[1].audio
     assert audio is not None and len(audio) > 0 and dialog.audio is audio
     assert dialog.play_button.isEnabled()

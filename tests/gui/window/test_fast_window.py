@@ -85,23 +85,23 @@ before = {{
     "device_enabled": controls.device_box.isEnabled(),
     "precision": controls.precision_note.text(),
     "buttons": len(controls.precision_buttons),
-    "models_row": window.model_dialog.rows["demo"].state.text(),
-    "loading": window.current_job is not None,
+    "models_row": window.model.dialog.rows["demo"].state.text(),
+    "loading": window.jobs.current is not None,
 }}
 gate.set()
-loaded = spin(lambda: window.loaded is not None and window.current_job is None)
+loaded = spin(lambda: window.model.loaded is not None and window.jobs.current is None)
 window.editor.set_text("你好。")
 window.controls.refine_box.setChecked(False)
 window.result.stream_box.setChecked(False)
-window.synthesize()
-spin(lambda: window.current_job is None)
+window.synthesis.synthesize()
+spin(lambda: window.jobs.current is None)
 after = {{
     "device": controls.device_box.currentData(),
     "device_enabled": controls.device_box.isEnabled(),
     "buttons": len(controls.precision_buttons),
     "fp32_checked": controls.precision_buttons[controls.precision()].isChecked(),
     "loaded": loaded,
-    "notice": window.notice.text(),
+    "notice": window.messages.notice.text(),
 }}
 window.close()
 print(json.dumps({{"imported": imported, "painted": painted, "heavy_on_ui": heavy_on_ui,

@@ -18,7 +18,7 @@ MISSING = "ONNX Runtime is not installed (onnxruntime missing)"
 @pytest.fixture
 def make_window(qtbot, private_home: Path):  # type: ignore[no-untyped-def]
     yield from window_maker(
-        qtbot, lambda window: window.loaded is not None and window.current_job is None
+        qtbot, lambda window: window.model.loaded is not None and window.jobs.current is None
     )
 
 
@@ -31,7 +31,7 @@ def _onnx_item(window):  # type: ignore[no-untyped-def]
 def _reload(window, qtbot, change) -> None:  # type: ignore[no-untyped-def]
     with qtbot.waitSignal(window.host.worker.loaded, timeout=LOAD_MS):
         change()
-    qtbot.waitUntil(lambda: window.current_job is None, timeout=LOAD_MS)
+    qtbot.waitUntil(lambda: window.jobs.current is None, timeout=LOAD_MS)
 
 
 def test_auto_runs_onnx_and_a_chosen_engine_reloads_and_is_kept(make_window, qtbot) -> None:  # type: ignore[no-untyped-def]
@@ -39,23 +39,25 @@ def test_auto_runs_onnx_and_a_chosen_engine_reloads_and_is_kept(make_window, qtb
     controls = window.controls
     choice = controls.engine_choice
     # auto: ONNX Runtime on the CPU here (installed), named where the model is.
-    assert controls.engine_value() == "auto" and window.loaded.engine.value == "onnx"
-    assert " · fp32 · ONNX Runtime · random weights" in window.model_label.text()
+    assert controls.engine_value() == "auto" and window.model.loaded.engine.value == "onnx"
+    assert " · fp32 · ONNX Runtime · random weights" in window.model.label.text()
     assert choice.effective.text() == "in use: ONNX Runtime"
     item, tip = _onnx_item(window)
     assert item.isEnabled() and "decode step on the CPU" in tip
 
     # PyTorch chosen: the model reloads with torch (the worker's spec carries it).
     _reload(window, qtbot, lambda: choice.box.setCurrentIndex(choice.box.findData("torch")))
-    assert window.loaded.engine.value == "torch" and " · PyTorch · " in window.model_label.text()
+    assert (
+        window.model.loaded.engine.value == "torch" and " · PyTorch · " in window.model.label.text()
+    )
     assert choice.effective.text() == "in use: PyTorch"
-    window.persist()
+    window.persistence.persist()
     assert Settings().text(Key.ENGINE) == "torch"
     window.close()
 
     # The next start loads with the saved engine.
     again = make_window(device="cpu")
-    assert again.controls.engine_value() == "torch" and again.loaded.engine.value == "torch"
+    assert again.controls.engine_value() == "torch" and again.model.loaded.engine.value == "torch"
 
 
 def test_onnx_is_greyed_with_the_reason_and_restored(make_window, qtbot) -> None:  # type: ignore[no-untyped-def]
@@ -63,19 +65,19 @@ def test_onnx_is_greyed_with_the_reason_and_restored(make_window, qtbot) -> None
     controls = window.controls
     choice = controls.engine_choice
     _reload(window, qtbot, lambda: choice.box.setCurrentIndex(choice.box.findData("onnx")))
-    assert window.loaded.engine.value == "onnx"
+    assert window.model.loaded.engine.value == "onnx"
     # bf16: ONNX Runtime cannot run it; greyed with why, and the choice falls back to auto,
     # the one reload (precision) resolving it to torch.
     _reload(window, qtbot, lambda: controls.precision_buttons[Precision.BF16].setChecked(True))
     item, tip = _onnx_item(window)
     assert not item.isEnabled() and tip == "the ONNX engine runs fp32 or int8, not bf16"
     assert choice.reason("onnx") == tip and choice.reason("torch") is None
-    assert controls.engine_value() == "auto" and window.loaded.engine.value == "torch"
+    assert controls.engine_value() == "auto" and window.model.loaded.engine.value == "torch"
     # Back to fp32: ONNX Runtime can be chosen again, with its own tooltip.
     _reload(window, qtbot, lambda: controls.precision_buttons[Precision.FP32].setChecked(True))
     item, tip = _onnx_item(window)
     assert item.isEnabled() and "decode step on the CPU" in tip
-    assert window.loaded.engine.value == "onnx"  # auto again
+    assert window.model.loaded.engine.value == "onnx"  # auto again
 
 
 def test_without_onnxruntime_onnx_is_greyed_and_auto_is_torch(  # type: ignore[no-untyped-def]
@@ -94,4 +96,4 @@ def test_without_onnxruntime_onnx_is_greyed_and_auto_is_torch(  # type: ignore[n
     item, tip = _onnx_item(window)
     assert not item.isEnabled() and tip.startswith(MISSING)
     assert "pip install 'chattts-studio[onnx]'" in tip
-    assert window.controls.engine_value() == "auto" and window.loaded.engine.value == "torch"
+    assert window.controls.engine_value() == "auto" and window.model.loaded.engine.value == "torch"

@@ -42,7 +42,7 @@ def own_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, demo_model: str) -
 @pytest.fixture
 def make_window(qtbot, own_home):  # type: ignore[no-untyped-def]
     yield from window_maker(
-        qtbot, lambda window: window.loaded is not None and window.current_job is None
+        qtbot, lambda window: window.model.loaded is not None and window.jobs.current is None
     )
 
 
@@ -82,9 +82,9 @@ def fast(window, text: str, segment: int = 10) -> None:  # type: ignore[no-untyp
 
 
 def run(qtbot, window) -> None:  # type: ignore[no-untyped-def]
-    window.synth_action.trigger()
-    assert window.current_job is not None, window.notice.text()
-    qtbot.waitUntil(lambda: window.current_job is None, timeout=RUN_MS)
+    window.menu_actions.synth.trigger()
+    assert window.jobs.current is not None, window.messages.notice.text()
+    qtbot.waitUntil(lambda: window.jobs.current is None, timeout=RUN_MS)
 
 
 def screen_texts(window) -> list[str]:  # type: ignore[no-untyped-def]
@@ -115,7 +115,9 @@ def test_cancel_keeps_the_streamed_start_of_the_segment_in_progress(
     assert [r.partial for r in results] == [False, True]
     assert len(results[1].audio) > 0
     assert len(window.result.audio) == len(entry.outcome.audio) > len(results[0].audio)
-    assert "partial" in window.notice.text() and window.notice.text().startswith("Cancelled;")
+    assert "partial" in window.messages.notice.text() and window.messages.notice.text().startswith(
+        "Cancelled;"
+    )
     # The panel keeps the true figures: one done, one partial, every step that ran.
     progress = window.live.progress.text()
     assert progress.startswith("1 segment and 1 partial done"), progress
@@ -135,10 +137,10 @@ def test_cancel_keeps_the_streamed_start_of_the_segment_in_progress(
 def test_a_cancel_with_nothing_made_shows_dashes_not_inf(qtbot, make_window) -> None:
     window = make_window()
     fast(window, LONG)
-    window.synth_action.trigger()
-    window.cancel_action.trigger()  # before the worker began
-    qtbot.waitUntil(lambda: window.current_job is None, timeout=RUN_MS)
-    assert window.notice.text().startswith("Cancelled;")
+    window.menu_actions.synth.trigger()
+    window.menu_actions.cancel.trigger()  # before the worker began
+    qtbot.waitUntil(lambda: window.jobs.current is None, timeout=RUN_MS)
+    assert window.messages.notice.text().startswith("Cancelled;")
     for text in screen_texts(window):
         assert not re.search(r"\b(inf|nan)\b", text), text
 
@@ -168,8 +170,8 @@ def test_no_message_changes_the_window_size(qtbot, make_window) -> None:
     assert_fits(qtbot, window)
     if counts.toolTip():  # elided on screen: the whole sentence is one hover away
         assert counts.toolTip() == counts.text()
-    window.warn("A problem found at start, told at length. " * 20)
-    window.warn("And a second one.")
+    window.messages.warn("A problem found at start, told at length. " * 20)
+    window.messages.warn("And a second one.")
     window.show_message("A very long message " * 40)
     window.result.save_to(Path("/no/such/folder/" + "x" * 200 + ".wav"))
     window.live.note.setText("note " * 100)
@@ -184,8 +186,8 @@ def test_outcomes_are_shown_where_the_user_acted(qtbot, make_window, monkeypatch
     on_screen(window)
     assert not any(bar.isVisible() for bar in window.findChildren(QStatusBar))
     # Load done: beside Synthesize, inside the window.
-    assert window.notice.text().startswith("Loaded demo"), window.notice.text()
-    assert visible_in_window(window, window.notice)
+    assert window.messages.notice.text().startswith("Loaded demo"), window.messages.notice.text()
+    assert visible_in_window(window, window.messages.notice)
     # A refused speaker name: said beside the settings tabs too.
     engine = window.host.worker.engine
     library = window.speakers.library
@@ -194,10 +196,10 @@ def test_outcomes_are_shown_where_the_user_acted(qtbot, make_window, monkeypatch
     window.speakers.refresh()
     window.speakers.list.setCurrentRow(library.names().index("Bob"))
     monkeypatch.setattr(dialogs, "ask_name", lambda *_args, **_kwargs: "Alice")
-    before = window.notice.text()
+    before = window.messages.notice.text()
     window.speakers.rename.click()
     assert library.get("Bob") is not None  # refused
-    assert window.notice.text() != before and "Alice" in window.notice.text()
+    assert window.messages.notice.text() != before and "Alice" in window.messages.notice.text()
     # Save errors: beside Save.
     fast(window, "你好。")
     run(qtbot, window)
@@ -212,22 +214,24 @@ def test_no_model_loaded_is_said_beside_synthesize(qtbot, make_window) -> None:
     window = make_window(model=None, wait=False)
     on_screen(window)
     window.editor.set_text("你好。")
-    window.synth_button.click()
-    assert "No model is loaded" in window.notice.text()
-    assert visible_in_window(window, window.notice)
+    window.synthesis.button.click()
+    assert "No model is loaded" in window.messages.notice.text()
+    assert visible_in_window(window, window.messages.notice)
     assert_fits(qtbot, window)
 
 
 # -- the first-run banner ------------------------------------------------------------------
 def test_the_banner_shows_only_while_no_model_is_usable(qtbot, make_window, own_home) -> None:  # type: ignore[no-untyped-def]
     first = make_window(model=None, wait=False)
-    assert first.banner.isVisible()
-    first.banner_demo.click()
-    qtbot.waitUntil(lambda: first.loaded is not None and first.current_job is None, timeout=RUN_MS)
-    assert not first.banner.isVisible()  # a model is usable now
+    assert first.model.banner.isVisible()
+    first.model.banner_demo.click()
+    qtbot.waitUntil(
+        lambda: first.model.loaded is not None and first.jobs.current is None, timeout=RUN_MS
+    )
+    assert not first.model.banner.isVisible()  # a model is usable now
     first.close()
     again = make_window(model=None)  # the saved demo loads: no banner, before or after
-    assert not again.banner.isVisible()
+    assert not again.model.banner.isVisible()
     again.close()
 
 
@@ -235,22 +239,22 @@ def test_a_dismissed_banner_stays_dismissed_until_the_situation_changes(
     qtbot, make_window, own_home
 ) -> None:  # type: ignore[no-untyped-def]
     first = make_window(model=None, wait=False)
-    assert first.banner.isVisible()
-    first.banner_close.click()
-    assert not first.banner.isVisible()
+    assert first.model.banner.isVisible()
+    first.model.banner.close_button.click()
+    assert not first.model.banner.isVisible()
     first.close()
     second = make_window(model=None, wait=False)
-    assert not second.banner.isVisible()  # dismissed across starts
+    assert not second.model.banner.isVisible()  # dismissed across starts
     second.close()
     official = own_home / "models" / "official"
     official.mkdir()  # the official weights arrive (an incomplete folder is enough here)
     third = make_window(model=None, wait=False)
-    assert not third.banner.isVisible()
-    qtbot.waitUntil(lambda: third.current_job is None, timeout=RUN_MS)
+    assert not third.model.banner.isVisible()
+    qtbot.waitUntil(lambda: third.jobs.current is None, timeout=RUN_MS)
     third.close()
     official.rmdir()  # and go again: the situation changed twice, the banner is back
     fourth = make_window(model=None, wait=False)
-    assert fourth.banner.isVisible()
+    assert fourth.model.banner.isVisible()
 
 
 # -- the Models dialog ---------------------------------------------------------------------
@@ -259,8 +263,8 @@ def test_models_dialog_builds_demo_full_and_words_each_state(
 ) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setitem(models.DEMO_SIZES, "demo-full", models.TINY_DIMS)  # built in seconds
     window = make_window()
-    window.show_models()
-    dialog = window.model_dialog
+    window.model.show_dialog()
+    dialog = window.model.dialog
     loaded = dialog.loaded_label.text()
     assert loaded.startswith("Loaded: demo (random weights") and "kind:" not in loaded
     assert loaded.count("demo") == 1
@@ -271,13 +275,13 @@ def test_models_dialog_builds_demo_full_and_words_each_state(
     full = rows["demo-full"]
     assert full.state.text().startswith("not built yet") and full.action.text() == "Build"
     full.action.click()
-    assert window.current_job is not None
-    qtbot.waitUntil(lambda: window.current_job is None, timeout=RUN_MS)
+    assert window.jobs.current is not None
+    qtbot.waitUntil(lambda: window.jobs.current is None, timeout=RUN_MS)
     assert dialog.status_label.text().startswith("Built and verified demo-full")
     assert full.state.text().startswith("ready") and full.action.text() == "Load"
     full.action.click()  # and it loads
-    qtbot.waitUntil(lambda: window.current_job is None, timeout=RUN_MS)
-    assert window.loaded is not None and window.loaded.info.name == "demo-full"
+    qtbot.waitUntil(lambda: window.jobs.current is None, timeout=RUN_MS)
+    assert window.model.loaded is not None and window.model.loaded.info.name == "demo-full"
     assert "Loaded demo-full" in dialog.status_label.text()
 
 
@@ -287,10 +291,10 @@ def test_a_failed_download_is_said_beside_the_list(qtbot, make_window, monkeypat
 
     monkeypatch.setattr(chattts_studio.core.weights.download, "download_official", failing)
     window = make_window()
-    window.show_models()
-    dialog = window.model_dialog
+    window.model.show_dialog()
+    dialog = window.model.dialog
     dialog.download.click()
-    qtbot.waitUntil(lambda: window.current_job is None, timeout=RUN_MS)
+    qtbot.waitUntil(lambda: window.jobs.current is None, timeout=RUN_MS)
     assert dialog.status_label.text() == "The test network is down."
     assert dialog.rows["demo"].state.text().startswith("ready")  # the list is still there
     assert dialog.rows["official"].action.isEnabled()
@@ -304,9 +308,9 @@ def test_history_shows_every_run_with_device_and_precision(qtbot, make_window) -
     for _ in range(3):
         run(qtbot, window)
     window.controls.precision_buttons[Precision.BF16].setChecked(True)  # reloads the model
-    qtbot.waitUntil(lambda: window.current_job is None and window.loaded is not None)
+    qtbot.waitUntil(lambda: window.jobs.current is None and window.model.loaded is not None)
     qtbot.waitUntil(
-        lambda: window.loaded is not None and window.loaded.precision is Precision.BF16,
+        lambda: window.model.loaded is not None and window.model.loaded.precision is Precision.BF16,
         timeout=RUN_MS,
     )
     run(qtbot, window)
@@ -349,12 +353,12 @@ def test_stop_during_a_streamed_run_silences_the_rest_of_it(qtbot, make_window) 
     fast(window, LONG, segment=20)
     window.result.stream_box.setChecked(True)
     player = window.result.player
-    window.synth_action.trigger()
+    window.menu_actions.synth.trigger()
     qtbot.waitUntil(lambda: player.playing, timeout=RUN_MS)
     window.result.stop_button.click()
     played_after: list[bool] = []
     window.live.timer.timeout.connect(lambda: played_after.append(player.playing))
-    qtbot.waitUntil(lambda: window.current_job is None, timeout=RUN_MS)
+    qtbot.waitUntil(lambda: window.jobs.current is None, timeout=RUN_MS)
     assert played_after and not any(played_after)
     assert len(window.result.history[-1].outcome.results) > 1  # the run went on
     window.result.play_button.click()  # Play listens again
@@ -377,10 +381,10 @@ def test_one_progress_source_while_loading_and_no_zero_speed(
     pairs: list[tuple[int, int]] = []
     # Sampled on the UI thread, as a person would see them side by side.
     window.live.timer.timeout.connect(
-        lambda: pairs.append((window.live.bar.value() // 10, window.load_progress.value()))
+        lambda: pairs.append((window.live.bar.value() // 10, window.model.progress.value()))
     )
     window.controls.precision_buttons[Precision.BF16].setChecked(True)  # reloads the model
-    qtbot.waitUntil(lambda: window.current_job is None, timeout=RUN_MS)
+    qtbot.waitUntil(lambda: window.jobs.current is None, timeout=RUN_MS)
     assert pairs and all(abs(live - status) <= 1 for live, status in pairs), pairs
     assert any(status >= 50 for _, status in pairs), pairs
     assert window.live.speed.text() == "-"  # nothing has run yet: no "0.0"
@@ -391,12 +395,12 @@ def test_the_splitter_does_not_move_when_the_model_label_appears(qtbot, make_win
     on_screen(window)
     qtbot.wait(100)
     before = window.top_splitter.sizes()
-    window.banner_demo.click()
+    window.model.banner_demo.click()
     qtbot.waitUntil(
-        lambda: window.loaded is not None and window.current_job is None, timeout=RUN_MS
+        lambda: window.model.loaded is not None and window.jobs.current is None, timeout=RUN_MS
     )
     qtbot.wait(100)
-    assert window.model_label.text().startswith("Model: demo")
+    assert window.model.label.text().startswith("Model: demo")
     assert window.top_splitter.sizes() == before
 
 
@@ -408,6 +412,6 @@ def test_a_synthesis_prints_no_deprecation_warnings(qtbot, make_window) -> None:
         fast(window, "你好。Hello.")
         window.controls.refine_box.setChecked(True)  # ChatTTS's own generate: the warner
         run(qtbot, window)
-        assert window.notice.text().startswith("Done"), window.notice.text()
+        assert window.messages.notice.text().startswith("Done"), window.messages.notice.text()
     shown = [str(w.message) for w in caught if "past_key_values" in str(w.message)]
     assert not shown, shown

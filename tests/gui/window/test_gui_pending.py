@@ -18,7 +18,7 @@ TEXT = "你好。Hello."
 
 @pytest.fixture
 def make_window(qtbot, private_home):  # type: ignore[no-untyped-def]
-    yield from window_maker(qtbot, lambda window: window.current_job is None)
+    yield from window_maker(qtbot, lambda window: window.jobs.current is None)
 
 
 @pytest.fixture
@@ -48,12 +48,12 @@ def test_synthesize_clicked_while_loading_runs_when_the_model_is_ready(
     window = make_window(model="demo", wait=False)
     prepare(window)
     qtbot.wait(200)
-    assert window.current_job is not None and window.loaded is None  # still loading
-    window.synth_button.click()
-    assert window.synth_button.text().startswith("Waiting for the model")
-    assert "starts as soon as the model is ready" in window.notice.text()
+    assert window.jobs.current is not None and window.model.loaded is None  # still loading
+    window.synthesis.button.click()
+    assert window.synthesis.button.text().startswith("Waiting for the model")
+    assert "starts as soon as the model is ready" in window.messages.notice.text()
     qtbot.waitUntil(lambda: bool(window.result.history), timeout=RUN_MS)
-    assert window.notice.text().startswith("Done"), window.notice.text()
+    assert window.messages.notice.text().startswith("Done"), window.messages.notice.text()
     assert len(window.result.audio) > 0
     assert window.live.stage.text() == "done"
 
@@ -64,13 +64,13 @@ def test_ctrl_enter_during_a_precision_reload_runs_with_the_new_precision(
     window = make_window(model="demo", device="cpu")
     prepare(window)
     window.controls.precision_buttons[Precision.BF16].click()  # reloads in the worker
-    assert window.current_job is not None
-    window.synth_action.trigger()  # Ctrl+Enter
-    assert window.synth_button.text().startswith("Waiting for the model")
+    assert window.jobs.current is not None
+    window.menu_actions.synth.trigger()  # Ctrl+Enter
+    assert window.synthesis.button.text().startswith("Waiting for the model")
     qtbot.waitUntil(lambda: bool(window.result.history), timeout=RUN_MS)
     outcome = window.result.history[-1].outcome
     assert outcome.loaded is not None and outcome.loaded.precision is Precision.BF16
-    assert window.notice.text().startswith("Done"), window.notice.text()
+    assert window.messages.notice.text().startswith("Done"), window.messages.notice.text()
 
 
 def test_a_request_waiting_on_a_load_that_fails_ends_with_the_loads_reason(
@@ -84,12 +84,12 @@ def test_a_request_waiting_on_a_load_that_fails_ends_with_the_loads_reason(
     target.write_bytes(bytes(data))
     window = make_window(model=str(folder), wait=False)
     prepare(window)
-    window.synth_button.click()
-    qtbot.waitUntil(lambda: window.current_job is None, timeout=RUN_MS)
-    text = window.notice.text()
+    window.synthesis.button.click()
+    qtbot.waitUntil(lambda: window.jobs.current is None, timeout=RUN_MS)
+    text = window.messages.notice.text()
     assert "Vocos.safetensors does not match" in text, text
     assert "The waiting request was not run." in text
-    assert window.synth_button.text().startswith("Synthesize")
+    assert window.synthesis.button.text().startswith("Synthesize")
     assert not window.result.history  # no job ran
 
 
@@ -99,16 +99,16 @@ def test_esc_while_waiting_drops_the_request_and_the_next_click_works(
     window = make_window(model="demo", wait=False)
     prepare(window)
     qtbot.waitUntil(slow_load.is_set, timeout=RUN_MS)
-    window.synth_button.click()
-    assert window.waiting is not None
-    window.cancel_action.trigger()  # Esc
-    assert window.waiting is None
-    assert window.synth_button.text().startswith("Synthesize")
-    assert window.notice.text() == "The waiting request is cancelled."
-    qtbot.waitUntil(lambda: window.loaded is not None, timeout=RUN_MS)  # the load went on
+    window.synthesis.button.click()
+    assert window.jobs.waiting is not None
+    window.menu_actions.cancel.trigger()  # Esc
+    assert window.jobs.waiting is None
+    assert window.synthesis.button.text().startswith("Synthesize")
+    assert window.messages.notice.text() == "The waiting request is cancelled."
+    qtbot.waitUntil(lambda: window.model.loaded is not None, timeout=RUN_MS)  # the load went on
     qtbot.wait(200)
     assert not window.result.history  # nothing ran
-    window.synth_button.click()
-    assert window.current_job is not None
+    window.synthesis.button.click()
+    assert window.jobs.current is not None
     qtbot.waitUntil(lambda: bool(window.result.history), timeout=RUN_MS)
-    assert window.notice.text().startswith("Done"), window.notice.text()
+    assert window.messages.notice.text().startswith("Done"), window.messages.notice.text()

@@ -36,7 +36,7 @@ RUN_MS = 120_000
 def make_window(qtbot, private_home):  # type: ignore[no-untyped-def]
     """Windows on a private data folder (settings, text, speakers) sharing the built demo
     weights; a window is ready once its first job (the load, good or bad) has ended."""
-    yield from window_maker(qtbot, lambda window: window.current_job is None)
+    yield from window_maker(qtbot, lambda window: window.jobs.current is None)
 
 
 def fast(window, text: str = SHORT, batch: int = 1, refine: bool = False) -> None:  # type: ignore[no-untyped-def]
@@ -48,13 +48,13 @@ def fast(window, text: str = SHORT, batch: int = 1, refine: bool = False) -> Non
 
 
 def idle(qtbot, window, timeout: int = RUN_MS) -> None:  # type: ignore[no-untyped-def]
-    qtbot.waitUntil(lambda: window.current_job is None, timeout=timeout)
-    assert window.synth_button.text().startswith("Synthesize")
+    qtbot.waitUntil(lambda: window.jobs.current is None, timeout=timeout)
+    assert window.synthesis.button.text().startswith("Synthesize")
 
 
 def run(qtbot, window) -> None:  # type: ignore[no-untyped-def]
-    window.synth_action.trigger()
-    assert window.current_job is not None, window.notice.text()
+    window.menu_actions.synth.trigger()
+    assert window.jobs.current is not None, window.messages.notice.text()
     idle(qtbot, window)
 
 
@@ -62,7 +62,7 @@ def still_works(qtbot, window) -> None:  # type: ignore[no-untyped-def]
     """The worker takes the next job and finishes it: a short synthesis gives audio."""
     fast(window, "你好。")
     run(qtbot, window)
-    assert window.notice.text().startswith("Done"), window.notice.text()
+    assert window.messages.notice.text().startswith("Done"), window.messages.notice.text()
     assert len(window.result.audio) > 0
 
 
@@ -124,11 +124,11 @@ def test_a_draft_that_cannot_be_written_or_read_is_reported(
 ) -> None:  # type: ignore[no-untyped-def]
     (private_home / "editor-draft.txt").mkdir()  # something in the way of the file
     window = make_window(model=None, wait=False)
-    assert "cannot be read" in window.alert_text.text()
+    assert "cannot be read" in window.messages.alert_text.text()
     window.editor.set_text("还在这里。")
-    window.persist()
-    assert "Cannot keep the text in" in window.notice.text()
-    assert "still in the editor" in window.notice.text()
+    window.persistence.persist()
+    assert "Cannot keep the text in" in window.messages.notice.text()
+    assert "still in the editor" in window.messages.notice.text()
     assert window.editor.text() == "还在这里。"
 
 
@@ -150,10 +150,10 @@ def test_bad_settings_files_start_with_defaults_and_say_so(
     ini = private_home / "gui-settings.ini"
     ini.write_bytes(content)
     window = make_window(model=None, wait=False)
-    assert window.alert.isVisible()
-    assert said in window.alert_text.text()
+    assert window.messages.alert.isVisible()
+    assert said in window.messages.alert_text.text()
     assert window.controls.segment_slider.value() == 50  # the default
-    assert window.loaded is None and window.current_job is None  # no model from the file
+    assert window.model.loaded is None and window.jobs.current is None  # no model from the file
     window.controls.segment_slider.setValue(40)
     window.close()
     if kind == "newer":
@@ -176,14 +176,16 @@ def test_cancel_while_loading_keeps_the_model_in_use(qtbot, make_window, monkeyp
     )
     monkeypatch.setattr(chattts_studio.core.weights.models, "ensure", held)
     window.controls.precision_buttons[Precision.BF16].setChecked(True)  # reloads the model
-    assert window.current_job is not None
+    assert window.jobs.current is not None
     qtbot.waitUntil(entered.is_set, timeout=LOAD_MS)
-    window.cancel_action.trigger()
+    window.menu_actions.cancel.trigger()
     idle(qtbot, window, LOAD_MS)
-    assert window.notice.text().startswith("Loading cancelled. Still loaded:"), window.notice.text()
+    assert window.messages.notice.text().startswith("Loading cancelled. Still loaded:"), (
+        window.messages.notice.text()
+    )
     assert window.controls.precision() is Precision.FP32  # the controls show what is loaded
-    assert window.loaded is not None and window.loaded.precision is Precision.FP32
-    assert not window.load_progress.isVisible()
+    assert window.model.loaded is not None and window.model.loaded.precision is Precision.FP32
+    assert not window.model.progress.isVisible()
     still_works(qtbot, window)
 
 
@@ -195,10 +197,10 @@ def test_cancel_synthesis_at_the_earliest_and_latest_moments(
     # Earliest: in the same moment as the click, before the worker has even begun (or while
     # the engine starts the job, which clears its own cancel flag).
     fast(window, SHORT, refine=True)
-    window.synth_action.trigger()
-    window.cancel_action.trigger()
+    window.menu_actions.synth.trigger()
+    window.menu_actions.cancel.trigger()
     idle(qtbot, window)
-    assert window.notice.text().startswith("Cancelled;"), window.notice.text()
+    assert window.messages.notice.text().startswith("Cancelled;"), window.messages.notice.text()
     assert window.live.stage.text() == "cancelled"
     still_works(qtbot, window)
 
@@ -206,11 +208,11 @@ def test_cancel_synthesis_at_the_earliest_and_latest_moments(
     held, entered = hold_once(engine.model._chat._refine_text, lambda: engine)
     monkeypatch.setattr(engine.model._chat, "_refine_text", held)
     fast(window, SHORT, refine=True)
-    window.synth_action.trigger()
+    window.menu_actions.synth.trigger()
     qtbot.waitUntil(entered.is_set, timeout=RUN_MS)
-    window.cancel_action.trigger()
+    window.menu_actions.cancel.trigger()
     idle(qtbot, window)
-    assert window.notice.text() == "Cancelled; kept 0 finished segments."
+    assert window.messages.notice.text() == "Cancelled; kept 0 finished segments."
     assert len(window.result.audio) == 0  # nothing half-made is offered as a result
 
     # Latest: while the vocoder makes the last segment. Everything finished is kept.
@@ -226,13 +228,16 @@ def test_cancel_synthesis_at_the_earliest_and_latest_moments(
 
     monkeypatch.setattr(chattts_studio.core.engine.producers, "_result", last_result)
     fast(window, SHORT)
-    window.synth_action.trigger()
+    window.menu_actions.synth.trigger()
     qtbot.waitUntil(entered.is_set, timeout=RUN_MS)
-    window.cancel_action.trigger()
+    window.menu_actions.cancel.trigger()
     idle(qtbot, window)
     count = window.result.history[-1].outcome.results[0].segments
     assert count >= 2
-    assert window.notice.text() == f"Cancelled; kept {count} finished segments: save with Save…"
+    assert (
+        window.messages.notice.text()
+        == f"Cancelled; kept {count} finished segments: save with Save…"
+    )
     assert len(window.result.results) == count
     assert window.result.history[-1].cancelled
     still_works(qtbot, window)
@@ -242,10 +247,10 @@ def test_cancel_audition_from_its_dialog(qtbot, make_window, monkeypatch) -> Non
     window = make_window()
     engine = window.host.worker.engine
     # Held before the engine starts: the cancel reaches the job's token all the same.
-    held, entered = hold_once(Engine.audition.__get__(engine), lambda: window.current_job.cancel)
+    held, entered = hold_once(Engine.audition.__get__(engine), lambda: window.jobs.current.cancel)
     monkeypatch.setattr(engine, "audition", held)
-    window.show_audition()
-    dialog = window.audition_dialog
+    window.auditions.show_audition()
+    dialog = window.auditions.dialog
     dialog.sentence.setText("你好。")
     dialog.generate.click()
     assert dialog.cancel.isEnabled() and not dialog.generate.isEnabled()
@@ -278,7 +283,7 @@ def test_failed_and_cancelled_exports_leave_no_file(
         return real_write(self, data)
 
     def save() -> None:  # Save… as the menu does it; the file is written on the thread pool
-        window.save_action.trigger()
+        window.menu_actions.save.trigger()
         qtbot.waitUntil(lambda: not window.result.exporting)
 
     target = out / "speech.wav"
@@ -288,19 +293,23 @@ def test_failed_and_cancelled_exports_leave_no_file(
         m.setattr(sf.SoundFile, "write", failing_write)
         calls.append(1)  # the next write is the one that fails
         save()
-        assert window.notice.text().startswith(f"Cannot save {target}"), window.notice.text()
+        assert window.messages.notice.text().startswith(f"Cannot save {target}"), (
+            window.messages.notice.text()
+        )
         assert list(out.iterdir()) == []
         calls.clear()  # one file per segment: the second one fails
         window.result.per_segment.setChecked(True)
         save()
-        assert window.notice.text().startswith("Cannot save"), window.notice.text()
+        assert window.messages.notice.text().startswith("Cannot save"), (
+            window.messages.notice.text()
+        )
         assert list(out.iterdir()) == []  # all or none
     # The save dialog cancelled, a folder, a NUL byte, a missing folder: a sentence, no file.
     window.result.per_segment.setChecked(False)
     chosen[0] = None
-    window.notice.clear()
+    window.messages.notice.clear()
     save()
-    assert window.notice.text() == ""
+    assert window.messages.notice.text() == ""
     for bad, said in [
         (out, "is a folder"),
         (out / "a\0b.wav", "NUL character"),
@@ -308,7 +317,7 @@ def test_failed_and_cancelled_exports_leave_no_file(
     ]:
         chosen[0] = bad
         save()
-        assert said in window.notice.text(), window.notice.text()
+        assert said in window.messages.notice.text(), window.messages.notice.text()
     assert list(out.iterdir()) == [] and not tmp_path.joinpath("out.wav").exists()
     # Saving still works, and all of it.
     chosen[0] = target
@@ -338,7 +347,7 @@ def test_an_error_inside_the_worker_keeps_the_finished_segments(
     with pytest.MonkeyPatch.context() as m:
         m.setattr(FastDecoder, "run", broken_run)
         run(qtbot, window)
-    text = window.notice.text()
+    text = window.messages.notice.text()
     assert "RuntimeError: simulated fault in the decoder" in text
     assert "1 finished segment kept" in text
     assert window.live.stage.text() == "error"
@@ -361,8 +370,8 @@ def test_out_of_memory_lowers_the_batch_and_says_so(qtbot, make_window, inject_o
     fast(window, SHORT, batch=4)
     run(qtbot, window)
     assert failures and failures[0] > 1
-    assert window.notice.text().startswith("Done"), window.notice.text()
-    assert "out of memory: batch size lowered to" in window.notice.text()
+    assert window.messages.notice.text().startswith("Done"), window.messages.notice.text()
+    assert "out of memory: batch size lowered to" in window.messages.notice.text()
     assert "out of memory: batch size lowered to" in window.live.note.text()
     assert window.result.history[-1].outcome.results[-1].batch_size < failures[0]
 
@@ -386,7 +395,9 @@ def test_out_of_memory_at_batch_one_reaches_the_window_without_pinning_the_kv_ca
     monkeypatch.setattr(FastDecoder, "sample_step", always)
     fast(window, SHORT, batch=2)
     run(qtbot, window)
-    assert window.last_error is not None and "Out of memory" in window.notice.text()
+    assert (
+        window.messages.last_error is not None and "Out of memory" in window.messages.notice.text()
+    )
     assert caches and all(ref() is None for ref in caches), "a failed KV cache is still alive"
     monkeypatch.undo()
     still_works(qtbot, window)
@@ -399,22 +410,22 @@ def test_a_model_damaged_while_running_is_reported_on_reload(qtbot, make_window,
     folder = tmp_path / "my-model"
     shutil.copytree(models.resolve("demo").folder, folder)  # never the shared demo
     window = make_window(model=str(folder))
-    assert window.loaded is not None and window.loaded.info.kind == "folder"
+    assert window.model.loaded is not None and window.model.loaded.info.kind == "folder"
     victim = max((folder / f for f in models.ASSET_FILES), key=lambda p: p.stat().st_size)
     victim.write_bytes(victim.read_bytes()[: victim.stat().st_size // 2])  # truncated
     window.controls.precision_buttons[Precision.BF16].setChecked(True)  # a reload
     idle(qtbot, window, LOAD_MS)
-    text = window.notice.text()
+    text = window.messages.notice.text()
     assert "is damaged" in text and "Still loaded" in text, text
     assert window.controls.precision() is Precision.FP32
     victim.unlink()  # deleted
-    window.model_dialog.model_chosen.emit(str(folder))
+    window.model.dialog.model_chosen.emit(str(folder))
     idle(qtbot, window, LOAD_MS)
-    assert "is incomplete" in window.notice.text(), window.notice.text()
+    assert "is incomplete" in window.messages.notice.text(), window.messages.notice.text()
     shutil.rmtree(folder)  # the whole folder gone
-    window.reload_model()
+    window.model.reload()
     idle(qtbot, window, LOAD_MS)
-    assert "Still loaded" in window.notice.text(), window.notice.text()
+    assert "Still loaded" in window.messages.notice.text(), window.messages.notice.text()
     still_works(qtbot, window)  # with the model that is in memory
 
 
@@ -426,13 +437,13 @@ def test_a_damaged_model_at_start_leaves_no_model_and_says_what_to_do(
     victim = folder / models.ASSET_FILES[0]
     victim.write_bytes(b"\0" * 64)  # corrupted
     window = make_window(model=str(folder))
-    assert window.loaded is None
-    assert "is damaged" in window.notice.text(), window.notice.text()
-    assert window.model_label.text() == "No model loaded"
+    assert window.model.loaded is None
+    assert "is damaged" in window.messages.notice.text(), window.messages.notice.text()
+    assert window.model.label.text() == "No model loaded"
     fast(window, "你好。")
-    window.synth_action.trigger()
-    assert window.current_job is None
-    assert "No model is loaded" in window.notice.text()
+    window.menu_actions.synth.trigger()
+    assert window.jobs.current is None
+    assert "No model is loaded" in window.messages.notice.text()
 
 
 # -- 7. a download that fails or is cancelled ------------------------------------------------
@@ -450,13 +461,13 @@ def test_a_failed_download_is_shown_in_the_dialog(qtbot, make_window, monkeypatc
 
     monkeypatch.setattr(chattts_studio.core.weights.download, "download_official", failing)
     window = make_window()
-    window.show_models()
-    dialog = window.model_dialog
+    window.model.show_dialog()
+    dialog = window.model.dialog
     dialog.download.click()
     idle(qtbot, window)
     assert dialog.status_label.text() == sentence
     assert dialog.download.isEnabled() and not dialog.cancel.isEnabled()
-    assert window.notice.text() == sentence
+    assert window.messages.notice.text() == sentence
     still_works(qtbot, window)
 
 
@@ -474,8 +485,8 @@ def test_cancel_a_download_from_the_dialog(qtbot, make_window, monkeypatch) -> N
 
     monkeypatch.setattr(chattts_studio.core.weights.download, "download_official", endless)
     window = make_window()
-    window.show_models()
-    dialog = window.model_dialog
+    window.model.show_dialog()
+    dialog = window.model.dialog
     dialog.download.click()
     qtbot.waitUntil(lambda: "MiB downloaded" in dialog.status_label.text(), timeout=RUN_MS)
     dialog.cancel.click()
@@ -507,7 +518,7 @@ def test_an_audio_device_that_disappears_is_a_message_and_saving_works(
     with monkeypatch.context() as m:
         m.setattr(result.player, "open_stream", gone)  # a result plays as a fed stream
         result.play_button.click()  # the stream opens on the feeder's thread: said at a tick
-        qtbot.waitUntil(lambda: window.notice.text() == sentence, timeout=5_000)
+        qtbot.waitUntil(lambda: window.messages.notice.text() == sentence, timeout=5_000)
         assert result.output_note.isVisible()
     assert result.save_to(tmp_path / "a.wav")
 
@@ -531,15 +542,17 @@ def test_an_audio_device_that_disappears_is_a_message_and_saving_works(
         m.setattr(sounddevice, "OutputStream", VanishingStream)
         result.play_button.click()  # the device is back (asked again), then it vanishes
         assert not result.output_note.isVisible()
-        qtbot.waitUntil(lambda: "stopped responding" in window.notice.text(), timeout=10_000)
+        qtbot.waitUntil(
+            lambda: "stopped responding" in window.messages.notice.text(), timeout=10_000
+        )
     assert result.save_to(tmp_path / "b.wav")
     data, _rate = sf.read(tmp_path / "b.wav", dtype="float32")
     assert len(data) == len(result.audio)
-    window.notice.clear()
+    window.messages.notice.clear()
     result.play_button.click()  # a real device again: it plays to the end, no complaint
     assert result.player.wait(30)
     qtbot.wait(300)
-    assert window.notice.text() == ""
+    assert window.messages.notice.text() == ""
 
 
 # -- 9. the window closed in the middle of a job ---------------------------------------------
@@ -562,14 +575,14 @@ def test_closing_mid_job_leaves_no_thread(qtbot, make_window, monkeypatch, stage
         held, entered = hold_once(engine().model._chat._refine_text, engine)
         monkeypatch.setattr(engine().model._chat, "_refine_text", held)
         fast(window, SHORT, refine=True)
-        window.synth_action.trigger()
+        window.menu_actions.synth.trigger()
     elif stage == "audition":
         held, entered = hold_once(
-            Engine.audition.__get__(engine()), lambda: box["window"].current_job.cancel
+            Engine.audition.__get__(engine()), lambda: box["window"].jobs.current.cancel
         )
         monkeypatch.setattr(engine(), "audition", held)
-        window.show_audition()
-        window.audition_dialog.generate.click()
+        window.auditions.show_audition()
+        window.auditions.dialog.generate.click()
     elif stage == "download":
         entered = threading.Event()
 
@@ -581,10 +594,10 @@ def test_closing_mid_job_leaves_no_thread(qtbot, make_window, monkeypatch, stage
             raise DownloadError("The test download was never cancelled.")
 
         monkeypatch.setattr(chattts_studio.core.weights.download, "download_official", endless)
-        window.show_models()
-        window.model_dialog.download.click()
+        window.model.show_dialog()
+        window.model.dialog.download.click()
     qtbot.waitUntil(entered.is_set, timeout=RUN_MS)
-    assert window.current_job is not None
+    assert window.jobs.current is not None
     started = time.monotonic()
     window.close()
     assert window.host.worker_thread.isFinished()
@@ -643,13 +656,13 @@ def test_hostile_text_is_a_message_and_nul_bytes_are_dropped(qtbot, make_window)
         ("你好 [ 再见", "not part of a control token"),
     ]:
         fast(window, text)
-        window.synth_action.trigger()
-        assert window.current_job is None
-        assert said in window.notice.text(), (text, window.notice.text())
+        window.menu_actions.synth.trigger()
+        assert window.jobs.current is None
+        assert said in window.messages.notice.text(), (text, window.messages.notice.text())
         assert said in window.editor.counts.text() or said == "The text is empty."
     fast(window, "你好\x00。\x00Hello\x01.")
     run(qtbot, window)
-    assert window.notice.text().startswith("Done"), window.notice.text()
+    assert window.messages.notice.text().startswith("Done"), window.messages.notice.text()
 
 
 def test_a_huge_paste_keeps_the_editor_responsive(qtbot, make_window, private_home) -> None:  # type: ignore[no-untyped-def]
@@ -678,7 +691,7 @@ def test_a_speaker_that_is_not_a_valid_embedding_is_a_message(qtbot, make_window
     assert window.speakers.current().label == "Broken voice"
     fast(window, "你好。")
     run(qtbot, window)
-    assert "speaker embedding" in window.notice.text(), window.notice.text()
+    assert "speaker embedding" in window.messages.notice.text(), window.messages.notice.text()
     assert window.live.stage.text() == "error"
     window.speakers.seed_mode.setChecked(True)
     still_works(qtbot, window)

@@ -17,7 +17,7 @@ TURN_PAUSE = 1.3  # seconds: not the default (0.4), nor the segment pause
 
 @pytest.fixture
 def make_window(qtbot, private_home):  # type: ignore[no-untyped-def]
-    yield from window_maker(qtbot, lambda window: window.current_job is None)
+    yield from window_maker(qtbot, lambda window: window.jobs.current is None)
 
 
 def test_the_turn_pause_is_the_silence_between_two_speakers_and_is_kept(
@@ -27,14 +27,14 @@ def test_the_turn_pause_is_the_silence_between_two_speakers_and_is_kept(
     library.add("Alice", engine.sample_speaker(1))
     library.add("Bob", engine.sample_speaker(2))
     window = make_window()
-    box = window.turn_pause.box
+    box = window.voices.turn_pause.box
     assert box.accessibleName() == "Pause between turns"
     assert (box.minimum(), box.maximum(), box.singleStep()) == (0.0, 5.0, 0.1)
     assert box.value() == SynthesisRequest("").turn_pause_seconds
-    assert not window.turn_pause.isVisible() and not box.isEnabled()  # plain text: no turns
+    assert not window.voices.turn_pause.isVisible() and not box.isEnabled()  # plain text: no turns
     window.speakers.refresh()
-    window.script_action.setChecked(True)
-    assert window.turn_pause.isVisible() and box.isEnabled()
+    window.voices.script_action.setChecked(True)
+    assert window.voices.turn_pause.isVisible() and box.isEnabled()
     box.setValue(TURN_PAUSE)
     window.editor.set_text("Alice: 你好。\nBob: 再见。")
     window.controls.segment_slider.setValue(10)
@@ -43,8 +43,8 @@ def test_the_turn_pause_is_the_silence_between_two_speakers_and_is_kept(
     window.result.stream_box.setChecked(False)
 
     with qtbot.waitSignal(window.host.worker.synthesized, timeout=GUI_WAIT_MS) as done:
-        assert window.synthesize() is not None
-    qtbot.waitUntil(lambda: window.current_job is None, timeout=GUI_WAIT_MS)
+        assert window.synthesis.synthesize() is not None
+    qtbot.waitUntil(lambda: window.jobs.current is None, timeout=GUI_WAIT_MS)
     outcome = done.args[1]
     assert outcome.job.request.turn_pause_seconds == TURN_PAUSE
     assert [r.speaker for r in sorted(outcome.results, key=lambda r: r.index)] == ["Alice", "Bob"]
@@ -56,13 +56,13 @@ def test_the_turn_pause_is_the_silence_between_two_speakers_and_is_kept(
     assert audio[first - 200 : first].any() and audio[second : second + 200].any()
 
     # Kept across a restart; out of script mode it is hidden again but keeps its value.
-    window.script_action.setChecked(False)
-    assert not window.turn_pause.isVisible() and not box.isEnabled()
+    window.voices.script_action.setChecked(False)
+    assert not window.voices.turn_pause.isVisible() and not box.isEnabled()
     window.close()
     assert Settings().seconds(Key.TURN_PAUSE) == TURN_PAUSE
     again = make_window(model=None, wait=False)
-    assert again.turn_pause.box.value() == TURN_PAUSE
-    assert again.settings_request("x").turn_pause_seconds == TURN_PAUSE
+    assert again.voices.turn_pause.box.value() == TURN_PAUSE
+    assert again.synthesis.settings_request("x").turn_pause_seconds == TURN_PAUSE
 
 
 def test_a_damaged_turn_pause_setting_falls_back_to_the_default(
@@ -72,12 +72,12 @@ def test_a_damaged_turn_pause_setting_falls_back_to_the_default(
     settings.set(Key.TURN_PAUSE, "nan")
     settings.sync()
     window = make_window(model=None, wait=False)
-    assert window.turn_pause.box.value() == SynthesisRequest("").turn_pause_seconds
+    assert window.voices.turn_pause.box.value() == SynthesisRequest("").turn_pause_seconds
     settings.set(Key.TURN_PAUSE, 99)
     settings.sync()
     again = make_window(model=None, wait=False)
-    assert again.turn_pause.box.value() == 5.0  # clamped to the range the request allows
-    assert np.isclose(again.settings_request("x").turn_pause_seconds, 5.0)
+    assert again.voices.turn_pause.box.value() == 5.0  # clamped to the range the request allows
+    assert np.isclose(again.synthesis.settings_request("x").turn_pause_seconds, 5.0)
 
 
 def test_the_turn_pause_control_is_translated() -> None:

@@ -50,7 +50,7 @@ def home(studio_home: Path) -> Path:
 def make_window(qtbot, home):  # type: ignore[no-untyped-def]
     """Windows on the session's data folder, ready once the model is loaded."""
     yield from window_maker(
-        qtbot, lambda window: window.loaded is not None and window.current_job is None
+        qtbot, lambda window: window.model.loaded is not None and window.jobs.current is None
     )
 
 
@@ -64,14 +64,14 @@ def fast(window, text: str = SHORT, batch: int = 1) -> None:  # type: ignore[no-
 
 
 def run(qtbot, window) -> None:  # type: ignore[no-untyped-def]
-    window.synth_action.trigger()
-    assert window.current_job is not None, window.notice.text()
-    qtbot.waitUntil(lambda: window.current_job is None, timeout=RUN_MS)
+    window.menu_actions.synth.trigger()
+    assert window.jobs.current is not None, window.messages.notice.text()
+    qtbot.waitUntil(lambda: window.jobs.current is None, timeout=RUN_MS)
 
 
 def test_type_and_synthesize_gives_audio_and_a_live_panel(qtbot, make_window) -> None:
     window = make_window(device="cpu")  # the memory figures asserted below are the CPU's
-    assert "noise" in window.model_label.text()  # demo weights stay labelled
+    assert "noise" in window.model.label.text()  # demo weights stay labelled
     window.editor.set_text("")
     fast(window, text="")
     window.editor.set_text("你好，世界。今天天气很好。")
@@ -83,13 +83,13 @@ def test_type_and_synthesize_gives_audio_and_a_live_panel(qtbot, make_window) ->
         lambda: seen.append((window.live.progress.text(), window.live.memory.text()))
     )
     run(qtbot, window)
-    assert window.notice.text().startswith("Done"), window.notice.text()
+    assert window.messages.notice.text().startswith("Done"), window.messages.notice.text()
     assert len(window.result.audio) > 24_000 // 2
     assert len(set(seen)) >= 3, seen  # the panel changed several times during the run
     assert window.live.job_rtf.text() != "-"  # the job's figures stay after the run
     assert "process memory (CPU)" in window.live.memory.text()
     assert window.result.history_list.count() == 1
-    assert window.synth_button.text().startswith("Synthesize")
+    assert window.synthesis.button.text().startswith("Synthesize")
 
 
 def test_empty_text_is_a_message_not_a_crash(qtbot, make_window) -> None:
@@ -98,22 +98,22 @@ def test_empty_text_is_a_message_not_a_crash(qtbot, make_window) -> None:
     window.activateWindow()
     qtbot.waitUntil(window.isActiveWindow)
     qtbot.keyClick(window.editor.editor, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
-    assert window.current_job is None
-    assert window.notice.text() == "The text is empty."
+    assert window.jobs.current is None
+    assert window.messages.notice.text() == "The text is empty."
     window.editor.set_text("[nonsense]")
-    window.synth_action.trigger()
-    assert "Unknown control token" in window.notice.text()
+    window.menu_actions.synth.trigger()
+    assert "Unknown control token" in window.messages.notice.text()
 
 
 def test_cancel_keeps_finished_segments(qtbot, make_window) -> None:
     window = make_window()
     fast(window, text=LONG)
     with qtbot.waitSignal(window.host.worker.segment_ready, timeout=RUN_MS):
-        window.synth_action.trigger()
-    assert window.synth_button.text().startswith("Cancel")
-    window.cancel_action.trigger()
-    qtbot.waitUntil(lambda: window.current_job is None, timeout=RUN_MS)
-    assert window.notice.text().startswith("Cancelled"), window.notice.text()
+        window.menu_actions.synth.trigger()
+    assert window.synthesis.button.text().startswith("Cancel")
+    window.menu_actions.cancel.trigger()
+    qtbot.waitUntil(lambda: window.jobs.current is None, timeout=RUN_MS)
+    assert window.messages.notice.text().startswith("Cancelled"), window.messages.notice.text()
     assert window.live.stage.text() == "cancelled"
     assert window.result.history[-1].cancelled
     assert 0 < len(window.result.history[-1].outcome.results) < 24
@@ -146,15 +146,15 @@ def test_devices_and_precisions_on_cpu(qtbot, make_window) -> None:
     assert "fp16" in controls.precision_note.text()
     with qtbot.waitSignal(window.host.worker.finished, timeout=LOAD_MS):
         controls.precision_buttons[controls.precision().__class__("bf16")].setChecked(True)
-    qtbot.waitUntil(lambda: window.current_job is None)
+    qtbot.waitUntil(lambda: window.jobs.current is None)
     assert controls.effective_precision.text() == "effective: bf16"
-    assert window.loaded is not None and window.loaded.precision.value == "bf16"
+    assert window.model.loaded is not None and window.model.loaded.precision.value == "bf16"
 
 
 def test_audition_and_keep_a_speaker(qtbot, make_window, monkeypatch) -> None:
     window = make_window()
-    window.show_audition()
-    dialog = window.audition_dialog
+    window.auditions.show_audition()
+    dialog = window.auditions.dialog
     dialog.sentence.setText("你好。")
     dialog.count.setValue(4)
     dialog.generate.click()
@@ -182,19 +182,19 @@ def test_copy_the_embedding_of_a_seed(qtbot, make_window) -> None:
     window = make_window()
     window.speakers.seed_box.setValue(7)
     window.speakers.copy_embedding.click()
-    qtbot.waitUntil(lambda: window.current_job is None)
-    assert window.notice.text() == "Copied the embedding of seed 7."
+    qtbot.waitUntil(lambda: window.jobs.current is None)
+    assert window.messages.notice.text() == "Copied the embedding of seed 7."
     assert len(QGuiApplication.clipboard().text()) > 16
 
 
 def test_a_bad_model_folder_is_a_message(qtbot, make_window, monkeypatch, tmp_path):  # type: ignore[no-untyped-def]
     window = make_window()
-    window.show_models()
-    assert "demo (random weights" in window.model_dialog.loaded_label.text()
+    window.model.show_dialog()
+    assert "demo (random weights" in window.model.dialog.loaded_label.text()
     monkeypatch.setattr(dialogs, "choose_model_folder", lambda *_args: tmp_path)
-    window.model_dialog.folder.click()
-    qtbot.waitUntil(lambda: window.current_job is None, timeout=LOAD_MS)
-    assert "incomplete" in window.notice.text(), window.notice.text()
+    window.model.dialog.folder.click()
+    qtbot.waitUntil(lambda: window.jobs.current is None, timeout=LOAD_MS)
+    assert "incomplete" in window.messages.notice.text(), window.messages.notice.text()
 
 
 def test_save_through_the_dialog_and_read_back(qtbot, make_window, monkeypatch, tmp_path):  # type: ignore[no-untyped-def]
@@ -203,13 +203,13 @@ def test_save_through_the_dialog_and_read_back(qtbot, make_window, monkeypatch, 
     run(qtbot, window)
     target = tmp_path / "speech.flac"
     monkeypatch.setattr(dialogs, "save_audio_file", lambda *_args: target)
-    window.save_action.trigger()  # saved on the thread pool
+    window.menu_actions.save.trigger()  # saved on the thread pool
     qtbot.waitUntil(lambda: not window.result.exporting)
     data, rate = sf.read(target, dtype="float32")
     assert rate == 24_000 and len(data) == len(window.result.audio)
     window.result.per_segment.setChecked(True)
     monkeypatch.setattr(dialogs, "save_audio_file", lambda *_args: tmp_path / "part.wav")
-    window.save_action.trigger()
+    window.menu_actions.save.trigger()
     qtbot.waitUntil(lambda: not window.result.exporting)
     parts = sorted(tmp_path.glob("part_*.wav"))
     assert len(parts) == len(window.result.results) >= 2
@@ -239,7 +239,7 @@ def test_no_output_device_is_a_message_and_saving_works(qtbot, make_window, monk
     fast(window)
     run(qtbot, window)
     window.result.play_button.click()
-    assert window.notice.text() == sentence
+    assert window.messages.notice.text() == sentence
     assert window.result.save_to(tmp_path / "out.wav")
 
 
@@ -249,7 +249,7 @@ def test_open_a_text_file_by_menu_and_by_drop(qtbot, make_window, monkeypatch, t
     first.write_text("第一个文件。", encoding="utf-8")
     second.write_text("Second file.", encoding="utf-8")
     monkeypatch.setattr(dialogs, "open_text_file", lambda *_args: first)
-    window.open_action.trigger()
+    window.menu_actions.open.trigger()
     assert window.editor.text() == "第一个文件。"
     mime = QMimeData()
     mime.setUrls([QUrl.fromLocalFile(str(second))])
@@ -266,15 +266,15 @@ def test_open_a_text_file_by_menu_and_by_drop(qtbot, make_window, monkeypatch, t
 
 def test_first_run_banner_offers_demo_and_settings_persist(qtbot, make_window) -> None:
     window = make_window(model=None, wait=False)
-    assert window.banner.isVisible()  # no official weights in the test home
-    assert window.loaded is None
+    assert window.model.banner.isVisible()  # no official weights in the test home
+    assert window.model.loaded is None
     window.controls.segment_slider.setValue(33)
-    window.banner_demo.click()
-    qtbot.waitUntil(lambda: window.loaded is not None, timeout=LOAD_MS)
-    assert "random weights" in window.model_label.text()
+    window.model.banner_demo.click()
+    qtbot.waitUntil(lambda: window.model.loaded is not None, timeout=LOAD_MS)
+    assert "random weights" in window.model.label.text()
     window.close()
     again = make_window(model=None)  # the saved model, segment size and device come back
-    assert again.model_name == "demo"
+    assert again.model.name == "demo"
     assert again.controls.segment_slider.value() == 33
     assert again.controls.segment_value.text() == "33 characters"
 
@@ -284,7 +284,7 @@ def test_close_during_synthesis_leaves_no_thread(qtbot, make_window) -> None:
     fast(window, text=LONG)
     before = threading.active_count()
     with qtbot.waitSignal(window.host.worker.segment_ready, timeout=RUN_MS):
-        window.synth_action.trigger()
+        window.menu_actions.synth.trigger()
     window.close()
     assert window.host.worker_thread.isFinished()
     assert threading.active_count() <= before
@@ -430,23 +430,21 @@ def test_export_and_import_the_speaker_library(qtbot, make_window, monkeypatch, 
     monkeypatch.setattr(dialogs, "open_speaker_file", lambda *_args: target)
     window.speakers.import_button.click()
     assert f"{name} (2)" not in window.speakers.library.names()  # the same voice: skipped
-    assert "0 added" in window.notice.text() and "skipped" in window.notice.text()
+    assert "0 added" in window.messages.notice.text() and "skipped" in window.messages.notice.text()
     (tmp_path / "bad.json").write_text("not json", encoding="utf-8")
     monkeypatch.setattr(dialogs, "open_speaker_file", lambda *_args: tmp_path / "bad.json")
     window.speakers.import_button.click()
-    assert "is not valid JSON" in window.notice.text()
+    assert "is not valid JSON" in window.messages.notice.text()
 
 
 def test_a_speaker_library_from_a_newer_version_is_reported_and_kept(
     qtbot, make_window, home, monkeypatch
 ) -> None:  # type: ignore[no-untyped-def]
-    from chattts_studio.gui.window.main_window import MainWindow
+    from chattts_studio.gui.window.messages import Messages
 
     shown: list[str] = []
-    real = MainWindow.show_message
-    monkeypatch.setattr(
-        MainWindow, "show_message", lambda self, text: (shown.append(text), real(self, text))
-    )
+    real = Messages.show
+    monkeypatch.setattr(Messages, "show", lambda self, text: (shown.append(text), real(self, text)))
     library = home / "speakers.json"
     content = '{"format": 99, "speakers": []}'
     library.write_text(content)

@@ -116,7 +116,7 @@ def least_stall(what: str, attempt: Callable[[], None], tries: int = 3) -> None:
 @pytest.fixture
 def make_window(qtbot, private_home):  # type: ignore[no-untyped-def]
     yield from window_maker(
-        qtbot, lambda window: window.loaded is not None and window.current_job is None
+        qtbot, lambda window: window.model.loaded is not None and window.jobs.current is None
     )
 
 
@@ -218,9 +218,9 @@ def test_the_ui_thread_never_stalls(  # type: ignore[no-untyped-def]
     window.result.stream_box.setChecked(True)
 
     def synthesis() -> None:
-        window.synth_action.trigger()
-        qtbot.waitUntil(lambda: window.current_job is None, timeout=RUN_MS)
-        assert window.notice.text().startswith("Done"), window.notice.text()
+        window.menu_actions.synth.trigger()
+        qtbot.waitUntil(lambda: window.jobs.current is None, timeout=RUN_MS)
+        assert window.messages.notice.text().startswith("Done"), window.messages.notice.text()
         window.result.player.wait(30)
 
     # A synthesis was held to 150 ms for a while: the UI thread waited 30-70 ms for the GIL at
@@ -244,7 +244,7 @@ def test_the_ui_thread_never_stalls(  # type: ignore[no-untyped-def]
         monkeypatch.setattr(dialogs, "save_audio_file", lambda *_args, t=target: t)
 
         def save() -> None:
-            window.save_action.trigger()
+            window.menu_actions.save.trigger()
             qtbot.waitUntil(lambda: not window.result.exporting, timeout=RUN_MS)
 
         least_stall(f"saving {name}", save)
@@ -252,11 +252,11 @@ def test_the_ui_thread_never_stalls(  # type: ignore[no-untyped-def]
         assert sf.info(str(target)).frames == len(window.result.audio)
 
     # The Models dialog, with every file hashed again (the cache gone).
-    dialog = window.model_dialog
+    dialog = window.model.dialog
 
     def models_dialog() -> None:
         (paths.data_dir() / hashcache.CACHE_NAME).unlink(missing_ok=True)
-        window.show_models()
+        window.model.show_dialog()
         qtbot.waitUntil(lambda: not dialog.checking, timeout=RUN_MS)
         assert dialog.rows["demo"].state.text().startswith("ready")
         dialog.close()
@@ -287,7 +287,7 @@ def test_a_long_export_can_be_cancelled_and_writes_nothing(  # type: ignore[no-u
     out.mkdir()
     target = out / "long.flac"
     monkeypatch.setattr(dialogs, "save_audio_file", lambda *_args: target)
-    window.save_action.trigger()
+    window.menu_actions.save.trigger()
     assert result.exporting and result.save_button.text() == "Cancel saving"
     result.save_button.click()
     qtbot.waitUntil(lambda: not result.exporting, timeout=RUN_MS)

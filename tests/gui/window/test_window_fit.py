@@ -52,8 +52,10 @@ def window(qtbot, private_home):  # type: ignore[no-untyped-def]
 
 
 def test_the_window_fits_a_1280x800_screen(window) -> None:  # type: ignore[no-untyped-def]
-    window.warn("A problem found at start stays in view.")  # the alert strip, as tall as it gets
-    assert window.banner.isVisible() and window.alert.isVisible()
+    window.messages.warn(
+        "A problem found at start stays in view."
+    )  # the alert strip, as tall as it gets
+    assert window.model.banner.isVisible() and window.messages.alert.isVisible()
     hint = window.minimumSizeHint()
     assert hint.width() <= SCREEN[0], hint
     assert hint.height() <= SCREEN[1] - ROOM_FOR_PANELS, hint
@@ -131,7 +133,7 @@ def test_light_and_dark_schemes_keep_every_drawn_colour_readable(window, scheme)
         assert contrast(axis.textPen().color(), colours.background) >= 4.5
         for curve in (live.rtf_curve, live.memory_curve):
             assert contrast(curve.opts["pen"].color(), colours.background) >= 3.0
-        for kind, strip in (("banner", window.banner), ("alert", window.alert)):
+        for kind, strip in (("banner", window.model.banner), ("alert", window.messages.alert)):
             background, text = strip_colours(kind, dark)
             assert contrast(text, background) >= 4.5, kind
             assert background.name() in strip.styleSheet(), f"{kind} did not follow the scheme"
@@ -180,14 +182,14 @@ def _named(widget: QWidget) -> bool:
 
 def test_tab_reaches_every_control_and_each_has_a_name(window, qtbot, tmp_path) -> None:  # type: ignore[no-untyped-def]
     # The render queue dock shown, with a job row (added quietly: no render starts).
-    queue = window.render_queue
+    queue = window.render_jobs.queue
     queue.folder = tmp_path
     queue.blockSignals(True)
     try:
         assert queue.add(None, "A chapter to render.", "Chapter") is not None
     finally:
         queue.blockSignals(False)
-    window.show_render_queue()
+    window.render_jobs.show_queue()
     window.activateWindow()
     qtbot.waitUntil(lambda: QApplication.activeWindow() is window, timeout=5_000)
     assert queue.isVisible() and queue.cancel_button.isEnabled()

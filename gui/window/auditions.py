@@ -1,0 +1,202 @@
+"""Speakers heard before they are used: the Audition dialog's candidates (kept in the library
+by name), the blend dialog's preview, and a voice seed's embedding copied; each a worker job
+whose outcome goes back to the dialog that asked."""
+
+from collections.abc import Callable
+
+from PySide6.QtCore import QObject
+from PySide6.QtWidgets import QWidget
+
+from chattts_studio.core.engine.request import SynthesisRequest
+from chattts_studio.core.errors import StudioError
+from chattts_studio.gui.i18n import core_text, translate
+from chattts_studio.gui.panels.blend import BlendDialog
+from chattts_studio.gui.panels.controls import ControlsPanel
+from chattts_studio.gui.panels.live import LivePanel
+from chattts_studio.gui.panels.speakers import SpeakerPanel
+from chattts_studio.gui.result.panel import ResultPanel
+from chattts_studio.gui.serve.control import ServeControl
+from chattts_studio.gui.voices.audition_dialog import AuditionDialog
+from chattts_studio.gui.voices.jobs import VoiceControl
+from chattts_studio.gui.window.job_slot import JobSlot
+from chattts_studio.gui.window.messages import Messages
+from chattts_studio.gui.window.model_control import ModelControl
+from chattts_studio.gui.worker.host import WorkerHost
+from chattts_studio.gui.worker.jobs import (
+    AuditionJob,
+    CancelledOutcome,
+    Candidate,
+    Job,
+    JobKind,
+    Progress,
+    SeedSpeaker,
+)
+
+AUDITION_SEGMENT = 80
+
+# How a request that must wait for the worker is held (SynthesisControl.wait_for_worker).
+Wait = Callable[[Callable[[], object], bool], None]
+
+
+class AuditionControl(QObject):
+    def __init__(
+        self,
+        window: QWidget,
+        host: WorkerHost,
+        jobs: JobSlot,
+        messages: Messages,
+        parts: tuple[ModelControl, VoiceControl, ServeControl],
+        panels: tuple[ControlsPanel, SpeakerPanel, ResultPanel, LivePanel],
+        wait: Wait,
+    ) -> None:
+        super().__init__(window)
+        self.host, self.jobs, self.messages, self.wait = host, jobs, messages, wait
+        self.model, self.voices, self.serve = parts
+        self.controls, self.speakers, result, self.live = panels
+        self.dialog = AuditionDialog(result.player, window)
+        self.blend_dialog = BlendDialog(self.speakers, result.player, window)
+        self.dialog.generate_requested.connect(self._audition)
+        self.dialog.keep_requested.connect(self._keep_candidate)
+        self.dialog.cancel_requested.connect(self._cancel)
+        self.dialog.playing.connect(result.forget_playback)
+        self.blend_dialog.preview_requested.connect(self._preview_blend)
+        self.blend_dialog.cancel_requested.connect(self._cancel)
+        self.blend_dialog.playing.connect(result.forget_playback)
+        self.blend_dialog.message.connect(messages.show)
+        self.speakers.embedding_wanted.connect(self._embedding_wanted)
+        self.speakers.audition_wanted.connect(self.show_audition)
+        self.speakers.blend_wanted.connect(self.show_blend)
+        worker = host.worker
+        worker.progress.connect(self._progress)
+        worker.auditioned.connect(self._auditioned)
+        worker.speaker_made.connect(self._speaker_made)
+        jobs.route(
+            JobKind.AUDITION,
+            lambda failure, sentence: self._asker(failure.job).failed(sentence),
+            self._cancelled,
+        )
+
+    def show_audition(self) -> None:
+        self.dialog.show()
+        self.dialog.raise_()
+
+    def show_blend(self) -> None:
+        self.blend_dialog.show()
+        self.blend_dialog.raise_()
+
+    # -- requests ------------------------------------------------------------------------------
+    def _audition(self, text: str, count: int) -> None:
+        refusal = self.serve.refusal()
+        if refusal is not None:
+            self.dialog.failed(refusal)
+            return
+        if self.jobs.will_be_free():
+            self.wait(lambda: self._audition(text, count), True)
+            return
+        if self.jobs.current is not None or self.model.loaded is None:
+            self.dialog.failed(
+                translate("JobRequests", "Load a model and wait for the running job first.")
+            )
+            return
+        base = self._base(text, batch_size=4)
+        self.jobs.start(self.host.audition(AuditionJob(text, count, base)))
+
+    def _base(self, text: str, batch_size: int = 0) -> SynthesisRequest:
+        """An audition's request: the panel's sampling, no refine pass, short segments."""
+        generation = self.controls.generation()
+        return SynthesisRequest(
+            text=text,
+            temperature=generation.temperature,
+            top_p=generation.top_p,
+            top_k=generation.top_k,
+            refine_text=False,
+            segment_size=AUDITION_SEGMENT,
+            batch_size=batch_size,
+            lexicon=self.voices.lexicon_entries(),
+        )
+
+    def _preview_blend(self, spec: str, text: str) -> None:
+        """The blend dialog's preview: an audition of one voice, the blend (mixed and read on
+        the worker; the dialog hears how it ended through _auditioned)."""
+        dialog = self.blend_dialog
+        refusal = self.serve.refusal()
+        if refusal is not None:
+            dialog.failed(refusal)
+            return
+        if self.jobs.will_be_free():
+            self.wait(lambda: self._preview_blend(spec, text), True)
+            return
+        if self.jobs.current is not None or self.model.loaded is None:
+            dialog.failed(
+                translate("JobRequests", "Load a model and wait for the running job first.")
+            )
+            return
+        base = self._base(text)
+        voices = {e.name: e.voice for e in self.speakers.library.entries}
+        spec_job = AuditionJob(text, 1, base, blend=spec, library=voices)
+        dialog.job = self.jobs.start(self.host.audition(spec_job))
+
+    def _keep_candidate(self, name: str, candidate: Candidate, replace: bool = False) -> None:
+        """The dialog says what the library did: kept, refused (a taken name: replace it or
+        choose another), or could not be written."""
+        from chattts_studio.core.voices.speaker_file import SpeakerNameTaken
+
+        dialog = self.dialog
+        try:
+            entry = self.speakers.store(name, candidate.embedding, candidate.seed, replace)
+        except SpeakerNameTaken as taken:
+            dialog.name_taken(taken.name, candidate, self.speakers.library.free_name(taken.name))
+            return
+        except StudioError as exc:
+            dialog.keep_failed(core_text(exc))
+            self.messages.show(core_text(exc))
+            return
+        self.messages.show(dialog.kept(entry.name, candidate, replace))
+
+    def _embedding_wanted(self, seed: int) -> None:
+        if self.model.loaded is None or self.jobs.current is not None:
+            self.messages.show(
+                translate(
+                    "JobRequests",
+                    "The embedding of a voice seed needs a loaded model and an idle worker.",
+                )
+            )
+            return
+        self.jobs.current = self.host.speaker_for_seed(seed)  # no busy state: it is quick
+
+    def _cancel(self) -> None:
+        if self.jobs.running(JobKind.AUDITION):
+            self.jobs.cancel()
+
+    # -- outcomes ------------------------------------------------------------------------------
+    def _asker(self, job: Job) -> AuditionDialog | BlendDialog:
+        """The dialog an audition job is for: the blend dialog's preview, or the Audition."""
+        return self.blend_dialog if job == self.blend_dialog.job else self.dialog
+
+    def _progress(self, progress: Progress) -> None:
+        if progress.job.kind is JobKind.AUDITION:
+            self._asker(progress.job).set_progress(progress.fraction, progress.detail)
+
+    def _auditioned(self, job: Job, candidates: list[Candidate]) -> None:
+        self.jobs.end(job)
+        self.live.stop(None)
+        if job == self.blend_dialog.job:
+            self.blend_dialog.previewed(candidates[0].embedding, candidates[0].audio)
+        else:
+            self.dialog.show_candidates(candidates)
+        self.jobs.run_waiting()
+
+    def _speaker_made(self, job: Job, speaker: SeedSpeaker) -> None:
+        self.jobs.end(job)
+        self.speakers.copy_text(
+            speaker.embedding,
+            translate("JobOutcomes", "Copied the embedding of seed {seed}.").format(
+                seed=speaker.seed
+            ),
+        )
+        self.jobs.run_waiting()
+
+    def _cancelled(self, outcome: CancelledOutcome) -> None:
+        said = translate("JobOutcomes", "Audition cancelled.")
+        self._asker(outcome.job).failed(said)
+        self.messages.show(said)

@@ -1,0 +1,144 @@
+"""The one job the window waits on (the worker runs one at a time): which job it is, a request
+waiting for the worker to be free, the job being cancelled; and how a failed or cancelled job
+is told to the part of the window that asked for it.
+
+Every part starts its jobs through `start` and ends them through `end`; `busy_changed` tells
+the rest. Each part routes its own kinds' failures and cancels here (`route`): the slot ends
+the job, says the error, stops the live panel, calls the part's handler, then runs what waits.
+"""
+
+from collections.abc import Callable
+
+from PySide6.QtCore import QObject, Signal
+
+from chattts_studio.gui.i18n import translate
+from chattts_studio.gui.panels.live import LivePanel
+from chattts_studio.gui.window.messages import Messages, error_sentence
+from chattts_studio.gui.worker.host import WorkerHost
+from chattts_studio.gui.worker.jobs import CancelledOutcome, Failure, Job, JobKind
+
+OnFailed = Callable[[Failure, str], object]  # the failure and its sentence
+OnCancelled = Callable[[CancelledOutcome], object]
+Request = Callable[[], object]
+
+# The jobs the live panel follows (the others have their own progress: a dialog, the queue).
+LIVE_KINDS = (JobKind.LOAD, JobKind.SYNTHESIZE, JobKind.AUDITION)
+
+
+class JobSlot(QObject):
+    busy_changed = Signal(bool)
+    waiting_dropped = Signal()  # the request that waited will not run
+
+    def __init__(
+        self, window: QObject, host: WorkerHost, messages: Messages, live: LivePanel
+    ) -> None:
+        # A child of the window: gone with it, so a report queued before it closed is dropped
+        # instead of reaching panels already deleted.
+        super().__init__(window)
+        self.host = host
+        self.messages = messages
+        self.live = live
+        self.current: Job | None = None
+        # A synthesis or audition asked for while the worker loads a model (or winds down a
+        # cancelled job): it runs as soon as the worker is free; Esc drops it.
+        self.waiting: Request | None = None
+        self.cancelling: Job | None = None  # cancelled and not ended yet
+        self._failed: dict[JobKind, OnFailed] = {}
+        self._cancelled: dict[JobKind, OnCancelled] = {}
+        worker = host.worker
+        # Bound methods of this QObject: Qt queues the calls onto the UI thread.
+        worker.started.connect(self._started)
+        worker.failed.connect(self._job_failed)
+        worker.cancelled.connect(self._job_cancelled)
+
+    def route(self, kind: JobKind, failed: OnFailed, cancelled: OnCancelled) -> None:
+        self._failed[kind] = failed
+        self._cancelled[kind] = cancelled
+
+    # -- the job -----------------------------------------------------------------------------
+    def start(self, job: Job) -> Job:
+        self.current = job
+        self.busy_changed.emit(True)
+        return job
+
+    def end(self, job: Job) -> None:
+        if self.current == job:
+            self.current = None
+        if self.cancelling == job:
+            self.cancelling = None
+        self.busy_changed.emit(False)
+
+    def running(self, kind: JobKind) -> bool:
+        return self.current is not None and self.current.kind is kind
+
+    def will_be_free(self) -> bool:
+        """The running job is a load (the model comes next) or a job already cancelled."""
+        job = self.current
+        return job is not None and (job.kind is JobKind.LOAD or job is self.cancelling)
+
+    def cancel(self) -> None:
+        """Esc: drops what waits (not the load it waits for), else cancels the running job."""
+        if self.waiting is not None:
+            self.waiting = None
+            self.waiting_dropped.emit()
+            self.messages.show(translate("JobRequests", "The waiting request is cancelled."))
+            return
+        if self.current is not None:
+            self.cancelling = self.current
+            self.host.cancel()
+            self.messages.show(translate("JobRequests", "Cancelling…"))
+
+    def cancel_job(self, job: Job) -> None:
+        """This job alone (one the queue or a dialog owns), running or not yet started."""
+        job.cancel.cancel()
+        if self.current is job:
+            self.cancelling = job
+
+    # -- what waits for the worker -------------------------------------------------------------
+    def wait(self, run: Request) -> None:
+        self.waiting = run
+
+    def run_waiting(self) -> None:
+        run, self.waiting = self.waiting, None
+        if run is not None:
+            run()
+
+    def drop_waiting(self, reason: str) -> None:
+        if self.waiting is not None:
+            self.waiting = None
+            self.waiting_dropped.emit()
+            self.messages.show(
+                translate("JobRequests", "{reason} The waiting request was not run.").format(
+                    reason=reason
+                )
+            )
+
+    # -- the worker's reports -----------------------------------------------------------------
+    def _started(self, job: Job) -> None:
+        if job.kind in LIVE_KINDS:
+            self.live.start(job.kind.value)
+
+    def _job_failed(self, failure: Failure) -> None:
+        job = failure.job
+        self.end(job)
+        self.messages.show_error(failure.error)
+        partial = failure.partial if job.kind is JobKind.SYNTHESIZE else None
+        self.live.stop(partial.summary if partial else None, "error")
+        handler = self._failed.get(job.kind)
+        if handler is not None:
+            handler(failure, error_sentence(failure.error))
+        self.run_waiting()
+
+    def _job_cancelled(self, outcome: CancelledOutcome) -> None:
+        job = outcome.job
+        self.end(job)
+        partial = outcome.partial if job.kind is JobKind.SYNTHESIZE else None
+        cut = sum(1 for r in partial.results if r.partial) if partial else 0
+        # The job's own figures (every step it ran); None for a job cancelled before it began.
+        self.live.stop(partial.summary if partial else None, "cancelled", cut)
+        handler = self._cancelled.get(job.kind)
+        if handler is not None:
+            handler(outcome)
+        else:
+            self.messages.show(translate("JobOutcomes", "Cancelled."))
+        self.run_waiting()
