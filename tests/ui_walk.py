@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
 NOT_LANGUAGE = {
     *("RTF", "VRAM", "MiB", "GB", "fp32", "fp16", "bf16", "int8", "Top", "ChatTTS", "Studio"),
     *("CPU", "CUDA", "GPU", "MPS", "demo", "full", "official", "chattts", "studio", "cli"),
-    *("pip", "pipx", "Ctrl", "Alt", "Shift", "Enter", "Return", "Esc", "Tab"),
+    *("pip", "pipx", "Ctrl", "Alt", "Shift", "Enter", "Return", "Esc", "Tab", "F2"),
     *("WAV", "FLAC", "OGG", "Vorbis", "MP3", "json", "txt", "md", "epub", "m4b", "SRT"),
     *(
         "LUFS",

@@ -9,7 +9,7 @@ import numpy as np
 
 from chattts_studio.core.messages import QT_TRANSLATE_NOOP, Sentence
 from chattts_studio.core.project import flags, store
-from chattts_studio.core.project.model import Project, Segment
+from chattts_studio.core.project.model import Project, Segment, Take
 from chattts_studio.core.project.store import ProjectError
 
 Lexicon = tuple[tuple[str, str], ...]  # pronunciation dictionary entries (word, replacement)
@@ -87,22 +87,41 @@ def listing(project: Project, lexicon: Lexicon | None = None) -> list[dict[str, 
     return rows
 
 
+def _chosen(segment: Segment, number: int) -> Take:
+    take = segment.chosen_take
+    if take is None:
+        raise ProjectError(
+            Sentence(
+                QT_TRANSLATE_NOOP(
+                    "core", "Segment {number} has no take yet; re-roll it before exporting."
+                ),
+                number=str(number),
+            )
+        )
+    return take
+
+
 def chosen_audio(folder: Path, project: Project) -> list[tuple[Segment, np.ndarray]]:
     """Each segment's chosen take's samples, in order; ProjectError for a segment with none."""
     out = []
     for number, segment in enumerate(project.segments, 1):
-        take = segment.chosen_take
-        if take is None:
-            raise ProjectError(
-                Sentence(
-                    QT_TRANSLATE_NOOP(
-                        "core", "Segment {number} has no take yet; re-roll it before exporting."
-                    ),
-                    number=str(number),
-                )
-            )
-        out.append((segment, store.take_audio(folder, take)))
+        out.append((segment, store.take_audio(folder, _chosen(segment, number))))
     return out
+
+
+def joined(folder: Path, project: Project, first: int = 1) -> np.ndarray:
+    """The chosen takes from segment `first` (1-based) to the end, each after its pause (none
+    before the first one heard): what "play from here" plays, and from 1 the samples an
+    export writes. ProjectError for a segment with no take."""
+    from chattts_studio.core.audio.stream_writer import pause_samples
+
+    pieces: list[np.ndarray] = []
+    for n, segment in enumerate(project.segments[first - 1 :]):
+        take = _chosen(segment, first + n)
+        if n:
+            pieces.append(np.zeros(pause_samples(segment.pause_before), dtype=np.float32))
+        pieces.append(store.take_audio(folder, take))
+    return np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.float32)
 
 
 def export(

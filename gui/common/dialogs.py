@@ -62,6 +62,26 @@ def choose_model_folder(parent: QWidget | None, folder: str) -> Path | None:
     return Path(path) if path else None
 
 
+def new_project_path(parent: QWidget | None, folder: str) -> Path | None:
+    """Where a new project goes: NAME.chattts, a folder the project makes (not there yet)."""
+    path, _ = QFileDialog.getSaveFileName(
+        parent,
+        translate("Dialogs", "New project"),
+        folder,
+        translate("Dialogs", "ChatTTS Studio projects (*.chattts)"),
+    )
+    return Path(path) if path else None
+
+
+def open_project_folder(parent: QWidget | None, folder: str) -> Path | None:
+    path = QFileDialog.getExistingDirectory(
+        parent,
+        translate("Dialogs", "Open a project (a folder whose name ends in .chattts)"),
+        folder,
+    )
+    return Path(path) if path else None
+
+
 def ask_name(parent: QWidget | None, title: str, label: str, text: str = "") -> str | None:
     name, ok = QInputDialog.getText(parent, title, label, text=text)
     return name.strip() if ok and name.strip() else None

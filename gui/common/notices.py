@@ -21,6 +21,7 @@ COUNTED = (
     QT_TRANSLATE_NOOP("Plural", "finished segment"),
     QT_TRANSLATE_NOOP("Plural", "candidate"),
     QT_TRANSLATE_NOOP("Plural", "request"),
+    QT_TRANSLATE_NOOP("Plural", "take"),
 )
 
 

@@ -22,7 +22,7 @@ OnCancelled = Callable[[CancelledOutcome], object]
 Request = Callable[[], object]
 
 # The jobs the live panel follows (the others have their own progress: a dialog, the queue).
-LIVE_KINDS = (JobKind.LOAD, JobKind.SYNTHESIZE, JobKind.AUDITION)
+LIVE_KINDS = (JobKind.LOAD, JobKind.SYNTHESIZE, JobKind.AUDITION, JobKind.PROJECT)
 
 
 class JobSlot(QObject):

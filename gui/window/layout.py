@@ -57,6 +57,7 @@ class Body:
     widget: QWidget
     settings_tabs: QTabWidget
     top_splitter: QSplitter
+    editor_tabs: QTabWidget
 
 
 def central(
@@ -66,6 +67,7 @@ def central(
     synthesis: SynthesisControl,
     voices: VoiceControl,
     serve: ServeControl,
+    segments: QWidget,
 ) -> Body:
     editor, controls, speakers, result, live = panels
     # The run row: what is loaded, the load's progress, and every outcome the user must see,
@@ -93,7 +95,13 @@ def central(
     left = QWidget()
     left_layout = QVBoxLayout(left)
     left_layout.setContentsMargins(0, 0, 0, 0)
-    left_layout.addWidget(editor, 1)
+    # The text and the open project's segments, each with the whole height.
+    editor_tabs = QTabWidget()
+    editor_tabs.setDocumentMode(True)
+    editor_tabs.addTab(editor, translate("Window", "Text"))
+    editor_tabs.addTab(segments, translate("Window", "Segments"))
+    editor_tabs.tabBar().setAccessibleName(translate("Window", "Text or segments"))
+    left_layout.addWidget(editor_tabs, 1)
     left_layout.addWidget(voices.turn_pause)  # shown in script mode only
     left_layout.addWidget(voices.script_label)
     left_layout.addLayout(run_row)
@@ -116,7 +124,7 @@ def central(
     layout.addWidget(model.banner)
     layout.addWidget(messages.alert)
     layout.addWidget(body, 1)
-    return Body(widget, settings_tabs, top_splitter)
+    return Body(widget, settings_tabs, top_splitter, editor_tabs)
 
 
 @dataclass

@@ -2,7 +2,8 @@
 and wires them; each part owns its state and is handed what it needs.
 
 Parts: the job slot (the one job the window waits on, and where each kind's failure goes),
-messages, the model, synthesis, auditions, voices, the render queue, serving, persistence.
+messages, the model, synthesis, auditions, voices, the segment editor's projects, the render
+queue, serving, persistence.
 They talk through signals and a few named calls, never through one another's state.
 
 It imports neither torch nor ChatTTS: the worker does, in the background, so the window is on
@@ -21,6 +22,7 @@ from chattts_studio.gui.panels.controls import ControlsPanel
 from chattts_studio.gui.panels.editor import EditorPanel
 from chattts_studio.gui.panels.live import LivePanel
 from chattts_studio.gui.panels.speakers import SpeakerPanel
+from chattts_studio.gui.project.control import ProjectControl
 from chattts_studio.gui.render.jobs import RenderControl
 from chattts_studio.gui.resources import app_icon
 from chattts_studio.gui.result.history import save_history_limit, saved_history_limit
@@ -55,9 +57,16 @@ class MainWindow(QMainWindow):
         self._panels()
         self._parts()
         body = layout.central(
-            self.panels, self.messages, self.model, self.synthesis, self.voices, self.serve
+            self.panels,
+            self.messages,
+            self.model,
+            self.synthesis,
+            self.voices,
+            self.serve,
+            self.projects.panel,
         )
         self.settings_tabs, self.top_splitter = body.settings_tabs, body.top_splitter
+        self.editor_tabs = body.editor_tabs
         self.setCentralWidget(body.widget)
         self.menu_actions = layout.add_menus(
             self,
@@ -67,6 +76,7 @@ class MainWindow(QMainWindow):
             self.panels,
             self.open_text,
         )
+        self.projects.add_menu()  # after Run, Models and Speakers; before Help
         # After the menus (Render comes after Help, as before) and before restore: the dock's
         # saved place applies to it.
         self.render_jobs = RenderControl(
@@ -113,6 +123,16 @@ class MainWindow(QMainWindow):
             (self.controls, self.speakers, self.result, self.live),
             self.synthesis.wait_for_worker,
         )
+        self.projects = ProjectControl(
+            self,
+            host,
+            jobs,
+            messages,
+            (self.model, self.voices, self.serve),
+            (self.speakers, self.result),
+            self.synthesis.settings_request,
+            self.editor.text,
+        )
         self.persistence = Persistence(
             self, self.settings, messages, panels[:4], self.voices.turn_pause
         )
@@ -146,6 +166,7 @@ class MainWindow(QMainWindow):
         self.result.message.connect(messages.show)
         self.result.folder_used.connect(self._folder_used)
         self.result.history_limit_changed.connect(self._history_limit_changed)
+        self.projects.opened.connect(lambda: self.editor_tabs.setCurrentWidget(self.projects.panel))
 
     def show_message(self, text: str) -> None:
         """What another launch or a script says in the window (app.py)."""

@@ -12,6 +12,7 @@ from chattts_studio.gui.worker.jobs import (
     Job,
     JobKind,
     LoadJob,
+    ProjectJob,
     RenderSpec,
     SynthesisJob,
     VoiceJob,
@@ -38,6 +39,7 @@ class WorkerHost(QObject):
     _render = Signal(object, object)
     _voice = Signal(object, object)
     _serve = Signal(object, int, bool)
+    _project = Signal(object, object)
     _end_serving = Signal()
 
     def __init__(self, parent: QObject | None = None) -> None:
@@ -56,6 +58,7 @@ class WorkerHost(QObject):
         self._render.connect(self.worker.render)
         self._voice.connect(self.worker.voice)
         self._serve.connect(self.worker.serve)
+        self._project.connect(self.worker.project)
         self._end_serving.connect(self.worker.end_serving)
         self._count = 0
         self._released = False
@@ -126,6 +129,11 @@ class WorkerHost(QObject):
     def voice(self, spec: VoiceJob) -> Job:
         job = self._next(JobKind.VOICE)
         self._voice.emit(job, spec)
+        return job
+
+    def project(self, spec: ProjectJob) -> Job:
+        job = self._next(JobKind.PROJECT)
+        self._project.emit(job, spec)
         return job
 
     def serve(self, port: int, others: bool = False) -> Job:

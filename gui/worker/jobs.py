@@ -37,6 +37,7 @@ class JobKind(StrEnum):
     )
     VOICE = "voice"  # a voice cloned from a recording: auditioned, or kept in the library
     SERVE = "serve"  # the speech API started over the loaded model (gui/serve/serving.py)
+    PROJECT = "project"  # takes made for the segment editor (core/services/project.py)
 
 
 @dataclass(frozen=True)
@@ -173,6 +174,32 @@ class RenderSpec:
     text: str = ""
     title: str = ""
     speaker_seed: int | None = None  # the speaker of this seed when request.speaker is None
+
+
+@dataclass(frozen=True)
+class ProjectJob:
+    """A segment editor action that makes takes on the loaded model: "new" (the request's
+    text, or the script `lines`, as a new project at `path`), "reroll" (segments `numbers`, or
+    the flagged or the unlocked ones) or "edit" (segment numbers[0] says `text` now: one take
+    of it made again). The request carries the window's sampling settings and dictionary."""
+
+    action: str
+    path: Path
+    numbers: tuple[int, ...] | list[int] = ()
+    takes: int = 1
+    text: str = ""
+    flagged: bool = False
+    unlocked: bool = False
+    request: SynthesisRequest | None = None
+    speaker_seed: int | None = None  # "new": the speaker of this seed when no voice is given
+    lines: tuple[tuple[str, Voice, str], ...] = ()  # "new": a script's speaker, voice, text
+
+
+@dataclass(frozen=True)
+class ProjectDone:
+    folder: Path
+    made: int  # takes made
+    seconds: float  # the job's wall time
 
 
 @dataclass(frozen=True)

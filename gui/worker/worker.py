@@ -30,6 +30,8 @@ from chattts_studio.gui.worker.jobs import (
     JobKind,
     LoadJob,
     Progress,
+    ProjectDone,
+    ProjectJob,
     RenderDone,
     RenderSpec,
     SeedSpeaker,
@@ -44,7 +46,14 @@ if TYPE_CHECKING:  # imported by the worker thread, never by the window's import
     from chattts_studio.core.engine.loading import LoadedModel
 
 # The jobs that run the loaded model (a load stops serving instead; the rest never touch it).
-MODEL_JOBS = {JobKind.SYNTHESIZE, JobKind.AUDITION, JobKind.SPEAKER, JobKind.RENDER, JobKind.VOICE}
+MODEL_JOBS = {
+    JobKind.SYNTHESIZE,
+    JobKind.AUDITION,
+    JobKind.SPEAKER,
+    JobKind.RENDER,
+    JobKind.VOICE,
+    JobKind.PROJECT,
+}
 
 
 class Worker(QObject):
@@ -65,6 +74,7 @@ class Worker(QObject):
     built = Signal(object, object)  # Job, ModelInfo (demo weights built and verified)
     rendered = Signal(object, object)  # Job, RenderDone (a render queue job's folder is done)
     voice_made = Signal(object, object)  # Job, VoiceOutcome (a cloned voice auditioned or kept)
+    project_done = Signal(object, object)  # Job, ProjectDone (a segment editor's takes made)
     failed = Signal(object)  # Failure
     cancelled = Signal(object)  # CancelledOutcome
     finished = Signal(object)  # Job: it ended, whichever way (after its outcome)
@@ -344,6 +354,22 @@ class Worker(QObject):
             return run_render(self._engine(), spec, job.cancel, report)
 
         self._run(job, body, self.rendered)
+
+    @Slot(object, object)
+    def project(self, job: Job, spec: ProjectJob) -> None:
+        """Takes for the segment editor, on the loaded model; each saved as it is made, so a
+        cancel or a failure keeps the ones made before it."""
+        self._partial = None
+
+        def body() -> ProjectDone:
+            from chattts_studio.gui.project.work import run_project
+
+            def report(made: int, asked: int) -> None:
+                self.progress.emit(Progress(job, "takes", made / max(1, asked), f"{made}/{asked}"))
+
+            return run_project(self._engine(), spec, job.cancel, report)
+
+        self._run(job, body, self.project_done)
 
     @Slot(object, int, bool)
     def serve(self, job: Job, port: int, others: bool = False) -> None:

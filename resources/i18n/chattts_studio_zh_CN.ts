@@ -458,6 +458,18 @@
         <source>Choose a ChatTTS model folder</source>
         <translation>选择 ChatTTS 模型文件夹</translation>
     </message>
+    <message>
+        <source>New project</source>
+        <translation>新建项目</translation>
+    </message>
+    <message>
+        <source>ChatTTS Studio projects (*.chattts)</source>
+        <translation>ChatTTS Studio 项目 (*.chattts)</translation>
+    </message>
+    <message>
+        <source>Open a project (a folder whose name ends in .chattts)</source>
+        <translation>打开项目（名称以 .chattts 结尾的文件夹）</translation>
+    </message>
 </context>
 <context>
     <name>Draft</name>
@@ -1020,6 +1032,65 @@
         <source>request</source>
         <translation>个请求</translation>
     </message>
+    <message>
+        <source>take</source>
+        <translation>个版本</translation>
+    </message>
+</context>
+<context>
+    <name>Projects</name>
+    <message>
+        <source>&amp;Project</source>
+        <translation>项目(&amp;P)</translation>
+    </message>
+    <message>
+        <source>&amp;New from text…</source>
+        <translation>从文本新建(&amp;N)…</translation>
+    </message>
+    <message>
+        <source>&amp;Open…</source>
+        <translation>打开(&amp;O)…</translation>
+    </message>
+    <message>
+        <source>&amp;Export…</source>
+        <translation>导出(&amp;E)…</translation>
+    </message>
+    <message>
+        <source>&amp;Close</source>
+        <translation>关闭(&amp;C)</translation>
+    </message>
+    <message>
+        <source>Wait for the takes being made, or press Esc to cancel.</source>
+        <translation>请等待正在生成的版本完成，或按 Esc 取消。</translation>
+    </message>
+    <message>
+        <source>Making takes…  (Esc cancels)</source>
+        <translation>正在生成版本…  （Esc 取消）</translation>
+    </message>
+    <message>
+        <source>Making takes: {detail}</source>
+        <translation>正在生成版本：{detail}</translation>
+    </message>
+    <message>
+        <source>{takes} made in {seconds} s.</source>
+        <translation>已生成 {takes}，用时 {seconds} 秒。</translation>
+    </message>
+    <message>
+        <source>Cancelled; the takes already made are kept.</source>
+        <translation>已取消；已生成的版本都已保留。</translation>
+    </message>
+    <message>
+        <source>Choose a library voice or paste a speaker embedding in the Speaker tab first: a seed&apos;s voice needs the model to be read.</source>
+        <translation>请先在“说话人”页选择音色库中的音色或粘贴说话人嵌入：种子的音色需要模型才能读出。</translation>
+    </message>
+    <message>
+        <source>Open or make a project first.</source>
+        <translation>请先打开或新建一个项目。</translation>
+    </message>
+    <message>
+        <source>Exported {path} and its subtitles {subtitles}.</source>
+        <translation>已导出 {path} 及其字幕 {subtitles}。</translation>
+    </message>
 </context>
 <context>
     <name>RenderJobs</name>
@@ -1364,6 +1435,209 @@
     <message>
         <source>Saved {what} to {folder}.</source>
         <translation>已将 {what} 保存到 {folder}。</translation>
+    </message>
+</context>
+<context>
+    <name>Segments</name>
+    <message>
+        <source>#</source>
+        <translation>#</translation>
+    </message>
+    <message>
+        <source>Text</source>
+        <translation>文本</translation>
+    </message>
+    <message>
+        <source>Speaker</source>
+        <translation>说话人</translation>
+    </message>
+    <message>
+        <source>Length</source>
+        <translation>时长</translation>
+    </message>
+    <message>
+        <source>Take</source>
+        <translation>版本</translation>
+    </message>
+    <message>
+        <source>Flags</source>
+        <translation>标记</translation>
+    </message>
+    <message>
+        <source>Locked</source>
+        <translation>已锁定</translation>
+    </message>
+    <message>
+        <source>invalid</source>
+        <translation>无效值</translation>
+    </message>
+    <message>
+        <source>cut off</source>
+        <translation>被截断</translation>
+    </message>
+    <message>
+        <source>fast</source>
+        <translation>过快</translation>
+    </message>
+    <message>
+        <source>slow</source>
+        <translation>过慢</translation>
+    </message>
+    <message>
+        <source>silence</source>
+        <translation>静音</translation>
+    </message>
+    <message>
+        <source>clipped</source>
+        <translation>削波</translation>
+    </message>
+    <message>
+        <source>level</source>
+        <translation>响度</translation>
+    </message>
+    <message>
+        <source>{seconds} s</source>
+        <translation>{seconds} 秒</translation>
+    </message>
+    <message>
+        <source>A locked segment is never re-rolled, edited or replaced.</source>
+        <translation>锁定的片段不会被重新生成、编辑或替换。</translation>
+    </message>
+    <message>
+        <source>Chosen by hand: re-rolls add takes but keep this one.</source>
+        <translation>手动选定：重新生成会添加版本，但保留此版本。</translation>
+    </message>
+    <message>
+        <source>This take reads the segment&apos;s old text: re-roll to hear the new one.</source>
+        <translation>此版本读的是片段的旧文本：重新生成即可听到新文本。</translation>
+    </message>
+    <message>
+        <source>{n} (seed {seed}, {seconds} s)</source>
+        <translation>{n}（种子 {seed}，{seconds} 秒）</translation>
+    </message>
+    <message>
+        <source>Segment text</source>
+        <translation>片段文本</translation>
+    </message>
+    <message>
+        <source>Segments</source>
+        <translation>片段</translation>
+    </message>
+    <message>
+        <source>Split the segment</source>
+        <translation>拆分片段</translation>
+    </message>
+    <message>
+        <source>Cut after this many characters ({shown}):</source>
+        <translation>在这么多个字符之后切开（{shown}）：</translation>
+    </message>
+    <message>
+        <source>No project is open. Make one from the editor&apos;s text with Project &gt; New from text, or open one with Project &gt; Open.</source>
+        <translation>没有打开的项目。可用“项目 &gt; 从文本新建”由编辑器中的文本新建，或用“项目 &gt; 打开”打开一个。</translation>
+    </message>
+    <message>
+        <source>Play segment</source>
+        <translation>播放片段</translation>
+    </message>
+    <message>
+        <source>Play the current segment (Space)</source>
+        <translation>播放当前片段（空格）</translation>
+    </message>
+    <message>
+        <source>Play from here</source>
+        <translation>从此处播放</translation>
+    </message>
+    <message>
+        <source>Play from the current segment on</source>
+        <translation>从当前片段开始往后播放</translation>
+    </message>
+    <message>
+        <source>Re-roll</source>
+        <translation>重新生成</translation>
+    </message>
+    <message>
+        <source>Make new takes of the current segment (R)</source>
+        <translation>为当前片段生成新版本（R）</translation>
+    </message>
+    <message>
+        <source>Takes: </source>
+        <translation>版本数：</translation>
+    </message>
+    <message>
+        <source>How many takes each re-roll makes</source>
+        <translation>每次重新生成的版本数</translation>
+    </message>
+    <message>
+        <source>Re-roll flagged</source>
+        <translation>重新生成有标记的</translation>
+    </message>
+    <message>
+        <source>Make new takes of every segment whose take is flagged</source>
+        <translation>为所选版本有标记的每个片段生成新版本</translation>
+    </message>
+    <message>
+        <source>Re-roll unlocked</source>
+        <translation>重新生成未锁定的</translation>
+    </message>
+    <message>
+        <source>Make new takes of every segment that is not locked</source>
+        <translation>为每个未锁定的片段生成新版本</translation>
+    </message>
+    <message>
+        <source>Edit text…</source>
+        <translation>编辑文本…</translation>
+    </message>
+    <message>
+        <source>Edit the current segment&apos;s text (Enter or F2)</source>
+        <translation>编辑当前片段的文本（回车或 F2）</translation>
+    </message>
+    <message>
+        <source>Split…</source>
+        <translation>拆分…</translation>
+    </message>
+    <message>
+        <source>Cut the current segment in two</source>
+        <translation>把当前片段切成两段</translation>
+    </message>
+    <message>
+        <source>Merge with next</source>
+        <translation>与下一段合并</translation>
+    </message>
+    <message>
+        <source>Join the current segment and the next</source>
+        <translation>把当前片段与下一段合并</translation>
+    </message>
+    <message>
+        <source>Speaker…</source>
+        <translation>说话人…</translation>
+    </message>
+    <message>
+        <source>Read the segment in the voice chosen in the Speaker tab</source>
+        <translation>用“说话人”页选定的音色朗读此片段</translation>
+    </message>
+    <message>
+        <source>Lock</source>
+        <translation>锁定</translation>
+    </message>
+    <message>
+        <source>Lock or unlock the current segment (L)</source>
+        <translation>锁定或解锁当前片段（L）</translation>
+    </message>
+    <message>
+        <source>Export…</source>
+        <translation>导出…</translation>
+    </message>
+    <message>
+        <source>Save the chosen takes as one audio file</source>
+        <translation>把选定的版本保存为一个音频文件</translation>
+    </message>
+    <message>
+        <source>{title}: {segments}, {flagged} flagged</source>
+        <translation>{title}：{segments}，{flagged} 个有标记</translation>
+    </message>
+    <message>
+        <source>Unlock</source>
+        <translation>解锁</translation>
     </message>
 </context>
 <context>
@@ -2020,6 +2294,18 @@
     <message>
         <source>Script problem</source>
         <translation>脚本问题</translation>
+    </message>
+    <message>
+        <source>Text</source>
+        <translation>文本</translation>
+    </message>
+    <message>
+        <source>Segments</source>
+        <translation>片段</translation>
+    </message>
+    <message>
+        <source>Text or segments</source>
+        <translation>文本或片段</translation>
     </message>
     <message>
         <source>&amp;File</source>

@@ -129,6 +129,10 @@ def test_export_is_the_chosen_takes_and_pauses_exactly(made: Path, tmp_path: Pat
     expected = np.clip(np.concatenate(pieces), -1.0, 1.0)
     written, rate = sf.read(str(out), dtype="float32")
     assert rate == 24000 and np.array_equal(written, expected)
+    # What the window plays: from the start it is the export; from segment 2, its tail.
+    assert np.array_equal(np.clip(reading.joined(made, project), -1.0, 1.0), expected)
+    tail = np.concatenate(pieces[2:])
+    assert np.array_equal(reading.joined(made, project, 2), tail)
     assert srt.read_text(encoding="utf-8").count("-->") >= 3
     folder = tmp_path / "parts"
     files = reading.export(made, folder, per_segment=True, float_wav=True)

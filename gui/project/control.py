@@ -1,0 +1,342 @@
+"""The segment editor's part of the window: the Project menu, the segments panel (a tab beside
+the editor), and each of its actions run where it belongs: takes (a new project, re-rolls, an
+edited segment made again) as worker jobs on the loaded model; picks, locks, splits, merges and
+another speaker on the thread pool (no model: core/project/edits.py); playing chosen takes;
+export. Every change is saved by the core as it is made; the panel then shows the project as
+it is on disk, read again off the UI thread."""
+
+from collections.abc import Callable
+from pathlib import Path
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtGui import QKeySequence
+from PySide6.QtWidgets import QMainWindow, QMenu
+
+from chattts_studio.core.engine.request import SynthesisRequest
+from chattts_studio.core.errors import StudioError
+from chattts_studio.core.project import edits, reading, store
+from chattts_studio.core.project.model import Project
+from chattts_studio.core.text.prepare import check_text
+from chattts_studio.gui.common import dialogs
+from chattts_studio.gui.common.actions import add_action
+from chattts_studio.gui.common.notices import figure, plural
+from chattts_studio.gui.common.tasks import in_background
+from chattts_studio.gui.i18n import core_text, translate
+from chattts_studio.gui.panels.speakers import SpeakerPanel
+from chattts_studio.gui.project.panel import ProjectPanel
+from chattts_studio.gui.result.panel import ResultPanel
+from chattts_studio.gui.serve.control import ServeControl
+from chattts_studio.gui.voices.jobs import VoiceControl
+from chattts_studio.gui.window.job_slot import JobSlot
+from chattts_studio.gui.window.messages import Messages
+from chattts_studio.gui.window.model_control import ModelControl
+from chattts_studio.gui.worker.host import WorkerHost
+from chattts_studio.gui.worker.jobs import (
+    CancelledOutcome,
+    Failure,
+    Job,
+    JobKind,
+    Progress,
+    ProjectDone,
+    ProjectJob,
+)
+
+# The window's settings as a request (SynthesisControl.settings_request).
+SettingsRequest = Callable[[str], SynthesisRequest]
+
+
+class ProjectControl(QObject):
+    opened = Signal()  # a project is shown: the window brings the segments to the front
+
+    def __init__(
+        self,
+        window: QMainWindow,
+        host: WorkerHost,
+        jobs: JobSlot,
+        messages: Messages,
+        parts: tuple[ModelControl, VoiceControl, ServeControl],
+        panels: tuple[SpeakerPanel, ResultPanel],
+        settings_request: SettingsRequest,
+        text_source: Callable[[], str],
+    ) -> None:
+        super().__init__(window)
+        self.window, self.host, self.jobs, self.messages = window, host, jobs, messages
+        self.model, self.voices, self.serve = parts
+        self.speakers, self.result = panels
+        self.settings_request, self.text_source = settings_request, text_source
+        self.panel = ProjectPanel()
+        self.project: Project | None = None
+        self.folder: Path | None = None
+        self._connect()
+
+    def add_menu(self) -> None:
+        """The Project menu, before the last one (Help)."""
+        window = self.window
+        bar = window.menuBar()
+        menu = QMenu(translate("Projects", "&Project"), window)
+        bar.insertMenu(bar.actions()[-1], menu)
+        self.new_action = add_action(
+            window,
+            menu,
+            translate("Projects", "&New from text…"),
+            QKeySequence("Ctrl+Shift+N"),
+            self.new_from_text,
+        )
+        self.open_action = add_action(
+            window, menu, translate("Projects", "&Open…"), QKeySequence("Ctrl+Shift+O"), self.open
+        )
+        self.export_action = add_action(
+            window, menu, translate("Projects", "&Export…"), None, self.export
+        )
+        self.close_action = add_action(
+            window, menu, translate("Projects", "&Close"), None, self.close_project
+        )
+
+    def _connect(self) -> None:
+        panel = self.panel
+        panel.play_toggled.connect(self.play_toggled)
+        panel.play_segment_wanted.connect(lambda number: self.play(number, number))
+        panel.play_from_wanted.connect(lambda number: self.play(number, None))
+        panel.reroll_wanted.connect(
+            lambda numbers, takes: self._make(ProjectJob("reroll", self._path(), numbers, takes))
+        )
+        panel.reroll_flagged_wanted.connect(
+            lambda takes: self._make(ProjectJob("reroll", self._path(), (), takes, flagged=True))
+        )
+        panel.reroll_unlocked_wanted.connect(
+            lambda takes: self._make(ProjectJob("reroll", self._path(), (), takes, unlocked=True))
+        )
+        panel.text_edited.connect(
+            lambda number, text: self._make(ProjectJob("edit", self._path(), (number,), text=text))
+        )
+        panel.pick_wanted.connect(
+            lambda number, take: self._change(lambda p: edits.pick(p, number, take), [number])
+        )
+        panel.lock_wanted.connect(self._lock)
+        panel.split_wanted.connect(
+            lambda number, at: self._change(lambda p: edits.split(p, number, at))
+        )
+        panel.merge_wanted.connect(lambda number: self._change(lambda p: edits.merge(p, number)))
+        panel.speaker_wanted.connect(self._speaker)
+        panel.export_wanted.connect(self.export)
+        worker = self.host.worker
+        worker.project_done.connect(self._done)
+        worker.progress.connect(self._progress)
+        self.jobs.route(JobKind.PROJECT, self._failed, self._cancelled)
+        self.jobs.busy_changed.connect(self._busy)
+
+    def _path(self) -> Path:
+        assert self.folder is not None  # the panel offers its actions only with a project
+        return self.folder
+
+    # -- showing a project -------------------------------------------------------------------
+    def open(self) -> None:
+        folder = dialogs.open_project_folder(self.window, self.result.last_folder)
+        if folder is not None:
+            self.show_folder(folder)
+
+    def show_folder(self, folder: Path, numbers: list[int] | None = None) -> None:
+        """Read the project off the UI thread (a 1,000-segment one is ~70 ms), then show it;
+        `numbers`: only those rows changed (a pick or a lock)."""
+
+        def shown(project: Project) -> None:
+            self.project, self.folder = project, folder
+            lexicon = self.voices.lexicon_entries()
+            if numbers is not None and self.panel.model.project is not None:
+                self.panel.update_segments(project, numbers)
+            else:
+                self.panel.show_project(project, folder, lexicon)
+            self.opened.emit()
+
+        in_background(lambda: store.load(folder), shown, self._problem, owner=self)
+
+    def close_project(self) -> None:
+        if self.jobs.running(JobKind.PROJECT):
+            self.messages.show(
+                translate("Projects", "Wait for the takes being made, or press Esc to cancel.")
+            )
+            return
+        self.project = self.folder = None
+        self.panel.show_project(None, None)
+
+    def _problem(self, error: Exception) -> None:
+        if not isinstance(error, StudioError):
+            raise error  # a bug: Qt prints it, the app's excepthook says it
+        self.messages.show(core_text(error))
+
+    # -- takes: worker jobs on the loaded model ------------------------------------------------
+    def _refusal(self) -> str | None:
+        refusal = self.serve.refusal()  # the speech API owns the model
+        if refusal is not None:
+            return refusal
+        if self.jobs.current is not None:
+            return translate(
+                "JobRequests", "Busy: wait for the running job or press Esc to cancel it."
+            )
+        if self.model.loaded is None:
+            return translate(
+                "JobRequests", "No model is loaded: choose one in Models (Ctrl+M) first."
+            )
+        return None
+
+    def new_from_text(self) -> None:
+        refusal = self._refusal()
+        if refusal is not None:
+            self.messages.show(refusal)
+            return
+        try:
+            request = self.settings_request(self.text_source())
+            check_text(request.text)
+            lines = self.voices.script_lines(request.text)  # () outside script mode
+        except StudioError as exc:
+            self.messages.show_error(exc)
+            return
+        path = dialogs.new_project_path(self.window, self.result.last_folder)
+        if path is None:
+            return
+        try:
+            store.check_new(path)
+        except StudioError as exc:
+            self.messages.show_error(exc)
+            return
+        speaker = self.speakers.current()
+        seed = speaker.seed if speaker.embedding is None and speaker.voice is None else None
+        spec = ProjectJob(
+            "new", path, takes=self.panel.takes, request=request, speaker_seed=seed, lines=lines
+        )
+        self._make(spec)
+
+    def _make(self, spec: ProjectJob) -> Job | None:
+        refusal = self._refusal()
+        if refusal is not None:
+            self.messages.show(refusal)
+            return None
+        if spec.action != "new":
+            spec = ProjectJob(
+                spec.action,
+                spec.path,
+                spec.numbers,
+                spec.takes,
+                spec.text,
+                flagged=spec.flagged,
+                unlocked=spec.unlocked,
+                request=self.settings_request(""),
+            )
+        job = self.jobs.start(self.host.project(spec))
+        self.messages.show(translate("Projects", "Making takes…  (Esc cancels)"))
+        return job
+
+    def _busy(self, busy: bool) -> None:
+        # A takes job holds the project (its lock): nothing else may change it meanwhile.
+        # Another job (a synthesis) leaves picks and locks free; a re-roll is refused then.
+        self.panel.set_busy(busy and self.jobs.running(JobKind.PROJECT))
+
+    def _progress(self, progress: Progress) -> None:
+        if progress.job.kind is JobKind.PROJECT:
+            self.messages.show(
+                translate("Projects", "Making takes: {detail}").format(detail=progress.detail)
+            )
+
+    def _done(self, job: Job, done: ProjectDone) -> None:
+        self.jobs.end(job)
+        self.jobs.live.stop(None)
+        said = translate("Projects", "{takes} made in {seconds} s.").format(
+            takes=plural(done.made, "take"), seconds=figure(done.seconds, ".1f")
+        )
+        self.messages.show(said)
+        self.show_folder(done.folder)
+        self.jobs.run_waiting()
+
+    def _failed(self, failure: Failure, _sentence: str) -> None:
+        self._after_stop(failure.job)
+
+    def _cancelled(self, outcome: CancelledOutcome) -> None:
+        self.messages.show(translate("Projects", "Cancelled; the takes already made are kept."))
+        self._after_stop(outcome.job)
+
+    def _after_stop(self, _job: Job) -> None:
+        """The takes made before a failure or a cancel are saved: show them."""
+        if self.folder is not None and self.folder.is_dir():
+            self.show_folder(self.folder)
+
+    # -- changes without the model: on the thread pool -------------------------------------------
+    def _change(self, change: Callable[[Path], object], numbers: list[int] | None = None) -> None:
+        if self.folder is None or self.jobs.running(JobKind.PROJECT):
+            return  # a job holds the project: the panel is busy and offers nothing
+        folder = self.folder
+        in_background(
+            lambda: change(folder),
+            lambda _r: self.show_folder(folder, numbers),
+            self._problem,
+            self,
+        )
+
+    def _lock(self, numbers: list[int], locked: bool) -> None:
+        spec = ",".join(str(n) for n in numbers)
+        self._change(lambda p: edits.set_locked(p, spec, locked), numbers)
+
+    def _speaker(self, numbers: list[int]) -> None:
+        """The segments read in the Speaker tab's voice from now on (their takes go stale)."""
+        speaker = self.speakers.current()
+        voice = speaker.voice
+        if voice is None and speaker.embedding:
+            from chattts_studio.core.voices.voice import Voice
+
+            voice = Voice(embedding=speaker.embedding)
+        if voice is None:
+            self.messages.show(
+                translate(
+                    "Projects",
+                    "Choose a library voice or paste a speaker embedding in the Speaker tab "
+                    "first: a seed's voice needs the model to be read.",
+                )
+            )
+            return
+        spec = ",".join(str(n) for n in numbers)
+        name = speaker.label if speaker.voice is not None else ""
+        self._change(lambda p: edits.set_voice(p, spec, voice, name), numbers)
+
+    # -- hearing and exporting ---------------------------------------------------------------
+    def play_toggled(self, number: int) -> None:
+        if self.result.player.playing:
+            self.result.player.stop()
+            return
+        self.play(number, number)
+
+    def play(self, first: int, last: int | None) -> None:
+        """Segments `first`..`last` (to the end when None): their chosen takes and pauses."""
+        if self.project is None or self.folder is None:
+            return
+        folder, project = self.folder, self.project
+        if last is not None:
+            project = Project(
+                project.title,
+                project.settings,
+                project.model,
+                project.segments[:last],
+            )
+
+        def heard(audio: object) -> None:
+            self.result.forget_playback()
+            self.result.player.play(audio)  # type: ignore[arg-type]
+
+        in_background(lambda: reading.joined(folder, project, first), heard, self._problem, self)
+
+    def export(self) -> None:
+        if self.folder is None:
+            self.messages.show(translate("Projects", "Open or make a project first."))
+            return
+        folder = self.folder
+        out = dialogs.save_audio_file(self.window, folder.parent / f"{folder.stem}.wav")
+        if out is None:
+            return
+        subtitles = out.with_suffix(".srt")
+
+        def exported(files: list[Path]) -> None:
+            self.messages.show(
+                translate("Projects", "Exported {path} and its subtitles {subtitles}.").format(
+                    path=files[0], subtitles=subtitles.name
+                )
+            )
+
+        in_background(lambda: reading.export(folder, out, subtitles), exported, self._problem, self)
