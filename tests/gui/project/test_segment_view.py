@@ -8,7 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from fake_project import big_project, clipped, saved_project, speech, stalled
+from project_fakes import big_project, clipped, saved_project, speech, stalled
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtWidgets import QComboBox
 

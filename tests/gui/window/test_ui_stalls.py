@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 import soundfile as sf
 from conftest import window_maker
+from project_fakes import big_project
 from PySide6.QtCore import QCoreApplication, Qt, QTimer
 from PySide6.QtGui import QGuiApplication, QTextCursor
 
@@ -33,6 +34,7 @@ from chattts_studio.core.engine.request import (
     SegmentResult,
     SynthesisRequest,
 )
+from chattts_studio.core.project import store
 from chattts_studio.core.weights import hashcache, models
 from chattts_studio.gui.common import dialogs
 from chattts_studio.gui.worker.jobs import SynthesisJob, SynthesisOutcome
@@ -301,3 +303,47 @@ def _read(path: Path) -> str:
         return path.read_text(encoding="utf-8")
     except OSError:
         return ""
+
+
+def test_a_thousand_segment_project_opens_and_scrolls_without_stalls(  # type: ignore[no-untyped-def]
+    qtbot, make_window, tmp_path
+) -> None:
+    """Issue 31's target: 1,000 segments of 3 takes each, read off the UI thread and shown as
+    a model (only the rows in view are asked for), then scrolled page by page and walked with
+    the keyboard. The time to a usable window is printed (a figure, not a limit here)."""
+    window = make_window()
+    folder = tmp_path / "big.chattts"
+    with store.created(folder, big_project(1_000)) as handle:
+        handle.save()
+    projects = window.projects
+    view = projects.panel.view
+    opened: list[float] = []
+
+    def open_it() -> None:
+        projects.close_project()
+        start = time.perf_counter()
+        projects.show_folder(folder)
+        qtbot.waitUntil(
+            lambda: projects.panel.model.rowCount() == 1_000 and view.isVisible(), timeout=20_000
+        )
+        qtbot.wait(1)  # the first rows painted
+        opened.append(time.perf_counter() - start)
+
+    least_stall("opening a 1,000-segment project", open_it)
+    print(f"a 1,000-segment project usable in {min(opened) * 1000:.0f} ms")
+    assert window.editor_tabs.currentWidget() is projects.panel
+
+    def scroll() -> None:
+        bar = view.verticalScrollBar()
+        for value in range(0, bar.maximum() + 1, max(1, bar.pageStep())):
+            bar.setValue(value)
+            qtbot.wait(5)
+        view.setFocus()
+        view.go_to(1)
+        for _ in range(30):
+            qtbot.keyClick(view, Qt.Key.Key_Down)
+        qtbot.keyClick(view, Qt.Key.Key_End, Qt.KeyboardModifier.ControlModifier)
+        qtbot.wait(20)
+        assert view.current_number() == 1_000
+
+    least_stall("scrolling it", scroll)
