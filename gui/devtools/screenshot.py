@@ -4,15 +4,20 @@ filled, in a language and a colour scheme.
     QT_QPA_PLATFORM=offscreen .venv/bin/python -m chattts_studio.gui.devtools.screenshot \\
         resources/screenshots/window-zh_CN-dark.png --language zh_CN --scheme dark
 
-(or under `xvfb-run -a -s "-screen 0 1280x800x24"` with QT_QPA_PLATFORM=xcb). With no
-arguments it writes resources/screenshot.png in the saved language and the system's scheme.
+With --project the window makes a segment editor project of the sample text (2 takes of each
+segment, in a temporary folder) and shows its Segments tab instead (the README's "Fixing one
+segment" picture). Or under `xvfb-run -a -s "-screen 0 1280x800x24"` with QT_QPA_PLATFORM=xcb.
+With no arguments it writes resources/screenshot.png in the saved language and the system's
+scheme.
 """
 
 import argparse
 import os
 import sys
+import tempfile
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 from PySide6.QtCore import Qt
 
@@ -29,6 +34,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--language", choices=["en", "zh_CN"])
     parser.add_argument("--scheme", choices=sorted(SCHEMES))
     parser.add_argument("--size", default="1280x800", help="WIDTHxHEIGHT of the window")
+    parser.add_argument("--project", action="store_true", help="show a project's segments")
     args = parser.parse_args(argv)
     if args.language:
         os.environ[LANGUAGE_ENV] = args.language  # this run only; the saved choice stays
@@ -53,8 +59,18 @@ def main(argv: list[str] | None = None) -> int:
     window.controls.segment_slider.setValue(30)
     window.controls.batch_box.setValue(4)
     window.controls.refine_box.setChecked(False)
-    window.synthesis.synthesize()
-    spin(lambda: window.jobs.current is None)
+    if args.project:
+        from chattts_studio.gui.common import dialogs
+
+        folder = Path(tempfile.mkdtemp()) / "sample.chattts"
+        dialogs.new_project_path = lambda *_args: folder  # type: ignore[assignment]  # no dialog here
+        window.projects.panel.takes_box.setValue(2)
+        window.projects.new_from_text()
+        spin(lambda: window.jobs.current is None and window.projects.project is not None)
+        window.projects.panel.view.go_to(2)
+    else:
+        window.synthesis.synthesize()
+        spin(lambda: window.jobs.current is None)
     for _ in range(50):  # let the panels draw their last frame
         app.processEvents()
         time.sleep(0.02)

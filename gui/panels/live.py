@@ -6,7 +6,7 @@ import time
 
 import pyqtgraph as pg
 from PySide6.QtCore import QT_TRANSLATE_NOOP, QEvent, Qt, QTimer
-from PySide6.QtWidgets import QGridLayout, QGroupBox, QLabel, QProgressBar, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QGridLayout, QLabel, QProgressBar, QVBoxLayout, QWidget
 
 from chattts_studio.core.engine.metrics import LiveMetrics, LiveSnapshot, MemorySnapshot
 from chattts_studio.core.engine.request import JobSummary, SegmentResult
@@ -192,13 +192,10 @@ class LivePanel(QWidget):
         self._apply_colours()
         notifier().changed.connect(self._apply_colours)
 
-        group = QGroupBox(translate("Live", "Live"))
-        inner = QVBoxLayout(group)
-        inner.addLayout(grid)
-        inner.addWidget(self.plot, 1)
+        # No frame or title of its own: the window's "Live" tab names it.
         layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(group)
+        layout.addLayout(grid)
+        layout.addWidget(self.plot, 1)
 
     def _apply_colours(self) -> None:
         """The plots in the palette's colours (light or dark), curves readable on them."""

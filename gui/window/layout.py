@@ -81,9 +81,12 @@ def central(
     run_row.addWidget(synthesis.button, 0, 2, 2, 1)
     run_row.setColumnStretch(0, 1)
 
+    # The right column: the live panel and the settings pages as tabs, so each gets the
+    # column's whole height (the window shows Live while a job runs: main_window.py).
     settings_tabs = QTabWidget()
-    # Each page scrolls when the window is short (a 1280x800 screen), instead of setting the
-    # window's minimum height; at the default size the pages show whole.
+    settings_tabs.addTab(live, translate("Window", "Live"))
+    # Each settings page scrolls when the window is short (a 1280x800 screen), instead of
+    # setting the window's minimum height; at the default size the pages show whole.
     for page, title in (
         (controls, translate("Window", "Engine")),
         (speakers, translate("Window", "Speaker")),
@@ -91,11 +94,13 @@ def central(
         (voices.lexicon, translate("Window", "Dictionary")),
     ):
         settings_tabs.addTab(scrolling(page), title)
+    settings_tabs.setCurrentIndex(1)  # the engine's page until a job starts
     settings_tabs.tabBar().setAccessibleName(translate("Window", "Settings pages"))
+    # The left column: the text (or the segments) with the room a writing app gives it, the
+    # run row under it.
     left = QWidget()
     left_layout = QVBoxLayout(left)
     left_layout.setContentsMargins(0, 0, 0, 0)
-    # The text and the open project's segments, each with the whole height.
     editor_tabs = QTabWidget()
     editor_tabs.setDocumentMode(True)
     editor_tabs.addTab(editor, translate("Window", "Text"))
@@ -106,13 +111,12 @@ def central(
     left_layout.addWidget(voices.script_label)
     left_layout.addLayout(run_row)
     left_layout.addWidget(serve.panel)
-    left_layout.addWidget(settings_tabs)
     top_splitter = QSplitter(Qt.Orientation.Horizontal)
     top_splitter.addWidget(left)
-    top_splitter.addWidget(live)
+    top_splitter.addWidget(settings_tabs)
     top_splitter.setStretchFactor(0, 3)
     top_splitter.setStretchFactor(1, 2)
-    # A vertical splitter lets a small screen trade waveform height for the live panel.
+    # A vertical splitter lets a small screen trade waveform height for the text.
     body = QSplitter(Qt.Orientation.Vertical)
     body.addWidget(top_splitter)
     body.addWidget(result)

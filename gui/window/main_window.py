@@ -32,12 +32,13 @@ from chattts_studio.gui.settings import Key, Settings
 from chattts_studio.gui.voices.jobs import VoiceControl
 from chattts_studio.gui.window import layout
 from chattts_studio.gui.window.auditions import AuditionControl
-from chattts_studio.gui.window.job_slot import JobSlot
+from chattts_studio.gui.window.job_slot import LIVE_KINDS, JobSlot
 from chattts_studio.gui.window.messages import Messages
 from chattts_studio.gui.window.model_control import ModelControl
 from chattts_studio.gui.window.persistence import Persistence
 from chattts_studio.gui.window.synthesis import SynthesisControl
 from chattts_studio.gui.worker.host import WorkerHost
+from chattts_studio.gui.worker.jobs import Job
 
 CLOSE_WAIT_MS = 30_000  # how long closing waits for the worker before it lets the window go
 
@@ -167,6 +168,12 @@ class MainWindow(QMainWindow):
         self.result.folder_used.connect(self._folder_used)
         self.result.history_limit_changed.connect(self._history_limit_changed)
         self.projects.opened.connect(lambda: self.editor_tabs.setCurrentWidget(self.projects.panel))
+        self.host.worker.started.connect(self._job_started)
+
+    def _job_started(self, job: Job) -> None:
+        """A job the live panel follows: its tab comes to the front."""
+        if job.kind in LIVE_KINDS:
+            self.settings_tabs.setCurrentWidget(self.live)
 
     def show_message(self, text: str) -> None:
         """What another launch or a script says in the window (app.py)."""

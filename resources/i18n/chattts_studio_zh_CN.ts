@@ -817,10 +817,6 @@
         <translation>RTF 与内存随时间的变化</translation>
     </message>
     <message>
-        <source>Live</source>
-        <translation>实时</translation>
-    </message>
-    <message>
         <source>RTF (lower is faster)</source>
         <translation>RTF（越低越快）</translation>
     </message>
@@ -2294,6 +2290,10 @@
     <message>
         <source>Script problem</source>
         <translation>脚本问题</translation>
+    </message>
+    <message>
+        <source>Live</source>
+        <translation>实时</translation>
     </message>
     <message>
         <source>Text</source>
