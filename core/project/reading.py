@@ -130,9 +130,11 @@ def export(
     subtitles: Path | None = None,
     per_segment: bool = False,
     float_wav: bool = False,
+    suffix: str = ".wav",
 ) -> list[Path]:
     """The chosen takes in order with each segment's pause before it, in one file (with
-    subtitles when asked), or one file per segment (`out` a folder then); the files written."""
+    subtitles when asked), or one file per segment (`out` a folder then, each file's format
+    after `suffix`); the files written."""
     from chattts_studio.core.audio.stream_writer import AudioStreamWriter, pause_samples
     from chattts_studio.core.audio.subtitles import cues_for, write_subtitles
 
@@ -141,7 +143,6 @@ def export(
     pieces = chosen_audio(folder, project)
     if per_segment:
         out.mkdir(parents=True, exist_ok=True)
-        suffix = ".wav"
         written = []
         for number, (_segment, audio) in enumerate(pieces, 1):
             target = out / f"{number:04d}{suffix}"

@@ -119,6 +119,7 @@ class ProjectControl(QObject):
         panel.merge_wanted.connect(lambda number: self._change(lambda p: edits.merge(p, number)))
         panel.speaker_wanted.connect(self._speaker)
         panel.export_wanted.connect(self.export)
+        self.voices.lexicon.changed.connect(self._lexicon_changed)
         worker = self.host.worker
         worker.project_done.connect(self._done)
         worker.progress.connect(self._progress)
@@ -149,6 +150,11 @@ class ProjectControl(QObject):
             self.opened.emit()
 
         in_background(lambda: store.load(folder), shown, self._problem, owner=self)
+
+    def _lexicon_changed(self) -> None:
+        """A changed dictionary entry: the takes that read a segment otherwise now go stale."""
+        if self.project is not None:
+            self.panel.show_project(self.project, self.folder, self.voices.lexicon_entries())
 
     def close_project(self) -> None:
         if self.jobs.running(JobKind.PROJECT):
@@ -323,6 +329,9 @@ class ProjectControl(QObject):
         in_background(lambda: reading.joined(folder, project, first), heard, self._problem, self)
 
     def export(self) -> None:
+        """The chosen takes in order with their pauses, as the Result panel's save options say:
+        one file (or one file per segment, in a folder named after it), in the format its
+        name gives, with SRT or WebVTT subtitles beside it when Subtitles is ticked."""
         if self.folder is None:
             self.messages.show(translate("Projects", "Open or make a project first."))
             return
@@ -330,13 +339,27 @@ class ProjectControl(QObject):
         out = dialogs.save_audio_file(self.window, folder.parent / f"{folder.stem}.wav")
         if out is None:
             return
-        subtitles = out.with_suffix(".srt")
+        per_segment = self.result.per_segment.isChecked()
+        subtitles = None
+        if self.result.subtitles_box.isChecked() and not per_segment:
+            subtitles = out.with_suffix("." + str(self.result.subtitle_format.currentData()))
+        target = out.with_suffix("") if per_segment else out
 
         def exported(files: list[Path]) -> None:
-            self.messages.show(
-                translate("Projects", "Exported {path} and its subtitles {subtitles}.").format(
-                    path=files[0], subtitles=subtitles.name
+            if per_segment:
+                said = translate("Projects", "Exported {files} into {folder}.").format(
+                    files=plural(len(files), "file"), folder=target
                 )
+            elif subtitles is not None:
+                said = translate("Projects", "Exported {path} and its subtitles {subtitles}.")
+                said = said.format(path=files[0], subtitles=subtitles.name)
+            else:
+                said = translate("Projects", "Exported {path}.").format(path=files[0])
+            self.messages.show(said)
+
+        def work() -> list[Path]:
+            return reading.export(
+                folder, target, subtitles, per_segment=per_segment, suffix=out.suffix or ".wav"
             )
 
-        in_background(lambda: reading.export(folder, out, subtitles), exported, self._problem, self)
+        in_background(work, exported, self._problem, self)

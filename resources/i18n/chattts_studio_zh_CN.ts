@@ -1084,8 +1084,16 @@
         <translation>请先打开或新建一个项目。</translation>
     </message>
     <message>
+        <source>Exported {files} into {folder}.</source>
+        <translation>已导出 {files} 到 {folder}。</translation>
+    </message>
+    <message>
         <source>Exported {path} and its subtitles {subtitles}.</source>
         <translation>已导出 {path} 及其字幕 {subtitles}。</translation>
+    </message>
+    <message>
+        <source>Exported {path}.</source>
+        <translation>已导出 {path}。</translation>
     </message>
 </context>
 <context>

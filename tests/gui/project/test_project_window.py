@@ -109,7 +109,28 @@ def test_an_edited_segment_is_made_again_alone_and_the_export_is_the_chosen_take
     expected = np.clip(reading.joined(folder, after), -1.0, 1.0)
     assert rate == 24000 and written.shape == expected.shape
     assert np.max(np.abs(written - expected)) <= 1.0 / 32767  # 16-bit PCM of the same samples
-    assert out.with_suffix(".srt").read_text(encoding="utf-8").count("-->") == 3
+    assert not out.with_suffix(".srt").exists()  # Subtitles unticked: none written
+
+    # The Result panel's save options apply: WebVTT subtitles beside the file, then one FLAC
+    # file per segment in a folder named after the file.
+    window.result.subtitles_box.setChecked(True)
+    window.result.subtitle_format.setCurrentIndex(window.result.subtitle_format.findData("vtt"))
+    window.projects.export()
+    vtt = out.with_suffix(".vtt")
+    qtbot.waitUntil(lambda: "subtitles" in window.messages.notice.text(), timeout=RUN_MS)
+    assert vtt.read_text(encoding="utf-8").startswith("WEBVTT")
+    assert vtt.read_text(encoding="utf-8").count("-->") == 3
+    parts = tmp_path / "parts.flac"
+    monkeypatch.setattr(dialogs, "save_audio_file", lambda *_args: parts)
+    window.result.per_segment.setChecked(True)
+    window.projects.export()
+    qtbot.waitUntil(lambda: "into" in window.messages.notice.text(), timeout=RUN_MS)
+    files = sorted((tmp_path / "parts").iterdir())
+    assert [f.name for f in files] == ["0001.flac", "0002.flac", "0003.flac"]
+    second, _ = sf.read(str(files[1]), dtype="float32")
+    chosen = after.at(2).chosen_take
+    assert chosen is not None
+    assert np.max(np.abs(second - store.take_audio(folder, chosen))) <= 1.0 / 32767
 
 
 def test_a_second_writer_and_a_damaged_project_are_one_sentence_each(
