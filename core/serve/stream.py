@@ -133,9 +133,13 @@ class _Buffer:
                 self.samples += len(item.audio)
                 self.peak = max(self.peak, self.samples)
             ticket = self.ticket
-            hold = ticket is not None and not ticket.held_back and self.samples >= self._limit
-        if hold and ticket is not None:
-            self._batcher.hold_back(ticket, True)
+            if ticket is not None and not ticket.held_back and self.samples >= self._limit:
+                # Decided and done under the buffer's lock: were the flag set after it, the
+                # reader could take the buffer empty in between, see no hold to let go, and
+                # the request would stay held with nothing left to wake it (issue 32).
+                # The batcher never delivers under its own lock, so this order cannot
+                # deadlock: the buffer's lock, then the batcher's.
+                self._batcher.hold_back(ticket, True)
         self._loop.call_soon_threadsafe(self._ready.set)
 
     async def get(self) -> Delivery:
@@ -147,13 +151,10 @@ class _Buffer:
                     if isinstance(item, AudioChunk):
                         self.samples -= len(item.audio)
                     ticket = self.ticket
-                    resume = ticket is not None and ticket.held_back
-                    resume = resume and self.samples * 2 < self._limit
-                    break
+                    if ticket is not None and ticket.held_back and self.samples * 2 < self._limit:
+                        self._batcher.hold_back(ticket, False)  # under the lock, as put's
+                    return item
             await self._ready.wait()
-        if resume and ticket is not None:
-            self._batcher.hold_back(ticket, False)
-        return item
 
 
 class _Client:

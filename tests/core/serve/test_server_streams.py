@@ -279,3 +279,37 @@ def test_a_client_that_never_reads_is_cut_off_holding_little(
     finally:
         sock.close()
     assert not logs.troubles()
+
+
+def test_a_hold_decided_as_the_reader_empties_the_buffer_is_let_go() -> None:
+    """Issue 32, finding 1: the batcher's thread decides to hold a request back while the
+    reader empties the buffer before the hold lands (a slow hold_back). The request must not
+    stay held with nothing in the buffer to let it go: its response would hang for ever."""
+    import asyncio
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from chattts_studio.core.engine.request import AudioChunk
+
+    class SlowBatcher:
+        def hold_back(self, ticket, held: bool) -> None:  # type: ignore[no-untyped-def]
+            if held:
+                time.sleep(0.3)  # the flag lands late
+            ticket.held_back = held
+
+    chunk = AudioChunk(0, np.zeros(24_000, np.float32), True)
+
+    async def race() -> tuple[_Buffer, object]:
+        buffer = _Buffer(SlowBatcher(), limit_seconds=0.01)  # type: ignore[arg-type]
+        buffer.ticket = SimpleNamespace(held_back=False)  # type: ignore[assignment]
+        putter = threading.Thread(target=buffer.put, args=(chunk,))
+        putter.start()
+        await asyncio.sleep(0.05)  # the batcher's thread is inside hold_back now
+        item = await asyncio.wait_for(buffer.get(), 5)
+        putter.join()
+        return buffer, item
+
+    buffer, item = asyncio.run(race())
+    assert item is chunk and buffer.samples == 0
+    assert buffer.ticket is not None and buffer.ticket.held_back is False
