@@ -33,16 +33,16 @@ class ApiVoices:
         library = SpeakerLibrary.open_or_locked()
         entry = library.get(name)  # the whole string first: a library name may hold a '+'
         if entry is not None:
-            if entry.cloned:
-                # Checked as synth checks a library voice (its transcript normalised the same
-                # way), so the prompt, and with it the audio, is the one synth would make.
-                try:
+            # Checked before the request is queued, as synth checks a library voice (a
+            # cloned voice's transcript normalised the same way, so the prompt and with it
+            # the audio are the ones synth would make): a damaged entry is a 400 on `voice`,
+            # not a failure after queueing (issue 32).
+            try:
+                if entry.cloned:
                     return self.engine.check_voice(entry.voice), entry.seed
-                except StudioError as exc:
-                    raise ApiError(
-                        400, f"The voice '{name}' cannot be used: {exc}", "voice"
-                    ) from None
-            return entry.embedding, entry.seed
+                return self.engine.check_speaker(entry.embedding), entry.seed
+            except StudioError as exc:
+                raise ApiError(400, f"The voice '{name}' cannot be used: {exc}", "voice") from None
         if name.lower() not in OPENAI_VOICES and looks_like_blend(name):
             return self.blend(name, library)
         return self.embedding_voice(name)

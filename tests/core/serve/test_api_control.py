@@ -146,6 +146,21 @@ def test_blend_weights_change_the_audio(api: Api, engine: Engine, private_home: 
     assert api.speech(voice="A+B", seed=1) == api.speech(voice="seed:8", seed=1)
 
 
+def test_a_damaged_library_embedding_is_refused_before_queueing(
+    api: Api, engine: Engine, private_home: object
+) -> None:
+    """Issue 32, finding 6: a library speaker whose embedding this model cannot read is a 400
+    naming the voice, as a bad embedding string is, and nothing is queued for it."""
+    SpeakerLibrary().add("Damaged", "豆" * 40, seed=3)
+    before = api.batcher.stats.completed + api.batcher.stats.failed
+    error = api.error(voice="Damaged")
+    assert error["param"] == "voice" and "The voice 'Damaged' cannot be used" in error["message"]
+    assert api.batcher.stats.completed + api.batcher.stats.failed == before
+    # A sound library speaker still speaks.
+    SpeakerLibrary().add("Sound", engine.sample_speaker(3), seed=3)
+    assert api.speech(voice="Sound", seed=1) == api.speech(voice="seed:3", seed=1)
+
+
 def test_a_bad_blend_is_one_sentence(api: Api, engine: Engine, private_home: object) -> None:
     add_clone(engine, "Clone")
     error = api.error(voice="Clone*0.5+seed:1*0.5")
