@@ -148,7 +148,7 @@ class SpeechServer:
         if fields.stream_format == "sse":
             framing = SpeechEvents(fields.captions)
             headers["Cache-Control"] = "no-cache"  # proxies pass each event on as it comes
-        return order, fields.fmt, Reply(framing, fields.captions, headers)
+        return order, fields.fmt, Reply(framing, fields.captions, headers, len(fields.text))
 
     # -- the app ----------------------------------------------------------------------------
     def _build(self) -> FastAPI:

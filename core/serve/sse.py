@@ -46,7 +46,9 @@ class SpeechEvents(Framing):
     def audio(self, data: bytes) -> bytes:
         return event({"type": "speech.audio.delta", "audio": base64.b64encode(data).decode()})
 
-    def end(self, text: str, done: Finished, segments: list[Segment], encoder: Encoder) -> bytes:
+    def end(
+        self, input_chars: int, done: Finished, segments: list[Segment], encoder: Encoder
+    ) -> bytes:
         out = b""
         if self.captions_kind:
             out = event(
@@ -56,7 +58,7 @@ class SpeechEvents(Framing):
                     "captions": captions(self.captions_kind, segments, encoder.spans),
                 }
             )
-        return out + event({"type": "speech.audio.done", "usage": usage(text, done)})
+        return out + event({"type": "speech.audio.done", "usage": usage(input_chars, done)})
 
     def failure(self, message: str) -> bytes:
         error = {"message": message, "type": "server_error", "param": None, "code": None}

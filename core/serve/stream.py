@@ -66,7 +66,9 @@ class Framing:
     def audio(self, data: bytes) -> bytes:
         return data
 
-    def end(self, text: str, done: Finished, segments: list[Segment], encoder: Encoder) -> bytes:
+    def end(
+        self, input_chars: int, done: Finished, segments: list[Segment], encoder: Encoder
+    ) -> bytes:
         return b""
 
     def failure(self, message: str) -> bytes:
@@ -81,16 +83,20 @@ class Reply:
     framing: Framing | None = None
     captions: str | None = None  # srt, vtt or json
     headers: dict[str, str] = field(default_factory=dict)
+    # The input's characters as the client sent them: what usage counts (the model's text may
+    # have more, e.g. a [laugh] that instructions put before it).
+    input_chars: int = 0
 
 
-def usage(text: str, done: Finished) -> dict[str, int]:
+def usage(input_chars: int, done: Finished) -> dict[str, int]:
     """OpenAI's usage object. ChatTTS bills nothing, so what is counted is ours to say: input
-    tokens are the input's characters (what the length limit counts), output tokens the
-    decoder's steps (one audio token, num_vq codes, per step: 512 samples of audio)."""
+    tokens are the input's characters (what the length limit counts, as sent: never a token
+    the server added), output tokens the decoder's steps (one audio token, num_vq codes, per
+    step: 512 samples of audio)."""
     return {
-        "input_tokens": len(text),
+        "input_tokens": input_chars,
         "output_tokens": done.steps,
-        "total_tokens": len(text) + done.steps,
+        "total_tokens": input_chars + done.steps,
     }
 
 
@@ -246,18 +252,18 @@ async def respond(
                 return Response(status_code=CLIENT_LEFT)
             audio, done = whole
             if reply.captions:
-                body = _captioned(state, order.text, fmt, reply.captions, audio, done)
+                body = _captioned(state, reply.input_chars, fmt, reply.captions, audio, done)
                 return JSONResponse(body, headers=reply.headers)
             return Response(audio, 200, media_type=CONTENT_TYPES[fmt], headers=reply.headers)
         streaming = True
-        return _AudioStream(state, first, reply.framing or Framing(), fmt, reply.headers)
+        return _AudioStream(state, first, reply.framing or Framing(), fmt, reply)
     finally:
         if not streaming:
             state.end()
 
 
 def _captioned(
-    state: _Response, text: str, fmt: str, kind: str, audio: bytes, done: Finished
+    state: _Response, input_chars: int, fmt: str, kind: str, audio: bytes, done: Finished
 ) -> dict[str, Any]:
     return {
         "audio": base64.b64encode(audio).decode("ascii"),
@@ -265,7 +271,7 @@ def _captioned(
         "content_type": CONTENT_TYPES[fmt],
         "captions_format": kind,
         "captions": captions(kind, state.ticket.segments, state.encoder.spans),
-        "usage": usage(text, done),
+        "usage": usage(input_chars, done),
     }
 
 
@@ -296,12 +302,13 @@ class _AudioStream(StreamingResponse):
         first: Delivery,
         framing: Framing,
         fmt: str,
-        headers: dict[str, str],
+        reply: Reply,
     ) -> None:
         self.state, self.first, self.framing = state, first, framing
+        self.input_chars = reply.input_chars
         self._audio = self._chunks()
         media_type = framing.media_type or CONTENT_TYPES[fmt]
-        super().__init__(self._audio, media_type=media_type, headers=headers)
+        super().__init__(self._audio, media_type=media_type, headers=reply.headers)
 
     async def _chunks(self) -> AsyncIterator[bytes]:
         state, item, framing = self.state, self.first, self.framing
@@ -318,9 +325,7 @@ class _AudioStream(StreamingResponse):
             if data:
                 yield framing.audio(data)
             if isinstance(item, Finished):
-                tail = framing.end(
-                    state.ticket.order.text, item, state.ticket.segments, state.encoder
-                )
+                tail = framing.end(self.input_chars, item, state.ticket.segments, state.encoder)
                 if tail:
                     yield tail
                 return

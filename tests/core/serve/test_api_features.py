@@ -202,6 +202,11 @@ def test_instructions_say_what_was_applied_and_what_ignored(api: Api) -> None:
     laugh = api.post(seed=2, instructions="laughing")
     assert laugh.headers["x-instructions"] == "applied laugh=[laugh]"
     assert laugh.content == api.audio(seed=2, input=f"[laugh]{TEXT}")
+    # Usage counts the input as sent, never the [laugh] the server put before it (issue 32).
+    for body in ({"stream_format": "sse"}, {"captions": "json"}):
+        sent = api.post(seed=2, instructions="laughing", **body)
+        found = events(sent.content)[-1] if "stream_format" in body else sent.json()
+        assert found["usage"]["input_tokens"] == len(TEXT), body
     pauses = api.post(seed=2, instructions="with long pauses")
     assert pauses.headers["x-instructions"] == "ignored: pauses (they need refine_text: true)"
     assert "x-instructions" not in api.post(seed=2).headers
