@@ -41,6 +41,7 @@ from chattts_studio.core.serve.page import PAGE_FILES, page_file
 from chattts_studio.core.serve.request import (
     ERROR_SCHEMA,
     LEVEL_DEFAULTS,
+    MAX_INSTRUCTIONS,
     MODEL_IDS,
     parse_body,
     read_fields,
@@ -64,13 +65,27 @@ CAPTIONED = "/v1/audio/captioned_speech"
 @dataclass(frozen=True)
 class ServeLimits:
     max_input_chars: int = 4096  # OpenAI's own limit
-    max_body_bytes: int = 64 * 1024
+    # None: the largest body the other limits allow (body_limit); a fixed 64 KiB refused
+    # documented inputs (an 8-part embedding blend with 4,096 CJK characters is ~67 KB).
+    max_body_bytes: int | None = None
     pause_seconds: float = 0.25  # silence between segments, as the app joins them
     # Connections and requests uvicorn takes at once (beyond: 503); None: 64 + the slots.
     max_connections: int | None = None
     keep_alive_seconds: int = 5  # an idle kept-alive connection is closed after this
     # Audio held for one client and how long it may read nothing (core/serve/stream.py).
     stream: StreamLimits = field(default_factory=StreamLimits)
+
+
+# Bytes one character may take in a JSON body: \uXXXX, twice for a surrogate pair.
+JSON_CHAR_BYTES = 12
+OTHER_FIELDS_BYTES = 4096  # model, format, numbers, flags, the JSON's own punctuation
+
+
+def body_limit(max_input_chars: int, max_voice: int) -> int:
+    """The largest body a request within every field's limit can be: the input, the
+    instructions and the voice at their longest, each character escaped, and the rest."""
+    chars = max_input_chars + MAX_INSTRUCTIONS + max_voice
+    return chars * JSON_CHAR_BYTES + OTHER_FIELDS_BYTES
 
 
 class SpeechServer:
@@ -93,6 +108,9 @@ class SpeechServer:
         # One voice's longest string, and a blend's: MAX_PARTS of them, weighted.
         self.max_part = max(MAX_NAME, speaker_string_limit(self.hidden_size) + VOICE_MARGIN)
         self.max_voice = MAX_PARTS * (self.max_part + BLEND_MARGIN)
+        self.max_body = self.limits.max_body_bytes or body_limit(
+            self.limits.max_input_chars, self.max_voice
+        )
         self.app = self._build()
 
     @property
@@ -216,7 +234,7 @@ class SpeechServer:
                     "invalid_api_key",
                 )
         length = headers.get(b"content-length")
-        limit = self.limits.max_body_bytes
+        limit = self.max_body
         if length is not None and (not length.isdigit() or int(length) > limit):
             return error_response(413, f"The request body is larger than {limit} bytes.")
         if scope.get("method") == "POST" and not is_json(headers.get(b"content-type", b"")):
@@ -289,10 +307,8 @@ class SpeechServer:
         data = bytearray()
         async for part in request.stream():
             data += part
-            if len(data) > self.limits.max_body_bytes:
-                raise ApiError(
-                    413, f"The request body is larger than {self.limits.max_body_bytes} bytes."
-                )
+            if len(data) > self.max_body:
+                raise ApiError(413, f"The request body is larger than {self.max_body} bytes.")
         return bytes(data)
 
 

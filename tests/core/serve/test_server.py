@@ -21,10 +21,11 @@ from chattts_studio.core.cli import serve as serve_command
 from chattts_studio.core.cli.serve import is_loopback
 from chattts_studio.core.engine.batcher import Batcher
 from chattts_studio.core.engine.batcher_ticket import Finished, SpeechOrder, collect
+from chattts_studio.core.engine.chattts.speaker_codec import speaker_string_limit
 from chattts_studio.core.engine.engine import Engine
 from chattts_studio.core.engine.request import AudioChunk, SynthesisRequest
 from chattts_studio.core.errors import StudioError
-from chattts_studio.core.serve.app import ServeLimits, SpeechServer, serving_on_loopback
+from chattts_studio.core.serve.app import ServeLimits, SpeechServer, body_limit, serving_on_loopback
 from chattts_studio.core.serve.audio import pcm16
 from chattts_studio.core.voices.speakers import SpeakerLibrary
 
@@ -201,8 +202,25 @@ def test_bad_requests_get_one_sentence_in_openais_error_shape(api: Running) -> N
         assert "model must be" in _error(http.post(url, json={**good, "model": "x"}), 404)
         too_long = _error(http.post(url, json={**good, "input": "你" * 301}), 413)
         assert "limit is 300" in too_long
-        huge = json.dumps({**good, "padding": "x" * 70_000}).encode()
+        huge = json.dumps({**good, "padding": "x" * api.server.max_body}).encode()
         assert "larger than" in _error(http.post(url, content=huge, headers=as_json), 413)
+        # The limit follows the fields' own (issue 32): the longest input, instructions and an
+        # 8-part blend of the longest voices, every character escaped, are read, never a 413
+        # (a fixed 64 KiB refused them); here a bad temperature is what answers.
+        longest = {
+            **good,
+            "input": "你" * api.server.limits.max_input_chars,
+            "instructions": "慢" * 4096,
+            "voice": "+".join(["豆" * api.server.max_part] * 8)[: api.server.max_voice],
+            "temperature": 99,
+        }
+        body = json.dumps(longest).encode()  # ensure_ascii: six bytes a character
+        assert "temperature" in _error(http.post(url, content=body, headers=as_json), 400)
+    # At the defaults, with the official model's 768-wide embeddings, the documented case.
+    part = speaker_string_limit(768)
+    documented = {**good, "input": "你" * 4096, "voice": "+".join(["豆" * part] * 8)}
+    size = len(json.dumps(documented).encode())
+    assert 64 * 1024 < size <= body_limit(4096, 8 * (part + 32))
     with pytest.raises(openai.BadRequestError, match="Unknown voice"):
         _speech(api, "你好。", voice="nobody")
 
