@@ -50,7 +50,7 @@ from chattts_studio.core.serve.request import (
     speed_token,
 )
 from chattts_studio.core.serve.sse import SpeechEvents
-from chattts_studio.core.serve.stream import Reply, StreamLimits, respond
+from chattts_studio.core.serve.stream import Reply, StreamAborted, StreamLimits, respond
 from chattts_studio.core.serve.voices import ApiVoices
 from chattts_studio.core.voices.blend import MAX_PARTS
 from chattts_studio.core.voices.speaker_file import MAX_NAME
@@ -341,8 +341,23 @@ class _Guard:
             await send(message)
 
         refused = refusal(self.server.access, scope)
+        started = [False]
+
+        async def watched(message: Message) -> None:
+            started[0] = started[0] or message["type"] == "http.response.start"
+            await counting(message)
+
         try:
-            await (refused or self.cors)(scope, receive, counting)
+            await (refused or self.cors)(scope, receive, watched)
+        except StreamAborted:
+            raise  # planned: uvicorn ends the connection without the body's end
+        except Exception as exc:
+            # A bug: one line in the log and one sentence to the client, here, before
+            # Starlette's outermost middleware would print the traceback (issue 32).
+            log.warning("request failed: %s: %s", type(exc).__name__, exc)
+            if not started[0]:
+                sentence = "The server failed to make this request's audio."
+                await error_response(500, sentence)(scope, receive, counting)
         finally:
             self.server.metrics.answered(str(scope.get("path", "")), status[0])
 

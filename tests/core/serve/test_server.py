@@ -3,6 +3,7 @@
 import argparse
 import io
 import json
+import logging
 import struct
 import threading
 import time
@@ -334,3 +335,30 @@ def test_a_cloned_and_an_embedding_voice_share_steps_and_each_equals_its_solo_ru
         alone = _speech(api, str(r["text"]), voice=r["voice"], seed=r["seed"])
         assert _fits(len(alone) // 2, api.batcher, str(r["text"]))
         assert results[i] == alone, f"request {i} differs from its solo run"
+
+
+def test_a_bug_in_a_route_is_one_line_in_the_log_and_one_sentence_to_the_client(
+    api: Running, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Issue 32, finding 8: an unexpected exception is answered with one sentence and logged
+    as one line; no traceback reaches the log (Starlette's outermost middleware printed one)."""
+
+    def broken(_voice: str) -> None:
+        raise RuntimeError("a bug in the voices")
+
+    monkeypatch.setattr(api.server, "voice", broken)
+    url = f"{api.url}/v1/audio/speech"
+    body = {"model": "chattts", "input": "你好。", "voice": "seed:1"}
+    # uvicorn's loggers do not propagate to the root: listen on them too.
+    loggers = [logging.getLogger(name) for name in ("uvicorn", "uvicorn.error")]
+    for logger in loggers:
+        logger.addHandler(caplog.handler)
+    try:
+        with caplog.at_level(logging.INFO):
+            message = _error(httpx.post(url, json=body, timeout=30), 500)
+    finally:
+        for logger in loggers:
+            logger.removeHandler(caplog.handler)
+    assert message == "The server failed to make this request's audio."
+    assert not [r for r in caplog.records if r.exc_info or "Traceback" in r.getMessage()]
+    assert any("a bug in the voices" in r.getMessage() for r in caplog.records)
