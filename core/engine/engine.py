@@ -5,6 +5,7 @@ per-job cancel tokens and live metrics."""
 import logging
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 
 import numpy as np
 import torch
@@ -12,7 +13,7 @@ import torch
 from chattts_studio.core.engine.cancel import CancelToken
 from chattts_studio.core.engine.chattts.chat import ChatModel, RefineSettings
 from chattts_studio.core.engine.decoder_pool import DecoderPool, cuda_rows
-from chattts_studio.core.engine.devices import check_precision, resolve_device
+from chattts_studio.core.engine.devices import Precision, check_precision, resolve_device
 from chattts_studio.core.engine.loading import (
     LoadedModel,
     LoadProgress,
@@ -22,7 +23,7 @@ from chattts_studio.core.engine.loading import (
     verified_info,
 )
 from chattts_studio.core.engine.metrics import LiveMetrics, reset_peak
-from chattts_studio.core.engine.onnxrt.choice import check_engine
+from chattts_studio.core.engine.onnxrt.choice import EngineKind, check_engine
 from chattts_studio.core.engine.pipeline import (
     JobContext,
     ModelTexts,
@@ -138,7 +139,13 @@ class Engine:
         ):
             self.decoders.clear()  # their caches and graphs are in the old dtype
             was = (current.precision, current.engine)
-            switch_in_place(self.model, info, was, chosen, kind, report, cancel)
+            try:
+                switch_in_place(self.model, info, was, chosen, kind, report, cancel)
+            except BaseException:
+                # The switch left the GPT in fp32 on torch (loading.switch_in_place): say so,
+                # never the precision and engine it had before (issue 32).
+                self.loaded = replace(current, precision=Precision.FP32, engine=EngineKind.TORCH)
+                raise
         else:
             self.unload()
             self.model = load_fresh(info, target, compile, chosen, kind, report, cancel)

@@ -87,9 +87,19 @@ def switch_in_place(
     report("switching precision", 0.5)
     model.decode_step = None
     old_precision, old_kind = was
+    gpt = str(info.folder / "asset" / "gpt")
     if old_precision is not Precision.FP32 and old_kind is EngineKind.TORCH:
-        model.restore_gpt(str(info.folder / "asset" / "gpt"))
-    apply_engine(model, info, precision, kind, report, cancel)
+        model.restore_gpt(gpt)
+    # From here the model is the GPT in fp32 on torch: what a failure or a cancel of the new
+    # choice leaves it as, whole (a cast or a quantization stopped half-way is undone), so
+    # the engine can say what runs (issue 32).
+    try:
+        apply_engine(model, info, precision, kind, report, cancel)
+    except BaseException:
+        model.decode_step = None
+        if kind is EngineKind.TORCH and precision is not Precision.FP32:
+            model.restore_gpt(gpt)
+        raise
 
 
 def apply_engine(

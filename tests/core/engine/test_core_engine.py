@@ -303,3 +303,38 @@ def test_a_failed_device_switch_leaves_the_live_panel_on_the_device_in_use(
     assert engine.live.device == "cpu"
     assert engine.live.snapshot().memory is not None
     assert engine.live.snapshot().memory.device == "cpu"  # type: ignore[union-attr]
+
+
+def test_a_cancelled_engine_switch_says_what_the_model_runs_now(
+    demo_model: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 32, finding 4: torch int8 -> ONNX Runtime cancelled during the export leaves the
+    GPT in fp32 on torch; the engine says so (not int8 on torch), and it speaks as a fresh
+    fp32 torch model does."""
+    import chattts_studio.core.engine.onnxrt.export
+    from chattts_studio.core.engine.devices import Precision
+    from chattts_studio.core.engine.onnxrt.choice import EngineKind
+    from chattts_studio.core.errors import Cancelled
+
+    engine = Engine()
+    fresh = Engine()
+    try:
+        engine.load(demo_model, "cpu", "int8", engine="torch")
+
+        def cancelled(*_args: object, **_kwargs: object) -> None:
+            raise Cancelled()
+
+        monkeypatch.setattr(chattts_studio.core.engine.onnxrt.export, "ensure_export", cancelled)
+        with pytest.raises(Cancelled):
+            engine.load(demo_model, "cpu", "fp32", engine="onnx")
+        assert engine.loaded is not None and engine.model is not None
+        assert engine.loaded.precision is Precision.FP32
+        assert engine.loaded.engine is EngineKind.TORCH and engine.model.decode_step is None
+        layer = engine.model.gpt.layers[0].mlp.up_proj
+        assert "quantized" not in type(layer).__module__  # the int8 GPT is gone: fp32 again
+        fresh.load(demo_model, "cpu", "fp32", engine="torch")
+        said = next(iter(engine.synthesize(fast("你好。")))).audio
+        assert np.array_equal(said, next(iter(fresh.synthesize(fast("你好。")))).audio)
+    finally:
+        engine.unload()
+        fresh.unload()
