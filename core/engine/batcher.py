@@ -48,6 +48,7 @@ from chattts_studio.core.engine.decode.job import Job
 from chattts_studio.core.engine.decode.loop import FastDecoder
 from chattts_studio.core.engine.decode.rowwise import Sampling, check_sampling, segment_seed
 from chattts_studio.core.engine.decode.streaming import ChunkVocoder
+from chattts_studio.core.engine.decoder_pool import SIZING_LENGTH
 from chattts_studio.core.engine.engine import Engine
 from chattts_studio.core.engine.pipeline import out_of_memory, release_memory
 from chattts_studio.core.engine.request import AudioChunk
@@ -63,6 +64,10 @@ from chattts_studio.core.voices.voice import Voice
 
 log = logging.getLogger("chattts_studio")
 FIRST_LENGTH = 256  # KV positions a decoder starts with (it grows for longer segments)
+# A decoder grown past this (a request with very long segments) is dropped once the batch is
+# idle: the next starts at FIRST_LENGTH again. Below it (what default segments need), it is
+# kept: growing it again for every request would cost a copy of every row's cache.
+KEEP_LENGTH = SIZING_LENGTH
 
 
 class Batcher:
@@ -303,6 +308,7 @@ class Batcher:
             memory = False
             try:
                 self._run_decoder()
+                self._shrink_when_grown()
             except Exception as exc:  # a device failure: every request in flight gets it
                 log.warning("batch failed: %s", exc)
                 memory = out_of_memory(exc)
@@ -318,6 +324,17 @@ class Batcher:
             if memory:  # outside the except block, whose traceback held the decoder
                 release_memory(self.engine.loaded.device.id if self.engine.loaded else "cpu")
         self._fail_all(QueueFull("The server is shutting down."))
+
+    def _shrink_when_grown(self) -> None:
+        """Idle now: a cache one long segment grew for every slot (segment_size 500: 2,048
+        positions, ~4 GB at 16 slots on the official model) is not kept for the server's
+        life (issue 32)."""
+        decoder = self._decoder
+        if decoder is not None and decoder.max_len > KEEP_LENGTH:
+            self.engine.decoders.discard(decoder)
+            self._decoder = None
+            del decoder
+            release_memory(self.engine.loaded.device.id if self.engine.loaded else "cpu")
 
     def _run_decoder(self) -> None:
         decoder = self._decoder = self._pooled()

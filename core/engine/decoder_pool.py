@@ -154,7 +154,8 @@ class DecoderPool:
             self.trim()
 
     def discard(self, decoder: FastDecoder) -> None:
-        """Never lend `decoder` again (it raised: its state is unknown)."""
+        """Never lend `decoder` again (it raised: its state is unknown; or its cache grew too
+        large to keep)."""
         for shape, kept in list(self._decoders.items()):
             if kept is decoder:
                 del self._decoders[shape]

@@ -274,3 +274,32 @@ def test_a_held_back_request_takes_no_row_until_let_go(engine: Engine) -> None:
         assert isinstance(got[-1], Finished)
     finally:
         batcher.close()
+
+
+def test_a_cache_one_long_segment_grew_is_dropped_once_idle(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 32, finding 5: a request with long segments grows every slot's KV cache; once
+    the batch is idle that cache is dropped (the next request starts small again, and gets
+    the same audio), instead of being held for the server's whole life."""
+    import chattts_studio.core.engine.batcher as batcher_module
+
+    # Here any segment of this text outgrows the first size: keep nothing past it.
+    monkeypatch.setattr(batcher_module, "KEEP_LENGTH", batcher_module.FIRST_LENGTH)
+    order = SpeechOrder("你好。今天天气很好，我们去公园散步吧。", engine.sample_speaker(4), 4)
+    batcher = Batcher(engine, slots=2)
+    grown: list[int] = []
+    batcher.step_listeners.append(lambda _ids: grown.append(batcher.decoder.max_len))
+    batcher.start()
+    try:
+        done, first = _collect(batcher, order)
+        assert done.wait(60) and isinstance(first[-1], Finished)
+        assert max(grown) > batcher_module.FIRST_LENGTH  # it did grow while decoding
+        deadline = time.monotonic() + 10
+        while batcher.decoder.max_len > batcher_module.FIRST_LENGTH:
+            assert time.monotonic() < deadline, "the grown cache was kept"
+            time.sleep(0.01)
+        done, again = _collect(batcher, order)
+        assert done.wait(60) and np.array_equal(_audio(again), _audio(first))
+    finally:
+        batcher.close()
