@@ -74,12 +74,14 @@ def _body(text: str, voice: str = "seed:3") -> dict[str, str]:
     return {"model": "chattts", "input": text, "voice": voice, "response_format": "pcm"}
 
 
-def _raw_request(port: int, text: str, receive_buffer: int | None = None) -> socket.socket:
+def _raw_request(
+    port: int, text: str, receive_buffer: int | None = None, **fields: str
+) -> socket.socket:
     sock = socket.socket()
     if receive_buffer:  # before connecting, so the window stays small
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, receive_buffer)
     sock.connect(("127.0.0.1", port))
-    body = json.dumps(_body(text)).encode()
+    body = json.dumps({**_body(text), **fields}).encode()
     head = (
         f"POST /v1/audio/speech HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
         f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
@@ -276,6 +278,39 @@ def test_a_client_that_never_reads_is_cut_off_holding_little(
             received += chunk
         assert received.startswith(b"HTTP/1.1 200")
         assert not received.endswith(b"\r\n0\r\n\r\n")
+    finally:
+        sock.close()
+    assert not logs.troubles()
+
+
+def test_a_whole_body_client_that_never_reads_is_cut_off(
+    api: Running, logs: _Records, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 32, finding 3: a body made whole before it is sent (FLAC, captions JSON: one
+    path, _WholeBody) is sent with every write bounded in time, as a stream is: a client that
+    reads nothing is cut off after the stall limit instead of holding the body and its
+    connection for ever. Captions JSON of WAV: the largest body per second of audio."""
+    limits = StreamLimits(buffer_seconds=0.5, stall_seconds=1.0)
+    monkeypatch.setattr(api.server, "limits", replace(api.server.limits, stream=limits))
+    stats = api.batcher.stats
+    stalled = stats.stalled
+    # ~8 MB of body: more than loopback's socket buffers hold for a 4 KB window.
+    fields = {"response_format": "wav", "captions": "json"}
+    sock = _raw_request(api.port, LONG * 6, receive_buffer=4096, **fields)
+    try:
+        assert _until(lambda: stats.stalled == stalled + 1, 120), "never cut off"
+        assert _until(lambda: api.batcher.active_requests() == 0)
+        sock.settimeout(30)
+        received = b""
+        while chunk := sock.recv(65536):
+            received += chunk
+        head, _, body = received.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 200")
+        length = next(
+            int(line.split(b":")[1]) for line in head.split(b"\r\n")
+            if line.lower().startswith(b"content-length")
+        )  # fmt: skip
+        assert len(body) < length  # cut off: the body never came whole
     finally:
         sock.close()
     assert not logs.troubles()
