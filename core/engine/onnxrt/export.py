@@ -6,6 +6,11 @@ graph.py computes) and the torch and ONNX Runtime versions that made it. fp32 is
 exporter's graph (weights beside it in step.onnx.data); int8 is ONNX Runtime's dynamic
 quantization of that graph (int8 weights, per output channel; activations quantized per step).
 
+Pruning: each export is ~1 GB for the official model. Whenever one is used, the exports of
+the same weights made by another FORMAT or another torch or ONNX Runtime version (never used
+again) are deleted, and so are exports of other weights unused for UNUSED_DAYS; an export
+another process holds (its lock taken) is left alone.
+
 Trust: a folder is used only when its manifest (written last, listing every file's size and
 sha256) matches the files; otherwise it is deleted and made again, never loaded. A folder is
 built under a temporary name and renamed into place, so a crash leaves no half folder where a
@@ -39,6 +44,8 @@ from chattts_studio.core.messages import QT_TRANSLATE_NOOP, Sentence
 from chattts_studio.core.weights import hashcache, models
 
 FORMAT = 2  # raise when graph.py changes what an export computes
+UNUSED_DAYS = 90  # an export of other weights unused this long is deleted (~1 GB each)
+USED = ".used"  # touched at every use: when the export was last used
 MANIFEST = "manifest.json"
 STEP_FILE = "step.onnx"
 LOCK_POLL_S = 0.5
@@ -75,9 +82,42 @@ def ensure_export(
         for left in folder.glob("*.building-*"):
             shutil.rmtree(left, ignore_errors=True)
         fp32 = _ensure(folder / "fp32", lambda out: _export(model, out), report, cancel)
-        if precision is Precision.FP32:
-            return fp32
-        return _ensure(folder / "int8", lambda out: _quantize(fp32, out), report, cancel)
+        step = fp32
+        if precision is not Precision.FP32:
+            step = _ensure(folder / "int8", lambda out: _quantize(fp32, out), report, cancel)
+        (folder / USED).touch()
+    prune(folder.name)
+    return step
+
+
+def prune(current: str, now: float | None = None) -> list[Path]:
+    """Delete the exports that will not be used again (see the module's note), never
+    `current` (the key in use) nor one another process holds; the folders deleted."""
+    import time
+
+    now = time.time() if now is None else now
+    weights = current.split("-", 1)[0]
+    gone = []
+    for folder in sorted(export_root().iterdir()):
+        if not folder.is_dir() or folder.name == current or ".building-" in folder.name:
+            continue
+        used = folder / USED
+        last = (used if used.exists() else folder).stat().st_mtime
+        stale = folder.name.split("-", 1)[0] == weights  # these weights, older software
+        if not (stale or now - last > UNUSED_DAYS * 86_400):
+            continue
+        lock = filelock.FileLock(str(folder.with_suffix(".lock")))
+        try:
+            lock.acquire(timeout=0)
+        except filelock.Timeout:
+            continue  # another process builds or reads it now
+        try:
+            shutil.rmtree(folder, ignore_errors=True)
+            gone.append(folder)
+        finally:
+            lock.release()
+        log.info("Deleted the ONNX export %s (no longer used).", folder.name)
+    return gone
 
 
 @contextlib.contextmanager

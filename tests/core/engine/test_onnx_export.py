@@ -158,3 +158,42 @@ def test_two_processes_asking_at_once_make_one_export(fresh_home: Path, demo_mod
     assert made == 1, [out for out, _ in outs]
     folders = list(export.export_root().glob("*/fp32"))
     assert len(folders) == 1 and export.verified(folders[0])
+
+
+def test_exports_that_will_not_be_used_again_are_deleted(
+    fresh_home: Path, engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 32, finding 8: each export is ~1 GB. Using one deletes the same weights' exports
+    made by other software versions and other weights' exports unused for 90 days; recent
+    exports of other weights, and one another process holds, stay."""
+    import time
+
+    import filelock
+
+    _counting(monkeypatch, fake=True)
+    root = export.export_root()
+    root.mkdir(parents=True)
+    assert engine.loaded is not None
+    key = export.export_key(engine.loaded.info)
+    weights = key.split("-", 1)[0]
+    old_days = (export.UNUSED_DAYS + 1) * 86_400
+
+    def made(name: str, age: float = 0.0) -> Path:
+        folder = root / name
+        (folder / "fp32").mkdir(parents=True)
+        (folder / "fp32" / export.STEP_FILE).write_bytes(b"x")
+        stamp = time.time() - age
+        os.utime(folder, (stamp, stamp))
+        return folder
+
+    older_software = made(f"{weights}-f1-torch2.0.0-ort1.0.0")
+    other_recent = made("0123456789abcdef-f2-torch2.14.1-ort1.32.0", age=86_400)
+    other_unused = made("fedcba9876543210-f2-torch2.14.1-ort1.32.0", age=old_days)
+    held = made("00000000aaaaaaaa-f2-torch2.14.1-ort1.32.0", age=old_days)
+    lock = filelock.FileLock(str(held.with_suffix(".lock")))
+    with lock:  # another process uses it now
+        _ensure(engine)
+    assert (root / key / export.USED).exists()
+    assert not older_software.exists() and not other_unused.exists()
+    assert other_recent.exists() and held.exists()
+    assert export.verified(root / key / "fp32")
