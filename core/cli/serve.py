@@ -152,6 +152,7 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from chattts_studio.core.engine.batcher import INT8_CHUNKS
     from chattts_studio.core.engine.decoder_pool import MAX_ROWS
     from chattts_studio.core.serve.access import Access
     from chattts_studio.core.serve.app import ServeLimits
@@ -177,6 +178,8 @@ def run(args: argparse.Namespace) -> int:
         )
     if args.chunk_rows is not None and not 1 <= args.chunk_rows <= 64:
         raise StudioError("--chunk-rows must be 1-64.")
+    if args.chunk_rows is not None and args.chunk_rows > 1 and args.precision == "int8":
+        raise StudioError(INT8_CHUNKS)
     common.check_engine_choice(args.device, args.precision, args.engine)
     check_port(args.host, args.port)
     engine = common.load_engine(args.model, args.device, args.precision, args.engine)

@@ -68,6 +68,13 @@ FIRST_LENGTH = 256  # KV positions a decoder starts with (it grows for longer se
 # idle: the next starts at FIRST_LENGTH again. Below it (what default segments need), it is
 # kept: growing it again for every request would cost a copy of every row's cache.
 KEEP_LENGTH = SIZING_LENGTH
+# int8 quantizes each product's activations with one scale for the whole product: rows
+# computed together would change one another's bits (and one row's NaN would spoil them
+# all). One row per product keeps every response equal to its solo run (issue 32).
+INT8_CHUNKS = (
+    "--chunk-rows above 1 cannot be used with int8: its quantization ties the rows of a "
+    "product together; leave it at 1, or serve fp32 or bf16."
+)
 
 
 class Batcher:
@@ -96,6 +103,8 @@ class Batcher:
         # On the CPU, rows per product of the exact step (None: EXACT_CHUNK_ROWS, one): one
         # makes a lone request cost what synth does; more make many clients cheaper. Every
         # response equals its solo run at any value (the bits differ between values).
+        if chunk_rows is not None and chunk_rows > 1 and loaded.precision.value == "int8":
+            raise StudioError(INT8_CHUNKS)
         self.chunk_rows = chunk_rows
         # The engine's, kept for the model's life: taken again before each run, so that after
         # a failure (the pool dropped it) a fresh one replaces it.

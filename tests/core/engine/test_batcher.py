@@ -303,3 +303,39 @@ def test_a_cache_one_long_segment_grew_is_dropped_once_idle(
         assert done.wait(60) and np.array_equal(_audio(again), _audio(first))
     finally:
         batcher.close()
+
+
+@pytest.mark.parametrize("kind", ["torch", "onnx"])
+def test_under_int8_each_response_equals_its_solo_run_and_chunks_are_refused(
+    demo_model: str, kind: str
+) -> None:
+    """Issue 32, finding 2: int8 quantizes a product's activations with one scale, so rows
+    computed together change one another's bits. The batcher keeps one row per product
+    under int8 (its default) and refuses more: each request's audio, sharing the batch with
+    others, is its audio alone."""
+    from chattts_studio.core.errors import StudioError
+
+    engine = Engine()
+    engine.load(demo_model, "cpu", "int8", engine=kind)
+    try:
+        with pytest.raises(StudioError, match="cannot be used with int8"):
+            Batcher(engine, slots=4, chunk_rows=4)
+        orders = [
+            SpeechOrder("你好。今天天气很好。", engine.sample_speaker(1), 1),
+            SpeechOrder("Hello there. Good day.", engine.sample_speaker(2), 2),
+        ]
+        batcher = Batcher(engine, slots=4)
+        batcher.segment_size = 6
+        batcher.start()
+        try:
+            together = [_collect(batcher, order) for order in orders]
+            for done, _ in together:
+                assert done.wait(60)
+            for order, (_, got) in zip(orders, together, strict=True):
+                done, alone = _collect(batcher, order)
+                assert done.wait(60)
+                assert np.array_equal(_audio(got), _audio(alone))
+        finally:
+            batcher.close()
+    finally:
+        engine.unload()

@@ -273,6 +273,11 @@ def test_no_listening_beyond_this_machine_without_a_key(monkeypatch: pytest.Monk
     with pytest.raises(StudioError, match="--chunk-rows must be 1-64"):
         serve_command.run(args)
     assert not loaded, "the model was loaded before the refusal"
+    # int8 ties the rows of a product together: only one row per product (issue 32).
+    args = parser.parse_args(["serve", "--precision", "int8", "--chunk-rows", "4"])
+    with pytest.raises(StudioError, match="cannot be used with int8"):
+        serve_command.run(args)
+    assert not loaded, "the model was loaded before the refusal"
 
 
 # -- cloned voices ------------------------------------------------------------------------
