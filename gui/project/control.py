@@ -47,6 +47,7 @@ SettingsRequest = Callable[[str], SynthesisRequest]
 
 class ProjectControl(QObject):
     opened = Signal()  # a project is shown: the window brings the segments to the front
+    queue_wanted = Signal(object, str)  # Path, title: the project into the render queue
 
     def __init__(
         self,
@@ -87,6 +88,13 @@ class ProjectControl(QObject):
         )
         self.export_action = add_action(
             window, menu, translate("Projects", "&Export…"), None, self.export
+        )
+        self.queue_action = add_action(
+            window,
+            menu,
+            translate("Projects", "Add to the render &queue"),
+            None,
+            self.add_to_queue,
         )
         self.close_action = add_action(
             window, menu, translate("Projects", "&Close"), None, self.close_project
@@ -327,6 +335,14 @@ class ProjectControl(QObject):
             self.result.player.play(audio)  # type: ignore[arg-type]
 
         in_background(lambda: reading.joined(folder, project, first), heard, self._problem, self)
+
+    def add_to_queue(self) -> None:
+        """The chosen takes exported by the render queue, in its format, after its other
+        jobs (the project as it is when its turn comes)."""
+        if self.folder is None:
+            self.messages.show(translate("Projects", "Open or make a project first."))
+            return
+        self.queue_wanted.emit(self.folder, self.folder.stem)
 
     def export(self) -> None:
         """The chosen takes in order with their pauses, as the Result panel's save options say:

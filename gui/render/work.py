@@ -12,6 +12,7 @@ from chattts_studio.core.engine.cancel import CancelToken
 from chattts_studio.core.engine.request import AUTO_BATCH_MAX
 from chattts_studio.core.errors import StudioError
 from chattts_studio.core.messages import clock
+from chattts_studio.core.project import store
 from chattts_studio.core.text.chapters import Book, read_book, text_chapters
 from chattts_studio.gui.i18n import translate
 from chattts_studio.gui.worker.jobs import RenderDone, RenderSpec
@@ -50,6 +51,37 @@ def book_of(spec: RenderSpec) -> Book:
     return book
 
 
+PROJECT_FORMATS = ("wav", "flac", "ogg", "mp3")  # what a project exports to (no m4b)
+
+
+def export_project(spec: RenderSpec, report: Report) -> RenderDone:
+    """A segment editor's project in the queue: its chosen takes in order with their pauses
+    (no model runs: they are made), in the queue's format and subtitles, in the job's folder."""
+    import soundfile as sf
+
+    from chattts_studio.core.project import reading
+
+    assert spec.source is not None
+    project = store.load(spec.source)  # a damaged or newer one: its sentence
+    fmt = spec.options.format if spec.options.format in PROJECT_FORMATS else "flac"
+    warnings = []
+    if fmt != spec.options.format:
+        warnings.append(
+            translate("RenderWork", "A project is exported as FLAC, not {format}.").format(
+                format=spec.options.format
+            )
+        )
+    folder = Path(spec.folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    out = folder / f"{spec.title or spec.source.stem}.{fmt}"
+    subtitles = out.with_suffix(f".{spec.options.subtitles}") if spec.options.subtitles else None
+    report("render", 0.0, translate("RenderWork", "Exporting the project's chosen takes"))
+    files = reading.export(spec.source, out, subtitles)
+    seconds = sf.info(str(out)).duration
+    report("render", 1.0, translate("RenderWork", "Exported"))
+    return RenderDone(folder, files, 0, len(project.segments), seconds, warnings)
+
+
 def run_render(
     engine: "Engine", spec: RenderSpec, cancel: CancelToken, report: Report
 ) -> RenderDone:
@@ -57,6 +89,8 @@ def run_render(
     kept there (the same job later resumes from it), StudioError for a bad book or folder."""
     from chattts_studio.core.services.render_book import NothingToSpeak, render_book
 
+    if spec.source is not None and spec.source.suffix == store.SUFFIX:  # a project
+        return export_project(spec, report)
     if engine.loaded is None:
         raise StudioError(translate("RenderWork", "No model is loaded: load one before rendering."))
     book = book_of(spec)

@@ -168,6 +168,9 @@ class MainWindow(QMainWindow):
         self.result.folder_used.connect(self._folder_used)
         self.result.history_limit_changed.connect(self._history_limit_changed)
         self.projects.opened.connect(lambda: self.editor_tabs.setCurrentWidget(self.projects.panel))
+        self.projects.queue_wanted.connect(
+            lambda folder, title: self.render_jobs.queue.add(folder, "", title)
+        )
         self.host.worker.started.connect(self._job_started)
 
     def _job_started(self, job: Job) -> None:

@@ -1052,6 +1052,10 @@
         <translation>导出(&amp;E)…</translation>
     </message>
     <message>
+        <source>Add to the render &amp;queue</source>
+        <translation>加入渲染队列(&amp;Q)</translation>
+    </message>
+    <message>
         <source>&amp;Close</source>
         <translation>关闭(&amp;C)</translation>
     </message>
@@ -1275,6 +1279,18 @@
     <message>
         <source>The text has nothing to read.</source>
         <translation>文本中没有可朗读的内容。</translation>
+    </message>
+    <message>
+        <source>A project is exported as FLAC, not {format}.</source>
+        <translation>项目导出为 FLAC，而不是 {format}。</translation>
+    </message>
+    <message>
+        <source>Exporting the project&apos;s chosen takes</source>
+        <translation>正在导出项目选定的版本</translation>
+    </message>
+    <message>
+        <source>Exported</source>
+        <translation>已导出</translation>
     </message>
     <message>
         <source>No model is loaded: load one before rendering.</source>

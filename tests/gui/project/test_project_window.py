@@ -151,3 +151,25 @@ def test_a_second_writer_and_a_damaged_project_are_one_sentence_each(
     window.projects.open()
     qtbot.waitUntil(lambda: "damaged" in window.messages.notice.text().lower())
     assert window.projects.folder == folder  # the open project stays open
+
+
+def test_the_render_queue_exports_a_projects_chosen_takes(
+    qtbot, make_window, tmp_path, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    """Project > Add to the render queue: the queue's job writes the chosen takes in order
+    with their pauses (nothing is made again), in the queue's format, subtitles beside."""
+    window = make_window(model="demo")
+    folder = _new_project(qtbot, window, tmp_path / "queued.chattts", monkeypatch)
+    queue = window.render_jobs.queue
+    queue.folder = tmp_path / "renders"
+    queue.folder.mkdir()
+    queue.format_box.setCurrentText("wav")
+    queue.subtitles_box.setChecked(True)
+    window.projects.add_to_queue()
+    qtbot.waitUntil(lambda: queue.items and queue.items[-1].state == "done", timeout=RUN_MS)
+    out = queue.folder / "queued" / "queued.wav"
+    written, rate = sf.read(str(out), dtype="float32")
+    expected = np.clip(reading.joined(folder, store.load(folder)), -1.0, 1.0)
+    assert rate == 24000 and written.shape == expected.shape
+    assert np.max(np.abs(written - expected)) <= 1.0 / 32767
+    assert out.with_suffix(".srt").read_text(encoding="utf-8").count("-->") == 3
