@@ -341,12 +341,18 @@ class _AudioStream(StreamingResponse):
         return True
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        try:
-            _, gone = await self.state.client.unless_gone(self._pump(send))
-            if gone:
-                self.state.left("while its audio streamed")
-        finally:
-            self.state.end()
+        await _sent_watched(self.state, self._pump(send), "while its audio streamed")
+
+
+async def _sent_watched(state: _Response, pump: Awaitable[bool], when: str) -> None:
+    """Send a body while watching for the client leaving; the request's hold ends either way
+    (its rows freed, its audio no longer counted)."""
+    try:
+        _, gone = await state.client.unless_gone(pump)
+        if gone:
+            state.left(when)
+    finally:
+        state.end()
 
 
 async def _write(state: _Response, send: Send, body: bytes, more: bool) -> None:
@@ -390,9 +396,4 @@ class _WholeBody(Response):
         return True
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        try:
-            _, gone = await self.state.client.unless_gone(self._pump(send))
-            if gone:
-                self.state.left("while its audio was sent")
-        finally:
-            self.state.end()
+        await _sent_watched(self.state, self._pump(send), "while its audio was sent")

@@ -145,16 +145,19 @@ class VoiceControl(QObject):
         self.voice_dialog.show()
         self.voice_dialog.raise_()
 
-    def _voice_base(self, text: str) -> SynthesisRequest:
+    def short_request(self, text: str, seed: int = 0, batch_size: int = 0) -> SynthesisRequest:
+        """A short take's request (an audition, a voice's preview): the panel's sampling, no
+        refine pass, short segments, the dictionary."""
         generation = self.controls.generation()
         return SynthesisRequest(
             text=text,
-            seed=generation.seed,
+            seed=seed,
             temperature=generation.temperature,
             top_p=generation.top_p,
             top_k=generation.top_k,
             refine_text=False,
             segment_size=AUDITION_SEGMENT,
+            batch_size=batch_size,
             lexicon=self.lexicon_entries(),
         )
 
@@ -169,7 +172,7 @@ class VoiceControl(QObject):
     def _recording_spec(self, recording: Recording, transcript: str, text: str) -> VoiceJob:
         return VoiceJob(
             transcript,
-            self._voice_base(text),
+            self.short_request(text, self.controls.generation().seed),
             recording.source,
             recording.take,
             recording.rate,

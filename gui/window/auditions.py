@@ -7,7 +7,6 @@ from collections.abc import Callable
 from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QWidget
 
-from chattts_studio.core.engine.request import SynthesisRequest
 from chattts_studio.core.errors import StudioError
 from chattts_studio.gui.i18n import core_text, translate
 from chattts_studio.gui.panels.blend import BlendDialog
@@ -31,8 +30,6 @@ from chattts_studio.gui.worker.jobs import (
     Progress,
     SeedSpeaker,
 )
-
-AUDITION_SEGMENT = 80
 
 # How a request that must wait for the worker is held (SynthesisControl.wait_for_worker).
 Wait = Callable[[Callable[[], object], bool], None]
@@ -98,22 +95,8 @@ class AuditionControl(QObject):
                 translate("JobRequests", "Load a model and wait for the running job first.")
             )
             return
-        base = self._base(text, batch_size=4)
+        base = self.voices.short_request(text, batch_size=4)
         self.jobs.start(self.host.audition(AuditionJob(text, count, base)))
-
-    def _base(self, text: str, batch_size: int = 0) -> SynthesisRequest:
-        """An audition's request: the panel's sampling, no refine pass, short segments."""
-        generation = self.controls.generation()
-        return SynthesisRequest(
-            text=text,
-            temperature=generation.temperature,
-            top_p=generation.top_p,
-            top_k=generation.top_k,
-            refine_text=False,
-            segment_size=AUDITION_SEGMENT,
-            batch_size=batch_size,
-            lexicon=self.voices.lexicon_entries(),
-        )
 
     def _preview_blend(self, spec: str, text: str) -> None:
         """The blend dialog's preview: an audition of one voice, the blend (mixed and read on
@@ -131,7 +114,7 @@ class AuditionControl(QObject):
                 translate("JobRequests", "Load a model and wait for the running job first.")
             )
             return
-        base = self._base(text)
+        base = self.voices.short_request(text)
         voices = {e.name: e.voice for e in self.speakers.library.entries}
         spec_job = AuditionJob(text, 1, base, blend=spec, library=voices)
         dialog.job = self.jobs.start(self.host.audition(spec_job))
