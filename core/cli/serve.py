@@ -155,7 +155,7 @@ def run(args: argparse.Namespace) -> int:
     from chattts_studio.core.engine.batcher import INT8_CHUNKS
     from chattts_studio.core.engine.decoder_pool import MAX_ROWS
     from chattts_studio.core.serve.access import Access
-    from chattts_studio.core.serve.app import ServeLimits
+    from chattts_studio.core.serve.limits import ServeLimits
     from chattts_studio.core.services.serve import ServeOptions, SpeechService
 
     # Checked before the model loads: a refusal costs nothing.

@@ -77,7 +77,9 @@ def _streams(engine: Any, mode: Any, seconds: float) -> dict[str, Any]:
     through the real server on 127.0.0.1 with its rows from free memory."""
     from chattts_studio.core.devtools.servebench import realtime_streams
     from chattts_studio.core.engine.batcher import Batcher
-    from chattts_studio.core.serve.app import ServeLimits, SpeechServer, serving_on_loopback
+    from chattts_studio.core.serve.app import SpeechServer
+    from chattts_studio.core.serve.limits import ServeLimits
+    from chattts_studio.core.serve.running import serving_on_loopback
 
     most = CPU_STREAMS if mode.cpu else MAX_STREAMS
     batcher = Batcher(engine, max_waiting=most)

@@ -231,7 +231,8 @@ def run(
 ) -> list[Row]:
     from chattts_studio.core.engine.batcher import Batcher
     from chattts_studio.core.engine.engine import Engine
-    from chattts_studio.core.serve.app import SpeechServer, serving_on_loopback
+    from chattts_studio.core.serve.app import SpeechServer
+    from chattts_studio.core.serve.running import serving_on_loopback
 
     engine = Engine()
     loaded = engine.load(model, "cpu" if model.startswith("demo") else None)

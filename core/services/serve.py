@@ -6,11 +6,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-import chattts_studio.core.serve.app as api
+import chattts_studio.core.serve.running as api
 from chattts_studio.core.engine.batcher import Batcher
 from chattts_studio.core.errors import StudioError
 from chattts_studio.core.serve.access import Access
-from chattts_studio.core.serve.app import ApiThread, ServeLimits, SpeechServer
+from chattts_studio.core.serve.app import SpeechServer
+from chattts_studio.core.serve.limits import ServeLimits
+from chattts_studio.core.serve.running import ApiThread
 
 if TYPE_CHECKING:
     from chattts_studio.core.engine.engine import Engine

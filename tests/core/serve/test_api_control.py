@@ -15,7 +15,8 @@ from audio_fakes import add_clone
 from chattts_studio.core.engine.batcher import Batcher
 from chattts_studio.core.engine.batcher_ticket import SpeechOrder
 from chattts_studio.core.engine.engine import Engine
-from chattts_studio.core.serve.app import SpeechServer, serving_on_loopback
+from chattts_studio.core.serve.app import SpeechServer
+from chattts_studio.core.serve.running import serving_on_loopback
 from chattts_studio.core.voices.speakers import SpeakerLibrary
 
 TEXT = "你好。今天天气很好。"

@@ -20,7 +20,8 @@ from chattts_studio.core.audio.subtitles import parse_subtitles
 from chattts_studio.core.engine.batcher import Batcher
 from chattts_studio.core.engine.batcher_ticket import SpeechOrder
 from chattts_studio.core.engine.engine import Engine
-from chattts_studio.core.serve.app import SpeechServer, serving_on_loopback
+from chattts_studio.core.serve.app import SpeechServer
+from chattts_studio.core.serve.running import serving_on_loopback
 
 PAUSE = 6000  # 0.25 s at 24 kHz between segments
 TEXT = "你好。今天天气很好。"

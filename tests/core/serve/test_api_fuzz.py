@@ -16,7 +16,9 @@ from hypothesis import HealthCheck, given, settings
 
 from chattts_studio.core.engine.batcher import Batcher
 from chattts_studio.core.engine.engine import Engine
-from chattts_studio.core.serve.app import ServeLimits, SpeechServer, serving_on_loopback
+from chattts_studio.core.serve.app import SpeechServer
+from chattts_studio.core.serve.limits import ServeLimits
+from chattts_studio.core.serve.running import serving_on_loopback
 
 # Each body that fits the schema is spoken (~0.1 s on demo); one that breaks it is refused
 # at once, so those get many more tries. The other routes take no input.

@@ -26,8 +26,10 @@ from selenium.webdriver.support.ui import Select, WebDriverWait
 
 from chattts_studio.core.engine.batcher import Batcher
 from chattts_studio.core.engine.engine import Engine
-from chattts_studio.core.serve.app import ServeLimits, SpeechServer, serving_on_loopback
+from chattts_studio.core.serve.app import SpeechServer
+from chattts_studio.core.serve.limits import ServeLimits
 from chattts_studio.core.serve.page import PAGE_FILES, PAGE_HEADERS
+from chattts_studio.core.serve.running import serving_on_loopback
 from chattts_studio.core.voices.speakers import SpeakerLibrary
 
 CHROMIUM = Path("/usr/bin/chromium")  # Debian's chromium and chromium-driver (make test-debs)

@@ -26,8 +26,10 @@ from chattts_studio.core.engine.chattts.speaker_codec import speaker_string_limi
 from chattts_studio.core.engine.engine import Engine
 from chattts_studio.core.engine.request import AudioChunk, SynthesisRequest
 from chattts_studio.core.errors import StudioError
-from chattts_studio.core.serve.app import ServeLimits, SpeechServer, body_limit, serving_on_loopback
+from chattts_studio.core.serve.app import SpeechServer
 from chattts_studio.core.serve.audio import pcm16
+from chattts_studio.core.serve.limits import ServeLimits, body_limit
+from chattts_studio.core.serve.running import serving_on_loopback
 from chattts_studio.core.voices.speakers import SpeakerLibrary
 
 PAUSE = 6000  # 0.25 s at 24 kHz between segments

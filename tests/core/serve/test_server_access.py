@@ -25,12 +25,9 @@ from chattts_studio.core.engine.chattts.voice_checks import SPEAKER_VALUES_READ
 from chattts_studio.core.engine.engine import Engine
 from chattts_studio.core.errors import StudioError
 from chattts_studio.core.serve.access import Access, new_api_key, read_key_file
-from chattts_studio.core.serve.app import (
-    ServeLimits,
-    SpeechServer,
-    serving_on_loopback,
-    uvicorn_server,
-)
+from chattts_studio.core.serve.app import SpeechServer
+from chattts_studio.core.serve.limits import ServeLimits
+from chattts_studio.core.serve.running import serving_on_loopback, uvicorn_server
 from chattts_studio.core.voices.blend import MAX_PARTS
 
 PAGE = "http://localhost:3000"  # the one web page the served API lets in
@@ -263,7 +260,7 @@ def _serve_from_cli(
             thread.join(30)
 
     monkeypatch.setattr("chattts_studio.core.cli.common.load_engine", lambda *a: engine)
-    monkeypatch.setattr("chattts_studio.core.serve.app.serve_app", serve_app)
+    monkeypatch.setattr("chattts_studio.core.serve.running.serve_app", serve_app)
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]

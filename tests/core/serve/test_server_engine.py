@@ -9,7 +9,8 @@ import pytest
 
 from chattts_studio.core.engine.batcher import Batcher
 from chattts_studio.core.engine.engine import Engine
-from chattts_studio.core.serve.app import SpeechServer, serving_on_loopback
+from chattts_studio.core.serve.app import SpeechServer
+from chattts_studio.core.serve.running import serving_on_loopback
 from chattts_studio.core.services.serve import ServeOptions, SpeechService
 
 BODY = {"model": "chattts", "input": "你好。", "voice": "seed:7", "response_format": "pcm"}

@@ -20,7 +20,8 @@ from chattts_studio.core.devtools import loadrun
 from chattts_studio.core.engine.batcher import Batcher
 from chattts_studio.core.engine.batcher_ticket import SpeechOrder
 from chattts_studio.core.engine.engine import Engine
-from chattts_studio.core.serve.app import SpeechServer, serving_on_loopback
+from chattts_studio.core.serve.app import SpeechServer
+from chattts_studio.core.serve.running import serving_on_loopback
 from chattts_studio.core.serve.stream import StreamLimits, _Buffer
 
 LONG = "。".join(["今天天气很好我们去公园散步"] * 16) + "。"
