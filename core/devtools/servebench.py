@@ -1,7 +1,7 @@
 """The speech API under load: 1, 4, 16 concurrent clients against sequential requests.
 
     python -m chattts_studio.core.devtools.servebench [--model demo-full] [--clients 1,4,16]
-    [--per-client 2]
+    [--per-client 2] [--ray-replicas 1,2 [--ray-cpus N]]
 
 Sequential: the engine alone (Engine.synthesize, one request after another: what the app and
 `synth` do). Then the server (one shared continuous batch) on 127.0.0.1 with N clients, each
@@ -9,6 +9,10 @@ sending its requests one after another over HTTP. Throughput is seconds of audio
 second of wall time; time to first byte is per request, from sending it to its first audio
 byte (pcm, so the first byte is audio). Random weights run every segment to its cap, so each
 request's audio length is known and equal across runs.
+
+--ray-replicas 1,2: instead of the one server, the same clients against Ray Serve replicas on
+a local Ray instance (`serve --ray`'s application, one CPU each unless --ray-cpus), each count
+in turn, with how many requests each replica took (from /health).
 """
 
 import argparse
@@ -205,6 +209,62 @@ def _sequential(engine: object, count: int) -> Row:
     return Row("sequential (engine alone)", count, audio, time.perf_counter() - started, first)
 
 
+def replica_rows(
+    model: str,
+    replicas: list[int],
+    clients: list[int],
+    per_client: int,
+    slots: int,
+    cpus: int,
+    chunk_rows: int | None,
+    say: Callable[[str], None],
+) -> list[Row]:
+    """The clients against 1, 2, ... replicas of `serve --ray` on a local Ray instance."""
+    import socket
+
+    import ray
+
+    from chattts_studio.core.serve.replicas.spec import ReplicaSpec, Sizing
+    from chattts_studio.core.services.serve_replicas import ReplicaService
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = int(probe.getsockname()[1])
+    spec = ReplicaSpec(model=model, cpus=cpus, slots=slots, chunk_rows=chunk_rows, port=port)
+    rows: list[Row] = []
+    ray.init(num_cpus=max(replicas) * cpus, include_dashboard=False, log_to_driver=False)
+    try:
+        for count in replicas:
+            service = ReplicaService(spec, Sizing("cpu", replicas=count))
+            service.start()
+            try:
+                _request(port, TEXTS[0], 1)  # untimed: one-time costs
+                for n in clients:
+                    before = _served(port)
+                    row = _clients(port, n, per_client)
+                    time.sleep(2)  # every replica's figures reported (board.REPORT_SECONDS)
+                    split = [after - before.get(rid, 0) for rid, after in _served(port).items()]
+                    rows.append(
+                        Row(f"ray {count} replica(s), {n} client(s)", row.requests,
+                            row.audio_seconds, row.wall_seconds, row.first_bytes)
+                    )  # fmt: skip
+                    say(format_table(rows) + f"\n  requests per replica: {split}")
+            finally:
+                service.close()
+    finally:
+        ray.shutdown()
+    return rows
+
+
+def _served(port: int) -> dict[str, int]:
+    """Requests each replica has taken, from /health."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    conn.request("GET", "/health")
+    replicas = json.loads(conn.getresponse().read())["replicas"]
+    conn.close()
+    return {r["id"]: r["requests"] for r in replicas}
+
+
 def format_table(rows: list[Row]) -> str:
     base = rows[0].throughput or 1.0
     lines = [
@@ -262,19 +322,31 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--chunk-rows", type=int, default=None, help="the CPU's exact step: rows per product"
     )
+    parser.add_argument("--ray-replicas", default=None, help="e.g. 1,2: replicas on Ray Serve")
+    parser.add_argument("--ray-cpus", type=int, default=1, help="CPUs per replica")
     args = parser.parse_args(argv)
     try:
         counts = [int(c) for c in args.clients.split(",") if c]
+        replicas = [int(c) for c in (args.ray_replicas or "").split(",") if c]
     except ValueError:
-        print("--clients takes whole numbers separated by commas, e.g. 1,4,16", file=sys.stderr)
+        print("--clients and --ray-replicas take whole numbers separated by commas, e.g. 1,4,16",
+              file=sys.stderr)  # fmt: skip
         return 2
+    say = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
+    if replicas:
+        rows = replica_rows(
+            args.model, replicas, counts, args.per_client, args.slots, args.ray_cpus,
+            args.chunk_rows, say,
+        )  # fmt: skip
+        print(format_table(rows))
+        return 0
     rows = run(
         args.model,
         counts,
         args.per_client,
         args.sequential,
         args.slots,
-        lambda line: print(line, file=sys.stderr, flush=True),
+        say,
         args.chunk_rows,
     )
     print(format_table(rows))

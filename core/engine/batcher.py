@@ -190,6 +190,10 @@ class Batcher:
         with self._lock:
             self._lock.notify_all()
 
+    def alive(self) -> bool:
+        """Started, not closed, and its thread still running (a server's health check)."""
+        return self._thread.is_alive() and not self._closed
+
     def queue_length(self) -> int:
         """Requests with no segment decoding yet."""
         return sum(1 for t in list(self._tickets) if t.next_admit == 0 and not t.cancelled)

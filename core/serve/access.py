@@ -229,3 +229,26 @@ def check_key(key: str) -> None:
                 )
             )
         )
+
+
+def is_loopback(host: str) -> bool:
+    """Whether every address `host` names is this machine's own (127.x, ::1, localhost)."""
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        pass
+    try:
+        infos = socket.getaddrinfo(host, None)
+    except OSError:
+        return False
+    return bool(infos) and all(ipaddress.ip_address(i[4][0]).is_loopback for i in infos)
+
+
+def open_only_with_key(host: str, key: str | None) -> None:
+    """StudioError when the API would listen beyond this machine with no key."""
+    if not key and not is_loopback(host):
+        raise StudioError(
+            f"Refusing to listen on {host} without --api-key: anyone who can reach it "
+            "could use this machine; give --api-key-file PATH (or $CHATTTS_STUDIO_API_KEY) or "
+            "keep the default 127.0.0.1."
+        )

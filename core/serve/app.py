@@ -12,7 +12,8 @@ and voice blends ("alloy*0.7+seed:42*0.3", core/voices/blend.py).
 """
 
 import logging
-from typing import Any
+import socket
+from typing import Any, Protocol
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
@@ -30,8 +31,9 @@ from chattts_studio.core.serve.errors import ApiError, error_response
 from chattts_studio.core.serve.guard import Guard
 from chattts_studio.core.serve.instructions import HEADER, read_instructions
 from chattts_studio.core.serve.limits import ServeLimits, body_limit
-from chattts_studio.core.serve.metrics import ServerMetrics
+from chattts_studio.core.serve.metrics import Family, ServerMetrics, render
 from chattts_studio.core.serve.page import PAGE_FILES, page_file
+from chattts_studio.core.serve.replicas.board import ReplicaReport
 from chattts_studio.core.serve.request import (
     ERROR_SCHEMA,
     LEVEL_DEFAULTS,
@@ -62,6 +64,13 @@ _HTTP_SENTENCES = {
 }
 
 
+class Peers(Protocol):
+    """The replicas serving this same app behind Ray Serve (core/serve/replicas), this one
+    included, for /health and /metrics; a server alone has none."""
+
+    async def reports(self) -> list[ReplicaReport]: ...
+
+
 class SpeechServer:
     """The app and what it serves from: one batcher over one loaded engine."""
 
@@ -72,8 +81,10 @@ class SpeechServer:
         api_key: str | None = None,
         limits: ServeLimits | None = None,
         access: Access | None = None,
+        peers: Peers | None = None,
     ) -> None:
         self.engine, self.batcher, self.api_key = engine, batcher, api_key
+        self.peers = peers
         self.limits = limits or ServeLimits()
         self.access = access or Access()
         self.metrics = ServerMetrics(batcher)
@@ -197,9 +208,28 @@ class SpeechServer:
     async def page(self, request: Request) -> Response:
         return await run_in_threadpool(page_file, request.url.path)
 
+    def report(self, replica_id: str = "local") -> ReplicaReport:
+        """This server's figures now, as one replica's line (plain counters: any thread)."""
+        stats = self.batcher.stats
+        return ReplicaReport(
+            replica_id,
+            socket.gethostname(),
+            stats.requests,
+            stats.completed,
+            stats.failed,
+            self.batcher.active_requests(),
+            self.batcher.queue_length(),
+            tuple(self.metrics.families()),
+        )
+
+    async def _reports(self) -> list[ReplicaReport]:
+        return await self.peers.reports() if self.peers is not None else [self.report()]
+
     async def health(self) -> dict[str, Any]:
-        """Open to probes without the key: names the model, never its folder's path."""
+        """Open to probes without the key: names the model, never its folder's path; one line
+        per replica (a server alone is one), with the requests each has taken."""
         loaded = self.engine.loaded
+        replicas = await self._reports()
         return {
             "status": "ok",
             "model": self.model_name,
@@ -207,12 +237,20 @@ class SpeechServer:
             "engine": loaded.engine.value if loaded else None,  # what runs the decode step
             # The page says so: random weights make noise with the real cost, never speech.
             "random_weights": loaded.info.random_weights if loaded else None,
-            "queue": self.batcher.queue_length(),
-            "active": self.batcher.active_requests(),
+            "queue": sum(r.queue for r in replicas),
+            "active": sum(r.active for r in replicas),
+            "replicas": [r.health() for r in replicas],
         }
 
     async def metrics_text(self) -> Response:
-        return Response(self.metrics.text(), media_type="text/plain; version=0.0.4")
+        if self.peers is None:
+            text = self.metrics.text()
+        else:  # every replica's figures, each labelled with its id
+            by_replica: dict[str, list[Family]] = {
+                r.id: list(r.families) for r in await self.peers.reports()
+            }
+            text = render(by_replica)
+        return Response(text, media_type="text/plain; version=0.0.4")
 
     async def models(self) -> dict[str, Any]:
         data = [

@@ -1,12 +1,54 @@
 """The speech API's figures in Prometheus's text format: requests by answer, the queue, rows
-in use, audio made, the real-time factor and memory. Read at scrape time from plain counters."""
+in use, audio made, the real-time factor and memory. Read at scrape time from plain counters.
+
+Figures are kept as families (plain data, so a replica can send its own to the others through
+Ray): one server writes them as they are; replicas behind Ray Serve write every replica's under
+one HELP/TYPE, each sample labelled replica="ID" (render)."""
 
 import threading
+from dataclasses import dataclass
 
 import psutil
 
 from chattts_studio.core.engine.batcher import Batcher
 from chattts_studio.core.serve.page import PAGE_FILES
+
+
+@dataclass(frozen=True)
+class Family:
+    name: str  # without the chattts_ prefix
+    kind: str  # counter or gauge
+    help: str
+    samples: tuple[tuple[str, float], ...]  # (labels inside the braces, or "", value)
+
+
+def render(by_replica: dict[str, list[Family]]) -> str:
+    """Prometheus text for families from one or more sources; with one source named "" the
+    samples are written unlabelled (a single server)."""
+    lines: list[str] = []
+    order: dict[str, Family] = {}
+    for families in by_replica.values():
+        for family in families:
+            order.setdefault(family.name, family)
+    for name, first in order.items():
+        lines.append(f"# HELP chattts_{name} {first.help}")
+        lines.append(f"# TYPE chattts_{name} {first.kind}")
+        for replica, families in by_replica.items():
+            for family in (f for f in families if f.name == name):
+                for labels, value in family.samples:
+                    if replica:
+                        tag = f'replica="{_escaped(replica)}"'
+                        labels = f"{tag},{labels}" if labels else tag
+                    lines.append(
+                        f"chattts_{name}{{{labels}}} {value:g}"
+                        if labels
+                        else f"chattts_{name} {value:g}"
+                    )
+    return "\n".join(lines) + "\n"
+
+
+def _escaped(value: str) -> str:
+    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
 
 
 class ServerMetrics:
@@ -31,13 +73,14 @@ class ServerMetrics:
             self.answers[key] = self.answers.get(key, 0) + 1
 
     def text(self) -> str:
+        return render({"": self.families()})
+
+    def families(self) -> list[Family]:
         s = self.batcher.stats
-        lines: list[str] = []
+        out: list[Family] = []
 
         def metric(name: str, kind: str, help: str, samples: list[tuple[str, float]]) -> None:
-            lines.append(f"# HELP chattts_{name} {help}")
-            lines.append(f"# TYPE chattts_{name} {kind}")
-            lines.extend(f"chattts_{name}{labels} {value:g}" for labels, value in samples)
+            out.append(Family(name, kind, help, tuple((tag.strip("{}"), v) for tag, v in samples)))
 
         with self._lock:
             answers = sorted(self.answers.items())
@@ -99,4 +142,4 @@ class ServerMetrics:
 
             used = torch.cuda.memory_allocated(device)
             metric("gpu_memory_bytes", "gauge", "GPU memory allocated by torch.", [("", used)])
-        return "\n".join(lines) + "\n"
+        return out

@@ -22,6 +22,10 @@ def uvicorn_server(server: SpeechServer, host: str, port: int, ready: Callable[[
         host=host,
         port=port,
         log_level="warning",
+        # The pure-Python protocol and loop the suite validates (Ray Serve installs uvloop and
+        # httptools, which uvicorn would otherwise pick up): same behaviour wherever it runs.
+        http="h11",
+        loop="asyncio",
         limit_concurrency=server.max_connections,  # beyond: 503 at once, before any work
         timeout_keep_alive=server.limits.keep_alive_seconds,
     )

@@ -10,7 +10,7 @@ import chattts_studio.core.serve.running as api
 from chattts_studio.core.engine.batcher import Batcher
 from chattts_studio.core.errors import StudioError
 from chattts_studio.core.serve.access import Access
-from chattts_studio.core.serve.app import SpeechServer
+from chattts_studio.core.serve.app import Peers, SpeechServer
 from chattts_studio.core.serve.limits import ServeLimits
 from chattts_studio.core.serve.running import ApiThread
 
@@ -38,6 +38,7 @@ class ServeOptions:
     chunk_rows: int | None = None  # the CPU's exact step: rows per product (Batcher)
     limits: ServeLimits = field(default_factory=ServeLimits)
     access: Access | None = None  # None: Access(host): the Host and Origin checks for it
+    peers: Peers | None = None  # the replicas beside it on Ray Serve (/health, /metrics)
 
 
 class SpeechService:
@@ -50,7 +51,9 @@ class SpeechService:
             engine, slots=options.slots, max_waiting=options.queue, chunk_rows=options.chunk_rows
         )
         access = options.access or Access(host=options.host)
-        self.server = SpeechServer(engine, self.batcher, options.api_key, options.limits, access)
+        self.server = SpeechServer(
+            engine, self.batcher, options.api_key, options.limits, access, options.peers
+        )
         self._thread: ApiThread | None = None
 
     def serve(self, on_listening: Callable[[], None]) -> None:
@@ -60,6 +63,11 @@ class SpeechService:
             api.serve_app(self.server, self.options.host, self.options.port, on_listening)
         finally:
             self.batcher.close()
+
+    def start_behind_proxy(self) -> None:
+        """Run the batch only: someone else serves `server.app` (a Ray Serve replica, whose
+        proxy owns the listening socket). close() ends it."""
+        self.batcher.start()
 
     def start(self, stop_seconds: float | None = None, wait_seconds: float = START_SECONDS) -> None:
         """Listen on a thread of its own; CannotListen (with everything stopped again) when it

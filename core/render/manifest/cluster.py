@@ -13,13 +13,14 @@ was killed goes back to the front of the queue; the actor restarts (max_restarts
 work again. A result for an item already written is dropped, so every item is written
 exactly once.
 
-Ray is imported only here and only when a cluster render runs: core imports without it."""
+Ray is imported only when a cluster render runs (core/cluster.py): core imports without it."""
 
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from chattts_studio.core.cluster import connect, plan_actors, ray_module
 from chattts_studio.core.engine.cancel import CancelToken
 from chattts_studio.core.engine.onnxrt.choice import EngineKind
 from chattts_studio.core.errors import Cancelled, StudioError
@@ -32,17 +33,6 @@ MAX_RESTARTS = 3  # per actor; then it is left out of the run
 IN_FLIGHT = 2  # chunks per actor at a time
 
 
-def _ray() -> Any:
-    try:
-        import ray
-    except ImportError:
-        raise StudioError(
-            "--ray needs Ray: pip install 'chattts-studio[cluster]' (on every machine of the "
-            "cluster)."
-        ) from None
-    return ray
-
-
 @dataclass
 class ClusterStats:
     actors: int = 0
@@ -50,31 +40,6 @@ class ClusterStats:
     requeued: int = 0  # chunks given out again after their actor failed
     actor_failures: int = 0
     errors: list[str] = field(default_factory=list)
-
-
-def reachable(address: str, timeout: float = 5.0) -> None:
-    """A HOST:PORT address answers, or one sentence: Ray itself retries for minutes."""
-    import socket
-
-    host, _, port = address.rpartition(":")
-    if "://" in address or not host or not port.isdigit():
-        return  # "", "auto", ray://...: Ray's own rules
-    try:
-        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
-    except OSError as exc:
-        reason = exc.strerror or type(exc).__name__
-        raise StudioError(
-            f"Cannot reach the Ray cluster at {address} ({reason.lower()}): start it with "
-            "`ray start --head` there, or check the address."
-        ) from None
-
-
-def plan_actors(resources: dict[str, float], cpus_per_actor: int) -> tuple[int, bool]:
-    """(actors, on GPUs): one per GPU when the cluster has any, else one per CPU group."""
-    gpus = int(resources.get("GPU", 0))
-    if gpus > 0:
-        return gpus, True
-    return int(resources.get("CPU", 0)) // max(1, cpus_per_actor), False
 
 
 def chunk_size(pending: int, actors: int) -> int:
@@ -111,22 +76,8 @@ class ClusterRender:
         self._flights: dict[Any, tuple[int, list[WorkItem]]] = {}  # ref -> (actor, chunk)
 
     def connect(self) -> None:
-        ray = self._ray = _ray()
-        if not ray.is_initialized():
-            reachable(self.address or "")
-            try:
-                ray.init(
-                    address=self.address or None,
-                    log_to_driver=False,
-                    include_dashboard=False,
-                )
-            except (ConnectionError, ValueError, RuntimeError) as exc:
-                where = self.address or "a local Ray instance"
-                reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-                raise StudioError(
-                    f"Cannot connect to the Ray cluster at {where}: {reason}"
-                ) from None
-            self._started = True
+        ray = self._ray = ray_module()
+        self._started = connect(self.address)
         count, self.gpu = plan_actors(ray.cluster_resources(), self.cpus_per_actor)
         if self.max_actors is not None:
             count = min(count, self.max_actors)

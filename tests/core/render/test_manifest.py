@@ -578,8 +578,8 @@ def test_without_ray_the_cli_says_how_to_install_it(
 @pytest.mark.ray
 def test_an_address_nobody_answers_is_one_sentence_at_once() -> None:
     """Ray itself retries a dead address for minutes; the render says so in a second."""
+    from chattts_studio.core.cluster import reachable
     from chattts_studio.core.errors import StudioError
-    from chattts_studio.core.render.manifest.cluster import reachable
 
     with pytest.raises(StudioError, match=r"Cannot reach the Ray cluster at 127\.0\.0\.1:1 "):
         reachable("127.0.0.1:1")

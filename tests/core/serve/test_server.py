@@ -19,13 +19,13 @@ from audio_fakes import add_clone
 
 from chattts_studio.core import SAMPLES_PER_STEP
 from chattts_studio.core.cli import serve as serve_command
-from chattts_studio.core.cli.serve import is_loopback
 from chattts_studio.core.engine.batcher import Batcher
 from chattts_studio.core.engine.batcher_ticket import Finished, SpeechOrder, collect
 from chattts_studio.core.engine.chattts.speaker_codec import speaker_string_limit
 from chattts_studio.core.engine.engine import Engine
 from chattts_studio.core.engine.request import AudioChunk, SynthesisRequest
 from chattts_studio.core.errors import StudioError
+from chattts_studio.core.serve.access import is_loopback
 from chattts_studio.core.serve.app import SpeechServer
 from chattts_studio.core.serve.audio import pcm16
 from chattts_studio.core.serve.limits import ServeLimits, body_limit

@@ -1,0 +1,113 @@
+"""The speech API as a Ray Serve application: the same app (core/serve/app.py: routes, key,
+Host and Origin rules, page, SSE, captions, metrics) in every replica, each replica with one
+loaded model and its own continuous batch. Ray Serve's proxies route each request to a replica
+with room and stream its response back as it is made (ASGI messages, never a whole body).
+
+`build(args)` is the import path `serve deploy` and `serve run` name (spec.IMPORT_PATH); the
+command line (core/services/serve_replicas.py) runs the same application. This module imports
+Ray at the top: only those two import it."""
+
+import asyncio
+import contextlib
+import logging
+from typing import Any
+
+from ray import serve
+from ray.serve import Application
+
+from chattts_studio.core.engine.engine import Engine
+from chattts_studio.core.serve.access import open_only_with_key
+from chattts_studio.core.serve.replicas.board import REPORT_SECONDS, ReplicaBoard, ReplicaReport
+from chattts_studio.core.serve.replicas.spec import BOARD, DEPLOYMENT, ReplicaSpec
+from chattts_studio.core.services.serve import ServeOptions, SpeechService
+
+log = logging.getLogger(__name__)
+
+# The board holds a few reports: no CPU of its own, so it never takes a replica's place.
+Board = serve.deployment(
+    name=BOARD, num_replicas=1, ray_actor_options={"num_cpus": 0}, max_ongoing_requests=1000
+)(ReplicaBoard)
+
+
+def load_engine(spec: ReplicaSpec) -> Engine:
+    """The replica's model: on its GPU (Ray has set CUDA_VISIBLE_DEVICES to the one it gave
+    it), else on the CPU with torch using the replica's CPUs and no more."""
+    if not spec.gpu:
+        import torch
+
+        torch.set_num_threads(max(1, spec.cpus))
+    engine = Engine()
+    engine.load(spec.model, "cuda" if spec.gpu else "cpu", spec.precision, engine=spec.engine)
+    return engine
+
+
+@serve.ingress()  # the app comes from __serve_build_asgi_app__, once the model is loaded
+class SpeechReplica:
+    # Ray Serve awaits an async constructor (and @serve.ingress requires one).
+    async def __init__(self, args: dict[str, Any], board: Any) -> None:  # type: ignore[misc]
+        spec = ReplicaSpec.from_args(args)
+        key = spec.key()
+        open_only_with_key(spec.host, key)  # a config without a key never opens the API
+        # Loading takes seconds to minutes: off the replica's event loop, so that Ray's
+        # health checks are answered meanwhile.
+        self.engine = await asyncio.to_thread(load_engine, spec)
+        self.service = SpeechService(
+            self.engine,
+            ServeOptions(
+                host=spec.host,
+                port=spec.port,
+                api_key=key,
+                slots=spec.slots,
+                queue=spec.queue,
+                chunk_rows=spec.chunk_rows,
+                limits=spec.limits(),
+                access=spec.access(),
+                peers=self,
+            ),
+        )
+        self.service.start_behind_proxy()
+        self.server, self.batcher = self.service.server, self.service.batcher
+        self.board = board
+        self.id = serve.get_replica_context().replica_id.unique_id
+        self._reporting = asyncio.get_running_loop().create_task(self._report_every())
+
+    def __serve_build_asgi_app__(self) -> Any:
+        return self.server.app
+
+    def _report(self) -> ReplicaReport:
+        return self.server.report(self.id)
+
+    async def _report_every(self) -> None:
+        while True:
+            try:
+                await self.board.report.remote(self._report())
+            except Exception as exc:  # the board is being replaced: the next report lands
+                log.warning("replica %s could not report: %s", self.id, exc)
+            await asyncio.sleep(REPORT_SECONDS)
+
+    async def reports(self) -> list[ReplicaReport]:
+        """Every live replica's figures (core/serve/app.py's Peers), this one's current."""
+        await self.board.report.remote(self._report())
+        reports: list[ReplicaReport] = await self.board.reports.remote()
+        return reports
+
+    def check_health(self) -> None:
+        """Ray Serve asks every few seconds; a replica whose batch thread died is replaced."""
+        if not self.batcher.alive():
+            raise RuntimeError("the replica's batcher has stopped")
+
+    async def __del__(self) -> None:
+        self._reporting.cancel()
+        with contextlib.suppress(Exception):
+            await self.board.leave.remote(self.id)
+        await asyncio.to_thread(self.service.close)
+
+
+Replica = serve.deployment(name=DEPLOYMENT)(SpeechReplica)
+
+
+def build(args: dict[str, Any]) -> Application:
+    """The application for a spec's args (a `serve deploy` config's, or the command line's):
+    the replicas, with the options the spec gives them, and the board they report to."""
+    spec = ReplicaSpec.from_args(args)
+    return Replica.options(**spec.deployment_options()).bind(args, Board.bind())
