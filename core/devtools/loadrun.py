@@ -1,6 +1,7 @@
 """A load run of the speech API: many clients, some slow, some leaving, for a bounded time.
 
     python -m chattts_studio.core.devtools.loadrun [--clients 64] [--seconds 60] [--model demo]
+    [--ray-replicas N]
 
 The server (the `serve` defaults: 16 rows, 64 waiting) runs in this process on 127.0.0.1.
 Each client sends requests one after another until the time is up: a third read as fast as
@@ -9,6 +10,10 @@ hang up at a random point (before the first audio or during it). Printed: reques
 how each ended (served whole, left on purpose, or an error by kind or status), the process's
 peak resident memory against the idle server's, and the tracebacks and ERROR lines logged.
 It fails (exit 1) on any 5xx, any traceback, or memory more than --max-growth-mb over idle.
+
+--ray-replicas N: the same clients against N replicas of `serve --ray` on a local Ray
+instance (one CPU each); memory is then the replicas' processes' together, and tracebacks and
+ERROR lines are counted in the replicas' own log files (Ray's session folder).
 """
 
 import argparse
@@ -49,6 +54,7 @@ class Summary:
     tracebacks: int = 0
     error_lines: int = 0
     audio_bytes: int = 0
+    processes: int = 1  # the server's (replicas: one each); --max-growth-mb is per process
 
     @property
     def growth_mb(self) -> float:
@@ -66,7 +72,7 @@ class Summary:
                 f"{self.left}, errors {sum(self.errors.values())} ({errors})",
                 f"audio bytes received {self.audio_bytes}",
                 f"RSS idle {self.idle_rss / 2**20:.0f} MB, peak {self.peak_rss / 2**20:.0f} MB "
-                f"(+{self.growth_mb:.0f} MB)",
+                f"(+{self.growth_mb:.0f} MB over {self.processes} process(es))",
                 f"tracebacks logged {self.tracebacks}, ERROR lines {self.error_lines}",
             ]
         )
@@ -125,23 +131,28 @@ def _one(port: int, kind: str, rng: random.Random, index: int) -> tuple[str, int
         conn.close()
 
 
-def _watch_memory(summary: Summary, stop: threading.Event) -> None:
-    process = psutil.Process()
+def _own_rss() -> int:
+    return int(psutil.Process().memory_info().rss)
+
+
+def _watch_memory(summary: Summary, stop: threading.Event, rss: Callable[[], int]) -> None:
     while not stop.wait(0.1):
-        summary.peak_rss = max(summary.peak_rss, process.memory_info().rss)
+        summary.peak_rss = max(summary.peak_rss, rss())
 
 
-def load(port: int, clients: int, seconds: float, seed: int = 0) -> Summary:
+def load(
+    port: int, clients: int, seconds: float, seed: int = 0, rss: Callable[[], int] = _own_rss
+) -> Summary:
     """Run the clients against a server on `port` for `seconds`; requests in flight at the
-    end are read to their end."""
+    end are read to their end. `rss`: the server's resident memory (this process's)."""
     summary = Summary(clients, seconds)
     # Idle, but warm: the first request pays one-time costs (allocator, kernels) once.
     _one(port, "fast", random.Random(seed), 0)
-    summary.idle_rss = summary.peak_rss = psutil.Process().memory_info().rss
+    summary.idle_rss = summary.peak_rss = rss()
     lock = threading.Lock()
     deadline = time.monotonic() + seconds
     stop = threading.Event()
-    watcher = threading.Thread(target=_watch_memory, args=(summary, stop), daemon=True)
+    watcher = threading.Thread(target=_watch_memory, args=(summary, stop, rss), daemon=True)
     watcher.start()
 
     def client(c: int) -> None:
@@ -210,21 +221,103 @@ def run(
     return summary
 
 
+def _replica_processes() -> list[psutil.Process]:
+    """The replicas' worker processes (Ray titles them ray::ServeReplica:APP:DEPLOYMENT)."""
+    found = []
+    for proc in psutil.process_iter(["cmdline"]):
+        if "ServeReplica:chattts-studio:SpeechReplica" in " ".join(proc.info["cmdline"] or []):
+            found.append(proc)
+    return found
+
+
+def _replica_logs() -> tuple[int, int]:
+    """(tracebacks, ERROR lines) in this Ray session's replica log files."""
+    from pathlib import Path
+
+    tracebacks = errors = 0
+    folder = Path("/tmp/ray/session_latest/logs/serve")
+    for path in folder.glob("replica_chattts-studio_SpeechReplica_*"):
+        for line in path.read_text("utf-8", errors="replace").splitlines():
+            tracebacks += "Traceback" in line
+            errors += " ERROR " in line
+    return tracebacks, errors
+
+
+def _warm_every_replica(port: int, replicas: int) -> None:
+    """One request served by each replica before the idle memory is taken (as the single
+    server's run warms its one): the router picks replicas, so send pairs until /health
+    shows each has served one."""
+    for round_ in range(20):
+        pair = [threading.Thread(target=_one, args=(port, "fast", random.Random(round_), i))
+                for i in range(2)]  # fmt: skip
+        for t in pair:
+            t.start()
+        for t in pair:
+            t.join()
+        time.sleep(1.5)  # the replicas' reports (core/serve/replicas/board.py)
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        conn.request("GET", "/health")
+        served = [r["completed"] for r in json.loads(conn.getresponse().read())["replicas"]]
+        conn.close()
+        if len(served) == replicas and min(served) >= 1:
+            return
+
+
+def run_replicas(
+    model: str, replicas: int, clients: int, seconds: float, say: Callable[[str], None]
+) -> Summary:
+    """A load run on `replicas` replicas of `serve --ray` on a local Ray instance."""
+    import socket
+
+    import ray
+
+    from chattts_studio.core.serve.replicas.spec import ReplicaSpec, Sizing
+    from chattts_studio.core.services.serve_replicas import ReplicaService
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = int(probe.getsockname()[1])
+    ray.init(num_cpus=replicas, include_dashboard=False, log_to_driver=False)
+    service = ReplicaService(ReplicaSpec(model=model, port=port), Sizing("cpu", replicas))
+    try:
+        service.start()
+        processes = _replica_processes()
+        say(f"{len(processes)} replicas of {model} on 127.0.0.1:{port}; {clients} clients")
+
+        def rss() -> int:
+            return sum(p.memory_info().rss for p in processes)
+
+        _warm_every_replica(port, replicas)
+
+        summary = load(port, clients, seconds, rss=rss)
+        summary.tracebacks, summary.error_lines = _replica_logs()
+        summary.processes = len(processes)
+    finally:
+        service.close()
+        ray.shutdown()
+    return summary
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="loadrun", description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="demo")
     parser.add_argument("--clients", type=int, default=64)
     parser.add_argument("--seconds", type=float, default=60.0)
-    parser.add_argument("--max-growth-mb", type=float, default=150.0)
+    parser.add_argument("--max-growth-mb", type=float, default=150.0, help="per process")
+    parser.add_argument("--ray-replicas", type=int, default=0, help="replicas on Ray Serve")
     args = parser.parse_args(argv)
-    if args.clients < 1 or args.seconds <= 0:
-        print("--clients must be at least 1 and --seconds above 0.", file=sys.stderr)
+    if args.clients < 1 or args.seconds <= 0 or args.ray_replicas < 0:
+        print("--clients must be at least 1, --seconds above 0.", file=sys.stderr)
         return 2
-    summary = run(args.model, args.clients, args.seconds, lambda line: print(line, flush=True))
+    say = lambda line: print(line, flush=True)  # noqa: E731
+    if args.ray_replicas:
+        summary = run_replicas(args.model, args.ray_replicas, args.clients, args.seconds, say)
+    else:
+        summary = run(args.model, args.clients, args.seconds, say)
     print(summary.text())
     server_errors = sum(n for k, n in summary.errors.items() if k.startswith("HTTP 5"))
     ok = not server_errors and not summary.tracebacks and summary.adds_up()
-    ok = ok and summary.growth_mb <= args.max_growth_mb
+    ok = ok and summary.growth_mb / summary.processes <= args.max_growth_mb
     print("PASS" if ok else "FAIL")
     return 0 if ok else 1
 
