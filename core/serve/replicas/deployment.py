@@ -86,9 +86,16 @@ class SpeechReplica:
             await asyncio.sleep(REPORT_SECONDS)
 
     async def reports(self) -> list[ReplicaReport]:
-        """Every live replica's figures (core/serve/app.py's Peers), this one's current."""
-        await self.board.report.remote(self._report())
-        reports: list[ReplicaReport] = await self.board.reports.remote()
+        """Every live replica's figures (core/serve/app.py's Peers), this one's current; only
+        this one's while the board is unreachable (being replaced), so that /health still
+        answers for the replica it reached."""
+        mine = self._report()
+        try:
+            await self.board.report.remote(mine)
+            reports: list[ReplicaReport] = await self.board.reports.remote()
+        except Exception as exc:
+            log.warning("replica %s could not reach the board: %s", self.id, exc)
+            return [mine]
         return reports
 
     def check_health(self) -> None:

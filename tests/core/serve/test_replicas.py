@@ -27,6 +27,7 @@ from chattts_studio.core.serve.replicas import board as board_module
 from chattts_studio.core.serve.replicas.board import ReplicaBoard, ReplicaReport
 from chattts_studio.core.serve.replicas.spec import (
     APP_NAME,
+    BOARD,
     DEPLOYMENT,
     IMPORT_PATH,
     ReplicaSpec,
@@ -331,14 +332,14 @@ def test_health_lists_each_replica_and_metrics_label_each(cluster: Cluster) -> N
         assert f'chattts_speech_requests_total{{replica="{rid}"}} {count}' in metrics
 
 
-def _replica_actor(replica_id: str) -> Any:
+def _replica_actor(replica_id: str = "", deployment: str = DEPLOYMENT) -> Any:
     """The Ray actor of a replica (Serve names it SERVE_REPLICA::APP#DEPLOYMENT#ID)."""
     import ray
 
     (name,) = [
         a["name"]
         for a in ray.util.list_named_actors(all_namespaces=True)
-        if a["name"].endswith(f"#{DEPLOYMENT}#{replica_id}")
+        if f"#{deployment}#{replica_id}" in a["name"]
     ]
     return ray.get_actor(name, namespace="serve")
 
@@ -400,3 +401,19 @@ def test_a_killed_replica_loses_no_other_request_and_is_replaced(cluster: Cluste
         again.status_code == 200
         and again.content == _post(cluster.local, {**SPEECH, "seed": 11}).content
     )
+
+
+@pytest.mark.ray
+def test_health_answers_while_the_board_is_replaced(cluster: Cluster) -> None:
+    """The board's replica killed: /health still answers (for the replica it reached), then
+    lists both again once Ray Serve has replaced the board and the replicas reported."""
+    import ray
+
+    ray.kill(_replica_actor(deployment=BOARD), no_restart=True)
+    alone = httpx.get(cluster.url + "/health", timeout=30)
+    assert alone.status_code == 200 and len(alone.json()["replicas"]) >= 1
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and len(_health(cluster)["replicas"]) != 2:
+        time.sleep(1)
+    assert len(_health(cluster)["replicas"]) == 2
+    assert _post(cluster.url, SPEECH).status_code == 200
