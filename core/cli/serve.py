@@ -131,10 +131,10 @@ def add_parser(sub: Any) -> None:
         "--chunk-rows",
         type=int,
         default=None,
-        help="on the CPU, rows computed together in each product (default 1: one client costs "
-        "about what synth does; 16: 3.6x the throughput at 16 busy clients, a lone one about "
-        "1.8x slower; measured in docs/performance.md); every response still equals the same "
-        "request alone",
+        help="on the CPU, rows per product for requests that name `seed` (default 1: each is "
+        "bit-identical to its solo run and a lone one costs what synth does; more: faster for "
+        "many seeded clients, every response still its solo run's; requests without `seed` "
+        "always share one product: docs/api.md)",
     )
     serve.add_argument("--queue", type=int, default=64, help="most requests waiting for a row")
     serve.add_argument("--max-input", type=int, default=4096, help="most characters per input")

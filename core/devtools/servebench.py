@@ -1,14 +1,17 @@
 """The speech API under load: 1, 4, 16 concurrent clients against sequential requests.
 
     python -m chattts_studio.core.devtools.servebench [--model demo-full] [--clients 1,4,16]
-    [--per-client 2] [--ray-replicas 1,2 [--ray-cpus N]]
+    [--per-client 2] [--engine auto|torch|onnx] [--seeded] [--ray-replicas 1,2 [--ray-cpus N]]
 
 Sequential: the engine alone (Engine.synthesize, one request after another: what the app and
 `synth` do). Then the server (one shared continuous batch) on 127.0.0.1 with N clients, each
 sending its requests one after another over HTTP. Throughput is seconds of audio made per
 second of wall time; time to first byte is per request, from sending it to its first audio
 byte (pcm, so the first byte is audio). Random weights run every segment to its cap, so each
-request's audio length is known and equal across runs.
+request's audio length is known and equal across runs. The engine is `serve`'s default (auto:
+ONNX Runtime on the CPU) for both. Clients name a voice (seed:N) but no `seed`, as most
+clients do: the API then shares products among them (docs/api.md's equality promise);
+--seeded makes them name `seed`, so each request is exact (bit-identical to its solo run).
 
 --ray-replicas 1,2: instead of the one server, the same clients against Ray Serve replicas on
 a local Ray instance (`serve --ray`'s application, one CPU each unless --ray-cpus), each count
@@ -48,11 +51,11 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-def _request(port: int, text: str, seed: int) -> tuple[float, int]:
-    """(seconds to the first audio byte, bytes of audio) for one pcm request."""
-    body = json.dumps(
-        {"model": "chattts", "input": text, "voice": f"seed:{seed}", "response_format": "pcm"}
-    )
+def _request(port: int, text: str, seed: int, named: bool = False) -> tuple[float, int]:
+    """(seconds to the first audio byte, bytes of audio) for one pcm request; `named`: it
+    names its `seed` (the exact lane)."""
+    fields = {"model": "chattts", "input": text, "voice": f"seed:{seed}", "response_format": "pcm"}
+    body = json.dumps({**fields, "seed": seed} if named else fields)
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=3600)
     started = time.perf_counter()
     conn.request("POST", "/v1/audio/speech", body, {"Content-Type": "application/json"})
@@ -159,7 +162,7 @@ def realtime_streams(
     }
 
 
-def _clients(port: int, clients: int, per_client: int) -> Row:
+def _clients(port: int, clients: int, per_client: int, seeded: bool = False) -> Row:
     first: list[float] = []
     sizes: list[int] = []
     lock = threading.Lock()
@@ -169,7 +172,7 @@ def _clients(port: int, clients: int, per_client: int) -> Row:
         barrier.wait()
         for r in range(per_client):
             i = c * per_client + r
-            ttfb, size = _request(port, TEXTS[i % len(TEXTS)], 100 + i)
+            ttfb, size = _request(port, TEXTS[i % len(TEXTS)], 100 + i, seeded)
             with lock:
                 first.append(ttfb)
                 sizes.append(size)
@@ -182,7 +185,8 @@ def _clients(port: int, clients: int, per_client: int) -> Row:
         t.join()
     wall = time.perf_counter() - started
     audio = sum(sizes) / 2 / 24_000
-    return Row(f"server, {clients} client(s)", len(sizes), audio, wall, first)
+    lane = ", seeded" if seeded else ""
+    return Row(f"server, {clients} client(s){lane}", len(sizes), audio, wall, first)
 
 
 def _sequential(engine: object, count: int) -> Row:
@@ -288,6 +292,8 @@ def run(
     slots: int,
     say: Callable[[str], None],
     chunk_rows: int | None = None,
+    engine_kind: str = "auto",
+    seeded: bool = False,
 ) -> list[Row]:
     from chattts_studio.core.engine.batcher import Batcher
     from chattts_studio.core.engine.engine import Engine
@@ -295,8 +301,9 @@ def run(
     from chattts_studio.core.serve.running import serving_on_loopback
 
     engine = Engine()
-    loaded = engine.load(model, "cpu" if model.startswith("demo") else None)
-    say(f"model {loaded.info.label} on {loaded.device.id}")
+    device = "cpu" if model.startswith("demo") else None
+    loaded = engine.load(model, device, engine=engine_kind)
+    say(f"model {loaded.info.label} on {loaded.device.id}, engine {loaded.engine.value}")
     rows = [_sequential(engine, sequential)]
     say(format_table(rows))
     batcher = Batcher(engine, slots=slots, max_waiting=max(64, max(clients)), chunk_rows=chunk_rows)
@@ -305,7 +312,7 @@ def run(
         with serving_on_loopback(server, batcher) as port:
             _request(port, TEXTS[0], 1)  # untimed, as for the engine
             for n in clients:
-                rows.append(_clients(port, n, per_client))
+                rows.append(_clients(port, n, per_client, seeded))
                 say(format_table(rows))
     finally:
         engine.unload()
@@ -321,6 +328,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--slots", type=int, default=16, help="the server's decoder rows")
     parser.add_argument(
         "--chunk-rows", type=int, default=None, help="the CPU's exact step: rows per product"
+    )
+    parser.add_argument("--engine", default="auto", choices=["auto", "torch", "onnx"])
+    parser.add_argument(
+        "--seeded", action="store_true", help="clients name `seed`: exact, not shared, rows"
     )
     parser.add_argument("--ray-replicas", default=None, help="e.g. 1,2: replicas on Ray Serve")
     parser.add_argument("--ray-cpus", type=int, default=1, help="CPUs per replica")
@@ -348,6 +359,8 @@ def main(argv: list[str] | None = None) -> int:
         args.slots,
         say,
         args.chunk_rows,
+        args.engine,
+        args.seeded,
     )
     print(format_table(rows))
     print(f"total audio s/s at {counts[-1]} clients vs sequential: "

@@ -5,7 +5,9 @@ is free; the decoder asks for the next one before every step, so a request that 
 others decode joins the running batch instead of waiting for it to end. A ticket with fewer rows
 in use goes first, so a new request's first segment starts at the next step.
 
-Each request's audio is the same, bit for bit, whatever else shares the batch:
+Each request's audio is the same, bit for bit, whatever else shares the batch (unless it
+is `shared`: on the CPU its rows then run as one product with the other shared requests',
+the batch's throughput, and its audio is the same only to rounding and the draws it sways):
 - every segment samples from its own generator, seeded from (request seed, segment index);
 - the decoder runs `exact` (see FastDecoder): on this CPU the last bits of a batched product
   depend on its row count and SDPA's on its neighbours and span; exact steps fix both;
@@ -106,6 +108,9 @@ class Batcher:
         if chunk_rows is not None and chunk_rows > 1 and loaded.precision.value == "int8":
             raise StudioError(INT8_CHUNKS)
         self.chunk_rows = chunk_rows
+        # A shared request's rows run as one product, except under int8 (see INT8_CHUNKS: a
+        # row's NaN would spoil its product-mates too): there every request stays exact.
+        self.rows_may_share = loaded.precision.value != "int8"
         # The engine's, kept for the model's life: taken again before each run, so that after
         # a failure (the pool dropped it) a fresh one replaces it.
         self._decoder: FastDecoder | None = self._pooled()
@@ -260,6 +265,7 @@ class Batcher:
         job.prompt_len = len(text or segment.text) + 16  # an estimate until admitted
         job.seed = segment_seed(ticket.order.seed, index)
         job.sampling = ticket.order.sampling  # None: the run's, self.sampling
+        job.shared = ticket.order.shared and self.rows_may_share
         ticket.running[index] = job
         self._by_key[key] = (ticket, index)
         self._vocoders[key] = ChunkVocoder(self.model)

@@ -37,6 +37,9 @@ class SpeechOrder:
     sampling: Sampling | None = None
     refine: RefineSettings | None = None  # ChatTTS's text pass before the segment's prompt
     segment_size: int | None = None
+    # Its rows may share products with other shared requests' (throughput; Job.shared): its
+    # audio is then not bit-identical to its solo run. False: exact, whatever shares the batch.
+    shared: bool = False
 
 
 @dataclass(frozen=True)

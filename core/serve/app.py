@@ -146,7 +146,13 @@ class SpeechServer:
                 levels["break"] = reading.break_level
         levels.update(fields.levels)
         sampling, refine = sampling_for(fields, self.batcher.sampling, levels)
-        order = SpeechOrder(text, speaker, seed, speed, sampling, refine, fields.segment_size)
+        # The API's equality promise (docs/api.md): a request that names `seed` is
+        # bit-identical to its solo run whatever shares the batch; the others share products
+        # for throughput.
+        shared = fields.seed is None
+        order = SpeechOrder(
+            text, speaker, seed, speed, sampling, refine, fields.segment_size, shared
+        )
         framing = None
         if fields.stream_format == "sse":
             framing = SpeechEvents(fields.captions)

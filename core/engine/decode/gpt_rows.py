@@ -7,6 +7,12 @@ a step computes only the chunks that hold a running row. Every product then has 
 kernel by the row count: see EXACT_CHUNK_ROWS), while a lone row costs one chunk, not every
 slot. Rows never move: the KV cache is per slot, and a chunk reads its slots' cache as a view.
 
+Shared rows (Job.shared): a chunked step may also hold rows that gave up exactness for
+throughput; they run as ONE product of their own (the batch's speed: at the real dimensions
+16 rows cost about 2.5 times one), after the exact chunks. A chunk that holds a shared row
+computes it too, and the shared product then writes its key, value and hidden state again; a
+lone shared row is a product of one row, the same ops as an exact chunk of one.
+
 ONNX Runtime (`model.decode_step`, core/engine/onnxrt/): one-position steps run the exported
 graph over a contiguous range of slots (each chunk whole in exact steps). The range's cache is
 a view the graph reads and writes in place (each row's new key and value at its position); its
@@ -67,7 +73,8 @@ class GptRows:
         self.chunk = (chunk_rows or EXACT_CHUNK_ROWS) if self.chunked else slots
         # Chunks all have `chunk` rows: the slots rounded up (the extra rows never hold a job).
         self.rows = -(-slots // self.chunk) * self.chunk
-        self.live_chunks = list(range(0, self.rows, self.chunk))  # those with a running row
+        self.live_chunks = list(range(0, self.rows, self.chunk))  # those with an exact row
+        self.shared_rows = torch.zeros(0, dtype=torch.long, device=self.device)  # running ones
         self.step_runner = model.decode_step
         shape = (len(self.layers), self.rows, self.kv_heads, max_len, self.head_dim)
         self.k_cache = torch.zeros(shape, dtype=self.dtype, device=self.device)
@@ -91,16 +98,20 @@ class GptRows:
         self._codes_in = torch.zeros(self.rows, self.num_vq, dtype=torch.long, device=self.device)
 
     def _layers(
-        self, x: torch.Tensor, rows: torch.Tensor, pos: torch.Tensor, span: int, every: bool
+        self,
+        x: torch.Tensor,
+        rows: torch.Tensor,
+        pos: torch.Tensor,
+        span: int,
+        cached: slice | None = None,
     ) -> torch.Tensor:
-        """x [B, S, hidden]; rows [B] slot ids (`every`: all slots, in order); pos [B, S]
-        positions. Writes K/V into the cache at those positions and attends over each row's
-        cache up to its position; `span` (host-known) is the longest position + 1."""
+        """x [B, S, hidden]; rows [B] slot ids; pos [B, S] positions. Writes K/V into the
+        cache at those positions and attends over each row's cache up to its position; `span`
+        (host-known) is the longest position + 1; `cached`: see `_decode_layer`."""
         batch, seq = x.shape[:2]
         cos, sin = self.gpt.rotary_emb(x, pos)
         if seq == 1:
             mask = self._decode_mask(pos, span)
-            cached = slice(None) if every else None
             for li in range(len(self.layers)):
                 x = self._decode_layer(li, x, rows, pos, span, (cos, sin, mask), cached)
             return self.gpt.norm(x)
@@ -182,6 +193,21 @@ class GptRows:
         for chunk in chunks:
             self._hidden[chunk.start : chunk.start + c] = self.gpt.norm(chunk.x)[:, 0].float()
 
+    def _shared_step(
+        self, slots: list[int], codes: torch.Tensor, pos: torch.Tensor, span: int
+    ) -> None:
+        """One position for the shared rows `slots` (ascending) as one product (codes [rows,
+        num_vq] and pos [rows]: every row's); their hidden states go to `self._hidden`. Run
+        after the exact chunks (see the module's note)."""
+        rows = torch.tensor(slots, device=self.device)
+        # Side by side (the usual case: shared jobs take the highest free slots), the cache is
+        # read as a view, as a chunk reads it: a lone shared row then has an exact row's bits.
+        side_by_side = slots[-1] - slots[0] + 1 == len(slots)
+        cached = slice(slots[0], slots[-1] + 1) if side_by_side else None
+        x = self._embed_codes(codes[rows]).to(self.device, self.dtype)
+        out = self._layers(x, rows, pos[rows].view(-1, 1), span, cached)
+        self._hidden[rows.to(self.out_device)] = out[:, 0].float().to(self.out_device)
+
     def _chunk_layer(self, li: int, chunks: list[Chunk]) -> None:
         """One layer for every chunk, one weight at a time: a weight is read from memory once
         and stays in the CPU's cache for the next chunks (a whole layer does not fit). Each
@@ -257,12 +283,16 @@ class GptRows:
 
     def _logits(self, hidden: torch.Tensor) -> torch.Tensor:
         """[B, hidden] fp32 -> [B * num_vq, num_codes], ChatTTS's (b n) c order. Chunked:
-        hidden is every row's, and only the live chunks' rows are made (`chunk` at a time)."""
+        hidden is every row's, and only the live chunks' rows are made (`chunk` at a time),
+        then the shared rows' in one product."""
         if self.chunked and hidden.shape[0] == self.rows:
             logits = hidden.new_zeros(self.rows, self.num_vq * self.num_codes)
             for start in self.live_chunks:
                 rows = slice(start, start + self.chunk)
                 logits[rows] = F.linear(hidden[rows], self.head_weight)
+            if len(self.shared_rows):  # after the chunks, as in the step
+                shared = self.shared_rows
+                logits[shared] = F.linear(hidden[shared], self.head_weight)
         else:
             logits = F.linear(hidden, self.head_weight)
         return logits.view(-1, self.num_vq, self.num_codes).reshape(-1, self.num_codes)

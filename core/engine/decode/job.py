@@ -44,6 +44,11 @@ class Job:
     seed: int | None = None
     # Its own sampling settings (rows with different ones share a step); None: the run's.
     sampling: Sampling | None = None
+    # May share its products with other shared jobs (one product for all of them: the batch's
+    # throughput), so its last bits depend on them; False: its own chunk (exact, see
+    # FastDecoder). Only chunked decoders (the CPU's exact step) tell the two apart: on a GPU
+    # every product already holds every slot, so each job is exact and batched at once.
+    shared: bool = False
     # Set from any thread: the decoder frees the job's row before its next step, and the job
     # is never yielded (its caller went away).
     cancelled: bool = False

@@ -13,7 +13,9 @@ with one Sampling among its rows samples them all at once, as before.
 Randomness: a job without a seed draws from torch's global RNG (stock's way, so the tokens
 match stock's at batch 1 under `torch.manual_seed`), which makes its draws depend on the rows
 beside it. A job with a seed draws from its own generator, so its codes are the same whatever
-shares the batch (the server batches unrelated requests and promises each its own audio).
+shares the batch (the server batches unrelated requests and promises each its own audio) in an
+exact decoder; there a job may give that up (Job.shared) to share one product with the other
+shared jobs, the batch's throughput on the CPU (see gpt_rows.py).
 
 Host and device: positions, step counts and caps live on the host (they are known there), so
 a step reads the device once, for the rows' end-of-segment and non-finite flags together. Index
@@ -114,7 +116,7 @@ class FastDecoder(GptRows):
         fp32. Slots that are empty or ended compute too; their results are never read, and
         what they write into the cache is overwritten before any row attends to it."""
         x = self._embed_codes(codes).to(self.device, self.dtype)
-        return self._layers(x, self._all_rows, pos.view(-1, 1), span, True)[:, 0].float()
+        return self._layers(x, self._all_rows, pos.view(-1, 1), span, slice(None))[:, 0].float()
 
     def _step_all(self, codes: torch.Tensor, pos: torch.Tensor, span: int) -> torch.Tensor:
         span = self._bucket(span)
@@ -166,6 +168,7 @@ class FastDecoder(GptRows):
         source = list_source(jobs) if isinstance(jobs, list) else jobs
         active = self.active
         generators: list[torch.Generator | None] = [None] * self.slots
+        shared = [False] * self.slots  # each slot's job's Job.shared, where chunks tell it apart
         # Host copies: known without asking the device.
         pos = [0] * self.slots
         steps = [0] * self.slots
@@ -206,7 +209,6 @@ class FastDecoder(GptRows):
                 torch.tensor([slot], device=self.device),
                 torch.arange(length, device=self.device).view(1, -1),
                 length,
-                False,
             )
             hidden[slot] = out[0, -1].float().to(self.out_device)
             if self.step_runner is not None:
@@ -218,6 +220,7 @@ class FastDecoder(GptRows):
             min_d[slot] = job.min_steps
             history[slot * self.num_vq : (slot + 1) * self.num_vq] = 0
             generators[slot] = None
+            shared[slot] = job.shared and self.chunked
             samplings[slot] = job.sampling or sampling
             regroup = True
             if job.seed is not None:
@@ -225,31 +228,43 @@ class FastDecoder(GptRows):
             active[slot] = job
             return True
 
+        def place(job: Job, freed: int | None = None) -> int:
+            """The free row a job takes: shared jobs the highest, so that they sit side by
+            side (one ONNX range, a cache read as a view); others `freed`, else the lowest."""
+            free = [slot for slot, held in enumerate(active) if held is None]
+            if job.shared and self.chunked:
+                return free[-1]
+            return freed if freed is not None else free[0]
+
         def fill() -> None:
             """Free the rows of cancelled jobs, then give every free row the next job."""
             for slot, job in enumerate(active):
                 if job is not None and job.cancelled:
                     active[slot] = None
-            for slot in range(self.slots):
-                while active[slot] is None:
-                    job = source()
-                    if job is None:
-                        return
-                    admit(slot, job)
+            while None in active:
+                job = source()
+                if job is None:
+                    return
+                admit(place(job), job)
 
         used: list[int] = []
+        lanes: list[bool] = []
         rows = out_rows = vq_rows = torch.zeros(0, dtype=torch.long)
         while not cancelled():
             fill()
             if not any(job is not None for job in active):
                 return
             now_used = [i for i, job in enumerate(active) if job is not None]
-            if now_used != used:  # membership changed: rebuild the index tensors once
-                used = now_used
+            now_lanes = [shared[slot] for slot in now_used]
+            if now_used != used or now_lanes != lanes:  # rebuild the index tensors once
+                used, lanes = now_used, now_lanes
                 rows = torch.tensor(used, device=self.device)
                 out_rows = rows.to(self.out_device)
                 vq_rows = (out_rows.view(-1, 1) * self.num_vq + vq).view(-1)
-                self.live_chunks = sorted({slot - slot % self.chunk for slot in used})
+                own = [slot for slot in used if not shared[slot]]
+                self.live_chunks = sorted({slot - slot % self.chunk for slot in own})
+                lane = [slot for slot in used if shared[slot]]
+                self.shared_rows = torch.tensor(lane, dtype=torch.long, device=self.device)
                 regroup = True
             if regroup:  # a row's job (so maybe its Sampling) changed
                 row_sampling.regroup([samplings[slot] for slot in used])
@@ -303,24 +318,39 @@ class FastDecoder(GptRows):
                 on_step([job.key for job in active if job is not None])
             continuing = [n for n, d in enumerate(done) if not d and not invalid[n]]
             if continuing and self.step_runner is not None:
+                # The shared rows' range first: it may span exact rows, whose own chunks then
+                # write their keys and values again (see gpt_rows.py).
+                for exact in (False, True):
+                    lane_n = [n for n in continuing if shared[used[n]] != exact]
+                    if not lane_n:
+                        continue
+                    slots = [used[n] for n in lane_n]
+                    chunks = None
+                    if exact and self.static:
+                        chunks = sorted({s - s % self.chunk for s in slots})
+                    keep = torch.tensor(lane_n, device=self.out_device)
+                    self._onnx_step(slots, codes[keep], pos_d, chunks)
                 slots = [used[n] for n in continuing]
-                chunks = sorted({s - s % self.chunk for s in slots}) if self.static else None
-                keep = torch.tensor(continuing, device=self.out_device)
-                self._onnx_step(slots, codes[keep], pos_d, chunks)
                 pos_d[torch.tensor(slots, device=self.device)] += 1
                 for slot in slots:
                     pos[slot] += 1
             elif continuing and self.static:
                 # Every slot steps; only the running rows move on (a device-side mask).
                 codes_all.index_copy_(0, rows, codes.to(self.device))
-                if self.chunked:  # only the chunks with a running row, each its own span
+                if self.chunked:  # only the chunks with an exact row, each its own span
                     spans: dict[int, int] = {}
                     for n in continuing:
-                        start = used[n] - used[n] % self.chunk
-                        spans[start] = max(spans.get(start, 0), pos[used[n]] + 1)
-                    self._chunk_step(
-                        codes_all, pos_d, {s: self._bucket(n) for s, n in spans.items()}
-                    )
+                        if not shared[used[n]]:
+                            start = used[n] - used[n] % self.chunk
+                            spans[start] = max(spans.get(start, 0), pos[used[n]] + 1)
+                    if spans:
+                        self._chunk_step(
+                            codes_all, pos_d, {s: self._bucket(n) for s, n in spans.items()}
+                        )
+                    lane = [used[n] for n in continuing if shared[used[n]]]
+                    if lane:  # then the shared rows, one product (see gpt_rows.py)
+                        span = self._bucket(max(pos[slot] for slot in lane) + 1)
+                        self._shared_step(lane, codes_all, pos_d, span)
                 else:
                     span = max(pos[used[n]] for n in continuing) + 1
                     hidden.copy_(self._step_all(codes_all, pos_d, span).to(self.out_device))
@@ -341,7 +371,8 @@ class FastDecoder(GptRows):
                     scodes = codes[keep]
                 span = max(pos[used[n]] for n in continuing) + 1
                 x = self._embed_codes(scodes).to(self.device, self.dtype)
-                out = self._layers(x, srows, pos_d[srows].view(-1, 1), span, every)
+                cached = slice(None) if every else None
+                out = self._layers(x, srows, pos_d[srows].view(-1, 1), span, cached)
                 hidden[srows.to(self.out_device)] = out[:, 0].float().to(self.out_device)
                 pos_d[srows] += 1
                 for n in continuing:
@@ -353,6 +384,6 @@ class FastDecoder(GptRows):
                     assert job is not None
                     yield job
                     following = source() if active[slot] is None else None
-                    if following is not None:
-                        admit(slot, following)  # prefilled now; it samples from the next step on
+                    if following is not None:  # prefilled now; it samples from the next step on
+                        admit(place(following, slot), following)
             yield None

@@ -311,8 +311,9 @@ def test_under_int8_each_response_equals_its_solo_run_and_chunks_are_refused(
 ) -> None:
     """Issue 32, finding 2: int8 quantizes a product's activations with one scale, so rows
     computed together change one another's bits. The batcher keeps one row per product
-    under int8 (its default) and refuses more: each request's audio, sharing the batch with
-    others, is its audio alone."""
+    under int8 (its default), refuses more, and shares no product even for requests that
+    would (no seed): each request's audio, sharing the batch with others, is its audio
+    alone."""
     from chattts_studio.core.errors import StudioError
 
     engine = Engine()
@@ -320,9 +321,10 @@ def test_under_int8_each_response_equals_its_solo_run_and_chunks_are_refused(
     try:
         with pytest.raises(StudioError, match="cannot be used with int8"):
             Batcher(engine, slots=4, chunk_rows=4)
+        # Asked to share products (requests without a seed): under int8 they stay exact.
         orders = [
-            SpeechOrder("你好。今天天气很好。", engine.sample_speaker(1), 1),
-            SpeechOrder("Hello there. Good day.", engine.sample_speaker(2), 2),
+            SpeechOrder("你好。今天天气很好。", engine.sample_speaker(1), 1, shared=True),
+            SpeechOrder("Hello there. Good day.", engine.sample_speaker(2), 2, shared=True),
         ]
         batcher = Batcher(engine, slots=4)
         batcher.segment_size = 6

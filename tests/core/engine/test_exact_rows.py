@@ -153,3 +153,90 @@ def test_slots_not_a_multiple_of_the_chunk_keep_every_row_exact(engine: Engine) 
     assert set(at) == {5}
     assert torch.equal(torch.stack(target.tokens), torch.stack(alone.tokens))
     assert torch.equal(torch.stack(target.hiddens), torch.stack(alone.hiddens))
+
+
+def _shared(job: Job) -> Job:
+    job.shared = True
+    return job
+
+
+@pytest.mark.parametrize("chunk", [EXACT_CHUNK_ROWS, 4])
+def test_a_job_keeps_its_bits_beside_shared_jobs(engine: Engine, chunk: int) -> None:
+    """Issue 32's promise: 15 shared jobs (one product among them) that end and are replaced
+    while an exact job runs; the exact job's codes and hidden states are those it has alone,
+    bit for bit, in a chunk of its own (1) and in a chunk of 4 that holds shared rows."""
+    others = [_shared(_other(engine, key)) for key in range(1, 16)]
+    arrivals = {0: others[:14], 3: [_target(engine)], 9: others[14:]}
+    target, busy, at = _decode(engine, arrivals, chunk=chunk)
+    alone = _alone(engine, chunk)
+    assert torch.equal(torch.stack(target.tokens), torch.stack(alone.tokens))
+    assert torch.equal(torch.stack(target.hiddens), torch.stack(alone.hiddens))
+    # The exact job takes the lowest free row, shared ones fill from the top: in chunks of 4
+    # its chunk (rows 0-3) holds shared rows 2 and 3, which that chunk computes too.
+    assert set(at) == {0} and max(len(rows) for rows in busy) == 15
+    assert chunk == 1 or {2, 3} <= set(busy[3])
+
+
+def test_shared_jobs_step_as_one_product_side_by_side(engine: Engine) -> None:
+    """Two exact jobs and six shared ones: each step runs the exact ones in chunks of one
+    and the shared ones as one product of six rows, in the six highest slots."""
+    assert engine.model is not None
+    decoder = FastDecoder(engine.model, SLOTS, 256, exact=True)
+    chunks: list[list[int]] = []
+    products: list[list[int]] = []
+    real_chunk, real_shared = decoder._chunk_layer, decoder._shared_step
+
+    def chunk_spy(li: int, step: list[Chunk]) -> None:
+        if li == 0:
+            chunks.append([ch.start for ch in step if ch.x.shape[0] == 1])
+        real_chunk(li, step)
+
+    def shared_spy(slots: list[int], *rest: object) -> None:
+        products.append(list(slots))
+        real_shared(slots, *rest)  # type: ignore[arg-type]
+
+    decoder._chunk_layer = chunk_spy  # type: ignore[method-assign]
+    decoder._shared_step = shared_spy  # type: ignore[method-assign]
+    exact = [Job(k, _emb(engine, "你好", k), 10, 10, seed=k) for k in range(2)]
+    crowd = [_shared(Job(k, _emb(engine, "你好", k), 10, 10, seed=k)) for k in range(2, 8)]
+    done = [j for j in decoder.run([*exact, *crowd], SAMPLING, lambda: False) if j]
+    assert sorted(j.key for j in done) == list(range(8))
+    assert all(j.steps == 10 for j in done)
+    assert chunks and all(step == [0, 1] for step in chunks)
+    assert products and all(slots == list(range(10, 16)) for slots in products)
+
+
+def test_a_lone_shared_job_has_the_bits_of_an_exact_one(engine: Engine) -> None:
+    """A client alone gets what `synth` does: a lone shared row is a product of one row, the
+    same ops as an exact chunk of one (only from a slot of its own: the highest)."""
+    target, _busy, at = _decode(engine, {0: [_shared(_target(engine))]})
+    alone = _alone(engine, EXACT_CHUNK_ROWS)
+    assert set(at) == {SLOTS - 1}
+    assert torch.equal(torch.stack(target.tokens), torch.stack(alone.tokens))
+    assert torch.equal(torch.stack(target.hiddens), torch.stack(alone.hiddens))
+
+
+def test_shared_jobs_compute_their_own_decode_to_rounding(engine: Engine) -> None:
+    """Sharing a product changes last bits only: each of four shared jobs decoded together
+    has, until its first code that differs, the hidden states of its exact decode alone to
+    within rounding (a wrong key, value or row would be far off)."""
+    assert engine.model is not None
+    texts = ["你好世界", "今天天气很好", "Hello there.", "一二三四五六七八九十"]
+
+    def job(k: int) -> Job:
+        return Job(k, _emb(engine, texts[k], 20 + k), 20, 20, seed=50 + k)
+
+    decoder = FastDecoder(engine.model, SLOTS, 256, exact=True)
+    together = {j.key: j for j in decoder.run([_shared(job(k)) for k in range(4)], SAMPLING,
+                                               lambda: False) if j}  # fmt: skip
+    compared = 0
+    for k in range(4):
+        alone = next(j for j in decoder.run([job(k)], SAMPLING, lambda: False) if j)
+        same = 0
+        while same < 20 and torch.equal(together[k].tokens[same], alone.tokens[same]):
+            same += 1
+        got = torch.stack(together[k].hiddens[: same + 1])
+        want = torch.stack(alone.hiddens[: same + 1])
+        assert torch.allclose(got, want, rtol=1e-4, atol=1e-4), float((got - want).abs().max())
+        compared += same + 1
+    assert compared >= 8  # the first step's hidden states at least, and some after

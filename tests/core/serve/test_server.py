@@ -22,6 +22,7 @@ from chattts_studio.core.cli import serve as serve_command
 from chattts_studio.core.engine.batcher import Batcher
 from chattts_studio.core.engine.batcher_ticket import Finished, SpeechOrder, collect
 from chattts_studio.core.engine.chattts.speaker_codec import speaker_string_limit
+from chattts_studio.core.engine.decode.loop import FastDecoder
 from chattts_studio.core.engine.engine import Engine
 from chattts_studio.core.engine.request import AudioChunk, SynthesisRequest
 from chattts_studio.core.errors import StudioError
@@ -155,6 +156,42 @@ def test_concurrent_requests_share_steps_and_each_equals_its_solo_run(api: Runni
     # A different seed is a different draw (the seed reaches the sampler).
     r = requests[0]
     assert _speech(api, str(r["text"]), voice=r["voice"], seed=1) != results[0]
+
+
+def test_requests_without_a_seed_share_one_product_and_seeded_ones_stay_exact(
+    api: Running, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The API's equality promise (issue 32): five requests without `seed` and three with
+    one, at once. The seedless ones run as one product (the batch's throughput on the CPU),
+    at full length; each seeded one is still its solo run, bit for bit; and a seedless
+    request alone is computed as the same request with its seed named."""
+    products: list[int] = []
+    real = FastDecoder._shared_step
+
+    def spy(decoder: FastDecoder, slots: list[int], *rest: object) -> None:
+        products.append(len(slots))
+        real(decoder, slots, *rest)  # type: ignore[arg-type]
+
+    # On the class: each decode run takes its decoder from the engine's pool.
+    monkeypatch.setattr(FastDecoder, "_shared_step", spy)
+    texts = ["你好。", "今天天气很好。", "Hello there.", "我们去公园。", "再见。", "Good day.",
+             "明天见。", "谢谢你。"]  # fmt: skip
+    requests: list[dict[str, object]] = [
+        dict(text=t, voice=f"seed:{i + 1}", seed=None if i < 5 else 200 + i)
+        for i, t in enumerate(texts)
+    ]
+    results = _speak_at_once(api, requests)
+    assert sorted(results) == list(range(len(requests)))
+    assert max(products) >= 3, products  # several seedless rows in one product
+    for i, r in enumerate(requests):
+        assert _fits(len(results[i]) // 2, api.batcher, str(r["text"]))
+        if r["seed"] is not None:
+            alone = _speech(api, str(r["text"]), voice=r["voice"], seed=r["seed"])
+            assert results[i] == alone, f"seeded request {i} differs from its solo run"
+    products.clear()
+    lone = _speech(api, "你好。", voice="seed:1")  # no seed: the voice's, 1
+    assert products and max(products) == 1
+    assert lone == _speech(api, "你好。", voice="seed:1", seed=1)
 
 
 def test_a_client_that_goes_away_frees_its_rows(api: Running) -> None:
