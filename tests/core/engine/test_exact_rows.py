@@ -240,3 +240,20 @@ def test_shared_jobs_compute_their_own_decode_to_rounding(engine: Engine) -> Non
         assert torch.allclose(got, want, rtol=1e-4, atol=1e-4), float((got - want).abs().max())
         compared += same + 1
     assert compared >= 8  # the first step's hidden states at least, and some after
+
+
+def test_under_bf16_a_job_keeps_its_bits_beside_shared_jobs(demo_model: str) -> None:
+    """The promise under bf16 too (PyTorch; ONNX Runtime runs fp32 and int8, tested in
+    test_onnx_engine and test_batcher): seven shared jobs beside an exact one, which keeps
+    the codes and hidden states it has alone."""
+    bf16 = Engine()
+    bf16.load(demo_model, "cpu", "bf16")
+    try:
+        others = [_shared(_other(bf16, key)) for key in range(1, 8)]
+        target, _busy, at = _decode(bf16, {0: others[:6], 2: [_target(bf16)], 7: others[6:]})
+        alone, _busy, _at = _decode(bf16, {0: [_target(bf16)]})
+        assert set(at) == {0} and target.steps == TARGET_STEPS
+        assert torch.equal(torch.stack(target.tokens), torch.stack(alone.tokens))
+        assert torch.equal(torch.stack(target.hiddens), torch.stack(alone.hiddens))
+    finally:
+        bf16.unload()
