@@ -85,7 +85,7 @@ def switch_in_place(
     memory and redo the GPT alone (a precision switch costs one 0.8 GB read, not a load). The
     caller drops its decoders first: their caches and graphs are in the old dtype."""
     report("switching precision", 0.5)
-    model.decode_step = None
+    model.decode_step = model.vocoder_front = None
     old_precision, old_kind = was
     gpt = str(info.folder / "asset" / "gpt")
     if old_precision is not Precision.FP32 and old_kind is EngineKind.TORCH:
@@ -96,7 +96,7 @@ def switch_in_place(
     try:
         apply_engine(model, info, precision, kind, report, cancel)
     except BaseException:
-        model.decode_step = None
+        model.decode_step = model.vocoder_front = None
         if kind is EngineKind.TORCH and precision is not Precision.FP32:
             model.restore_gpt(gpt)
         raise
@@ -116,12 +116,13 @@ def apply_engine(
     if kind is EngineKind.TORCH:
         apply_precision(model, precision)
         return
-    from chattts_studio.core.engine.onnxrt.export import ensure_export
+    from chattts_studio.core.engine.onnxrt.export import VOCODER_FILE, ensure_export
     from chattts_studio.core.engine.onnxrt.session import OrtStep
 
     files = ensure_export(model, info, precision, report, cancel)
     report("starting ONNX Runtime", 0.9)
     model.decode_step = OrtStep(files, torch.get_num_threads())
+    model.run_vocoder_on(files.parent.parent / "fp32" / VOCODER_FILE, torch.get_num_threads())
 
 
 def apply_precision(model: ChatModel, precision: Precision) -> None:

@@ -24,6 +24,7 @@ from chattts_studio.core.voices.voice import Voice
 
 if TYPE_CHECKING:
     from chattts_studio.core.engine.onnxrt.session import OrtStep
+    from chattts_studio.core.engine.onnxrt.vocoder import OrtVocoder
 
 StepHook = Callable[[torch.Tensor], None]  # the GPT's output hidden states of one forward
 SpeakerLike = str | Voice  # an embedding string (the older form) or a Voice
@@ -81,6 +82,8 @@ class ChatModel:
         # What runs the decoder's one-position steps instead of torch: ONNX Runtime's session
         # of the exported step (Engine.load with engine onnx); None: torch.
         self.decode_step: OrtStep | None = None
+        # And the vocoder's DVAE decoder and Vocos (up to its ISTFT) the same way, on the CPU.
+        self.vocoder_front: OrtVocoder | None = None
 
     # -- loading ---------------------------------------------------------------------------
     @classmethod
@@ -310,11 +313,25 @@ class ChatModel:
         )
         for i, h in enumerate(hiddens):
             batch[i].narrow(1, 0, int(h.shape[0])).copy_(h.permute(1, 0))
+        if self.vocoder_front is not None and device.type == "cpu":
+            return self.vocoder_front.decode(batch)
         mel = chat.decoder(batch)
         if device.type in ("mps", "npu"):  # ChatTTS runs Vocos on the CPU there
             mel = mel.cpu()
         wavs: torch.Tensor = chat.vocos.decode(mel)
         return wavs
+
+    def export_vocoder(self, path: Any) -> None:
+        """The DVAE decoder and Vocos up to its ISTFT as an ONNX graph (onnxrt/vocoder.py)."""
+        from chattts_studio.core.engine.onnxrt.vocoder import export_front
+
+        export_front(self._chat.decoder, self._chat.vocos, self.hidden_size, path)
+
+    def run_vocoder_on(self, path: Any, threads: int) -> None:
+        """From now on the vocoder's graph at `path` runs in ONNX Runtime (see above)."""
+        from chattts_studio.core.engine.onnxrt.vocoder import OrtVocoder
+
+        self.vocoder_front = OrtVocoder(path, self._chat.vocos.head, threads)
 
     def stock_codes(
         self, texts: list[str], settings: StockSettings, cancel: CancelToken

@@ -1,6 +1,7 @@
 """The decode step exported to ONNX once per model and precision, kept in the app's cache.
 
-Where: <cache>/onnx/<key>/<precision>/, the key naming the weights (models.weights_identity:
+Where: <cache>/onnx/<key>/<precision>/ (fp32 also holds the vocoder's graph, vocoder.py,
+used under both precisions), the key naming the weights (models.weights_identity:
 the sha256 of every asset file, so changed weights export again), this module's FORMAT (what
 graph.py computes) and the torch and ONNX Runtime versions that made it. fp32 is torch's
 exporter's graph (weights beside it in step.onnx.data); int8 is ONNX Runtime's dynamic
@@ -43,11 +44,12 @@ from chattts_studio.core.errors import ModelError
 from chattts_studio.core.messages import QT_TRANSLATE_NOOP, Sentence
 from chattts_studio.core.weights import hashcache, models
 
-FORMAT = 2  # raise when graph.py changes what an export computes
+FORMAT = 3  # raise when graph.py or vocoder.py changes what an export computes
 UNUSED_DAYS = 90  # an export of other weights unused this long is deleted (~1 GB each)
 USED = ".used"  # touched at every use: when the export was last used
 MANIFEST = "manifest.json"
 STEP_FILE = "step.onnx"
+VOCODER_FILE = "vocoder.onnx"  # fp32 only: the vocoder is not quantized (vocoder.py)
 LOCK_POLL_S = 0.5
 log = logging.getLogger("chattts_studio")
 Report = Callable[[str, float], None]
@@ -192,6 +194,8 @@ def verified(folder: Path) -> bool:
         files = record["files"]
         if record.get("format") != FORMAT or STEP_FILE not in files:
             return False
+        if folder.name == "fp32" and VOCODER_FILE not in files:
+            return False
         fresh: dict[Path, hashcache.Hashed] = {}
         for name, entry in files.items():
             path = folder / name
@@ -253,6 +257,9 @@ def _export(model: ChatModel, out: Path) -> None:
     if program is None:
         raise RuntimeError("torch.onnx.export returned no program")
     program.save(str(out / STEP_FILE), external_data=True)
+    with contextlib.redirect_stdout(sys.stderr), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model.export_vocoder(out / VOCODER_FILE)
 
 
 def _attention_translation(cfg: Any) -> Callable[..., Any]:

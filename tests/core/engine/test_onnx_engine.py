@@ -259,3 +259,21 @@ def test_a_lone_shared_onnx_row_has_the_bits_of_an_exact_one(onnx_engine: Engine
     assert all(c in (([3], None), ([], [])) for c in calls) and ([3], None) in calls
     assert torch.equal(torch.stack(shared[0].tokens), torch.stack(exact[0].tokens))
     assert torch.equal(torch.stack(shared[0].hiddens), torch.stack(exact[0].hiddens))
+
+
+def test_the_vocoder_runs_in_onnx_runtime_and_gives_torchs_audio(
+    onnx_engine: Engine, engine: Engine
+) -> None:
+    """The ONNX engine's vocoder (DVAE decoder and Vocos up to its ISTFT, exported beside the
+    step) gives torch's waveform to float rounding, for one segment and for two at once."""
+    model, reference = onnx_engine.model, engine.model
+    assert model is not None and reference is not None
+    assert model.vocoder_front is not None and reference.vocoder_front is None
+    generator = torch.Generator().manual_seed(3)
+    hiddens = [torch.randn(n, model.hidden_size, generator=generator) * 0.5 for n in (40, 40)]
+    for batch in ([hiddens[0]], hiddens):
+        ours, theirs = model.vocode(batch), reference.vocode(batch)
+        for got, want in zip(ours, theirs, strict=True):
+            assert got.shape == want.shape
+            peak = float(abs(want).max())
+            assert float(abs(got - want).max()) <= 1e-4 * peak, float(abs(got - want).max())

@@ -2,6 +2,7 @@
 damaged or when the weights change (never loaded damaged), one export when two processes ask
 at once, and a failed export is one sentence with nothing left behind."""
 
+import json
 import os
 import subprocess
 import sys
@@ -40,6 +41,7 @@ def _counting(monkeypatch: pytest.MonkeyPatch, fake: bool) -> list[Path]:
         if fake:
             (out / export.STEP_FILE).write_bytes(os.urandom(4096))
             (out / "step.onnx.data").write_bytes(os.urandom(65536))
+            (out / export.VOCODER_FILE).write_bytes(os.urandom(4096))
         else:
             real(model, out)  # type: ignore[arg-type]
 
@@ -68,6 +70,9 @@ def test_an_export_is_made_once_then_reused(
         step = engine.model.decode_step if engine.model else None
         assert step is not None and step.path.is_relative_to(fresh_home / "cache" / "onnx")
         assert export.verified(step.path.parent)
+        # The vocoder's graph is part of the export, and runs (onnxrt/vocoder.py).
+        assert (step.path.parent / export.VOCODER_FILE).is_file()
+        assert engine.model is not None and engine.model.vocoder_front is not None
         engine.unload()
         engine.load(demo_model, "cpu", "fp32", engine="onnx")
         assert len(built) == 1  # reused, not exported again
@@ -90,18 +95,23 @@ def test_a_damaged_export_is_made_again_and_never_loaded(
     assert not export.verified(folder)
     assert _ensure(engine) == step and len(built) == 2
     assert export.verified(folder)
+    record = json.loads((folder / export.MANIFEST).read_text(encoding="utf-8"))
+    del record["files"][export.VOCODER_FILE]  # an export made before the vocoder's graph
+    (folder / export.MANIFEST).write_text(json.dumps(record), encoding="utf-8")
+    assert not export.verified(folder)
+    assert _ensure(engine) == step and len(built) == 3
     (folder / export.MANIFEST).write_text("{", encoding="utf-8")  # a torn manifest
     _ensure(engine)
-    assert len(built) == 3 and export.verified(folder)
+    assert len(built) == 4 and export.verified(folder)
     (folder / "step.onnx.data").unlink()  # a file gone
     _ensure(engine)
-    assert len(built) == 4 and export.verified(folder)
+    assert len(built) == 5 and export.verified(folder)
     assert not list(folder.parent.glob("*.building-*"))
     dead = folder.parent / "fp32.building-999999-deadbeef"  # a killed export's leftovers
     dead.mkdir()
     (dead / export.STEP_FILE).write_bytes(b"half")
     _ensure(engine)
-    assert not dead.exists() and len(built) == 4
+    assert not dead.exists() and len(built) == 5
 
 
 def test_other_weights_export_again(

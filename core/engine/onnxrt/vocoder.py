@@ -1,0 +1,97 @@
+"""The vocoder through ONNX Runtime: ChatTTS's DVAE decoder, Vocos's backbone and its head's
+linear layer as one exported graph (export.py writes it beside the decode step), then the
+head's last part (magnitude and phase to a complex spectrum, ISTFT) in torch, where complex
+numbers and torch.istft stay (they do not export).
+
+Why: once the GPT's steps are batched, the vocoder is what many clients wait on (a third of
+16 clients' time on the 2-core CPU, docs/performance.md), and it runs per segment. Measured
+with this graph: 24 / 64 / 88 / 136 steps in 31 / 77 / 99 / 122 ms against torch's
+62 / 125 / 129 / 166, within about 1e-6 of torch's output.
+"""
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+
+class VocoderFront(nn.Module):
+    """hidden states [n, hidden, steps] -> Vocos head's linear output [n, frames, n_fft + 2]."""
+
+    def __init__(self, decoder: Any, vocos: Any) -> None:
+        super().__init__()
+        # Copies whose weights are ordinary tensors: the loaded ones may be inference tensors,
+        # which torch.export cannot trace.
+        self.decoder = _plain(decoder)
+        self.backbone = _plain(vocos.backbone)
+        self.out = _plain(vocos.head.out)
+
+    def forward(self, hidden: torch.Tensor) -> torch.Tensor:
+        out: torch.Tensor = self.out(self.backbone(self.decoder(hidden)))
+        return out
+
+
+def _plain(module: Any) -> Any:
+    module = copy.deepcopy(module).eval()
+    for part in module.modules():
+        for name, param in list(part._parameters.items()):
+            if param is not None:
+                part._parameters[name] = nn.Parameter(param.detach().clone(), requires_grad=False)
+        for name, buffer in list(part._buffers.items()):
+            if buffer is not None:
+                part._buffers[name] = buffer.clone()
+    return module
+
+
+def export_front(decoder: Any, vocos: Any, hidden_size: int, path: Path) -> None:
+    """Writes the graph to `path` (weights beside it); batch and steps dynamic."""
+    front = VocoderFront(decoder, vocos)
+    sample = torch.zeros(2, hidden_size, 24)
+    rows = torch.export.Dim("rows", min=1, max=4096)
+    steps = torch.export.Dim("steps", min=2, max=65536)
+    with torch.no_grad():
+        program = torch.onnx.export(
+            front,
+            (sample,),
+            dynamo=True,
+            dynamic_shapes=({0: rows, 2: steps},),
+            input_names=["hidden"],
+            output_names=["spectrum"],
+            optimize=True,
+            verbose=False,
+        )
+    if program is None:
+        raise RuntimeError("torch.onnx.export returned no vocoder program")
+    program.save(str(path), external_data=True)
+
+
+class OrtVocoder:
+    """The session of the exported front, and the head's rest in torch (`head`: Vocos's
+    ISTFTHead, whose `istft` is used as it is)."""
+
+    def __init__(self, path: Path, head: Any, threads: int) -> None:
+        import onnxruntime as ort
+
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = max(1, threads)
+        options.inter_op_num_threads = 1
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        options.log_severity_level = 3
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")  # as OrtStep
+        self.session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+        self.head = head
+
+    def decode(self, hidden: torch.Tensor) -> torch.Tensor:
+        """hidden [n, hidden, steps] fp32 CPU -> waveforms [n, samples], as Vocos.decode
+        after the DVAE decoder (ISTFTHead.forward's steps after its linear layer)."""
+        array = hidden.detach().float().contiguous().numpy()
+        spectrum = torch.from_numpy(np.asarray(self.session.run(None, {"hidden": array})[0]))
+        x = spectrum.transpose(1, 2)
+        mag, phase = x.chunk(2, dim=1)
+        mag = torch.clip(torch.exp(mag), max=1e2)
+        complex_spectrum = mag * (torch.cos(phase) + 1j * torch.sin(phase))
+        audio: torch.Tensor = self.head.istft(complex_spectrum)
+        return audio
