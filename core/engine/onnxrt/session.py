@@ -8,26 +8,35 @@ logits land in torch tensors made for them. Threads: as many as torch uses, so t
 """
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
+
+
+def cpu_options(threads: int) -> Any:
+    """Session options for a graph the decode loop calls (the step, the vocoder's)."""
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = max(1, threads)
+    options.inter_op_num_threads = 1
+    options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    options.log_severity_level = 3  # errors only: it warns about unused initializers
+    # Its threads sleep when a call ends instead of spinning: between steps torch samples
+    # (and vocodes) on the same cores. Measured on 2 cores, demo-full, a decode of 48
+    # steps: batch 16 72-82 ms a step without spinning, 88-96 with; batch 1 46-50 against
+    # 42-44 (spinning helps a lone row a little, hurts the automatic batch more).
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    return options
 
 
 class OrtStep:
     def __init__(self, path: Path, threads: int) -> None:
         import onnxruntime as ort
 
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = max(1, threads)
-        options.inter_op_num_threads = 1
-        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        options.log_severity_level = 3  # errors only: it warns about unused initializers
-        # Its threads sleep when a step ends instead of spinning: between steps torch samples
-        # (and vocodes) on the same cores. Measured on 2 cores, demo-full, a decode of 48
-        # steps: batch 16 72-82 ms a step without spinning, 88-96 with; batch 1 46-50 against
-        # 42-44 (spinning helps a lone row a little, hurts the automatic batch more).
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        options = cpu_options(threads)
         self.path = path
         self.precision = path.parent.name  # fp32 or int8 (export.py's folders)
         self.session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])

@@ -75,12 +75,9 @@ class OrtVocoder:
     def __init__(self, path: Path, head: Any, threads: int) -> None:
         import onnxruntime as ort
 
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = max(1, threads)
-        options.inter_op_num_threads = 1
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        options.log_severity_level = 3
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")  # as OrtStep
+        from chattts_studio.core.engine.onnxrt.session import cpu_options
+
+        options = cpu_options(threads)
         self.session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
         self.head = head
 
