@@ -119,7 +119,7 @@ def apply_engine(
     from chattts_studio.core.engine.onnxrt.export import VOCODER_FILE, ensure_export
     from chattts_studio.core.engine.onnxrt.session import OrtStep
 
-    files = ensure_export(model, info, precision, report, cancel)
+    files = ensure_export(info, precision, report, cancel)
     report("starting ONNX Runtime", 0.9)
     model.decode_step = OrtStep(files, torch.get_num_threads())
     model.run_vocoder_on(files.parent.parent / "fp32" / VOCODER_FILE, torch.get_num_threads())

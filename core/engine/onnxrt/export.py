@@ -25,9 +25,10 @@ import json
 import logging
 import os
 import shutil
+import subprocess
 import sys
+import tempfile
 import uuid
-import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -37,9 +38,7 @@ import torch
 
 from chattts_studio.core import paths
 from chattts_studio.core.engine.cancel import CancelToken
-from chattts_studio.core.engine.chattts.chat import ChatModel
 from chattts_studio.core.engine.devices import Precision
-from chattts_studio.core.engine.onnxrt.graph import DecodeStep
 from chattts_studio.core.errors import ModelError
 from chattts_studio.core.messages import QT_TRANSLATE_NOOP, Sentence
 from chattts_studio.core.weights import hashcache, models
@@ -51,6 +50,8 @@ MANIFEST = "manifest.json"
 STEP_FILE = "step.onnx"
 VOCODER_FILE = "vocoder.onnx"  # fp32 only: the vocoder is not quantized (vocoder.py)
 LOCK_POLL_S = 0.5
+FAILED_MARK = "ONNX export failed: "  # the child's last stderr line starts so (exporter.py)
+CHILD = "chattts_studio.core.engine.onnxrt.exporter"
 log = logging.getLogger("chattts_studio")
 Report = Callable[[str, float], None]
 
@@ -69,24 +70,32 @@ def export_key(info: models.ModelInfo) -> str:
 
 
 def ensure_export(
-    model: ChatModel,
     info: models.ModelInfo,
     precision: Precision,
     report: Report,
     cancel: CancelToken,
 ) -> Path:
     """The verified step.onnx for this model and precision (fp32 or int8), made if missing or
-    damaged. Raises ModelError with one sentence when the export fails."""
+    damaged, by a child process (exporter.py says why). Raises ModelError with one sentence
+    when the export fails, Cancelled (the child killed) when `cancel` is set meanwhile."""
     folder = export_root() / export_key(info)
     folder.parent.mkdir(parents=True, exist_ok=True)
     with _locked(folder.with_suffix(".lock"), cancel):
         # Under the lock no other process is building: a half-built folder is a dead one's.
         for left in folder.glob("*.building-*"):
             shutil.rmtree(left, ignore_errors=True)
-        fp32 = _ensure(folder / "fp32", lambda out: _export(model, out), report, cancel)
+        fp32 = _ensure(
+            folder / "fp32", lambda out: _build(_fp32_order(info, out), cancel), report, cancel
+        )
         step = fp32
         if precision is not Precision.FP32:
-            step = _ensure(folder / "int8", lambda out: _quantize(fp32, out), report, cancel)
+            order = {"kind": "int8", "fp32": str(fp32), "out": ""}
+            step = _ensure(
+                folder / "int8",
+                lambda out: _build({**order, "out": str(out)}, cancel),
+                report,
+                cancel,
+            )
         (folder / USED).touch()
     prune(folder.name)
     return step
@@ -215,128 +224,36 @@ def verified(folder: Path) -> bool:
     return True
 
 
-def _export(model: ChatModel, out: Path) -> None:
-    """torch's exporter (dynamo) over DecodeStep, batch and cache length dynamic; attention as
-    ONNX Runtime's GroupQueryAttention (see graph.py)."""
-    step = DecodeStep(model.gpt, model.code_embedding_tables(), model.code_heads()).eval()
-    cfg = model.gpt.config
-    layers = len(step.layers)
-    batch, span = 2, 8
-    kv = (batch, cfg.num_key_value_heads, span, step.head_dim)
-    codes = torch.zeros(batch, model.num_vq, dtype=torch.long)
-    pos = torch.tensor([3, 5])
-    past_k = [torch.zeros(kv) for _ in range(layers)]
-    past_v = [torch.zeros(kv) for _ in range(layers)]
-    rows = torch.export.Dim("rows", min=1, max=4096)
-    length = torch.export.Dim("length", min=2, max=65536)
-    cache = {0: rows, 2: length}
-    dynamic = {"codes": {0: rows}, "pos": {0: rows}, "past_k": [cache] * layers}
-    dynamic["past_v"] = [cache] * layers
-    names = ["codes", "pos"] + [f"past_k{i}" for i in range(layers)]
-    names += [f"past_v{i}" for i in range(layers)]
-    outputs = ["hidden", "logits"] + [f"present_k{i}" for i in range(layers)]
-    outputs += [f"present_v{i}" for i in range(layers)]
-    table: dict[Any, Any] = {
-        torch.ops.chattts_studio.cached_attention.default: _attention_translation(cfg)
-    }
-    # The exporter reports its stages on stdout, where `synth -o -` writes audio (and warns
-    # that the two dynamic dims share names across inputs: they are meant to).
-    with torch.no_grad(), contextlib.redirect_stdout(sys.stderr), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        program = torch.onnx.export(
-            step,
-            (codes, pos, past_k, past_v),
-            dynamo=True,
-            dynamic_shapes=dynamic,
-            input_names=names,
-            output_names=outputs,
-            custom_translation_table=table,
-            optimize=True,
-            verbose=False,
-        )
-    if program is None:
-        raise RuntimeError("torch.onnx.export returned no program")
-    program.save(str(out / STEP_FILE), external_data=True)
-    with contextlib.redirect_stdout(sys.stderr), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        model.export_vocoder(out / VOCODER_FILE)
+def _fp32_order(info: models.ModelInfo, out: Path) -> dict[str, Any]:
+    folder, dims = str(info.folder), info.dims
+    return {"kind": "fp32", "folder": folder, "dims": dims, "name": info.name, "out": str(out)}
 
 
-def _attention_translation(cfg: Any) -> Callable[..., Any]:
-    """graph.cached_attention as com.microsoft GroupQueryAttention (ONNX Runtime's contrib op:
-    per-row sequence lengths, the cache updated in place when present and past share memory,
-    as OrtStep binds them). onnxscript builds a node only from a schema the onnx package knows;
-    this one is ONNX Runtime's, so it is declared here first."""
-    from onnxscript import opset18 as op
-    from onnxscript.values import Opset
-
-    _declare_group_query_attention()
-    msft = Opset("com.microsoft", 1)
-    heads, kv_heads = cfg.num_attention_heads, cfg.num_key_value_heads
-
-    def translate(q: Any, k: Any, v: Any, past_k: Any, past_v: Any, pos: Any, scale: float) -> Any:
-        shape: Any = op.Shape(past_k)
-        third: Any = op.Constant(value_int=2)
-        length = op.Cast(op.Gather(shape, third), to=6)  # int32
-        return msft.GroupQueryAttention(
-            q,
-            k,
-            v,
-            past_k,
-            past_v,
-            op.Cast(pos, to=6),  # seqlens_k: the row's past length = its position
-            length,
-            num_heads=heads,
-            kv_num_heads=kv_heads,
-            scale=scale,
-            _num_outputs=3,
-        )
-
-    return translate
-
-
-def _declare_group_query_attention() -> None:
-    import onnx.defs
-
-    if onnx.defs.has("GroupQueryAttention", "com.microsoft"):
-        return
-    param = onnx.defs.OpSchema.FormalParameter
-    names = ["query", "key", "value", "past_key", "past_value"]
-    inputs = [param(name, "T") for name in names]
-    inputs += [param("seqlens_k", "M"), param("total_sequence_length", "M")]
-    attribute = onnx.defs.OpSchema.Attribute
-    kind = onnx.defs.OpSchema.AttrType
-    schema = onnx.defs.OpSchema(
-        "GroupQueryAttention",
-        "com.microsoft",
-        1,
-        inputs=inputs,
-        outputs=[param("output", "T"), param("present_key", "T"), param("present_value", "T")],
-        type_constraints=[("T", ["tensor(float)"], ""), ("M", ["tensor(int32)"], "")],
-        attributes=[
-            attribute("num_heads", kind.INT, "query heads"),
-            attribute("kv_num_heads", kind.INT, "key and value heads"),
-            attribute("scale", kind.FLOAT, "the attention scores' scale"),
-        ],
-    )
-    onnx.defs.register_schema(schema)
-
-
-def _quantize(fp32: Path, out: Path) -> None:
-    """ONNX Runtime's dynamic quantization: int8 weights per output channel for every MatMul
-    (the linear layers and the code heads); embeddings, norms and attention stay fp32."""
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-
-    root = logging.getLogger()
-    level = root.level
-    root.setLevel(logging.ERROR)  # it advises pre-processing through the root logger
-    try:
-        quantize_dynamic(
-            str(fp32),
-            str(out / STEP_FILE),
-            weight_type=QuantType.QInt8,
-            per_channel=True,
-            op_types_to_quantize=["MatMul"],
-        )
-    finally:
-        root.setLevel(level)
+def _build(order: dict[str, Any], cancel: CancelToken) -> None:
+    """Runs exporter.py in a child process for `order` and waits, cancellable. Raises
+    RuntimeError with the child's one-line reason when it fails."""
+    argv = [sys.executable, "-m", CHILD, json.dumps(order)]
+    # stderr to a file, not a pipe: the exporter's chatter could fill a pipe nobody reads.
+    with tempfile.TemporaryFile() as err:
+        # stdout too goes to stderr's file: `synth -o -` writes audio on the parent's stdout.
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=err, stderr=err)
+        try:
+            while True:
+                try:
+                    code = proc.wait(timeout=LOCK_POLL_S)
+                    break
+                except subprocess.TimeoutExpired:
+                    cancel.check()
+        finally:
+            if proc.poll() is None:  # cancelled (or interrupted): the export is not wanted
+                proc.kill()
+                proc.wait()
+        if code == 0:
+            return
+        err.seek(0)
+        lines = err.read().decode("utf-8", "replace").splitlines()
+    said = [line[len(FAILED_MARK) :] for line in lines if line.startswith(FAILED_MARK)]
+    if said:
+        raise RuntimeError(said[-1])
+    ended = f"signal {-code}" if code < 0 else f"exit code {code}"
+    raise RuntimeError(f"the exporting process ended with {ended}")

@@ -6,7 +6,10 @@ import json
 import os
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -15,7 +18,7 @@ from chattts_studio.core.engine.cancel import CancelToken
 from chattts_studio.core.engine.devices import Precision
 from chattts_studio.core.engine.engine import Engine
 from chattts_studio.core.engine.onnxrt import export
-from chattts_studio.core.errors import ModelError
+from chattts_studio.core.errors import Cancelled, ModelError
 from chattts_studio.core.weights import models
 
 
@@ -34,26 +37,25 @@ def _counting(monkeypatch: pytest.MonkeyPatch, fake: bool) -> list[Path]:
     """Record every build; `fake`: write a small stand-in instead of exporting (the cache's
     rules do not depend on what the files hold)."""
     built: list[Path] = []
-    real = export._export
+    real = export._build
 
-    def build(model: object, out: Path) -> None:
+    def build(order: dict[str, Any], cancel: CancelToken) -> None:
+        out = Path(order["out"])
         built.append(out)
         if fake:
             (out / export.STEP_FILE).write_bytes(os.urandom(4096))
             (out / "step.onnx.data").write_bytes(os.urandom(65536))
             (out / export.VOCODER_FILE).write_bytes(os.urandom(4096))
         else:
-            real(model, out)  # type: ignore[arg-type]
+            real(order, cancel)
 
-    monkeypatch.setattr(export, "_export", build)
+    monkeypatch.setattr(export, "_build", build)
     return built
 
 
 def _ensure(engine: Engine, precision: Precision = Precision.FP32) -> Path:
     assert engine.model is not None and engine.loaded is not None
-    return export.ensure_export(
-        engine.model, engine.loaded.info, precision, lambda _s, _f: None, CancelToken()
-    )
+    return export.ensure_export(engine.loaded.info, precision, lambda _s, _f: None, CancelToken())
 
 
 def test_an_export_is_made_once_then_reused(
@@ -126,17 +128,49 @@ def test_other_weights_export_again(
 
 
 def test_a_failed_export_is_one_sentence_and_leaves_nothing(
-    fresh_home: Path, engine: Engine, monkeypatch: pytest.MonkeyPatch
+    fresh_home: Path, engine: Engine, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    def broken(_model: object, out: Path) -> None:
-        (out / export.STEP_FILE).write_bytes(b"half")
-        raise RuntimeError("the exporter met an op it cannot write\nTraceback lines")
+    """The exporting child really fails (its model's files are gone, after it wrote part of
+    its output): its reason comes back as one sentence, and nothing of it stays."""
+    fp32_order = export._fp32_order
+    gone = tmp_path / "gone"
+    gone.mkdir()
 
-    monkeypatch.setattr(export, "_export", broken)
+    def broken(info: models.ModelInfo, out: Path) -> dict[str, Any]:
+        (out / export.STEP_FILE).write_bytes(b"half")
+        return {**fp32_order(info, out), "folder": str(gone)}
+
+    monkeypatch.setattr(export, "_fp32_order", broken)
     with pytest.raises(ModelError) as caught:
         _ensure(engine)
     message = str(caught.value)
     assert "could not be exported for ONNX Runtime" in message and "\n" not in message
+    assert "could not be loaded" in message  # the child's own sentence, passed on
+    assert "Traceback" not in message
+    root = export.export_root()
+    assert not [p for p in root.rglob("*") if p.is_file() and p.suffix != ".lock"]
+
+
+def test_a_cancel_kills_the_exporting_child_and_leaves_nothing(
+    fresh_home: Path, engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """torch's exporter cannot stop in-process; its child is killed within a poll."""
+    children: list[subprocess.Popen[bytes]] = []
+    popen = subprocess.Popen
+
+    def recorded(*args: Any, **kwargs: Any) -> subprocess.Popen[bytes]:
+        children.append(popen(*args, **kwargs))
+        return children[-1]
+
+    monkeypatch.setattr(export.subprocess, "Popen", recorded)
+    token = CancelToken()
+    threading.Timer(1.0, token.cancel).start()  # the child takes several seconds
+    started = time.monotonic()
+    assert engine.loaded is not None
+    with pytest.raises(Cancelled):
+        export.ensure_export(engine.loaded.info, Precision.FP32, lambda _s, _f: None, token)
+    assert time.monotonic() - started < 1.0 + 2 * export.LOCK_POLL_S + 1.0
+    assert len(children) == 1 and children[0].poll() is not None  # dead, and reaped
     root = export.export_root()
     assert not [p for p in root.rglob("*") if p.is_file() and p.suffix != ".lock"]
 
@@ -148,6 +182,8 @@ def test_two_processes_asking_at_once_make_one_export(fresh_home: Path, demo_mod
         f"e.load({demo_model!r}, 'cpu', 'fp32', engine='onnx', "
         "progress=lambda s, f: print('STAGE', s, flush=True))\n"
         "print('ENGINE', e.loaded.engine.value)\n"
+        "import sys\n"
+        "print('EXPORTER HERE', [m for m in ('onnx', 'onnxscript') if m in sys.modules])\n"
     )
     env = {**os.environ, "CHATTTS_STUDIO_HOME": str(fresh_home)}
     procs = [
@@ -164,6 +200,8 @@ def test_two_processes_asking_at_once_make_one_export(fresh_home: Path, demo_mod
     for proc, (out, err) in zip(procs, outs, strict=True):
         assert proc.returncode == 0, err[-2000:]
         assert "ENGINE onnx" in out
+        # The export ran in a child: its exporter's modules (and garbage) never came here.
+        assert "EXPORTER HERE []" in out, out
     made = sum(out.count("making the ONNX fp32") for out, _ in outs)
     assert made == 1, [out for out, _ in outs]
     folders = list(export.export_root().glob("*/fp32"))
