@@ -31,8 +31,10 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from itertools import count
 
+import numpy as np
 import torch
 
 from chattts_studio.core import SAMPLE_RATE
@@ -49,7 +51,7 @@ from chattts_studio.core.engine.batcher_ticket import (
 from chattts_studio.core.engine.decode.job import Job
 from chattts_studio.core.engine.decode.loop import FastDecoder
 from chattts_studio.core.engine.decode.rowwise import Sampling, check_sampling, segment_seed
-from chattts_studio.core.engine.decode.streaming import ChunkVocoder
+from chattts_studio.core.engine.decode.streaming import ChunkVocoder, Window
 from chattts_studio.core.engine.decoder_pool import SIZING_LENGTH
 from chattts_studio.core.engine.engine import Engine
 from chattts_studio.core.engine.pipeline import out_of_memory, release_memory
@@ -127,6 +129,11 @@ class Batcher:
         self._lock = threading.Condition()
         self._closed = False
         self._thread = threading.Thread(target=self._loop, name="batcher", daemon=True)
+        # Vocoding beside the GPT's steps on the CPU (see _vocode): one thread, so chunks are
+        # made and sent in the order they were planned. Deliveries to a request (chunks,
+        # Finished, Failed) happen under _out, from whichever thread, never two at once.
+        self._vocoding = None if on_cuda else ThreadPoolExecutor(1, "batcher-vocoder")
+        self._out = threading.RLock()
 
     # -- any thread ------------------------------------------------------------------------
     def start(self) -> None:
@@ -138,6 +145,8 @@ class Batcher:
             self._lock.notify_all()
         if self._thread.is_alive():
             self._thread.join()
+        if self._vocoding is not None:  # what it still holds belongs to failed requests
+            self._vocoding.shutdown(wait=True)
 
     def segments_of(self, order: SpeechOrder) -> list[Segment]:
         """The request's segments; BadTextError (one sentence) when it cannot be spoken."""
@@ -383,10 +392,47 @@ class Batcher:
             self._fail(entry[0], exc)
 
     def _vocode(self, job: Job, final: bool) -> None:
+        """Plan the job's next chunk now (its schedule depends on its steps alone); vocode and
+        send it on the vocoder thread on the CPU, so the GPT steps on meanwhile (its audio is
+        the same either way: the same windows in the same order), here on CUDA (kernels from a
+        second thread would break the decoder's CUDA graph capture)."""
+        entry, vocoder = self._by_key.get(job.key), self._vocoders.get(job.key)
+        if entry is None or vocoder is None or entry[0].cancelled:
+            return
         try:
-            self._chunk(job, final)
-        except Exception as exc:  # this job's vocoding; as for its decode, its own
+            window = vocoder.plan(job.hiddens, final)
+        except Exception as exc:  # as for its decode, its own (out of memory: the batch's)
             self._row_failed(job, exc)
+            return
+        if final:
+            entry[0].steps += job.steps
+            job.hiddens, job.tokens = [], []  # its audio is planned: the window holds them
+        if self._vocoding is None:
+            self._send_chunk(entry, vocoder, window, final)
+        else:
+            self._vocoding.submit(self._send_chunk, entry, vocoder, window, final)
+
+    def _send_chunk(
+        self, entry: tuple[Ticket, int], vocoder: ChunkVocoder, window: Window | None, final: bool
+    ) -> None:
+        """Vocode one planned chunk and send out whatever is next in its request's order."""
+        ticket, index = entry
+        if ticket.cancelled or ticket.done:
+            return
+        try:
+            audio = np.zeros(0, dtype=np.float32) if window is None else vocoder.render(window)
+        except Exception as exc:  # this job's vocoding; as for its decode, its own
+            if out_of_memory(exc) and self._vocoding is None:
+                raise  # the device's: it fails the batch (the decode loop's handler)
+            self._fail(ticket, exc)
+            return
+        if final:
+            self.stats.audio_seconds += len(vocoder.audio()) / SAMPLE_RATE
+        with self._out:
+            if ticket.cancelled or ticket.done:  # failed meanwhile: nothing after Failed
+                return
+            ticket.waiting.setdefault(index, []).append(AudioChunk(index, audio, final))
+            self._send(ticket)
 
     def _fail(self, ticket: Ticket, exc: Exception) -> None:
         log.warning("request %d failed: %s", ticket.id, exc)
@@ -397,26 +443,11 @@ class Batcher:
                 job.cancelled = True  # the decoder frees its rows before the next step
                 self._forget(job)
             self._count_waiting()
-        if not ticket.cancelled and not ticket.done:
-            ticket.done = True
-            self.stats.failed += 1
-            ticket.give(Failed(exc))
-
-    def _chunk(self, job: Job, final: bool) -> None:
-        """Vocode the job's next chunk and send out whatever is next in its request's order."""
-        entry, vocoder = self._by_key.get(job.key), self._vocoders.get(job.key)
-        if entry is None or vocoder is None:
-            return
-        ticket, index = entry
-        if ticket.cancelled:
-            return
-        audio = vocoder.chunk(job.hiddens, final)
-        if final:
-            ticket.steps += job.steps
-            self.stats.audio_seconds += len(vocoder.audio()) / SAMPLE_RATE
-            job.hiddens, job.tokens = [], []  # its audio exists
-        ticket.waiting.setdefault(index, []).append(AudioChunk(index, audio, final))
-        self._send(ticket)
+        with self._out:  # not beside a chunk the vocoder thread is giving it
+            if not ticket.cancelled and not ticket.done:
+                ticket.done = True
+                self.stats.failed += 1
+                ticket.give(Failed(exc))
 
     def _send(self, ticket: Ticket) -> None:
         if ticket.send_in_order() and not ticket.done:
@@ -435,8 +466,9 @@ class Batcher:
         self.stats.rows_busy = 0
         self._by_key.clear()
         self._vocoders.clear()
-        for ticket in tickets:
-            if not ticket.cancelled and not ticket.done:
-                ticket.done = True
-                self.stats.failed += 1
-                ticket.give(Failed(exc))
+        with self._out:
+            for ticket in tickets:
+                if not ticket.cancelled and not ticket.done:
+                    ticket.done = True
+                    self.stats.failed += 1
+                    ticket.give(Failed(exc))

@@ -43,6 +43,8 @@ here: the same test's helpers do it once they are.
 First audio comes after FIRST_CHUNK_STEPS + HOLD_STEPS = 24 GPT steps: about 1.3 s on the
 CPU at batch 1 (19 steps/s, demo-full fp32), about 26 ms on a GPU at 940 steps/s."""
 
+from dataclasses import dataclass
+
 import numpy as np
 import torch
 
@@ -56,6 +58,15 @@ CHUNK_STEPS = 24  # new steps of the second chunk, the least of any later one
 MAX_CHUNK_STEPS = 96  # the most new steps of a chunk (2 s of audio)
 CONTEXT_STEPS = 24  # left context decoded again (not emitted) per chunk
 HOLD_STEPS = 16  # right context: steps held back until more arrive
+
+
+@dataclass(frozen=True)
+class Window:
+    """One chunk's steps to vocode (left context included) and its new samples' slice."""
+
+    hidden: torch.Tensor  # [steps, hidden]: a copy (a decoder may reuse its step's buffer)
+    begin: int
+    end: int
 
 
 def chunk_steps(emitted: int) -> int:
@@ -78,16 +89,25 @@ class ChunkVocoder:
 
     def chunk(self, hiddens: list[torch.Tensor], final: bool) -> np.ndarray:
         """Audio for the steps not emitted yet (all of them when final)."""
+        window = self.plan(hiddens, final)
+        return np.zeros(0, dtype=np.float32) if window is None else self.render(window)
+
+    def plan(self, hiddens: list[torch.Tensor], final: bool) -> Window | None:
+        """The next chunk's window, the schedule advanced now (None: nothing new yet); its
+        audio comes from render(), which may run later on another thread (the Batcher's
+        vocoder thread): windows are rendered in the order they were planned."""
         steps = len(hiddens)
         upto = steps if final else steps - HOLD_STEPS
         if upto <= self.emitted:
-            return np.zeros(0, dtype=np.float32)
+            return None
         start = max(0, self.emitted - CONTEXT_STEPS)
-        wav = self.model.vocode([torch.stack(hiddens[start:steps])])[0]
         begin = (self.emitted - start) * SAMPLES_PER_STEP
-        end = (upto - start) * SAMPLES_PER_STEP
-        new = np.array(wav[begin:end], dtype=np.float32)
         self.emitted = upto
+        return Window(torch.stack(hiddens[start:steps]), begin, (upto - start) * SAMPLES_PER_STEP)
+
+    def render(self, window: Window) -> np.ndarray:
+        wav = self.model.vocode([window.hidden])[0]
+        new = np.array(wav[window.begin : window.end], dtype=np.float32)
         self.chunks.append(new)
         return new
 

@@ -341,3 +341,96 @@ def test_under_int8_each_response_equals_its_solo_run_and_chunks_are_refused(
             batcher.close()
     finally:
         engine.unload()
+
+
+def _timed_vocode(
+    monkeypatch: pytest.MonkeyPatch, engine: Engine, fail_call: int | None = None
+) -> list[tuple[str, float, float]]:
+    """Wrap the model's vocode: record (thread, start, end) of each call, each made slow
+    enough that steps could happen meanwhile; `fail_call`: that call (1-based) raises."""
+    model = engine.model
+    assert model is not None
+    real = model.vocode
+    calls: list[tuple[str, float, float]] = []
+
+    def vocode(hiddens: list[torch.Tensor]) -> list[np.ndarray]:
+        started = time.perf_counter()
+        time.sleep(0.15)
+        if fail_call is not None and len(calls) + 1 == fail_call:
+            calls.append((threading.current_thread().name, started, time.perf_counter()))
+            raise RuntimeError("the vocoder broke")
+        out = real(hiddens)
+        calls.append((threading.current_thread().name, started, time.perf_counter()))
+        return out
+
+    monkeypatch.setattr(model, "vocode", vocode)
+    return calls
+
+
+def test_on_the_cpu_chunks_are_vocoded_beside_the_steps_with_the_same_audio(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The GPT steps on while the vocoder thread makes a chunk (issue 32: the vocoder was a
+    third of 16 clients' time), and the audio is bit for bit what vocoding inline gives."""
+    order = SpeechOrder("你好。今天天气很好。我们去公园。", engine.sample_speaker(4), 4)
+    inline = Batcher(engine, slots=4)
+    assert inline._vocoding is not None  # the CPU's default: a vocoder thread
+    inline._vocoding.shutdown()
+    inline._vocoding = None
+    inline.segment_size = 6
+    inline.start()
+    try:
+        done, before = _collect(inline, order)
+        assert done.wait(60) and isinstance(before[-1], Finished)
+    finally:
+        inline.close()
+    calls = _timed_vocode(monkeypatch, engine)
+    batcher = Batcher(engine, slots=4)
+    batcher.segment_size = 6
+    steps: list[float] = []
+    batcher.step_listeners.append(lambda _ids: steps.append(time.perf_counter()))
+    batcher.start()
+    try:
+        done, got = _collect(batcher, order)
+        assert done.wait(60) and isinstance(got[-1], Finished)
+    finally:
+        batcher.close()
+    assert {name for name, _, _ in calls} == {"batcher-vocoder_0"}
+    during = [t for t in steps if any(start < t < end for _, start, end in calls)]
+    assert len(during) >= 5, "the steps waited for the vocoder"
+    indices = [c.index for c in got if isinstance(c, AudioChunk)]
+    assert indices == sorted(indices) and len(indices) > len(set(indices))  # chunked, in order
+    assert np.array_equal(_audio(got), _audio(before))
+
+
+def test_a_chunk_the_vocoder_fails_fails_its_request_alone(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One vocoder call raises on the vocoder thread: one request gets Failed, last and once
+    (nothing of it after), the other its whole audio, as it gets it alone."""
+    orders = [
+        SpeechOrder("你好。今天天气很好。", engine.sample_speaker(5), 5),
+        SpeechOrder("我们。去公园。", engine.sample_speaker(6), 6),
+    ]
+    batcher = Batcher(engine, slots=4)
+    batcher.segment_size = 6
+    batcher.start()
+    try:
+        _timed_vocode(monkeypatch, engine, fail_call=2)
+        together = [_collect(batcher, order) for order in orders]
+        for done, _ in together:
+            assert done.wait(60)
+        monkeypatch.undo()
+        ends = [got[-1] for _, got in together]
+        assert sorted(type(end).__name__ for end in ends) == ["Failed", "Finished"]
+        for order, (_, got) in zip(orders, together, strict=True):
+            assert sum(isinstance(item, Failed | Finished) for item in got) == 1
+            if isinstance(got[-1], Failed):
+                assert "the vocoder broke" in str(got[-1].error)
+                continue
+            done, alone = _collect(batcher, order)
+            assert done.wait(60)
+            assert np.array_equal(_audio(got), _audio(alone))
+        assert batcher.stats.failed == 1
+    finally:
+        batcher.close()
