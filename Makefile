@@ -22,6 +22,8 @@ STAMP  := $(VENV)/.installed
 # Libraries Qt (offscreen), PortAudio and CJK text need on a bare Debian.
 TEST_DEBS := libportaudio2 libasound2 libegl1 libgl1 libx11-6 libdbus-1-3 libfontconfig1 \
              libfreetype6 libglib2.0-0 libxkbcommon0 fonts-wqy-microhei chromium chromium-driver
+# The tests' real speech for the speech recognition check (tests/core/asr).
+SPEECH_DEBS := espeak-ng
 # Extra libraries for a real window on X11 (the xcb platform plugin).
 RUN_DEBS  := $(TEST_DEBS) libxcb-cursor0 libxcb-icccm4 libxcb-image0 libxcb-keysyms1 \
              libxcb-render-util0 libxcb-render0 libxcb-shape0 libxcb-util1 libxcb-xkb1 \
@@ -40,7 +42,7 @@ run: install
 	$(BIN)/chattts-studio
 
 test: install
-	@$(MAKE) --no-print-directory debs DEBS="$(TEST_DEBS)"
+	@$(MAKE) --no-print-directory debs DEBS="$(TEST_DEBS) $(SPEECH_DEBS)"
 	$(MAKE) --no-print-directory lint
 	$(MAKE) --no-print-directory pytest
 
@@ -80,7 +82,7 @@ $(STAMP): pyproject.toml $(LOCK)
 	with make PYTHON=/path/to/python3.X"; exit 2; }
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	-$(BIN)/python -m pip install -q --upgrade pip
-	$(PIP_RETRY) $(BIN)/python -m pip install -q -c $(LOCK) -e '.[dev,onnx]'
+	$(PIP_RETRY) $(BIN)/python -m pip install -q -c $(LOCK) -e '.[dev,onnx,asr]'
 	touch $(STAMP)
 
 # Refresh the lock from what .venv holds now: after changing pyproject.toml, `pip install -U`
@@ -116,7 +118,7 @@ debs:
 # For each other supported Python present: build the wheel, install it with its dependencies
 # into a fresh environment, and run the CLI and the window from it (CI runs this after test).
 smoke: install
-	@$(MAKE) --no-print-directory debs DEBS="$(TEST_DEBS)"
+	@$(MAKE) --no-print-directory debs DEBS="$(TEST_DEBS) $(SPEECH_DEBS)"
 	LOCK=$(LOCK) bash .ci/smoke.sh "$(BIN)/python" $(foreach v,$(SMOKE_VERSIONS),$(call python_for,$(v)))
 
 clean:

@@ -37,12 +37,13 @@ def _normal(name: str) -> str:
 
 
 def _declared() -> set[str]:
-    """The dependencies, and the `cluster` and `onnx` extras' (core/render/manifest/cluster.py
+    """The dependencies, and the `cluster`, `onnx` and `asr` extras' (core/render/manifest/cluster.py
     imports ray only when a cluster render runs, core/engine/onnxrt onnxruntime only when the
-    ONNX engine loads; without them --ray and --engine onnx say how to install them)."""
+    ONNX engine loads, core/asr jiwer and zhconv only when a check runs; without them --ray and
+    --engine onnx say how to install them)."""
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     extras = project["optional-dependencies"]
-    names = [*project["dependencies"], *extras["cluster"], *extras["onnx"]]
+    names = [*project["dependencies"], *extras["cluster"], *extras["onnx"], *extras["asr"]]
     return {_normal(re.match(r"[A-Za-z0-9._-]+", d)[0]) for d in names}  # type: ignore[index]
 
 

@@ -1,0 +1,161 @@
+"""A take's transcript scored against its segment's text: what the speech recognition check
+says, and which words it names.
+
+The field's protocol (Seed-TTS's evaluation, as in F5-TTS's eval code) scores Chinese as the
+character error rate (CER) and English as the word error rate (WER), both after folding
+punctuation, case and traditional/simplified characters. Here both sides are also read the way
+the model read them: control tokens ([uv_break], [laugh], ...) removed, numbers read out by the
+same readers ChatTTS's normalizer calls (core/text/numbers.py: "3.5%" becomes "百分之三点五"
+or "three point five percent", which is also what a recogniser that writes digits is read
+as), full-width forms folded (NFKC). The segment's text already has the user's
+pronunciation dictionary applied (Segment.text), so a replaced word is scored as it was said.
+
+Tokens: each CJK character (Han, kana, hangul) is one, each run of letters and digits (with
+apostrophes inside: "don't") is one. One alignment (Levenshtein, jiwer) runs over the whole
+token list, so a mixed segment ("我用Python写代码") is scored once; its errors are then counted
+per script: `cer` over its CJK tokens, `wer` over its words, `score` over all of them (for a
+segment of one script it is that script's rate). The alignment's runs name what differs:
+`missing` (in the text, not heard: the commonest ChatTTS failure on long text), `extra` (heard,
+not in the text: repeats, babble) and `changed` (text -> heard).
+
+Pure functions: no model, no audio, no Qt.
+"""
+
+import re
+import unicodedata
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from chattts_studio.core.text.numbers import NUMBER_READERS
+
+NumberReaders = Mapping[str, Callable[[str], str]]
+# ChatTTS control tokens (core/text/prepare.py's pattern): they shape speech, are not spoken.
+_CONTROL = re.compile(r"\[[^\[\]\s]{0,32}\]")
+_CJK_CLASS = (
+    "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"  # ideographs
+    "\u3040-\u309f\u30a0-\u30ff\u31f0-\u31ff"  # hiragana, katakana
+    "\u1100-\u11ff\u3130-\u318f\uac00-\ud7af"  # hangul
+)
+_CJK = re.compile(f"[{_CJK_CLASS}]")
+# A CJK character, or a word: letters and digits of any other script, apostrophes inside.
+_TOKEN = re.compile(f"[{_CJK_CLASS}]|[^\\W_{_CJK_CLASS}]+(?:['’][^\\W_{_CJK_CLASS}]+)*")
+
+
+def tokens(text: str, readers: NumberReaders = NUMBER_READERS) -> list[str]:
+    """The text as it is spoken, folded for comparison, in tokens (see the module's note)."""
+    import zhconv
+
+    text = unicodedata.normalize("NFKC", _CONTROL.sub(" ", text))
+    reader = readers.get("zh" if _CJK.search(text) else "en")
+    if reader is not None:
+        text = reader(text)
+    text = zhconv.convert(text, "zh-cn").casefold().replace("’", "'")
+    return _TOKEN.findall(text)
+
+
+def is_cjk(token: str) -> bool:
+    return bool(_CJK.fullmatch(token))
+
+
+def joined(run: Sequence[str]) -> str:
+    """Tokens as a reader writes them: CJK characters side by side, words spaced."""
+    out = ""
+    for token in run:
+        if out and not (is_cjk(token) and is_cjk(out[-1])):
+            out += " "
+        out += token
+    return out
+
+
+@dataclass(frozen=True)
+class AsrCheck:
+    """One take's check: its transcript, its error rates and what differs (JSON in projects)."""
+
+    transcript: str
+    score: float  # errors / tokens of the text (the segment's CER, WER or, mixed, both's)
+    cer: float | None  # over the text's CJK characters; None when it has none
+    wer: float | None  # over its words; None when it has none
+    missing: list[str] = field(default_factory=list)
+    extra: list[str] = field(default_factory=list)
+    changed: list[tuple[str, str]] = field(default_factory=list)  # (text, heard)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "transcript": self.transcript,
+            "score": self.score,
+            "cer": self.cer,
+            "wer": self.wer,
+            "missing": list(self.missing),
+            "extra": list(self.extra),
+            "changed": [list(pair) for pair in self.changed],
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> "AsrCheck":
+        """Raises ValueError (or KeyError, TypeError) for a record that is not one."""
+        rate = lambda v: None if v is None else float(v)  # noqa: E731
+        changed = [(str(a), str(b)) for a, b in data.get("changed", [])]
+        return cls(
+            str(data["transcript"]),
+            float(data["score"]),
+            rate(data.get("cer")),
+            rate(data.get("wer")),
+            [str(m) for m in data.get("missing", [])],
+            [str(e) for e in data.get("extra", [])],
+            changed,
+        )
+
+
+def check(text: str, transcript: str, readers: NumberReaders = NUMBER_READERS) -> AsrCheck:
+    """Score what was heard (`transcript`) against the segment's `text`."""
+    said, heard = tokens(text, readers), tokens(transcript, readers)
+    errors = {True: 0, False: 0}  # by script: CJK or not
+    missing: list[str] = []
+    extra: list[str] = []
+    changed: list[tuple[str, str]] = []
+    for kind, ref, hyp in _edits(said, heard):
+        if kind == "delete":
+            missing.append(joined(ref))
+        elif kind == "insert":
+            extra.append(joined(hyp))
+        else:
+            changed.append((joined(ref), joined(hyp)))
+        # A substitution of n text tokens by m heard ones: n substitutions, and |m - n|
+        # insertions or deletions (what a Levenshtein count gives the run).
+        for token in ref:
+            errors[is_cjk(token)] += 1
+        for token in hyp[len(ref) :]:
+            errors[is_cjk(token)] += 1
+    cjk = sum(1 for t in said if is_cjk(t))
+    words = len(said) - cjk
+    total = errors[True] + errors[False]
+    return AsrCheck(
+        transcript,
+        total / len(said) if said else float(bool(heard)),
+        errors[True] / cjk if cjk else None,
+        errors[False] / words if words else None,
+        missing,
+        extra,
+        changed,
+    )
+
+
+def _edits(said: list[str], heard: list[str]) -> list[tuple[str, list[str], list[str]]]:
+    """The alignment's non-matching runs: (kind, text tokens, heard tokens)."""
+    if not said or not heard:
+        if said:
+            return [("delete", said, [])]
+        return [("insert", [], heard)] if heard else []
+    import jiwer
+
+    # jiwer aligns words split on spaces: tokens hold none, so each is one word.
+    out = jiwer.process_words(" ".join(said), " ".join(heard))
+    runs = []
+    for chunk in out.alignments[0]:
+        if chunk.type == "equal":
+            continue
+        ref = said[chunk.ref_start_idx : chunk.ref_end_idx]
+        hyp = heard[chunk.hyp_start_idx : chunk.hyp_end_idx]
+        runs.append((chunk.type if chunk.type != "substitute" else "change", ref, hyp))
+    return runs
