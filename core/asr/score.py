@@ -27,6 +27,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from chattts_studio.core.messages import QT_TRANSLATE_NOOP, Sentence
 from chattts_studio.core.text.numbers import NUMBER_READERS
 
 NumberReaders = Mapping[str, Callable[[str], str]]
@@ -159,3 +160,67 @@ def _edits(said: list[str], heard: list[str]) -> list[tuple[str, list[str], list
         hyp = heard[chunk.hyp_start_idx : chunk.hyp_end_idx]
         runs.append((chunk.type if chunk.type != "substitute" else "change", ref, hyp))
     return runs
+
+
+@dataclass(frozen=True)
+class AsrLimits:
+    """When a check flags its take. Untested on real ChatTTS speech (not available where this
+    was built): a user tunes them per recogniser and voice (docs say how). The defaults follow
+    the tools that check this: tts-audiobook-tool allows about 1 error in 10 words; ChatTTS's
+    failure on long text drops or repeats a run of words, which a run length catches in a
+    long segment whose rate stays under the limit."""
+
+    max_score: float = 0.10  # flag above this error rate
+    # ... or a missing or extra run this long (CJK characters or words): a Chinese word is
+    # mostly two characters, and recognisers' own slips are mostly one character or one word.
+    run_tokens: int = 2
+
+
+SHOWN_RUNS = 3  # runs a flag's sentence names (the JSON keeps them all)
+
+
+def asr_flag(got: AsrCheck, limits: AsrLimits = AsrLimits()) -> Sentence | None:
+    """The sentence the segment editor shows beside the take's other flags; None when the
+    check passes under `limits`. Names the missing words first (the commonest failure)."""
+    longest = max((len(tokens(run)) for run in [*got.missing, *got.extra]), default=0)
+    if got.score <= limits.max_score and longest < limits.run_tokens:
+        return None
+    rate = f"{got.score * 100:.0f}"
+    if got.missing:
+        return Sentence(
+            QT_TRANSLATE_NOOP(
+                "core", "Speech recognition did not hear {words} ({rate}% of the text differs)."
+            ),
+            words=_quoted(got.missing),
+            rate=rate,
+        )
+    if got.extra:
+        return Sentence(
+            QT_TRANSLATE_NOOP(
+                "core",
+                "Speech recognition heard {words}, which the text does not say ({rate}% of the "
+                "text differs).",
+            ),
+            words=_quoted(got.extra),
+            rate=rate,
+        )
+    if got.changed:
+        said, heard = got.changed[0]
+        return Sentence(
+            QT_TRANSLATE_NOOP(
+                "core",
+                "Speech recognition heard {heard} where the text says {said} ({rate}% of the "
+                "text differs).",
+            ),
+            heard=_quoted([heard]),
+            said=_quoted([said]),
+            rate=rate,
+        )
+    return Sentence(
+        QT_TRANSLATE_NOOP("core", "Speech recognition: {rate}% of the text differs."), rate=rate
+    )
+
+
+def _quoted(runs: Sequence[str]) -> str:
+    shown = ", ".join(f"“{run}”" for run in runs[:SHOWN_RUNS])
+    return shown + (", …" if len(runs) > SHOWN_RUNS else "")

@@ -3309,5 +3309,21 @@
         <source>Out of memory making {count} takes at once ({done} made and kept); make fewer takes at a time.</source>
         <translation>同时生成 {count} 个版本时内存不足（已生成并保留 {done} 个）；请每次少生成一些版本。</translation>
     </message>
+    <message>
+        <source>Speech recognition did not hear {words} ({rate}% of the text differs).</source>
+        <translation>语音识别没有听到 {words}（与文本相差 {rate}%）。</translation>
+    </message>
+    <message>
+        <source>Speech recognition heard {words}, which the text does not say ({rate}% of the text differs).</source>
+        <translation>语音识别听到了文本中没有的 {words}（与文本相差 {rate}%）。</translation>
+    </message>
+    <message>
+        <source>Speech recognition heard {heard} where the text says {said} ({rate}% of the text differs).</source>
+        <translation>文本为 {said} 处，语音识别听到的是 {heard}（与文本相差 {rate}%）。</translation>
+    </message>
+    <message>
+        <source>Speech recognition: {rate}% of the text differs.</source>
+        <translation>语音识别：与文本相差 {rate}%。</translation>
+    </message>
 </context>
 </TS>

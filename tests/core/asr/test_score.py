@@ -5,7 +5,7 @@ the alignment naming what is missing, extra and changed."""
 
 import pytest
 
-from chattts_studio.core.asr.score import AsrCheck, check, joined, tokens
+from chattts_studio.core.asr.score import AsrCheck, AsrLimits, asr_flag, check, joined, tokens
 from chattts_studio.core.text.lexicon import Lexicon
 from chattts_studio.core.text.prepare import split_segments
 
@@ -97,3 +97,39 @@ def test_a_check_survives_its_json() -> None:
     assert back.changed == [("dog", "log")]
     with pytest.raises((KeyError, TypeError, ValueError)):
         AsrCheck.from_json({"score": 0.1})
+
+
+def test_a_flag_names_what_was_missed_first_and_a_clean_take_has_none() -> None:
+    text = "今天天气很好，我们下午一起去公园散步，然后回家吃饭。"
+    assert asr_flag(check(text, "今天天气很好我们下午一起去公园散步然后回家吃饭")) is None
+    dropped = check(text, "今天很好我们下午一起去公园散步然后回家吃饭")
+    assert dropped.score < AsrLimits().max_score  # a short run in a long segment ...
+    flag = asr_flag(dropped)
+    assert flag is not None and "“天气”" in flag and "9%" in flag  # 2 of 22: still named
+    assert asr_flag(dropped, AsrLimits(run_tokens=3)) is None
+    # One character heard differently (a homophone: a recogniser's slip) is not flagged ...
+    assert asr_flag(check(text, "今天天气很好我们下午一起去公园散步然后回家吃放")) is None
+    # ... nor is one English word missing, until the rate passes the limit.
+    said = "The weather is very nice today so we will go to the park."
+    assert asr_flag(check(said, "the weather is very nice today so we go to the park")) is None
+    babble = asr_flag(check(said, "the weather is very nice nice nice today so we will go"))
+    assert babble is not None and "“to the park”" in babble  # missing first, then extra
+    repeated = asr_flag(
+        check(said, "the weather is very nice nice nice today so we will go to the park")
+    )
+    assert (
+        repeated is not None
+        and "“nice nice”" in repeated
+        and "which the text does not say" in repeated
+    )
+    changed = asr_flag(check(said, "the weather is very bad tonight so we will go to the shop"))
+    assert changed is not None and "where the text says" in changed
+
+
+def test_a_flag_s_sentence_is_said_in_chinese_with_its_words_kept() -> None:
+    flag = asr_flag(check("今天天气很好。", "今天很好"))
+    assert flag is not None
+    assert (
+        flag.template.startswith("Speech recognition did not hear")
+        and flag.params["words"] == "“天气”"
+    )
