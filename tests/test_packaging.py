@@ -37,10 +37,10 @@ def _normal(name: str) -> str:
 
 
 def _declared() -> set[str]:
-    """The dependencies, and the `cluster`, `onnx` and `asr` extras' (core/render/manifest/cluster.py
-    imports ray only when a cluster render runs, core/engine/onnxrt onnxruntime only when the
-    ONNX engine loads, core/asr jiwer and zhconv only when a check runs; without them --ray and
-    --engine onnx say how to install them)."""
+    """The dependencies, and the `cluster`, `onnx` and `asr` extras' (core/render/manifest/
+    cluster.py imports ray only when a cluster render runs, core/engine/onnxrt onnxruntime only
+    when the ONNX engine loads, core/asr jiwer and zhconv only when a check runs; without them
+    --ray and --engine onnx say how to install them)."""
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     extras = project["optional-dependencies"]
     names = [*project["dependencies"], *extras["cluster"], *extras["onnx"], *extras["asr"]]

@@ -6,10 +6,11 @@ unknown segment is one sentence and the project is left as it was. Segments are 
 from dataclasses import replace
 from pathlib import Path
 
+from chattts_studio.core.asr.score import AsrCheck
 from chattts_studio.core.errors import BadSettingError
 from chattts_studio.core.messages import QT_TRANSLATE_NOOP, Sentence
 from chattts_studio.core.project import store
-from chattts_studio.core.project.model import Project
+from chattts_studio.core.project.model import Project, Segment, Take
 from chattts_studio.core.project.store import ProjectError
 from chattts_studio.core.text.prepare import check_text
 from chattts_studio.core.voices.voice import Voice
@@ -78,14 +79,7 @@ def pick(path: Path, number: int, take_id: int) -> None:
     with store.opened(path) as handle:
         project = handle.project
         segment = project.at(parse_numbers(str(number), len(project.segments))[0])
-        if segment.take(take_id) is None:
-            raise ProjectError(
-                Sentence(
-                    QT_TRANSLATE_NOOP("core", "Segment {number} has no take {take}."),
-                    number=str(number),
-                    take=str(take_id),
-                )
-            )
+        _take_of(segment, number, take_id)
         refuse_locked(project, [number])
         segment.chosen, segment.picked = take_id, True
         handle.save()
@@ -168,3 +162,27 @@ def set_voice(path: Path, spec: str, voice: Voice, speaker: str = "") -> list[in
             segment.voice, segment.speaker, segment.picked = voice, speaker, False
         handle.save()
         return numbers
+
+
+def set_check(path: Path, number: int, take_id: int, check: AsrCheck) -> None:
+    """Keep what speech recognition heard in take `take_id` of segment `number` (core/asr),
+    replacing an earlier check of it. A locked segment's takes may be checked: a check
+    changes no audio and no choice."""
+    with store.opened(path) as handle:
+        segment = handle.project.at(parse_numbers(str(number), len(handle.project.segments))[0])
+        take = _take_of(segment, number, take_id)
+        segment.takes[segment.takes.index(take)] = replace(take, asr=check)
+        handle.save()
+
+
+def _take_of(segment: Segment, number: int, take_id: int) -> Take:
+    take = segment.take(take_id)
+    if take is None:
+        raise ProjectError(
+            Sentence(
+                QT_TRANSLATE_NOOP("core", "Segment {number} has no take {take}."),
+                number=str(number),
+                take=str(take_id),
+            )
+        )
+    return take

@@ -72,8 +72,9 @@ class Flag:
     sentence: Sentence
 
 
-# Every kind, in the order flags_for gives them (the most serious first).
-KINDS = ("nonfinite", "cap", "short", "long", "silence", "clipping", "loudness")
+# Every kind, in the order a take's flags come (the most serious first): flags_for gives all
+# but the last, "asr", which reading.take_flags adds from the take's speech recognition check.
+KINDS = ("nonfinite", "cap", "short", "long", "silence", "clipping", "loudness", "asr")
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ that names one stays true. Users see 1-based positions (`number`), never ids.
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from chattts_studio.core.asr.score import AsrCheck
 from chattts_studio.core.project.flags import Measures
 from chattts_studio.core.voices.voice import Voice
 
@@ -59,6 +60,9 @@ class Take:
     compute_seconds: float
     measures: Measures
     made_at: str  # ISO 8601, UTC
+    # What speech recognition heard in it, scored against spoken_text (core/asr); None until
+    # checked. A check of a stale take is kept: it says what that take says.
+    asr: AsrCheck | None = None
 
 
 @dataclass

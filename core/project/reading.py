@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from chattts_studio.core.asr.score import asr_flag
 from chattts_studio.core.messages import QT_TRANSLATE_NOOP, Sentence
 from chattts_studio.core.project import flags, store
 from chattts_studio.core.project.model import Project, Segment, Take
@@ -38,9 +39,15 @@ def take_flags(project: Project) -> dict[tuple[int, int], list[flags.Flag]]:
             ended_by_eos=t.eos,
             random_weights=t.maker.random_weights,
         )
+        + _asr_flags(t)
         for s in project.segments
         for t in s.takes
     }
+
+
+def _asr_flags(take: Take) -> list[flags.Flag]:
+    said = None if take.asr is None else asr_flag(take.asr)
+    return [] if said is None else [flags.Flag("asr", said)]
 
 
 def flagged_numbers(project: Project) -> list[int]:
@@ -55,9 +62,10 @@ def flagged_numbers(project: Project) -> list[int]:
 
 def listing(project: Project, lexicon: Lexicon | None = None) -> list[dict[str, Any]]:
     """Per segment what `project list --json` gives: index (1-based), text, chosen, takes
-    (each with seed, seconds, flags, stale), locked, picked, speaker. A take is stale when
-    its segment's text or voice changed since, or (given today's `lexicon`) when the
-    pronunciation dictionary now reads the text otherwise."""
+    (each with seed, seconds, flags, stale and its speech recognition check `asr`: score,
+    cer, wer, missing, extra, changed, transcript; null until checked), locked, picked,
+    speaker. A take is stale when its segment's text or voice changed since, or (given
+    today's `lexicon`) when the pronunciation dictionary now reads the text otherwise."""
     found = take_flags(project)
     rows = []
     for number, s in enumerate(project.segments, 1):
@@ -79,6 +87,7 @@ def listing(project: Project, lexicon: Lexicon | None = None) -> list[dict[str, 
                             {"kind": f.kind, "why": str(f.sentence)} for f in found[(s.id, t.id)]
                         ],
                         "stale": not s.current(t, now),
+                        "asr": None if t.asr is None else t.asr.to_json(),
                     }
                     for t in s.takes
                 ],

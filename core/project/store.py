@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from chattts_studio.core import SAMPLE_RATE
+from chattts_studio.core.asr.score import AsrCheck
 from chattts_studio.core.atomic import os_error_sentence, write_text_atomic, write_with
 from chattts_studio.core.errors import StudioError
 from chattts_studio.core.file_lock import try_hold
@@ -77,6 +78,7 @@ def _damaged(folder: Path, reason: str) -> ProjectError:
 def _take_json(take: Take) -> dict[str, Any]:
     data = asdict(take)
     data["measures"] = flags.to_json(take.measures)
+    data["asr"] = None if take.asr is None else take.asr.to_json()
     return data
 
 
@@ -97,7 +99,19 @@ def _take(data: dict[str, Any]) -> Take:
         compute_seconds=float(data["compute_seconds"]),
         measures=flags.from_json(data["measures"]),
         made_at=str(data["made_at"]),
+        asr=_asr(data.get("asr")),
     )
+
+
+def _asr(data: Any) -> AsrCheck | None:
+    """A take's check, or None: none made yet (projects before it have no key), or one that
+    does not read (damaged: checking again makes it; the take itself is whole)."""
+    if data is None:
+        return None
+    try:
+        return AsrCheck.from_json(data)
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return None
 
 
 def to_json(project: Project) -> dict[str, Any]:

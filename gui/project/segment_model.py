@@ -57,6 +57,7 @@ BADGES = {
     "silence": QT_TRANSLATE_NOOP("Segments", "silence"),
     "clipping": QT_TRANSLATE_NOOP("Segments", "clipped"),
     "loudness": QT_TRANSLATE_NOOP("Segments", "level"),
+    "asr": QT_TRANSLATE_NOOP("Segments", "ASR"),
 }
 NONE = "-"  # a segment with no take yet: no length, no take
 STALE_COLOUR = QColor(128, 128, 128)

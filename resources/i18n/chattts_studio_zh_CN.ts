@@ -1516,6 +1516,10 @@
         <translation>响度</translation>
     </message>
     <message>
+        <source>ASR</source>
+        <translation>识别</translation>
+    </message>
+    <message>
         <source>{seconds} s</source>
         <translation>{seconds} 秒</translation>
     </message>
