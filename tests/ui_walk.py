@@ -53,7 +53,7 @@ NOT_LANGUAGE = {
 IGNORED = re.compile(
     r"pipx? install(?: -e)? \.|chattts-studio-cli(?: [a-z-]+)+"
     r"|\[[a-z_0-9N-]+\]|\*\.\w+|(?:Ctrl|Alt|Shift)\+\S+"
-    r"|(?:/[\w.-]+)+|https?://\S+|\b\w+\.(?:txt|json)|\.\w+\b|\b2Noise\b"
+    r"|(?:/[\w.-]+)+|https?://\S+|\b[\w.]+\.(?:txt|json|onnx)|\.\w+\b|\b2Noise\b"
     r"|Authorization: Bearer KEY"  # a header to send as it is
     r"|\bseed:\d+|\bsynth --[a-z-]+"  # a voice seed and a command's option, as typed
 )

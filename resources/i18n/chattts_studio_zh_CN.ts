@@ -3329,5 +3329,9 @@
         <source>Speech recognition: {rate}% of the text differs.</source>
         <translation>语音识别：与文本相差 {rate}%。</translation>
     </message>
+    <message>
+        <source>No speech recognition model in {folder}: it needs model.onnx and tokens.txt (download it from the Models dialog or with chattts-studio-cli model).</source>
+        <translation>{folder} 中没有语音识别模型：需要 model.onnx 和 tokens.txt（请在“模型”对话框中下载，或运行“chattts-studio-cli model”）。</translation>
+    </message>
 </context>
 </TS>

@@ -1,0 +1,164 @@
+"""A recogniser model with random weights in SenseVoice's sherpa-onnx layout (model.onnx with
+its metadata, tokens.txt), for the tests and the benchmark: the official SenseVoice-Small
+cannot be fetched here. Its transcripts are noise, never speech; everything around the model
+(sherpa-onnx's features, its CTC decoding, the tokens, the check) is the real path.
+
+The graph takes what sherpa-onnx gives a SenseVoice model: fbank features stacked 7 frames a
+6-frame hop (`x` [N, T, 560]), their lengths, a language id and a text-normalisation id; it
+puts four query frames in front (language, two for event and emotion, normalisation) and
+returns CTC logits [N, 4 + T, vocabulary]. `REAL` has SenseVoice-Small's sizes (234 M
+parameters: its cost), `SMALL` is for tests. The layers are the stand-in of
+core/devtools/asrcost.py (same sizes and kinds, not FunASR's exact graph).
+"""
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+from torch import nn
+
+MODEL_FILE, TOKENS_FILE = "model.onnx", "tokens.txt"
+LFR_INPUT = 560
+# Query ids (the embedding's rows), as SenseVoice numbers them.
+LANGUAGES = {"auto": 0, "zh": 3, "en": 4, "yue": 7, "ja": 11, "ko": 12}
+WITH_ITN, WITHOUT_ITN = 14, 15
+EVENT_EMOTION = (1, 2)
+QUERY_ROWS = 16
+SPECIALS = ["<blk>", "<sos/eos>", "<unk>"]
+
+
+@dataclass(frozen=True)
+class Sizes:
+    layers: int
+    width: int
+    heads: int
+    ffn: int
+    vocabulary: int
+
+
+REAL = Sizes(layers=70, width=512, heads=4, ffn=2048, vocabulary=25_055)
+SMALL = Sizes(layers=2, width=64, heads=4, ffn=128, vocabulary=600)
+
+
+class _Layer(nn.Module):
+    def __init__(self, width_in: int, sizes: Sizes) -> None:
+        super().__init__()
+        width = sizes.width
+        self.width, self.heads, self.residual = width, sizes.heads, width_in == width
+        self.norm1, self.qkv = nn.LayerNorm(width_in), nn.Linear(width_in, 3 * width)
+        self.out = nn.Linear(width, width)
+        self.fsmn = nn.Conv1d(width, width, 11, padding=5, groups=width, bias=False)
+        self.norm2 = nn.LayerNorm(width)
+        self.ffn = nn.Sequential(
+            nn.Linear(width, sizes.ffn), nn.ReLU(), nn.Linear(sizes.ffn, width)
+        )
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        batch, steps, _ = x.shape
+        q, k, v = self.qkv(self.norm1(x)).split(self.width, -1)
+        memory = self.fsmn(v.transpose(1, 2)).transpose(1, 2) + v
+        heads = [z.view(batch, steps, self.heads, -1).transpose(1, 2) for z in (q, k, v)]
+        att = nn.functional.scaled_dot_product_attention(*heads)
+        y = self.out(att.transpose(1, 2).reshape(batch, steps, self.width)) + memory
+        if self.residual:
+            y = y + x
+        out: torch.Tensor = y + self.ffn(self.norm2(y))
+        return out
+
+
+class RandomSenseVoice(nn.Module):
+    def __init__(self, sizes: Sizes) -> None:
+        super().__init__()
+        self.queries = nn.Embedding(QUERY_ROWS, LFR_INPUT)
+        layers = [
+            _Layer(LFR_INPUT, sizes),
+            *(_Layer(sizes.width, sizes) for _ in range(sizes.layers - 1)),
+        ]
+        self.layers = nn.Sequential(*layers)
+        self.ctc = nn.Linear(sizes.width, sizes.vocabulary)
+
+    def forward(
+        self,
+        x: torch.Tensor,
+        x_length: torch.Tensor,
+        language: torch.Tensor,
+        text_norm: torch.Tensor,
+    ) -> torch.Tensor:
+        batch, steps, _ = x.shape
+        # Frames past a row's length are zero (a batch of several lengths); it also keeps
+        # x_length an input of the graph, as sherpa-onnx passes it.
+        valid = torch.arange(steps).unsqueeze(0) < x_length.unsqueeze(1)
+        x = x * valid.unsqueeze(-1).to(x.dtype)
+        middle = self.queries(torch.tensor(EVENT_EMOTION)).expand(batch, -1, -1)
+        front = [self.queries(language).unsqueeze(1), middle, self.queries(text_norm).unsqueeze(1)]
+        logits: torch.Tensor = self.ctc(self.layers(torch.cat([*front, x], 1)))
+        return logits
+
+
+def vocabulary(size: int) -> list[str]:
+    """SenseVoice's kinds of token: specials, language and event tags, CJK characters and
+    sentencepiece word pieces ("▁" starts a word)."""
+    tags = [f"<|{name}|>" for name in ("zh", "en", "yue", "ja", "ko", "nospeech", "Speech")]
+    tags += ["<|NEUTRAL|>", "<|withitn|>", "<|woitn|>"]
+    words = "the of and to in is you that it he was for on are with as his they at be".split()
+    pieces = [f"▁{w}" for w in words] + ["s", "ed", "ing"]
+    out = SPECIALS + tags + pieces
+    code = 0x4E00
+    while len(out) < size:
+        out.append(chr(code))
+        code += 1
+    return out[:size]
+
+
+def build(folder: Path, sizes: Sizes = SMALL, seed: int = 0) -> Path:
+    """Writes model.onnx (with sherpa-onnx's metadata) and tokens.txt into `folder`; returns
+    it. Random weights, seeded: the same folder every time."""
+    import onnx
+
+    folder.mkdir(parents=True, exist_ok=True)
+    torch.manual_seed(seed)
+    model = RandomSenseVoice(sizes).eval()
+    sample = (
+        torch.randn(1, 20, LFR_INPUT),
+        torch.tensor([20], dtype=torch.int32),
+        torch.tensor([LANGUAGES["zh"]], dtype=torch.int32),
+        torch.tensor([WITHOUT_ITN], dtype=torch.int32),
+    )
+    path = folder / MODEL_FILE
+    with torch.no_grad():
+        torch.onnx.export(
+            model,
+            sample,
+            str(path),
+            dynamo=False,
+            input_names=["x", "x_length", "language", "text_norm"],
+            output_names=["logits"],
+            dynamic_axes={
+                "x": {0: "N", 1: "T"},
+                "x_length": {0: "N"},
+                "language": {0: "N"},
+                "text_norm": {0: "N"},
+                "logits": {0: "N", 1: "T"},
+            },
+        )
+    graph = onnx.load(str(path))
+    meta = {
+        "vocab_size": sizes.vocabulary,
+        "blank_id": 0,
+        "lfr_window_size": 7,
+        "lfr_window_shift": 6,
+        "normalize_samples": 0,
+        "with_itn": WITH_ITN,
+        "without_itn": WITHOUT_ITN,
+        **{f"lang_{name}": index for name, index in LANGUAGES.items()},
+        "neg_mean": ",".join(["-8.0"] * LFR_INPUT),
+        "inv_stddev": ",".join(["0.25"] * LFR_INPUT),
+        "comment": "ChatTTS Studio's random-weight stand-in of SenseVoice: noise, not speech",
+    }
+    for key, value in meta.items():
+        entry = graph.metadata_props.add()
+        entry.key, entry.value = key, str(value)
+    onnx.save(graph, str(path))
+    lines = [f"{token} {i}" for i, token in enumerate(vocabulary(sizes.vocabulary))]
+    (folder / TOKENS_FILE).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return folder
