@@ -162,3 +162,31 @@ def build(folder: Path, sizes: Sizes = SMALL, seed: int = 0) -> Path:
     lines = [f"{token} {i}" for i, token in enumerate(vocabulary(sizes.vocabulary))]
     (folder / TOKENS_FILE).write_text("\n".join(lines) + "\n", encoding="utf-8")
     return folder
+
+
+DEMO = "demo"  # --asr-model demo: SMALL, random weights, made once in the cache
+
+
+def demo_folder() -> Path:
+    """The demo recogniser's folder in the app's cache, made on first use (under a temporary
+    name, then renamed: a reader never sees half a model)."""
+    import os
+    import shutil
+    import uuid
+
+    from chattts_studio.core import paths
+
+    folder = paths.cache_dir() / "asr" / "sensevoice-demo"
+    if (folder / TOKENS_FILE).is_file():  # written last
+        return folder
+    building = folder.with_name(f"{folder.name}.building-{uuid.uuid4().hex[:8]}")
+    try:
+        build(building)
+        try:
+            os.replace(building, folder)
+        except OSError:  # another process made it meanwhile
+            if not (folder / TOKENS_FILE).is_file():
+                raise
+    finally:
+        shutil.rmtree(building, ignore_errors=True)
+    return folder

@@ -3,6 +3,7 @@ and lock segments, list them and export the chosen takes (core/services/project.
 
     project new TEXT|--file F -o P.chattts [--takes N] [synth's voice and model options]
     project list P [--json]
+    project check P [SEGMENTS] [--all-takes] --asr-model demo|FOLDER [--json]
     project reroll P [SEGMENTS] [--takes N] [--flagged] [--unlocked] [--seed S]
     project split P SEGMENT AT / project merge P SEGMENT / project speaker P SEGMENTS NAME
     project pick P SEGMENT TAKE
@@ -78,6 +79,21 @@ def add_parser(sub: Any) -> None:
     listed = actions.add_parser("list", help="segments, chosen take, takes, flags, locks")
     listed.add_argument("project")
     listed.add_argument("--json", action="store_true", help="machine-readable")
+
+    check = actions.add_parser(
+        "check", help="speech recognition of the chosen takes, scored against their text"
+    )
+    check.add_argument("project")
+    check.add_argument("segments", nargs="?", default="", help="like 3,7-9 (default: all)")
+    check.add_argument("--all-takes", action="store_true", help="every take, not only the chosen")
+    check.add_argument(
+        "--asr-model",
+        default=None,
+        help="a folder with SenseVoice's sherpa-onnx files (model.onnx, tokens.txt), or demo "
+        "(random weights: noise, for trying the plumbing)",
+    )
+    check.add_argument("--threads", type=int, default=None, help="CPU threads")
+    check.add_argument("--json", action="store_true", help="machine-readable")
 
     reroll = actions.add_parser("reroll", help="new takes of some segments (earlier ones stay)")
     reroll.add_argument("project")
@@ -252,6 +268,35 @@ def _list(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check(args: argparse.Namespace) -> int:
+    from chattts_studio.core.asr import demo_model
+    from chattts_studio.core.asr.checking import check_project
+    from chattts_studio.core.asr.sensevoice import SenseVoice
+    from chattts_studio.core.project import store
+
+    path = store.project_folder(args.project)
+    store.load(path)  # a missing or damaged project: one sentence before the model
+    if not args.asr_model:
+        raise StudioError(
+            "Give --asr-model FOLDER (SenseVoice's sherpa-onnx files: model.onnx and "
+            "tokens.txt) or --asr-model demo; the official model's download is not built yet."
+        )
+    demo = args.asr_model == demo_model.DEMO
+    folder = demo_model.demo_folder() if demo else Path(args.asr_model)
+    recognizer = SenseVoice(folder, threads=args.threads or 2)
+    checked = check_project(path, recognizer, args.segments, args.all_takes, _cancel_token())
+    note = " (demo recogniser, random weights: its transcripts are noise)" if demo else ""
+    if args.json:
+        rows = [{"index": n, "take": t, "asr": got.to_json()} for n, t, got in checked]
+        json.dump({"checked": rows, "demo": demo}, sys.stdout, ensure_ascii=False)
+        print()
+        return 0
+    for n, take, got in checked:
+        print(f"{n:4d} take {take}: {got.score * 100:5.1f}% differs  {got.transcript}")
+    print(f"checked {len(checked)} take(s){note}")
+    return 0
+
+
 def _reroll(args: argparse.Namespace) -> int:
     from chattts_studio.core.project import store
     from chattts_studio.core.project.edits import check_takes, parse_numbers, refuse_locked
@@ -300,6 +345,8 @@ def run(args: argparse.Namespace) -> int:
         return _new(args)
     if args.action == "list":
         return _list(args)
+    if args.action == "check":
+        return _check(args)
     if args.action == "reroll":
         return _reroll(args)
     if args.action == "edit":
