@@ -31,9 +31,11 @@ def check_project(
     all_takes: bool = False,
     cancel: CancelToken | None = None,
     progress: Progress | None = None,
+    unchecked_only: bool = False,
 ) -> list[tuple[int, int, AsrCheck]]:
     """Check the chosen take of each segment in `spec` ("3,7-9"; empty: every segment), or
-    every take with `all_takes`; (segment number, take id, check) for each take checked."""
+    every take with `all_takes`, leaving out takes checked already with `unchecked_only`;
+    (segment number, take id, check) for each take checked."""
     done: list[tuple[int, int, AsrCheck]] = []
     with store.opened(path) as handle:
         project = handle.project
@@ -43,7 +45,8 @@ def check_project(
             (n, take)
             for n in numbers
             for take in project.at(n).takes
-            if all_takes or take.id == project.at(n).chosen
+            if (all_takes or take.id == project.at(n).chosen)
+            and not (unchecked_only and take.asr is not None)
         ]
         try:
             for n, take in work:

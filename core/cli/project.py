@@ -1,10 +1,12 @@
 """chattts-studio-cli project: a text as a project of segments with takes; re-roll, pick, edit
 and lock segments, list them and export the chosen takes (core/services/project.py).
 
-    project new TEXT|--file F -o P.chattts [--takes N] [synth's voice and model options]
+    project new TEXT|--file F -o P.chattts [--takes N] [--best asr --asr-model demo|FOLDER]
+        [synth's voice and model options]
     project list P [--json]
     project check P [SEGMENTS] [--all-takes] --asr-model demo|FOLDER [--json]
     project reroll P [SEGMENTS] [--takes N] [--flagged] [--unlocked] [--seed S]
+    project reroll P --flagged --until-clean [--max-tries K] --asr-model demo|FOLDER
     project split P SEGMENT AT / project merge P SEGMENT / project speaker P SEGMENTS NAME
     project pick P SEGMENT TAKE
     project edit P SEGMENT "text"
@@ -37,6 +39,33 @@ from chattts_studio.core.cli.common import (
 )
 from chattts_studio.core.cli.progress import CommandProgress, facts
 from chattts_studio.core.errors import StudioError
+
+
+def _asr_model_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--asr-model",
+        default=None,
+        help="a folder with SenseVoice's sherpa-onnx files (model.onnx, tokens.txt), or demo "
+        "(random weights: noise, for trying the plumbing)",
+    )
+
+
+def _recognizer(args: argparse.Namespace) -> tuple[Any, bool]:
+    """The --asr-model's recogniser, and whether it is the demo's; one sentence without one."""
+    from chattts_studio.core.asr import demo_model
+    from chattts_studio.core.asr.sensevoice import SenseVoice
+
+    if not args.asr_model:
+        raise StudioError(
+            "Give --asr-model FOLDER (SenseVoice's sherpa-onnx files: model.onnx and "
+            "tokens.txt) or --asr-model demo; the official model's download is not built yet."
+        )
+    demo = args.asr_model == demo_model.DEMO
+    folder = demo_model.demo_folder() if demo else Path(args.asr_model)
+    return SenseVoice(folder, threads=getattr(args, "threads", None) or 2), demo
+
+
+DEMO_NOTE = " (demo recogniser, random weights: its transcripts are noise)"
 
 
 def _model_options(parser: argparse.ArgumentParser, defaults: bool) -> None:
@@ -72,6 +101,11 @@ def add_parser(sub: Any) -> None:
     new.add_argument("-o", "--output", required=True, help="the project folder (NAME.chattts)")
     new.add_argument("--takes", type=int, default=1, help="takes of each segment (default 1)")
     new.add_argument("--segment-size", type=int, default=50)
+    new.add_argument(
+        "--best", choices=["flags", "asr"], default="flags",
+        help="which take is chosen: the fewest flags, or also checked by speech recognition",
+    )  # fmt: skip
+    _asr_model_option(new)
     _model_options(new, defaults=True)
     add_voice_options(new)
     add_lexicon_option(new)
@@ -86,12 +120,7 @@ def add_parser(sub: Any) -> None:
     check.add_argument("project")
     check.add_argument("segments", nargs="?", default="", help="like 3,7-9 (default: all)")
     check.add_argument("--all-takes", action="store_true", help="every take, not only the chosen")
-    check.add_argument(
-        "--asr-model",
-        default=None,
-        help="a folder with SenseVoice's sherpa-onnx files (model.onnx, tokens.txt), or demo "
-        "(random weights: noise, for trying the plumbing)",
-    )
+    _asr_model_option(check)
     check.add_argument("--threads", type=int, default=None, help="CPU threads")
     check.add_argument("--json", action="store_true", help="machine-readable")
 
@@ -102,6 +131,13 @@ def add_parser(sub: Any) -> None:
     reroll.add_argument("--flagged", action="store_true", help="every flagged segment too")
     reroll.add_argument("--unlocked", action="store_true", help="every segment not locked")
     reroll.add_argument("--seed", type=int, default=None, help="seeds from this (default: new)")
+    reroll.add_argument(
+        "--until-clean",
+        action="store_true",
+        help="with --flagged: one take at a time, checked by speech recognition, until clean",
+    )
+    reroll.add_argument("--max-tries", type=int, default=3, help="--until-clean's limit")
+    _asr_model_option(reroll)
     _model_options(reroll, defaults=False)
     add_lexicon_option(reroll)
 
@@ -208,6 +244,7 @@ def _new(args: argparse.Namespace) -> int:
         text = check_text(text)
     folder = store.check_new(args.output)
     check_takes(args.takes)
+    recognizer, demo = _recognizer(args) if args.best == "asr" else (None, False)
     lexicon = lexicon_entries(args)
     set_threads(args.threads)
     check_engine_choice(args.device, args.precision, args.engine)
@@ -231,11 +268,21 @@ def _new(args: argparse.Namespace) -> int:
         turn_pause=args.turn_pause,
         lexicon=lexicon,
     )
-    made = new_project(engine, folder, spec, _cancel_token(), _Progress())
+    token = _cancel_token()
+    made = new_project(engine, folder, spec, token, _Progress())
+    if recognizer is not None:  # best of N: every take heard, the lowest error chosen
+        from chattts_studio.core.asr.checking import check_project
+        from chattts_studio.core.services.project import best_by_check
+
+        check_project(made, recognizer, all_takes=True, cancel=token)
+        with store.opened(made) as handle:
+            best_by_check(handle.project, handle.project.segments)
+            handle.save()
     project = store.load(made)
     note = ""
     if engine.loaded is not None and engine.loaded.info.random_weights:
         note = " (random demo weights: noise, not speech)"
+    note += DEMO_NOTE if demo else ""
     print(f"wrote {made}: {len(project.segments)} segment(s), {args.takes} take(s) each{note}")
     return 0
 
@@ -269,23 +316,14 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from chattts_studio.core.asr import demo_model
     from chattts_studio.core.asr.checking import check_project
-    from chattts_studio.core.asr.sensevoice import SenseVoice
     from chattts_studio.core.project import store
 
     path = store.project_folder(args.project)
     store.load(path)  # a missing or damaged project: one sentence before the model
-    if not args.asr_model:
-        raise StudioError(
-            "Give --asr-model FOLDER (SenseVoice's sherpa-onnx files: model.onnx and "
-            "tokens.txt) or --asr-model demo; the official model's download is not built yet."
-        )
-    demo = args.asr_model == demo_model.DEMO
-    folder = demo_model.demo_folder() if demo else Path(args.asr_model)
-    recognizer = SenseVoice(folder, threads=args.threads or 2)
+    recognizer, demo = _recognizer(args)
     checked = check_project(path, recognizer, args.segments, args.all_takes, _cancel_token())
-    note = " (demo recogniser, random weights: its transcripts are noise)" if demo else ""
+    note = DEMO_NOTE if demo else ""
     if args.json:
         rows = [{"index": n, "take": t, "asr": got.to_json()} for n, t, got in checked]
         json.dump({"checked": rows, "demo": demo}, sys.stdout, ensure_ascii=False)
@@ -308,6 +346,8 @@ def _reroll(args: argparse.Namespace) -> int:
         raise StudioError(
             "Name the segments to re-roll (like 3,7-9), or give --flagged or --unlocked."
         )
+    if args.until_clean:
+        return _until_clean(args, path)
     check_takes(args.takes)  # checked before the model loads
     if args.segments:
         refuse_locked(project, parse_numbers(args.segments, len(project.segments)))
@@ -318,6 +358,30 @@ def _reroll(args: argparse.Namespace) -> int:
         _Progress(), lexicon, args.unlocked,
     )  # fmt: skip
     print(f"re-rolled {len(numbers)} segment(s): {', '.join(map(str, numbers)) or 'none'}")
+    return 0
+
+
+def _until_clean(args: argparse.Namespace, path: Path) -> int:
+    from chattts_studio.core.services.project import MAX_TRIES, reroll_until_clean
+
+    if not args.flagged or args.segments or args.unlocked or args.takes != 1:
+        raise StudioError("--until-clean re-rolls the flagged segments one take at a time: give "
+                          "it with --flagged alone.")  # fmt: skip
+    if not 1 <= args.max_tries <= MAX_TRIES:
+        raise StudioError(f"--max-tries must be between 1 and {MAX_TRIES}.")
+    recognizer, demo = _recognizer(args)
+    engine = _engine_for(args, path)
+    tries = reroll_until_clean(
+        engine, path, recognizer, args.max_tries, args.seed, _cancel_token(), _Progress(),
+        lexicon_entries(args),
+    )  # fmt: skip
+    from chattts_studio.core.project import store
+    from chattts_studio.core.project.reading import flagged_numbers
+
+    left = flagged_numbers(store.load(path))
+    done = ", ".join(f"{n} ({t} {'try' if t == 1 else 'tries'})" for n, t in tries.items())
+    print(f"re-rolled: {done or 'none'}; still flagged: {', '.join(map(str, left)) or 'none'}"
+          + (DEMO_NOTE if demo else ""))  # fmt: skip
     return 0
 
 

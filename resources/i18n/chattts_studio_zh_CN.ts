@@ -3242,6 +3242,10 @@
         <translation>{name} 的台词：{problem}</translation>
     </message>
     <message>
+        <source>Tries must be between 1 and {most}.</source>
+        <translation>尝试次数必须在 1 到 {most} 之间。</translation>
+    </message>
+    <message>
         <source>Segment {numbers} is locked; unlock it first.</source>
         <translation>第 {numbers} 段已锁定；请先解锁。</translation>
     </message>

@@ -112,3 +112,19 @@ def test_project_check_without_a_model_is_one_sentence(
     code, out, err = _cli(capsys, "project", "check", str(folder), "--asr-model", str(tmp_path))
     assert code == 2 and "No speech recognition model in" in err and err.count("\n") == 1
     assert (folder / "project.json").read_bytes() == before
+
+
+def test_best_of_n_chooses_the_lowest_error_unless_picked(folder: Path) -> None:
+    from chattts_studio.core.services.project import best_by_check
+
+    edits.set_check(folder, 1, 1, check(TEXTS[0], TEXTS[0][:12]))  # a dropped tail
+    edits.set_check(folder, 1, 2, check(TEXTS[0], TEXTS[0][:5]))  # worse
+    with store.opened(folder) as handle:
+        best_by_check(handle.project, handle.project.segments)
+        handle.save()
+    assert store.load(folder).segments[0].chosen == 1  # the lower error, not the later take
+    edits.pick(folder, 1, 2)
+    with store.opened(folder) as handle:
+        best_by_check(handle.project, handle.project.segments)
+        handle.save()
+    assert store.load(folder).segments[0].chosen == 2  # picked by hand: kept

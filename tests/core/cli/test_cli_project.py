@@ -191,3 +191,36 @@ def test_split_merge_speaker_and_reroll_unlocked_from_the_command_line(
     )
     code, _, err = run(capsys, "project", "reroll", str(project), "2", "--takes", "99", *MODEL)
     assert code == 2 and "from 1 to 16 takes" in err and len(err.strip().splitlines()) == 1
+
+
+def test_best_of_n_and_until_clean_through_speech_recognition(
+    private_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """project new --best asr hears every take (the demo recogniser: random weights, said so);
+    reroll --until-clean re-rolls the flagged segments, each take heard; its misuse is one
+    sentence."""
+    project = tmp_path / "heard.chattts"
+    code, out, err = run(
+        capsys, "project", "new", TEXT, "-o", str(project), "--takes", "2", "--segment-size",
+        "10", "--seed", "4", "--best", "asr", "--asr-model", "demo", *MODEL,
+    )  # fmt: skip
+    assert code == 0, err
+    assert "its transcripts are noise" in out
+    listed = _listed(capsys, project)["segments"]
+    assert all(t["asr"] is not None for row in listed for t in row["takes"])
+    code, out, err = run(
+        capsys, "project", "reroll", str(project), "--flagged", "--until-clean", "--max-tries",
+        "1", "--asr-model", "demo", *MODEL,
+    )  # fmt: skip
+    assert code == 0, err
+    assert "re-rolled: " in out and "still flagged: " in out  # noise is never clean
+    again = _listed(capsys, project)["segments"]
+    assert all(len(row["takes"]) == 3 for row in again)  # one more take each, all kept
+    assert all(t["asr"] is not None for row in again for t in row["takes"])
+    for wrong in (["--until-clean"], ["1", "--flagged", "--until-clean"]):
+        code, out, err = run(capsys, "project", "reroll", str(project), *wrong, *MODEL)
+        assert code == 2 and err.count("\n") == 1, err
+    code, out, err = run(
+        capsys, "project", "reroll", str(project), "--flagged", "--until-clean", *MODEL
+    )
+    assert code == 2 and "--asr-model" in err
