@@ -205,3 +205,44 @@ def request_from_args(args: argparse.Namespace, text: str, **extra: Any) -> "Syn
         lexicon=lexicon_entries(args),
         **extra,
     )
+
+
+def add_asr_model_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--asr-model",
+        default=None,
+        help="a folder with SenseVoice's sherpa-onnx files (model.onnx, tokens.txt), or demo "
+        "(random weights: noise, for trying the plumbing)",
+    )
+
+
+def recognizer_arg(args: argparse.Namespace) -> tuple[Any, bool]:
+    """The --asr-model's recogniser, and whether it is the demo's; one sentence without one."""
+    from chattts_studio.core.asr import demo_model
+    from chattts_studio.core.asr.sensevoice import SenseVoice
+
+    if not args.asr_model:
+        raise StudioError(
+            "Give --asr-model FOLDER (SenseVoice's sherpa-onnx files: model.onnx and "
+            "tokens.txt) or --asr-model demo; the official model's download is not built yet."
+        )
+    demo = args.asr_model == demo_model.DEMO
+    folder = demo_model.demo_folder() if demo else Path(args.asr_model)
+    return SenseVoice(folder, threads=getattr(args, "threads", None) or 2), demo
+
+
+DEMO_RECOGNIZER_NOTE = " (demo recogniser, random weights: its transcripts are noise)"
+
+
+def engine_for_project(args: argparse.Namespace, path: Path) -> Any:
+    """The model a change needs: the command's options, else the project's own."""
+    from chattts_studio.core.project import store
+
+    project = store.load(path)  # a missing or damaged project says so before any load
+    model = args.model or project.model
+    precision = args.precision or project.precision
+    engine = args.engine or project.engine
+    device = args.device if args.device is not None else project.device
+    set_threads(args.threads)
+    check_engine_choice(device, precision, engine)
+    return load_engine(model, device, precision, engine)

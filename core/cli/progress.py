@@ -5,7 +5,9 @@ often it redraws, and keeps lines written above it clear of it). Anywhere else (
 pipe, CI, the tests) each update is one plain line, so the log reads as a history.
 """
 
+import signal
 import sys
+import time
 from typing import Any, TextIO
 
 from chattts_studio.core.messages import clock
@@ -58,3 +60,31 @@ def facts(audio_seconds: float, rtf: float | None, seconds_left: float | None) -
     """The facts every long command shows: audio made, RTF, time left."""
     speed = f"RTF {rtf:.2f}" if rtf is not None else "RTF -"
     return f"{clock(audio_seconds)} of audio, {speed}, {clock(seconds_left)} left"
+
+
+class TakesProgress:
+    """Takes made so far, the audio they hold, RTF and time left (a bar on a terminal)."""
+
+    def __init__(self) -> None:
+        self.view = CommandProgress("takes")
+        self.started = time.perf_counter()
+        self.audio = 0.0
+
+    def __call__(self, made: int, asked: int, seconds: float) -> None:
+        self.audio += seconds
+        if not made:
+            return
+        elapsed = time.perf_counter() - self.started
+        rtf = elapsed / self.audio if self.audio else None
+        self.view.show(made, asked, facts(self.audio, rtf, elapsed / made * (asked - made)))
+        if made == asked:
+            self.view.close()
+
+
+def cancel_on_interrupt() -> Any:
+    """A cancel token that Ctrl+C sets (the command then stops cleanly, keeping what it made)."""
+    from chattts_studio.core.engine.cancel import CancelToken
+
+    token = CancelToken()
+    signal.signal(signal.SIGINT, lambda *_: token.cancel())
+    return token

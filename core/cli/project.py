@@ -19,53 +19,28 @@ or damaged project) is one sentence and exit 2, the project unchanged.
 
 import argparse
 import json
-import signal
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 from chattts_studio.core.cli.common import (
+    DEMO_RECOGNIZER_NOTE,
+    add_asr_model_option,
     add_engine_option,
     add_lexicon_option,
     add_voice_options,
     check_engine_choice,
+    engine_for_project,
     err,
     lexicon_entries,
     load_engine,
     read_text,
+    recognizer_arg,
     set_threads,
     speaker_arg,
 )
-from chattts_studio.core.cli.progress import CommandProgress, facts
+from chattts_studio.core.cli.progress import TakesProgress, cancel_on_interrupt
 from chattts_studio.core.errors import StudioError
-
-
-def _asr_model_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--asr-model",
-        default=None,
-        help="a folder with SenseVoice's sherpa-onnx files (model.onnx, tokens.txt), or demo "
-        "(random weights: noise, for trying the plumbing)",
-    )
-
-
-def _recognizer(args: argparse.Namespace) -> tuple[Any, bool]:
-    """The --asr-model's recogniser, and whether it is the demo's; one sentence without one."""
-    from chattts_studio.core.asr import demo_model
-    from chattts_studio.core.asr.sensevoice import SenseVoice
-
-    if not args.asr_model:
-        raise StudioError(
-            "Give --asr-model FOLDER (SenseVoice's sherpa-onnx files: model.onnx and "
-            "tokens.txt) or --asr-model demo; the official model's download is not built yet."
-        )
-    demo = args.asr_model == demo_model.DEMO
-    folder = demo_model.demo_folder() if demo else Path(args.asr_model)
-    return SenseVoice(folder, threads=getattr(args, "threads", None) or 2), demo
-
-
-DEMO_NOTE = " (demo recogniser, random weights: its transcripts are noise)"
 
 
 def _model_options(parser: argparse.ArgumentParser, defaults: bool) -> None:
@@ -105,7 +80,7 @@ def add_parser(sub: Any) -> None:
         "--best", choices=["flags", "asr"], default="flags",
         help="which take is chosen: the fewest flags, or also checked by speech recognition",
     )  # fmt: skip
-    _asr_model_option(new)
+    add_asr_model_option(new)
     _model_options(new, defaults=True)
     add_voice_options(new)
     add_lexicon_option(new)
@@ -120,7 +95,7 @@ def add_parser(sub: Any) -> None:
     check.add_argument("project")
     check.add_argument("segments", nargs="?", default="", help="like 3,7-9 (default: all)")
     check.add_argument("--all-takes", action="store_true", help="every take, not only the chosen")
-    _asr_model_option(check)
+    add_asr_model_option(check)
     check.add_argument("--threads", type=int, default=None, help="CPU threads")
     check.add_argument("--json", action="store_true", help="machine-readable")
 
@@ -137,7 +112,7 @@ def add_parser(sub: Any) -> None:
         help="with --flagged: one take at a time, checked by speech recognition, until clean",
     )
     reroll.add_argument("--max-tries", type=int, default=3, help="--until-clean's limit")
-    _asr_model_option(reroll)
+    add_asr_model_option(reroll)
     _model_options(reroll, defaults=False)
     add_lexicon_option(reroll)
 
@@ -181,47 +156,6 @@ def add_parser(sub: Any) -> None:
     export.add_argument("--float", action="store_true", help="32-bit float WAV")
 
 
-class _Progress:
-    """Takes made so far, the audio they hold, RTF and time left (a bar on a terminal)."""
-
-    def __init__(self) -> None:
-        self.view = CommandProgress("takes")
-        self.started = time.perf_counter()
-        self.audio = 0.0
-
-    def __call__(self, made: int, asked: int, seconds: float) -> None:
-        self.audio += seconds
-        if not made:
-            return
-        elapsed = time.perf_counter() - self.started
-        rtf = elapsed / self.audio if self.audio else None
-        self.view.show(made, asked, facts(self.audio, rtf, elapsed / made * (asked - made)))
-        if made == asked:
-            self.view.close()
-
-
-def _engine_for(args: argparse.Namespace, path: Path) -> Any:
-    """The model a change needs: the command's options, else the project's own."""
-    from chattts_studio.core.project import store
-
-    project = store.load(path)  # a missing or damaged project says so before any load
-    model = args.model or project.model
-    precision = args.precision or project.precision
-    engine = args.engine or project.engine
-    device = args.device if args.device is not None else project.device
-    set_threads(args.threads)
-    check_engine_choice(device, precision, engine)
-    return load_engine(model, device, precision, engine)
-
-
-def _cancel_token() -> Any:
-    from chattts_studio.core.engine.cancel import CancelToken
-
-    token = CancelToken()
-    signal.signal(signal.SIGINT, lambda *_: token.cancel())
-    return token
-
-
 def _new(args: argparse.Namespace) -> int:
     from chattts_studio.core.project import store
     from chattts_studio.core.project.edits import check_takes
@@ -244,7 +178,7 @@ def _new(args: argparse.Namespace) -> int:
         text = check_text(text)
     folder = store.check_new(args.output)
     check_takes(args.takes)
-    recognizer, demo = _recognizer(args) if args.best == "asr" else (None, False)
+    recognizer, demo = recognizer_arg(args) if args.best == "asr" else (None, False)
     lexicon = lexicon_entries(args)
     set_threads(args.threads)
     check_engine_choice(args.device, args.precision, args.engine)
@@ -268,8 +202,8 @@ def _new(args: argparse.Namespace) -> int:
         turn_pause=args.turn_pause,
         lexicon=lexicon,
     )
-    token = _cancel_token()
-    made = new_project(engine, folder, spec, token, _Progress())
+    token = cancel_on_interrupt()
+    made = new_project(engine, folder, spec, token, TakesProgress())
     if recognizer is not None:  # best of N: every take heard, the lowest error chosen
         from chattts_studio.core.asr.checking import check_project
         from chattts_studio.core.services.project import best_by_check
@@ -282,7 +216,7 @@ def _new(args: argparse.Namespace) -> int:
     note = ""
     if engine.loaded is not None and engine.loaded.info.random_weights:
         note = " (random demo weights: noise, not speech)"
-    note += DEMO_NOTE if demo else ""
+    note += DEMO_RECOGNIZER_NOTE if demo else ""
     print(f"wrote {made}: {len(project.segments)} segment(s), {args.takes} take(s) each{note}")
     return 0
 
@@ -321,9 +255,9 @@ def _check(args: argparse.Namespace) -> int:
 
     path = store.project_folder(args.project)
     store.load(path)  # a missing or damaged project: one sentence before the model
-    recognizer, demo = _recognizer(args)
-    checked = check_project(path, recognizer, args.segments, args.all_takes, _cancel_token())
-    note = DEMO_NOTE if demo else ""
+    recognizer, demo = recognizer_arg(args)
+    checked = check_project(path, recognizer, args.segments, args.all_takes, cancel_on_interrupt())
+    note = DEMO_RECOGNIZER_NOTE if demo else ""
     if args.json:
         rows = [{"index": n, "take": t, "asr": got.to_json()} for n, t, got in checked]
         json.dump({"checked": rows, "demo": demo}, sys.stdout, ensure_ascii=False)
@@ -352,10 +286,10 @@ def _reroll(args: argparse.Namespace) -> int:
     if args.segments:
         refuse_locked(project, parse_numbers(args.segments, len(project.segments)))
     lexicon = lexicon_entries(args)
-    engine = _engine_for(args, path)
+    engine = engine_for_project(args, path)
     numbers = reroll(
-        engine, path, args.segments, args.takes, args.flagged, args.seed, None, _cancel_token(),
-        _Progress(), lexicon, args.unlocked,
+        engine, path, args.segments, args.takes, args.flagged, args.seed, None,
+        cancel_on_interrupt(), TakesProgress(), lexicon, args.unlocked,
     )  # fmt: skip
     print(f"re-rolled {len(numbers)} segment(s): {', '.join(map(str, numbers)) or 'none'}")
     return 0
@@ -369,10 +303,10 @@ def _until_clean(args: argparse.Namespace, path: Path) -> int:
                           "it with --flagged alone.")  # fmt: skip
     if not 1 <= args.max_tries <= MAX_TRIES:
         raise StudioError(f"--max-tries must be between 1 and {MAX_TRIES}.")
-    recognizer, demo = _recognizer(args)
-    engine = _engine_for(args, path)
+    recognizer, demo = recognizer_arg(args)
+    engine = engine_for_project(args, path)
     tries = reroll_until_clean(
-        engine, path, recognizer, args.max_tries, args.seed, _cancel_token(), _Progress(),
+        engine, path, recognizer, args.max_tries, args.seed, cancel_on_interrupt(), TakesProgress(),
         lexicon_entries(args),
     )  # fmt: skip
     from chattts_studio.core.project import store
@@ -381,7 +315,7 @@ def _until_clean(args: argparse.Namespace, path: Path) -> int:
     left = flagged_numbers(store.load(path))
     done = ", ".join(f"{n} ({t} {'try' if t == 1 else 'tries'})" for n, t in tries.items())
     print(f"re-rolled: {done or 'none'}; still flagged: {', '.join(map(str, left)) or 'none'}"
-          + (DEMO_NOTE if demo else ""))  # fmt: skip
+          + (DEMO_RECOGNIZER_NOTE if demo else ""))  # fmt: skip
     return 0
 
 
@@ -396,8 +330,17 @@ def _edit(args: argparse.Namespace) -> int:
     refuse_locked(project, parse_numbers(str(args.segment), len(project.segments)))
     check_text(args.text)
     lexicon = lexicon_entries(args)
-    engine = _engine_for(args, path)
-    edit(engine, path, args.segment, args.text, args.seed, _cancel_token(), _Progress(), lexicon)
+    engine = engine_for_project(args, path)
+    edit(
+        engine,
+        path,
+        args.segment,
+        args.text,
+        args.seed,
+        cancel_on_interrupt(),
+        TakesProgress(),
+        lexicon,
+    )
     print(f"segment {args.segment} made again")
     return 0
 

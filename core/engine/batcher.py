@@ -41,16 +41,15 @@ from chattts_studio.core import SAMPLE_RATE
 from chattts_studio.core.engine.batch_refine import REFINE_BATCH, refine_picks, refine_segments
 from chattts_studio.core.engine.batcher_ticket import (
     BatcherStats,
-    Delivery,
     Failed,
     Finished,
     QueueFull,
-    SpeechOrder,
     Ticket,
+    TicketDesk,
 )
 from chattts_studio.core.engine.decode.job import Job
 from chattts_studio.core.engine.decode.loop import FastDecoder
-from chattts_studio.core.engine.decode.rowwise import Sampling, check_sampling, segment_seed
+from chattts_studio.core.engine.decode.rowwise import Sampling, segment_seed
 from chattts_studio.core.engine.decode.streaming import ChunkVocoder, Window
 from chattts_studio.core.engine.decoder_pool import SIZING_LENGTH
 from chattts_studio.core.engine.engine import Engine
@@ -60,11 +59,8 @@ from chattts_studio.core.errors import StudioError
 from chattts_studio.core.text.prepare import (
     MAX_STEP_CAP,
     Segment,
-    check_text,
     needed_steps,
-    split_segments,
 )
-from chattts_studio.core.voices.voice import Voice
 
 log = logging.getLogger("chattts_studio")
 FIRST_LENGTH = 256  # KV positions a decoder starts with (it grows for longer segments)
@@ -81,7 +77,7 @@ INT8_CHUNKS = (
 )
 
 
-class Batcher:
+class Batcher(TicketDesk):
     """Owns `engine`'s model from start() to close(): nothing else may use it meanwhile."""
 
     def __init__(
@@ -135,86 +131,6 @@ class Batcher:
         self._vocoding = None if on_cuda else ThreadPoolExecutor(1, "batcher-vocoder")
         self._out = threading.RLock()
 
-    # -- any thread ------------------------------------------------------------------------
-    def start(self) -> None:
-        self._thread.start()
-
-    def close(self) -> None:
-        with self._lock:
-            self._closed = True
-            self._lock.notify_all()
-        if self._thread.is_alive():
-            self._thread.join()
-        if self._vocoding is not None:  # what it still holds belongs to failed requests
-            self._vocoding.shutdown(wait=True)
-
-    def segments_of(self, order: SpeechOrder) -> list[Segment]:
-        """The request's segments; BadTextError (one sentence) when it cannot be spoken."""
-        return split_segments(check_text(order.text), order.segment_size or self.segment_size)
-
-    def submit(
-        self,
-        order: SpeechOrder,
-        deliver: Callable[[Delivery], None],
-        holds_audio: bool = False,
-    ) -> Ticket:
-        """Queue a request; `deliver` is called from the batcher's thread with its audio in
-        order, then Finished or Failed. Raises QueueFull, BadTextError for its text, or
-        SpeakerError for a voice sample this model cannot read. `holds_audio`: the caller
-        keeps audio until ticket.release(), and the ticket counts as waiting meanwhile."""
-        if order.sampling is not None:  # here: inside the step it would fail every request
-            check_sampling(order.sampling)
-        segments = self.segments_of(order)
-        if isinstance(order.speaker, Voice) and order.speaker.sample:
-            # Here, not when a row takes it: a failure inside the decode loop fails every
-            # request in the batch.
-            self.model.check_sample(order.speaker.sample)
-        with self._lock:
-            if self._closed:
-                raise QueueFull("The server is shutting down.")
-            waiting = self._waiting()
-            if waiting >= self.max_waiting:
-                raise QueueFull(f"{waiting} requests are waiting already; try again in a moment.")
-            ticket = Ticket(next(self._ids), order, segments, deliver, wake=self._wake)
-            self._tickets.append(ticket)
-            if holds_audio:
-                self._holding.append(ticket)
-            self.stats.requests += 1
-            self._count_waiting()
-            self._lock.notify_all()
-        return ticket
-
-    def _waiting(self) -> int:
-        """Requests that hold memory but no decoder row: queued, held back by their reader,
-        or decoded and not yet taken (only `slots` requests can hold rows, so this bounds
-        them all)."""
-        self._holding = [t for t in self._holding if not (t.released or t.cancelled)]
-        queued = [t for t in self._tickets if t.rows == 0 and not t.cancelled]
-        unsent = [t for t in self._holding if t.rows == 0 and t.done]
-        return len(queued) + len(unsent)
-
-    def hold_back(self, ticket: Ticket, held: bool) -> None:
-        """A reader that fell behind holds its request back: no new row until it catches up
-        (rows it holds finish their segments). Any thread."""
-        with self._lock:
-            ticket.held_back = held
-            self._lock.notify_all()
-
-    def _wake(self) -> None:
-        with self._lock:
-            self._lock.notify_all()
-
-    def alive(self) -> bool:
-        """Started, not closed, and its thread still running (a server's health check)."""
-        return self._thread.is_alive() and not self._closed
-
-    def queue_length(self) -> int:
-        """Requests with no segment decoding yet."""
-        return sum(1 for t in list(self._tickets) if t.next_admit == 0 and not t.cancelled)
-
-    def active_requests(self) -> int:
-        return sum(1 for t in list(self._tickets) if not t.cancelled)
-
     # -- the batcher's thread ---------------------------------------------------------------
     @property
     def decoder(self) -> FastDecoder:
@@ -232,11 +148,6 @@ class Batcher:
             self._graphs,
             self.exact,
             self.chunk_rows,
-        )
-
-    def _count_waiting(self) -> None:
-        self.stats.waiting_segments = sum(
-            len(t.segments) - t.next_admit for t in self._tickets if not t.cancelled
         )
 
     def _next_job(self) -> Job | None:

@@ -5,15 +5,20 @@ refined together, and the batcher's counters."""
 import logging
 import threading
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from chattts_studio.core.engine.chattts.chat import RefineSettings, SpeakerLike
 from chattts_studio.core.engine.decode.job import Job
-from chattts_studio.core.engine.decode.rowwise import Sampling
+from chattts_studio.core.engine.decode.rowwise import Sampling, check_sampling
 from chattts_studio.core.engine.request import AudioChunk
 from chattts_studio.core.errors import StudioError
-from chattts_studio.core.text.prepare import Segment
+from chattts_studio.core.text.prepare import Segment, check_text, split_segments
+from chattts_studio.core.voices.voice import Voice
+
+if TYPE_CHECKING:
+    from chattts_studio.core.engine.chattts.chat import ChatModel
 
 log = logging.getLogger("chattts_studio")
 
@@ -165,3 +170,104 @@ def collect(batcher: Submits, order: SpeechOrder) -> tuple[threading.Event, list
 
     batcher.submit(order, deliver)
     return done, got
+
+
+class TicketDesk:
+    """The Batcher's side that any thread calls: requests in, their queue, its thread started
+    and closed (batcher.py holds the side its own thread runs: the decode and delivery)."""
+
+    _thread: threading.Thread
+    _lock: threading.Condition
+    _closed: bool
+    _vocoding: ThreadPoolExecutor | None
+    _tickets: list[Ticket]
+    _holding: list[Ticket]
+    _ids: Iterator[int]
+    model: "ChatModel"
+    segment_size: int
+    max_waiting: int
+    stats: BatcherStats
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            self._lock.notify_all()
+        if self._thread.is_alive():
+            self._thread.join()
+        if self._vocoding is not None:  # what it still holds belongs to failed requests
+            self._vocoding.shutdown(wait=True)
+
+    def segments_of(self, order: SpeechOrder) -> list[Segment]:
+        """The request's segments; BadTextError (one sentence) when it cannot be spoken."""
+        return split_segments(check_text(order.text), order.segment_size or self.segment_size)
+
+    def submit(
+        self,
+        order: SpeechOrder,
+        deliver: Callable[[Delivery], None],
+        holds_audio: bool = False,
+    ) -> Ticket:
+        """Queue a request; `deliver` is called from the batcher's thread with its audio in
+        order, then Finished or Failed. Raises QueueFull, BadTextError for its text, or
+        SpeakerError for a voice sample this model cannot read. `holds_audio`: the caller
+        keeps audio until ticket.release(), and the ticket counts as waiting meanwhile."""
+        if order.sampling is not None:  # here: inside the step it would fail every request
+            check_sampling(order.sampling)
+        segments = self.segments_of(order)
+        if isinstance(order.speaker, Voice) and order.speaker.sample:
+            # Here, not when a row takes it: a failure inside the decode loop fails every
+            # request in the batch.
+            self.model.check_sample(order.speaker.sample)
+        with self._lock:
+            if self._closed:
+                raise QueueFull("The server is shutting down.")
+            waiting = self._waiting()
+            if waiting >= self.max_waiting:
+                raise QueueFull(f"{waiting} requests are waiting already; try again in a moment.")
+            ticket = Ticket(next(self._ids), order, segments, deliver, wake=self._wake)
+            self._tickets.append(ticket)
+            if holds_audio:
+                self._holding.append(ticket)
+            self.stats.requests += 1
+            self._count_waiting()
+            self._lock.notify_all()
+        return ticket
+
+    def _waiting(self) -> int:
+        """Requests that hold memory but no decoder row: queued, held back by their reader,
+        or decoded and not yet taken (only `slots` requests can hold rows, so this bounds
+        them all)."""
+        self._holding = [t for t in self._holding if not (t.released or t.cancelled)]
+        queued = [t for t in self._tickets if t.rows == 0 and not t.cancelled]
+        unsent = [t for t in self._holding if t.rows == 0 and t.done]
+        return len(queued) + len(unsent)
+
+    def hold_back(self, ticket: Ticket, held: bool) -> None:
+        """A reader that fell behind holds its request back: no new row until it catches up
+        (rows it holds finish their segments). Any thread."""
+        with self._lock:
+            ticket.held_back = held
+            self._lock.notify_all()
+
+    def _wake(self) -> None:
+        with self._lock:
+            self._lock.notify_all()
+
+    def alive(self) -> bool:
+        """Started, not closed, and its thread still running (a server's health check)."""
+        return self._thread.is_alive() and not self._closed
+
+    def queue_length(self) -> int:
+        """Requests with no segment decoding yet."""
+        return sum(1 for t in list(self._tickets) if t.next_admit == 0 and not t.cancelled)
+
+    def active_requests(self) -> int:
+        return sum(1 for t in list(self._tickets) if not t.cancelled)
+
+    def _count_waiting(self) -> None:
+        self.stats.waiting_segments = sum(
+            len(t.segments) - t.next_admit for t in self._tickets if not t.cancelled
+        )
