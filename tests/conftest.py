@@ -110,19 +110,22 @@ def engine(demo_model: str):  # type: ignore[no-untyped-def]
 
 @pytest.fixture
 def private_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, demo_model: str) -> Path:
-    """A fresh data folder (speakers, settings) that shares the session's built models and
-    its ONNX exports (the front ends' default engine on the CPU exports a model once: ~10 s
-    for the demo's, which every test would otherwise pay again)."""
+    """A fresh data folder (speakers, settings) that shares the session's built models, its
+    ONNX exports (the front ends' default engine on the CPU exports a model once: ~10 s for
+    the demo's, which every test would otherwise pay again) and its demo recogniser."""
     from chattts_studio.core import paths
 
     shared_models = paths.models_dir()  # where demo_model built the weights
     shared_exports = paths.cache_dir() / "onnx"
     shared_exports.mkdir(parents=True, exist_ok=True)
+    shared_asr = paths.cache_dir() / "asr"  # the demo recogniser, made once (a child process)
+    shared_asr.mkdir(parents=True, exist_ok=True)
     home = tmp_path / "home"
     home.mkdir()
     (home / "models").symlink_to(shared_models)
     (home / "cache").mkdir()
     (home / "cache" / "onnx").symlink_to(shared_exports)
+    (home / "cache" / "asr").symlink_to(shared_asr)
     monkeypatch.setenv("CHATTTS_STUDIO_HOME", str(home))
     return home
 

@@ -11,11 +11,16 @@ parameters: its cost), `SMALL` is for tests. The layers are the stand-in of
 core/devtools/asrcost.py (same sizes and kinds, not FunASR's exact graph).
 """
 
-from dataclasses import dataclass
+import json
+import sys
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import torch
 from torch import nn
+
+from chattts_studio.core.errors import ModelError
+from chattts_studio.core.messages import QT_TRANSLATE_NOOP, Sentence
 
 MODEL_FILE, TOKENS_FILE = "model.onnx", "tokens.txt"
 LFR_INPUT = 560
@@ -112,7 +117,35 @@ def vocabulary(size: int) -> list[str]:
 
 def build(folder: Path, sizes: Sizes = SMALL, seed: int = 0) -> Path:
     """Writes model.onnx (with sherpa-onnx's metadata) and tokens.txt into `folder`; returns
-    it. Random weights, seeded: the same folder every time."""
+    it. Random weights, seeded: the same folder every time.
+
+    Made in a child process (`python -m chattts_studio.core.asr.demo_model ORDER`): torch's
+    ONNX exporter leaves its objects alive in the process that ran it, and every full garbage
+    collection then walks them on whatever thread triggers it, the window's UI thread included
+    (core/engine/onnxrt/exporter.py says the same of the decode step's export)."""
+    import subprocess
+
+    order = json.dumps({"folder": str(folder), "sizes": asdict(sizes), "seed": seed})
+    done = subprocess.run(
+        [sys.executable, "-m", __name__, order],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        lines = done.stderr.strip().splitlines() or [f"exit code {done.returncode}"]
+        raise ModelError(
+            Sentence(
+                QT_TRANSLATE_NOOP("core", "Could not make the demo recogniser: {reason}"),
+                reason=lines[-1][:200],
+            )
+        )
+    return folder
+
+
+def _write(folder: Path, sizes: Sizes, seed: int) -> None:
+    """build's work, in the child process."""
     import onnx
 
     folder.mkdir(parents=True, exist_ok=True)
@@ -161,10 +194,6 @@ def build(folder: Path, sizes: Sizes = SMALL, seed: int = 0) -> Path:
     onnx.save(graph, str(path))
     lines = [f"{token} {i}" for i, token in enumerate(vocabulary(sizes.vocabulary))]
     (folder / TOKENS_FILE).write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return folder
-
-
-DEMO = "demo"  # --asr-model demo: SMALL, random weights, made once in the cache
 
 
 def demo_folder() -> Path:
@@ -190,3 +219,8 @@ def demo_folder() -> Path:
     finally:
         shutil.rmtree(building, ignore_errors=True)
     return folder
+
+
+if __name__ == "__main__":
+    _order = json.loads(sys.argv[1])
+    _write(Path(_order["folder"]), Sizes(**_order["sizes"]), int(_order["seed"]))

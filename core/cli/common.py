@@ -210,25 +210,21 @@ def request_from_args(args: argparse.Namespace, text: str, **extra: Any) -> "Syn
 def add_asr_model_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--asr-model",
-        default=None,
-        help="a folder with SenseVoice's sherpa-onnx files (model.onnx, tokens.txt), or demo "
-        "(random weights: noise, for trying the plumbing)",
+        default="official",
+        help="official (SenseVoice-Small, from 'model download-asr'; the default), demo "
+        "(random weights: noise, for trying the plumbing) or a folder with SenseVoice's "
+        "sherpa-onnx files (model.onnx or model.int8.onnx, tokens.txt)",
     )
 
 
 def recognizer_arg(args: argparse.Namespace) -> tuple[Any, bool]:
     """The --asr-model's recogniser, and whether it is the demo's; one sentence without one."""
-    from chattts_studio.core.asr import demo_model
+    from chattts_studio.core.asr import models
     from chattts_studio.core.asr.sensevoice import SenseVoice
 
-    if not args.asr_model:
-        raise StudioError(
-            "Give --asr-model FOLDER (SenseVoice's sherpa-onnx files: model.onnx and "
-            "tokens.txt) or --asr-model demo; the official model's download is not built yet."
-        )
-    demo = args.asr_model == demo_model.DEMO
-    folder = demo_model.demo_folder() if demo else Path(args.asr_model)
-    return SenseVoice(folder, threads=getattr(args, "threads", None) or 2), demo
+    folder = models.recognizer_folder(args.asr_model)
+    threads = getattr(args, "threads", None) or 2
+    return SenseVoice(folder, threads=threads), args.asr_model == models.DEMO
 
 
 DEMO_RECOGNIZER_NOTE = " (demo recogniser, random weights: its transcripts are noise)"

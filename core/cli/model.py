@@ -1,4 +1,5 @@
-"""chattts-studio-cli model status | download | verify | build-demo: the weights on disk."""
+"""chattts-studio-cli model status | download | verify | build-demo | download-asr | verify-asr:
+the weights on disk, and the speech recognition check's model (core/asr/models.py)."""
 
 import argparse
 import time
@@ -16,6 +17,11 @@ def add_parser(sub: Any) -> None:
     verify.add_argument("name", nargs="?", default="official")
     build = msub.add_parser("build-demo")
     build.add_argument("name", nargs="?", default="demo", choices=["demo", "demo-full"])
+    msub.add_parser(
+        "download-asr",
+        help="download the speech recognition check's model (SenseVoice-Small, int8, 239 MB)",
+    )
+    msub.add_parser("verify-asr")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -33,6 +39,15 @@ def run(args: argparse.Namespace) -> int:
                 print(f"{'':10} {models.RANDOM_LABEL}")
             if row.problem and row.present:
                 print(f"{'':10} {row.problem}")
+        _asr_status()
+        return 0
+    if args.action == "verify-asr":
+        from chattts_studio.core.asr import models as asr_models
+
+        asr_models.verify()
+        print(
+            f"SenseVoice-Small: every file matches its sha256 hash ({asr_models.official_folder()})"
+        )
         return 0
     if args.action == "verify":
         info = models.resolve(args.name)
@@ -51,8 +66,24 @@ def run(args: argparse.Namespace) -> int:
             share = f" of {total / 2**20:.0f} MiB ({100 * done / total:.0f} %)" if total else ""
             err(f"  {done / 2**20:.0f} MiB{share}")
 
+    if args.action == "download-asr":
+        from chattts_studio.core.asr import models as asr_models
+
+        folder = asr_models.download(progress)
+        print(
+            f"downloaded and verified SenseVoice-Small ({asr_models.SENSEVOICE_REPO}) into {folder}"
+        )
+        return 0
     from chattts_studio.core.weights.download import download_official
 
     info = download_official(progress)
     print(f"downloaded and verified {info.label} into {info.folder}")
     return 0
+
+
+def _asr_status() -> None:
+    """The recogniser's row: present (verified by `model verify-asr`) or absent."""
+    from chattts_studio.core.asr import models as asr_models
+
+    state = "present" if asr_models.official_present() else "absent"
+    print(f"{'sensevoice':10} {'asr':9} {state:22} {asr_models.official_folder()}")

@@ -1,12 +1,12 @@
 """chattts-studio-cli project: a text as a project of segments with takes; re-roll, pick, edit
 and lock segments, list them and export the chosen takes (core/services/project.py).
 
-    project new TEXT|--file F -o P.chattts [--takes N] [--best asr --asr-model demo|FOLDER]
+    project new TEXT|--file F -o P.chattts [--takes N] [--best asr [--asr-model M]]
         [synth's voice and model options]
     project list P [--json]
-    project check P [SEGMENTS] [--all-takes] --asr-model demo|FOLDER [--json]
+    project check P [SEGMENTS] [--all-takes] [--asr-model official|demo|FOLDER] [--json]
     project reroll P [SEGMENTS] [--takes N] [--flagged] [--unlocked] [--seed S]
-    project reroll P --flagged --until-clean [--max-tries K] --asr-model demo|FOLDER
+    project reroll P --flagged --until-clean [--max-tries K] [--asr-model official|demo|FOLDER]
     project split P SEGMENT AT / project merge P SEGMENT / project speaker P SEGMENTS NAME
     project pick P SEGMENT TAKE
     project edit P SEGMENT "text"
@@ -206,7 +206,7 @@ def _new(args: argparse.Namespace) -> int:
     made = new_project(engine, folder, spec, token, TakesProgress())
     if recognizer is not None:  # best of N: every take heard, the lowest error chosen
         from chattts_studio.core.asr.checking import check_project
-        from chattts_studio.core.services.project import best_by_check
+        from chattts_studio.core.services.heard_takes import best_by_check
 
         check_project(made, recognizer, all_takes=True, cancel=token)
         with store.opened(made) as handle:
@@ -296,7 +296,7 @@ def _reroll(args: argparse.Namespace) -> int:
 
 
 def _until_clean(args: argparse.Namespace, path: Path) -> int:
-    from chattts_studio.core.services.project import MAX_TRIES, reroll_until_clean
+    from chattts_studio.core.services.heard_takes import MAX_TRIES, reroll_until_clean
 
     if not args.flagged or args.segments or args.unlocked or args.takes != 1:
         raise StudioError("--until-clean re-rolls the flagged segments one take at a time: give "

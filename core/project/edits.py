@@ -50,6 +50,7 @@ def parse_numbers(spec: str, count: int) -> list[int]:
 
 
 MAX_TAKES = 16  # takes of one segment in one command (each is a row of the batch)
+MAX_TRIES = 20  # re-rolls of one segment until it is clean: past this, the text is the problem
 
 
 def check_takes(count: int) -> None:

@@ -21,7 +21,6 @@ import numpy as np
 
 from chattts_studio.core.engine.cancel import CancelToken
 from chattts_studio.core.engine.decode.rowwise import segment_seed
-from chattts_studio.core.errors import BadSettingError
 from chattts_studio.core.messages import QT_TRANSLATE_NOOP, Sentence
 from chattts_studio.core.project import flags, store
 from chattts_studio.core.project.edits import check_takes, parse_numbers, refuse_locked
@@ -32,12 +31,10 @@ from chattts_studio.core.text.prepare import check_text, split_segments
 from chattts_studio.core.voices.voice import Voice
 
 if TYPE_CHECKING:
-    from chattts_studio.core.asr.recognizer import Recognizer
     from chattts_studio.core.engine.engine import Engine
     from chattts_studio.core.project.takes import MadeTake, Rows
 
 Progress = Callable[[int, int, float], None]  # (takes made, asked, seconds of the last take)
-MAX_TRIES = 20  # re-rolls of one segment until it is clean: past this, the text is the problem
 
 
 @dataclass(frozen=True)
@@ -331,67 +328,3 @@ def remake(engine: "Engine", project: Project, segment: Segment, take: Take) -> 
     rows = rows_for(engine, 1, take.maker.rows)
     make_takes(engine, [order], CancelToken(), lambda done: out.append(done.audio), rows)
     return out[0]
-
-
-def reroll_until_clean(
-    engine: "Engine",
-    path: Path,
-    recognizer: "Recognizer",
-    max_tries: int,
-    seed: int | None = None,
-    cancel: CancelToken | None = None,
-    progress: Progress | None = None,
-    lexicon: Lexicon = (),
-) -> dict[int, int]:
-    """Re-roll the flagged segments (speech recognition's flag included) one take at a time
-    until they are clean or have had `max_tries` new takes each: every take is kept and
-    checked, and each segment not picked by hand ends on its best take (best_by_check). The
-    tries each segment took, by segment number."""
-    from chattts_studio.core.asr.checking import check_project
-
-    if not 1 <= max_tries <= MAX_TRIES:
-        raise BadSettingError(
-            Sentence(
-                QT_TRANSLATE_NOOP("core", "Tries must be between 1 and {most}."),
-                most=str(MAX_TRIES),
-            )
-        )
-    token = cancel or CancelToken()
-    tries: dict[int, int] = {}
-    check_project(path, recognizer, all_takes=True, cancel=token, unchecked_only=True)
-    for attempt in range(max_tries):
-        left = flagged_numbers(store.load(path))
-        if not left:
-            break
-        base = None if seed is None else seed + attempt
-        numbers = reroll(engine, path, ",".join(map(str, left)), 1, False, base, None, token,
-                         progress, lexicon)  # fmt: skip
-        for number in numbers:
-            tries[number] = tries.get(number, 0) + 1
-        spec = ",".join(map(str, numbers))
-        check_project(path, recognizer, spec, all_takes=True, cancel=token, unchecked_only=True)
-        with store.opened(path) as handle:
-            best_by_check(handle.project, [handle.project.at(n) for n in numbers])
-            handle.save()
-    return tries
-
-
-def best_by_check(project: Project, segments: Iterable[Segment]) -> None:
-    """For each segment not picked by hand or locked: of its current takes (not stale), the
-    one with the fewest flags, then the lowest speech recognition error (unchecked last),
-    then the earliest, becomes the chosen one ("Best of N")."""
-    found = take_flags(project)
-    for segment in segments:
-        if segment.picked or segment.locked:
-            continue
-        pool = [t for t in segment.takes if segment.current(t)]
-        if pool:
-            best = min(
-                pool,
-                key=lambda t: (
-                    len(found[(segment.id, t.id)]),
-                    float("inf") if t.asr is None else t.asr.score,
-                    t.id,
-                ),
-            )
-            segment.chosen = best.id

@@ -122,15 +122,17 @@ def verify(
     progress: ByteProgress | None = None,
     cancelled: CancelCheck | None = None,
     quick: bool = False,
+    files: tuple[str, ...] = ASSET_FILES,
 ) -> None:
-    """Check every asset file against `hashes`; raise ModelError naming the first bad one.
+    """Check every file of the model (ChatTTS's `files` by default) against `hashes` (keyed by
+    hash_key); raise ModelError naming the first bad one.
 
     `quick` reuses a file's verdict from an earlier full hash (this run or an earlier one, see
     hashcache.py) while its size, modification time and inode are unchanged; without it every
     byte is hashed again and the cache refreshed (`model verify`, downloads, builds)."""
     from chattts_studio.core.weights import hashcache
 
-    missing = [f for f in ASSET_FILES if not (folder / f).is_file()]
+    missing = [f for f in files if not (folder / f).is_file()]
     if missing:
         raise ModelError(
             Sentence(
@@ -139,11 +141,11 @@ def verify(
                 path=str(folder / missing[0]),
             )
         )
-    total = sum((folder / f).stat().st_size for f in ASSET_FILES)
+    total = sum((folder / f).stat().st_size for f in files)
     done = 0
     hashed: dict[Path, hashcache.Hashed] = {}
     try:
-        for relative in ASSET_FILES:
+        for relative in files:
             path = folder / relative
             size = path.stat().st_size
             digest = hashcache.cached(path) if quick else None

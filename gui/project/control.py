@@ -6,6 +6,7 @@ export. Every change is saved by the core as it is made; the panel then shows th
 it is on disk, read again off the UI thread."""
 
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
@@ -113,6 +114,13 @@ class ProjectControl(QObject):
         )
         panel.reroll_unlocked_wanted.connect(
             lambda takes: self._make(ProjectJob("reroll", self._path(), (), takes, unlocked=True))
+        )
+        panel.check_wanted.connect(lambda: self._make(ProjectJob("check", self._path())))
+        panel.clean_wanted.connect(
+            lambda tries: self._make(ProjectJob("clean", self._path(), tries=tries))
+        )
+        panel.best_wanted.connect(
+            lambda takes: self._make(ProjectJob("best", self._path(), (), takes))
         )
         panel.text_edited.connect(
             lambda number, text: self._make(ProjectJob("edit", self._path(), (number,), text=text))
@@ -226,18 +234,12 @@ class ProjectControl(QObject):
             self.messages.show(refusal)
             return None
         if spec.action != "new":
-            spec = ProjectJob(
-                spec.action,
-                spec.path,
-                spec.numbers,
-                spec.takes,
-                spec.text,
-                flagged=spec.flagged,
-                unlocked=spec.unlocked,
-                request=self.settings_request(""),
-            )
+            spec = replace(spec, request=self.settings_request(""))
         job = self.jobs.start(self.host.project(spec))
-        self.messages.show(translate("Projects", "Making takes…  (Esc cancels)"))
+        if spec.action == "check":
+            self.messages.show(translate("Projects", "Hearing takes…  (Esc cancels)"))
+        else:
+            self.messages.show(translate("Projects", "Making takes…  (Esc cancels)"))
         return job
 
     def _busy(self, busy: bool) -> None:

@@ -8,7 +8,6 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal, SignalInstance
 from PySide6.QtWidgets import (
-    QAbstractButton,
     QHBoxLayout,
     QInputDialog,
     QLabel,
@@ -19,7 +18,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from chattts_studio.core.project.edits import MAX_TAKES
+from chattts_studio.core.project.edits import MAX_TAKES, MAX_TRIES
 from chattts_studio.core.project.model import Project
 from chattts_studio.core.project.reading import Lexicon
 from chattts_studio.gui.common.notices import plural
@@ -28,6 +27,7 @@ from chattts_studio.gui.project.segment_model import SegmentModel
 from chattts_studio.gui.project.segment_view import SegmentView
 
 # Where a cut sounds natural: after a sentence's end, else after a clause's.
+DEFAULT_TRIES = 3  # "Tries:" at first, as `project reroll --until-clean` without --max-tries
 BREAKS = ("。！？；.!?;…", "，、：,:")
 
 
@@ -64,6 +64,9 @@ class ProjectPanel(QWidget):
     reroll_wanted = Signal(list, int)  # list[int] segment numbers, takes to make of each
     reroll_flagged_wanted = Signal(int)  # takes to make of each flagged, unlocked segment
     reroll_unlocked_wanted = Signal(int)  # takes to make of each unlocked segment
+    check_wanted = Signal()  # every chosen take heard by speech recognition
+    clean_wanted = Signal(int)  # the flagged re-rolled until clean: new takes at most each
+    best_wanted = Signal(int)  # best of N: takes each segment has
     pick_wanted = Signal(int, int)  # segment number, take id
     lock_wanted = Signal(list, bool)  # list[int] segment numbers, locked
     text_edited = Signal(int, str)  # segment number, its new text
@@ -131,6 +134,37 @@ class ProjectPanel(QWidget):
             translate("Segments", "Re-roll unlocked"),
             translate("Segments", "Make new takes of every segment that is not locked"),
         )
+        self.check_button = button(
+            translate("Segments", "Check all"),
+            translate(
+                "Segments",
+                "Hear every chosen take with speech recognition: a take that drops or adds "
+                "words is flagged ASR",
+            ),
+        )
+        self.tries_box = QSpinBox()
+        self.tries_box.setRange(1, MAX_TRIES)
+        self.tries_box.setValue(DEFAULT_TRIES)
+        self.tries_box.setPrefix(translate("Segments", "Tries: "))
+        self.tries_box.setToolTip(
+            translate("Segments", "How many new takes of a segment until clean makes at most")
+        )
+        self.clean_button = button(
+            translate("Segments", "Re-roll flagged until clean"),
+            translate(
+                "Segments",
+                "New takes of each flagged segment, one at a time, each heard, until one is "
+                "clean; every take is kept",
+            ),
+        )
+        self.best_button = button(
+            translate("Segments", "Best of N"),
+            translate(
+                "Segments",
+                "Give each segment as many takes as Takes says, hear them all and choose the "
+                "one heard best (a take chosen by hand or locked stays)",
+            ),
+        )
         self.edit_button = button(
             translate("Segments", "Edit text…"),
             translate("Segments", "Edit the current segment's text (Enter or F2)"),
@@ -163,6 +197,12 @@ class ProjectPanel(QWidget):
         review.addWidget(self.reroll_flagged_button)
         review.addWidget(self.reroll_unlocked_button)
         review.addStretch(1)
+        hearing = QHBoxLayout()
+        hearing.addWidget(self.check_button)
+        hearing.addWidget(self.tries_box)
+        hearing.addWidget(self.clean_button)
+        hearing.addWidget(self.best_button)
+        hearing.addStretch(1)
         edits = QHBoxLayout()
         for widget in self.edit_buttons():
             edits.addWidget(widget)
@@ -172,6 +212,7 @@ class ProjectPanel(QWidget):
         layout.addWidget(self.title)
         layout.addWidget(self.pages, 1)
         layout.addLayout(review)
+        layout.addLayout(hearing)
         layout.addLayout(edits)
 
     def edit_buttons(self) -> tuple[QPushButton, ...]:
@@ -208,6 +249,9 @@ class ProjectPanel(QWidget):
         self.reroll_flagged_button.clicked.connect(
             lambda: self.reroll_flagged_wanted.emit(self.takes)
         )
+        self.check_button.clicked.connect(self.check_wanted.emit)
+        self.clean_button.clicked.connect(lambda: self.clean_wanted.emit(self.tries_box.value()))
+        self.best_button.clicked.connect(lambda: self.best_wanted.emit(self.takes))
         self.reroll_unlocked_button.clicked.connect(
             lambda: self.reroll_unlocked_wanted.emit(self.takes)
         )
@@ -294,12 +338,16 @@ class ProjectPanel(QWidget):
             else None
         )
         mergeable = changeable and after is not None and not after.locked
-        enabled: dict[QAbstractButton, bool] = {
+        enabled: dict[QWidget, bool] = {
             self.play_button: has_take,
             self.play_from_button: has_take,
             self.reroll_button: changeable,
             self.reroll_flagged_button: free and project is not None,
             self.reroll_unlocked_button: free and project is not None,
+            self.check_button: free and project is not None,
+            self.tries_box: free and project is not None,
+            self.clean_button: free and project is not None,
+            self.best_button: free and project is not None,
             self.edit_button: changeable,
             self.split_button: changeable,
             self.merge_button: mergeable,

@@ -18,6 +18,7 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QColor, QFont
 
 # Core's marker (Qt's own is typed as returning object): lupdate finds either by its name.
+from chattts_studio.core.asr.score import AsrCheck
 from chattts_studio.core.messages import QT_TRANSLATE_NOOP
 from chattts_studio.core.project import reading
 from chattts_studio.core.project.flags import Flag
@@ -35,7 +36,8 @@ class Column(IntEnum):
     DURATION = 3
     TAKE = 4
     FLAGS = 5
-    LOCK = 6
+    HEARD = 6
+    LOCK = 7
 
 
 HEADERS = {
@@ -45,6 +47,7 @@ HEADERS = {
     Column.DURATION: QT_TRANSLATE_NOOP("Segments", "Length"),
     Column.TAKE: QT_TRANSLATE_NOOP("Segments", "Take"),
     Column.FLAGS: QT_TRANSLATE_NOOP("Segments", "Flags"),
+    Column.HEARD: QT_TRANSLATE_NOOP("Segments", "Heard"),
     Column.LOCK: QT_TRANSLATE_NOOP("Segments", "Locked"),
 }
 # A flag's kind (core/project/flags.py KINDS) as a badge short enough for a narrow column; the
@@ -85,9 +88,22 @@ class SegmentRow:
     take: str  # "2/3": the chosen take's place among the takes / their count
     badges: str
     why: str  # each flag's sentence, one a line
+    heard: str  # the chosen take's speech recognition error rate ("4%"); "" unchecked
+    transcript: str  # what speech recognition heard, and what it missed
     stale: bool  # the chosen take reads an older text (or voice, or dictionary)
     picked: bool
     locked: bool
+
+
+def _heard(check: AsrCheck) -> str:
+    lines = [translate("Segments", "Heard: {transcript}").format(transcript=check.transcript)]
+    if check.missing:
+        missing = "、".join(check.missing)
+        lines.append(translate("Segments", "Not heard: {words}").format(words=missing))
+    if check.extra:
+        extra = "、".join(check.extra)
+        lines.append(translate("Segments", "Heard but not written: {words}").format(words=extra))
+    return "\n".join(lines)
 
 
 def _row(
@@ -110,6 +126,8 @@ def _row(
             take=NONE,
             badges="",
             why="",
+            heard="",
+            transcript="",
             stale=False,
             picked=segment.picked,
             locked=segment.locked,
@@ -127,6 +145,8 @@ def _row(
         take=f"{place}/{len(segment.takes)}",
         badges=" · ".join(words.get(f.kind, f.kind) for f in marks),
         why="\n".join(core_text(f.sentence) for f in marks),
+        heard="" if take.asr is None else f"{take.asr.score:.0%}",
+        transcript="" if take.asr is None else _heard(take.asr),
         stale=not segment.current(take, spoken),
         picked=segment.picked,
         locked=segment.locked,
@@ -250,6 +270,7 @@ class SegmentModel(QAbstractTableModel):
             Column.NUMBER,
             Column.DURATION,
             Column.TAKE,
+            Column.HEARD,
         ):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         return None
@@ -262,12 +283,17 @@ class SegmentModel(QAbstractTableModel):
             Column.DURATION: row.duration,
             Column.TAKE: row.take,
             Column.FLAGS: row.badges,
+            Column.HEARD: row.heard,
         }
         return texts.get(Column(column))
 
     def _tooltip(self, row: SegmentRow, column: int) -> str | None:
         if column == Column.FLAGS:
             return row.why or None
+        if column == Column.HEARD:
+            return row.transcript or translate(
+                "Segments", "Not checked by speech recognition yet (Check all)."
+            )
         if column == Column.LOCK:
             return translate("Segments", "A locked segment is never re-rolled, edited or replaced.")
         if column == Column.TAKE and row.picked:

@@ -14,6 +14,7 @@ from chattts_studio.core.voices.voice import Voice
 from chattts_studio.gui.worker.jobs import ProjectDone, ProjectJob
 
 if TYPE_CHECKING:
+    from chattts_studio.core.asr.sensevoice import SenseVoice
     from chattts_studio.core.engine.engine import Engine
     from chattts_studio.core.services.project import NewProject
 
@@ -58,9 +59,58 @@ def run_project(
     elif spec.action == "edit":
         number = spec.numbers[0]
         service.edit(engine, spec.path, number, spec.text, None, cancel, progress, lexicon)
+    elif spec.action in ("check", "clean", "best"):
+        _hear(engine, spec, cancel, progress)
     else:
         raise ValueError(f"unknown project action {spec.action!r}")
     return ProjectDone(folder, made, time.perf_counter() - start)
+
+
+def _hear(
+    engine: "Engine",
+    spec: ProjectJob,
+    cancel: CancelToken,
+    progress: "Callable[[int, int, float], None]",
+) -> None:
+    """Check, re-roll until clean or best of N: speech recognition on this (the worker's)
+    thread, its model loaded for the job and let go after it."""
+    from chattts_studio.core.asr.checking import check_project
+    from chattts_studio.core.services import heard_takes
+
+    recognizer = recognizer_for(engine)
+    lexicon = spec.request.lexicon if spec.request is not None else ()
+    try:
+        if spec.action == "check":
+            check_project(
+                spec.path,
+                recognizer,
+                cancel=cancel,
+                progress=lambda done, asked: progress(done, asked, 0.0),
+                unchecked_only=True,
+            )
+        elif spec.action == "clean":
+            heard_takes.reroll_until_clean(
+                engine, spec.path, recognizer, spec.tries, None, cancel, progress, lexicon
+            )
+        else:
+            heard_takes.best_of(
+                engine, spec.path, recognizer, spec.takes, None, cancel, progress, lexicon
+            )
+    finally:
+        recognizer.unload()
+
+
+def recognizer_for(engine: "Engine") -> "SenseVoice":
+    """The official recogniser when it is downloaded; with random TTS weights loaded (a demo
+    model), the demo recogniser (random too: it checks the plumbing, not speech); else the
+    sentence that says how to get the official one."""
+    from chattts_studio.core.asr import models
+    from chattts_studio.core.asr.sensevoice import SenseVoice
+
+    loaded = engine.loaded
+    random_tts = loaded is not None and loaded.info.random_weights
+    name = models.OFFICIAL if models.official_present() or not random_tts else models.DEMO
+    return SenseVoice(models.recognizer_folder(name), threads=2)
 
 
 def _new(engine: "Engine", spec: ProjectJob, settings: TakeSettings) -> "NewProject":

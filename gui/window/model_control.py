@@ -2,6 +2,7 @@
 choice changes), the model line and the load's progress bar, the Models dialog's download and
 build jobs, and what the worker found of the devices."""
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal
@@ -115,6 +116,7 @@ class ModelControl(QObject):
         self.banner.closed.connect(self._banner_dismissed)
         self.dialog.model_chosen.connect(self.load)
         self.dialog.download_requested.connect(self._download)
+        self.dialog.asr_download_requested.connect(lambda: self._download("asr"))
         self.dialog.build_requested.connect(self._build_model)
         self.dialog.cancel_requested.connect(self.host.cancel)
         notifier().changed.connect(self.restyle)  # the scheme changed: new colours
@@ -297,13 +299,13 @@ class ModelControl(QObject):
         self.dialog.show()
         self.dialog.raise_()
 
-    def _download(self) -> None:
+    def _download(self, what: str = "official") -> None:
         if self.jobs.current is not None:
             self.dialog.download_ended(
                 translate("MainWindow", "Wait for the running job to finish first.")
             )
             return
-        self.jobs.start(self.host.download())
+        self.jobs.start(self.host.download(what))
 
     def _build_model(self, name: str) -> None:
         """Demo weights built in the worker (they are not loaded: Load does that)."""
@@ -314,8 +316,14 @@ class ModelControl(QObject):
             return
         self.jobs.start(self.host.build(name))
 
-    def _downloaded(self, job: Job, info: models.ModelInfo) -> None:
+    def _downloaded(self, job: Job, info: models.ModelInfo | Path) -> None:
         self.jobs.end(job)
+        if not isinstance(info, models.ModelInfo):  # the speech recognition check's model
+            self.dialog.download_ended(
+                translate("JobOutcomes", "The speech recognition model is downloaded and verified.")
+            )
+            self.jobs.run_waiting()
+            return
         self.dialog.download_ended(
             translate("JobOutcomes", "The official weights are downloaded and verified.")
         )

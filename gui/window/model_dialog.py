@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from chattts_studio.core.asr import models as asr_models
 from chattts_studio.core.errors import StudioError
 from chattts_studio.core.weights import models
 from chattts_studio.gui.common import dialogs
@@ -49,6 +50,7 @@ class ModelRow:
 class ModelDialog(QDialog):
     model_chosen = Signal(str)  # a model name or folder to load
     download_requested = Signal()
+    asr_download_requested = Signal()  # the speech recognition check's model
     build_requested = Signal(str)  # a demo model to build (without loading it)
     cancel_requested = Signal()
 
@@ -66,6 +68,15 @@ class ModelDialog(QDialog):
             grid.addWidget(row.state, number, 1)
             grid.addWidget(row.action, number, 2)
             row.action.clicked.connect(lambda _=False, r=row: self._act(r))
+        # The speech recognition check's model (core/asr/models.py): downloaded or not.
+        self.asr = ModelRow("SenseVoice")
+        self.asr.title.setToolTip(
+            translate("Models", "The speech recognition model the segment editor's checks use")
+        )
+        grid.addWidget(self.asr.title, len(self.rows), 0)
+        grid.addWidget(self.asr.state, len(self.rows), 1)
+        grid.addWidget(self.asr.action, len(self.rows), 2)
+        self.asr.action.clicked.connect(self.start_asr_download)
         # What a download or build said last: beside the list, never instead of it.
         self.status_label = MessageLabel(lines=3)
         self.progress = QProgressBar()
@@ -123,6 +134,7 @@ class ModelDialog(QDialog):
         self._stale = False
         self._checks += 1
         number = self._checks
+        self._show_asr()
         present = []
         try:
             for name, row in self.rows.items():
@@ -221,9 +233,30 @@ class ModelDialog(QDialog):
             self._working(translate("Models", "Building {model}…").format(model=row.name))
             self.build_requested.emit(row.name)
 
+    def _show_asr(self) -> None:
+        downloaded = asr_models.official_present()
+        self.asr.state.setText(
+            translate("Models", "speech recognition: downloaded")
+            if downloaded
+            else translate("Models", "speech recognition: not downloaded yet (239 MB)")
+        )
+        self._set_action(
+            self.asr,
+            translate("Models", "Download again")
+            if downloaded
+            else translate("Models", "Download"),
+        )
+        self.asr.action.setVisible(True)
+        self.asr.action.setEnabled(not self.cancel.isEnabled())
+
+    def start_asr_download(self) -> None:
+        self._working(translate("Models", "Downloading the speech recognition model…"))
+        self.asr_download_requested.emit()
+
     def _working(self, text: str) -> None:
         self.download.setEnabled(False)
         self.cancel.setEnabled(True)
+        self.asr.action.setEnabled(False)
         for row in self.rows.values():
             row.action.setEnabled(False)
         self.progress.setVisible(True)
@@ -247,6 +280,7 @@ class ModelDialog(QDialog):
     def download_ended(self, text: str) -> None:
         self.download.setEnabled(True)
         self.cancel.setEnabled(False)
+        self.asr.action.setEnabled(True)
         for row in self.rows.values():
             row.action.setEnabled(True)
         self.progress.setVisible(False)

@@ -34,7 +34,7 @@ class WorkerHost(QObject):
     _synthesize = Signal(object, object)
     _audition = Signal(object, object)
     _speaker = Signal(object, int)
-    _download = Signal(object)
+    _download = Signal(object, str)
     _build = Signal(object, str)
     _render = Signal(object, object)
     _voice = Signal(object, object)
@@ -111,9 +111,11 @@ class WorkerHost(QObject):
         self._speaker.emit(job, seed)
         return job
 
-    def download(self) -> Job:
+    def download(self, what: str = "official") -> Job:
+        """Download the official ChatTTS weights, or (`what` "asr") the speech recognition
+        check's model."""
         job = self._next(JobKind.DOWNLOAD)
-        self._download.emit(job)
+        self._download.emit(job, what)
         return job
 
     def build(self, name: str) -> Job:

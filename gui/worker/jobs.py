@@ -181,7 +181,10 @@ class ProjectJob:
     """A segment editor action that makes takes on the loaded model: "new" (the request's
     text, or the script `lines`, as a new project at `path`), "reroll" (segments `numbers`, or
     the flagged or the unlocked ones) or "edit" (segment numbers[0] says `text` now: one take
-    of it made again). The request carries the window's sampling settings and dictionary."""
+    of it made again); or that hears them (core/asr): "check" (every chosen take not heard
+    yet), "clean" (the flagged segments re-rolled until clean, `tries` takes at most each) and
+    "best" (best of `takes`). The request carries the window's sampling settings and
+    dictionary."""
 
     action: str
     path: Path
@@ -193,6 +196,7 @@ class ProjectJob:
     request: SynthesisRequest | None = None
     speaker_seed: int | None = None  # "new": the speaker of this seed when no voice is given
     lines: tuple[tuple[str, Voice, str], ...] = ()  # "new": a script's speaker, voice, text
+    tries: int = 0  # "clean": new takes of a segment at most
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ signal of its own with its own payload; a failure carries the exception itself.
 """
 
 from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -70,7 +71,7 @@ class Worker(QObject):
     synthesized = Signal(object, object)  # Job, SynthesisOutcome
     auditioned = Signal(object, object)  # Job, list[Candidate]
     speaker_made = Signal(object, object)  # Job, SeedSpeaker
-    downloaded = Signal(object, object)  # Job, ModelInfo (verified and in place)
+    downloaded = Signal(object, object)  # Job, ModelInfo or (the recogniser) its Path
     built = Signal(object, object)  # Job, ModelInfo (demo weights built and verified)
     rendered = Signal(object, object)  # Job, RenderDone (a render queue job's folder is done)
     voice_made = Signal(object, object)  # Job, VoiceOutcome (a cloned voice auditioned or kept)
@@ -309,15 +310,19 @@ class Worker(QObject):
             job, lambda: SeedSpeaker(seed, self._engine().sample_speaker(seed)), self.speaker_made
         )
 
-    @Slot(object)
-    def download(self, job: Job) -> None:
+    @Slot(object, str)
+    def download(self, job: Job, what: str = "official") -> None:
         self._partial = None
 
-        def body() -> models.ModelInfo:
+        def body() -> models.ModelInfo | Path:
             def report(done: int, _total: int) -> None:
                 said = translate("Worker", "{size:.0f} MiB downloaded").format(size=done / 2**20)
                 self.progress.emit(Progress(job, "download", -1.0, said))
 
+            if what == "asr":
+                from chattts_studio.core.asr import models as asr_models
+
+                return asr_models.download(report, lambda: job.cancel.cancelled)
             from chattts_studio.core.weights import download
 
             return download.download_official(report, lambda: job.cancel.cancelled)

@@ -596,6 +596,10 @@
         <translation>{reason}仍在使用：{model}，设备 {device}，{precision}。</translation>
     </message>
     <message>
+        <source>The speech recognition model is downloaded and verified.</source>
+        <translation>语音识别模型已下载并校验。</translation>
+    </message>
+    <message>
         <source>Download cancelled; the next try resumes.</source>
         <translation>下载已取消；下次会从中断处继续。</translation>
     </message>
@@ -907,6 +911,10 @@
         <translation>模型</translation>
     </message>
     <message>
+        <source>The speech recognition model the segment editor&apos;s checks use</source>
+        <translation>片段编辑器检查时使用的语音识别模型</translation>
+    </message>
+    <message>
         <source>Download official weights</source>
         <translation>下载官方权重</translation>
     </message>
@@ -969,6 +977,18 @@
     <message>
         <source>Building {model}…</source>
         <translation>正在构建 {model}…</translation>
+    </message>
+    <message>
+        <source>speech recognition: downloaded</source>
+        <translation>语音识别：已下载</translation>
+    </message>
+    <message>
+        <source>speech recognition: not downloaded yet (239 MB)</source>
+        <translation>语音识别：尚未下载（239 MB）</translation>
+    </message>
+    <message>
+        <source>Downloading the speech recognition model…</source>
+        <translation>正在下载语音识别模型…</translation>
     </message>
     <message>
         <source>Downloading the official weights…</source>
@@ -1062,6 +1082,10 @@
     <message>
         <source>Wait for the takes being made, or press Esc to cancel.</source>
         <translation>请等待正在生成的版本完成，或按 Esc 取消。</translation>
+    </message>
+    <message>
+        <source>Hearing takes…  (Esc cancels)</source>
+        <translation>正在识别版本…  （Esc 取消）</translation>
     </message>
     <message>
         <source>Making takes…  (Esc cancels)</source>
@@ -1484,6 +1508,10 @@
         <translation>标记</translation>
     </message>
     <message>
+        <source>Heard</source>
+        <translation>识别</translation>
+    </message>
+    <message>
         <source>Locked</source>
         <translation>已锁定</translation>
     </message>
@@ -1520,8 +1548,24 @@
         <translation>识别</translation>
     </message>
     <message>
+        <source>Heard: {transcript}</source>
+        <translation>识别结果：{transcript}</translation>
+    </message>
+    <message>
+        <source>Not heard: {words}</source>
+        <translation>没有听到：{words}</translation>
+    </message>
+    <message>
+        <source>Heard but not written: {words}</source>
+        <translation>听到但文本中没有：{words}</translation>
+    </message>
+    <message>
         <source>{seconds} s</source>
         <translation>{seconds} 秒</translation>
+    </message>
+    <message>
+        <source>Not checked by speech recognition yet (Check all).</source>
+        <translation>尚未经过语音识别检查（全部检查）。</translation>
     </message>
     <message>
         <source>A locked segment is never re-rolled, edited or replaced.</source>
@@ -1606,6 +1650,38 @@
     <message>
         <source>Make new takes of every segment that is not locked</source>
         <translation>为每个未锁定的片段生成新版本</translation>
+    </message>
+    <message>
+        <source>Check all</source>
+        <translation>全部检查</translation>
+    </message>
+    <message>
+        <source>Hear every chosen take with speech recognition: a take that drops or adds words is flagged ASR</source>
+        <translation>用语音识别检查每个选中的版本：漏字或多字的版本会被标记为“识别”</translation>
+    </message>
+    <message>
+        <source>Tries: </source>
+        <translation>尝试次数：</translation>
+    </message>
+    <message>
+        <source>How many new takes of a segment until clean makes at most</source>
+        <translation>直到通过为止，每段最多生成多少个新版本</translation>
+    </message>
+    <message>
+        <source>Re-roll flagged until clean</source>
+        <translation>重新生成有标记的直到通过</translation>
+    </message>
+    <message>
+        <source>New takes of each flagged segment, one at a time, each heard, until one is clean; every take is kept</source>
+        <translation>为每个有标记的片段逐个生成新版本并逐个识别，直到有一个通过；所有版本都会保留</translation>
+    </message>
+    <message>
+        <source>Best of N</source>
+        <translation>多选一</translation>
+    </message>
+    <message>
+        <source>Give each segment as many takes as Takes says, hear them all and choose the one heard best (a take chosen by hand or locked stays)</source>
+        <translation>让每个片段都有“版本数”所示数量的版本，全部识别后选出识别最好的一个（手动选择或已锁定的版本保持不变）</translation>
     </message>
     <message>
         <source>Edit text…</source>
@@ -2842,32 +2918,36 @@
         <translation>连接中断了</translation>
     </message>
     <message>
+        <source>the official weights</source>
+        <translation>官方权重</translation>
+    </message>
+    <message>
         <source>There is no sha256 hash for {file}; nothing was downloaded.</source>
         <translation>没有 {file} 的 sha256 哈希值；未下载任何内容。</translation>
     </message>
     <message>
-        <source>Could not download the official weights into {folder}: {reason}. Partial files are kept and the next try resumes.</source>
-        <translation>无法将官方权重下载到 {folder}：{reason}。已下载的部分文件会保留，下次尝试时会接着下载。</translation>
+        <source>Could not download {model} into {folder}: {reason}. Partial files are kept and the next try resumes.</source>
+        <translation>无法将{model}下载到 {folder}：{reason}。已下载的部分文件会保留，下次尝试时会接着下载。</translation>
     </message>
     <message>
-        <source>Could not download the official weights: {reason}. Partial files are kept and the next try resumes.</source>
-        <translation>无法下载官方权重：{reason}。已下载的部分文件会保留，下次尝试时会接着下载。</translation>
+        <source>Could not download {model}: {reason}. Partial files are kept and the next try resumes.</source>
+        <translation>无法下载{model}：{reason}。已下载的部分文件会保留，下次尝试时会接着下载。</translation>
     </message>
     <message>
-        <source>Another download of the official weights is running; wait for it to finish.</source>
-        <translation>另一个官方权重下载正在进行；请等待其完成。</translation>
+        <source>Another download of {model} is running; wait for it to finish.</source>
+        <translation>另一个{model}下载正在进行；请等待其完成。</translation>
     </message>
     <message>
-        <source>Could not download the official weights: the server gave no {header} for {file}, so it does not look like a {hub}.</source>
-        <translation>无法下载官方权重：服务器没有提供 {file} 的 {header}，因此它看起来不是 {hub}。</translation>
+        <source>Could not download {model}: the server gave no {header} for {file}, so it does not look like a {hub}.</source>
+        <translation>无法下载{model}：服务器没有提供 {file} 的 {header}，因此它看起来不是 {hub}。</translation>
     </message>
     <message>
-        <source>The official weights need {needed} MiB more disk space in {folder}; only {free} MiB are free.</source>
-        <translation>官方权重在 {folder} 中还需要 {needed} MiB 磁盘空间；目前只有 {free} MiB 可用。</translation>
+        <source>Downloading {model} needs {needed} MiB more disk space in {folder}; only {free} MiB are free.</source>
+        <translation>下载{model}还需要在 {folder} 中有 {needed} MiB 磁盘空间；目前只有 {free} MiB 可用。</translation>
     </message>
     <message>
-        <source>The downloaded {file} does not match ChatTTS&apos;s sha256 hash; it was discarded and nothing was replaced.</source>
-        <translation>下载的 {file} 与 ChatTTS 的 sha256 哈希值不符；已将其丢弃，未替换任何内容。</translation>
+        <source>The downloaded {file} does not match its published hash; it was discarded and nothing was replaced.</source>
+        <translation>下载的 {file} 与其公布的哈希值不符；已将其丢弃，未替换任何内容。</translation>
     </message>
     <message>
         <source>the server sent less than the whole file</source>
@@ -3336,6 +3416,22 @@
     <message>
         <source>No speech recognition model in {folder}: it needs model.onnx and tokens.txt (download it from the Models dialog or with chattts-studio-cli model).</source>
         <translation>{folder} 中没有语音识别模型：需要 model.onnx 和 tokens.txt（请在“模型”对话框中下载，或运行“chattts-studio-cli model”）。</translation>
+    </message>
+    <message>
+        <source>Could not make the demo recogniser: {reason}</source>
+        <translation>无法生成演示识别模型：{reason}</translation>
+    </message>
+    <message>
+        <source>the speech recognition model</source>
+        <translation>语音识别模型</translation>
+    </message>
+    <message>
+        <source>The speech recognition model is not downloaded yet: run &apos;chattts-studio-cli model download-asr&apos; or use the Models dialog.</source>
+        <translation>尚未下载语音识别模型：请运行“chattts-studio-cli model download-asr”，或使用“模型”对话框。</translation>
+    </message>
+    <message>
+        <source>{path} is missing or damaged, so the speech recognition model cannot be verified: download it again.</source>
+        <translation>{path} 缺失或已损坏，因此无法校验语音识别模型：请重新下载。</translation>
     </message>
 </context>
 </TS>

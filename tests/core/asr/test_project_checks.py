@@ -115,7 +115,7 @@ def test_project_check_without_a_model_is_one_sentence(
 
 
 def test_best_of_n_chooses_the_lowest_error_unless_picked(folder: Path) -> None:
-    from chattts_studio.core.services.project import best_by_check
+    from chattts_studio.core.services.heard_takes import best_by_check
 
     edits.set_check(folder, 1, 1, check(TEXTS[0], TEXTS[0][:12]))  # a dropped tail
     edits.set_check(folder, 1, 2, check(TEXTS[0], TEXTS[0][:5]))  # worse

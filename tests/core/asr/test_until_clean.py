@@ -14,7 +14,8 @@ from chattts_studio.core.errors import BadSettingError
 from chattts_studio.core.project import edits, store
 from chattts_studio.core.project.model import TakeSettings
 from chattts_studio.core.project.reading import flagged_numbers, take_flags
-from chattts_studio.core.services.project import NewProject, new_project, reroll_until_clean
+from chattts_studio.core.services.heard_takes import reroll_until_clean
+from chattts_studio.core.services.project import NewProject, new_project
 from chattts_studio.core.voices.voice import Voice
 
 TEXT = "今天天气很好。我们去公园散步吧！"

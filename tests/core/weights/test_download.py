@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from chattts_studio.core import paths
-from chattts_studio.core.errors import Cancelled, DownloadError
+from chattts_studio.core.asr import models as asr_models
+from chattts_studio.core.errors import Cancelled, DownloadError, ModelError
 from chattts_studio.core.weights import download, models
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
@@ -35,8 +36,9 @@ class FakeHub:
     on /{repo}/resolve/{revision}/{filename}, with X-Repo-Commit, ETag, X-Linked-Etag,
     X-Linked-Size and Content-Length as huggingface_hub's get_hf_file_metadata reads them."""
 
-    def __init__(self, files: dict[str, bytes]) -> None:
+    def __init__(self, files: dict[str, bytes], repo: str = models.OFFICIAL_REPO) -> None:
         self.files = dict(files)
+        self.repo = repo
         self.requests: list[tuple[str, str, str | None]] = []  # method, filename, Range
         self.break_after: dict[str, int] = {}  # filename -> bytes sent before hanging up
         self.breaks_left = 0  # how many GETs are cut off
@@ -60,7 +62,7 @@ class FakeHub:
                 self.answer(head=False)
 
             def answer(self, head: bool) -> None:
-                prefix = f"/{models.OFFICIAL_REPO}/resolve/main/"
+                prefix = f"/{hub.repo}/resolve/main/"
                 name = self.path[len(prefix) :] if self.path.startswith(prefix) else ""
                 hub.requests.append((self.command, name, self.headers.get("Range")))
                 if head and hub.hang_head:
@@ -89,13 +91,16 @@ class FakeHub:
                 self.send_header("X-Repo-Commit", COMMIT)
                 self.send_header("Accept-Ranges", "bytes")
                 self.send_header("Content-Type", "application/octet-stream")
-                if name.endswith(".safetensors"):  # LFS file: its etag is its sha256
-                    etag = hashlib.sha256(body).hexdigest()
+                # The hashes are those of the file the Hub holds (hub.files), whatever it sends.
+                held = hub.files[name]
+                if name.endswith((".safetensors", ".onnx")):  # LFS: the etag is its sha256
+                    etag = hashlib.sha256(held).hexdigest()
                     self.send_header("X-Linked-Etag", f'"{etag}"')
                     self.send_header("X-Linked-Size", str(len(body)))
                     self.send_header("ETag", f'"{etag}"')
-                else:
-                    self.send_header("ETag", f'"{hashlib.sha1(body).hexdigest()}"')
+                else:  # kept in git: the etag is the git blob id
+                    blob = hashlib.sha1(b"blob %d\0" % len(held) + held)
+                    self.send_header("ETag", f'"{blob.hexdigest()}"')
                 if start:
                     self.send_header("Content-Range", f"bytes {start}-{len(body) - 1}/{len(body)}")
                 self.send_header("Content-Length", str(len(body) - start))
@@ -330,3 +335,29 @@ def test_a_second_download_at_the_same_time_is_refused(online: Path, hub: FakeHu
         with pytest.raises(DownloadError, match="Another download"):
             download.download_official(endpoint=hub.endpoint, hashes=hashes_of(hub.files))
     assert hub.requests == []
+
+
+def test_the_recogniser_is_checked_against_the_hubs_own_hashes(online: Path) -> None:
+    """SenseVoice has no sha256 map of ChatTTS's kind: each file must match the hash the Hub
+    gives for it (an LFS file's sha256, a git file's blob id); the sha256 of each is kept
+    beside them, and `verify` finds a file changed on disk later."""
+    files = {"model.int8.onnx": bytes(range(256)) * 300, "tokens.txt": "<blk> 0\n的 1\n".encode()}
+    with FakeHub(files, asr_models.SENSEVOICE_REPO) as hub:
+        with pytest.raises(ModelError, match="not downloaded yet"):
+            asr_models.recognizer_folder(asr_models.OFFICIAL)
+        hub.wrong["tokens.txt"] = "<blk> 0\n的 2\n".encode()  # not the file the Hub names
+        with pytest.raises(DownloadError, match=r"tokens\.txt does not match its published hash"):
+            asr_models.download(endpoint=hub.endpoint)
+        assert not asr_models.official_present()
+        del hub.wrong["tokens.txt"]
+        onnx_gets = len(hub.gets("model.int8.onnx"))
+        folder = asr_models.download(endpoint=hub.endpoint)
+    assert len(hub.gets("model.int8.onnx")) == onnx_gets  # verified already: not fetched again
+    assert folder == asr_models.recognizer_folder(asr_models.OFFICIAL)
+    for name, body in files.items():
+        assert (folder / name).read_bytes() == body
+    assert {r[1] for r in hub.requests} == set(files)
+    asr_models.verify()
+    (folder / "tokens.txt").write_bytes("<blk> 0\n了 1\n".encode())  # damaged on disk
+    with pytest.raises(ModelError, match="does not match its sha256"):
+        asr_models.verify()

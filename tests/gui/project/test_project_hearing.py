@@ -1,0 +1,82 @@
+"""The segment editor's speech recognition actions in the real window, on the demo weights and
+the demo recogniser (both random: the transcripts are noise, so every take is heard as wrong;
+the plumbing is real, sherpa-onnx included): Check all hears every chosen take once and shows
+its error rate; Best of N tops every segment but a locked one up to N takes, hears them all and
+chooses the best heard; Re-roll flagged until clean makes at most Tries new takes of each
+flagged segment, keeping every take."""
+
+from pathlib import Path
+
+import pytest
+from conftest import window_maker
+
+from chattts_studio.core.project import reading, store
+from chattts_studio.core.project.model import Project
+from chattts_studio.gui.common import dialogs
+from chattts_studio.gui.project.segment_model import Column
+
+RUN_MS = 120_000
+TEXT = "第一句话在这里。第二句话在这里。第三句话在这里。"
+
+
+@pytest.fixture
+def make_window(qtbot, private_home):  # type: ignore[no-untyped-def]
+    yield from window_maker(qtbot, lambda window: window.jobs.current is None)
+
+
+def _best_heard(project: Project, number: int) -> int:
+    """The take best_by_check should have chosen: fewest flags, then lowest error, then first."""
+    found = reading.take_flags(project)
+    segment = project.at(number)
+    pool = [t for t in segment.takes if segment.current(t)]
+    key = lambda t: (len(found[(segment.id, t.id)]), t.asr.score, t.id)  # noqa: E731
+    return min(pool, key=key).id
+
+
+def test_check_all_best_of_n_and_until_clean_in_the_window(
+    qtbot, make_window, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    window = make_window(model="demo")
+    monkeypatch.setattr(dialogs, "new_project_path", lambda *_args: tmp_path / "heard.chattts")
+    window.editor.set_text(TEXT)
+    window.controls.segment_slider.setValue(window.controls.segment_slider.minimum())
+    window.projects.new_from_text()
+    idle = lambda: window.jobs.current is None  # noqa: E731
+    qtbot.waitUntil(lambda: idle() and window.projects.project is not None, timeout=RUN_MS)
+    folder, panel = window.projects.folder, window.projects.panel
+    assert panel.model.index(0, Column.HEARD).data() == ""  # not heard yet
+
+    panel.check_button.click()
+    qtbot.waitUntil(lambda: idle() and store.load(folder).at(3).chosen_take.asr, timeout=RUN_MS)
+    checked = store.load(folder)
+    for number, segment in enumerate(checked.segments, 1):
+        take = segment.chosen_take
+        assert take is not None and take.asr is not None and len(segment.takes) == 1
+        shown = panel.model.index(number - 1, Column.HEARD)
+        qtbot.waitUntil(lambda s=shown, t=take: s.data() == f"{t.asr.score:.0%}")
+        assert shown.data(0x03).startswith("Heard: ")  # ToolTipRole: the transcript
+    assert panel.model.flagged_count() == 3  # noise heard against a text: all flagged ASR
+
+    # Best of 3, segment 2 locked: its one take stays, the others get two more each.
+    panel.lock_wanted.emit([2], True)
+    qtbot.waitUntil(lambda: store.load(folder).at(2).locked)
+    panel.takes_box.setValue(3)
+    panel.best_button.click()
+    qtbot.waitUntil(lambda: idle() and len(store.load(folder).at(3).takes) == 3, timeout=RUN_MS)
+    best = store.load(folder)
+    assert [len(s.takes) for s in best.segments] == [3, 1, 3]
+    assert best.at(2).takes == checked.at(2).takes
+    assert best.at(1).takes[0] == checked.at(1).takes[0]  # the first take kept as it was
+    assert all(t.asr is not None for s in best.segments for t in s.takes)
+    for number in (1, 3):
+        assert best.at(number).chosen == _best_heard(best, number)
+
+    # Until clean, one try: each flagged unlocked segment gets exactly one new take, heard.
+    panel.tries_box.setValue(1)
+    panel.clean_button.click()
+    qtbot.waitUntil(lambda: idle() and len(store.load(folder).at(3).takes) == 4, timeout=RUN_MS)
+    clean = store.load(folder)
+    assert [len(s.takes) for s in clean.segments] == [4, 1, 4]
+    assert all(t.asr is not None for s in clean.segments for t in s.takes)
+    assert [s.takes[:3] for s in clean.segments[::2]] == [s.takes for s in best.segments[::2]]
+    assert "made in" in window.messages.notice.text()
