@@ -44,6 +44,7 @@ NOT_LANGUAGE = {
     # device ids, and the names of libraries, GPU generations and the vendors' platforms
     *("cpu", "cuda", "mps", "PyTorch", "GPT", "Pascal", "Ampere", "Apple", "PortAudio", "NUL"),
     *("ONNX", "onnx", "onnxruntime", "onnxscript", "torch"),  # the engines and their packages
+    "SenseVoice",  # the speech recognition model's name
     "libportaudio2",
     "sha256",  # a hash's name
     *("API", "ASCII", "EPUB"),  # names Chinese text uses as they are

@@ -1,5 +1,6 @@
 """Speed and memory figures, and the live snapshot another thread reads while a job runs."""
 
+import os
 import threading
 import time
 from collections import deque
@@ -68,6 +69,18 @@ def _mps_figure(name: str) -> int | None:
         return None
 
 
+_process: psutil.Process | None = None
+
+
+def _rss() -> int:
+    """This process's resident memory. The Process is kept: making one reads /proc for its
+    start time, and the live panel asks ten times a second from the UI thread."""
+    global _process
+    if _process is None or _process.pid != os.getpid():  # made again in a forked child
+        _process = psutil.Process()
+    return int(_process.memory_info().rss)
+
+
 def memory_snapshot(device: str) -> MemorySnapshot:
     if device.startswith("cuda"):
         import torch
@@ -82,16 +95,16 @@ def memory_snapshot(device: str) -> MemorySnapshot:
                 peak=torch.cuda.max_memory_allocated(index),
                 free=free,
                 total=total,
-                rss=psutil.Process().memory_info().rss,
+                rss=_rss(),
             )
     if device == "mps" or device.startswith("mps:"):
         return MemorySnapshot(
             device,
-            rss=psutil.Process().memory_info().rss,
+            rss=_rss(),
             mps_allocated=_mps_figure("current_allocated_memory"),
             mps_driver=_mps_figure("driver_allocated_memory"),
         )
-    return MemorySnapshot(device, rss=psutil.Process().memory_info().rss)
+    return MemorySnapshot(device, rss=_rss())
 
 
 def reset_peak(device: str) -> None:

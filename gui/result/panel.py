@@ -32,6 +32,7 @@ from chattts_studio.core.engine.request import AudioChunk, JobPlan, SegmentResul
 from chattts_studio.core.results.history import HistoryStore
 from chattts_studio.core.results.store import ResultStore
 from chattts_studio.gui.common.notices import MessageLabel
+from chattts_studio.gui.common.plot_axis import nice_step
 from chattts_studio.gui.common.theme import notifier, warning_colour
 from chattts_studio.gui.i18n import core_text
 from chattts_studio.gui.result.history import HistoryEntry, ResultHistory
@@ -76,6 +77,7 @@ class ResultPanel(ResultPlayback, ResultHistory, ResultSaving):
         self.history_store = history or HistoryStore()
         self.last_folder = ""
         self.running = False
+        self._x_end = 0.0  # the time axis's end while a result arrives
         self._chunk_segment = 0
         self._segment_start: dict[int, int] = {}
         self._drawn: tuple[ResultStore | None, int] = (
@@ -378,7 +380,17 @@ class ResultPanel(ResultPlayback, ResultHistory, ResultSaving):
         # The envelope keeps every bucket's extremes: its peak is the audio's, read cheaply.
         peak = max(peak, 0.01)
         self.waveform.setYRange(-peak, peak, padding=0.05)
-        self.waveform.setXRange(0, max(1.0, self.length / SAMPLE_RATE), padding=0)
+        seconds = max(1.0, self.length / SAMPLE_RATE)
+        if self.running:
+            # While audio arrives the time axis grows in steps, not with every chunk: an axis
+            # whose range moved lays its ticks out again at the next paint, on the UI thread
+            # (as the live panel's, gui/panels/live.py). The finished result fits exactly.
+            if seconds > self._x_end:
+                self._x_end = nice_step(seconds * 1.25)
+            seconds = self._x_end
+        else:
+            self._x_end = 0.0
+        self.waveform.setXRange(0, seconds, padding=0)
         self.seek.setRange(0, self.length)
         has_audio = bool(self.length)
         self.save_button.setEnabled(has_audio or self.exporting)  # Save, or cancel the save

@@ -108,7 +108,7 @@ def test_project_check_without_a_model_is_one_sentence(
 ) -> None:
     before = (folder / "project.json").read_bytes()
     code, out, err = _cli(capsys, "project", "check", str(folder))
-    assert code == 2 and "--asr-model" in err and err.count("\n") == 1 and not out
+    assert code == 2 and "model download-asr" in err and err.count("\n") == 1 and not out
     code, out, err = _cli(capsys, "project", "check", str(folder), "--asr-model", str(tmp_path))
     assert code == 2 and "No speech recognition model in" in err and err.count("\n") == 1
     assert (folder / "project.json").read_bytes() == before

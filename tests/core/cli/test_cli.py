@@ -206,7 +206,10 @@ def test_model_status_verify_and_build(
     assert code == 0
     lines = {line.split()[0]: line for line in out.splitlines() if line and not line[0].isspace()}
     assert "verified" in lines["demo"] and "absent" in lines["official"]
+    assert "absent" in lines["sensevoice"]  # the speech recognition check's model
     assert "noise, not speech" in out
+    code, _, err = run(capsys, "model", "verify-asr")
+    assert code == 2 and "not downloaded yet" in err and err.count("\n") == 1
     code, out, _ = run(capsys, "model", "verify", "demo")
     assert code == 0 and "matches" in out
     folder = private_home / "models" / "demo"

@@ -223,4 +223,4 @@ def test_best_of_n_and_until_clean_through_speech_recognition(
     code, out, err = run(
         capsys, "project", "reroll", str(project), "--flagged", "--until-clean", *MODEL
     )
-    assert code == 2 and "--asr-model" in err
+    assert code == 2 and "not downloaded yet" in err and "model download-asr" in err

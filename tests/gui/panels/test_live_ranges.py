@@ -44,3 +44,44 @@ def test_every_point_stays_in_view_and_the_axes_rarely_move(qtbot, monkeypatch) 
     panel.stop()  # a new job starts with ranges of its own
     panel.start()
     assert panel._limits is None
+
+
+def test_the_waveform_time_axis_grows_in_steps_while_audio_arrives(qtbot, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import numpy as np
+
+    from chattts_studio.core import SAMPLE_RATE
+    from chattts_studio.core.engine.request import AudioChunk
+    from chattts_studio.gui.result.panel import ResultPanel
+
+    layouts = []
+    real = pg.AxisItem.generateDrawSpecs
+
+    def counted(self, painter):  # type: ignore[no-untyped-def]
+        layouts.append(self)
+        return real(self, painter)
+
+    monkeypatch.setattr(pg.AxisItem, "generateDrawSpecs", counted)
+    panel = ResultPanel()
+    qtbot.addWidget(panel)
+    panel.stream_box.setChecked(False)  # drawn, not played
+    panel.resize(700, 300)
+    panel.show()
+    panel.timer.stop()  # the test draws, not the timer
+    panel.begin(0.0)
+    time_axis = panel.waveform.getPlotItem().getAxis("bottom")
+    layouts.clear()
+    rng = np.random.default_rng(5)
+    chunks = 60  # 15 s arriving a quarter second at a time, a redraw after each
+    for n in range(chunks):
+        piece = rng.uniform(-0.5, 0.5, SAMPLE_RATE // 4).astype(np.float32)
+        panel.add_chunk(AudioChunk(0, piece, n == chunks - 1))
+        panel._tick()
+        QApplication.processEvents()
+        (_x0, x1), _ = panel.waveform.viewRange()
+        assert x1 >= panel.length / SAMPLE_RATE - 1e-9  # every sample in view
+    # Following the length, the time axis was laid out again at each of the 60 redraws.
+    assert 0 < layouts.count(time_axis) <= 12, layouts.count(time_axis)
+    panel.end(None)
+    QApplication.processEvents()
+    (_x0, x1), _ = panel.waveform.viewRange()
+    assert x1 == panel.length / SAMPLE_RATE  # the finished result fits exactly

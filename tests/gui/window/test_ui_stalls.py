@@ -12,6 +12,7 @@ time is always held to the limit; the whole gap, less the wait for a CPU, too wh
 machine is not overloaded (its load average under its CPU count), and each figure is the best
 of three tries: the window's own blocking work stalls every try, a burst of load does not."""
 
+import contextlib
 import hashlib
 import os
 import time
@@ -47,13 +48,15 @@ CHUNK = 24 * 512  # what the engine streams at a time
 SCHEDSTAT = Path("/proc/thread-self/schedstat")
 
 
-def _clocks() -> tuple[float, float, float]:
+def _clocks(schedstat: int | None) -> tuple[float, float, float]:
     """Wall time, this thread's CPU time, and its time runnable but waiting for a CPU (Linux's
-    schedstat; 0 elsewhere)."""
-    try:
-        waited = int(SCHEDSTAT.read_text().split()[1]) / 1e9
-    except (OSError, IndexError, ValueError):
-        waited = 0.0
+    schedstat, read from `schedstat`, a descriptor of the UI thread's; 0 elsewhere). One
+    pread: each system call lets go of the GIL, and taking it back from a busy worker thread
+    would be the meter's own stall."""
+    waited = 0.0
+    if schedstat is not None:
+        with contextlib.suppress(OSError, IndexError, ValueError):
+            waited = int(os.pread(schedstat, 200, 0).split()[1]) / 1e9
     return time.perf_counter(), time.thread_time(), waited
 
 
@@ -72,9 +75,13 @@ class StallMeter:
         self.timer.timeout.connect(self._tick)
         self.wall = self.stall = self.busy = 0.0
         self._last: tuple[float, float, float] | None = None
+        try:  # opened on the UI thread, where the meter lives: thread-self is that thread
+            self._schedstat: int | None = os.open(SCHEDSTAT, os.O_RDONLY)
+        except OSError:
+            self._schedstat = None
 
     def _tick(self) -> None:
-        now = _clocks()
+        now = _clocks(self._schedstat)
         if self._last is not None:
             wall, cpu, waited = (n - last for n, last in zip(now, self._last, strict=True))
             self.wall = max(self.wall, wall)
@@ -90,6 +97,9 @@ class StallMeter:
 
     def __exit__(self, *_exc: object) -> None:
         self.timer.stop()
+        if self._schedstat is not None:
+            os.close(self._schedstat)
+            self._schedstat = None
 
     def problem(self, what: str, overloaded: bool) -> str | None:
         figures = (
