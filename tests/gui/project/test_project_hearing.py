@@ -47,7 +47,9 @@ def test_check_all_best_of_n_and_until_clean_in_the_window(
     assert panel.model.index(0, Column.HEARD).data() == ""  # not heard yet
 
     panel.check_button.click()
-    qtbot.waitUntil(lambda: idle() and store.load(folder).at(3).chosen_take.asr, timeout=RUN_MS)
+    qtbot.waitUntil(
+        lambda: idle() and store.load(folder).at(3).chosen_take.asr is not None, timeout=RUN_MS
+    )
     checked = store.load(folder)
     for number, segment in enumerate(checked.segments, 1):
         take = segment.chosen_take

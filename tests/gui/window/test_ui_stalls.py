@@ -10,7 +10,7 @@ A gap is the UI thread's own doing when it was busy (its CPU time in the gap) or
 when it waited for a CPU, which on a shared 2-core machine other processes take. The busy
 time is always held to the limit; the whole gap, less the wait for a CPU, too while the
 machine is not overloaded (its load average under its CPU count), and each figure is the best
-of three tries: the window's own blocking work stalls every try, a burst of load does not."""
+of five tries: the window's own blocking work stalls every try, a burst of load does not."""
 
 import contextlib
 import hashlib
@@ -112,7 +112,7 @@ class StallMeter:
         return None
 
 
-def least_stall(what: str, attempt: Callable[[], None], tries: int = 3) -> None:
+def least_stall(what: str, attempt: Callable[[], None], tries: int = 5) -> None:
     """Run `attempt` under a StallMeter until it stays under the limit, `tries` times at most."""
     problems = []
     for _ in range(tries):
