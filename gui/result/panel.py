@@ -296,6 +296,7 @@ class ResultPanel(ResultPlayback, ResultHistory, ResultSaving):
                 self._drop_store()
             self._finish_stream()
             self._running_store = None
+            self._show_audio()  # what is kept fits the time axis exactly now
             return
         if cancelled or failed:
             self.stop()  # Esc or an error ends the sound with the run
