@@ -25,6 +25,7 @@ from chattts_studio.gui.common.tasks import in_background
 from chattts_studio.gui.i18n import core_text, translate
 from chattts_studio.gui.panels.speakers import SpeakerPanel
 from chattts_studio.gui.project.panel import ProjectPanel
+from chattts_studio.gui.project.segment_model import SegmentRow, build_rows
 from chattts_studio.gui.result.panel import ResultPanel
 from chattts_studio.gui.serve.control import ServeControl
 from chattts_studio.gui.voices.jobs import VoiceControl
@@ -153,19 +154,26 @@ class ProjectControl(QObject):
             self.show_folder(folder)
 
     def show_folder(self, folder: Path, numbers: list[int] | None = None) -> None:
-        """Read the project off the UI thread (a 1,000-segment one is ~70 ms), then show it;
-        `numbers`: only those rows changed (a pick or a lock)."""
+        """Read the project off the UI thread (a 1,000-segment one is ~70 ms) and make its
+        rows there too (~15 ms more), then show it; `numbers`: only those rows changed (a
+        pick or a lock), made on the UI thread."""
+        lexicon = self.voices.lexicon_entries()
+        every_row = numbers is None or self.panel.model.project is None
 
-        def shown(project: Project) -> None:
+        def read() -> tuple[Project, list[SegmentRow] | None]:
+            project = store.load(folder)
+            return project, build_rows(project, lexicon) if every_row else None
+
+        def shown(read: tuple[Project, list[SegmentRow] | None]) -> None:
+            project, rows = read
             self.project, self.folder = project, folder
-            lexicon = self.voices.lexicon_entries()
-            if numbers is not None and self.panel.model.project is not None:
+            if rows is None and numbers is not None and self.panel.model.project is not None:
                 self.panel.update_segments(project, numbers)
             else:
-                self.panel.show_project(project, folder, lexicon)
+                self.panel.show_project(project, folder, lexicon, rows)
             self.opened.emit()
 
-        in_background(lambda: store.load(folder), shown, self._problem, owner=self)
+        in_background(read, shown, self._problem, owner=self)
 
     def _lexicon_changed(self) -> None:
         """A changed dictionary entry: the takes that read a segment otherwise now go stale."""

@@ -23,7 +23,7 @@ from chattts_studio.core.project.model import Project
 from chattts_studio.core.project.reading import Lexicon
 from chattts_studio.gui.common.notices import plural
 from chattts_studio.gui.i18n import translate
-from chattts_studio.gui.project.segment_model import SegmentModel
+from chattts_studio.gui.project.segment_model import SegmentModel, SegmentRow
 from chattts_studio.gui.project.segment_view import SegmentView
 
 # Where a cut sounds natural: after a sentence's end, else after a clause's.
@@ -269,11 +269,16 @@ class ProjectPanel(QWidget):
         return self.takes_box.value()
 
     def show_project(
-        self, project: Project | None, folder: Path | None, lexicon: Lexicon | None = None
+        self,
+        project: Project | None,
+        folder: Path | None,
+        lexicon: Lexicon | None = None,
+        rows: list[SegmentRow] | None = None,
     ) -> None:
-        """Show `project` (kept in `folder`); None shows how to start one."""
+        """Show `project` (kept in `folder`), with its `rows` when they were made already;
+        None shows how to start one."""
         self.folder = folder if project is not None else None
-        self.model.set_project(project, lexicon)
+        self.model.set_project(project, lexicon, rows)
         self.pages.setCurrentWidget(self.view if project is not None else self.empty)
         self._update_actions()
 

@@ -1,23 +1,35 @@
-"""The live plots keep every point in view with ranges that grow in steps: a range that moves
-makes its axis lay out its ticks again at the next paint (the largest part of a redraw on the
-UI thread), so a run of many redraws re-lays the axes out only a few times."""
+"""The live plots, and the result's waveform while audio arrives, keep every point in view with
+ranges that grow in steps: a range that moves makes its axis lay out its ticks again at the
+next paint (the largest part of a redraw on the UI thread), so a run of many redraws re-lays
+the axes out only a few times."""
 
+import numpy as np
 import pyqtgraph as pg
+import pytest
 from PySide6.QtWidgets import QApplication
 
+from chattts_studio.core import SAMPLE_RATE
 from chattts_studio.core.engine.metrics import LiveMetrics
+from chattts_studio.core.engine.request import AudioChunk
 from chattts_studio.gui.panels.live import LivePanel
+from chattts_studio.gui.result.panel import ResultPanel
 
 
-def test_every_point_stays_in_view_and_the_axes_rarely_move(qtbot, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    layouts = []
+@pytest.fixture
+def layouts(monkeypatch: pytest.MonkeyPatch) -> list[pg.AxisItem]:
+    """Each axis laid out, once per layout (pyqtgraph's generateDrawSpecs)."""
+    laid_out: list[pg.AxisItem] = []
     real = pg.AxisItem.generateDrawSpecs
 
     def counted(self, painter):  # type: ignore[no-untyped-def]
-        layouts.append(self)
+        laid_out.append(self)
         return real(self, painter)
 
     monkeypatch.setattr(pg.AxisItem, "generateDrawSpecs", counted)
+    return laid_out
+
+
+def test_every_point_stays_in_view_and_the_axes_rarely_move(qtbot, layouts) -> None:  # type: ignore[no-untyped-def]
     panel = LivePanel(LiveMetrics())
     qtbot.addWidget(panel)
     panel.resize(600, 300)
@@ -46,21 +58,7 @@ def test_every_point_stays_in_view_and_the_axes_rarely_move(qtbot, monkeypatch) 
     assert panel._limits is None
 
 
-def test_the_waveform_time_axis_grows_in_steps_while_audio_arrives(qtbot, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    import numpy as np
-
-    from chattts_studio.core import SAMPLE_RATE
-    from chattts_studio.core.engine.request import AudioChunk
-    from chattts_studio.gui.result.panel import ResultPanel
-
-    layouts = []
-    real = pg.AxisItem.generateDrawSpecs
-
-    def counted(self, painter):  # type: ignore[no-untyped-def]
-        layouts.append(self)
-        return real(self, painter)
-
-    monkeypatch.setattr(pg.AxisItem, "generateDrawSpecs", counted)
+def test_the_waveform_time_axis_grows_in_steps_while_audio_arrives(qtbot, layouts) -> None:  # type: ignore[no-untyped-def]
     panel = ResultPanel()
     qtbot.addWidget(panel)
     panel.stream_box.setChecked(False)  # drawn, not played

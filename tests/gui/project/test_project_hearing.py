@@ -82,3 +82,16 @@ def test_check_all_best_of_n_and_until_clean_in_the_window(
     assert all(t.asr is not None for s in clean.segments for t in s.takes)
     assert [s.takes[:3] for s in clean.segments[::2]] == [s.takes for s in best.segments[::2]]
     assert "made in" in window.messages.notice.text()
+
+
+def test_without_the_official_recogniser_real_weights_get_the_sentence(private_home) -> None:  # type: ignore[no-untyped-def]
+    """With real TTS weights the demo recogniser would check speech with noise: the window says
+    how to get the official one instead (the job's failure sentence)."""
+    from types import SimpleNamespace
+
+    from chattts_studio.core.errors import ModelError
+    from chattts_studio.gui.project.work import recognizer_for
+
+    official = SimpleNamespace(loaded=SimpleNamespace(info=SimpleNamespace(random_weights=False)))
+    with pytest.raises(ModelError, match="model download-asr' or use the Models dialog"):
+        recognizer_for(official)  # type: ignore[arg-type]
