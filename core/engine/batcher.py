@@ -29,7 +29,6 @@ it was refining for). Out of memory, or any failure of the step itself, fails ev
 
 import logging
 import threading
-import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from itertools import count
@@ -41,6 +40,7 @@ from chattts_studio.core import SAMPLE_RATE
 from chattts_studio.core.engine.batch_refine import REFINE_BATCH, refine_picks, refine_segments
 from chattts_studio.core.engine.batcher_ticket import (
     BatcherStats,
+    BusyClock,
     Failed,
     Finished,
     QueueFull,
@@ -114,6 +114,7 @@ class Batcher(TicketDesk):
         self._decoder: FastDecoder | None = self._pooled()
         self.sampling = Sampling(0.3, 0.7, 20)  # SynthesisRequest's defaults
         self.stats = BatcherStats()
+        self._busy = BusyClock(self.stats)  # the loop's time and the vocoder thread's, once
         # Called with the ticket id of every busy row after each step (tests, benchmarks).
         self.step_listeners: list[Callable[[list[int]], None]] = []
         self._tickets: list[Ticket] = []
@@ -243,11 +244,11 @@ class Batcher(TicketDesk):
                     self._lock.wait()
                 if self._closed:
                     break
-            started = time.perf_counter()
             memory = False
             try:
-                self._run_decoder()
-                self._shrink_when_grown()
+                with self._busy.held():
+                    self._run_decoder()
+                    self._shrink_when_grown()
             except Exception as exc:  # a device failure: every request in flight gets it
                 log.warning("batch failed: %s", exc)
                 memory = out_of_memory(exc)
@@ -258,7 +259,6 @@ class Batcher(TicketDesk):
                     self.engine.decoders.discard(self._decoder)
                     self._decoder = None
             finally:
-                self.stats.busy_seconds += time.perf_counter() - started
                 self.stats.rows_busy = 0
             if memory:  # outside the except block, whose traceback held the decoder
                 release_memory(self.engine.loaded.device.id if self.engine.loaded else "cpu")
@@ -331,7 +331,8 @@ class Batcher(TicketDesk):
         if ticket.cancelled or ticket.done:
             return
         try:
-            audio = np.zeros(0, dtype=np.float32) if window is None else vocoder.render(window)
+            with self._busy.held():  # on the vocoder thread, work the loop's time misses
+                audio = np.zeros(0, dtype=np.float32) if window is None else vocoder.render(window)
         except Exception as exc:  # this job's vocoding; as for its decode, its own
             if out_of_memory(exc) and self._vocoding is None:
                 raise  # the device's: it fails the batch (the decode loop's handler)

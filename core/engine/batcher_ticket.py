@@ -2,8 +2,10 @@
 ticket (cancelled, held back or released from any thread), which segments of which tickets are
 refined together, and the batcher's counters."""
 
+import contextlib
 import logging
 import threading
+import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -129,6 +131,32 @@ class Ticket:
 
 
 @dataclass
+class BusyClock:
+    """Wall time during which any of its holders works (the decode loop, the vocoder thread
+    that renders chunks beside it on the CPU): time they overlap is counted once, added to
+    `stats.busy_seconds` as each busy stretch ends. The RTF /metrics shows is made of it."""
+
+    def __init__(self, stats: "BatcherStats") -> None:
+        self._stats = stats
+        self._lock = threading.Lock()
+        self._holders = 0
+        self._since = 0.0
+
+    @contextlib.contextmanager
+    def held(self) -> Iterator[None]:
+        with self._lock:
+            if self._holders == 0:
+                self._since = time.perf_counter()
+            self._holders += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._holders -= 1
+                if self._holders == 0:
+                    self._stats.busy_seconds += time.perf_counter() - self._since
+
+
 class BatcherStats:
     """Counters for /metrics, read from any thread (plain numbers, updated in place)."""
 
@@ -138,7 +166,7 @@ class BatcherStats:
     failed: int = 0
     steps: int = 0  # row-steps decoded
     audio_seconds: float = 0.0
-    busy_seconds: float = 0.0  # wall time the decoder loop ran
+    busy_seconds: float = 0.0  # wall time the decoder loop or the vocoder thread worked (BusyClock)
     rows_busy: int = 0
     waiting_segments: int = 0
     # Counted by the speech API's responses (server_stream): clients that left before the

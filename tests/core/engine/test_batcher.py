@@ -389,6 +389,7 @@ def test_on_the_cpu_chunks_are_vocoded_beside_the_steps_with_the_same_audio(
     batcher.segment_size = 6
     steps: list[float] = []
     batcher.step_listeners.append(lambda _ids: steps.append(time.perf_counter()))
+    loop_start = time.perf_counter()
     batcher.start()
     try:
         done, got = _collect(batcher, order)
@@ -398,6 +399,11 @@ def test_on_the_cpu_chunks_are_vocoded_beside_the_steps_with_the_same_audio(
     assert {name for name, _, _ in calls} == {"batcher-vocoder_0"}
     during = [t for t in steps if any(start < t < end for _, start, end in calls)]
     assert len(during) >= 5, "the steps waited for the vocoder"
+    # Busy from the first step to the last chunk's end, the vocoder's time after the last
+    # step included (/metrics' RTF is made of it); overlapping time is counted once. (The
+    # slack: between two chunks, and after the last, the thread hands the audio on.)
+    busy, end = batcher.stats.busy_seconds, calls[-1][2]
+    assert end - steps[0] - 0.02 <= busy <= end - loop_start + 0.02, (busy, end - steps[0])
     indices = [c.index for c in got if isinstance(c, AudioChunk)]
     assert indices == sorted(indices) and len(indices) > len(set(indices))  # chunked, in order
     assert np.array_equal(_audio(got), _audio(before))
