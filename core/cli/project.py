@@ -296,7 +296,8 @@ def _reroll(args: argparse.Namespace) -> int:
 
 
 def _until_clean(args: argparse.Namespace, path: Path) -> int:
-    from chattts_studio.core.services.heard_takes import MAX_TRIES, reroll_until_clean
+    from chattts_studio.core.project.edits import MAX_TRIES
+    from chattts_studio.core.services.heard_takes import reroll_until_clean
 
     if not args.flagged or args.segments or args.unlocked or args.takes != 1:
         raise StudioError("--until-clean re-rolls the flagged segments one take at a time: give "
