@@ -1,13 +1,16 @@
 """Every place the engine reads a device tensor's values back to the host, in one module.
 
 Why one place: on CUDA each read waits for the device (a synchronisation), so they are few and
-named: the decode step's end-of-segment and non-finite flags (one read a step), the vocoder's
+named: the decode step's end-of-segment and non-finite flags (one read a step, on CUDA made
+while the next step runs: `step_flags_later`), the vocoder's
 audio, and a cloned voice's codes. And the fake-CUDA tests (tests/core/engine/test_fake_cuda.py)
 run the engine's CUDA path on this CPU-only machine with tensors that have a device, a shape and
 a dtype but no values: they replace these functions with ones that check what reaches them and
 feed values. Call them through the module (`host_reads.step_flags(...)`), never imported by
 name, so that a replacement reaches every caller.
 """
+
+from collections.abc import Callable
 
 import numpy as np
 import torch
@@ -17,6 +20,26 @@ def step_flags(flags: torch.Tensor) -> list[list[bool]]:
     """A decode step's per-row flags [kinds, rows] (bool) as lists: the step's one read."""
     rows: list[list[bool]] = flags.tolist()
     return rows
+
+
+def step_flags_later(flags: torch.Tensor) -> Callable[[], list[list[bool]]]:
+    """step_flags without waiting for work queued after it: on CUDA the flags are copied to
+    pinned host memory behind the kernels that made them, and the function returned waits
+    for that copy alone (an event), not for the GPT step the decoder queues next. Elsewhere
+    the read happens when the function is called (the work queued since ran already)."""
+    if flags.device.type != "cuda":
+        return lambda: step_flags(flags)
+    host = torch.empty(flags.shape, dtype=flags.dtype, pin_memory=True)  # cached by torch
+    host.copy_(flags, non_blocking=True)
+    copied = torch.cuda.Event()
+    copied.record()
+
+    def read() -> list[list[bool]]:
+        copied.synchronize()
+        rows: list[list[bool]] = host.tolist()
+        return rows
+
+    return read
 
 
 def audio(wavs: torch.Tensor) -> np.ndarray:

@@ -67,6 +67,7 @@ class FastDecoder(GptRows):
         graphs: bool = False,
         exact: bool = False,
         chunk_rows: int | None = None,
+        late_flags: bool | None = None,
     ) -> None:
         """`static`: every step runs all slots over a bucketed KV span, with positions on the
         device (fixed shapes, no per-step index building): what a CUDA graph needs, and the
@@ -78,7 +79,11 @@ class FastDecoder(GptRows):
         the static step over all `slots`; on the CPU, chunks of `chunk_rows` consecutive slots
         (default EXACT_CHUNK_ROWS), only those holding a running row (see gpt_rows.py), so a
         lone row costs one chunk, not `slots`. With per-job seeds, a job then gives the same
-        codes and hidden states bit for bit in any company."""
+        codes and hidden states bit for bit in any company.
+        `late_flags`: a static step (not chunked, not ONNX Runtime) queues the next GPT step
+        before it reads which rows just ended, so a GPU runs that step while the host waits
+        for the flags and keeps its books (see `_ahead`); None: on CUDA only. The codes are
+        the same either way (tested on the CPU)."""
         chunked = exact and not (static or graphs) and chunks_here(model.gpt_device)
         if exact and model.decode_step is not None:
             # ONNX Runtime attends over the whole cache: its length is part of a row's
@@ -90,6 +95,11 @@ class FastDecoder(GptRows):
         self._all_rows = torch.arange(slots, device=self.device)
         self._tainted: set[int] = set()  # rows whose cache may hold NaN/inf from a failed job
         self._graphs: StepGraphs | None = None
+        if late_flags is None:
+            late_flags = self.device.type == "cuda"
+        # Only where every slot steps anyway (whether a row ended changes nothing but its
+        # position, kept on the device): the chunked and ONNX steps pick rows on the host.
+        self.ahead = late_flags and self.static and not self.chunked and self.step_runner is None
         if graphs:
             self._graphs = StepGraphs(self._static_step, slots, self.num_vq, self.device)
 
@@ -126,6 +136,32 @@ class FastDecoder(GptRows):
                 return out
             self._graphs = None  # capture failed: it said why; run eagerly from now on
         return self._static_step(codes, pos, span)
+
+    def _static_rows_step(
+        self,
+        rows: torch.Tensor,
+        codes: torch.Tensor,
+        codes_all: torch.Tensor,
+        pos_d: torch.Tensor,
+        span: int,
+    ) -> None:
+        """Every slot steps on the codes just drawn (the running rows' placed among them);
+        the hidden states land in the run's `_hidden`."""
+        codes_all.index_copy_(0, rows, codes.to(self.device))
+        self._hidden.copy_(self._step_all(codes_all, pos_d, span).to(self.out_device))
+
+    def _advance(
+        self,
+        rows: torch.Tensor,
+        out_rows: torch.Tensor,
+        pos_d: torch.Tensor,
+        steps_d: torch.Tensor,
+        caps_d: torch.Tensor,
+        finished: torch.Tensor,
+    ) -> None:
+        """Only the rows that go on move on: a mask made on the device, so no read."""
+        going = ~finished.to(self.device) & (steps_d[out_rows].to(self.device) < caps_d[rows])
+        pos_d.index_add_(0, rows, going.long())
 
     def running(self, key: int) -> Job | None:
         return next((job for job in self.active if job is not None and job.key == key), None)
@@ -290,8 +326,22 @@ class FastDecoder(GptRows):
             # The repetition window slides by one code per step.
             history[vq_rows] = torch.cat([history[vq_rows][:, 1:], codes.reshape(-1, 1)], 1)
             steps_d[out_rows] += 1
-            # The step's one read from the device.
-            ended, invalid = host_reads.step_flags(torch.stack([finished, bad]))
+            flags = torch.stack([finished, bad])
+            if self.ahead:
+                # The flags start their way to the host; the next GPT step is queued behind
+                # them for every row that may go on (a row at its cap is known to end: only an
+                # EOS is news), so the device computes it while the host waits for the flags
+                # and keeps its books. A row that did end stepped once for nothing: its
+                # result is never read, and what it wrote lies past its end (masked).
+                read = host_reads.step_flags_later(flags)
+                may_go = [slot for slot in used if steps[slot] + 1 < caps[slot]]
+                if may_go:
+                    span = max(pos[slot] for slot in may_go) + 1
+                    self._static_rows_step(rows, codes, codes_all, pos_d, span)
+                    self._advance(rows, out_rows, pos_d, steps_d, caps_d, finished)
+                ended, invalid = read()
+            else:  # the step's one read from the device
+                ended, invalid = host_reads.step_flags(flags)
             if any(invalid) and failed is None:
                 raise NonFiniteError(non_finite_sentence(self.dtype))
             done: list[bool] = []
@@ -334,10 +384,13 @@ class FastDecoder(GptRows):
                 pos_d[torch.tensor(slots, device=self.device)] += 1
                 for slot in slots:
                     pos[slot] += 1
+            elif continuing and self.ahead:  # stepped before the read
+                for n in continuing:
+                    pos[used[n]] += 1
             elif continuing and self.static:
                 # Every slot steps; only the running rows move on (a device-side mask).
-                codes_all.index_copy_(0, rows, codes.to(self.device))
                 if self.chunked:  # only the chunks with an exact row, each its own span
+                    codes_all.index_copy_(0, rows, codes.to(self.device))
                     spans: dict[int, int] = {}
                     for n in continuing:
                         if not shared[used[n]]:
@@ -353,11 +406,8 @@ class FastDecoder(GptRows):
                         self._shared_step(lane, codes_all, pos_d, span)
                 else:
                     span = max(pos[used[n]] for n in continuing) + 1
-                    hidden.copy_(self._step_all(codes_all, pos_d, span).to(self.out_device))
-                going = ~finished.to(self.device) & (
-                    steps_d[out_rows].to(self.device) < caps_d[rows]
-                )
-                pos_d.index_add_(0, rows, going.long())
+                    self._static_rows_step(rows, codes, codes_all, pos_d, span)
+                self._advance(rows, out_rows, pos_d, steps_d, caps_d, finished)
                 for n in continuing:
                     pos[used[n]] += 1
             elif continuing:

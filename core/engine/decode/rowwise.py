@@ -3,7 +3,8 @@ attention whose bits for a row do not depend on the other rows.
 
 Sampling is ChatTTS's generate() step for step, batched over rows: temperature, repetition
 penalty over the last 16 codes, top-P then top-K with 3 kept, EOS held off until
-min_new_token, then multinomial. Rows may sample with different settings in one step
+min_new_token, then multinomial's draw (made without reading the device: exponential_draw).
+Rows may sample with different settings in one step
 (RowSampling): each group of rows that share a Sampling runs the one-Sampling path, so a row's
 codes are those it draws alone with its settings (every operation of that path is per row).
 """
@@ -28,6 +29,8 @@ REPETITION_WINDOW = 16  # ChatTTS's CustomRepetitionPenaltyLogitsProcessorRepeat
 # 290; 16 rows in chunks of 1: 790, of 4: 472 (chunks of 2 cost what 4 do).
 EXACT_CHUNK_ROWS = 1
 Warper = Callable[..., torch.Tensor]
+# scores [rows * num_vq, codes], num_vq, each row's generator (or None) -> codes [rows * num_vq]
+Draw = Callable[[torch.Tensor, int, Sequence[torch.Generator | None] | None], torch.Tensor]
 
 
 @dataclass(frozen=True)
@@ -82,11 +85,15 @@ def sample_codes(
     warpers: list[Warper],
     num_vq: int,
     generators: list[torch.Generator | None] | None = None,
+    draw: Draw | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """logits [B * num_vq, codes] (EOS last) -> codes [B, num_vq] and a per-row flag [B] for
-    logits that were not finite. Such rows sample from uniform logits instead (multinomial must
+    logits that were not finite. Such rows sample from uniform logits instead (a draw must
     never see NaN); the caller fails the job once it reads the flag. `generators`: each row's
-    own stream, or None for torch's global RNG."""
+    own stream, or None for torch's global RNG. `draw`: exponential_draw (the default: no
+    read of the device, so the whole step can run ahead of the host) or multinomial_draw.
+    Nothing here reads the device: a CUDA step's sampling queues behind its GPT kernels."""
+    draw = draw or exponential_draw
     num_codes = logits.shape[1]
     eos = num_codes - 1
     bad = ~torch.isfinite(logits).view(-1, num_vq * num_codes).all(1)
@@ -107,15 +114,45 @@ def sample_codes(
     # torch.where, not boolean-mask indexing: a mask index asks the device for its count.
     logits[:, eos] = torch.where(hold, -torch.inf, logits[:, eos])
     scores = F.softmax(logits, dim=-1)
+    return draw(scores, num_vq, generators).view(-1, num_vq), bad
+
+
+def exponential_draw(
+    scores: torch.Tensor, num_vq: int, generators: Sequence[torch.Generator | None] | None
+) -> torch.Tensor:
+    """One code per row of `scores` [rows * num_vq, codes] (probabilities): the codes
+    torch.multinomial(scores, 1) draws from the same random state, bit for bit, without asking
+    the device anything. multinomial's one-sample path is argmax(p / q) with q ~ Exp(1)
+    drawn by `exponential_` over a tensor shaped like p (ATen's Distributions.cpp, on every
+    device; vLLM samples this way too); this is that computation without multinomial's
+    validity checks, which read the device twice a call (a synchronisation each on CUDA, per
+    row with per-row generators) and cannot be captured in a CUDA graph. The checks are not
+    needed here: sample_codes has already made every row finite and its softmax sums to 1.
+    `generators`: each row's own stream (num_vq lines of `scores` each), or None for torch's
+    global RNG, as multinomial over all the lines at once would use it."""
+    noise = torch.empty_like(scores)
     if not generators or all(g is None for g in generators):
-        return torch.multinomial(scores, num_samples=1).view(-1, num_vq), bad
-    # One draw per row from its own stream: a row's codes depend only on its own scores and
-    # generator, never on how many rows sit beside it.
+        noise.exponential_(1)
+    else:
+        # One call per row from its own stream: a row's codes depend only on its own scores
+        # and generator, never on how many rows sit beside it.
+        for n, generator in enumerate(generators):
+            noise[n * num_vq : (n + 1) * num_vq].exponential_(1, generator=generator)
+    return torch.argmax(scores / noise, dim=-1)
+
+
+def multinomial_draw(
+    scores: torch.Tensor, num_vq: int, generators: Sequence[torch.Generator | None] | None
+) -> torch.Tensor:
+    """The reference `exponential_draw` must equal: torch.multinomial as ChatTTS calls it (the
+    GPU run's lever table measures the sampler with it, and the tests compare)."""
+    if not generators or all(g is None for g in generators):
+        return torch.multinomial(scores, num_samples=1).view(-1)
     codes = [
         torch.multinomial(scores[n * num_vq : (n + 1) * num_vq], num_samples=1, generator=g)
         for n, g in enumerate(generators)
     ]
-    return torch.cat(codes).view(-1, num_vq), bad
+    return torch.cat(codes).view(-1)
 
 
 @dataclass(frozen=True)
@@ -139,6 +176,7 @@ class RowSampling:
     num_vq: int
     device: torch.device
     groups: list[RowGroup] = field(default_factory=list)
+    draw: Draw | None = None  # sample_codes's default (exponential_draw) when None
     kept: dict[Sampling, list[Warper]] = field(default_factory=dict)  # warpers per Sampling
 
     def regroup(self, samplings: Sequence[Sampling]) -> None:
@@ -188,6 +226,7 @@ class RowSampling:
                 group.warpers,
                 self.num_vq,
                 generators,
+                self.draw,
             )
         count = steps.shape[0]
         codes = torch.empty(count, self.num_vq, dtype=torch.long, device=logits.device)
@@ -203,6 +242,7 @@ class RowSampling:
                 group.warpers,
                 self.num_vq,
                 [generators[n] for n in group.members] if generators else None,
+                self.draw,
             )
             codes.index_copy_(0, group.rows, group_codes)
             bad.index_copy_(0, group.rows, group_bad)

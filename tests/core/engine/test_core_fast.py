@@ -20,13 +20,19 @@ def _prompt(engine: Engine, text: str, speaker: str) -> torch.Tensor:
     return model.embed(model.prompt_ids(text, 5, speaker), speaker)
 
 
-@pytest.mark.parametrize("static", [False, True], ids=["eager", "static"])
+@pytest.mark.parametrize(
+    ("static", "late"),
+    [(False, False), (True, False), (True, True)],
+    ids=["eager", "static", "static-late-flags"],
+)
 @pytest.mark.parametrize(("top_k", "temperature"), [(1, 0.3), (20, 0.3), (20, 0.7)])
 def test_fast_loop_gives_stock_tokens_and_hidden_states(
-    engine: Engine, top_k: int, temperature: float, static: bool
+    engine: Engine, top_k: int, temperature: float, static: bool, late: bool
 ) -> None:
     """Same inputs and seed: ChatTTS's generate() and ours draw the same codes, step for step
-    (greedy top-K 1, and sampled too, since both consume the RNG identically at batch 1)."""
+    (greedy top-K 1, and sampled too, since both consume the RNG identically at batch 1;
+    ours draws without multinomial, see rowwise.exponential_draw), also when the static step
+    reads its flags late (the GPU's default)."""
     import ChatTTS
 
     model = engine.model
@@ -47,7 +53,8 @@ def test_fast_loop_gives_stock_tokens_and_hidden_states(
     torch.manual_seed(11)
     stock = next(chat._infer_code([text], False, chat.device, True, params))  # type: ignore[attr-defined]
     emb = _prompt(engine, text, speaker)
-    decoder = FastDecoder(model, 1, emb.shape[1] + steps + 1, static=static)
+    decoder = FastDecoder(model, 1, emb.shape[1] + steps + 1, static=static, late_flags=late)
+    assert decoder.ahead == late
     torch.manual_seed(11)
     done = [
         j

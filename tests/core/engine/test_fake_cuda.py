@@ -113,6 +113,8 @@ class FakeGpu:
     audio_reads: list[torch.Tensor] = field(default_factory=list)
     code_reads: list[torch.Tensor] = field(default_factory=list)
     generator_devices: list[torch.device] = field(default_factory=list)
+    late_reads: int = 0  # flag reads started before the next step was queued
+    generator_draws: int = 0  # rows drawn from their own generators
     # What the next step reads say ended: a list per step, popped as the loop reads; when
     # none is left, every row ends at each `end_every`-th read (None: no row ends).
     ended: list[list[bool]] = field(default_factory=list)
@@ -185,7 +187,26 @@ def gpu(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iter
         fake.generator_devices.append(torch.device(device))
         return torch.Generator().manual_seed(seed)  # no CUDA generator can be made here
 
+    def step_flags_later(flags: torch.Tensor):  # type: ignore[no-untyped-def]
+        # No pinned memory or event without a card: the same checked read, made when asked.
+        fake.late_reads += 1
+        return lambda: step_flags(flags)
+
+    real_draw = rowwise.exponential_draw
+
+    def exponential_draw(scores: torch.Tensor, num_vq: int, generators: Any) -> torch.Tensor:
+        # Fake tensors refuse a generator in exponential_ (and this one is a CPU stand-in):
+        # the draw runs on the card with the global stream instead, each row's generator
+        # checked to be there. tests/core/engine/test_device_step.py checks the real draw.
+        assert scores.device == CUDA and scores.dtype == torch.float32
+        if generators:
+            assert all(g is None or isinstance(g, torch.Generator) for g in generators)
+            fake.generator_draws += sum(g is not None for g in generators)
+        return real_draw(scores, num_vq, None)
+
     monkeypatch.setattr(host_reads, "step_flags", step_flags)
+    monkeypatch.setattr(host_reads, "step_flags_later", step_flags_later)
+    monkeypatch.setattr(rowwise, "exponential_draw", exponential_draw)
     monkeypatch.setattr(host_reads, "audio", audio)
     monkeypatch.setattr(host_reads, "codes", codes)
     monkeypatch.setattr(rowwise, "row_generator", row_generator)
@@ -284,6 +305,7 @@ class Form:
     graphs: bool = False
     exact: bool = False
     chunk_rows: int | None = None
+    late_flags: bool | None = None  # None: the decoder's default (on for CUDA's static step)
     chunked: bool = False  # exact steps in chunks (the CPU's form), forced onto CUDA
     onnx: bool = False  # slot ranges through the engine's step runner
     fp32_only: bool = False  # the ONNX engine's GPT is fp32
@@ -295,6 +317,7 @@ FORMS = {
     "graphs": Form(graphs=True),
     "exact": Form(exact=True),
     "exact-graphs": Form(exact=True, graphs=True),  # the speech API's form on a GPU
+    "static-flags-first": Form(static=True, late_flags=False),  # a lever's off position
     "exact-chunks": Form(exact=True, chunked=True, chunk_rows=2),
     "slot-ranges": Form(onnx=True, fp32_only=True),
     "slot-ranges-exact": Form(onnx=True, exact=True, fp32_only=True),
@@ -343,6 +366,7 @@ def _decoder(
         graphs=form.graphs,
         exact=form.exact,
         chunk_rows=form.chunk_rows,
+        late_flags=form.late_flags,
     )
     decoder.logits_seen = []
     return decoder
@@ -382,7 +406,12 @@ def test_each_decoder_form_prefills_and_steps_on_cuda(
     ended = _run_steps(decoder, jobs, 7, Sampling(0.3, 0.7, 20))
     assert [job.key for job in ended] == [0, 1]
     assert len(gpu.flag_reads) == 7  # one read a step, and only that
+    # CUDA's static steps read it late (after queueing the next step) unless told not to.
+    late = (form.static or form.graphs or form.exact) and not (form.chunked or form.onnx)
+    assert decoder.ahead == (late and form.late_flags is not False)
+    assert gpu.late_reads == (7 if decoder.ahead else 0)
     assert gpu.generator_devices == [CUDA, CUDA, CUDA]
+    assert gpu.generator_draws >= 7  # every step drew from the rows' own streams
     for logits in decoder.logits_seen:
         assert logits.device == CUDA and logits.dtype == torch.float32
         assert logits.shape[1] == gpu.model.num_codes
@@ -436,8 +465,9 @@ def test_every_decoder_form_is_covered() -> None:
     covered = {f.name for f in fields(Form)} - {"chunked", "onnx", "fp32_only"}
     assert params == covered, f"FastDecoder forms not in FORMS: {params ^ covered}"
     assert {f.name for f in fields(DecoderShape)} - {"slots"} <= covered | {"static"}
+    defaults = {f.name: f.default for f in fields(Form)}
     for field_name in covered:
-        assert any(getattr(form, field_name) not in (False, None) for form in FORMS.values())
+        assert any(getattr(form, field_name) != defaults[field_name] for form in FORMS.values())
 
 
 @ALL
