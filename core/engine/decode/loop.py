@@ -29,6 +29,7 @@ import torch
 from chattts_studio.core.engine import host_reads
 from chattts_studio.core.engine.chattts.chat import ChatModel
 from chattts_studio.core.engine.decode import rowwise
+from chattts_studio.core.engine.decode.fused import FusedSteps, RunBuffers, unit_size
 from chattts_studio.core.engine.decode.gpt_rows import GptRows
 from chattts_studio.core.engine.decode.graphs import StepGraphs
 from chattts_studio.core.engine.decode.job import (
@@ -68,6 +69,7 @@ class FastDecoder(GptRows):
         exact: bool = False,
         chunk_rows: int | None = None,
         late_flags: bool | None = None,
+        fused_steps: int = 0,
     ) -> None:
         """`static`: every step runs all slots over a bucketed KV span, with positions on the
         device (fixed shapes, no per-step index building): what a CUDA graph needs, and the
@@ -83,7 +85,10 @@ class FastDecoder(GptRows):
         `late_flags`: a static step (not chunked, not ONNX Runtime) queues the next GPT step
         before it reads which rows just ended, so a GPU runs that step while the host waits
         for the flags and keeps its books (see `_ahead`); None: on CUDA only. The codes are
-        the same either way (tested on the CPU)."""
+        the same either way (tested on the CPU).
+        `fused_steps`: up to this many whole steps (heads, sampling, GPT step) run as one
+        unit of device work, one CUDA graph replay with `graphs`, when no row can end or be
+        joined within them (see fused.py); 0: off. Needs `late_flags`' form."""
         chunked = exact and not (static or graphs) and chunks_here(model.gpt_device)
         if exact and model.decode_step is not None:
             # ONNX Runtime attends over the whole cache: its length is part of a row's
@@ -100,6 +105,12 @@ class FastDecoder(GptRows):
         # Only where every slot steps anyway (whether a row ended changes nothing but its
         # position, kept on the device): the chunked and ONNX steps pick rows on the host.
         self.ahead = late_flags and self.static and not self.chunked and self.step_runner is None
+        self.fused_steps = fused_steps if self.ahead else 0
+        self._buffers: RunBuffers | None = None
+        self._fused: FusedSteps | None = None
+        # With fused steps, a slot keeps one generator for the decoder's life (a graph holds
+        # it), reseeded for each job: the same stream as a new generator of that seed.
+        self._slot_generators: list[torch.Generator | None] = [None] * slots
         if graphs:
             self._graphs = StepGraphs(self._static_step, slots, self.num_vq, self.device)
 
@@ -115,6 +126,46 @@ class FastDecoder(GptRows):
         self.max_len = max_len
         if self._graphs is not None:
             self._graphs = StepGraphs(self._static_step, self.slots, self.num_vq, self.device)
+        if self._fused is not None:
+            self._fused.drop()
+
+    def _run_buffers(self) -> RunBuffers:
+        """The run's device state, made once (graphs read it by address), zeroed per run."""
+        if self._buffers is None:
+            slots, out = self.slots, self.out_device
+            self._buffers = RunBuffers(
+                hidden=torch.zeros(self.rows, self.hidden_size, device=out),
+                history=torch.zeros(
+                    slots * self.num_vq, REPETITION_WINDOW, dtype=torch.long, device=out
+                ),
+                steps=torch.zeros(slots, dtype=torch.long, device=out),
+                min_steps=torch.zeros(slots, dtype=torch.long, device=out),
+                pos=torch.zeros(self.rows, dtype=torch.long, device=self.device),
+                caps=torch.zeros(slots, dtype=torch.long, device=self.device),
+                codes=torch.zeros(self.rows, self.num_vq, dtype=torch.long, device=self.device),
+            )
+            if self.fused_steps:
+                self._fused = FusedSteps(
+                    self._unit_heads,
+                    self._static_step,
+                    self._buffers,
+                    self.slots,
+                    self.num_vq,
+                    self.eos,
+                    graphs=self._graphs is not None,
+                )
+        self._buffers.reset()
+        return self._buffers
+
+    def _unit_heads(self, hidden: torch.Tensor) -> torch.Tensor:
+        """A fused unit's logits for every slot, as the one-step loop makes them."""
+        return self._logits(hidden)
+
+    def _slot_generator(self, slot: int, seed: int) -> torch.Generator:
+        generator = self._slot_generators[slot]
+        if generator is None:
+            generator = self._slot_generators[slot] = rowwise.row_generator(self.out_device, seed)
+        return generator.manual_seed(seed)
 
     def _bucket(self, span: int) -> int:
         """The KV span a static step attends over: a multiple of SPAN_BUCKET, so that a few
@@ -209,17 +260,16 @@ class FastDecoder(GptRows):
         pos = [0] * self.slots
         steps = [0] * self.slots
         caps = [0] * self.slots
+        mins = [0] * self.slots
+        final = isinstance(jobs, list)  # no job can join once the list is used up
         # Device copies the sampling reads; updated in place, never rebuilt from lists.
-        pos_d = torch.zeros(self.rows, dtype=torch.long, device=self.device)
-        steps_d = torch.zeros(self.slots, dtype=torch.long, device=self.out_device)
-        min_d = torch.zeros(self.slots, dtype=torch.long, device=self.out_device)
-        history = torch.zeros(
-            self.slots * self.num_vq, REPETITION_WINDOW, dtype=torch.long, device=self.out_device
-        )
-        hidden = self._hidden = torch.zeros(self.rows, self.hidden_size, device=self.out_device)
+        b = self._run_buffers()
+        pos_d, steps_d, min_d, caps_d = b.pos, b.steps, b.min_steps, b.caps
+        history, codes_all = b.history, b.codes
+        hidden = self._hidden = b.hidden
         vq = torch.arange(self.num_vq, device=self.out_device)
-        caps_d = torch.zeros(self.slots, dtype=torch.long, device=self.device)
-        codes_all = torch.zeros(self.rows, self.num_vq, dtype=torch.long, device=self.device)
+        all_rows = self._all_rows[: self.slots]
+        all_out_rows = all_rows.to(self.out_device)
 
         def admit(slot: int, job: Job) -> bool:
             """Prefill the job into the row; False when its embedding failed (`failed`)."""
@@ -249,7 +299,7 @@ class FastDecoder(GptRows):
             hidden[slot] = out[0, -1].float().to(self.out_device)
             if self.step_runner is not None:
                 self._onnx_prefilled(slot)
-            pos[slot], steps[slot], caps[slot] = length, 0, job.cap
+            pos[slot], steps[slot], caps[slot], mins[slot] = length, 0, job.cap, job.min_steps
             pos_d[slot] = length
             caps_d[slot] = job.cap
             steps_d[slot] = 0
@@ -259,7 +309,9 @@ class FastDecoder(GptRows):
             shared[slot] = job.shared and self.chunked
             samplings[slot] = job.sampling or sampling
             regroup = True
-            if job.seed is not None:
+            if job.seed is not None and self._fused is not None:
+                generators[slot] = self._slot_generator(slot, job.seed)
+            elif job.seed is not None:
                 generators[slot] = rowwise.row_generator(self.out_device, job.seed)
             active[slot] = job
             return True
@@ -282,6 +334,68 @@ class FastDecoder(GptRows):
                 if job is None:
                     return
                 admit(place(job), job)
+
+        def finish(ended_slots: list[int]) -> Iterator[Job]:
+            """Yield the jobs of rows that ended; each row takes the next job at once."""
+            for slot in ended_slots:
+                job = active[slot]
+                active[slot] = None
+                assert job is not None
+                yield job
+                following = source() if active[slot] is None else None
+                if following is not None:  # prefilled now; it samples from the next step on
+                    admit(place(following, slot), following)
+
+        def fused_unit(size: int) -> Iterator[Job | None]:
+            """`size` steps as one unit (fused.py), the GPT step after it queued before the
+            flags are read, then each step's books kept as the one-step loop keeps them."""
+            assert self._fused is not None
+            group = row_sampling.groups[0]
+            span = self._bucket(max(pos[slot] for slot in used) + 1)
+            unit = self._fused.run(size, span, group.sampling, group.warpers, generators)
+            read = host_reads.step_flags_later(unit.flags)
+            for slot in used:
+                pos[slot] += size - 1
+            may_go = [slot for slot in used if steps[slot] + size < caps[slot]]
+            last = unit.flags[2 * (size - 1)]
+            if may_go:
+                span = max(pos[slot] for slot in may_go) + 1
+                self._static_rows_step(all_rows, unit.codes[-1], codes_all, pos_d, span)
+                self._advance(all_rows, all_out_rows, pos_d, steps_d, caps_d, last)
+            flags = read()
+            ended_slots: list[int] = []
+            broken: list[Job] = []
+            for step in range(size):
+                ended, invalid = flags[2 * step], flags[2 * step + 1]
+                for slot in used:
+                    job = active[slot]
+                    if job is None or slot in ended_slots:
+                        continue
+                    if invalid[slot]:  # its row only: the others' numbers never met its own
+                        active[slot] = None
+                        self._tainted.add(slot)
+                        broken.append(job)
+                        continue
+                    steps[slot] += 1
+                    if not ended[slot]:  # ChatTTS keeps no hidden state for the EOS step
+                        job.hiddens.append(unit.hiddens[step, slot])
+                        job.tokens.append(unit.codes[step, slot])
+                    job.ended_by_eos = bool(ended[slot])
+                    if ended[slot] or steps[slot] >= caps[slot]:
+                        ended_slots.append(slot)
+                if on_step:
+                    on_step([job.key for job in active if job is not None])
+            if broken and failed is None:
+                raise NonFiniteError(non_finite_sentence(self.dtype))
+            for job in broken:
+                assert failed is not None
+                failed(job, NonFiniteError(non_finite_sentence(self.dtype)))
+            for slot in used:
+                if active[slot] is not None and slot not in ended_slots:
+                    pos[slot] += 1
+            yield from finish(sorted(ended_slots))
+            for _ in range(size):
+                yield None
 
         used: list[int] = []
         lanes: list[bool] = []
@@ -306,6 +420,20 @@ class FastDecoder(GptRows):
                 row_sampling.regroup([samplings[slot] for slot in used])
                 regroup = False
             full = len(used) == self.slots
+            if (
+                self._fused is not None
+                and len(row_sampling.groups) == 1
+                and (full or all(generators[slot] is not None for slot in used))
+            ):
+                # A row free now may be joined next step (a source that is not a list): then
+                # one step a unit. Units stay inside one span bucket (the one-step loop's).
+                size = 1
+                if full or final:
+                    room = [(steps[slot], mins[slot], caps[slot]) for slot in used]
+                    top = max(pos[slot] for slot in used)
+                    size = unit_size(room, min(self.fused_steps, self._bucket(top + 1) - top))
+                yield from fused_unit(size)
+                continue
             # A gathered copy: the jobs keep views of it, while `hidden` is written in place.
             rows_h = hidden[out_rows]
             if self.step_runner is not None:  # ONNX Runtime made them with the hidden states
@@ -427,13 +555,5 @@ class FastDecoder(GptRows):
                 pos_d[srows] += 1
                 for n in continuing:
                     pos[used[n]] += 1
-            for n, slot in enumerate(used):
-                if done[n]:
-                    job = active[slot]
-                    active[slot] = None
-                    assert job is not None
-                    yield job
-                    following = source() if active[slot] is None else None
-                    if following is not None:  # prefilled now; it samples from the next step on
-                        admit(place(following, slot), following)
+            yield from finish([slot for n, slot in enumerate(used) if done[n]])
             yield None

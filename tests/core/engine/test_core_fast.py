@@ -21,18 +21,18 @@ def _prompt(engine: Engine, text: str, speaker: str) -> torch.Tensor:
 
 
 @pytest.mark.parametrize(
-    ("static", "late"),
-    [(False, False), (True, False), (True, True)],
-    ids=["eager", "static", "static-late-flags"],
+    ("static", "late", "fused"),
+    [(False, False, 0), (True, False, 0), (True, True, 0), (True, True, 8)],
+    ids=["eager", "static", "static-late-flags", "fused-steps"],
 )
 @pytest.mark.parametrize(("top_k", "temperature"), [(1, 0.3), (20, 0.3), (20, 0.7)])
 def test_fast_loop_gives_stock_tokens_and_hidden_states(
-    engine: Engine, top_k: int, temperature: float, static: bool, late: bool
+    engine: Engine, top_k: int, temperature: float, static: bool, late: bool, fused: int
 ) -> None:
     """Same inputs and seed: ChatTTS's generate() and ours draw the same codes, step for step
     (greedy top-K 1, and sampled too, since both consume the RNG identically at batch 1;
     ours draws without multinomial, see rowwise.exponential_draw), also when the static step
-    reads its flags late (the GPU's default)."""
+    reads its flags late (the GPU's default) and when 8 whole steps run as one unit."""
     import ChatTTS
 
     model = engine.model
@@ -53,8 +53,10 @@ def test_fast_loop_gives_stock_tokens_and_hidden_states(
     torch.manual_seed(11)
     stock = next(chat._infer_code([text], False, chat.device, True, params))  # type: ignore[attr-defined]
     emb = _prompt(engine, text, speaker)
-    decoder = FastDecoder(model, 1, emb.shape[1] + steps + 1, static=static, late_flags=late)
-    assert decoder.ahead == late
+    decoder = FastDecoder(
+        model, 1, emb.shape[1] + steps + 1, static=static, late_flags=late, fused_steps=fused
+    )
+    assert decoder.ahead == late and decoder.fused_steps == fused
     torch.manual_seed(11)
     done = [
         j

@@ -9,6 +9,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from chattts_studio.core.engine import host_reads
+from chattts_studio.core.engine.decode import fused as fused_module
 from chattts_studio.core.engine.decode import loop, rowwise
 from chattts_studio.core.engine.decode.job import Job
 from chattts_studio.core.engine.decode.loop import FastDecoder
@@ -178,3 +179,81 @@ def test_late_flags_stay_off_where_rows_are_picked_on_the_host(engine: Engine) -
     assert not FastDecoder(model, 2, 64, late_flags=True).ahead
     assert not FastDecoder(model, 2, 64, static=True).ahead
     assert FastDecoder(model, 2, 64, static=True, late_flags=True).ahead
+
+
+def _fused_run(
+    engine: Engine, fused: int, exact: bool, slots: int, monkeypatch: pytest.MonkeyPatch
+) -> tuple[list[int], list[Job], list[int]]:
+    """Six jobs, three of which may end by EOS in their last 5 steps; seeded when `exact`.
+    Returns the order they ended in, the jobs, and the size of every fused unit that ran."""
+    model = engine.model
+    assert model is not None
+    sizes: list[int] = []
+    real = fused_module.FusedSteps.run
+
+    def counted(self, size, *args, **kwargs):  # type: ignore[no-untyped-def]
+        sizes.append(size)
+        return real(self, size, *args, **kwargs)
+
+    monkeypatch.setattr(fused_module.FusedSteps, "run", counted)
+    def eos_likely(logits: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
+        # Random weights almost never draw EOS; this makes it likely as soon as min_steps
+        # allows, in both paths alike, so rows end by EOS where a unit must not run past.
+        logits = logits.clone()
+        logits[:, -1] += 4.0
+        return sample_codes(logits, *args, **kwargs)
+
+    monkeypatch.setattr(rowwise, "sample_codes", eos_likely)
+    monkeypatch.setattr(fused_module, "sample_codes", eos_likely)
+    speaker = engine.sample_speaker(4)
+    emb = model.embed(model.prompt_ids("你好", 5, speaker), speaker)
+    caps = [30, 9, 40, 14, 22, 35]
+    seeds = [(200 + i) if exact else None for i in range(len(caps))]
+    # Odd jobs hold EOS off to their cap; even ones may draw it in their last 5 steps.
+    mins = [cap if i % 2 else cap - 5 for i, cap in enumerate(caps)]
+    jobs = [Job(i, emb, cap, mins[i], seed=seeds[i]) for i, cap in enumerate(caps)]
+    decoder = FastDecoder(
+        model,
+        slots,
+        emb.shape[1] + max(caps) + 1,
+        static=True,
+        exact=exact,
+        late_flags=True,
+        fused_steps=fused,
+    )
+    torch.manual_seed(9)
+    order = [j.key for j in decoder.run(jobs, Sampling(0.7, 0.7, 20), lambda: False) if j]
+    return order, jobs, sizes
+
+
+@pytest.mark.parametrize(
+    ("exact", "slots"), [(True, 3), (False, 2)], ids=["seeded-exact", "global-rng"]
+)
+def test_fused_units_give_the_codes_of_one_step_at_a_time(
+    engine: Engine, exact: bool, slots: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Units of up to 8 whole steps (heads, sampling, GPT step) while no row can end or be
+    joined, single steps near the ends, rows coming and going, spans of 8 positions (a unit
+    never crosses one): every job's codes, hidden states and end equal the one-step loop's.
+    Seeded rows sample from their slots' generators, reseeded per job; rows on torch's global
+    RNG go as units only while every slot runs."""
+    monkeypatch.setattr(loop, "SPAN_BUCKET", 8)
+    one, one_jobs, none = _fused_run(engine, 0, exact, slots, monkeypatch)
+    assert none == []
+    order, jobs, sizes = _fused_run(engine, 8, exact, slots, monkeypatch)
+    assert order == one and max(sizes) > 1 and 1 in sizes
+    assert any(j.ended_by_eos for j in jobs) and not all(j.ended_by_eos for j in jobs)
+    for a, b in zip(jobs, one_jobs, strict=True):
+        assert len(a.tokens) == len(b.tokens) and a.ended_by_eos == b.ended_by_eos
+        assert torch.equal(torch.stack(a.tokens), torch.stack(b.tokens))
+        assert torch.equal(torch.stack(a.hiddens), torch.stack(b.hiddens))
+
+
+def test_a_unit_holds_no_step_after_which_a_row_could_end() -> None:
+    """(steps made, min_steps, cap): EOS is drawn from min_steps on and a cap ends its row,
+    and either may end a row only at a unit's last step."""
+    assert fused_module.unit_size([(0, 100, 100)], 8) == 8
+    assert fused_module.unit_size([(0, 100, 100), (95, 100, 100)], 8) == 4  # cap in 5
+    assert fused_module.unit_size([(10, 12, 100)], 8) == 2  # EOS possible from step 12 on
+    assert fused_module.unit_size([(12, 12, 100)], 8) == 1
+    assert fused_module.unit_size([(0, 100, 100)], 3) == 2  # the caller's bound

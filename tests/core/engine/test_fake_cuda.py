@@ -171,7 +171,9 @@ def gpu(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iter
         else:
             ended = [every is not None and len(fake.flag_reads) % every == 0] * rows
         assert len(ended) == rows
-        return [list(ended), [False] * rows]
+        # A fused unit's read holds two kinds a step: rows end only at its last step.
+        steps = int(flags.shape[0]) // 2
+        return [[False] * rows] * (2 * steps - 2) + [list(ended), [False] * rows]
 
     def audio(wavs: torch.Tensor) -> np.ndarray:
         assert wavs.device == CUDA and wavs.dtype == torch.float32 and wavs.dim() == 2
@@ -306,6 +308,7 @@ class Form:
     exact: bool = False
     chunk_rows: int | None = None
     late_flags: bool | None = None  # None: the decoder's default (on for CUDA's static step)
+    fused_steps: int = 0
     chunked: bool = False  # exact steps in chunks (the CPU's form), forced onto CUDA
     onnx: bool = False  # slot ranges through the engine's step runner
     fp32_only: bool = False  # the ONNX engine's GPT is fp32
@@ -318,6 +321,7 @@ FORMS = {
     "exact": Form(exact=True),
     "exact-graphs": Form(exact=True, graphs=True),  # the speech API's form on a GPU
     "static-flags-first": Form(static=True, late_flags=False),  # a lever's off position
+    "fused-graphs": Form(graphs=True, fused_steps=8),  # whole steps as one unit, replayed
     "exact-chunks": Form(exact=True, chunked=True, chunk_rows=2),
     "slot-ranges": Form(onnx=True, fp32_only=True),
     "slot-ranges-exact": Form(onnx=True, exact=True, fp32_only=True),
@@ -367,6 +371,7 @@ def _decoder(
         exact=form.exact,
         chunk_rows=form.chunk_rows,
         late_flags=form.late_flags,
+        fused_steps=form.fused_steps,
     )
     decoder.logits_seen = []
     return decoder
@@ -410,13 +415,16 @@ def test_each_decoder_form_prefills_and_steps_on_cuda(
     late = (form.static or form.graphs or form.exact) and not (form.chunked or form.onnx)
     assert decoder.ahead == (late and form.late_flags is not False)
     assert gpu.late_reads == (7 if decoder.ahead else 0)
-    assert gpu.generator_devices == [CUDA, CUDA, CUDA]
+    # Fused units keep a generator a slot (a graph holds it), reseeded for the third job.
+    assert gpu.generator_devices == [CUDA] * (2 if form.fused_steps else 3)
     assert gpu.generator_draws >= 7  # every step drew from the rows' own streams
     for logits in decoder.logits_seen:
         assert logits.device == CUDA and logits.dtype == torch.float32
         assert logits.shape[1] == gpu.model.num_codes
-    # A step with one row alone: its logits are that row's only.
-    assert int(decoder.logits_seen[-1].shape[0]) == gpu.model.num_vq
+    if form.fused_steps:  # once one Sampling is left, units run (eagerly: no capture here)
+        assert decoder._fused is not None and decoder._fused.units > 0
+    else:  # a step with one row alone: its logits are that row's only
+        assert int(decoder.logits_seen[-1].shape[0]) == gpu.model.num_vq
     for job in ended:
         assert job.hiddens and all(h.device == CUDA for h in job.hiddens)
         assert all(h.dtype == torch.float32 for h in job.hiddens)  # the vocoder's input
