@@ -196,6 +196,7 @@ def _fused_run(
         return real(self, size, *args, **kwargs)
 
     monkeypatch.setattr(fused_module.FusedSteps, "run", counted)
+
     def eos_likely(logits: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
         # Random weights almost never draw EOS; this makes it likely as soon as min_steps
         # allows, in both paths alike, so rows end by EOS where a unit must not run past.
