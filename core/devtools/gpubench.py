@@ -13,6 +13,7 @@ import torch
 
 from chattts_studio.core.benchmarks.bench import SENTENCE, Bench, long_text
 from chattts_studio.core.devtools.gpuanatomy import step_anatomy
+from chattts_studio.core.devtools.gpulevers import lever_table
 from chattts_studio.core.engine.request import BATCH_SIZE_RANGE
 
 GPU_SENTENCE = "四川美食确实以辣闻名，但也有不辣的选择。"  # ~20 characters: ~400 steps a segment
@@ -92,6 +93,7 @@ def _streams(engine: Any, mode: Any, seconds: float) -> dict[str, Any]:
     return found | {"slots": batcher.slots}
 
 
+LEVER_BATCH = 64  # the full batch the levers are measured at (the first run's best was 64)
 CPU_STREAMS = 2  # the demo model on a shared CPU: that the search runs, not a figure
 MAX_STREAMS = 1024
 STREAMS_SECONDS = 100.0  # the doubling search's share of a GPU run
@@ -139,6 +141,20 @@ def run_bench(mode: Any) -> dict[str, Any]:
                     continue
                 out.setdefault("anatomy", []).append(anatomy)
                 _say(f"{precision} batch {batch} anatomy in {time.perf_counter() - started:.0f} s")
+                _release(mode.device)
+        if main:  # each lever on and off (gpulevers.py), at batch 1 and a full batch
+            for batch in sorted({1, min(largest, LEVER_BATCH)}):
+                if not time_left((0 if cpu else STREAMS_SECONDS) + 60):
+                    out["skipped"].append(f"{precision} levers at batch {batch} (time)")
+                    continue
+                started = time.perf_counter()
+                try:
+                    levers = lever_table(engine, text, cpu, batch) | {"precision": precision}
+                except Exception as exc:  # the sweep and streams still run
+                    out["skipped"].append(f"{precision} levers at batch {batch}: {exc}")
+                    continue
+                out.setdefault("levers", []).append(levers)
+                _say(f"{precision} batch {batch} levers in {time.perf_counter() - started:.0f} s")
                 _release(mode.device)
         if precision == "fp32":
             started = time.perf_counter()

@@ -115,9 +115,15 @@ def _equality(engine: Any, mode: Mode) -> dict[str, Any]:
     speaker = engine.sample_speaker(3)
     text = model.normalize("今天天气很好我们去公园散步")
     steps = 40 if mode.cpu else 120
-    forms = {"eager": {}, "static": {"static": True}}
-    if not mode.cpu:
+    forms: dict[str, dict[str, Any]] = {
+        "eager": {},
+        "static": {"static": True},
+        "static, flags read first": {"static": True, "late_flags": False},
+        "fused steps": {"static": True, "late_flags": True, "fused_steps": 8},
+    }
+    if not mode.cpu:  # the replayed forms: the GPT step, and whole units (sampling inside)
         forms["graphs"] = {"graphs": True}
+        forms["graphs, fused steps"] = {"graphs": True, "fused_steps": 8}
     rows = []
     for top_k, temperature in ((1, 0.3), (20, 0.7)):
         settings = StockSettings(speaker, 5, temperature, 0.7, top_k, steps, steps)
@@ -138,7 +144,9 @@ def _equality(engine: Any, mode: Mode) -> dict[str, Any]:
                     "hidden_max_diff": float(
                         (torch.stack(job.hiddens).float() - hiddens[0].float()).abs().max()
                     ),
-                    "graphs_problem": getattr(decoder._graphs, "problem", None),
+                    "graphs_problem": getattr(decoder._graphs, "problem", None)
+                    or getattr(decoder._fused, "problem", None),
+                    "fused_replays": getattr(decoder._fused, "replays", 0),
                 }
             )
     return {"rows": rows, "all_equal": all(r["tokens_equal"] for r in rows)}

@@ -39,7 +39,11 @@ def _checks(checks: dict[str, Any]) -> list[str]:
             "|---|---|---|---|---|",
         ]
         for r in eq["rows"]:
-            graphs = r.get("graphs_problem") or ("captured" if r["form"] == "graphs" else "")
+            graphs = r.get("graphs_problem") or (
+                "captured" if r["form"].startswith("graphs") else ""
+            )
+            if r.get("fused_replays"):
+                graphs += f" ({r['fused_replays']} units replayed)"
             lines.append(
                 f"| {r['form']} | {r['top_k']} | {r['tokens_equal']} | "
                 f"{r['hidden_max_diff']:.2e} | {graphs} |"
@@ -108,6 +112,25 @@ def _bench(bench: dict[str, Any]) -> list[str]:
             if top:
                 shown = ", ".join(f"{name[:40]} {us / 1000:.1f} ms" for name, us in top[:5])
                 lines.append(f"- batch {a.get('batch', 1)} profile, most time: {shown}")
+    for table in bench.get("levers", []):
+        lines += [
+            "",
+            f"Levers at batch {table['batch']} ({table.get('precision')}), GPT decode steps/s "
+            f"of all rows (a run of {table['long_steps']} steps minus one of "
+            f"{table['short_steps']}); x: against the first row; codes: equal to the first "
+            "row's:",
+            "",
+            "| series | levers on | steps/s | ms a step | x | codes | fused units (replayed) "
+            "| graphs problem |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
+        for r in table["rows"]:
+            lines.append(
+                f"| {r['series']} | {r['levers']} | {_f(r['steps_per_s'], 0)} "
+                f"| {_f(r['ms_per_step'], 3)} | {_f(r['x_baseline'], 2)} "
+                f"| {'equal' if r['same_codes'] else 'DIFFER'} "
+                f"| {r['fused_units']} ({r['fused_replays']}) | {r['graph_problem'] or '-'} |"
+            )
     streams = bench.get("streams")
     if streams:
         lines += [

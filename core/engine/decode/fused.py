@@ -33,7 +33,7 @@ from dataclasses import dataclass, fields
 
 import torch
 
-from chattts_studio.core.engine.decode.rowwise import Sampling, Warper, sample_codes
+from chattts_studio.core.engine.decode.rowwise import Draw, Sampling, Warper, sample_codes
 
 log = logging.getLogger("chattts_studio")
 UNIT_SIZES = (8, 4, 2, 1)  # steps a unit may hold: a few graphs, each reused often
@@ -91,6 +91,7 @@ class FusedSteps:
         num_vq: int,
         eos: int,
         graphs: bool,
+        draw: Draw | None = None,
     ) -> None:
         self.heads = heads
         self.gpt_step = gpt_step
@@ -99,6 +100,7 @@ class FusedSteps:
         self.num_vq = num_vq
         self.eos = eos
         self.graphs = graphs
+        self.draw = draw
         self.problem: str | None = None
         self.captured: dict[tuple[object, ...], tuple[torch.cuda.CUDAGraph, Unit]] = {}
         self.pool = torch.cuda.graph_pool_handle() if graphs else None
@@ -169,6 +171,7 @@ class FusedSteps:
                 warpers,
                 num_vq,
                 generators,
+                self.draw,
             )
             out.codes[step].copy_(codes)
             out.flags[2 * step].copy_(codes.eq(self.eos).any(1))

@@ -111,6 +111,9 @@ class FastDecoder(GptRows):
         # With fused steps, a slot keeps one generator for the decoder's life (a graph holds
         # it), reseeded for each job: the same stream as a new generator of that seed.
         self._slot_generators: list[torch.Generator | None] = [None] * slots
+        # The sampler's draw (rowwise.exponential_draw when None); the GPU run's lever table
+        # sets rowwise.multinomial_draw to measure the sampler without it.
+        self.draw: rowwise.Draw | None = None
         if graphs:
             self._graphs = StepGraphs(self._static_step, slots, self.num_vq, self.device)
 
@@ -153,6 +156,7 @@ class FastDecoder(GptRows):
                     self.num_vq,
                     self.eos,
                     graphs=self._graphs is not None,
+                    draw=self.draw,
                 )
         self._buffers.reset()
         return self._buffers
@@ -249,7 +253,7 @@ class FastDecoder(GptRows):
         `failed`: a job's own failure (its embedding could not be made, its numbers went
         non-finite) goes there, the job leaves its row unyielded and the others go on (the
         callback may raise to end the run); without it, such a failure raises."""
-        row_sampling = RowSampling(self.num_vq, self.out_device)
+        row_sampling = RowSampling(self.num_vq, self.out_device, draw=self.draw)
         samplings = [sampling] * self.slots  # each slot's job's
         regroup = True  # a job was admitted since the rows were last grouped
         source = list_source(jobs) if isinstance(jobs, list) else jobs

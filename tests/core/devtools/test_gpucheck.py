@@ -48,6 +48,17 @@ def test_the_gpu_run_works_in_cpu_mode(tmp_path: Path, demo_model: str) -> None:
         profile = anatomy["profile"]  # a profiler trace of a few steps: operators on a CPU
         assert profile["unit"] == "operators" and profile["per_step"] > 10, profile
         assert profile["wall_s"] > 0 and profile["device_s"] > 0
+    # Each lever on and off (graphs stay off on a CPU): the ladder and all-but-one series,
+    # every config's codes equal to the first's, fused units run where fused steps are on.
+    assert [t["batch"] for t in bench["levers"]] == [1, 2]
+    for table in bench["levers"]:
+        rows = table["rows"]
+        assert [r["series"] for r in rows] == ["ladder"] * 5 + ["all but one"] * 4
+        assert all(r["steps_per_s"] > 0 and r["same_codes"] for r in rows), rows
+        # (fused steps build on late flags: with those off, a unit never runs)
+        assert all((r["fused_units"] > 0) == (r["fused"] and r["late_flags"]) for r in rows)
+        assert rows[0]["levers"] == "none" and rows[0]["x_baseline"] == 1.0
+    assert "Levers at batch 2" in (out / "report.md").read_text()
     streams = bench["streams"]  # through the real server: the doubling search ran
     assert streams["realtime_streams"] >= 0 and streams["rounds"], streams
     assert set(streams) >= {"realtime_streams", "first_audio_p50_s", "first_audio_p95_s"}

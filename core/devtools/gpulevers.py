@@ -1,0 +1,129 @@
+"""Each GPU lever of issue 34 on and off, in one run: the GPT decode's steps/s at a batch size
+with CUDA graphs, the device-side draw, late flags and fused steps switched one at a time.
+
+Two series over the same seeded jobs (each row its own generator, EOS held to the cap, so
+every config makes the same steps):
+- the ladder: the eager static step with multinomial and the flags read first (the loop before
+  issue 34), then each lever added on top of the ones before it;
+- all but one: every lever on, then each one off alone (what that lever is worth now; fused
+  steps build on late flags, so late flags off turns units off too).
+Each config is timed as a long run minus a short one on a decoder that already ran (its graphs
+captured), so prompts, set-up and captures cancel out. Every config's codes are compared with
+the first config's: with seeded rows and the same static shapes they must be equal (the graph
+replay of a fused unit against the eager loop, on the card). Not levers here, because they are
+not built: torch.compile of the step and the vocoder on a second stream (issue 34's notes)."""
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+import torch
+
+FUSED = 8  # steps a unit may hold when fused steps are on
+
+
+@dataclass(frozen=True)
+class Levers:
+    graphs: bool = False
+    device_draw: bool = False
+    late_flags: bool = False
+    fused: bool = False
+
+    def name(self) -> str:
+        on = [k for k, v in vars(self).items() if v]
+        return "+".join(on) or "none"
+
+
+LADDER = (
+    Levers(),
+    Levers(graphs=True),
+    Levers(graphs=True, device_draw=True),
+    Levers(graphs=True, device_draw=True, late_flags=True),
+    Levers(graphs=True, device_draw=True, late_flags=True, fused=True),
+)
+ALL_ON = LADDER[-1]
+
+
+def _configs(cpu: bool) -> list[tuple[str, Levers]]:
+    """(series, levers) in order; on the CPU graphs cannot be captured, so they stay off."""
+    rows = [("ladder", levers) for levers in LADDER]
+    rows += [("all but one", replace(ALL_ON, **{name: False})) for name in vars(ALL_ON)]
+    if cpu:
+        rows = [(series, replace(levers, graphs=False)) for series, levers in rows]
+    return rows
+
+
+def lever_table(engine: Any, text: str, cpu: bool, batch: int) -> dict[str, Any]:
+    """Steps/s of every config at `batch` rows: `rows` [{series, levers, steps_per_s, ms_per_step,
+    same_codes, fused_units, graph_problem}], and `x_baseline` for each against the first."""
+    from chattts_studio.core.engine.decode import rowwise
+    from chattts_studio.core.engine.decode.job import Job
+    from chattts_studio.core.engine.decode.loop import FastDecoder
+    from chattts_studio.core.engine.decode.rowwise import Sampling
+
+    model = engine.model
+    device = model.gpt_device
+    sync: Callable[[], None] = (
+        (lambda: torch.cuda.synchronize(device)) if device.type == "cuda" else (lambda: None)
+    )
+    speaker = engine.sample_speaker(5)
+    emb = model.embed(model.prompt_ids(model.normalize(text), 5, speaker), speaker)
+    short, long = (4, 12) if cpu else (32, 160)
+    sampling = Sampling(0.3, 0.7, 20)
+    rows: list[dict[str, Any]] = []
+    reference: list[torch.Tensor] | None = None
+    with torch.inference_mode():
+        for series, levers in _configs(cpu):
+            decoder = FastDecoder(
+                model,
+                batch,
+                int(emb.shape[1]) + long + 1,
+                static=True,
+                graphs=levers.graphs,
+                late_flags=levers.late_flags,
+                fused_steps=FUSED if levers.fused else 0,
+            )
+            decoder.draw = None if levers.device_draw else rowwise.multinomial_draw
+
+            def decode(steps: int, fresh: FastDecoder = decoder) -> tuple[float, list[Job]]:
+                jobs = [Job(n, emb, steps, steps, seed=1000 + n) for n in range(batch)]
+                sync()
+                started = time.perf_counter()
+                for _ in fresh.run(jobs, sampling, bool):
+                    pass
+                sync()
+                return time.perf_counter() - started, jobs
+
+            decode(long)  # warm-up: every graph this config uses is captured
+            long_s, jobs = decode(long)
+            short_s, _ = decode(short)
+            step_s = max(1e-9, (long_s - short_s) / (long - short))
+            codes = [torch.stack(job.tokens).cpu() for job in jobs]
+            if reference is None:
+                reference = codes
+            fused = decoder._fused
+            problems = [
+                p for p in (getattr(decoder._graphs, "problem", None), fused and fused.problem) if p
+            ]
+            rows.append(
+                {
+                    "series": series,
+                    "levers": levers.name(),
+                    **vars(levers),
+                    "batch": batch,
+                    "ms_per_step": step_s * 1000,
+                    "steps_per_s": batch / step_s,
+                    "same_codes": all(
+                        torch.equal(a, b) for a, b in zip(codes, reference, strict=True)
+                    ),
+                    "fused_units": fused.units if fused else 0,
+                    "fused_replays": fused.replays if fused else 0,
+                    "graph_problem": "; ".join(str(p) for p in problems) or None,
+                }
+            )
+            del decoder
+    base = rows[0]["steps_per_s"]
+    for row in rows:
+        row["x_baseline"] = row["steps_per_s"] / base
+    return {"batch": batch, "short_steps": short, "long_steps": long, "rows": rows}
