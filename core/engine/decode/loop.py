@@ -29,6 +29,7 @@ import torch
 from chattts_studio.core.engine import host_reads
 from chattts_studio.core.engine.chattts.chat import ChatModel
 from chattts_studio.core.engine.decode import rowwise
+from chattts_studio.core.engine.decode.compiled import CompiledStep
 from chattts_studio.core.engine.decode.fused import FusedSteps, RunBuffers, unit_size
 from chattts_studio.core.engine.decode.gpt_rows import GptRows
 from chattts_studio.core.engine.decode.graphs import StepGraphs
@@ -70,6 +71,7 @@ class FastDecoder(GptRows):
         chunk_rows: int | None = None,
         late_flags: bool | None = None,
         fused_steps: int = 0,
+        compiled: bool = False,
     ) -> None:
         """`static`: every step runs all slots over a bucketed KV span, with positions on the
         device (fixed shapes, no per-step index building): what a CUDA graph needs, and the
@@ -88,7 +90,9 @@ class FastDecoder(GptRows):
         the same either way (tested on the CPU).
         `fused_steps`: up to this many whole steps (heads, sampling, GPT step) run as one
         unit of device work, one CUDA graph replay with `graphs`, when no row can end or be
-        joined within them (see fused.py); 0: off. Needs `late_flags`' form."""
+        joined within them (see fused.py); 0: off. Needs `late_flags`' form.
+        `compiled`: the static step through torch.compile, its artefacts cached on disk
+        (compiled.py); results agree with the eager step's to rounding, not bit for bit."""
         chunked = exact and not (static or graphs) and chunks_here(model.gpt_device)
         if exact and model.decode_step is not None:
             # ONNX Runtime attends over the whole cache: its length is part of a row's
@@ -100,6 +104,7 @@ class FastDecoder(GptRows):
         self._all_rows = torch.arange(slots, device=self.device)
         self._tainted: set[int] = set()  # rows whose cache may hold NaN/inf from a failed job
         self._graphs: StepGraphs | None = None
+        self._compiled = CompiledStep(FastDecoder._static_step) if compiled else None
         if late_flags is None:
             late_flags = self.device.type == "cuda"
         # Only where every slot steps anyway (whether a row ended changes nothing but its
@@ -115,7 +120,7 @@ class FastDecoder(GptRows):
         # sets rowwise.multinomial_draw to measure the sampler without it.
         self.draw: rowwise.Draw | None = None
         if graphs:
-            self._graphs = StepGraphs(self._static_step, slots, self.num_vq, self.device)
+            self._graphs = StepGraphs(self._gpt_step, slots, self.num_vq, self.device)
 
     def _grow(self, max_len: int) -> None:
         """A job longer than the cache was sized for (its text grew in refine): a larger
@@ -128,7 +133,7 @@ class FastDecoder(GptRows):
             setattr(self, name, new)
         self.max_len = max_len
         if self._graphs is not None:
-            self._graphs = StepGraphs(self._static_step, self.slots, self.num_vq, self.device)
+            self._graphs = StepGraphs(self._gpt_step, self.slots, self.num_vq, self.device)
         if self._fused is not None:
             self._fused.drop()
 
@@ -150,7 +155,7 @@ class FastDecoder(GptRows):
             if self.fused_steps:
                 self._fused = FusedSteps(
                     self._unit_heads,
-                    self._static_step,
+                    self._gpt_step,
                     self._buffers,
                     self.slots,
                     self.num_vq,
@@ -183,6 +188,14 @@ class FastDecoder(GptRows):
         x = self._embed_codes(codes).to(self.device, self.dtype)
         return self._layers(x, self._all_rows, pos.view(-1, 1), span, slice(None))[:, 0].float()
 
+    def _gpt_step(self, codes: torch.Tensor, pos: torch.Tensor, span: int) -> torch.Tensor:
+        """The static step, compiled when asked (and compiling worked)."""
+        if self._compiled is not None:
+            out = self._compiled.run(self, codes, pos, span)
+            if out is not None:
+                return out
+        return self._static_step(codes, pos, span)
+
     def _step_all(self, codes: torch.Tensor, pos: torch.Tensor, span: int) -> torch.Tensor:
         span = self._bucket(span)
         if self._graphs is not None:
@@ -190,7 +203,7 @@ class FastDecoder(GptRows):
             if out is not None:
                 return out
             self._graphs = None  # capture failed: it said why; run eagerly from now on
-        return self._static_step(codes, pos, span)
+        return self._gpt_step(codes, pos, span)
 
     def _static_rows_step(
         self,

@@ -309,6 +309,7 @@ class Form:
     chunk_rows: int | None = None
     late_flags: bool | None = None  # None: the decoder's default (on for CUDA's static step)
     fused_steps: int = 0
+    compiled: bool = False
     chunked: bool = False  # exact steps in chunks (the CPU's form), forced onto CUDA
     onnx: bool = False  # slot ranges through the engine's step runner
     fp32_only: bool = False  # the ONNX engine's GPT is fp32
@@ -322,6 +323,8 @@ FORMS = {
     "exact-graphs": Form(exact=True, graphs=True),  # the speech API's form on a GPU
     "static-flags-first": Form(static=True, late_flags=False),  # a lever's off position
     "fused-graphs": Form(graphs=True, fused_steps=8),  # whole steps as one unit, replayed
+    # Inductor cannot compile fake tensors: the form checks the eager fallback's devices.
+    "compiled": Form(static=True, compiled=True),
     "exact-chunks": Form(exact=True, chunked=True, chunk_rows=2),
     "slot-ranges": Form(onnx=True, fp32_only=True),
     "slot-ranges-exact": Form(onnx=True, exact=True, fp32_only=True),
@@ -372,6 +375,7 @@ def _decoder(
         chunk_rows=form.chunk_rows,
         late_flags=form.late_flags,
         fused_steps=form.fused_steps,
+        compiled=form.compiled,
     )
     decoder.logits_seen = []
     return decoder

@@ -1,0 +1,59 @@
+"""torch.compile of the static decode step (FastDecoder's `compiled`; issue 34's "fewer
+kernels"): inductor fuses RMSNorm with its residual, the rotary embedding, the QKV and
+gate/up projections' epilogues and the attention's masking into fewer kernels, which is what
+a launch-bound batch-1 step on a GPU lacks (each of ~300 kernels costs a launch; CUDA graphs
+take the launches off the host, fewer kernels take them off the device too).
+
+The compiled artefacts (inductor's FX graph cache, Triton's kernels) live under the app's
+cache folder, so a second process, or the next start of the app, loads them instead of
+compiling again (measured on the 2-core CPU with the demo model: 27 s cold, 2.5 s warm).
+Compilation happens on the first call of each shape (span bucket); it is the step's own
+arithmetic reordered, so its results agree with the eager step's to float rounding, not bit
+for bit: a compiled decoder promises no stock equality. If compiling fails (no C++
+compiler, an operator inductor cannot lower), the reason is logged once and the step runs
+eagerly: slower, never wrong. An error while the compiled step runs (out of memory) is the
+step's own and propagates as the eager step's would.
+"""
+
+import logging
+import os
+from collections.abc import Callable
+
+import torch
+from torch._dynamo.exc import TorchDynamoException
+
+from chattts_studio.core import paths
+
+log = logging.getLogger("chattts_studio")
+Step = Callable[..., torch.Tensor]
+
+
+def use_cache_folder() -> None:
+    """inductor's and Triton's caches under the app's cache folder, unless the user set them
+    (both read these variables when they compile, not at import)."""
+    root = paths.cache_dir() / "compiled"
+    os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", str(root / "inductor"))
+    os.environ.setdefault("TRITON_CACHE_DIR", str(root / "triton"))
+
+
+class CompiledStep:
+    """`step` (an unbound function: holding a bound method would tie the decoder into a
+    cycle) compiled for fixed shapes; `run` gives None once compiling has failed."""
+
+    def __init__(self, step: Step) -> None:
+        use_cache_folder()
+        self._compiled = torch.compile(step, dynamic=False)
+        self.problem: str | None = None
+        self.calls = 0
+
+    def run(self, *args: object) -> torch.Tensor | None:
+        if self.problem is not None:
+            return None
+        try:
+            out = self._compiled(*args)
+        except TorchDynamoException as exc:  # compiling failed, not the step
+            self.problem = f"the compiled step is off: {str(exc).splitlines()[0][:200]}"
+            log.warning(self.problem)
+            return None
+        self.calls += 1
+        return out
