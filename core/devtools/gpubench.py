@@ -149,7 +149,15 @@ def run_bench(mode: Any) -> dict[str, Any]:
                     continue
                 started = time.perf_counter()
                 try:
-                    levers = lever_table(engine, text, cpu, batch) | {"precision": precision}
+                    # At most a fifth of what is left each, the streams' share kept aside.
+                    share = (mode.left() - (0 if cpu else STREAMS_SECONDS)) / 5
+                    ends = time.perf_counter() + share
+
+                    def lever_left(ends: float = ends) -> float:
+                        return ends - time.perf_counter()
+
+                    levers = lever_table(engine, text, cpu, batch, lever_left)
+                    levers |= {"precision": precision}
                 except Exception as exc:  # the sweep and streams still run
                     out["skipped"].append(f"{precision} levers at batch {batch}: {exc}")
                     continue

@@ -131,6 +131,8 @@ def _bench(bench: dict[str, Any]) -> list[str]:
                 f"| {'equal' if r['same_codes'] else 'DIFFER'} "
                 f"| {r['fused_units']} ({r['fused_replays']}) | {r['graph_problem'] or '-'} |"
             )
+        for skipped in table.get("skipped", []):
+            lines.append(f"- skipped: {skipped}")
     streams = bench.get("streams")
     if streams:
         lines += [
