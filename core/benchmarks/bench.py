@@ -306,7 +306,8 @@ class Bench:
         }
 
 
-SECTIONS = ("ab", "batches", "first-audio", "floor", "precisions")  # engines: engines.py
+# engines, takes and anatomy are sections of their own modules (engines.py, takes.py, anatomy.py).
+SECTIONS = ("ab", "batches", "first-audio", "floor", "precisions")
 
 
 def describe(loaded: LoadedModel, repeats: int) -> dict[str, Any]:

@@ -29,6 +29,8 @@ def format_report(report: dict[str, Any]) -> str:
         lines += format_engines(report["engines"])
     if "takes" in report:
         lines += format_takes(report["takes"])
+    if "anatomy" in report:
+        lines += format_anatomy(report["anatomy"])
     return "\n".join(lines)
 
 
@@ -225,6 +227,53 @@ def format_takes(section: dict[str, Any]) -> list[str]:
         f"11. open a project of {op['segments']} segments x {op['takes']} takes: read "
         f"{op['load_seconds'] * 1000:.0f} ms, listing with every take's flags "
         f"{op['listing_seconds'] * 1000:.0f} ms",
+    ]
+    return lines
+
+
+# What each stage of the anatomy covers (core/benchmarks/anatomy.py times them).
+ANATOMY_STAGES = {
+    "refine": "ChatTTS's refine-text pass (its own GPT loop, PyTorch)",
+    "prompt": "normalise, tokenise, embed each segment's text",
+    "prefill": "the GPT over each segment's prompt (PyTorch)",
+    "steps": "the GPT's one-position decode steps",
+    "sampling": "penalty, top-P/K and the draw, per step",
+    "vocoder": "DVAE decoder + Vocos + ISTFT",
+    "writing": "the audio file: open, samples, close",
+}
+
+
+def format_anatomy(section: dict[str, Any]) -> list[str]:
+    """The anatomy's table: seconds, share of the wall time and calls per stage."""
+    wall = section["wall_s"]
+    refine = "on" if section["refine_text"] else "off"
+    lines = [
+        "",
+        f"12. anatomy: a long text ({section['chars']} chars, {section['segments']} segments, "
+        f"batch {section['batch']}) through the synth service (text to a WAV file) at the "
+        f"user's defaults (refine-text {refine}, automatic batch, segment size "
+        f"{section['segment_size']}, default sampling), {section['engine']} "
+        f"{section['precision']}, {section['threads']} threads; one run after a warm-up; "
+        f"{section['audio_s']:.1f} s of audio ({section['gpt_steps']} GPT row-steps) in "
+        f"{wall:.2f} s: RTF {section['rtf']:.3f}",
+        "| stage | what | seconds | share of wall | calls | ms a call |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in section["stages"]:
+        lines.append(
+            f"| {r['stage']} | {ANATOMY_STAGES.get(r['stage'], '')} | {r['seconds']:.2f} | "
+            f"{r['share']:.1%} | {r['calls']} | {r['ms_per_call']:.1f} |"
+        )
+    lines += [
+        f"| stages | their sum | {section['stages_s']:.2f} | {section['stages_s'] / wall:.1%} "
+        "| | |",
+        f"| other | wall less the stages: the loop's host work, planning | "
+        f"{section['other_s']:.2f} | {section['other_share']:.1%} | | |",
+        f"| wall | text to file | {wall:.2f} | 100.0% | | |",
+        "",
+        f"stages ran on {section['stage_threads']} thread(s), overlapping for "
+        f"{section['overlap_s']:.2f} s (counted once in `other`); calls nested in another "
+        f"stage (counted there): {section['nested_calls']}",
     ]
     return lines
 

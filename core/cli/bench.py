@@ -1,7 +1,9 @@
 """chattts-studio-cli bench: stock ChatTTS against the studio engine, side by side
 (chattts_studio.core.benchmarks.bench), with `--sections engines` the engines (torch and
-ONNX Runtime, fp32 and int8) against each other (chattts_studio.core.benchmarks.engines), and
-with `--sections takes` the segment editor's takes (chattts_studio.core.benchmarks.takes)."""
+ONNX Runtime, fp32 and int8) against each other (chattts_studio.core.benchmarks.engines), with
+`--sections takes` the segment editor's takes (chattts_studio.core.benchmarks.takes), and with
+`--sections anatomy` where a long text's time goes at the user's defaults, by stage
+(chattts_studio.core.benchmarks.anatomy)."""
 
 import argparse
 import dataclasses
@@ -10,9 +12,10 @@ from typing import Any
 from chattts_studio.core.cli.common import err
 
 # bench.SECTIONS, then engines.py's (not imported here, so that `--help` needs no torch).
-SECTIONS = ("ab", "batches", "first-audio", "floor", "precisions", "engines", "takes")
-# engines and takes run when asked: engines loads four engines, takes writes projects.
-DEFAULT_SECTIONS = SECTIONS[:-2]
+SECTIONS = ("ab", "batches", "first-audio", "floor", "precisions", "engines", "takes", "anatomy")
+# engines, takes and anatomy run when asked: engines loads four engines, takes writes projects,
+# anatomy refines and synthesizes the long text once more, by stage.
+DEFAULT_SECTIONS = SECTIONS[:-3]
 
 
 def _sections(value: str) -> tuple[str, ...]:
@@ -65,7 +68,9 @@ def add_parser(sub: Any) -> None:
         type=_sections,
         default=DEFAULT_SECTIONS,
         help=f"comma-separated, among {', '.join(SECTIONS)}, or all (default: all but "
-        "engines); engines: torch and ONNX Runtime, fp32 and int8, side by side",
+        "engines, takes and anatomy); engines: torch and ONNX Runtime, fp32 and int8, side by "
+        "side; anatomy: the long text (--long-chars) at the user's defaults (refine-text on, "
+        "automatic batch, segment size 50, engine auto), its wall time by stage",
     )
     engines = bench.add_argument_group("the engines section")
     engines.add_argument(
@@ -166,5 +171,9 @@ def run(args: argparse.Namespace) -> int:
         from chattts_studio.core.benchmarks import takes
 
         report = {**takes.run(model, device, args.threads, args.repeats, say), **report}
+    if "anatomy" in args.sections:
+        from chattts_studio.core.benchmarks import anatomy
+
+        report = {**anatomy.run(model, device, args.threads, args.long_chars, say), **report}
     print(to_json(report) if args.json else format_report(report))
     return 0
