@@ -222,6 +222,46 @@ def figures(clock: StageClock, wall: float, audio: float) -> dict[str, Any]:
     }
 
 
+# The step's cost where a long text's rows spend their steps: near the prompt, midway and near
+# ChatTTS's 2,048-token cap (random weights rarely end a row early).
+PROBE_POSITIONS = (50, 1000, 1900)
+PROBE_LENGTH = 2048
+PROBE_REPEATS = 6
+
+
+def step_by_position(
+    step: OrtStep, batch: int, positions: tuple[int, ...] = PROBE_POSITIONS
+) -> list[dict[str, Any]]:
+    """The ONNX Runtime step alone at `batch` rows, every row at each of `positions` in a
+    cache of PROBE_LENGTH: its milliseconds and the key/value bytes it reads (each row's cache
+    up to its position), to part the weights' cost (the first position's) from the cache's."""
+    shapes = {i.name: i.shape for i in step.session.get_inputs()}
+    num_vq = int(shapes["codes"][1])  # codes [B, num_vq]
+    _, kv_heads, _, head_dim = shapes["past_k0"]  # [B, heads, M, D]
+    rows = []
+    for at in positions:
+        length = max(PROBE_LENGTH, at + 1)
+        caches = [
+            [torch.zeros(batch, kv_heads, length, head_dim) for _ in range(step.layers)]
+            for _ in "kv"
+        ]
+        codes = torch.zeros(batch, num_vq, dtype=torch.long)
+        pos = torch.full((batch,), at, dtype=torch.long)
+        step.run(codes, pos, *caches)  # warm
+        started = time.perf_counter()
+        for _ in range(PROBE_REPEATS):
+            step.run(codes, pos, *caches)
+        seconds = (time.perf_counter() - started) / PROBE_REPEATS
+        kv_bytes = 2 * batch * (at + 1) * kv_heads * head_dim * 4 * step.layers
+        rows.append({"position": at, "ms": 1e3 * seconds, "kv_mb": kv_bytes / 1e6})
+    base = rows[0]
+    for r in rows[1:]:
+        extra_s = (r["ms"] - base["ms"]) / 1e3
+        extra_mb = r["kv_mb"] - base["kv_mb"]
+        r["kv_gb_per_s"] = extra_mb / 1e3 / extra_s if extra_s > 0 else None  # timer noise
+    return rows
+
+
 def measure(engine: Engine, text: str, folder: Path, say: Callable[[str], None]) -> dict[str, Any]:
     """One synthesis of `text` into a WAV file in `folder` at the user's defaults (after a
     short warm-up), timed by stage."""
@@ -251,6 +291,8 @@ def measure(engine: Engine, text: str, folder: Path, say: Callable[[str], None])
         "file_s": written.seconds,
         **figures(clock, wall, audio),
     }
+    if model.decode_step is not None:  # the ONNX Runtime engine: its step's cost by position
+        section["step_by_position"] = step_by_position(model.decode_step, plan.batch_size)
     say(f"anatomy: {wall:.2f} s for {audio:.1f} s of audio ({len(plan.segments)} segments)")
     return section
 

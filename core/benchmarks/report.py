@@ -275,6 +275,21 @@ def format_anatomy(section: dict[str, Any]) -> list[str]:
         f"{section['overlap_s']:.2f} s (counted once in `other`); calls nested in another "
         f"stage (counted there): {section['nested_calls']}",
     ]
+    if "step_by_position" in section:
+        lines += [
+            "",
+            f"The ONNX Runtime step alone at batch {section['batch']}, every row at one "
+            "position (mean of 6 steps); cache GB/s: the extra key/value bytes over the extra "
+            "time against the first row",
+            "| position | ms a step | keys and values read, MB | cache GB/s |",
+            "|---|---|---|---|",
+        ]
+        for r in section["step_by_position"]:
+            rate = r.get("kv_gb_per_s")
+            lines.append(
+                f"| {r['position']} | {r['ms']:.1f} | {r['kv_mb']:.0f} | "
+                f"{'' if rate is None else f'{rate:.1f}'} |"
+            )
     return lines
 
 

@@ -44,6 +44,7 @@ def test_every_stage_is_timed_and_the_figures_add_up(engine: Any, tmp_path: Path
     stages = {r["stage"]: r for r in section["stages"]}
     assert list(stages) == list(STAGES)
     assert section["refine_text"] is True and section["engine"] == "torch"
+    assert "step_by_position" not in section  # the probe is ONNX Runtime's step
     for stage in STAGES:
         assert stages[stage]["seconds"] > 0 and stages[stage]["calls"] > 0, stage
     # One segment at batch 1: one prefill (refine's own GPT loop is refine's time, not
@@ -169,4 +170,12 @@ def test_section_runs_alone_from_the_cli_and_reports_its_table(
     )
     assert f"| wall | text to file | {section['wall_s']:.2f} | 100.0% | | |" in text
     assert "1. stock" not in text  # the sections not run have no table
+    # The ONNX Runtime step alone by position: the cache read grows with it, as its bytes say.
+    probe = section["step_by_position"]
+    assert [r["position"] for r in probe] == [50, 1000, 1900]
+    assert all(r["ms"] > 0 for r in probe)
+    sizes = [r["kv_mb"] for r in probe]
+    assert sizes[1] / sizes[0] == pytest.approx(1001 / 51) and sizes[2] > sizes[1]
+    assert "kv_gb_per_s" not in probe[0] and "kv_gb_per_s" in probe[2]
+    assert f"| 1900 | {probe[2]['ms']:.1f} | {probe[2]['kv_mb']:.0f} |" in text
     assert "anatomy" not in bench_cli.DEFAULT_SECTIONS  # it runs when asked
