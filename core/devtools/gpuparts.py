@@ -2,6 +2,7 @@
 dict of figures; an exception is recorded in it, never lost."""
 
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -20,14 +21,24 @@ Part = Callable[["Mode"], dict[str, Any]]
 
 
 class Mode:
-    def __init__(self, cpu: bool, limit: float) -> None:
+    def __init__(self, cpu: bool, limit: float, result: Path | None = None) -> None:
         self.cpu = cpu
+        self.result = result
         self.device = "cpu" if cpu else "cuda:0"
         self.model = "demo" if cpu else "demo-full"
         self.deadline = time.perf_counter() + limit
 
     def left(self) -> float:
         return self.deadline - time.perf_counter()
+
+    def keep(self, data: dict[str, Any]) -> None:
+        """Writes what a part has measured so far: a part killed at its time limit (a compile
+        or a batch that ran long) still leaves its figures to the report."""
+        if self.result is None:
+            return
+        partial = self.result.with_suffix(".partial")
+        partial.write_text(json.dumps(data | {"partial": True}, indent=2, default=str))
+        os.replace(partial, self.result)
 
     def sync(self) -> None:
         if not self.cpu:
@@ -359,7 +370,7 @@ def run_part(name: str, cpu: bool, limit: float, result: Path) -> int:
     from chattts_studio.core.engine.quiet import quiet_libraries
 
     quiet_libraries()
-    mode = Mode(cpu, limit)
+    mode = Mode(cpu, limit, result)
     try:
         data = PARTS[name](mode)
     except Exception as exc:
