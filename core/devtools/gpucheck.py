@@ -33,7 +33,7 @@ from chattts_studio.core.devtools.gpuparts import PARTS, run_part
 from chattts_studio.core.devtools.gpureport import markdown
 
 # The bench's sweep to the largest batch and its streams search need the most time.
-PART_SHARE = {"env": 0.04, "pytest": 0.12, "checks": 0.22, "bench": 0.62}
+PART_SHARE = {"env": 0.04, "pytest": 0.14, "checks": 0.2, "bench": 0.62}
 
 
 def _part_process(name: str, args: argparse.Namespace, limit: float, out: Path) -> dict[str, Any]:

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 
 def test_the_gpu_run_works_in_cpu_mode(tmp_path: Path, demo_model: str) -> None:
     out = tmp_path / "out"
@@ -68,3 +70,30 @@ def test_the_gpu_run_works_in_cpu_mode(tmp_path: Path, demo_model: str) -> None:
         assert target in text.split("Targets:")[1], target
     for heading in ("## Machine", "## pytest -m 'gpu or fake_cuda'", "## Checks", "## Bench"):
         assert heading in text
+
+
+def test_on_the_card_the_gpu_tests_report_even_when_the_fake_cuda_ones_run_out_of_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from chattts_studio.core.devtools import gpuparts
+
+    asked: list[list[str]] = []
+
+    def fake_pytest(select: list[str], files: list[str], mode: object) -> dict[str, object]:
+        asked.append(select)
+        if select == ["-m", "gpu"]:
+            return {"exit": 0, "summary": "3 passed", "ok": True}
+        return {"exit": None, "summary": "did not finish in 40 s", "ok": False}
+
+    monkeypatch.setattr(gpuparts, "_pytest", fake_pytest)
+    data = gpuparts.pytest_gpu(gpuparts.Mode(cpu=False, limit=60))
+    assert asked == [["-m", "gpu"], ["-m", "fake_cuda"]]  # the real GPU's tests first
+    assert data["summary"] == "gpu: 3 passed; fake_cuda: did not finish in 40 s"
+    assert not data["ok"] and "error" not in data  # unfinished, not a failed test
+
+    def failing(select: list[str], files: list[str], mode: object) -> dict[str, object]:
+        return {"exit": 1, "summary": "1 failed", "ok": False, "error": f"{select[1]} broke"}
+
+    monkeypatch.setattr(gpuparts, "_pytest", failing)
+    data = gpuparts.pytest_gpu(gpuparts.Mode(cpu=False, limit=60))
+    assert data["error"] == "gpu: gpu broke\nfake_cuda: fake_cuda broke"
