@@ -90,21 +90,23 @@ def _bench(bench: dict[str, Any]) -> list[str]:
     if anatomy:
         lines += [
             "",
-            "Step anatomy, ms a step (graphs where on), and a profiler trace of a few steps:",
+            "Step anatomy, ms a step (graphs where on; a long run minus a short one, so a "
+            "job's admission is its own column), and profiler traces (long minus short):",
             "",
             "| precision | batch | graphs | whole loop step | GPT step | heads + sampling | rest "
-            "| one capture | new decoder extra | kernels (ops) a step | device / wall "
-            "| host gap ms a step |",
-            "|---|---|---|---|---|---|---|---|---|---|---|---|",
+            "| admitting a job | one capture | new decoder extra | kernels (ops) a step "
+            "| kernels (ops) a job admitted | device / wall | host gap ms a step |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
         ]
         for a in anatomy:
             p = a.get("profile") or {}
             lines.append(
                 f"| {a['precision']} | {a.get('batch', 1)} | {'on' if a['graphs'] else 'off'} "
                 f"| {_f(a['loop_ms'], 3)} | {_f(a['gpt_ms'], 3)} | {_f(a['sample_ms'], 3)} "
-                f"| {_f(a['rest_ms'], 3)} | {_f(a['capture_ms'], 1)} "
+                f"| {_f(a['rest_ms'], 3)} | {_f(a.get('admit_ms'), 2)} | {_f(a['capture_ms'], 1)} "
                 f"| {_f(a['new_decoder_extra_ms'], 1)} | {_f(p.get('per_step'), 0)} "
-                f"{p.get('unit', '')} | {_f(p.get('device_share'), 2)} "
+                f"{p.get('unit', '')} | {_f(p.get('per_admitted_job'), 0)} "
+                f"| {_f(p.get('device_share'), 2)} "
                 f"| {_f(p.get('host_gap_ms_per_step'), 3)} |"
             )
         for a in anatomy:
