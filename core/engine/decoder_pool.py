@@ -29,7 +29,8 @@ from dataclasses import dataclass
 import torch
 
 from chattts_studio.core.engine.chattts.chat import ChatModel
-from chattts_studio.core.engine.decode.loop import SPAN_BUCKET, FastDecoder
+from chattts_studio.core.engine.decode.loop import FastDecoder
+from chattts_studio.core.engine.decode.slots import SPAN_BUCKET
 from chattts_studio.core.errors import Cancelled
 
 MAX_ROWS = 512  # rows from free memory never exceed this (the sampler's per-row work grows)

@@ -103,7 +103,7 @@ def test_the_graph_path_feeds_its_static_buffers(
     """CUDA graphs cannot be captured here; a stand-in that runs the step on the graph's own
     static buffers (as a replay would) proves the decoder fills and reads them right, and a
     failed capture falls back to the eager step."""
-    import chattts_studio.core.engine.decode.loop
+    import chattts_studio.core.engine.decode.slots
 
     spans: list[int] = []
 
@@ -119,7 +119,7 @@ def test_the_graph_path_feeds_its_static_buffers(
             spans.append(span)
             return self.step(self.codes, self.pos, span).clone()
 
-    monkeypatch.setattr(chattts_studio.core.engine.decode.loop, "StepGraphs", Replay)
+    monkeypatch.setattr(chattts_studio.core.engine.decode.slots, "StepGraphs", Replay)
     eager = _decode_all(engine)
     graphed = _decode_all(engine, graphs=True)
     assert graphed[0] == eager[0]
@@ -127,7 +127,7 @@ def test_the_graph_path_feeds_its_static_buffers(
     # Every replay attends over a bucketed span: a multiple of the bucket, or the whole cache.
     max_len = _prompt(engine, "你好", engine.sample_speaker(1)).shape[1] + 91
     assert spans and {
-        min(max_len, -(-s // chattts_studio.core.engine.decode.loop.SPAN_BUCKET) * 256)
+        min(max_len, -(-s // chattts_studio.core.engine.decode.slots.SPAN_BUCKET) * 256)
         for s in spans
     } == set(spans)
 
@@ -135,7 +135,7 @@ def test_the_graph_path_feeds_its_static_buffers(
         def run(self, codes, pos, span):  # type: ignore[no-untyped-def]
             return None  # capture failed
 
-    monkeypatch.setattr(chattts_studio.core.engine.decode.loop, "StepGraphs", Failing)
+    monkeypatch.setattr(chattts_studio.core.engine.decode.slots, "StepGraphs", Failing)
     fallen = _decode_all(engine, graphs=True)
     assert all(torch.equal(a, b) for a, b in zip(fallen[1], eager[1], strict=True))
 

@@ -10,7 +10,8 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from chattts_studio.core.engine import host_reads
 from chattts_studio.core.engine.decode import fused as fused_module
-from chattts_studio.core.engine.decode import loop, rowwise
+from chattts_studio.core.engine.decode import rowwise
+from chattts_studio.core.engine.decode import slots as slot_steps
 from chattts_studio.core.engine.decode.job import Job
 from chattts_studio.core.engine.decode.loop import FastDecoder
 from chattts_studio.core.engine.decode.rowwise import Sampling, sample_codes
@@ -147,7 +148,7 @@ def test_late_flags_give_the_codes_of_a_step_that_waits(
     nothing), and the late read is the one used."""
     # Spans of a few positions: a step that attends over too few (the host's positions left
     # behind) changes the codes, where the usual 256 would cover the whole test.
-    monkeypatch.setattr(loop, "SPAN_BUCKET", 4)
+    monkeypatch.setattr(slot_steps, "SPAN_BUCKET", 4)
     late_reads: list[int] = []
     real = host_reads.step_flags_later
 
@@ -238,7 +239,7 @@ def test_fused_units_give_the_codes_of_one_step_at_a_time(
     never crosses one): every job's codes, hidden states and end equal the one-step loop's.
     Seeded rows sample from their slots' generators, reseeded per job; rows on torch's global
     RNG go as units only while every slot runs."""
-    monkeypatch.setattr(loop, "SPAN_BUCKET", 8)
+    monkeypatch.setattr(slot_steps, "SPAN_BUCKET", 8)
     one, one_jobs, none = _fused_run(engine, 0, exact, slots, monkeypatch)
     assert none == []
     order, jobs, sizes = _fused_run(engine, 8, exact, slots, monkeypatch)

@@ -40,7 +40,8 @@ from torch.utils._pytree import tree_leaves
 
 from chattts_studio.core.engine import host_reads
 from chattts_studio.core.engine.chattts.chat import ChatModel
-from chattts_studio.core.engine.decode import loop, rowwise
+from chattts_studio.core.engine.decode import rowwise
+from chattts_studio.core.engine.decode import slots as slot_steps
 from chattts_studio.core.engine.decode.job import Job
 from chattts_studio.core.engine.decode.loop import FastDecoder
 from chattts_studio.core.engine.decode.rowwise import RowSampling, Sampling, sample_codes
@@ -359,10 +360,10 @@ def _decoder(
     gpu: FakeGpu, form: Form, slots: int, max_len: int, monkeypatch: pytest.MonkeyPatch
 ) -> Watched:
     if form.chunked:
-        monkeypatch.setattr(loop, "chunks_here", lambda device: True)
+        monkeypatch.setattr(slot_steps, "chunks_here", lambda device: True)
     if form.graphs:
         GraphReplay.instances = []
-        monkeypatch.setattr(loop, "StepGraphs", GraphReplay)
+        monkeypatch.setattr(slot_steps, "StepGraphs", GraphReplay)
     if form.onnx:
         gpu.model.decode_step = TorchStep(gpu.model)  # type: ignore[assignment]
     decoder = Watched(
@@ -641,7 +642,7 @@ def test_the_speech_api_batcher_runs_on_the_card(
     engine = _fake_engine(gpu, monkeypatch)
     engine.cuda_graphs = True
     GraphReplay.instances = []
-    monkeypatch.setattr(loop, "StepGraphs", GraphReplay)
+    monkeypatch.setattr(slot_steps, "StepGraphs", GraphReplay)
     real_loop = Batcher._loop
 
     def loop_on_the_card(self: Batcher) -> None:
