@@ -79,6 +79,9 @@ def test_type_and_synthesize_gives_audio_and_a_live_panel(qtbot, make_window) ->
     qtbot.keyClicks(window.editor.editor, " Hello there. Nice day.")
     assert "segments" in window.editor.counts.text()
     seen: list[tuple[str, str]] = []
+    # The run takes a fraction of a second on the demo weights now: a faster poll than the
+    # window's 100 ms gives the panel's live figures enough ticks to be seen changing.
+    window.live.timer.setInterval(10)
     window.live.timer.timeout.connect(
         lambda: seen.append((window.live.progress.text(), window.live.memory.text()))
     )
