@@ -298,6 +298,7 @@ def test_segments_play_while_the_rest_is_generated(qtbot, make_window) -> None:
     fast(window, text=SHORT)
     window.result.stream_box.setChecked(True)
     handed: list[int] = []
+    window.live.timer.setInterval(10)  # the short run lasts a few of the window's 100 ms polls
     window.live.timer.timeout.connect(lambda: handed.append(window.result._streamed))
     run(qtbot, window)
     assert any(n > 0 for n in handed), handed  # audio reached the player during the run
