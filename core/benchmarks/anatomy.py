@@ -7,7 +7,8 @@ Runtime fp32 where it is installed). For that measurement only, the calls that m
 stage are wrapped with timers (timing_stages); everything is restored afterwards, also when
 the measurement fails. The stages:
 
-- refine: ChatModel.refine, ChatTTS's text pass (its own GPT loop, in PyTorch on both engines);
+- refine: ChatModel.refine, the text pass (with ONNX Runtime the studio's own, decode/
+  text_pass.py: the exported step, its prompts' prefill in PyTorch; ChatTTS's loop on torch);
 - prompt: ChatModel.normalize, prompt_ids and embed (text to the GPT's input embedding);
 - prefill: the GPT over a segment's prompt (PyTorch on both engines);
 - steps: the GPT's one-position steps (OrtStep.run on ONNX Runtime; PyTorch's layers else);
@@ -236,7 +237,7 @@ def step_by_position(
     cache of PROBE_LENGTH: its milliseconds and the key/value bytes it reads (each row's cache
     up to its position), to part the weights' cost (the first position's) from the cache's."""
     shapes = {i.name: i.shape for i in step.session.get_inputs()}
-    num_vq = int(shapes["codes"][1])  # codes [B, num_vq]
+    hidden = int(shapes["embeds"][1])  # embeds [B, hidden]
     _, kv_heads, _, head_dim = shapes["past_k0"]  # [B, heads, M, D]
     rows = []
     for at in positions:
@@ -245,12 +246,12 @@ def step_by_position(
             [torch.zeros(batch, kv_heads, length, head_dim) for _ in range(step.layers)]
             for _ in "kv"
         ]
-        codes = torch.zeros(batch, num_vq, dtype=torch.long)
+        embeds = torch.zeros(batch, hidden)
         pos = torch.full((batch,), at, dtype=torch.long)
-        step.run(codes, pos, *caches)  # warm
+        step.run(embeds, pos, *caches)  # warm
         started = time.perf_counter()
         for _ in range(PROBE_REPEATS):
-            step.run(codes, pos, *caches)
+            step.run(embeds, pos, *caches)
         seconds = (time.perf_counter() - started) / PROBE_REPEATS
         kv_bytes = 2 * batch * (at + 1) * kv_heads * head_dim * 4 * step.layers
         rows.append({"position": at, "ms": 1e3 * seconds, "kv_mb": kv_bytes / 1e6})

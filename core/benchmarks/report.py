@@ -233,7 +233,7 @@ def format_takes(section: dict[str, Any]) -> list[str]:
 
 # What each stage of the anatomy covers (core/benchmarks/anatomy.py times them).
 ANATOMY_STAGES = {
-    "refine": "ChatTTS's refine-text pass (its own GPT loop, PyTorch)",
+    "refine": "the refine-text pass (on ONNX Runtime: the exported step; torch: ChatTTS's loop)",
     "prompt": "normalise, tokenise, embed each segment's text",
     "prefill": "the GPT over each segment's prompt (PyTorch)",
     "steps": "the GPT's one-position decode steps",

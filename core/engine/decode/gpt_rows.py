@@ -95,7 +95,10 @@ class GptRows:
             self.num_vq * self.num_codes,
             device=self.out_device,
         )
-        self._codes_in = torch.zeros(self.rows, self.num_vq, dtype=torch.long, device=self.device)
+        # The graph's input: each row's embedding (the step's codes embedded here, in torch).
+        self._embeds_in = torch.zeros(
+            self.rows if self.step_runner is not None else 0, self.hidden_size, device=self.device
+        )
 
     def _layers(
         self,
@@ -247,7 +250,7 @@ class GptRows:
         runner = self.step_runner
         assert runner is not None
         stepping = torch.tensor(slots, device=self.device)
-        self._codes_in[stepping] = codes
+        self._embeds_in[stepping] = self._embed_codes(codes)[:, 0].float().to(self.device)
         if chunks is None:
             ranges = [(slots[0], slots[-1] + 1)]
         else:
@@ -259,7 +262,7 @@ class GptRows:
             # overwrites, or past its next job's prompt, where nothing is read before written.
             # (Clamped: a position past the cache would be written outside it.)
             hidden, logits = runner.run(
-                self._codes_in[start:stop],
+                self._embeds_in[start:stop],
                 pos[start:stop].clamp(max=self.k_cache.shape[3] - 1),
                 [self.k_cache[li, start:stop] for li in layers],
                 [self.v_cache[li, start:stop] for li in layers],

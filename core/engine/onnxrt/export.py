@@ -43,7 +43,7 @@ from chattts_studio.core.errors import ModelError
 from chattts_studio.core.messages import QT_TRANSLATE_NOOP, Sentence
 from chattts_studio.core.weights import hashcache, models
 
-FORMAT = 3  # raise when graph.py or vocoder.py changes what an export computes
+FORMAT = 4  # raise when graph.py or vocoder.py changes what an export computes (4: embeds in)
 UNUSED_DAYS = 90  # an export of other weights unused this long is deleted (~1 GB each)
 USED = ".used"  # touched at every use: when the export was last used
 MANIFEST = "manifest.json"

@@ -55,21 +55,21 @@ def _load(order: dict[str, Any]) -> ChatModel:
 def export_step(model: ChatModel, out: Path) -> None:
     """torch's exporter (dynamo) over DecodeStep, batch and cache length dynamic; attention as
     ONNX Runtime's GroupQueryAttention (see graph.py); then the vocoder's graph (vocoder.py)."""
-    step = DecodeStep(model.gpt, model.code_embedding_tables(), model.code_heads()).eval()
+    step = DecodeStep(model.gpt, model.code_heads()).eval()
     cfg = model.gpt.config
     layers = len(step.layers)
     batch, span = 2, 8
     kv = (batch, cfg.num_key_value_heads, span, step.head_dim)
-    codes = torch.zeros(batch, model.num_vq, dtype=torch.long)
+    embeds = torch.zeros(batch, cfg.hidden_size)
     pos = torch.tensor([3, 5])
     past_k = [torch.zeros(kv) for _ in range(layers)]
     past_v = [torch.zeros(kv) for _ in range(layers)]
     rows = torch.export.Dim("rows", min=1, max=4096)
     length = torch.export.Dim("length", min=2, max=65536)
     cache = {0: rows, 2: length}
-    dynamic = {"codes": {0: rows}, "pos": {0: rows}, "past_k": [cache] * layers}
+    dynamic = {"embeds": {0: rows}, "pos": {0: rows}, "past_k": [cache] * layers}
     dynamic["past_v"] = [cache] * layers
-    names = ["codes", "pos"] + [f"past_k{i}" for i in range(layers)]
+    names = ["embeds", "pos"] + [f"past_k{i}" for i in range(layers)]
     names += [f"past_v{i}" for i in range(layers)]
     outputs = ["hidden", "logits"] + [f"present_k{i}" for i in range(layers)]
     outputs += [f"present_v{i}" for i in range(layers)]
@@ -82,7 +82,7 @@ def export_step(model: ChatModel, out: Path) -> None:
         warnings.simplefilter("ignore")
         program = torch.onnx.export(
             step,
-            (codes, pos, past_k, past_v),
+            (embeds, pos, past_k, past_v),
             dynamo=True,
             dynamic_shapes=dynamic,
             input_names=names,

@@ -1,10 +1,12 @@
 """The decode step as one torch module: what is exported to ONNX (export.py).
 
-It is the computation of GptRows' one-position step (core/engine/decode/gpt_rows.py): the four
-code embeddings summed, the 20 layers, the final norm and the four code heads:
+It is the computation of GptRows' one-position step (core/engine/decode/gpt_rows.py) from the
+input embedding on: the 20 layers, the final norm and the four code heads:
 
-- in: codes [B, num_vq], positions [B], and per layer the rows' key and value cache
-  [B, kv_heads, M, head_dim] (M: the cache's length);
+- in: embeds [B, hidden] (the four code embeddings summed, or the text embedding: the caller
+  embeds, so one graph serves the audio codes and the refine pass's text, core/engine/decode/
+  text_pass.py, whose text head is applied to `hidden`), positions [B], and per layer the rows'
+  key and value cache [B, kv_heads, M, head_dim] (M: the cache's length);
 - out: hidden [B, hidden] (for the vocoder), logits [B, num_vq * num_codes] (ChatTTS's
   b (n c) order), and per layer the cache with each row's new key and value at its position.
 
@@ -68,14 +70,13 @@ def _cached_attention_shapes(
 
 
 class DecodeStep(nn.Module):
-    def __init__(self, gpt: Any, embeddings: list[nn.Embedding], heads: torch.Tensor) -> None:
-        """`gpt`: ChatTTS's LlamaModel; `embeddings`: its four code embeddings; `heads`: the
-        code heads' materialised weights [num_vq * num_codes, hidden] (ChatModel.code_heads)."""
+    def __init__(self, gpt: Any, heads: torch.Tensor) -> None:
+        """`gpt`: ChatTTS's LlamaModel; `heads`: the code heads' materialised weights
+        [num_vq * num_codes, hidden] (ChatModel.code_heads)."""
         super().__init__()
         self.layers: Any = gpt.layers
         self.norm: Any = gpt.norm
         self.rotary: Any = gpt.rotary_emb
-        self.embeddings = nn.ModuleList(embeddings)
         self.heads = nn.Parameter(heads.detach().float(), requires_grad=False)
         cfg = gpt.config
         self.head_dim = int(
@@ -86,13 +87,12 @@ class DecodeStep(nn.Module):
 
     def forward(
         self,
-        codes: torch.Tensor,
+        embeds: torch.Tensor,
         pos: torch.Tensor,
         past_k: list[torch.Tensor],
         past_v: list[torch.Tensor],
     ) -> tuple[torch.Tensor, torch.Tensor, list[torch.Tensor], list[torch.Tensor]]:
-        embs = [table(codes[:, i]) for i, table in enumerate(self.embeddings)]
-        x = torch.stack(embs, 2).sum(2).unsqueeze(1)  # as ChatTTS sums them: [B, 1, hidden]
+        x = embeds.unsqueeze(1)  # [B, 1, hidden]
         batch = x.shape[0]
         cos, sin = self.rotary(x, pos.view(-1, 1))
         keys, values = [], []

@@ -48,17 +48,18 @@ class OrtStep:
 
     def run(
         self,
-        codes: torch.Tensor,
+        embeds: torch.Tensor,
         pos: torch.Tensor,
         past_k: list[torch.Tensor],
         past_v: list[torch.Tensor],
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        """codes [B, num_vq] and pos [B] int64; past_k/past_v per layer [B, kv_heads, M, D]
-        fp32 contiguous CPU tensors, each row's new key and value written into them at its
-        position -> hidden [B, hidden], logits [B, num_vq * num_codes]."""
-        batch = int(codes.shape[0])
+        """embeds [B, hidden] fp32 (the rows' input embeddings) and pos [B] int64;
+        past_k/past_v per layer [B, kv_heads, M, D] fp32 contiguous CPU tensors, each row's new
+        key and value written into them at its position -> hidden [B, hidden], logits
+        [B, num_vq * num_codes]."""
+        batch = int(embeds.shape[0])
         binding = self.session.io_binding()
-        binding.bind_cpu_input("codes", codes.contiguous().numpy())
+        binding.bind_cpu_input("embeds", embeds.float().contiguous().numpy())
         binding.bind_cpu_input("pos", pos.contiguous().numpy())
         for i in range(self.layers):
             for kind, cache in (("k", past_k[i]), ("v", past_v[i])):

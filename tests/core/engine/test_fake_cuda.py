@@ -281,22 +281,22 @@ class TorchStep:
     def __init__(self, model: ChatModel) -> None:
         from chattts_studio.core.engine.onnxrt.graph import DecodeStep
 
-        self.step = DecodeStep(model.gpt, model.code_embedding_tables(), model.code_heads())
+        self.step = DecodeStep(model.gpt, model.code_heads())
         self.calls: list[tuple[int, int]] = []
 
     def run(
         self,
-        codes: torch.Tensor,
+        embeds: torch.Tensor,
         pos: torch.Tensor,
         past_k: list[torch.Tensor],
         past_v: list[torch.Tensor],
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        for t in (codes, pos, *past_k, *past_v):
+        for t in (embeds, pos, *past_k, *past_v):
             assert t.device == CUDA
-        hidden, logits, keys, values = self.step(codes, pos, past_k, past_v)
+        hidden, logits, keys, values = self.step(embeds, pos, past_k, past_v)
         for cache, new in zip((*past_k, *past_v), (*keys, *values), strict=True):
             cache.copy_(new)
-        self.calls.append((int(codes.shape[0]), int(past_k[0].shape[2])))
+        self.calls.append((int(embeds.shape[0]), int(past_k[0].shape[2])))
         return hidden, logits
 
 

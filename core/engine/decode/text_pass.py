@@ -1,0 +1,147 @@
+"""ChatTTS's refine-text pass on the studio's own decode pieces instead of ChatTTS's loop.
+
+Stock refine (`Chat._refine_text`) runs transformers' LlamaModel one position at a time in
+PyTorch over the left-padded batch of texts: on the 2-core CPU about 260 ms a step for 9 texts,
+14% of a long text's wall time, while the exported ONNX Runtime step makes the same 9 rows in
+about 47 ms (docs/performance.md, the anatomy). Here each text is a row of GptRows' cache
+(prefilled by torch, as the audio codes' prompts are), the one-position steps run where the
+decoder's run (the exported graph: its input is an embedding, so the text embedding goes in
+and the text head is applied to its `hidden` out), and the sampling is stock's, step for step:
+
+- logits / temperature, top-P then top-K (3 kept, transformers' warpers), EOS held off until
+  min_new_token, softmax, then ONE torch.multinomial over every row of the batch from torch's
+  global generator, finished rows included (with a placeholder distribution: the draw's
+  exponentials do not depend on the probabilities, so each running row gets the bits stock
+  gives it);
+- numbers that are not finite (a half-precision overflow) fail the pass with the decoder's
+  sentence, where stock's multinomial would raise a RuntimeError;
+- a row finishes at its first EOS (not kept); the pass ends when every row has, at the token
+  cap, or when `cancel` is set (stock's context: the texts so far are returned, as stock's).
+
+So with torch's own step a lone text's tokens are stock's exactly (tested); with ONNX Runtime
+fp32 they are torch's wherever the two engines' logits pick the same token (tested on seeds).
+A batch of texts shares one random stream, as in stock: a text's refinement depends on the
+texts beside it (batch_refine.py says what that means for the server).
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from transformers.generation import TopKLogitsWarper, TopPLogitsWarper
+
+from chattts_studio.core.engine.cancel import CancelToken
+from chattts_studio.core.engine.chattts.chat import ChatModel
+from chattts_studio.core.engine.decode.gpt_rows import GptRows
+from chattts_studio.core.engine.decode.job import NonFiniteError, non_finite_sentence
+
+
+@dataclass(frozen=True)
+class TextSampling:
+    """The stock refine's sampling (ChatTTS's RefineTextParams as ChatModel.refine sets them)."""
+
+    temperature: float
+    top_p: float
+    top_k: int
+    max_new_token: int
+    min_new_token: int
+
+
+def refine_ids(
+    model: ChatModel, prompts: Sequence[torch.Tensor], sampling: TextSampling, cancel: CancelToken
+) -> list[torch.Tensor]:
+    """The refined text ids of each prompt (its embedding [1, n, hidden], ChatModel.
+    refine_prompt's), EOS not included: what stock's `_refine_text(...).ids` holds."""
+    batch = len(prompts)
+    lengths = [int(p.shape[1]) for p in prompts]
+    rows = GptRows(model, batch, max(lengths) + sampling.max_new_token, True, None)
+    emb_text, head = model.text_embedding(), model.text_head().float().to(rows.out_device)
+    eos = model.text_eos
+    hidden = torch.zeros(batch, rows.hidden_size, device=rows.out_device)
+    with torch.inference_mode():
+        for slot, prompt in enumerate(prompts):  # each row's prompt alone: no padding
+            n = lengths[slot]
+            positions = torch.arange(n, device=rows.device).view(1, n)
+            x = prompt.to(rows.device, rows.dtype)
+            out = rows._layers(x, torch.tensor([slot], device=rows.device), positions, n)
+            hidden[slot] = out[0, -1].float().to(rows.out_device)
+        warpers = [
+            TopPLogitsWarper(sampling.top_p, min_tokens_to_keep=3),
+            TopKLogitsWarper(sampling.top_k, min_tokens_to_keep=3),
+        ]
+        temperature = torch.full((batch, 1), sampling.temperature, device=rows.out_device)
+        placeholder = torch.full((head.shape[0],), 1.0 / head.shape[0], device=rows.out_device)
+        tokens = torch.zeros(batch, sampling.max_new_token, dtype=torch.long)
+        made = [0] * batch
+        running = list(range(batch))
+        for i in range(sampling.max_new_token):
+            logits = F.linear(hidden[running], head)
+            if not bool(torch.isfinite(logits).all()):  # stock's multinomial would raise
+                raise NonFiniteError(non_finite_sentence(rows.dtype))
+            logits /= temperature[: len(running)]
+            for warp in warpers:  # stock passes the generated ids; these warpers ignore them
+                logits = warp(None, logits)
+            if i < sampling.min_new_token:
+                logits[:, eos] = -torch.inf
+            scores = placeholder.repeat(batch, 1)
+            scores[running] = F.softmax(logits, dim=-1)
+            drawn = torch.multinomial(scores, num_samples=1)[:, 0].cpu()
+            still = []
+            for slot in running:
+                token = int(drawn[slot])
+                if token == eos:
+                    continue
+                tokens[slot, made[slot]] = token
+                made[slot] += 1
+                still.append(slot)
+            running = still
+            if not running or cancel.cancelled or i + 1 == sampling.max_new_token:
+                break
+            step_rows(rows, emb_text, tokens, made, running, lengths, hidden)
+    return [tokens[slot, : made[slot]].clone() for slot in range(batch)]
+
+
+def step_rows(
+    rows: GptRows,
+    emb_text: torch.nn.Module,
+    tokens: torch.Tensor,
+    made: list[int],
+    running: list[int],
+    lengths: list[int],
+    hidden: torch.Tensor,
+) -> None:
+    """One position for the `running` slots (ascending): each row's last token in, at the
+    position after it; their hidden states into `hidden`. On ONNX Runtime the graph runs over
+    the slots' contiguous range (a finished row in it computes at a stale position nobody
+    reads); in torch one product for the running rows, with exact attention (a lone row's bits
+    are stock's)."""
+    slots = torch.tensor(running)
+    last = tokens[slots, torch.tensor([made[s] - 1 for s in running])]
+    x = emb_text(last.to(rows.device)).float()  # [running, hidden]
+    pos = torch.tensor([lengths[s] + made[s] - 1 for s in running], device=rows.device)
+    runner = rows.step_runner
+    if runner is not None:
+        start, stop = running[0], running[-1] + 1
+        embeds = torch.zeros(stop - start, rows.hidden_size)
+        at = torch.zeros(stop - start, dtype=torch.long)
+        embeds[slots - start], at[slots - start] = x, pos
+        layers = range(len(rows.layers))
+        out, _ = runner.run(
+            embeds,
+            at,
+            [rows.k_cache[li, start:stop] for li in layers],
+            [rows.v_cache[li, start:stop] for li in layers],
+        )
+        hidden[slots] = out[slots - start].to(hidden.device)
+        return
+    side_by_side = running[-1] - running[0] + 1 == len(running)
+    cached = slice(running[0], running[-1] + 1) if side_by_side else None
+    out = rows._layers(
+        x.to(rows.dtype).unsqueeze(1),
+        slots.to(rows.device),
+        pos.view(-1, 1),
+        int(pos.max()) + 1,
+        cached,
+    )
+    hidden[slots] = out[:, 0].float().to(hidden.device)
