@@ -244,7 +244,8 @@ class Engine:
         self, request: SynthesisRequest, segments: list[Segment], batch: int, cancel: CancelToken
     ) -> ModelTexts:
         """Normalised (numbers read out, characters ChatTTS cannot say dropped) and, when
-        asked, refined by ChatTTS's text pass a batch at a time, as decoding reaches them."""
+        asked, refined by the text pass (ChatModel.refine) a batch at a time, as decoding
+        reaches them."""
         model, loaded = self._require()
         refine = None
         if request.refine_text:
