@@ -26,15 +26,18 @@ texts beside it (batch_refine.py says what that means for the server).
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import torch
 import torch.nn.functional as F
 from transformers.generation import TopKLogitsWarper, TopPLogitsWarper
 
 from chattts_studio.core.engine.cancel import CancelToken
-from chattts_studio.core.engine.chattts.chat import ChatModel
 from chattts_studio.core.engine.decode.gpt_rows import GptRows
 from chattts_studio.core.engine.decode.job import NonFiniteError, non_finite_sentence
+
+if TYPE_CHECKING:
+    from chattts_studio.core.engine.chattts.chat import ChatModel
 
 
 @dataclass(frozen=True)
@@ -49,7 +52,7 @@ class TextSampling:
 
 
 def refine_ids(
-    model: ChatModel, prompts: Sequence[torch.Tensor], sampling: TextSampling, cancel: CancelToken
+    model: "ChatModel", prompts: Sequence[torch.Tensor], sampling: TextSampling, cancel: CancelToken
 ) -> list[torch.Tensor]:
     """The refined text ids of each prompt (its embedding [1, n, hidden], ChatModel.
     refine_prompt's), EOS not included: what stock's `_refine_text(...).ids` holds."""

@@ -154,23 +154,6 @@ def test_cancel_returns_what_was_made(onnx_engine: Engine) -> None:
     assert all(len(row) <= 4 for row in out) and any(len(row) == 4 for row in out)
 
 
-def test_the_engine_refines_on_its_own_pass_where_the_step_is_exported(
-    onnx_engine: Engine, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    model = onnx_engine.model
-    assert model is not None
-    torch.manual_seed(11)
-    stock = model.refine(TEXTS[:1], SETTINGS, CancelToken(), stock=True)
-
-    def refused(*_args: object, **_kwargs: object) -> None:
-        raise AssertionError("stock refine ran")
-
-    monkeypatch.setattr(model._chat, "_refine_text", refused)
-    torch.manual_seed(11)
-    assert model.refine(TEXTS[:1], SETTINGS, CancelToken()) == stock
-    assert stock[0]  # decoded text, not empty
-
-
 def test_non_finite_numbers_in_the_pass_fail_it_with_one_sentence(
     onnx_engine: Engine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -185,8 +168,11 @@ def test_non_finite_numbers_in_the_pass_fail_it_with_one_sentence(
         return hidden, logits
 
     monkeypatch.setattr(OrtStep, "run", poisoned)
+    model = onnx_engine.model
+    assert model is not None
+    prompts = [model.refine_prompt(t, SETTINGS.prompt) for t in TEXTS[:2]]
     with pytest.raises(NonFiniteError) as caught:
-        list(onnx_engine.synthesize(SynthesisRequest("你好。今天天气不错。")))  # refine on
+        refine_ids(model, prompts, TextSampling(0.7, 0.7, 20, 30, 1), CancelToken())
     assert calls[0] == 2 and "\n" not in str(caught.value)
     monkeypatch.undo()
     assert list(onnx_engine.synthesize(SynthesisRequest("你好。")))  # the engine goes on
