@@ -116,12 +116,14 @@ def apply_engine(
     if kind is EngineKind.TORCH:
         apply_precision(model, precision)
         return
+    from chattts_studio.core.engine.decode.text_pass import refine_with
     from chattts_studio.core.engine.onnxrt.export import VOCODER_FILE, ensure_export
     from chattts_studio.core.engine.onnxrt.session import OrtStep
 
     files = ensure_export(info, precision, report, cancel)
     report("starting ONNX Runtime", 0.9)
     model.decode_step = OrtStep(files, torch.get_num_threads())
+    model.text_pass = refine_with
     model.run_vocoder_on(files.parent.parent / "fp32" / VOCODER_FILE, torch.get_num_threads())
 
 

@@ -27,6 +27,9 @@ if TYPE_CHECKING:
     from chattts_studio.core.engine.onnxrt.vocoder import OrtVocoder
 
 StepHook = Callable[[torch.Tensor], None]  # the GPT's output hidden states of one forward
+# A refine pass on the studio's own decode pieces (decode/text_pass.py's refine_with): the model,
+# each text's prompt embedding, stock's RefineTextParams and the token in; each text's ids out.
+TextPass = Callable[["ChatModel", list[torch.Tensor], Any, CancelToken], list[torch.Tensor]]
 SpeakerLike = str | Voice  # an embedding string (the older form) or a Voice
 
 
@@ -84,6 +87,9 @@ class ChatModel:
         self.decode_step: OrtStep | None = None
         # And the vocoder's DVAE decoder and Vocos (up to its ISTFT) the same way, on the CPU.
         self.vocoder_front: OrtVocoder | None = None
+        # The refine pass that runs on `decode_step` when one is loaded (set by loading.py,
+        # which may import the decode package: this module may not, the package imports it).
+        self.text_pass: TextPass | None = None
 
     # -- loading ---------------------------------------------------------------------------
     @classmethod
@@ -225,13 +231,12 @@ class ChatModel:
         return str(self._chat.normalizer(text, True, True, None))
 
     def refine(
-        self, texts: list[str], settings: RefineSettings, cancel: CancelToken, stock: bool = True
+        self, texts: list[str], settings: RefineSettings, cancel: CancelToken, stock: bool = False
     ) -> list[str]:
-        """ChatTTS's text pass (adds [uv_break], [laugh], fillers) for a batch of texts, in
-        ChatTTS's own loop. decode/text_pass.py is the faster pass on the exported step (2.1x
-        on the CPU, tested equal to stock); it is not wired in here yet (an import cycle, and
-        two window cancel tests timed out with it). `stock` is kept for that switch."""
-        del stock
+        """ChatTTS's text pass (adds [uv_break], [laugh], fillers) for a batch of texts. With
+        the exported step (ONNX Runtime) it runs on the studio's own decode pieces (decode/
+        text_pass.py: stock's sampling, about 2x faster on the CPU, tested equal to stock);
+        otherwise, or when `stock`, in ChatTTS's own loop."""
         from ChatTTS import Chat
 
         params = Chat.RefineTextParams(
@@ -243,10 +248,14 @@ class ChatModel:
             show_tqdm=False,
             ensure_non_empty=False,
         )
-        with self.job(cancel):
-            refined = self._chat._refine_text(texts, self._chat.device, params)
-        ids = list(refined.ids)
-        refined.destroy()
+        if self.decode_step is not None and self.text_pass is not None and not stock:
+            prompts = [self.refine_prompt(t, settings.prompt) for t in texts]
+            ids = self.text_pass(self, prompts, params, cancel)
+        else:
+            with self.job(cancel):
+                refined = self._chat._refine_text(texts, self._chat.device, params)
+            ids = list(refined.ids)
+            refined.destroy()
         break_0 = self._chat.tokenizer.break_0_ids
         return [str(t) for t in self._chat.tokenizer.decode([i[i.less(break_0)] for i in ids])]
 

@@ -26,7 +26,7 @@ texts beside it (batch_refine.py says what that means for the server).
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import torch
 import torch.nn.functional as F
@@ -51,6 +51,16 @@ class TextSampling:
     min_new_token: int
 
 
+def refine_with(
+    model: "ChatModel", prompts: list[torch.Tensor], params: Any, cancel: CancelToken
+) -> list[torch.Tensor]:
+    """refine_ids with stock's RefineTextParams (ChatModel.refine's `text_pass`)."""
+    sampling = TextSampling(
+        params.temperature, params.top_P, params.top_K, params.max_new_token, params.min_new_token
+    )
+    return refine_ids(model, prompts, sampling, cancel)
+
+
 def refine_ids(
     model: "ChatModel", prompts: Sequence[torch.Tensor], sampling: TextSampling, cancel: CancelToken
 ) -> list[torch.Tensor]:
@@ -64,6 +74,8 @@ def refine_ids(
     hidden = torch.zeros(batch, rows.hidden_size, device=rows.out_device)
     with torch.inference_mode():
         for slot, prompt in enumerate(prompts):  # each row's prompt alone: no padding
+            if cancel.cancelled:  # before any token: every text empty, as stock's would be
+                return [torch.zeros(0, dtype=torch.long) for _ in prompts]
             n = lengths[slot]
             positions = torch.arange(n, device=rows.device).view(1, n)
             x = prompt.to(rows.device, rows.dtype)

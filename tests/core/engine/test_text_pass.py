@@ -154,6 +154,31 @@ def test_cancel_returns_what_was_made(onnx_engine: Engine) -> None:
     assert all(len(row) <= 4 for row in out) and any(len(row) == 4 for row in out)
 
 
+def test_the_engine_refines_on_its_own_pass_where_the_step_is_exported(
+    onnx_engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    model = onnx_engine.model
+    assert model is not None
+    torch.manual_seed(11)
+    stock = model.refine(TEXTS[:1], SETTINGS, CancelToken(), stock=True)
+
+    def refused(*_args: object, **_kwargs: object) -> None:
+        raise AssertionError("stock refine ran")
+
+    monkeypatch.setattr(model._chat, "_refine_text", refused)
+    torch.manual_seed(11)
+    assert model.refine(TEXTS[:1], SETTINGS, CancelToken()) == stock
+    assert stock[0]  # decoded text, not empty
+
+
+def test_a_cancel_before_the_pass_returns_at_once_with_nothing(onnx_engine: Engine) -> None:
+    model = onnx_engine.model
+    assert model is not None
+    cancel = CancelToken()
+    cancel.cancel()
+    assert model.refine(TEXTS, SETTINGS, cancel) == ["", "", ""]
+
+
 def test_non_finite_numbers_in_the_pass_fail_it_with_one_sentence(
     onnx_engine: Engine, monkeypatch: pytest.MonkeyPatch
 ) -> None:

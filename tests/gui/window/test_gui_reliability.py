@@ -205,8 +205,9 @@ def test_cancel_synthesis_at_the_earliest_and_latest_moments(
     still_works(qtbot, window)
 
     # In the refine stage (refine on): held there until the cancel arrives.
-    held, entered = hold_once(engine.model._chat._refine_text, lambda: engine)
-    monkeypatch.setattr(engine.model._chat, "_refine_text", held)
+    # (ChatModel.refine: whichever pass runs, stock's loop or the exported step's)
+    held, entered = hold_once(engine.model.refine, lambda: engine)
+    monkeypatch.setattr(engine.model, "refine", held)
     fast(window, SHORT, refine=True)
     window.menu_actions.synth.trigger()
     qtbot.waitUntil(entered.is_set, timeout=RUN_MS)
@@ -572,8 +573,8 @@ def test_closing_mid_job_leaves_no_thread(qtbot, make_window, monkeypatch, stage
     else:
         window = box["window"] = make_window()
     if stage == "synthesis":
-        held, entered = hold_once(engine().model._chat._refine_text, engine)
-        monkeypatch.setattr(engine().model._chat, "_refine_text", held)
+        held, entered = hold_once(engine().model.refine, engine)
+        monkeypatch.setattr(engine().model, "refine", held)
         fast(window, SHORT, refine=True)
         window.menu_actions.synth.trigger()
     elif stage == "audition":
