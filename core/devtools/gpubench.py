@@ -14,7 +14,7 @@ import torch
 
 from chattts_studio.core.benchmarks.bench import SENTENCE, Bench, long_text
 from chattts_studio.core.devtools.gpuanatomy import step_anatomy
-from chattts_studio.core.devtools.gpulevers import lever_table
+from chattts_studio.core.devtools.gpulevers import lever_table, vocoder_stream_table
 from chattts_studio.core.engine.request import BATCH_SIZE_RANGE
 
 GPU_SENTENCE = "四川美食确实以辣闻名，但也有不辣的选择。"  # ~20 characters: ~400 steps a segment
@@ -168,6 +168,24 @@ def run_bench(mode: Any) -> dict[str, Any]:
                 out.setdefault("levers", []).append(levers)
                 _say(f"{precision} batch {batch} levers in {time.perf_counter() - started:.0f} s")
                 _release(mode.device)
+            # The vocoder on a second stream: whole syntheses, off and on, at a full batch.
+            batch = min(largest, LEVER_BATCH)
+            if time_left((0 if cpu else STREAMS_SECONDS) + 60):
+                started = time.perf_counter()
+                ends = started + (mode.left() - (0 if cpu else STREAMS_SECONDS)) / 5
+
+                def stream_left(ends: float = ends) -> float:
+                    return ends - time.perf_counter()
+
+                try:
+                    table = vocoder_stream_table(engine, cpu, batch, stream_left)
+                    out["vocoder_stream"] = table | {"precision": precision}
+                    _say(f"{precision} vocoder stream in {time.perf_counter() - started:.0f} s")
+                except Exception as exc:
+                    out["skipped"].append(f"{precision} vocoder stream: {exc}")
+                _release(mode.device)
+            else:
+                out["skipped"].append(f"{precision} vocoder stream (time)")
         if precision == "fp32":
             started = time.perf_counter()
             out["ab"] = [bench.ab("one sentence", SENTENCE, 50, 1)]

@@ -354,6 +354,15 @@ def _batcher(engine: Any, mode: Mode) -> dict[str, Any]:
     }
 
 
+def _vocoder_stream(engine: Any) -> dict[str, Any]:
+    """The vocoder on a second stream gives the audio of the vocoder on the GPT's stream: four
+    segments of different lengths at batch 2, off and on (on the CPU both are the same path)."""
+    from chattts_studio.core.devtools.gpulevers import vocoder_stream_table
+
+    table = vocoder_stream_table(engine, True, 2)
+    return table | {"same_audio": table["audio_max_diff"] == 0.0}
+
+
 def checks(mode: Mode) -> dict[str, Any]:
     out: dict[str, Any] = {}
     engine = _engine(mode)
@@ -362,6 +371,7 @@ def checks(mode: Mode) -> dict[str, Any]:
         ("cancel", lambda: _cancel(engine, mode)),
         ("oom", lambda: _oom(engine, mode)),
         ("batcher", lambda: _batcher(engine, mode)),
+        ("vocoder_stream", lambda: _vocoder_stream(engine)),
         ("nan", lambda: _nan(mode)),
     ):
         try:

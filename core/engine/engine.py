@@ -71,6 +71,9 @@ class Engine:
         # On CUDA the decode step runs as CUDA graphs; off for comparison (bench) or if a
         # driver misbehaves. No effect elsewhere.
         self.cuda_graphs = True
+        # On CUDA, finished segments vocoded on a second stream while the GPT steps on (issue
+        # 34): off until a GPU run checks it (the bench measures it on and off).
+        self.vocoder_stream = False
         # Decoders (KV caches, CUDA graphs) kept across jobs for the loaded model.
         self.decoders = DecoderPool()
 
@@ -281,6 +284,7 @@ class Engine:
             stream,
             loaded.info.random_weights,
             self.cuda_graphs,
+            self.vocoder_stream,
             self.decoders,
         )
 

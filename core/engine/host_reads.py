@@ -2,12 +2,13 @@
 
 Why one place: on CUDA each read waits for the device (a synchronisation), so they are few and
 named: the decode step's end-of-segment and non-finite flags (one read a step, on CUDA made
-while the next step runs: `step_flags_later`), the vocoder's
-audio, and a cloned voice's codes. And the fake-CUDA tests (tests/core/engine/test_fake_cuda.py)
-run the engine's CUDA path on this CPU-only machine with tensors that have a device, a shape and
-a dtype but no values: they replace these functions with ones that check what reaches them and
-feed values. Call them through the module (`host_reads.step_flags(...)`), never imported by
-name, so that a replacement reaches every caller.
+while the next step runs: `step_flags_later`), the vocoder's audio (on the vocoder's side
+stream: `audio_later`), and a cloned voice's codes. And the fake-CUDA tests
+(tests/core/engine/test_fake_cuda.py) run the engine's CUDA path on this CPU-only machine with
+tensors that have a device, a shape and a dtype but no values: they replace these functions with
+ones that check what reaches them and feed values. Call them through the module
+(`host_reads.step_flags(...)`), never imported by name, so that a replacement reaches every
+caller.
 """
 
 from collections.abc import Callable
@@ -40,6 +41,36 @@ def step_flags_later(flags: torch.Tensor) -> Callable[[], list[list[bool]]]:
         return rows
 
     return read
+
+
+class LaterAudio:
+    """Waveforms [n, samples] on their way to the host: `ready()` asks without waiting,
+    `result()` waits if need be (audio_later)."""
+
+    def __init__(self, ready: Callable[[], bool], result: Callable[[], np.ndarray]) -> None:
+        self.ready, self._result = ready, result
+
+    def result(self) -> np.ndarray:
+        return self._result()
+
+
+def audio_later(wavs: torch.Tensor) -> LaterAudio:
+    """audio() without waiting for the device: on CUDA the waveforms are copied to pinned host
+    memory behind the work on the current stream (the vocoder's side stream), with an event to
+    ask or wait for. Elsewhere they are read now."""
+    if wavs.device.type != "cuda":
+        host = audio(wavs)
+        return LaterAudio(lambda: True, lambda: host)
+    pinned = torch.empty(wavs.shape, dtype=torch.float32, pin_memory=True)
+    pinned.copy_(wavs, non_blocking=True)
+    copied = torch.cuda.Event()
+    copied.record()
+
+    def result() -> np.ndarray:
+        copied.synchronize()
+        return pinned.numpy().copy()  # the pinned block goes back to torch's cache
+
+    return LaterAudio(copied.query, result)
 
 
 def audio(wavs: torch.Tensor) -> np.ndarray:

@@ -134,6 +134,9 @@ class JobContext:
     stream: bool  # a listener wants chunks of the unit that plays next
     random_weights: bool
     cuda_graphs: bool = True  # on CUDA: the decode step as CUDA graphs
+    # On CUDA: finished units vocoded on a second stream while the GPT steps on (issue 34's
+    # lever; off until a GPU run has checked it, as fused steps are).
+    vocoder_stream: bool = False
     # The loaded model's decoders, reused across jobs; None: a new decoder per job.
     decoders: DecoderPool | None = None
 

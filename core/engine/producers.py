@@ -2,7 +2,8 @@
 
 - `fast_events`: Studio's decode loop with continuous batching. The unit that plays next is
   vocoded in chunks while it grows (when a listener streams); other finished units wait in a
-  queue and are vocoded together, several per vocoder call, between decode steps.
+  queue and are vocoded together, several per vocoder call, between decode steps (on CUDA with
+  `vocoder_stream`, on a second stream while the steps go on: decode/vocoding.py).
 - `stock_events`: ChatTTS's own generate loop, `batch` units per call (the reference path).
 """
 
@@ -15,6 +16,7 @@ import numpy as np
 import torch
 
 from chattts_studio.core import SAMPLES_PER_STEP
+from chattts_studio.core.engine.decode import vocoding
 from chattts_studio.core.engine.decode.job import Job, NonFiniteError, non_finite_sentence
 from chattts_studio.core.engine.decode.loop import FastDecoder
 from chattts_studio.core.engine.decode.rowwise import Sampling
@@ -46,45 +48,6 @@ def _result(
         hit_cap=not eos and not ctx.random_weights and steps >= unit.cap,
         speaker=unit.name,
     )
-
-
-class VocodeQueue:
-    """Finished decodes waiting for the vocoder. Units of equal length share one call: ChatTTS
-    pads a batch with zeros, which would change the last ~50 steps of a shorter unit's audio,
-    so only equal lengths are batched (their audio equals one-at-a-time vocoding)."""
-
-    def __init__(self, ctx: JobContext) -> None:
-        self.ctx = ctx
-        self.waiting: list[Job] = []
-        self.calls = 0  # vocoder calls made (for tests and figures)
-
-    def add(self, job: Job) -> None:
-        self.waiting.append(job)
-
-    def __contains__(self, key: int) -> bool:
-        return any(job.key == key for job in self.waiting)
-
-    def __len__(self) -> int:
-        return len(self.waiting)
-
-    def flush(self) -> dict[int, np.ndarray]:
-        """Vocode everything waiting: {key: audio}. Jobs leave the queue only after their
-        audio exists (an out-of-memory error here leaves them to be made again)."""
-        groups: dict[int, list[Job]] = {}
-        for job in self.waiting:
-            groups.setdefault(job.steps, []).append(job)
-        audio: dict[int, np.ndarray] = {}
-        for jobs in groups.values():
-            if jobs[0].steps == 0:
-                audio.update({job.key: np.zeros(0, np.float32) for job in jobs})
-                continue
-            self.ctx.live.update(stage="vocoder")
-            wavs = self.ctx.model.vocode([torch.stack(job.hiddens) for job in jobs])
-            self.calls += 1
-            audio.update({job.key: wav for job, wav in zip(jobs, wavs, strict=True)})
-        self.ctx.live.update(stage="decode")
-        self.waiting = []
-        return audio
 
 
 def _jobs(ctx: JobContext, units: list[Unit]) -> list[Job]:
@@ -138,7 +101,10 @@ def _decode(
 ) -> Iterator[Event]:
     s = ctx.settings
     sampling = Sampling(s.temperature, s.top_p, s.top_k)
-    queue = VocodeQueue(ctx)
+    # On CUDA with the lever on, finished units are vocoded on a second stream (vocoding.py;
+    # called through the module: the tests replace side_stream).
+    side = vocoding.side_stream(ctx.model.device, ctx.vocoder_stream)
+    queue = vocoding.VocodeQueue(ctx.model, ctx.live, side)
     done: dict[int, SegmentResult] = {}
     stream: ChunkVocoder | None = None  # chunks of the unit that plays next
     streamed: set[int] = set()  # units whose audio went out in chunks already
@@ -163,45 +129,57 @@ def _decode(
         job.hiddens = []
         job.tokens = []
 
-    for ended in decoder.run(jobs, sampling, lambda: ctx.cancel.cancelled, on_step):
-        head = order[0] if order else None
-        if ended is not None:
-            if stream is not None and ended.key == head:
-                final = stream.chunk(ended.hiddens, True)
-                yield AudioChunk(ended.key, final, True)
-                streamed.add(ended.key)
-                finish(ended, stream.audio())
-                stream = None
-            else:
-                queue.add(ended)
-        else:
-            # Between steps: feed the unit that plays next.
-            running = decoder.running(head) if head is not None else None
-            if ctx.stream and running is not None:
-                if stream is None:
-                    stream = ChunkVocoder(ctx.model)
-                if stream.ready(running.steps):
-                    yield AudioChunk(running.key, stream.chunk(running.hiddens, False), False)
-        # Between steps (after every row that ended in the step has joined the queue): vocode
-        # what waits when someone waits for it, when enough waits, or at the end.
-        if (
-            ended is None
-            and len(queue)
-            and (
-                (head is not None and head in queue)
-                or len(queue) >= slots
-                or not any(decoder.active)
-            )
-        ):
-            waiting = {job.key: job for job in queue.waiting}
-            for key, audio in queue.flush().items():
-                finish(waiting[key], audio)
+    def in_order() -> Iterator[Event]:
         while order and order[0] in done:
             result = done.pop(order.pop(0))
             if ctx.stream and result.index not in streamed:
                 yield AudioChunk(result.index, result.audio, True)
             yield result
         ctx.live.update(segment=min((order[0] if order else 0) + 1, ctx.count))
+
+    try:
+        for ended in decoder.run(jobs, sampling, lambda: ctx.cancel.cancelled, on_step):
+            head = order[0] if order else None
+            if ended is not None:
+                if stream is not None and ended.key == head:
+                    final = stream.chunk(ended.hiddens, True)
+                    yield AudioChunk(ended.key, final, True)
+                    streamed.add(ended.key)
+                    finish(ended, stream.audio())
+                    stream = None
+                else:
+                    queue.add(ended)
+            else:
+                # Between steps: feed the unit that plays next.
+                running = decoder.running(head) if head is not None else None
+                if ctx.stream and running is not None:
+                    if stream is None:
+                        stream = ChunkVocoder(ctx.model)
+                    if stream.ready(running.steps):
+                        yield AudioChunk(running.key, stream.chunk(running.hiddens, False), False)
+            # Between steps (after every row that ended in the step has joined the queue):
+            # vocode what waits when someone waits for it, when enough waits, or at the end.
+            if (
+                ended is None
+                and len(queue)
+                and (
+                    (head is not None and head in queue)
+                    or len(queue) >= slots
+                    or not any(decoder.active)
+                )
+            ):
+                for job, audio in queue.flush():
+                    finish(job, audio)
+            if ended is None:  # what the side stream has made meanwhile, without waiting
+                for job, audio in queue.landed():
+                    finish(job, audio)
+            yield from in_order()
+        if not ctx.cancel.cancelled:  # the decoding is over: wait for the side stream's rest
+            for job, audio in queue.landed(wait=True):
+                finish(job, audio)
+            yield from in_order()
+    finally:
+        queue.settle()
     if ctx.cancel.cancelled:
         # What was already heard of the segment in progress is kept, marked partial.
         running = decoder.running(order[0]) if order else None

@@ -36,7 +36,15 @@ def test_the_gpu_run_works_in_cpu_mode(tmp_path: Path, demo_model: str) -> None:
     batcher = checks["batcher"]  # the API's continuous batch: shared steps, exact rows
     assert batcher["widest_step_requests"] == batcher["requests"] == 3
     assert batcher["all_equal_alone"] and batcher["max_abs_diff"] == 0.0
+    # The vocoder on a second stream: the same audio off and on (one path on a CPU), timed.
+    assert checks["vocoder_stream"]["same_audio"], checks["vocoder_stream"]
     bench = parts["bench"]["data"]
+    lever = bench["vocoder_stream"]
+    assert [r["vocoder_stream"] for r in lever["rows"]] == [False, True, False, True]
+    assert lever["audio_max_diff"] == 0.0
+    assert len({r["segments"] for r in lever["rows"]}) == 1 and lever["rows"][0]["segments"] >= 3
+    assert lever["best_off_s"] > 0 and lever["x_on"] > 0
+    assert "Vocoder on a second stream at batch 2" in (out / "report.md").read_text()
     assert bench["ab"] and bench["first_audio"]["studio_s"] > 0
     # 1 up to the largest batch that fits (on the CPU a small cap).
     assert [r["batch"] for r in bench["batches"]] == [1, 2] == [1, bench["largest_batch"]["fp32"]]

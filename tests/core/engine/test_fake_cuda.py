@@ -25,6 +25,7 @@ Kept true: every FastDecoder form is in FORMS, and `test_every_decoder_form_is_c
 when a new constructor parameter (a new form) appears until it is added there.
 """
 
+import contextlib
 import inspect
 from collections.abc import Iterator
 from dataclasses import dataclass, field, fields
@@ -600,6 +601,56 @@ def test_a_whole_synthesis_runs_on_the_card(gpu: FakeGpu, monkeypatch: pytest.Mo
     assert [c.index for c in chunks if c.final] == [r.index for r in results]
     pooled = next(iter(engine.decoders._decoders.values()))
     assert pooled.static and pooled.k_cache.device == CUDA and pooled.k_cache.dtype == gpu.dtype
+
+
+@ALL
+def test_the_vocoder_runs_on_a_side_stream_on_the_card(
+    gpu: FakeGpu, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The vocoder_stream lever's form (decode/vocoding.py): finished units are vocoded inside
+    the side stream's block and their audio comes back through audio_later (a pinned copy
+    behind an event on a card), never through the blocking read. No stream can be made here:
+    side_stream is replaced by a stand-in that records what runs in it."""
+    from chattts_studio.core.engine.decode import vocoding
+    from chattts_studio.core.engine.request import SynthesisRequest
+
+    engine = _fake_engine(gpu, monkeypatch)
+    engine.vocoder_stream = True
+    gpu.end_every = 26
+    asked: list[tuple[torch.device, bool]] = []
+    inside: list[bool] = []  # True while in the side stream's block
+    later: list[torch.Tensor] = []
+
+    class Side:
+        @contextlib.contextmanager
+        def after_current(self) -> Iterator[None]:
+            inside.append(True)
+            try:
+                yield
+            finally:
+                inside[-1] = False
+
+    def side_stream(device: torch.device, wanted: bool) -> Side:
+        asked.append((device, wanted))
+        return Side()
+
+    def audio_later(wavs: torch.Tensor) -> host_reads.LaterAudio:
+        assert wavs.device == CUDA and wavs.dtype == torch.float32 and wavs.dim() == 2
+        assert inside and inside[-1], "audio read outside the side stream's block"
+        later.append(wavs)
+        host = np.zeros(tuple(int(n) for n in wavs.shape), np.float32)
+        return host_reads.LaterAudio(lambda: True, lambda: host)
+
+    monkeypatch.setattr(vocoding, "side_stream", side_stream)
+    monkeypatch.setattr(host_reads, "audio_later", audio_later)
+    text = "今天天气很好。我们去公园散步吧！然后回家。"
+    request = SynthesisRequest(text, speaker=gpu.speaker, refine_text=False, segment_size=8)
+    results = list(engine.synthesize(request))  # no listener: every unit through the queue
+    assert len(results) >= 3 and [r.index for r in results] == list(range(len(results)))
+    assert all(r.steps > 0 and len(r.audio) > 0 for r in results)
+    assert asked == [(CUDA, True)]
+    assert later and len(inside) == len(later)
+    assert not gpu.audio_reads  # the blocking read was never used
 
 
 @ALL

@@ -1,0 +1,126 @@
+"""The vocoder off the GPT's critical path (decode/vocoding.py): finished units' audio queued on a
+side stream while the decode steps go on, handed over when it exists.
+
+No CUDA stream can be made here, so the side stream's two seams are replaced: `side_stream`
+by a stand-in that counts the calls it would run on the second stream, and
+`host_reads.audio_later` by audio that says it is ready only after a few asks (as a GPU's
+event does while the vocoder runs). What is checked is everything the host decides: the same
+audio, steps and order as vocoding at once, the steps going on while audio is in flight, and
+nothing left flying when a job ends or is cancelled. tests/core/engine/test_fake_cuda.py runs
+the same form on fake CUDA tensors; .ci/gpu/run.sh measures it on a card. Demo weights (random:
+noise, never speech)."""
+
+import contextlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import numpy as np
+import pytest
+import torch
+
+from chattts_studio.core.engine import host_reads
+from chattts_studio.core.engine.cancel import CancelToken
+from chattts_studio.core.engine.decode import vocoding
+from chattts_studio.core.engine.engine import Engine
+from chattts_studio.core.engine.request import SegmentResult, SynthesisRequest
+from chattts_studio.core.errors import Cancelled
+
+ASKS = 3  # a flight's audio is ready at its fourth ask
+TEXT = "今天天气很好。我们去公园散步吧！然后回家吃饭，再看一会儿书。好的。晚安，明天见。"
+
+
+@dataclass
+class Flights:
+    """What the stand-ins saw: calls run 'on the side stream', and each flight's asks."""
+
+    entered: int = 0
+    asks: list[int] = field(default_factory=list)  # per flight: ready() calls so far
+    taken: list[bool] = field(default_factory=list)  # per flight: ready when its audio was read
+    read: list[bool] = field(default_factory=list)  # per flight: result() called
+
+
+@pytest.fixture
+def flights(monkeypatch: pytest.MonkeyPatch) -> Flights:
+    seen = Flights()
+
+    class CpuSide:
+        @contextlib.contextmanager
+        def after_current(self) -> Iterator[None]:
+            seen.entered += 1
+            yield
+
+    def side_stream(device: torch.device, wanted: bool) -> CpuSide | None:
+        return CpuSide() if wanted else None
+
+    def audio_later(wavs: torch.Tensor) -> host_reads.LaterAudio:
+        host = host_reads.audio(wavs)  # made now; reported late
+        n = len(seen.asks)
+        seen.asks.append(0)
+        seen.taken.append(False)
+        seen.read.append(False)
+
+        def ready() -> bool:
+            seen.asks[n] += 1
+            return seen.asks[n] > ASKS
+
+        def result() -> np.ndarray:
+            seen.taken[n], seen.read[n] = seen.asks[n] > ASKS, True
+            return host
+
+        return host_reads.LaterAudio(ready, result)
+
+    monkeypatch.setattr(vocoding, "side_stream", side_stream)
+    monkeypatch.setattr(host_reads, "audio_later", audio_later)
+    return seen
+
+
+def _request() -> SynthesisRequest:
+    # Segments of different lengths (units of equal length share one call), two rows at a
+    # time, so finished units wait for the vocoder while others still decode.
+    return SynthesisRequest(TEXT, seed=4, refine_text=False, segment_size=8, batch_size=2)
+
+
+def _run(engine: Engine, on: bool, cancel: CancelToken | None = None) -> list[SegmentResult]:
+    engine.vocoder_stream = on
+    try:
+        return list(engine.synthesize(_request(), cancel=cancel))
+    finally:
+        engine.vocoder_stream = False
+
+
+def test_queued_vocoding_gives_the_same_audio_in_order_while_the_steps_go_on(
+    engine: Engine, flights: Flights
+) -> None:
+    now = _run(engine, False)
+    assert flights.entered == 0  # the lever off: vocoded at once, as before
+    queued = _run(engine, True)
+    assert len(queued) == len(now) >= 4
+    assert [r.index for r in queued] == list(range(len(now)))
+    for a, b in zip(queued, now, strict=True):
+        assert a.steps == b.steps and a.text == b.text
+        assert np.array_equal(a.audio, b.audio)
+    assert flights.entered == len(flights.asks) >= 2  # every call ran 'on the side stream'
+    assert all(flights.read)  # nothing left flying
+    # The loop stepped on while audio flew: a flight read only once it said it was ready,
+    # after ASKS steps (one ask a step). Waiting for it at once would read none ready.
+    assert any(flights.taken), flights.asks
+    assert all(a > ASKS for a, t in zip(flights.asks, flights.taken, strict=True) if t)
+
+
+def test_a_cancel_with_audio_in_flight_leaves_nothing_flying(
+    engine: Engine, flights: Flights, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cancel = CancelToken()
+    real_flush = vocoding.VocodeQueue.flush
+
+    def flush_then_cancel(self: vocoding.VocodeQueue) -> list[object]:
+        out = real_flush(self)
+        if self.flying:  # audio in flight: the user cancels now
+            cancel.cancel()
+        return out  # type: ignore[return-value]
+
+    monkeypatch.setattr(vocoding.VocodeQueue, "flush", flush_then_cancel)
+    with pytest.raises(Cancelled):
+        _run(engine, True, cancel)
+    assert flights.asks and all(flights.read)  # settled: waited for, then dropped
+    assert not any(flights.taken)  # none was handed over as a result
