@@ -228,3 +228,69 @@ def vocoder_stream_table(
         "audio_max_diff": diff,
         "skipped": skipped,
     }
+
+
+REFINE_TEXTS = (
+    "四川美食确实以辣闻名，但也有不辣的选择。",
+    "比如甜水面、赖汤圆、蛋烘糕、叶儿粑等。",
+    "这些小吃口味温和，甜而不腻，也很受欢迎。",
+    "成都的街头巷尾到处都是小吃店。",
+    "从早到晚都有人排队。",
+    "早上可以吃一碗豆花，中午来一份担担面。",
+    "晚上再去夜市逛一逛。",
+    "很多游客来到这里，第一件事就是找一家地道的火锅店。",
+)
+
+
+def refine_table(engine: Any, cpu: bool, left: Callable[[], float] = lambda: 1e9) -> dict[str, Any]:
+    """ChatTTS's refine-text loop against the studio's pass (decode/text_pass.py) on this
+    engine's GPT, one text and eight, A B A B with the same seed: each pass's seconds and
+    whether its tokens equal stock's. On CUDA the studio's pass runs GptRows' torch step
+    (eager, no graphs): what switching refine to it there would give, measured before it is
+    switched on (the window uses it only with the exported ONNX Runtime step today)."""
+    from chattts_studio.core.engine.cancel import CancelToken
+    from chattts_studio.core.engine.chattts.chat import RefineSettings
+    from chattts_studio.core.engine.decode.text_pass import refine_with
+
+    model = engine.model
+    device = model.gpt_device
+    sync = (lambda: torch.cuda.synchronize(device)) if device.type == "cuda" else (lambda: None)
+    settings = RefineSettings("[oral_2][laugh_0][break_6]", 0.7, 20)
+    rows: list[dict[str, Any]] = []
+    skipped: list[str] = []
+    for batch in (1, 2) if cpu else (1, len(REFINE_TEXTS)):
+        texts = [model.normalize(t) for t in REFINE_TEXTS[:batch]]
+        found: dict[str, list[list[int]]] = {}
+        for repeat in range(2):
+            for side in ("stock", "studio"):
+                if left() < 20:
+                    skipped.append(f"batch {batch} {side} run {repeat + 1} (time)")
+                    continue
+                params = model.refine_params(texts, settings)
+                if cpu:
+                    params.max_new_token = 24  # a CPU run only shows that the table runs
+                sync()
+                torch.manual_seed(7)
+                started = time.perf_counter()
+                if side == "stock":
+                    refined = model._chat._refine_text(texts, model._chat.device, params)
+                    ids = [[int(t) for t in row] for row in refined.ids]
+                    refined.destroy()
+                else:
+                    prompts = [model.refine_prompt(t, settings.prompt) for t in texts]
+                    out = refine_with(model, prompts, params, CancelToken())
+                    ids = [[int(t) for t in row] for row in out]
+                sync()
+                seconds = time.perf_counter() - started
+                found[side] = ids
+                tokens = sum(len(row) for row in ids)
+                rows.append({"batch": batch, "side": side, "seconds": seconds, "tokens": tokens})
+        same = found.get("stock") == found.get("studio") if len(found) == 2 else None
+        for row in rows:
+            if row["batch"] == batch:
+                row["same_tokens"] = same
+    best: dict[str, float] = {}
+    for row in rows:
+        key = f"{row['side']}_{row['batch']}"
+        best[key] = min(best.get(key, row["seconds"]), row["seconds"])
+    return {"rows": rows, "best_s": best, "skipped": skipped}

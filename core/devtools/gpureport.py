@@ -136,6 +136,7 @@ def _bench(bench: dict[str, Any]) -> list[str]:
         for skipped in table.get("skipped", []):
             lines.append(f"- skipped: {skipped}")
     lines += _vocoder_stream(bench.get("vocoder_stream"))
+    lines += _refine(bench.get("refine"))
     streams = bench.get("streams")
     if streams:
         lines += [
@@ -247,6 +248,28 @@ def _vocoder_stream(table: dict[str, Any] | None) -> list[str]:
         lines.append(
             f"| {'on' if r['vocoder_stream'] else 'off'} | {r['segments']} "
             f"| {_f(r['wall_s'], 2)} | {_f(r['audio_s'], 1)} | {_f(r['rtf'], 4)} |"
+        )
+    lines += [f"- skipped: {s}" for s in table.get("skipped", [])]
+    return lines
+
+
+def _refine(table: dict[str, Any] | None) -> list[str]:
+    """ChatTTS's refine loop against the studio's pass on the card's torch step."""
+    if not table:
+        return []
+    lines = [
+        "",
+        f"Refine-text pass ({table.get('precision')}), ChatTTS's loop against the studio's "
+        "(decode/text_pass.py, torch's step), A B A B, seed 7:",
+        "",
+        "| texts | pass | seconds | tokens | tokens equal to stock's |",
+        "|---|---|---|---|---|",
+    ]
+    for r in table["rows"]:
+        same = r.get("same_tokens")
+        lines.append(
+            f"| {r['batch']} | {r['side']} | {_f(r['seconds'], 3)} | {r['tokens']} "
+            f"| {'-' if same is None else ('yes' if same else 'NO')} |"
         )
     lines += [f"- skipped: {s}" for s in table.get("skipped", [])]
     return lines

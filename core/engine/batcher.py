@@ -31,12 +31,14 @@ import logging
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from itertools import count
 
 import numpy as np
 import torch
 
 from chattts_studio.core import SAMPLE_RATE
+from chattts_studio.core.engine import host_reads
 from chattts_studio.core.engine.batch_refine import REFINE_BATCH, refine_picks, refine_segments
 from chattts_studio.core.engine.batcher_ticket import (
     BatcherStats,
@@ -47,6 +49,7 @@ from chattts_studio.core.engine.batcher_ticket import (
     Ticket,
     TicketDesk,
 )
+from chattts_studio.core.engine.decode import vocoding
 from chattts_studio.core.engine.decode.job import Job
 from chattts_studio.core.engine.decode.loop import FastDecoder
 from chattts_studio.core.engine.decode.rowwise import Sampling, segment_seed
@@ -75,6 +78,22 @@ INT8_CHUNKS = (
     "--chunk-rows above 1 cannot be used with int8: its quantization ties the rows of a "
     "product together; leave it at 1, or serve fp32 or bf16."
 )
+
+
+@dataclass
+class FlyingChunk:
+    """A chunk launched on the vocoder's side stream (CUDA): handed over once its audio exists;
+    its window (the hidden states read) and `holds` (the audio written) live until then."""
+
+    entry: tuple[Ticket, int]
+    vocoder: ChunkVocoder
+    window: Window | None
+    final: bool
+    audio: host_reads.LaterAudio | None = None
+    holds: object = None
+
+    def ready(self) -> bool:
+        return self.audio is None or self.audio.ready()
 
 
 class Batcher(TicketDesk):
@@ -129,7 +148,13 @@ class Batcher(TicketDesk):
         # Vocoding beside the GPT's steps on the CPU (see _vocode): one thread, so chunks are
         # made and sent in the order they were planned. Deliveries to a request (chunks,
         # Finished, Failed) happen under _out, from whichever thread, never two at once.
-        self._vocoding = None if on_cuda else ThreadPoolExecutor(1, "batcher-vocoder")
+        # On CUDA with Engine.vocoder_stream, chunks are vocoded on a second stream instead,
+        # launched from this thread (no kernels from another thread while a graph is captured)
+        # and handed over once their audio exists, in the order they were planned.
+        self._side = vocoding.side_stream(model.device, engine.vocoder_stream)
+        self._flying: list[FlyingChunk] = []
+        plain = on_cuda or self._side is not None
+        self._vocoding = None if plain else ThreadPoolExecutor(1, "batcher-vocoder")
         self._out = threading.RLock()
 
     # -- the batcher's thread ---------------------------------------------------------------
@@ -290,6 +315,8 @@ class Batcher(TicketDesk):
                 vocoder = self._vocoders.get(job.key) if job is not None else None
                 if job is not None and vocoder is not None and vocoder.ready(job.steps):
                     self._vocode(job, False)
+            self._land()
+        self._land(wait=True)
         with self._lock:
             self._drop_cancelled()
 
@@ -318,16 +345,48 @@ class Batcher(TicketDesk):
         if final:
             entry[0].steps += job.steps
             job.hiddens, job.tokens = [], []  # its audio is planned: the window holds them
-        if self._vocoding is None:
+        if self._side is not None:
+            self._launch(entry, vocoder, window, final)
+        elif self._vocoding is None:
             self._send_chunk(entry, vocoder, window, final)
         else:
             self._vocoding.submit(self._send_chunk, entry, vocoder, window, final)
+
+    def _launch(
+        self, entry: tuple[Ticket, int], vocoder: ChunkVocoder, window: Window | None, final: bool
+    ) -> None:
+        """Queue the chunk's vocoding on the side stream (an empty window too, so that it is
+        handed over in its place in the order)."""
+        chunk = FlyingChunk(entry, vocoder, window, final)
+        if window is not None:
+            assert self._side is not None
+            try:
+                with self._side.after_current():
+                    wav = self.model.vocode_on_device([window.hidden])
+                    chunk.audio = host_reads.audio_later(wav)
+            except Exception as exc:  # as for a chunk inline: out of memory is the batch's
+                if out_of_memory(exc):
+                    raise
+                self._fail(entry[0], exc)
+                return
+            chunk.holds = wav  # the side stream's output, until the audio is read
+        self._flying.append(chunk)
+
+    def _land(self, wait: bool = False) -> None:
+        """Hand over the side stream's chunks whose audio exists (all of them when `wait`),
+        in the order they were launched."""
+        while self._flying and (wait or self._flying[0].ready()):
+            chunk = self._flying.pop(0)
+            audio = np.zeros(0, np.float32)
+            if chunk.window is not None and chunk.audio is not None:
+                audio = chunk.vocoder.keep(chunk.window, chunk.audio.result()[0])
+            self._deliver(chunk.entry, chunk.vocoder, audio, chunk.final)
 
     def _send_chunk(
         self, entry: tuple[Ticket, int], vocoder: ChunkVocoder, window: Window | None, final: bool
     ) -> None:
         """Vocode one planned chunk and send out whatever is next in its request's order."""
-        ticket, index = entry
+        ticket = entry[0]
         if ticket.cancelled or ticket.done:
             return
         try:
@@ -337,6 +396,15 @@ class Batcher(TicketDesk):
             if out_of_memory(exc) and self._vocoding is None:
                 raise  # the device's: it fails the batch (the decode loop's handler)
             self._fail(ticket, exc)
+            return
+        self._deliver(entry, vocoder, audio, final)
+
+    def _deliver(
+        self, entry: tuple[Ticket, int], vocoder: ChunkVocoder, audio: np.ndarray, final: bool
+    ) -> None:
+        """Send a made chunk and whatever is next in its request's order."""
+        ticket, index = entry
+        if ticket.cancelled or ticket.done:
             return
         if final:
             self.stats.audio_seconds += len(vocoder.audio()) / SAMPLE_RATE
@@ -378,6 +446,10 @@ class Batcher(TicketDesk):
         self.stats.rows_busy = 0
         self._by_key.clear()
         self._vocoders.clear()
+        flying, self._flying = self._flying, []
+        for chunk in flying:  # the side stream must not use memory given back
+            if chunk.audio is not None:
+                chunk.audio.result()
         with self._out:
             for ticket in tickets:
                 if not ticket.cancelled and not ticket.done:

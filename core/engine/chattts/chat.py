@@ -237,17 +237,7 @@ class ChatModel:
         the exported step (ONNX Runtime) it runs on the studio's own decode pieces (decode/
         text_pass.py: stock's sampling, about 2x faster on the CPU, tested equal to stock);
         otherwise, or when `stock`, in ChatTTS's own loop."""
-        from ChatTTS import Chat
-
-        params = Chat.RefineTextParams(
-            prompt=settings.prompt,
-            top_P=settings.top_p,
-            top_K=settings.top_k,
-            max_new_token=max(2 * len(t) + 16 for t in texts),
-            min_new_token=1,
-            show_tqdm=False,
-            ensure_non_empty=False,
-        )
+        params = self.refine_params(texts, settings)
         if self.decode_step is not None and self.text_pass is not None and not stock:
             prompts = [self.refine_prompt(t, settings.prompt) for t in texts]
             ids = self.text_pass(self, prompts, params, cancel)
@@ -258,6 +248,20 @@ class ChatModel:
             refined.destroy()
         break_0 = self._chat.tokenizer.break_0_ids
         return [str(t) for t in self._chat.tokenizer.decode([i[i.less(break_0)] for i in ids])]
+
+    def refine_params(self, texts: list[str], settings: RefineSettings) -> Any:
+        """Stock's RefineTextParams for refining `texts` (a fresh object: stock mutates them)."""
+        from ChatTTS import Chat
+
+        return Chat.RefineTextParams(
+            prompt=settings.prompt,
+            top_P=settings.top_p,
+            top_K=settings.top_k,
+            max_new_token=max(2 * len(t) + 16 for t in texts),
+            min_new_token=1,
+            show_tqdm=False,
+            ensure_non_empty=False,
+        )
 
     def refine_prompt(self, text: str, prompt: str) -> torch.Tensor:
         """The refine pass's input embedding of one text [1, n, hidden], as `_refine_text`

@@ -106,7 +106,11 @@ class ChunkVocoder:
         return Window(torch.stack(hiddens[start:steps]), begin, (upto - start) * SAMPLES_PER_STEP)
 
     def render(self, window: Window) -> np.ndarray:
-        wav = self.model.vocode([window.hidden])[0]
+        return self.keep(window, self.model.vocode([window.hidden])[0])
+
+    def keep(self, window: Window, wav: np.ndarray) -> np.ndarray:
+        """The window's new samples of its vocoded audio `wav`, kept as the next chunk (render's
+        second half, for audio vocoded elsewhere: the Batcher's side stream on CUDA)."""
         new = np.array(wav[window.begin : window.end], dtype=np.float32)
         self.chunks.append(new)
         return new

@@ -45,6 +45,13 @@ def test_the_gpu_run_works_in_cpu_mode(tmp_path: Path, demo_model: str) -> None:
     assert len({r["segments"] for r in lever["rows"]}) == 1 and lever["rows"][0]["segments"] >= 3
     assert lever["best_off_s"] > 0 and lever["x_on"] > 0
     assert "Vocoder on a second stream at batch 2" in (out / "report.md").read_text()
+    # ChatTTS's refine loop against the studio's pass on torch's step: equal tokens, timed.
+    refine = bench["refine"]
+    assert [(r["batch"], r["side"]) for r in refine["rows"]] == [
+        (b, side) for b in (1, 2) for _ in range(2) for side in ("stock", "studio")
+    ]
+    assert all(r["same_tokens"] and r["seconds"] > 0 and r["tokens"] > 0 for r in refine["rows"])
+    assert "Refine-text pass (fp32)" in (out / "report.md").read_text()
     assert bench["ab"] and bench["first_audio"]["studio_s"] > 0
     # 1 up to the largest batch that fits (on the CPU a small cap).
     assert [r["batch"] for r in bench["batches"]] == [1, 2] == [1, bench["largest_batch"]["fp32"]]

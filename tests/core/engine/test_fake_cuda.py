@@ -603,53 +603,68 @@ def test_a_whole_synthesis_runs_on_the_card(gpu: FakeGpu, monkeypatch: pytest.Mo
     assert pooled.static and pooled.k_cache.device == CUDA and pooled.k_cache.dtype == gpu.dtype
 
 
-@ALL
-def test_the_vocoder_runs_on_a_side_stream_on_the_card(
-    gpu: FakeGpu, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The vocoder_stream lever's form (decode/vocoding.py): finished units are vocoded inside
-    the side stream's block and their audio comes back through audio_later (a pinned copy
-    behind an event on a card), never through the blocking read. No stream can be made here:
-    side_stream is replaced by a stand-in that records what runs in it."""
-    from chattts_studio.core.engine.decode import vocoding
-    from chattts_studio.core.engine.request import SynthesisRequest
+@dataclass
+class SideSeams:
+    """What the side stream's stand-ins saw (no CUDA stream can be made here)."""
 
-    engine = _fake_engine(gpu, monkeypatch)
-    engine.vocoder_stream = True
-    gpu.end_every = 26
-    asked: list[tuple[torch.device, bool]] = []
-    inside: list[bool] = []  # True while in the side stream's block
-    later: list[torch.Tensor] = []
+    asked: list[tuple[torch.device, bool]] = field(default_factory=list)
+    inside: list[bool] = field(default_factory=list)  # per block: True while in it
+    later: list[torch.Tensor] = field(default_factory=list)  # audio read through audio_later
+
+
+def _side_stream_seams(monkeypatch: pytest.MonkeyPatch) -> SideSeams:
+    """vocoding.side_stream replaced by a stand-in recording the blocks run 'on the side
+    stream', and host_reads.audio_later by a check that the audio it gets is the card's,
+    read inside such a block (a pinned copy behind an event there, on a GPU)."""
+    from chattts_studio.core.engine.decode import vocoding
+
+    seen = SideSeams()
 
     class Side:
         @contextlib.contextmanager
         def after_current(self) -> Iterator[None]:
-            inside.append(True)
+            seen.inside.append(True)
             try:
                 yield
             finally:
-                inside[-1] = False
+                seen.inside[-1] = False
 
-    def side_stream(device: torch.device, wanted: bool) -> Side:
-        asked.append((device, wanted))
-        return Side()
+    def side_stream(device: torch.device, wanted: bool) -> Side | None:
+        seen.asked.append((device, wanted))
+        return Side() if wanted else None
 
     def audio_later(wavs: torch.Tensor) -> host_reads.LaterAudio:
         assert wavs.device == CUDA and wavs.dtype == torch.float32 and wavs.dim() == 2
-        assert inside and inside[-1], "audio read outside the side stream's block"
-        later.append(wavs)
+        assert seen.inside and seen.inside[-1], "audio read outside the side stream's block"
+        seen.later.append(wavs)
         host = np.zeros(tuple(int(n) for n in wavs.shape), np.float32)
         return host_reads.LaterAudio(lambda: True, lambda: host)
 
     monkeypatch.setattr(vocoding, "side_stream", side_stream)
     monkeypatch.setattr(host_reads, "audio_later", audio_later)
+    return seen
+
+
+@ALL
+def test_the_vocoder_runs_on_a_side_stream_on_the_card(
+    gpu: FakeGpu, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The vocoder_stream lever's form (decode/vocoding.py): finished units are vocoded inside
+    the side stream's block and their audio comes back through audio_later, never through
+    the blocking read."""
+    from chattts_studio.core.engine.request import SynthesisRequest
+
+    engine = _fake_engine(gpu, monkeypatch)
+    engine.vocoder_stream = True
+    gpu.end_every = 26
+    seen = _side_stream_seams(monkeypatch)
     text = "今天天气很好。我们去公园散步吧！然后回家。"
     request = SynthesisRequest(text, speaker=gpu.speaker, refine_text=False, segment_size=8)
     results = list(engine.synthesize(request))  # no listener: every unit through the queue
     assert len(results) >= 3 and [r.index for r in results] == list(range(len(results)))
     assert all(r.steps > 0 and len(r.audio) > 0 for r in results)
-    assert asked == [(CUDA, True)]
-    assert later and len(inside) == len(later)
+    assert seen.asked == [(CUDA, True)]
+    assert seen.later and len(seen.inside) == len(seen.later)
     assert not gpu.audio_reads  # the blocking read was never used
 
 
@@ -681,12 +696,14 @@ def test_out_of_memory_halves_the_batch_on_the_card(
 
 
 @ALL
+@pytest.mark.parametrize("vocoder_stream", [False, True])
 def test_the_speech_api_batcher_runs_on_the_card(
-    gpu: FakeGpu, monkeypatch: pytest.MonkeyPatch
+    gpu: FakeGpu, monkeypatch: pytest.MonkeyPatch, vocoder_stream: bool
 ) -> None:
     """The speech API's continuous batch on its own thread (the mode entered there too): two
     requests with their own seeds and samplings share the exact static step through a graph
-    stand-in, each streamed back in order and finished."""
+    stand-in, each streamed back in order and finished; with the vocoder_stream lever, every
+    chunk vocoded on the side stream (stand-in seams) and none through the blocking read."""
     from chattts_studio.core.engine.batcher import Batcher
     from chattts_studio.core.engine.batcher_ticket import Failed, Finished, SpeechOrder, collect
 
@@ -702,6 +719,8 @@ def test_the_speech_api_batcher_runs_on_the_card(
 
     monkeypatch.setattr(Batcher, "_loop", loop_on_the_card)
     gpu.end_every = 6
+    engine.vocoder_stream = vocoder_stream
+    seen = _side_stream_seams(monkeypatch)
     batcher = Batcher(engine, slots=2)
     batcher.start()
     try:
@@ -719,6 +738,8 @@ def test_the_speech_api_batcher_runs_on_the_card(
         assert isinstance(got[-1], Finished) and got[-1].steps > 0
     assert len(gpu.generator_devices) >= 2 and set(gpu.generator_devices) == {CUDA}
     assert GraphReplay.instances and all(not g.host_operands for g in GraphReplay.instances)
+    assert seen.asked == [(CUDA, vocoder_stream)]
+    assert bool(seen.later) == vocoder_stream and bool(gpu.audio_reads) != vocoder_stream
 
 
 @ALL

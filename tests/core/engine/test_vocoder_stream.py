@@ -19,10 +19,12 @@ import pytest
 import torch
 
 from chattts_studio.core.engine import host_reads
+from chattts_studio.core.engine.batcher import Batcher
+from chattts_studio.core.engine.batcher_ticket import Delivery, Finished, SpeechOrder, collect
 from chattts_studio.core.engine.cancel import CancelToken
 from chattts_studio.core.engine.decode import vocoding
 from chattts_studio.core.engine.engine import Engine
-from chattts_studio.core.engine.request import SegmentResult, SynthesisRequest
+from chattts_studio.core.engine.request import AudioChunk, SegmentResult, SynthesisRequest
 from chattts_studio.core.errors import Cancelled
 
 ASKS = 3  # a flight's audio is ready at its fourth ask
@@ -34,6 +36,7 @@ class Flights:
     """What the stand-ins saw: calls run 'on the side stream', and each flight's asks."""
 
     entered: int = 0
+    needed: int = ASKS  # asks before a flight says it is ready
     asks: list[int] = field(default_factory=list)  # per flight: ready() calls so far
     taken: list[bool] = field(default_factory=list)  # per flight: ready when its audio was read
     read: list[bool] = field(default_factory=list)  # per flight: result() called
@@ -61,10 +64,10 @@ def flights(monkeypatch: pytest.MonkeyPatch) -> Flights:
 
         def ready() -> bool:
             seen.asks[n] += 1
-            return seen.asks[n] > ASKS
+            return seen.asks[n] > seen.needed
 
         def result() -> np.ndarray:
-            seen.taken[n], seen.read[n] = seen.asks[n] > ASKS, True
+            seen.taken[n], seen.read[n] = seen.asks[n] > seen.needed, True
             return host
 
         return host_reads.LaterAudio(ready, result)
@@ -124,3 +127,52 @@ def test_a_cancel_with_audio_in_flight_leaves_nothing_flying(
         _run(engine, True, cancel)
     assert flights.asks and all(flights.read)  # settled: waited for, then dropped
     assert not any(flights.taken)  # none was handed over as a result
+
+
+def _served(engine: Engine, orders: list[SpeechOrder]) -> tuple[Batcher, list[list[Delivery]]]:
+    """The orders through one speech-API batcher, all at once; what each got."""
+    batcher = Batcher(engine, slots=4)
+    batcher.segment_size = 6  # several segments a request, chunks of each
+    batcher.start()
+    try:
+        together = [collect(batcher, order) for order in orders]
+        for done, _ in together:
+            assert done.wait(60)
+    finally:
+        batcher.close()
+    return batcher, [got for _, got in together]
+
+
+def test_the_speech_api_sends_side_stream_chunks_in_order_with_the_same_audio(
+    engine: Engine, flights: Flights
+) -> None:
+    """The Batcher's form: each streamed chunk launched on the side stream from the batcher's
+    own thread (no vocoder thread: on a card, kernels from another thread would break a graph
+    capture), handed over once its audio exists, in the order it was planned; every request
+    gets the audio it gets with the vocoder beside the steps (the CPU's thread)."""
+    orders = [
+        SpeechOrder("你好。今天天气很好。我们去公园。", engine.sample_speaker(1), 1),
+        SpeechOrder("我们。去公园散步吧。", engine.sample_speaker(3), 3),
+    ]
+    plain, before = _served(engine, orders)
+    assert plain._vocoding is not None and flights.entered == 0
+    # Slow enough that several chunks of one segment fly at once: handed over out of
+    # launch order, a segment's audio would come out shuffled.
+    flights.needed = 40
+    engine.vocoder_stream = True
+    try:
+        queued, after = _served(engine, orders)
+    finally:
+        engine.vocoder_stream = False
+    assert queued._vocoding is None and not queued._flying
+    for got, reference in zip(after, before, strict=True):
+        assert isinstance(got[-1], Finished)
+        chunks = [c for c in got if isinstance(c, AudioChunk)]
+        indices = [c.index for c in chunks]
+        assert indices == sorted(indices) and len(indices) > len(set(indices))  # chunked
+        want = [c for c in reference if isinstance(c, AudioChunk)]
+        assert [len(c.audio) for c in chunks] == [len(c.audio) for c in want]
+        assert all(np.array_equal(a.audio, b.audio) for a, b in zip(chunks, want, strict=True))
+    assert flights.entered == len(flights.asks) >= 4 and all(flights.read)
+    assert any(flights.taken), flights.asks  # the steps went on while chunks flew
+    assert all(a > 40 for a, t in zip(flights.asks, flights.taken, strict=True) if t)
