@@ -31,6 +31,8 @@ def format_report(report: dict[str, Any]) -> str:
         lines += format_takes(report["takes"])
     if "anatomy" in report:
         lines += format_anatomy(report["anatomy"])
+    if "side" in report:
+        lines += format_side(report["side"])
     return "\n".join(lines)
 
 
@@ -295,3 +297,29 @@ def format_anatomy(section: dict[str, Any]) -> list[str]:
 
 def to_json(report: dict[str, Any]) -> str:
     return json.dumps(report, indent=2, ensure_ascii=False)
+
+
+def format_side(table: dict[str, Any]) -> list[str]:
+    def f(value: float | None, digits: int = 2) -> str:
+        return "-" if value is None else f"{value:.{digits}f}"
+
+    diff = table.get("audio_max_diff")
+    same = "one run" if diff is None else ("equal" if diff == 0 else f"max diff {diff:.2e}")
+    lines = [
+        "",
+        f"Vocoder beside the steps against inline ({table['chars']} characters, refine "
+        f"{'on' if table['refine_text'] else 'off'}, A B A B): best inline "
+        f"{f(table['best_off_s'])} s, best beside {f(table['best_on_s'])} s "
+        f"(x{f(table['x_on'], 3)}); medians {f(table['median_off_s'])} / "
+        f"{f(table['median_on_s'])} s; audio: {same}",
+        "",
+        "| vocoder | segments | wall s | audio s | RTF |",
+        "|---|---|---|---|---|",
+    ]
+    for r in table["rows"]:
+        lines.append(
+            f"| {'beside' if r['vocoder_stream'] else 'inline'} | {r['segments']} "
+            f"| {f(r['wall_s'])} | {f(r['audio_s'], 1)} | {f(r['rtf'], 4)} |"
+        )
+    lines += [f"- skipped: {s}" for s in table.get("skipped", [])]
+    return lines

@@ -3,7 +3,8 @@
 ONNX Runtime, fp32 and int8) against each other (chattts_studio.core.benchmarks.engines), with
 `--sections takes` the segment editor's takes (chattts_studio.core.benchmarks.takes), and with
 `--sections anatomy` where a long text's time goes at the user's defaults, by stage
-(chattts_studio.core.benchmarks.anatomy)."""
+(chattts_studio.core.benchmarks.anatomy), and with `--sections side` the vocoder beside the
+GPT's steps against inline (chattts_studio.core.benchmarks.side)."""
 
 import argparse
 import dataclasses
@@ -12,10 +13,13 @@ from typing import Any
 from chattts_studio.core.cli.common import err
 
 # bench.SECTIONS, then engines.py's (not imported here, so that `--help` needs no torch).
-SECTIONS = ("ab", "batches", "first-audio", "floor", "precisions", "engines", "takes", "anatomy")
-# engines, takes and anatomy run when asked: engines loads four engines, takes writes projects,
-# anatomy refines and synthesizes the long text once more, by stage.
-DEFAULT_SECTIONS = SECTIONS[:-3]
+SECTIONS = (
+    "ab", "batches", "first-audio", "floor", "precisions", "engines", "takes", "anatomy", "side"
+)  # fmt: skip
+# engines, takes, anatomy and side run when asked: engines loads four engines, takes writes
+# projects, anatomy refines and synthesizes the long text once more, by stage, and side
+# synthesizes it 2 x --repeats times more.
+DEFAULT_SECTIONS = SECTIONS[:-4]
 
 
 def _sections(value: str) -> tuple[str, ...]:
@@ -70,7 +74,8 @@ def add_parser(sub: Any) -> None:
         help=f"comma-separated, among {', '.join(SECTIONS)}, or all (default: all but "
         "engines, takes and anatomy); engines: torch and ONNX Runtime, fp32 and int8, side by "
         "side; anatomy: the long text (--long-chars) at the user's defaults (refine-text on, "
-        "automatic batch, segment size 50, engine auto), its wall time by stage",
+        "automatic batch, segment size 50, engine auto), its wall time by stage; side: the "
+        "same text with the vocoder inline and beside the steps, A B A B, --repeats pairs",
     )
     engines = bench.add_argument_group("the engines section")
     engines.add_argument(
@@ -175,5 +180,10 @@ def run(args: argparse.Namespace) -> int:
         from chattts_studio.core.benchmarks import anatomy
 
         report = {**anatomy.run(model, device, args.threads, args.long_chars, say), **report}
+    if "side" in args.sections:
+        from chattts_studio.core.benchmarks import side
+
+        found = side.run(model, device, args.threads, args.long_chars, args.repeats, say)
+        report = {**found, **report}
     print(to_json(report) if args.json else format_report(report))
     return 0

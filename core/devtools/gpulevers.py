@@ -157,14 +157,10 @@ def lever_table(
 def vocoder_stream_table(
     engine: Any, cpu: bool, batch: int, left: Callable[[], float] = lambda: 1e9
 ) -> dict[str, Any]:
-    """Whole syntheses (text to audio, the vocoder included) at `batch` rows with finished
-    segments vocoded on the GPT's stream (off) and on a second stream (on), alternated twice
-    (A B A B); segments of four lengths, so rows end at different steps and the vocoder runs
-    while others decode. `rows` [{vocoder_stream, wall_s, audio_s, rtf}], the best wall of
-    each, and whether the two gave the same audio (`audio_max_diff`: their largest sample
-    difference; the same kernels on another stream should give the same bits)."""
-    import numpy as np
-
+    """Whole syntheses at `batch` rows with finished segments vocoded inline and on the side (a
+    second stream on a card), A B A B (core/benchmarks/side.py), over segments of four lengths,
+    so rows end at different steps and the vocoder runs while others decode."""
+    from chattts_studio.core.benchmarks.side import side_table
     from chattts_studio.core.engine.request import SynthesisRequest
 
     lengths = ("今天很好。", "我们去公园散步吧。", "四川美食确实以辣闻名，但也有不辣的。", "好。")
@@ -173,61 +169,7 @@ def vocoder_stream_table(
     request = SynthesisRequest(
         text, seed=3, refine_text=False, segment_size=8, batch_size=min(batch, 64)
     )
-    device = engine.model.device
-    sync = (lambda: torch.cuda.synchronize(device)) if device.type == "cuda" else (lambda: None)
-    rows: list[dict[str, Any]] = []
-    audio: dict[bool, list[Any]] = {}
-    skipped: list[str] = []
-    list(engine.synthesize(SynthesisRequest("你好。", refine_text=False)))  # one-time costs
-    try:
-        for _ in range(2):
-            for on in (False, True):
-                if left() < 20:
-                    skipped.append(f"vocoder_stream={on} (time)")
-                    continue
-                engine.vocoder_stream = on
-                sync()
-                started = time.perf_counter()
-                results = list(engine.synthesize(request))
-                sync()
-                wall = time.perf_counter() - started
-                audio[on] = [r.audio for r in results]
-                seconds = sum(len(r.audio) for r in results) / 24000
-                rows.append(
-                    {
-                        "vocoder_stream": on,
-                        "segments": len(results),
-                        "wall_s": wall,
-                        "audio_s": seconds,
-                        "rtf": wall / max(seconds, 1e-9),
-                    }
-                )
-    finally:
-        engine.vocoder_stream = False
-    best: dict[bool, float | None] = {
-        on: min((r["wall_s"] for r in rows if r["vocoder_stream"] is on), default=None)
-        for on in (False, True)
-    }
-    off_s, on_s = best[False], best[True]
-    diff = None
-    if len(audio) == 2 and [len(a) for a in audio[False]] == [len(a) for a in audio[True]]:
-        diff = max(
-            (
-                float(np.abs(a - b).max())
-                for a, b in zip(audio[False], audio[True], strict=True)
-                if len(a)
-            ),
-            default=0.0,
-        )
-    return {
-        "batch": request.batch_size,
-        "rows": rows,
-        "best_off_s": off_s,
-        "best_on_s": on_s,
-        "x_on": off_s / on_s if off_s and on_s else None,
-        "audio_max_diff": diff,
-        "skipped": skipped,
-    }
+    return side_table(engine, request, 2, left)
 
 
 REFINE_TEXTS = (

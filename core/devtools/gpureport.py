@@ -142,7 +142,9 @@ def _bench(bench: dict[str, Any]) -> list[str]:
         lines += [
             "",
             f"- real-time streams through the API ({streams.get('precision')}, "
-            f"{streams.get('slots')} rows): **{streams['realtime_streams']}**"
+            f"{streams.get('slots')} rows, vocoder stream "
+            f"{'on' if streams.get('vocoder_stream') else 'off'}): "
+            f"**{streams['realtime_streams']}**"
             f"{' (the search cap)' if streams.get('capped') else ''}, first audio p50 "
             f"{_f(streams.get('first_audio_p50_s'))} s, "
             f"p95 {_f(streams.get('first_audio_p95_s'))} s",

@@ -38,7 +38,6 @@ import numpy as np
 import torch
 
 from chattts_studio.core import SAMPLE_RATE
-from chattts_studio.core.engine import host_reads
 from chattts_studio.core.engine.batch_refine import REFINE_BATCH, refine_picks, refine_segments
 from chattts_studio.core.engine.batcher_ticket import (
     BatcherStats,
@@ -82,18 +81,17 @@ INT8_CHUNKS = (
 
 @dataclass
 class FlyingChunk:
-    """A chunk launched on the vocoder's side stream (CUDA): handed over once its audio exists;
-    its window (the hidden states read) and `holds` (the audio written) live until then."""
+    """A chunk launched on the vocoder's side stream (CUDA): handed over once its audio exists
+    (the call holds what the side stream reads and writes until then)."""
 
     entry: tuple[Ticket, int]
     vocoder: ChunkVocoder
     window: Window | None
     final: bool
-    audio: host_reads.LaterAudio | None = None
-    holds: object = None
+    call: vocoding.Launched | None = None  # None: an empty window, nothing to vocode
 
     def ready(self) -> bool:
-        return self.audio is None or self.audio.ready()
+        return self.call is None or self.call.audio.ready()
 
 
 class Batcher(TicketDesk):
@@ -288,6 +286,8 @@ class Batcher(TicketDesk):
             if memory:  # outside the except block, whose traceback held the decoder
                 release_memory(self.engine.loaded.device.id if self.engine.loaded else "cpu")
         self._fail_all(QueueFull("The server is shutting down."))
+        if self._side is not None:
+            self._side.close()
 
     def _shrink_when_grown(self) -> None:
         """Idle now: a cache one long segment grew for every slot (segment_size 500: 2,048
@@ -361,15 +361,12 @@ class Batcher(TicketDesk):
         if window is not None:
             assert self._side is not None
             try:
-                with self._side.after_current():
-                    wav = self.model.vocode_on_device([window.hidden])
-                    chunk.audio = host_reads.audio_later(wav)
+                chunk.call = self._side.launch(self.model, [window.hidden])
             except Exception as exc:  # as for a chunk inline: out of memory is the batch's
                 if out_of_memory(exc):
                     raise
                 self._fail(entry[0], exc)
                 return
-            chunk.holds = wav  # the side stream's output, until the audio is read
         self._flying.append(chunk)
 
     def _land(self, wait: bool = False) -> None:
@@ -378,8 +375,8 @@ class Batcher(TicketDesk):
         while self._flying and (wait or self._flying[0].ready()):
             chunk = self._flying.pop(0)
             audio = np.zeros(0, np.float32)
-            if chunk.window is not None and chunk.audio is not None:
-                audio = chunk.vocoder.keep(chunk.window, chunk.audio.result()[0])
+            if chunk.window is not None and chunk.call is not None:
+                audio = chunk.vocoder.keep(chunk.window, chunk.call.audio.result()[0])
             self._deliver(chunk.entry, chunk.vocoder, audio, chunk.final)
 
     def _send_chunk(
@@ -448,8 +445,8 @@ class Batcher(TicketDesk):
         self._vocoders.clear()
         flying, self._flying = self._flying, []
         for chunk in flying:  # the side stream must not use memory given back
-            if chunk.audio is not None:
-                chunk.audio.result()
+            if chunk.call is not None:
+                chunk.call.audio.result()
         with self._out:
             for ticket in tickets:
                 if not ticket.cancelled and not ticket.done:

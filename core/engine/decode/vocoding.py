@@ -5,19 +5,24 @@ Units of equal length share one vocoder call: ChatTTS pads a batch with zeros, w
 the last ~50 steps of a shorter unit's audio, so only equal lengths are batched (their audio
 equals one-at-a-time vocoding).
 
-Without a side stream (the CPU, or the lever off) `flush` vocodes and returns the audio at once,
-as before. With one, `flush` only queues the work: each group's hidden states are stacked on
-the GPT's stream (fresh copies the loop never writes again), the side stream waits for the
-GPT's stream up to that point, runs the DVAE decoder and Vocos, and copies the audio to pinned
-host memory behind an event (host_reads.audio_later). The GPT's next steps are queued at once;
-`landed` hands over the audio whose event has completed, without waiting, and `landed(wait=
-True)` waits for the rest (the end of the job). Until its audio is handed over, a flight holds
-every tensor the side stream reads or writes, so the caching allocator cannot give their memory
-to the GPT's stream while the vocoder still uses it.
+Inline (the lever off) `flush` vocodes and returns the audio at once, as before. With a side,
+`flush` only launches the work and the GPT's next steps go on at once; `landed` hands over the
+audio that exists, without waiting, in launch order, and `landed(wait=True)` waits for the rest
+(the end of the job). The two sides:
+- CUDA (`SideStream`): each group's hidden states are stacked on the GPT's stream (fresh copies
+  the loop never writes again), the side stream waits for the GPT's stream up to that point,
+  runs the DVAE decoder and Vocos, and copies the audio to pinned host memory behind an event
+  (host_reads.audio_later). Until its audio is handed over, a flight holds every tensor the
+  side stream reads or writes, so the caching allocator cannot give their memory to the GPT's
+  stream while the vocoder still uses it.
+- CPU (`VocoderThread`): the same call on a thread of its own (the Batcher's precedent for the
+  speech API), so the GPT's step and the vocoder take turns on the cores instead of the step
+  waiting; the same audio, bit for bit.
 """
 
 import contextlib
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -30,6 +35,14 @@ from chattts_studio.core.engine.decode.job import Job
 if TYPE_CHECKING:
     from chattts_studio.core.engine.chattts.chat import ChatModel
     from chattts_studio.core.engine.metrics import LiveMetrics
+
+
+@dataclass
+class Launched:
+    """A vocoder call under way and what it must keep alive until its audio is read."""
+
+    audio: host_reads.LaterAudio
+    holds: tuple[object, ...]
 
 
 class SideStream:
@@ -46,24 +59,55 @@ class SideStream:
         with torch.cuda.stream(self.stream):
             yield
 
+    def launch(self, model: "ChatModel", hiddens: list[torch.Tensor]) -> Launched:
+        """Queue the vocoding of `hiddens` [steps, hidden] each (equal lengths) here; what the
+        side stream reads and writes is held by the result until its audio is read."""
+        with self.after_current():
+            wavs = model.vocode_on_device(hiddens)
+            audio = host_reads.audio_later(wavs)
+        return Launched(audio, (hiddens, wavs))
 
-def side_stream(device: torch.device, wanted: bool) -> SideStream | None:
-    """The vocoder's stream: a second one on CUDA when `wanted`; None (the GPT's own) else.
-    The tests replace this to run the queued form on the CPU and on fake CUDA."""
-    return SideStream(device) if wanted and device.type == "cuda" else None
+    def close(self) -> None:
+        pass
+
+
+class VocoderThread:
+    """The CPU's form: the vocoder on a thread of its own while the GPT steps on the others'
+    cores (both engines' sessions sleep between calls, so the two take turns on the cores)."""
+
+    def __init__(self) -> None:
+        self.pool = ThreadPoolExecutor(1, "vocoder")
+
+    def launch(self, model: "ChatModel", hiddens: list[torch.Tensor]) -> Launched:
+        done = self.pool.submit(lambda: host_reads.audio(model.vocode_on_device(hiddens)))
+        return Launched(host_reads.LaterAudio(done.done, done.result), (hiddens,))
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=True)
+
+
+Side = SideStream | VocoderThread
+
+
+def side_stream(device: torch.device, wanted: bool) -> Side | None:
+    """Where finished units are vocoded while the GPT steps on, when `wanted`: a second CUDA
+    stream on a card, a thread of its own on the CPU; None: inline, on the GPT's own stream
+    and thread. The tests replace this to run the queued form with stand-in seams."""
+    if not wanted:
+        return None
+    return SideStream(device) if device.type == "cuda" else VocoderThread()
 
 
 @dataclass
 class Flight:
-    """One vocoder call queued on the side stream, and what it must keep alive until done."""
+    """One vocoder call launched on the side, for these jobs."""
 
     jobs: list[Job]
-    audio: host_reads.LaterAudio
-    holds: tuple[object, ...]
+    call: Launched
 
 
 class VocodeQueue:
-    def __init__(self, model: "ChatModel", live: "LiveMetrics", side: SideStream | None) -> None:
+    def __init__(self, model: "ChatModel", live: "LiveMetrics", side: Side | None) -> None:
         self.model, self.live, self.side = model, live, side
         self.waiting: list[Job] = []
         self.flying: list[Flight] = []
@@ -96,10 +140,7 @@ class VocodeQueue:
                 self.live.update(stage="vocoder")
                 out += zip(jobs, self.model.vocode(hiddens), strict=True)
                 continue
-            with self.side.after_current():
-                wavs = self.model.vocode_on_device(hiddens)
-                later = host_reads.audio_later(wavs)
-            self.flying.append(Flight(jobs, later, (hiddens, wavs)))
+            self.flying.append(Flight(jobs, self.side.launch(self.model, hiddens)))
         if self.side is None:
             self.live.update(stage="decode")
         self.waiting = []
@@ -109,14 +150,16 @@ class VocodeQueue:
         """The queued calls' audio that exists now, in the order they were queued (every
         call's when `wait`)."""
         out: list[tuple[Job, np.ndarray]] = []
-        while self.flying and (wait or self.flying[0].audio.ready()):
+        while self.flying and (wait or self.flying[0].call.audio.ready()):
             flight = self.flying.pop(0)
-            out += zip(flight.jobs, flight.audio.result(), strict=True)
+            out += zip(flight.jobs, flight.call.audio.result(), strict=True)
         return out
 
     def settle(self) -> None:
         """Wait for whatever is still queued, keeping nothing: the job is over (cancelled or
         failed) and the side stream must not read memory that is given back."""
         for flight in self.flying:
-            flight.audio.result()
+            flight.call.audio.result()
         self.flying = []
+        if self.side is not None:
+            self.side.close()

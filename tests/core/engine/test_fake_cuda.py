@@ -620,7 +620,12 @@ def _side_stream_seams(monkeypatch: pytest.MonkeyPatch) -> SideSeams:
 
     seen = SideSeams()
 
-    class Side:
+    class Side(vocoding.SideStream):
+        """SideStream's own launch, with its block recorded instead of on a CUDA stream."""
+
+        def __init__(self) -> None:  # no CUDA stream can be made here
+            pass
+
         @contextlib.contextmanager
         def after_current(self) -> Iterator[None]:
             seen.inside.append(True)

@@ -46,7 +46,12 @@ class Flights:
 def flights(monkeypatch: pytest.MonkeyPatch) -> Flights:
     seen = Flights()
 
-    class CpuSide:
+    class CpuSide(vocoding.SideStream):
+        """SideStream's own launch, with its block counted instead of on a CUDA stream."""
+
+        def __init__(self) -> None:  # no CUDA stream can be made here
+            pass
+
         @contextlib.contextmanager
         def after_current(self) -> Iterator[None]:
             seen.entered += 1
@@ -108,6 +113,31 @@ def test_queued_vocoding_gives_the_same_audio_in_order_while_the_steps_go_on(
     # after ASKS steps (one ask a step). Waiting for it at once would read none ready.
     assert any(flights.taken), flights.asks
     assert all(a > ASKS for a, t in zip(flights.asks, flights.taken, strict=True) if t)
+
+
+def test_on_the_cpu_the_lever_vocodes_on_a_thread_of_its_own_with_the_same_audio(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The real CPU side (no stand-ins): every finished unit vocoded on the 'vocoder' thread
+    while the decode goes on, the same audio bit for bit as inline, the thread gone after."""
+    import threading
+
+    now = _run(engine, False)
+    model = engine.model
+    assert model is not None
+    real = model.vocode_on_device
+    threads: list[str] = []
+
+    def recorded(hiddens: list[torch.Tensor]) -> torch.Tensor:
+        threads.append(threading.current_thread().name)
+        return real(hiddens)
+
+    monkeypatch.setattr(model, "vocode_on_device", recorded)
+    queued = _run(engine, True)
+    assert threads and all(name.startswith("vocoder") for name in threads), threads
+    assert [r.index for r in queued] == list(range(len(now)))
+    assert all(np.array_equal(a.audio, b.audio) for a, b in zip(queued, now, strict=True))
+    assert not any(t.name.startswith("vocoder") for t in threading.enumerate())
 
 
 def test_a_cancel_with_audio_in_flight_leaves_nothing_flying(

@@ -1,0 +1,117 @@
+"""`bench --sections side`: the vocoder beside the GPT's steps against inline (issue 34).
+
+Whole syntheses (text to audio through Engine.synthesize, the vocoder included) with finished
+segments vocoded inline, the GPT waiting (off), and on the side (Engine.vocoder_stream: a thread
+of its own on the CPU, a second stream on CUDA; decode/vocoding.py), alternated A B A B in one
+process so that the machine's drift falls on both. Each run's audio is compared with the first
+run's: the side must give the same bits. The GPU run (core/devtools/gpulevers.py) uses the same
+table on a synthetic text at the full batch.
+"""
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import torch
+
+from chattts_studio.core import SAMPLE_RATE
+from chattts_studio.core.engine.engine import Engine
+from chattts_studio.core.engine.request import SynthesisRequest
+
+OFF_ON = (False, True)
+
+
+def side_table(
+    engine: Engine,
+    request: SynthesisRequest,
+    pairs: int,
+    left: Callable[[], float] = lambda: 1e9,
+    say: Callable[[str], None] = lambda _m: None,
+) -> dict[str, Any]:
+    """`pairs` of runs, off then on: `rows` [{vocoder_stream, segments, wall_s, audio_s,
+    rtf}], the best and median wall of each side, `x_on` (best off / best on), and
+    `audio_max_diff` (the largest sample difference of any run from the first). `left()`:
+    seconds still allowed; a run starts only with 20 of them (the rest listed in `skipped`)."""
+    model = engine.model
+    assert model is not None
+    device = model.device
+    sync = (lambda: torch.cuda.synchronize(device)) if device.type == "cuda" else (lambda: None)
+    rows: list[dict[str, Any]] = []
+    skipped: list[str] = []
+    first: list[np.ndarray] | None = None
+    diff = 0.0
+    list(engine.synthesize(SynthesisRequest("你好。", refine_text=False)))  # one-time costs
+    try:
+        for pair in range(pairs):
+            for on in OFF_ON:
+                if left() < 20:
+                    skipped.append(f"pair {pair + 1} vocoder_stream={on} (time)")
+                    continue
+                engine.vocoder_stream = on
+                sync()
+                started = time.perf_counter()
+                audio = [r.audio for r in engine.synthesize(request)]
+                sync()
+                wall = time.perf_counter() - started
+                if first is None:
+                    first = audio
+                elif [len(a) for a in audio] != [len(a) for a in first]:
+                    diff = float("inf")
+                else:
+                    pairs_ = zip(audio, first, strict=True)
+                    diff = max([diff, *(float(np.abs(a - b).max()) for a, b in pairs_ if len(a))])
+                seconds = sum(len(a) for a in audio) / SAMPLE_RATE
+                rows.append(
+                    {
+                        "vocoder_stream": on,
+                        "segments": len(audio),
+                        "wall_s": wall,
+                        "audio_s": seconds,
+                        "rtf": wall / max(seconds, 1e-9),
+                    }
+                )
+                say(f"side: vocoder {'on the side' if on else 'inline'}: {wall:.2f} s")
+    finally:
+        engine.vocoder_stream = False
+    walls = {on: sorted(r["wall_s"] for r in rows if r["vocoder_stream"] is on) for on in OFF_ON}
+    best_off, best_on = (walls[on][0] if walls[on] else None for on in OFF_ON)
+    return {
+        "batch": request.batch_size,
+        "refine_text": request.refine_text,
+        "chars": len(request.text),
+        "rows": rows,
+        "best_off_s": best_off,
+        "best_on_s": best_on,
+        "median_off_s": float(np.median(walls[False])) if walls[False] else None,
+        "median_on_s": float(np.median(walls[True])) if walls[True] else None,
+        "x_on": best_off / best_on if best_off and best_on else None,
+        "audio_max_diff": diff if len(rows) > 1 else None,
+        "skipped": skipped,
+    }
+
+
+def run(
+    model: str,
+    device: str | None,
+    threads: int | None,
+    long_chars: int,
+    pairs: int,
+    say: Callable[[str], None],
+) -> dict[str, Any]:
+    """The bench's report with this section alone: the long text at the user's defaults
+    (refine on, automatic batch, segment size 50, engine auto)."""
+    from chattts_studio.core.benchmarks.bench import describe, long_text
+
+    if threads:
+        torch.set_num_threads(threads)
+    engine = Engine()
+    loaded = engine.load(model, device, "fp32", engine="auto")
+    say(f"side: {loaded.info.label} on {loaded.device.label}, {loaded.engine.value} engine")
+    report = describe(loaded, pairs)
+    try:
+        request = SynthesisRequest(long_text(long_chars), seed=7)
+        report["side"] = side_table(engine, request, pairs, say=say)
+    finally:
+        engine.unload()
+    return report
