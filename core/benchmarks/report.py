@@ -322,4 +322,7 @@ def format_side(table: dict[str, Any]) -> list[str]:
             f"| {f(r['wall_s'])} | {f(r['audio_s'], 1)} | {f(r['rtf'], 4)} |"
         )
     lines += [f"- skipped: {s}" for s in table.get("skipped", [])]
+    if table.get("first_audio_s"):
+        waits = ", ".join(f"{w:.2f}" for w in table["first_audio_s"])
+        lines.append(f"- first audio (a listener, as the window plays; inline): {waits} s")
     return lines

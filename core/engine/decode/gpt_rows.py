@@ -118,15 +118,18 @@ class GptRows:
             for li in range(len(self.layers)):
                 x = self._decode_layer(li, x, rows, pos, span, (cos, sin, mask), cached)
             return self.gpt.norm(x)
-        for li, layer in enumerate(self.layers):  # prefill: one row, positions 0..seq-1
+        # Prefill: positions 0..seq-1 of each row (rows of several prompts right-padded: a
+        # causal position never sees the padding after it, and the padding's keys and values,
+        # written past a row's end, are overwritten by its own steps before any step reads them).
+        for li, layer in enumerate(self.layers):
             attn = layer.self_attn
             h = layer.input_layernorm(x)
             q = attn.q_proj(h).view(batch, seq, -1, self.head_dim).transpose(1, 2)
             k = attn.k_proj(h).view(batch, seq, -1, self.head_dim).transpose(1, 2)
             v = attn.v_proj(h).view(batch, seq, -1, self.head_dim).transpose(1, 2)
             q, k = apply_rotary_pos_emb(q, k, cos, sin)
-            self.k_cache[li, rows[0], :, :seq] = k[0]
-            self.v_cache[li, rows[0], :, :seq] = v[0]
+            self.k_cache[li, rows, :, :seq] = k
+            self.v_cache[li, rows, :, :seq] = v
             out = F.scaled_dot_product_attention(
                 q, k, v, is_causal=True, scale=attn.scaling, enable_gqa=self.kv_heads != self.heads
             )

@@ -25,8 +25,12 @@ def test_section_runs_alone_from_the_cli_and_reports_its_table(
     assert side["audio_max_diff"] == 0.0 and len({r["audio_s"] for r in rows}) == 1
     assert side["best_off_s"] == min(r["wall_s"] for r in rows if not r["vocoder_stream"])
     assert side["x_on"] == pytest.approx(side["best_off_s"] / side["best_on_s"])
+    # First audio at the defaults, refine included, once a pair: well before a whole run.
+    waits = side["first_audio_s"]
+    assert len(waits) == 2 and 0 < max(waits) < min(r["wall_s"] for r in rows)
 
     text = format_report(report)
     assert "Vocoder beside the steps against inline (13 characters, refine on, A B A B)" in text
     assert "audio: equal" in text
     assert f"| beside | {rows[1]['segments']} | {rows[1]['wall_s']:.2f} |" in text
+    assert f"- first audio (a listener, as the window plays; inline): {waits[0]:.2f}" in text
