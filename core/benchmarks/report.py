@@ -299,7 +299,9 @@ def to_json(report: dict[str, Any]) -> str:
     return json.dumps(report, indent=2, ensure_ascii=False)
 
 
-def format_side(table: dict[str, Any]) -> list[str]:
+def format_side(table: dict[str, Any], title: str = "Vocoder beside the steps") -> list[str]:
+    """The side bench's table (core/benchmarks/side.py); the GPU report's too, titled."""
+
     def f(value: float | None, digits: int = 2) -> str:
         return "-" if value is None else f"{value:.{digits}f}"
 
@@ -307,7 +309,7 @@ def format_side(table: dict[str, Any]) -> list[str]:
     same = "one run" if diff is None else ("equal" if diff == 0 else f"max diff {diff:.2e}")
     lines = [
         "",
-        f"Vocoder beside the steps against inline ({table['chars']} characters, refine "
+        f"{title} against inline ({table['chars']} characters, refine "
         f"{'on' if table['refine_text'] else 'off'}, A B A B): best inline "
         f"{f(table['best_off_s'])} s, best beside {f(table['best_on_s'])} s "
         f"(x{f(table['x_on'], 3)}); medians {f(table['median_off_s'])} / "

@@ -8,6 +8,8 @@ import gc
 import os
 import statistics
 import time
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import torch
@@ -112,6 +114,31 @@ STREAMS_SECONDS = float(os.environ.get("STUDIO_GPU_STREAMS_S", "100"))
 STREAMS_VOCODER_STREAM = os.environ.get("STUDIO_GPU_STREAMS_VOCODER", "0") == "1"
 
 
+def _bounded(
+    out: dict[str, Any],
+    key: str,
+    precision: str,
+    measure: Callable[[Callable[[], float]], dict[str, Any]],
+    mode: Any,
+    share: int,
+    time_left: Callable[[float], bool],
+) -> None:
+    """out[key] = measure(left) within 1/`share` of the time left (the streams' kept aside);
+    skipped, with why, when too little is left or it fails (the rest of the bench goes on)."""
+    reserve = 0 if mode.cpu else STREAMS_SECONDS
+    if not time_left(reserve + 60):
+        out["skipped"].append(f"{precision} {key} (time)")
+        return
+    started = time.perf_counter()
+    ends = started + (mode.left() - reserve) / share
+    try:
+        out[key] = measure(lambda: ends - time.perf_counter()) | {"precision": precision}
+        _say(f"{precision} {key} in {time.perf_counter() - started:.0f} s")
+    except Exception as exc:
+        out["skipped"].append(f"{precision} {key}: {exc}")
+    _release(mode.device)
+
+
 def run_bench(mode: Any) -> dict[str, Any]:
     """What matters most first: the best precision's sweep over batch sizes, its anatomy at
     batch 1 and at the largest batch, the streams through the API; then stock against Studio
@@ -179,42 +206,14 @@ def run_bench(mode: Any) -> dict[str, Any]:
                 out.setdefault("levers", []).append(levers)
                 _say(f"{precision} batch {batch} levers in {time.perf_counter() - started:.0f} s")
                 _release(mode.device)
-            # The vocoder on a second stream: whole syntheses, off and on, at a full batch.
-            batch = min(largest, LEVER_BATCH)
-            if time_left((0 if cpu else STREAMS_SECONDS) + 60):
-                started = time.perf_counter()
-                ends = started + (mode.left() - (0 if cpu else STREAMS_SECONDS)) / 5
-
-                def stream_left(ends: float = ends) -> float:
-                    return ends - time.perf_counter()
-
-                try:
-                    table = vocoder_stream_table(engine, cpu, batch, stream_left)
-                    out["vocoder_stream"] = table | {"precision": precision}
-                    _say(f"{precision} vocoder stream in {time.perf_counter() - started:.0f} s")
-                except Exception as exc:
-                    out["skipped"].append(f"{precision} vocoder stream: {exc}")
-                _release(mode.device)
-            else:
-                out["skipped"].append(f"{precision} vocoder stream (time)")
+            # The vocoder on a second stream (whole syntheses off and on, at a full batch), and
             # ChatTTS's refine loop against the studio's pass on this GPT (torch's step here).
-            if time_left((0 if cpu else STREAMS_SECONDS) + 60):
-                started = time.perf_counter()
-                ends = started + (mode.left() - (0 if cpu else STREAMS_SECONDS)) / 6
-
-                def refine_left(ends: float = ends) -> float:
-                    return ends - time.perf_counter()
-
-                try:
-                    out["refine"] = refine_table(engine, cpu, refine_left) | {
-                        "precision": precision
-                    }
-                    _say(f"{precision} refine passes in {time.perf_counter() - started:.0f} s")
-                except Exception as exc:
-                    out["skipped"].append(f"{precision} refine passes: {exc}")
-                _release(mode.device)
-            else:
-                out["skipped"].append(f"{precision} refine passes (time)")
+            batch = min(largest, LEVER_BATCH)
+            for key, share, measure in (
+                ("vocoder_stream", 5, partial(vocoder_stream_table, engine, cpu, batch)),
+                ("refine", 6, partial(refine_table, engine, cpu)),
+            ):
+                _bounded(out, key, precision, measure, mode, share, time_left)
         if precision == "fp32":
             started = time.perf_counter()
             out["ab"] = [bench.ab("one sentence", SENTENCE, 50, 1)]

@@ -233,26 +233,12 @@ def markdown(report: dict[str, Any]) -> str:
 
 def _vocoder_stream(table: dict[str, Any] | None) -> list[str]:
     """The vocoder-on-a-second-stream lever: whole syntheses off and on, A B A B."""
+    from chattts_studio.core.benchmarks.report import format_side
+
     if not table:
         return []
-    diff = table.get("audio_max_diff")
-    same = "not compared" if diff is None else ("equal" if diff == 0 else f"max diff {diff:.2e}")
-    lines = [
-        "",
-        f"Vocoder on a second stream at batch {table['batch']} ({table.get('precision')}), "
-        f"whole syntheses A B A B: best off {_f(table.get('best_off_s'), 2)} s, best on "
-        f"{_f(table.get('best_on_s'), 2)} s (x{_f(table.get('x_on'), 2)}); audio: {same}",
-        "",
-        "| vocoder stream | segments | wall s | audio s | RTF |",
-        "|---|---|---|---|---|",
-    ]
-    for r in table["rows"]:
-        lines.append(
-            f"| {'on' if r['vocoder_stream'] else 'off'} | {r['segments']} "
-            f"| {_f(r['wall_s'], 2)} | {_f(r['audio_s'], 1)} | {_f(r['rtf'], 4)} |"
-        )
-    lines += [f"- skipped: {s}" for s in table.get("skipped", [])]
-    return lines
+    title = f"Vocoder on a second stream at batch {table['batch']} ({table.get('precision')})"
+    return format_side(table, title)
 
 
 def _refine(table: dict[str, Any] | None) -> list[str]:

@@ -66,7 +66,8 @@ def test_the_gpu_run_works_in_cpu_mode(tmp_path: Path, demo_model: str) -> None:
         assert profile["unit"] == "operators" and profile["per_step"] > 10, profile
         # A job's admission (its prefill) is counted apart from the steps: a trace of a long
         # run minus a short one (both admit the same jobs).
-        assert profile["per_admitted_job"] > 10 and "admit_ms" in anatomy, profile
+        # (top-level operators on a CPU: the demo model's prefill of a job is a handful)
+        assert profile["per_admitted_job"] >= 4 and "admit_ms" in anatomy, profile
         assert profile["wall_s"] > 0 and profile["device_s"] > 0
     # Each lever on and off (graphs stay off on a CPU): the ladder and all-but-one series,
     # every config's codes equal to the first's, fused units run where fused steps are on.

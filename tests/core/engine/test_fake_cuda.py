@@ -25,7 +25,6 @@ Kept true: every FastDecoder form is in FORMS, and `test_every_decoder_form_is_c
 when a new constructor parameter (a new form) appears until it is added there.
 """
 
-import contextlib
 import inspect
 from collections.abc import Iterator
 from dataclasses import dataclass, field, fields
@@ -34,6 +33,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pytest
 import torch
+from side_seams import RecordedSide
 from torch._subclasses.fake_tensor import FakeTensorMode
 from torch.fx.experimental.symbolic_shapes import ShapeEnv
 from torch.utils._python_dispatch import TorchDispatchMode
@@ -608,7 +608,7 @@ class SideSeams:
     """What the side stream's stand-ins saw (no CUDA stream can be made here)."""
 
     asked: list[tuple[torch.device, bool]] = field(default_factory=list)
-    inside: list[bool] = field(default_factory=list)  # per block: True while in it
+    side: RecordedSide = field(default_factory=RecordedSide)
     later: list[torch.Tensor] = field(default_factory=list)  # audio read through audio_later
 
 
@@ -620,27 +620,13 @@ def _side_stream_seams(monkeypatch: pytest.MonkeyPatch) -> SideSeams:
 
     seen = SideSeams()
 
-    class Side(vocoding.SideStream):
-        """SideStream's own launch, with its block recorded instead of on a CUDA stream."""
-
-        def __init__(self) -> None:  # no CUDA stream can be made here
-            pass
-
-        @contextlib.contextmanager
-        def after_current(self) -> Iterator[None]:
-            seen.inside.append(True)
-            try:
-                yield
-            finally:
-                seen.inside[-1] = False
-
-    def side_stream(device: torch.device, wanted: bool) -> Side | None:
+    def side_stream(device: torch.device, wanted: bool) -> RecordedSide | None:
         seen.asked.append((device, wanted))
-        return Side() if wanted else None
+        return seen.side if wanted else None
 
     def audio_later(wavs: torch.Tensor) -> host_reads.LaterAudio:
         assert wavs.device == CUDA and wavs.dtype == torch.float32 and wavs.dim() == 2
-        assert seen.inside and seen.inside[-1], "audio read outside the side stream's block"
+        assert seen.side.inside, "audio read outside the side stream's block"
         seen.later.append(wavs)
         host = np.zeros(tuple(int(n) for n in wavs.shape), np.float32)
         return host_reads.LaterAudio(lambda: True, lambda: host)
@@ -669,7 +655,7 @@ def test_the_vocoder_runs_on_a_side_stream_on_the_card(
     assert len(results) >= 3 and [r.index for r in results] == list(range(len(results)))
     assert all(r.steps > 0 and len(r.audio) > 0 for r in results)
     assert seen.asked == [(CUDA, True)]
-    assert seen.later and len(seen.inside) == len(seen.later)
+    assert seen.later and len(seen.side.blocks) == len(seen.later)
     assert not gpu.audio_reads  # the blocking read was never used
 
 

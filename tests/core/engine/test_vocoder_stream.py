@@ -10,13 +10,12 @@ nothing left flying when a job ends or is cancelled. tests/core/engine/test_fake
 the same form on fake CUDA tensors; .ci/gpu/run.sh measures it on a card. Demo weights (random:
 noise, never speech)."""
 
-import contextlib
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
 import pytest
 import torch
+from side_seams import RecordedSide
 
 from chattts_studio.core.engine import host_reads
 from chattts_studio.core.engine.batcher import Batcher
@@ -35,30 +34,24 @@ TEXT = "今天天气很好。我们去公园散步吧！然后回家吃饭，再
 class Flights:
     """What the stand-ins saw: calls run 'on the side stream', and each flight's asks."""
 
-    entered: int = 0
+    side: RecordedSide = field(default_factory=RecordedSide)
     needed: int = ASKS  # asks before a flight says it is ready
     asks: list[int] = field(default_factory=list)  # per flight: ready() calls so far
     taken: list[bool] = field(default_factory=list)  # per flight: ready when its audio was read
     read: list[bool] = field(default_factory=list)  # per flight: result() called
+
+    @property
+    def entered(self) -> int:
+        """Calls run 'on the side stream'."""
+        return len(self.side.blocks)
 
 
 @pytest.fixture
 def flights(monkeypatch: pytest.MonkeyPatch) -> Flights:
     seen = Flights()
 
-    class CpuSide(vocoding.SideStream):
-        """SideStream's own launch, with its block counted instead of on a CUDA stream."""
-
-        def __init__(self) -> None:  # no CUDA stream can be made here
-            pass
-
-        @contextlib.contextmanager
-        def after_current(self) -> Iterator[None]:
-            seen.entered += 1
-            yield
-
-    def side_stream(device: torch.device, wanted: bool) -> CpuSide | None:
-        return CpuSide() if wanted else None
+    def side_stream(device: torch.device, wanted: bool) -> RecordedSide | None:
+        return seen.side if wanted else None
 
     def audio_later(wavs: torch.Tensor) -> host_reads.LaterAudio:
         host = host_reads.audio(wavs)  # made now; reported late
