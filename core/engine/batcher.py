@@ -27,6 +27,7 @@ of the batch goes on, bit for bit as it would have; a failed refine call fails e
 it was refining for). Out of memory, or any failure of the step itself, fails every request.
 """
 
+import contextlib
 import logging
 import threading
 from collections.abc import Callable
@@ -446,7 +447,8 @@ class Batcher(TicketDesk):
         flying, self._flying = self._flying, []
         for chunk in flying:  # the side stream must not use memory given back
             if chunk.call is not None:
-                chunk.call.audio.result()
+                with contextlib.suppress(Exception):  # the batch's own error is the one given
+                    chunk.call.audio.result()
         with self._out:
             for ticket in tickets:
                 if not ticket.cancelled and not ticket.done:

@@ -158,8 +158,11 @@ class VocodeQueue:
     def settle(self) -> None:
         """Wait for whatever is still queued, keeping nothing: the job is over (cancelled or
         failed) and the side stream must not read memory that is given back."""
-        for flight in self.flying:
-            flight.call.audio.result()
-        self.flying = []
-        if self.side is not None:
-            self.side.close()
+        flying, self.flying = self.flying, []
+        try:
+            for flight in flying:
+                with contextlib.suppress(Exception):  # the job's own error is the one raised
+                    flight.call.audio.result()
+        finally:
+            if self.side is not None:
+                self.side.close()

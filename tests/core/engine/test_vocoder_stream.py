@@ -133,6 +133,33 @@ def test_on_the_cpu_the_lever_vocodes_on_a_thread_of_its_own_with_the_same_audio
     assert not any(t.name.startswith("vocoder") for t in threading.enumerate())
 
 
+def test_a_vocoder_failure_beside_the_steps_is_the_jobs_error_and_leaves_no_thread(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The second call fails on the vocoder thread: the synthesis raises that error (as inline
+    vocoding would), the calls still in flight are waited for, the thread is gone, and the
+    next job runs."""
+    import threading
+
+    model = engine.model
+    assert model is not None
+    real = model.vocode_on_device
+    calls = [0]
+
+    def failing(hiddens: list[torch.Tensor]) -> torch.Tensor:
+        calls[0] += 1
+        if calls[0] == 2:
+            raise RuntimeError("the vocoder broke")
+        return real(hiddens)
+
+    monkeypatch.setattr(model, "vocode_on_device", failing)
+    with pytest.raises(RuntimeError, match="the vocoder broke"):
+        _run(engine, True)
+    assert not any(t.name.startswith("vocoder") for t in threading.enumerate())
+    monkeypatch.undo()
+    assert len(_run(engine, True)) >= 4
+
+
 def test_a_cancel_with_audio_in_flight_leaves_nothing_flying(
     engine: Engine, flights: Flights, monkeypatch: pytest.MonkeyPatch
 ) -> None:
