@@ -159,12 +159,13 @@ def vocoder_stream_table(
 ) -> dict[str, Any]:
     """Whole syntheses at `batch` rows with finished segments vocoded inline and on the side (a
     second stream on a card), A B A B (core/benchmarks/side.py), over segments of four lengths,
-    so rows end at different steps and the vocoder runs while others decode."""
+    so rows end at different steps and the vocoder runs while others decode (at batch 1: while
+    the next segment decodes, where the batch-1 target's RTF includes the vocoder)."""
     from chattts_studio.core.benchmarks.side import side_table
     from chattts_studio.core.engine.request import SynthesisRequest
 
     lengths = ("今天很好。", "我们去公园散步吧。", "四川美食确实以辣闻名，但也有不辣的。", "好。")
-    count = 4 if cpu else batch
+    count = 4 if cpu else max(4, batch)
     text = "".join(lengths[n % len(lengths)] for n in range(count))
     request = SynthesisRequest(
         text, seed=3, refine_text=False, segment_size=8, batch_size=min(batch, 64)

@@ -135,8 +135,10 @@ def _bench(bench: dict[str, Any]) -> list[str]:
             )
         for skipped in table.get("skipped", []):
             lines.append(f"- skipped: {skipped}")
-    lines += _vocoder_stream(bench.get("vocoder_stream"))
-    lines += _refine(bench.get("refine"))
+    for table in bench.get("vocoder_stream", []):
+        lines += _vocoder_stream(table)
+    for table in bench.get("refine", []):
+        lines += _refine(table)
     streams = bench.get("streams")
     if streams:
         lines += [
