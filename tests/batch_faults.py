@@ -5,8 +5,8 @@ from collections.abc import Callable
 import pytest
 import torch
 
-from chattts_studio.core.engine.batcher import Batcher
-from chattts_studio.core.engine.batcher_ticket import Ticket
+from chattts_studio.core.engine.batch.batcher import Batcher
+from chattts_studio.core.engine.batch.tickets import Ticket
 from chattts_studio.core.engine.decode.loop import FastDecoder
 
 

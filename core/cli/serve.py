@@ -189,7 +189,7 @@ def add_ray_options(serve: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from chattts_studio.core.engine.batcher import INT8_CHUNKS
+    from chattts_studio.core.engine.batch.batcher import INT8_CHUNKS
     from chattts_studio.core.engine.decoder_pool import MAX_ROWS
     from chattts_studio.core.serve.access import Access, open_only_with_key
     from chattts_studio.core.serve.limits import ServeLimits

@@ -84,7 +84,7 @@ def _streams(engine: Any, mode: Any, seconds: float) -> dict[str, Any]:
     """The most concurrent API clients that each hear audio as fast as it plays (servebench),
     through the real server on 127.0.0.1 with its rows from free memory."""
     from chattts_studio.core.devtools.servebench import realtime_streams
-    from chattts_studio.core.engine.batcher import Batcher
+    from chattts_studio.core.engine.batch.batcher import Batcher
     from chattts_studio.core.serve.app import SpeechServer
     from chattts_studio.core.serve.limits import ServeLimits
     from chattts_studio.core.serve.running import serving_on_loopback

@@ -173,6 +173,13 @@ def vocoder_stream_table(
     return side_table(engine, request, 2, left)
 
 
+def vocoder_stream_check(engine: Any) -> dict[str, Any]:
+    """The GPU run's check: the vocoder on a second stream gives the audio of the vocoder on the
+    GPT's stream, four segments of different lengths at batch 2 (on a CPU, a thread)."""
+    table = vocoder_stream_table(engine, True, 2)
+    return table | {"same_audio": table["audio_max_diff"] == 0.0}
+
+
 REFINE_TEXTS = (
     "四川美食确实以辣闻名，但也有不辣的选择。",
     "比如甜水面、赖汤圆、蛋烘糕、叶儿粑等。",

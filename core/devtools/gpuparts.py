@@ -299,8 +299,8 @@ def _batcher(engine: Any, mode: Mode) -> dict[str, Any]:
     share decode steps, and each request's audio equals what it gets alone (exact rows)."""
     import numpy as np
 
-    from chattts_studio.core.engine.batcher import Batcher
-    from chattts_studio.core.engine.batcher_ticket import Delivery, Failed, SpeechOrder, collect
+    from chattts_studio.core.engine.batch.batcher import Batcher
+    from chattts_studio.core.engine.batch.tickets import Delivery, Failed, SpeechOrder, collect
     from chattts_studio.core.engine.request import AudioChunk
 
     texts = ["你好。今天天气很好。", "Hello there. Good day.", "我们。去公园。", "明天见。再见。"]
@@ -354,16 +354,9 @@ def _batcher(engine: Any, mode: Mode) -> dict[str, Any]:
     }
 
 
-def _vocoder_stream(engine: Any) -> dict[str, Any]:
-    """The vocoder on a second stream gives the audio of the vocoder on the GPT's stream: four
-    segments of different lengths at batch 2, off and on (on the CPU both are the same path)."""
-    from chattts_studio.core.devtools.gpulevers import vocoder_stream_table
-
-    table = vocoder_stream_table(engine, True, 2)
-    return table | {"same_audio": table["audio_max_diff"] == 0.0}
-
-
 def checks(mode: Mode) -> dict[str, Any]:
+    from chattts_studio.core.devtools.gpulevers import vocoder_stream_check
+
     out: dict[str, Any] = {}
     engine = _engine(mode)
     for name, fn in (
@@ -371,7 +364,7 @@ def checks(mode: Mode) -> dict[str, Any]:
         ("cancel", lambda: _cancel(engine, mode)),
         ("oom", lambda: _oom(engine, mode)),
         ("batcher", lambda: _batcher(engine, mode)),
-        ("vocoder_stream", lambda: _vocoder_stream(engine)),
+        ("vocoder_stream", lambda: vocoder_stream_check(engine)),
         ("nan", lambda: _nan(mode)),
     ):
         try:

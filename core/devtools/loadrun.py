@@ -192,7 +192,7 @@ def run(
     engine: Any = None,
 ) -> Summary:
     """A load run on a server started here (on `engine` when given, else `model` loaded)."""
-    from chattts_studio.core.engine.batcher import Batcher
+    from chattts_studio.core.engine.batch.batcher import Batcher
     from chattts_studio.core.engine.engine import Engine
     from chattts_studio.core.serve.app import SpeechServer
     from chattts_studio.core.serve.running import serving_on_loopback

@@ -295,7 +295,7 @@ def run(
     engine_kind: str = "auto",
     seeded: bool = False,
 ) -> list[Row]:
-    from chattts_studio.core.engine.batcher import Batcher
+    from chattts_studio.core.engine.batch.batcher import Batcher
     from chattts_studio.core.engine.engine import Engine
     from chattts_studio.core.serve.app import SpeechServer
     from chattts_studio.core.serve.running import serving_on_loopback

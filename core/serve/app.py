@@ -20,8 +20,8 @@ from fastapi.responses import JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 
-from chattts_studio.core.engine.batcher import Batcher
-from chattts_studio.core.engine.batcher_ticket import SpeechOrder
+from chattts_studio.core.engine.batch.batcher import Batcher
+from chattts_studio.core.engine.batch.tickets import SpeechOrder
 from chattts_studio.core.engine.chattts.chat import SpeakerLike
 from chattts_studio.core.engine.chattts.speaker_codec import speaker_string_limit
 from chattts_studio.core.engine.engine import Engine

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import psutil
 
-from chattts_studio.core.engine.batcher import Batcher
+from chattts_studio.core.engine.batch.batcher import Batcher
 from chattts_studio.core.serve.page import PAGE_FILES
 
 

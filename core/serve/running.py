@@ -8,7 +8,7 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from chattts_studio.core.engine.batcher import Batcher
+from chattts_studio.core.engine.batch.batcher import Batcher
 from chattts_studio.core.serve.app import SpeechServer
 
 

@@ -24,7 +24,7 @@ import base64
 import json
 from typing import Any
 
-from chattts_studio.core.engine.batcher_ticket import Finished
+from chattts_studio.core.engine.batch.tickets import Finished
 from chattts_studio.core.serve.audio import Encoder
 from chattts_studio.core.serve.captions import captions
 from chattts_studio.core.serve.stream import Framing, usage

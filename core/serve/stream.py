@@ -29,8 +29,8 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 from starlette.types import Receive, Scope, Send
 
 from chattts_studio.core import SAMPLE_RATE
-from chattts_studio.core.engine.batcher import Batcher
-from chattts_studio.core.engine.batcher_ticket import (
+from chattts_studio.core.engine.batch.batcher import Batcher
+from chattts_studio.core.engine.batch.tickets import (
     Delivery,
     Failed,
     Finished,

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import chattts_studio.core.serve.running as api
-from chattts_studio.core.engine.batcher import Batcher
+from chattts_studio.core.engine.batch.batcher import Batcher
 from chattts_studio.core.errors import StudioError
 from chattts_studio.core.serve.access import Access
 from chattts_studio.core.serve.app import Peers, SpeechServer

@@ -11,7 +11,7 @@ from chattts_studio.core.errors import StudioError
 from chattts_studio.gui.i18n import translate
 
 if TYPE_CHECKING:  # imported by the worker thread, never by the window's import chain
-    from chattts_studio.core.engine.batcher import Batcher
+    from chattts_studio.core.engine.batch.batcher import Batcher
     from chattts_studio.core.engine.engine import Engine
 
 HOST = "127.0.0.1"  # this machine only: no key asked (Host and Origin are still checked)

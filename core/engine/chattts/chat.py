@@ -3,7 +3,9 @@
 ChatTTS 0.2.5 has no type hints and its useful parts (`_infer_code`, `_refine_text`,
 `_decode_to_wavs`, the tokenizer, `speaker.apply`) are private. Everything the rest of core
 needs from it goes through `ChatModel`, typed, so the engine, the decoder and the tools never
-reach into a `Chat` themselves. If ChatTTS changes, this file is what changes with it.
+reach into a `Chat` themselves. If ChatTTS changes, this package is what changes with it: this
+file (loading, text, prompts, refine, the stock loop), parts.py (devices and sizes), audio.py
+(the vocoder) and voices.py (speakers and samples).
 """
 
 import logging
@@ -11,13 +13,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import torch
 
-from chattts_studio.core.engine import host_reads
 from chattts_studio.core.engine.cancel import CancelToken
-from chattts_studio.core.engine.chattts import voice_checks
-from chattts_studio.core.engine.chattts.speaker_codec import encode_prompt, encode_speaker
+from chattts_studio.core.engine.chattts.audio import ChatVocoder
+from chattts_studio.core.engine.chattts.voices import ChatVoices
 from chattts_studio.core.errors import ModelError
 from chattts_studio.core.messages import QT_TRANSLATE_NOOP, Sentence
 from chattts_studio.core.voices.voice import Voice
@@ -73,7 +73,7 @@ class StockSettings:
     min_steps: int
 
 
-class ChatModel:
+class ChatModel(ChatVocoder, ChatVoices):
     """A loaded ChatTTS `Chat` with typed access to the parts Studio uses."""
 
     def __init__(self, chat: Any) -> None:
@@ -169,35 +169,7 @@ class ChatModel:
             self._chat.gpt.gpt, {torch.nn.Linear}, dtype=torch.qint8, inplace=True
         )
 
-    # -- what the decoder needs ------------------------------------------------------------
-    @property
-    def gpt(self) -> Any:
-        """The transformers LlamaModel (layers, rotary embedding, norm, config)."""
-        return self._chat.gpt.gpt
-
-    @property
-    def device(self) -> torch.device:
-        """Where the decoder, vocoder and sampling run."""
-        return torch.device(self._chat.device)
-
-    @property
-    def gpt_device(self) -> torch.device:
-        """Where the GPT runs (ChatTTS keeps it on the CPU on MPS)."""
-        return torch.device(self._chat.device_gpt)
-
-    @property
-    def hidden_size(self) -> int:
-        return int(self._chat.config.gpt.hidden_size)
-
-    @property
-    def num_vq(self) -> int:
-        return int(self._chat.gpt.num_vq)
-
-    @property
-    def num_codes(self) -> int:
-        """Audio codes per codebook, EOS included (the last one)."""
-        return int(self._chat.gpt.num_audio_tokens)
-
+    # -- what the decoder needs (devices and sizes: parts.py) ------------------------------
     def code_embeddings(self) -> list[torch.nn.Module]:
         return list(self._chat.gpt.emb_code)
 
@@ -331,51 +303,6 @@ class ChatModel:
         ids = self._chat.tokenizer._tokenizer.encode(text, add_special_tokens=False)
         return [int(i) for i in ids]
 
-    # -- audio -----------------------------------------------------------------------------
-    def vocode(self, hiddens: list[torch.Tensor]) -> list[np.ndarray]:
-        """Decoder + Vocos for several segments' hidden states [steps, hidden] in one call.
-        ChatTTS pads them to the longest with zeros, which changes the audio near the end of a
-        shorter one: callers batch only equal lengths when the audio must match exactly."""
-        if not hiddens:
-            return []
-        wavs = host_reads.audio(self.vocode_on_device(hiddens))
-        return [wavs[i] for i in range(len(hiddens))]
-
-    @torch.inference_mode()
-    def vocode_on_device(self, hiddens: list[torch.Tensor]) -> torch.Tensor:
-        """`vocode` without the read back: waveforms [n, samples] where Vocos ran. ChatTTS's
-        `_decode_to_wavs` step for step (the same bits: tests/core/engine/test_core_engine.py),
-        whose last step reads the audio back itself; here that read is host_reads.audio, the
-        one seam the fake-CUDA tests feed."""
-        chat = self._chat
-        # On the vocoder's device (on MPS the GPT, and so the hidden states, stay on the CPU).
-        device = self.device
-        longest = max(int(h.shape[0]) for h in hiddens)
-        batch = torch.zeros(
-            (len(hiddens), int(hiddens[0].shape[1]), longest), dtype=hiddens[0].dtype, device=device
-        )
-        for i, h in enumerate(hiddens):
-            batch[i].narrow(1, 0, int(h.shape[0])).copy_(h.permute(1, 0))
-        if self.vocoder_front is not None and device.type == "cpu":
-            return self.vocoder_front.decode(batch)
-        mel = chat.decoder(batch)
-        if device.type in ("mps", "npu"):  # ChatTTS runs Vocos on the CPU there
-            mel = mel.cpu()
-        wavs: torch.Tensor = chat.vocos.decode(mel)
-        return wavs
-
-    def export_vocoder(self, path: Any) -> None:
-        """The DVAE decoder and Vocos up to its ISTFT as an ONNX graph (onnxrt/vocoder.py)."""
-        from chattts_studio.core.engine.onnxrt.vocoder import export_front
-
-        export_front(self._chat.decoder, self._chat.vocos, self.hidden_size, path)
-
-    def run_vocoder_on(self, path: Any, threads: int) -> None:
-        """From now on the vocoder's graph at `path` runs in ONNX Runtime (see above)."""
-        from chattts_studio.core.engine.onnxrt.vocoder import OrtVocoder
-
-        self.vocoder_front = OrtVocoder(path, self._chat.vocos.head, threads)
-
     def stock_codes(
         self, texts: list[str], settings: StockSettings, cancel: CancelToken
     ) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
@@ -414,47 +341,6 @@ class ChatModel:
     def job(self, cancel: CancelToken) -> "_Bound":
         """ChatTTS's generate loops stop when `cancel` is set while inside this context."""
         return _Bound(self._context, cancel)
-
-    # -- speakers --------------------------------------------------------------------------
-    def sample_speaker(self, seed: int) -> str:
-        """The speaker of a seed: the same string on every device (drawn on the CPU)."""
-        speaker = self._chat.speaker
-        generator = torch.Generator().manual_seed(int(seed))
-        std, mean = speaker.std.float().cpu(), speaker.mean.float().cpu()
-        sample = torch.randn(speaker.dim, generator=generator) * std + mean
-        return encode_speaker(sample)  # Speaker._encode's string, without its GIL stall
-
-    def encode_sample(self, wav: np.ndarray) -> str:
-        """A 24 kHz mono clip encoded by the DVAE encoder into ChatTTS's sample string, exactly
-        as `Chat.sample_audio_speaker` does (on the DVAE's device)."""
-        dvae = self._chat.dvae
-        if getattr(dvae, "encoder", None) is None or dvae.vq_layer is None:
-            raise ModelError(
-                Sentence(
-                    QT_TRANSLATE_NOOP(
-                        "core", "This model has no {part} encoder, so it cannot clone a voice."
-                    ),
-                    part="DVAE",
-                )
-            )
-        device = next(dvae.parameters()).device
-        audio = torch.from_numpy(np.ascontiguousarray(wav, dtype=np.float32)).to(device)
-        with torch.inference_mode():
-            codes = dvae.sample_audio(audio)
-        # Speaker.encode_prompt's string, without its GIL stall.
-        return encode_prompt(host_reads.codes(codes))
-
-    def sample_codes(self, sample: str) -> torch.Tensor:
-        """A sample string's codes [num_vq, frames] (int32), decoded with a bound."""
-        return voice_checks.sample_codes(self.num_vq, sample)
-
-    def check_sample(self, sample: str) -> int:
-        """The sample's length in frames; SpeakerError when this model cannot read it."""
-        return voice_checks.check_sample(self.num_vq, self.num_codes, sample)
-
-    def check_speaker(self, embedding: str) -> str:
-        """The embedding, stripped, when this model can use it; SpeakerError otherwise."""
-        return voice_checks.check_speaker(self.hidden_size, embedding)
 
 
 def text_normalizer(readers: Mapping[str, Callable[[str], str]]) -> Callable[[str], str]:

@@ -21,7 +21,7 @@ and the text head is applied to its `hidden` out), and the sampling is stock's, 
 So with torch's own step a lone text's tokens are stock's exactly (tested); with ONNX Runtime
 fp32 they are torch's wherever the two engines' logits pick the same token (tested on seeds).
 A batch of texts shares one random stream, as in stock: a text's refinement depends on the
-texts beside it (batch_refine.py says what that means for the server).
+texts beside it (batch/refine.py says what that means for the server).
 """
 
 from collections.abc import Sequence

@@ -33,7 +33,7 @@ from chattts_studio.core.render.manifest.store import ItemEntry, ManifestStore, 
 from chattts_studio.core.render.store import digest
 
 if TYPE_CHECKING:
-    from chattts_studio.core.engine.batcher_ticket import Delivery, Ticket
+    from chattts_studio.core.engine.batch.tickets import Delivery, Ticket
     from chattts_studio.core.engine.engine import Engine
     from chattts_studio.core.engine.loading import LoadedModel
     from chattts_studio.core.engine.onnxrt.choice import EngineKind
@@ -100,7 +100,7 @@ class ItemRenderer:
     """Owns `engine`'s model through one Batcher while it lives; close() when done."""
 
     def __init__(self, engine: "Engine", options: ManifestOptions) -> None:
-        from chattts_studio.core.engine.batcher import Batcher
+        from chattts_studio.core.engine.batch.batcher import Batcher
 
         self.options = options
         self.window = max(4, options.slots * 4)  # requests submitted at a time
@@ -137,7 +137,7 @@ class ItemRenderer:
     ) -> None:
         """Make every item, calling on_result (on this thread) as each is finished; up to
         `window` items are in the batch's queue at a time, in the order given."""
-        from chattts_studio.core.engine.batcher_ticket import Failed, Finished, SpeechOrder
+        from chattts_studio.core.engine.batch.tickets import Failed, Finished, SpeechOrder
 
         events: queue.Queue[tuple[str, Delivery]] = queue.Queue()
         pending = list(items)

@@ -8,8 +8,8 @@ import pytest
 import torch
 from batch_faults import poison_rows
 
-from chattts_studio.core.engine.batcher import Batcher
-from chattts_studio.core.engine.batcher_ticket import (
+from chattts_studio.core.engine.batch.batcher import Batcher
+from chattts_studio.core.engine.batch.tickets import (
     Delivery,
     Failed,
     Finished,
@@ -282,7 +282,7 @@ def test_a_cache_one_long_segment_grew_is_dropped_once_idle(
     """Issue 32, finding 5: a request with long segments grows every slot's KV cache; once
     the batch is idle that cache is dropped (the next request starts small again, and gets
     the same audio), instead of being held for the server's whole life."""
-    import chattts_studio.core.engine.batcher as batcher_module
+    import chattts_studio.core.engine.batch.batcher as batcher_module
 
     # Here any segment of this text outgrows the first size: keep nothing past it.
     monkeypatch.setattr(batcher_module, "KEEP_LENGTH", batcher_module.FIRST_LENGTH)

@@ -11,8 +11,8 @@ import pytest
 import torch
 
 from chattts_studio.core.engine import decoder_pool
-from chattts_studio.core.engine.batcher import Batcher
-from chattts_studio.core.engine.batcher_ticket import Failed, Finished, SpeechOrder, collect
+from chattts_studio.core.engine.batch.batcher import Batcher
+from chattts_studio.core.engine.batch.tickets import Failed, Finished, SpeechOrder, collect
 from chattts_studio.core.engine.decode.job import Job, NonFiniteError
 from chattts_studio.core.engine.decode.loop import FastDecoder
 from chattts_studio.core.engine.decode.rowwise import Sampling

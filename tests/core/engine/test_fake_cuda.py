@@ -695,8 +695,8 @@ def test_the_speech_api_batcher_runs_on_the_card(
     requests with their own seeds and samplings share the exact static step through a graph
     stand-in, each streamed back in order and finished; with the vocoder_stream lever, every
     chunk vocoded on the side stream (stand-in seams) and none through the blocking read."""
-    from chattts_studio.core.engine.batcher import Batcher
-    from chattts_studio.core.engine.batcher_ticket import Failed, Finished, SpeechOrder, collect
+    from chattts_studio.core.engine.batch.batcher import Batcher
+    from chattts_studio.core.engine.batch.tickets import Failed, Finished, SpeechOrder, collect
 
     engine = _fake_engine(gpu, monkeypatch)
     engine.cuda_graphs = True

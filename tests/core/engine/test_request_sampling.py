@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 import torch
 
-from chattts_studio.core.engine.batch_refine import REFINE_BATCH, REFINE_FAILED
-from chattts_studio.core.engine.batcher import Batcher
-from chattts_studio.core.engine.batcher_ticket import (
+from chattts_studio.core.engine.batch.batcher import Batcher
+from chattts_studio.core.engine.batch.refine import REFINE_BATCH, REFINE_FAILED
+from chattts_studio.core.engine.batch.tickets import (
     Delivery,
     Failed,
     Finished,

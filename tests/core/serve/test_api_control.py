@@ -12,8 +12,8 @@ import openai
 import pytest
 from audio_fakes import add_clone
 
-from chattts_studio.core.engine.batcher import Batcher
-from chattts_studio.core.engine.batcher_ticket import SpeechOrder
+from chattts_studio.core.engine.batch.batcher import Batcher
+from chattts_studio.core.engine.batch.tickets import SpeechOrder
 from chattts_studio.core.engine.engine import Engine
 from chattts_studio.core.serve.app import SpeechServer
 from chattts_studio.core.serve.running import serving_on_loopback

@@ -17,8 +17,8 @@ import pytest
 import soundfile as sf
 
 from chattts_studio.core.audio.subtitles import parse_subtitles
-from chattts_studio.core.engine.batcher import Batcher
-from chattts_studio.core.engine.batcher_ticket import SpeechOrder
+from chattts_studio.core.engine.batch.batcher import Batcher
+from chattts_studio.core.engine.batch.tickets import SpeechOrder
 from chattts_studio.core.engine.engine import Engine
 from chattts_studio.core.serve.app import SpeechServer
 from chattts_studio.core.serve.running import serving_on_loopback

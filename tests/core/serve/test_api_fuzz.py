@@ -14,7 +14,7 @@ import pytest
 import schemathesis
 from hypothesis import HealthCheck, given, settings
 
-from chattts_studio.core.engine.batcher import Batcher
+from chattts_studio.core.engine.batch.batcher import Batcher
 from chattts_studio.core.engine.engine import Engine
 from chattts_studio.core.serve.app import SpeechServer
 from chattts_studio.core.serve.limits import ServeLimits

@@ -17,7 +17,7 @@ import yaml
 
 from chattts_studio.core.cli import serve as serve_command
 from chattts_studio.core.cli.serve import KEY_ENV
-from chattts_studio.core.engine.batcher import Batcher
+from chattts_studio.core.engine.batch.batcher import Batcher
 from chattts_studio.core.engine.engine import Engine
 from chattts_studio.core.errors import StudioError
 from chattts_studio.core.serve.access import Access

@@ -19,8 +19,8 @@ from audio_fakes import add_clone
 
 from chattts_studio.core import SAMPLES_PER_STEP
 from chattts_studio.core.cli import serve as serve_command
-from chattts_studio.core.engine.batcher import Batcher
-from chattts_studio.core.engine.batcher_ticket import Finished, SpeechOrder, collect
+from chattts_studio.core.engine.batch.batcher import Batcher
+from chattts_studio.core.engine.batch.tickets import Finished, SpeechOrder, collect
 from chattts_studio.core.engine.chattts.speaker_codec import speaker_string_limit
 from chattts_studio.core.engine.decode.loop import FastDecoder
 from chattts_studio.core.engine.engine import Engine

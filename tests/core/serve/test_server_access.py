@@ -19,7 +19,7 @@ import pytest
 
 from chattts_studio.core.cli import serve as serve_command
 from chattts_studio.core.cli.serve import KEY_ENV
-from chattts_studio.core.engine.batcher import Batcher
+from chattts_studio.core.engine.batch.batcher import Batcher
 from chattts_studio.core.engine.chattts import speaker_codec
 from chattts_studio.core.engine.chattts.voice_checks import SPEAKER_VALUES_READ
 from chattts_studio.core.engine.engine import Engine

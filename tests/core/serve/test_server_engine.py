@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import httpx2 as httpx
 import pytest
 
-from chattts_studio.core.engine.batcher import Batcher
+from chattts_studio.core.engine.batch.batcher import Batcher
 from chattts_studio.core.engine.engine import Engine
 from chattts_studio.core.serve.app import SpeechServer
 from chattts_studio.core.serve.running import serving_on_loopback

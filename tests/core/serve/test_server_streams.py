@@ -17,8 +17,8 @@ from batch_faults import poison_rows
 import chattts_studio.core.serve.app
 from chattts_studio.core import SAMPLES_PER_STEP
 from chattts_studio.core.devtools import loadrun
-from chattts_studio.core.engine.batcher import Batcher
-from chattts_studio.core.engine.batcher_ticket import SpeechOrder
+from chattts_studio.core.engine.batch.batcher import Batcher
+from chattts_studio.core.engine.batch.tickets import SpeechOrder
 from chattts_studio.core.engine.engine import Engine
 from chattts_studio.core.serve.app import SpeechServer
 from chattts_studio.core.serve.running import serving_on_loopback

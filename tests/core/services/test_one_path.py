@@ -12,7 +12,7 @@ from conftest import REPO
 MACHINERY = {
     "RenderJob",  # core/render/book.py: a book's segments
     "Assembler",  # core/render/output.py: a book's outputs
-    "Batcher",  # core/engine/batcher.py: the continuous batch
+    "Batcher",  # core/engine/batch/batcher.py: the continuous batch
     "SpeechServer",  # core/serve/app.py: the ASGI app factory
     "ApiThread",
     "uvicorn_server",
@@ -64,7 +64,7 @@ def built_here(source: str) -> list[str]:
 def test_the_finder_sees_machinery_built_again() -> None:
     source = (
         "from chattts_studio.core.render.book import RenderJob\n"
-        "import chattts_studio.core.engine.batcher as b\n"
+        "import chattts_studio.core.engine.batch.batcher as b\n"
         "def f(engine, self):\n"
         "    RenderJob(engine).plan()\n"
         "    b.Batcher(engine)\n"

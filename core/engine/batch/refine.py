@@ -21,7 +21,7 @@ from collections.abc import Callable
 
 import torch
 
-from chattts_studio.core.engine.batcher_ticket import Ticket
+from chattts_studio.core.engine.batch.tickets import Ticket
 from chattts_studio.core.engine.cancel import CancelToken
 from chattts_studio.core.engine.chattts.chat import ChatModel
 from chattts_studio.core.engine.pipeline import out_of_memory, release_memory

@@ -1,0 +1,2 @@
+"""The continuous batch across requests: the batcher, its tickets, its chunks' audio and its
+cross-request refine."""
