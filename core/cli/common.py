@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from chattts_studio.core.errors import StudioError
+from chattts_studio.core.errors import SpeakerError, StudioError
 
 if TYPE_CHECKING:
     from chattts_studio.core.engine.engine import Engine
@@ -103,11 +103,49 @@ def load_engine(
     return studio
 
 
+def check_speaker_arg(value: str | None) -> None:
+    """--speaker checked before any model loads: a library name, a seed (42, seed:42), a blend
+    whose short parts are those, or a string long enough to be an embedding (its values are
+    checked once the model is loaded). Anything else is a name the library lacks: one
+    sentence that names the library and how to list it, instead of a load and then a word on
+    embeddings."""
+    from chattts_studio.core.voices.blend import (
+        EMBEDDING_LEAST,
+        check_library_parts,
+        looks_like_blend,
+        seed_of,
+    )
+    from chattts_studio.core.voices.speakers import SpeakerLibrary
+
+    if value is None or value.isdigit():
+        return
+    library = SpeakerLibrary()
+    if library.problem:
+        err(library.problem)
+    if library.get(value) is not None:
+        return
+    if looks_like_blend(value):
+        check_library_parts(value, {e.name: e.voice for e in library.entries})
+        return
+    if seed_of(value) is not None or len(value.strip()) >= EMBEDDING_LEAST:
+        return
+    raise SpeakerError(
+        f"{value[:60]!r} is not a valid speaker: the speaker library ({library.path}) has no "
+        "speaker of that name ('chattts-studio-cli speakers list' lists them), and it is not "
+        "a seed (42, seed:42) or a speaker embedding."
+    )
+
+
 def speaker_arg(value: str | None, engine: "Engine") -> tuple["Voice | None", int | None]:
     """--speaker NAME|SEED|EMB|BLEND -> (a library voice or embedding, or None; seed or None).
     A blend ("Ann*0.7+seed:42*0.3") mixes parts of those kinds; a library name is looked up
-    whole first (a name may hold '+')."""
-    from chattts_studio.core.voices.blend import blend_seed, library_blend, looks_like_blend
+    whole first (a name may hold '+'). check_speaker_arg says what is wrong before the load."""
+    from chattts_studio.core.voices.blend import (
+        blend_seed,
+        library_blend,
+        looks_like_blend,
+        seed_of,
+    )
     from chattts_studio.core.voices.speakers import SpeakerLibrary
     from chattts_studio.core.voices.voice import Voice
 
@@ -121,6 +159,8 @@ def speaker_arg(value: str | None, engine: "Engine") -> tuple["Voice | None", in
     entry = library.get(value)
     if entry:
         return entry.voice, entry.seed
+    if not looks_like_blend(value) and (seed := seed_of(value)) is not None:
+        return None, seed  # "seed:42" (or an OpenAI voice name), as a blend's part reads it
     if looks_like_blend(value):
         voices = {e.name: e.voice for e in library.entries}
         seeds = {e.name: e.seed for e in library.entries}

@@ -12,6 +12,7 @@ from chattts_studio.core.cli.common import (
     add_lexicon_option,
     add_voice_options,
     check_engine_choice,
+    check_speaker_arg,
     err,
     load_engine,
     read_text,
@@ -142,6 +143,7 @@ def run(args: argparse.Namespace) -> int:
         script = (turns, voices)
     else:
         check_text(text)  # bad text fails before the model loads
+        check_speaker_arg(args.speaker)  # and a speaker the library lacks
     engine = load_engine(args.model, args.device, args.precision, args.engine)
     if script is not None:
         plan = plan_synthesis(engine, request, script[1], script[0])
