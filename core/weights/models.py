@@ -49,6 +49,11 @@ TINY_DIMS: dict[str, Any] = {
 }
 DEMO_SIZES: dict[str, dict[str, Any] | None] = {"demo": TINY_DIMS, "demo-full": None}
 RANDOM_LABEL = QT_TRANSLATE_NOOP("core", "random weights: they produce noise, not speech")
+# What a demo model's first build says (a load stage: the window shows it translated).
+FIRST_BUILD = {
+    "demo": QT_TRANSLATE_NOOP("Stage", "building the demo weights (first use)"),
+    "demo-full": QT_TRANSLATE_NOOP("Stage", "building the demo-full weights (first use)"),
+}
 
 ByteProgress = Callable[[int, int], None]  # (done, total) bytes
 CancelCheck = Callable[[], bool]
@@ -295,6 +300,12 @@ def ensure(
     # Files verified before and unchanged since (path, size, mtime, inode) are not hashed again.
     if info.kind != "demo":
         verify(info.folder, hashes_for(info), info.name, progress, cancelled, quick=True)
+        return info
+    if not info.folder.exists():  # first use: nothing is damaged, there is nothing yet
+        if log:
+            log(FIRST_BUILD[name])
+        build_demo(name, progress=log)
+        verify(info.folder, hashes_for(info), info.name, progress, cancelled)
         return info
     try:
         verify(info.folder, hashes_for(info), info.name, progress, cancelled, quick=True)
