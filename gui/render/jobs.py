@@ -9,7 +9,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QKeySequence
-from PySide6.QtWidgets import QDockWidget, QMainWindow
+from PySide6.QtWidgets import QDockWidget, QMainWindow, QMenu
 
 from chattts_studio.core.engine.request import AUTO_BATCH_MAX, SynthesisRequest
 from chattts_studio.core.render.book import RenderOptions
@@ -60,7 +60,13 @@ class RenderControl(QObject):
         dock.setWidget(queue)
         window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, dock)
         dock.hide()  # until a job is added or the menu shows it
-        menu = window.menuBar().addMenu(translate("RenderJobs", "Re&nder"))
+        # Before the last menu, Help, as the Project menu (a menu bar ends with Help).
+        bar = window.menuBar()
+        menu = QMenu(translate("RenderJobs", "Re&nder"), window)
+        if bar.actions():
+            bar.insertMenu(bar.actions()[-1], menu)
+        else:
+            bar.addMenu(menu)
         self.text_action = add_action(
             window,
             menu,

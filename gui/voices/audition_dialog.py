@@ -1,8 +1,10 @@
-"""Audition: several random speakers read the same sentence; play, keep or drop each one."""
+"""Audition: several random speakers read the same sentence; play, keep or drop each one.
+A kept candidate's row says under which name it was kept."""
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QDialog,
+    QDialogButtonBox,
     QGridLayout,
     QHBoxLayout,
     QLabel,
@@ -37,7 +39,9 @@ class AuditionDialog(QDialog):
         self.setWindowTitle(translate("Audition", "Audition speakers"))
         self.player = player
         self.candidates: list[Candidate] = []
-        self.rows: list[QWidget] = []
+        self.rows: list[QWidget] = []  # each candidate's label, play, keep and drop
+        # Each candidate's label and Keep button, marked when the library keeps its voice.
+        self._marks: list[tuple[Candidate, QLabel, QPushButton, str]] = []
         self.sentence = QLineEdit(AUDITION_SENTENCE)
         self.count = QSpinBox()
         self.count.setRange(4, 8)
@@ -82,6 +86,9 @@ class AuditionDialog(QDialog):
         layout.addWidget(self.status)
         layout.addWidget(self.taken_row)
         layout.addWidget(self.grid_host, 1)
+        self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        self.buttons.rejected.connect(self.reject)  # as Esc: a running generation is cancelled
+        layout.addWidget(self.buttons)
         self.generate.clicked.connect(self._generate)
         self.replace_button.clicked.connect(self._replace_taken)
         self.another_name.clicked.connect(self._rename_taken)
@@ -131,6 +138,7 @@ class AuditionDialog(QDialog):
         for row in self.rows:
             row.deleteLater()
         self.rows = []
+        self._marks = []
         self.candidates = list(candidates)
         for number, candidate in enumerate(candidates):
             self._add_row(number, candidate)
@@ -156,6 +164,7 @@ class AuditionDialog(QDialog):
         for column, widget in enumerate(widgets):
             self.grid.addWidget(widget, number, column)
         self.rows.extend(widgets)
+        self._marks.append((candidate, label, keep, label.text()))
         play.clicked.connect(lambda: self.play(candidate))
         keep.clicked.connect(lambda: self.keep(candidate))
         drop.clicked.connect(lambda: self.drop(candidate, widgets))
@@ -210,7 +219,24 @@ class AuditionDialog(QDialog):
             else translate("Audition", "Kept voice seed {seed} in the library as '{name}'.")
         ).format(name=name, seed=candidate.seed)
         self.status.setText(text)
+        self._mark_kept(name, candidate)
         return text
+
+    def _mark_kept(self, name: str, candidate: Candidate) -> None:
+        """The kept candidate's row: its Keep button disabled and saying the name, its label
+        marked, so each kept voice shows at a glance (and is not kept twice by mistake)."""
+        for shown, label, keep, text in self._marks:
+            if shown is not candidate:
+                continue
+            kept_as = translate("Audition", "Kept as '{name}'").format(name=name)
+            keep.setText(kept_as)
+            keep.setEnabled(False)
+            keep.setToolTip(
+                translate("Audition", "This voice is in the speaker library as '{name}'.").format(
+                    name=name
+                )
+            )
+            label.setText(f"{text}  ✓ {kept_as}")
 
     def keep_failed(self, text: str) -> None:
         self._clear_taken()
@@ -235,6 +261,7 @@ class AuditionDialog(QDialog):
             self._clear_taken()
         if candidate in self.candidates:
             self.candidates.remove(candidate)
+        self._marks = [mark for mark in self._marks if mark[0] is not candidate]
         for widget in widgets:
             widget.deleteLater()
             if widget in self.rows:

@@ -59,6 +59,7 @@ class ModelDialog(QDialog):
         self.setWindowTitle(translate("Models", "Models"))
         self._checks = 0  # the number of the newest state check; older answers are dropped
         self._answered = 0  # the number of the newest check that has answered
+        self._loaded = ""  # the loaded model's name: its row offers no Load
         self.loaded_label = MessageLabel(lines=2)
         self.rows = {name: ModelRow(name) for name in NAMES}
         grid = QGridLayout()
@@ -104,6 +105,16 @@ class ModelDialog(QDialog):
         self._stale = True  # the states are checked when the dialog is shown
 
     def show_loaded(self, loaded: "LoadedModel | None") -> None:
+        self._loaded = loaded.info.name if loaded is not None else ""
+        for row in self.rows.values():
+            self._show_loaded_row(row)
+        demo_loaded = self._loaded == "demo"
+        self.demo.setEnabled(not demo_loaded)
+        self.demo.setToolTip(
+            translate("Models", "This model is loaded already; load another one to switch.")
+            if demo_loaded
+            else ""
+        )
         if loaded is None:
             self.loaded_label.setText(translate("Models", "No model is loaded."))
         else:
@@ -180,11 +191,30 @@ class ModelDialog(QDialog):
         self._set_action(row, translate("Models", "Load"))
         row.action.setVisible(True)
         row.next = "load"
+        self._show_loaded_row(row)
 
     @staticmethod
     def _set_action(row: ModelRow, action: str) -> None:
         row.action.setText(action)
         row.action.setAccessibleName(f"{action} {row.name}")  # "Load demo", not just "Load"
+        row.action.setToolTip("")
+
+    def _show_loaded_row(self, row: ModelRow) -> None:
+        """A ready row's button: Load, or, for the model already loaded, a disabled "Loaded"
+        that says why (loading it again would only repeat the wait). Not while a job of ours
+        runs: every button waits for it."""
+        if row.next != "load":
+            return
+        if row.name == self._loaded:
+            self._set_action(row, translate("Models", "Loaded"))
+            row.action.setToolTip(
+                translate("Models", "This model is loaded already; load another one to switch.")
+            )
+            row.action.setEnabled(False)
+            return
+        if row.action.text() != translate("Models", "Load"):
+            self._set_action(row, translate("Models", "Load"))
+        row.action.setEnabled(not self.cancel.isEnabled())
 
     def _show_states(self, number: int, found: "list[models.ModelStatus]") -> None:
         if number != self._checks:
@@ -223,6 +253,7 @@ class ModelDialog(QDialog):
         self._set_action(row, action)
         row.action.setVisible(True)
         row.action.setEnabled(not self.cancel.isEnabled())  # not while a job of ours runs
+        self._show_loaded_row(row)
 
     def _act(self, row: ModelRow) -> None:
         if row.next == "load":
@@ -275,7 +306,10 @@ class ModelDialog(QDialog):
         if fraction >= 0:
             self.progress.setRange(0, 100)
             self.progress.setValue(int(fraction * 100))
-        self.status_label.setText(detail or f"{translate('Stage', stage)}…")
+        # A build's detail is core's: a stage of its own (its first build) or a part's name.
+        self.status_label.setText(
+            translate("Stage", detail) if detail else f"{translate('Stage', stage)}…"
+        )
 
     def download_ended(self, text: str) -> None:
         self.download.setEnabled(True)
@@ -283,6 +317,7 @@ class ModelDialog(QDialog):
         self.asr.action.setEnabled(True)
         for row in self.rows.values():
             row.action.setEnabled(True)
+            self._show_loaded_row(row)
         self.progress.setVisible(False)
         self.status_label.setText(text)
         self.refresh()
