@@ -39,6 +39,7 @@ class Key(StrEnum):
     HISTORY_LIMIT_MB = "history/limit_mb"  # the most disk the result history may use, in MiB
     TURN_PAUSE = "script/turn_pause"  # seconds of silence between a dialogue script's turns
     SERVE_PORT = "serve/port"  # Run > Serve on localhost's port (another when it is taken)
+    LAST_PROJECT = "project/last"  # the project folder open at the last close; "" for none
 
 
 DEFAULTS: dict[Key, object] = {
@@ -59,6 +60,7 @@ DEFAULTS: dict[Key, object] = {
     Key.HISTORY_LIMIT_MB: 1024,
     Key.TURN_PAUSE: 0.4,  # SynthesisRequest's (and the CLI's --turn-pause) default
     Key.SERVE_PORT: 8000,  # gui/serve/serving.py's DEFAULT_PORT, the CLI's default
+    Key.LAST_PROJECT: "",
 }
 
 

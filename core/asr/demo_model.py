@@ -192,6 +192,9 @@ def _write(folder: Path, sizes: Sizes, seed: int) -> None:
         entry = graph.metadata_props.add()
         entry.key, entry.value = key, str(value)
     onnx.save(graph, str(path))
+    from chattts_studio.core.asr.models import DEMO_MARKER
+
+    (folder / DEMO_MARKER).write_text(f"{meta['comment']}\n", encoding="utf-8")
     lines = [f"{token} {i}" for i, token in enumerate(vocabulary(sizes.vocabulary))]
     (folder / TOKENS_FILE).write_text("\n".join(lines) + "\n", encoding="utf-8")
 

@@ -22,6 +22,20 @@ DEMO = "demo"  # the random-weight model of demo_model.py
 SENSEVOICE_REPO = "csukuangfj/sherpa-onnx-sense-voice-zh-en-ja-ko-yue-2024-07-17"
 SENSEVOICE_FILES = ("model.int8.onnx", "tokens.txt")
 SENSEVOICE_WHAT = QT_TRANSLATE_NOOP("core", "the speech recognition model")
+# Written beside the demo recogniser's model (demo_model.py): a folder holding it is the demo.
+DEMO_MARKER = "random-weights.txt"
+
+
+def is_demo(folder: Path) -> bool:
+    """Whether `folder` holds the demo recogniser (random weights): its marker, or the cache
+    folder demo_model.demo_folder() makes (made before the marker was written)."""
+    if (folder / DEMO_MARKER).is_file():
+        return True
+    cached = paths.cache_dir() / "asr" / "sensevoice-demo"
+    try:
+        return folder.resolve() == cached.resolve()
+    except OSError:
+        return False
 
 
 def official_folder() -> Path:

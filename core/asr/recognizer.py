@@ -7,6 +7,7 @@ engine's 24 kHz; a recogniser resamples to what its model wants (16 kHz for ever
 considered: Whisper, SenseVoice, Paraformer, PocketSphinx).
 """
 
+from dataclasses import replace
 from typing import Protocol
 
 import numpy as np
@@ -46,5 +47,6 @@ def hear(
     readers: NumberReaders = NUMBER_READERS,
 ) -> AsrCheck:
     """One take checked: what `recognizer` hears in `audio`, scored against `text` (the
-    segment's text as the model read it)."""
-    return check(text, recognizer.transcribe(audio, sample_rate, language), readers)
+    segment's text as the model read it), with the recogniser's name (the demo's is said)."""
+    got = check(text, recognizer.transcribe(audio, sample_rate, language), readers)
+    return replace(got, recognizer=recognizer.name)

@@ -69,9 +69,15 @@ def joined(run: Sequence[str]) -> str:
     return out
 
 
+# The name a check records when the demo recogniser (core/asr/demo_model.py: random weights)
+# heard the take: its transcript and rates are noise, which everything showing them says.
+DEMO_RECOGNIZER = "sensevoice-demo"
+
+
 @dataclass(frozen=True)
 class AsrCheck:
-    """One take's check: its transcript, its error rates and what differs (JSON in projects)."""
+    """One take's check: its transcript, its error rates and what differs (JSON in projects),
+    and which recogniser heard it ("" in checks made before that was recorded)."""
 
     transcript: str
     score: float  # errors / tokens of the text (the segment's CER, WER or, mixed, both's)
@@ -80,9 +86,15 @@ class AsrCheck:
     missing: list[str] = field(default_factory=list)
     extra: list[str] = field(default_factory=list)
     changed: list[tuple[str, str]] = field(default_factory=list)  # (text, heard)
+    recognizer: str = ""  # the Recognizer's name; DEMO_RECOGNIZER: not a real hearing
+
+    @property
+    def demo(self) -> bool:
+        return self.recognizer == DEMO_RECOGNIZER
 
     def to_json(self) -> dict[str, Any]:
         return {
+            "recognizer": self.recognizer,
             "transcript": self.transcript,
             "score": self.score,
             "cer": self.cer,
@@ -105,7 +117,14 @@ class AsrCheck:
             [str(m) for m in data.get("missing", [])],
             [str(e) for e in data.get("extra", [])],
             changed,
+            str(data.get("recognizer", "")),
         )
+
+
+def percent(score: float) -> str:
+    """An error rate as shown: "4%", and ">100%" when more was heard than the text says (the
+    errors are counted against the text's length, so babble goes past 100%)."""
+    return ">100%" if score > 1.0 else f"{score:.0%}"
 
 
 def check(text: str, transcript: str, readers: NumberReaders = NUMBER_READERS) -> AsrCheck:
@@ -185,7 +204,7 @@ def asr_flag(got: AsrCheck, limits: AsrLimits = AsrLimits()) -> Sentence | None:
     longest = max((len(tokens(run)) for run in [*got.missing, *got.extra]), default=0)
     if got.score <= limits.max_score and longest < limits.run_tokens:
         return None
-    rate = f"{got.score * 100:.0f}"
+    rate = f"{min(got.score, 1.0) * 100:.0f}"  # past 100% is babble: said as all of it
     if got.missing:
         return Sentence(
             QT_TRANSLATE_NOOP(

@@ -17,7 +17,9 @@ from typing import Any
 
 import numpy as np
 
+from chattts_studio.core.asr import models
 from chattts_studio.core.asr.recognizer import MODEL_RATE, at_model_rate
+from chattts_studio.core.asr.score import DEMO_RECOGNIZER
 from chattts_studio.core.errors import ModelError
 from chattts_studio.core.messages import QT_TRANSLATE_NOOP, Sentence
 
@@ -27,7 +29,7 @@ LANGUAGES = ("zh", "en", "yue", "ja", "ko", "auto")
 
 
 class SenseVoice:
-    name = "sensevoice"
+    name = "sensevoice"  # DEMO_RECOGNIZER for the demo's random weights (models.is_demo)
 
     def __init__(self, folder: Path, threads: int = 1, provider: str = "cpu") -> None:
         """Raises ModelError (one sentence) when `folder` holds no model."""
@@ -45,6 +47,8 @@ class SenseVoice:
                 )
             )
         self.model, self.tokens = model, folder / TOKENS_FILE
+        if models.is_demo(folder):
+            self.name = DEMO_RECOGNIZER
         self.threads, self.provider = max(1, threads), provider
         self._by_language: dict[str, Any] = {}
 

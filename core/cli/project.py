@@ -223,6 +223,7 @@ def _new(args: argparse.Namespace) -> int:
 
 def _list(args: argparse.Namespace) -> int:
     from chattts_studio.core.project import store
+    from chattts_studio.core.project.flags import FLAG_NAMES
     from chattts_studio.core.project.reading import listing
     from chattts_studio.core.text.lexicon import LexiconError, LexiconStore
 
@@ -241,7 +242,8 @@ def _list(args: argparse.Namespace) -> int:
         chosen = next((t for t in row["takes"] if t["take"] == row["chosen"]), None)
         marks = ("L" if row["locked"] else " ") + ("P" if row["picked"] else " ")
         seconds = f"{chosen['seconds']:6.2f} s" if chosen else "   -    "
-        flagged = ", ".join(f["kind"] for f in chosen["flags"]) if chosen else "no take"
+        names = [FLAG_NAMES.get(f["kind"], f["kind"]) for f in chosen["flags"]] if chosen else []
+        flagged = ", ".join(names) if chosen else "no take"
         print(
             f"{row['index']:4d} {marks} take {row['chosen'] or '-'}/{len(row['takes'])} "
             f"{seconds}  {row['text']}" + (f"  [{flagged}]" if flagged else "")
@@ -251,7 +253,9 @@ def _list(args: argparse.Namespace) -> int:
 
 def _check(args: argparse.Namespace) -> int:
     from chattts_studio.core.asr.checking import check_project
+    from chattts_studio.core.asr.score import percent
     from chattts_studio.core.project import store
+    from chattts_studio.core.project.reading import printable
 
     path = store.project_folder(args.project)
     store.load(path)  # a missing or damaged project: one sentence before the model
@@ -264,7 +268,8 @@ def _check(args: argparse.Namespace) -> int:
         print()
         return 0
     for n, take, got in checked:
-        print(f"{n:4d} take {take}: {got.score * 100:5.1f}% differs  {got.transcript}")
+        shown = printable(got.transcript)
+        print(f"{n:4d} take {take}: {percent(got.score):>5} differs  {shown}")
     print(f"checked {len(checked)} take(s){note}")
     return 0
 

@@ -75,6 +75,18 @@ class Flag:
 # Every kind, in the order a take's flags come (the most serious first): flags_for gives all
 # but the last, "asr", which reading.take_flags adds from the take's speech recognition check.
 KINDS = ("nonfinite", "cap", "short", "long", "silence", "clipping", "loudness", "asr")
+# Each kind as a person reads it, one word or two (the window's badge, `project list`'s
+# brackets): the kinds stay the JSON's keys, these are what both front ends show.
+FLAG_NAMES = {
+    "nonfinite": QT_TRANSLATE_NOOP("core", "invalid"),
+    "cap": QT_TRANSLATE_NOOP("core", "cut off"),
+    "short": QT_TRANSLATE_NOOP("core", "fast"),
+    "long": QT_TRANSLATE_NOOP("core", "slow"),
+    "silence": QT_TRANSLATE_NOOP("core", "silence"),
+    "clipping": QT_TRANSLATE_NOOP("core", "clipped"),
+    "loudness": QT_TRANSLATE_NOOP("core", "level"),
+    "asr": QT_TRANSLATE_NOOP("core", "ASR"),
+}
 
 
 @dataclass(frozen=True)

@@ -45,9 +45,34 @@ def take_flags(project: Project) -> dict[tuple[int, int], list[flags.Flag]]:
     }
 
 
+def heard_by_demo(take: Take) -> bool:
+    """Whether the take's check came from the demo recogniser (random weights: its transcript
+    and rate are noise). A check from before the recogniser was recorded, of a take of the
+    demo TTS weights, was the demo's: the window hears those with it."""
+    got = take.asr
+    if got is None:
+        return False
+    return got.demo or (not got.recognizer and take.maker.random_weights)
+
+
 def _asr_flags(take: Take) -> list[flags.Flag]:
     said = None if take.asr is None else asr_flag(take.asr)
+    if said is not None and heard_by_demo(take):
+        said = Sentence(
+            QT_TRANSLATE_NOOP(
+                "core",
+                "{reason} The demo recogniser (random weights) heard it: not a real hearing.",
+            ),
+            reason=said,
+        )
     return [] if said is None else [flags.Flag("asr", said)]
+
+
+def printable(text: str, limit: int = 200) -> str:
+    """`text` safe to show in one tooltip or line: control and other unprintable characters as
+    U+FFFD, runs of white space as one space, cut to `limit` characters with an ellipsis."""
+    shown = "".join(ch if ch.isprintable() else "\ufffd" for ch in " ".join(text.split()))
+    return shown if len(shown) <= limit else shown[: limit - 1] + "…"
 
 
 def flagged_numbers(project: Project) -> list[int]:

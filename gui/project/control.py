@@ -14,18 +14,20 @@ from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import QMainWindow, QMenu
 
 from chattts_studio.core.engine.request import SynthesisRequest
-from chattts_studio.core.errors import StudioError
+from chattts_studio.core.errors import AudioError, StudioError
 from chattts_studio.core.project import edits, reading, store
 from chattts_studio.core.project.model import Project
 from chattts_studio.core.text.prepare import check_text
 from chattts_studio.gui.common import dialogs
 from chattts_studio.gui.common.actions import add_action
-from chattts_studio.gui.common.notices import figure, plural
 from chattts_studio.gui.common.tasks import in_background
 from chattts_studio.gui.i18n import core_text, translate
 from chattts_studio.gui.panels.speakers import SpeakerPanel
+from chattts_studio.gui.project import said
+from chattts_studio.gui.project.exporting import export_chosen
 from chattts_studio.gui.project.panel import ProjectPanel
-from chattts_studio.gui.project.segment_model import SegmentRow, build_rows
+from chattts_studio.gui.project.rows import SegmentRow, build_rows
+from chattts_studio.gui.project.work import hears_with_demo
 from chattts_studio.gui.result.panel import ResultPanel
 from chattts_studio.gui.serve.control import ServeControl
 from chattts_studio.gui.voices.jobs import VoiceControl
@@ -49,6 +51,7 @@ SettingsRequest = Callable[[str], SynthesisRequest]
 
 class ProjectControl(QObject):
     opened = Signal()  # a project is shown: the window brings the segments to the front
+    closed = Signal()  # no project is shown any more
     queue_wanted = Signal(object, str)  # Path, title: the project into the render queue
 
     def __init__(
@@ -70,6 +73,7 @@ class ProjectControl(QObject):
         self.panel = ProjectPanel()
         self.project: Project | None = None
         self.folder: Path | None = None
+        self.action = ""  # the running takes job's action ("new", "check", ...)
         self._connect()
 
     def add_menu(self) -> None:
@@ -107,6 +111,7 @@ class ProjectControl(QObject):
         panel.play_toggled.connect(self.play_toggled)
         panel.play_segment_wanted.connect(lambda number: self.play(number, number))
         panel.play_from_wanted.connect(lambda number: self.play(number, None))
+        panel.play_take_wanted.connect(self.play_take)
         panel.reroll_wanted.connect(
             lambda numbers, takes: self._make(ProjectJob("reroll", self._path(), numbers, takes))
         )
@@ -126,9 +131,7 @@ class ProjectControl(QObject):
         panel.text_edited.connect(
             lambda number, text: self._make(ProjectJob("edit", self._path(), (number,), text=text))
         )
-        panel.pick_wanted.connect(
-            lambda number, take: self._change(lambda p: edits.pick(p, number, take), [number])
-        )
+        panel.pick_wanted.connect(self._pick)
         panel.lock_wanted.connect(self._lock)
         panel.split_wanted.connect(
             lambda number, at: self._change(lambda p: edits.split(p, number, at))
@@ -153,10 +156,13 @@ class ProjectControl(QObject):
         if folder is not None:
             self.show_folder(folder)
 
-    def show_folder(self, folder: Path, numbers: list[int] | None = None) -> None:
+    def show_folder(
+        self, folder: Path, numbers: list[int] | None = None, front: bool = True
+    ) -> None:
         """Read the project off the UI thread (a 1,000-segment one is ~70 ms) and make its
         rows there too (~15 ms more), then show it; `numbers`: only those rows changed (a
-        pick or a lock), made on the UI thread."""
+        pick or a lock), made on the UI thread. `front`: the window shows the segments tab
+        (not when the last session's project reopens at start)."""
         lexicon = self.voices.lexicon_entries()
         every_row = numbers is None or self.panel.model.project is None
 
@@ -171,7 +177,8 @@ class ProjectControl(QObject):
                 self.panel.update_segments(project, numbers)
             else:
                 self.panel.show_project(project, folder, lexicon, rows)
-            self.opened.emit()
+            if front:
+                self.opened.emit()
 
         in_background(read, shown, self._problem, owner=self)
 
@@ -188,6 +195,7 @@ class ProjectControl(QObject):
             return
         self.project = self.folder = None
         self.panel.show_project(None, None)
+        self.closed.emit()
 
     def _problem(self, error: Exception) -> None:
         if not isinstance(error, StudioError):
@@ -244,10 +252,8 @@ class ProjectControl(QObject):
         if spec.action != "new":
             spec = replace(spec, request=self.settings_request(""))
         job = self.jobs.start(self.host.project(spec))
-        if spec.action == "check":
-            self.messages.show(translate("Projects", "Hearing takes…  (Esc cancels)"))
-        else:
-            self.messages.show(translate("Projects", "Making takes…  (Esc cancels)"))
+        self.action = spec.action
+        self.messages.show(said.working(spec.action))
         return job
 
     def _busy(self, busy: bool) -> None:
@@ -257,17 +263,14 @@ class ProjectControl(QObject):
 
     def _progress(self, progress: Progress) -> None:
         if progress.job.kind is JobKind.PROJECT:
-            self.messages.show(
-                translate("Projects", "Making takes: {detail}").format(detail=progress.detail)
-            )
+            self.messages.show(said.working(self.action, progress.detail))
 
     def _done(self, job: Job, done: ProjectDone) -> None:
         self.jobs.end(job)
         self.jobs.live.stop(None)
-        said = translate("Projects", "{takes} made in {seconds} s.").format(
-            takes=plural(done.made, "take"), seconds=figure(done.seconds, ".1f")
-        )
-        self.messages.show(said)
+        loaded = self.model.loaded
+        demo = hears_with_demo(loaded is not None and loaded.info.random_weights)
+        self.messages.show(said.finished(self.action, done.made, done.seconds, demo))
         self.show_folder(done.folder)
         self.jobs.run_waiting()
 
@@ -284,20 +287,34 @@ class ProjectControl(QObject):
             self.show_folder(self.folder)
 
     # -- changes without the model: on the thread pool -------------------------------------------
-    def _change(self, change: Callable[[Path], object], numbers: list[int] | None = None) -> None:
+    def _change(
+        self,
+        change: Callable[[Path], object],
+        numbers: list[int] | None = None,
+        done: str = "",
+    ) -> None:
+        """`change` made on the thread pool, then the project shown again and `done` said."""
         if self.folder is None or self.jobs.running(JobKind.PROJECT):
             return  # a job holds the project: the panel is busy and offers nothing
         folder = self.folder
-        in_background(
-            lambda: change(folder),
-            lambda _r: self.show_folder(folder, numbers),
-            self._problem,
-            self,
-        )
+
+        def changed(_result: object) -> None:
+            if done:
+                self.messages.show(done)
+            self.show_folder(folder, numbers)
+
+        in_background(lambda: change(folder), changed, self._problem, self)
+
+    def _pick(self, number: int, take: int) -> None:
+        segment = self.project.at(number) if self.project is not None else None
+        ids = [t.id for t in segment.takes] if segment is not None else []
+        place = ids.index(take) + 1 if take in ids else take
+        self._change(lambda p: edits.pick(p, number, take), [number], said.picked(number, place))
 
     def _lock(self, numbers: list[int], locked: bool) -> None:
         spec = ",".join(str(n) for n in numbers)
-        self._change(lambda p: edits.set_locked(p, spec, locked), numbers)
+        done = said.locked(numbers, locked)
+        self._change(lambda p: edits.set_locked(p, spec, locked), numbers, done)
 
     def _speaker(self, numbers: list[int]) -> None:
         """The segments read in the Speaker tab's voice from now on (their takes go stale)."""
@@ -340,11 +357,26 @@ class ProjectControl(QObject):
                 project.segments[:last],
             )
 
-        def heard(audio: object) -> None:
-            self.result.forget_playback()
-            self.result.player.play(audio)  # type: ignore[arg-type]
+        in_background(
+            lambda: reading.joined(folder, project, first), self._hear, self._problem, self
+        )
 
-        in_background(lambda: reading.joined(folder, project, first), heard, self._problem, self)
+    def play_take(self, number: int, take_id: int) -> None:
+        """One take of segment `number`, chosen or not (the take list's Play take)."""
+        take = self.project.at(number).take(take_id) if self.project is not None else None
+        folder = self.folder
+        if take is None or folder is None:
+            return
+        in_background(lambda: store.take_audio(folder, take), self._hear, self._problem, self)
+
+    def _hear(self, audio: object) -> None:
+        """Play `audio` on the window's player; no sound device is one sentence, as the
+        Result panel says it."""
+        self.result.forget_playback()
+        try:
+            self.result.player.play(audio)  # type: ignore[arg-type]
+        except AudioError as exc:
+            self.messages.show(core_text(exc))
 
     def add_to_queue(self) -> None:
         """The chosen takes exported by the render queue, in its format, after its other
@@ -355,37 +387,9 @@ class ProjectControl(QObject):
         self.queue_wanted.emit(self.folder, self.folder.stem)
 
     def export(self) -> None:
-        """The chosen takes in order with their pauses, as the Result panel's save options say:
-        one file (or one file per segment, in a folder named after it), in the format its
-        name gives, with SRT or WebVTT subtitles beside it when Subtitles is ticked."""
+        """The chosen takes as one audio file or one per segment (exporting.py)."""
         if self.folder is None:
             self.messages.show(translate("Projects", "Open or make a project first."))
             return
-        folder = self.folder
-        out = dialogs.save_audio_file(self.window, folder.parent / f"{folder.stem}.wav")
-        if out is None:
-            return
-        per_segment = self.result.per_segment.isChecked()
-        subtitles = None
-        if self.result.subtitles_box.isChecked() and not per_segment:
-            subtitles = out.with_suffix("." + str(self.result.subtitle_format.currentData()))
-        target = out.with_suffix("") if per_segment else out
-
-        def exported(files: list[Path]) -> None:
-            if per_segment:
-                said = translate("Projects", "Exported {files} into {folder}.").format(
-                    files=plural(len(files), "file"), folder=target
-                )
-            elif subtitles is not None:
-                said = translate("Projects", "Exported {path} and its subtitles {subtitles}.")
-                said = said.format(path=files[0], subtitles=subtitles.name)
-            else:
-                said = translate("Projects", "Exported {path}.").format(path=files[0])
-            self.messages.show(said)
-
-        def work() -> list[Path]:
-            return reading.export(
-                folder, target, subtitles, per_segment=per_segment, suffix=out.suffix or ".wav"
-            )
-
-        in_background(work, exported, self._problem, self)
+        show = self.messages.show
+        export_chosen(self.window, self.folder, self.result, show, self._problem, self)

@@ -6,13 +6,14 @@ changed project."""
 
 from pathlib import Path
 
-from PySide6.QtCore import Qt, Signal, SignalInstance
+from PySide6.QtCore import QModelIndex, Qt, Signal, SignalInstance
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QInputDialog,
     QLabel,
     QPushButton,
     QSpinBox,
+    QSplitter,
     QStackedWidget,
     QVBoxLayout,
     QWidget,
@@ -25,6 +26,7 @@ from chattts_studio.gui.common.notices import plural
 from chattts_studio.gui.i18n import translate
 from chattts_studio.gui.project.segment_model import SegmentModel, SegmentRow
 from chattts_studio.gui.project.segment_view import SegmentView
+from chattts_studio.gui.project.take_list import TakeList
 
 # Where a cut sounds natural: after a sentence's end, else after a clause's.
 DEFAULT_TRIES = 3  # "Tries:" at first, as `project reroll --until-clean` without --max-tries
@@ -61,6 +63,7 @@ class ProjectPanel(QWidget):
     play_toggled = Signal(int)  # segment number: play it, or stop it when it plays (Space)
     play_segment_wanted = Signal(int)  # segment number
     play_from_wanted = Signal(int)  # segment number: it and every later one, in order
+    play_take_wanted = Signal(int, int)  # segment number, take id: that take alone
     reroll_wanted = Signal(list, int)  # list[int] segment numbers, takes to make of each
     reroll_flagged_wanted = Signal(int)  # takes to make of each flagged, unlocked segment
     reroll_unlocked_wanted = Signal(int)  # takes to make of each unlocked segment
@@ -98,9 +101,17 @@ class ProjectPanel(QWidget):
         self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.view = SegmentView()
         self.view.setModel(self.model)
+        self.take_list = TakeList()
+        # The segments above, the current one's takes below (the segments get the room).
+        self.split = QSplitter(Qt.Orientation.Vertical)
+        self.split.addWidget(self.view)
+        self.split.addWidget(self.take_list)
+        self.split.setStretchFactor(0, 3)
+        self.split.setStretchFactor(1, 1)
+        self.split.setChildrenCollapsible(False)
         self.pages = QStackedWidget()
         self.pages.addWidget(self.empty)
-        self.pages.addWidget(self.view)
+        self.pages.addWidget(self.split)
 
         def button(text: str, tip: str) -> QPushButton:
             made = QPushButton(text)
@@ -111,15 +122,15 @@ class ProjectPanel(QWidget):
             return made
 
         self.play_button = button(
-            translate("Segments", "Play segment"),
-            translate("Segments", "Play the current segment (Space)"),
+            translate("Segments", "Play segment (Space)"),
+            translate("Segments", "Play the current segment, or stop it (Space)"),
         )
         self.play_from_button = button(
             translate("Segments", "Play from here"),
             translate("Segments", "Play from the current segment on"),
         )
         self.reroll_button = button(
-            translate("Segments", "Re-roll"),
+            translate("Segments", "Re-roll (R)"),
             translate("Segments", "Make new takes of the current segment (R)"),
         )
         self.takes_box = QSpinBox()
@@ -166,7 +177,7 @@ class ProjectPanel(QWidget):
             ),
         )
         self.edit_button = button(
-            translate("Segments", "Edit text…"),
+            translate("Segments", "Edit text… (F2)"),
             translate("Segments", "Edit the current segment's text (Enter or F2)"),
         )
         self.split_button = button(
@@ -182,7 +193,7 @@ class ProjectPanel(QWidget):
             translate("Segments", "Read the segment in the voice chosen in the Speaker tab"),
         )
         self.lock_button = button(
-            translate("Segments", "Lock"),
+            translate("Segments", "Lock (L)"),
             translate("Segments", "Lock or unlock the current segment (L)"),
         )
         self.export_button = button(
@@ -228,6 +239,9 @@ class ProjectPanel(QWidget):
         view, model = self.view, self.model
         view.play_toggled.connect(self.play_toggled)
         view.pick_wanted.connect(self.pick_wanted)
+        self.take_list.pick_wanted.connect(self.pick_wanted)
+        self.take_list.play_wanted.connect(self.play_take_wanted)
+        model.dataChanged.connect(self._row_changed)
         view.lock_wanted.connect(self.lock_wanted)
         view.reroll_wanted.connect(lambda numbers: self.reroll_wanted.emit(numbers, self.takes))
         model.text_edited.connect(self.text_edited)
@@ -279,7 +293,7 @@ class ProjectPanel(QWidget):
         None shows how to start one."""
         self.folder = folder if project is not None else None
         self.model.set_project(project, lexicon, rows)
-        self.pages.setCurrentWidget(self.view if project is not None else self.empty)
+        self.pages.setCurrentWidget(self.split if project is not None else self.empty)
         self._update_actions()
 
     def update_segments(self, project: Project, numbers: list[int]) -> None:
@@ -291,6 +305,7 @@ class ProjectPanel(QWidget):
         """While a job changes the project, nothing else may: navigation and playback stay."""
         self.busy = busy
         self.view.set_busy(busy)
+        self.take_list.set_busy(busy)
         self._update_actions()
 
     def current_number(self) -> int | None:
@@ -319,10 +334,18 @@ class ProjectPanel(QWidget):
         if not self.busy:
             self.lock_wanted.emit([number], locked)
 
+    def _row_changed(self, top: QModelIndex, bottom: QModelIndex, *_: object) -> None:
+        """A repainted row that is the current one: its takes shown again."""
+        number = self.current_number()
+        if number is not None and top.row() <= number - 1 <= bottom.row():
+            self._update_actions()
+
     def _update_actions(self) -> None:
         project = self.model.project
         number = self.current_number()
         row = self.model.row_at(number - 1) if number is not None else None
+        if row is not self.take_list.model.row:
+            self.take_list.show_row(row)
         if project is None:
             self.title.setText(translate("Segments", "Segments"))
         else:
@@ -364,5 +387,5 @@ class ProjectPanel(QWidget):
             widget.setEnabled(on)
         locked = row is not None and row.locked
         self.lock_button.setText(
-            translate("Segments", "Unlock") if locked else translate("Segments", "Lock")
+            translate("Segments", "Unlock (L)") if locked else translate("Segments", "Lock (L)")
         )

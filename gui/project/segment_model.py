@@ -4,7 +4,6 @@ judged project-wide) and cached, so `data` is a lookup and a view of 1,000 segme
 for the rows it shows. The model never changes the project: an edit made in a cell is a
 signal for the window, which changes the project and gives the model the new one."""
 
-from dataclasses import dataclass
 from enum import IntEnum
 
 from PySide6.QtCore import (
@@ -18,13 +17,14 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QColor, QFont
 
 # Core's marker (Qt's own is typed as returning object): lupdate finds either by its name.
-from chattts_studio.core.asr.score import AsrCheck
 from chattts_studio.core.messages import QT_TRANSLATE_NOOP
-from chattts_studio.core.project import reading
-from chattts_studio.core.project.flags import Flag
 from chattts_studio.core.project.model import Project, Segment
 from chattts_studio.core.project.reading import Lexicon
-from chattts_studio.gui.i18n import core_text, translate
+from chattts_studio.gui.i18n import translate
+from chattts_studio.gui.project.rows import NONE, SegmentRow, TakeInfo, build_rows
+
+__all__ = ["NONE", "Column", "SegmentModel", "SegmentRow", "TakeInfo", "build_rows"]
+STALE_COLOUR = QColor(128, 128, 128)
 
 Index = QModelIndex | QPersistentModelIndex
 
@@ -50,127 +50,6 @@ HEADERS = {
     Column.HEARD: QT_TRANSLATE_NOOP("Segments", "Heard"),
     Column.LOCK: QT_TRANSLATE_NOOP("Segments", "Locked"),
 }
-# A flag's kind (core/project/flags.py KINDS) as a badge short enough for a narrow column; the
-# tooltip gives each flag's whole sentence.
-BADGES = {
-    "nonfinite": QT_TRANSLATE_NOOP("Segments", "invalid"),
-    "cap": QT_TRANSLATE_NOOP("Segments", "cut off"),
-    "short": QT_TRANSLATE_NOOP("Segments", "fast"),
-    "long": QT_TRANSLATE_NOOP("Segments", "slow"),
-    "silence": QT_TRANSLATE_NOOP("Segments", "silence"),
-    "clipping": QT_TRANSLATE_NOOP("Segments", "clipped"),
-    "loudness": QT_TRANSLATE_NOOP("Segments", "level"),
-    "asr": QT_TRANSLATE_NOOP("Segments", "ASR"),
-}
-NONE = "-"  # a segment with no take yet: no length, no take
-STALE_COLOUR = QColor(128, 128, 128)
-
-
-@dataclass(frozen=True)
-class TakeInfo:
-    """What a take picker shows of one take."""
-
-    id: int
-    seed: int
-    seconds: float
-
-
-@dataclass(frozen=True)
-class SegmentRow:
-    """One segment as shown, every cell's text ready (data() only looks them up)."""
-
-    number: int
-    text: str
-    speaker: str
-    takes: tuple[TakeInfo, ...]
-    chosen: int | None  # the chosen take's id
-    duration: str
-    take: str  # "2/3": the chosen take's place among the takes / their count
-    badges: str
-    why: str  # each flag's sentence, one a line
-    heard: str  # the chosen take's speech recognition error rate ("4%"); "" unchecked
-    transcript: str  # what speech recognition heard, and what it missed
-    stale: bool  # the chosen take reads an older text (or voice, or dictionary)
-    picked: bool
-    locked: bool
-
-
-def _heard(check: AsrCheck) -> str:
-    lines = [translate("Segments", "Heard: {transcript}").format(transcript=check.transcript)]
-    if check.missing:
-        missing = "、".join(check.missing)
-        lines.append(translate("Segments", "Not heard: {words}").format(words=missing))
-    if check.extra:
-        extra = "、".join(check.extra)
-        lines.append(translate("Segments", "Heard but not written: {words}").format(words=extra))
-    return "\n".join(lines)
-
-
-def _row(
-    number: int,
-    segment: Segment,
-    found: dict[tuple[int, int], list[Flag]],
-    lexicon: Lexicon | None,
-    words: dict[str, str],
-) -> SegmentRow:
-    take = segment.chosen_take
-    takes = tuple(TakeInfo(t.id, t.seed, t.measures.seconds) for t in segment.takes)
-    if take is None:
-        return SegmentRow(
-            number=number,
-            text=segment.text,
-            speaker=segment.speaker,
-            takes=takes,
-            chosen=None,
-            duration=NONE,
-            take=NONE,
-            badges="",
-            why="",
-            heard="",
-            transcript="",
-            stale=False,
-            picked=segment.picked,
-            locked=segment.locked,
-        )
-    marks = found.get((segment.id, take.id), [])
-    spoken = None if lexicon is None else reading.spoken(segment.text, lexicon)
-    place = [t.id for t in segment.takes].index(take.id) + 1
-    return SegmentRow(
-        number=number,
-        text=segment.text,
-        speaker=segment.speaker,
-        takes=takes,
-        chosen=take.id,
-        duration=words["seconds"].format(seconds=f"{take.measures.seconds:.1f}"),
-        take=f"{place}/{len(segment.takes)}",
-        badges=" · ".join(words.get(f.kind, f.kind) for f in marks),
-        why="\n".join(core_text(f.sentence) for f in marks),
-        heard="" if take.asr is None else f"{take.asr.score:.0%}",
-        transcript="" if take.asr is None else _heard(take.asr),
-        stale=not segment.current(take, spoken),
-        picked=segment.picked,
-        locked=segment.locked,
-    )
-
-
-def _words() -> dict[str, str]:
-    """The translated words rows are made of, looked up once per build rather than per row."""
-    words = {kind: translate("Segments", badge) for kind, badge in BADGES.items()}
-    words["seconds"] = translate("Segments", "{seconds} s")
-    return words
-
-
-def build_rows(
-    project: Project, lexicon: Lexicon | None, rows: list[int] | None = None
-) -> list[SegmentRow]:
-    """Rows `rows` of `project` (all when None), from any thread (translate is thread-safe).
-    Flags are judged against the whole project's takes (reading.take_flags, what `project
-    list` shows); their sentences stay Sentences so they are said in the interface's
-    language."""
-    found = reading.take_flags(project)
-    words = _words()
-    chosen = range(len(project.segments)) if rows is None else rows
-    return [_row(r + 1, project.segments[r], found, lexicon, words) for r in chosen]
 
 
 class SegmentModel(QAbstractTableModel):

@@ -27,7 +27,7 @@ SAMPLES = {
     Column.DURATION: "000.0 s",
     Column.TAKE: "16/16",
     Column.FLAGS: "clipped · silence",
-    Column.HEARD: "100%",
+    Column.HEARD: ">100% (demo)",
     Column.LOCK: "Locked",
 }
 DIGITS = {getattr(Qt.Key, f"Key_{n}"): n for n in range(1, 10)}

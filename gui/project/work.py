@@ -109,8 +109,16 @@ def recognizer_for(engine: "Engine") -> "SenseVoice":
 
     loaded = engine.loaded
     random_tts = loaded is not None and loaded.info.random_weights
-    name = models.OFFICIAL if models.official_present() or not random_tts else models.DEMO
+    name = models.DEMO if hears_with_demo(random_tts) else models.OFFICIAL
     return SenseVoice(models.recognizer_folder(name), threads=2)
+
+
+def hears_with_demo(random_tts: bool) -> bool:
+    """Whether a hearing job on a model with (or without) random weights uses the demo
+    recogniser: random TTS weights and no official recogniser downloaded."""
+    from chattts_studio.core.asr import models
+
+    return random_tts and not models.official_present()
 
 
 def _new(engine: "Engine", spec: ProjectJob, settings: TakeSettings) -> "NewProject":

@@ -1,6 +1,10 @@
 """Keeping the window's state across starts: the text being edited (gui/draft.py writes it
-off the UI thread) and the preferences, restored at start and written a moment after each
-change. A part of the window, handed the settings and the panels whose state it keeps."""
+off the UI thread), the preferences and the project open in the segment editor, restored at
+start and written a moment after each change. A part of the window, handed the settings and
+the panels whose state it keeps."""
+
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QByteArray, QObject, QTimer, SignalInstance
 from PySide6.QtWidgets import QWidget
@@ -13,6 +17,9 @@ from chattts_studio.gui.result.panel import ResultPanel
 from chattts_studio.gui.settings import Key, Settings
 from chattts_studio.gui.window.messages import Messages
 from chattts_studio.gui.window.script_mode import TurnPause
+
+if TYPE_CHECKING:
+    from chattts_studio.gui.project.control import ProjectControl
 
 # The text and the settings are written this long after the last change, so a crash loses at
 # most that much typing and a keystroke never waits for the disk.
@@ -69,6 +76,25 @@ class Persistence(QObject):
         self.turn_pause.box.setValue(s.seconds(Key.TURN_PAUSE))  # out of range: clamped
         self.result.last_folder = s.text(Key.LAST_FOLDER)
         self.editor.set_segment_size(self.controls.segment_slider.value())
+        self._restore_project()
+
+    def _projects(self) -> "ProjectControl | None":
+        """The window's segment editor part, when it has one (made before restore)."""
+        from chattts_studio.gui.project.control import ProjectControl
+
+        projects = getattr(self.window, "projects", None)
+        return projects if isinstance(projects, ProjectControl) else None
+
+    def _restore_project(self) -> None:
+        """The project open at the last close opens again (read off the UI thread, the editor
+        left in front); one that is gone since is forgotten without a word."""
+        projects = self._projects()
+        if projects is None:
+            return
+        self.watch(projects.opened, projects.closed)
+        last = self.settings.text(Key.LAST_PROJECT)
+        if last and Path(last).is_dir():
+            projects.show_folder(Path(last), front=False)
 
     def _persist_soon(self) -> None:
         """The timer's end: the text written on the thread pool, the settings now (QSettings
@@ -108,4 +134,7 @@ class Persistence(QObject):
         s.set(Key.TURN_PAUSE, self.turn_pause.box.value())
         if self.result.last_folder:
             s.set(Key.LAST_FOLDER, self.result.last_folder)
+        projects = self._projects()
+        if projects is not None:
+            s.set(Key.LAST_PROJECT, str(projects.folder) if projects.folder is not None else "")
         s.sync()

@@ -9,7 +9,9 @@ import numpy as np
 import pytest
 
 from chattts_studio.core.asr import demo_model
+from chattts_studio.core.asr.models import DEMO_MARKER
 from chattts_studio.core.asr.recognizer import hear
+from chattts_studio.core.asr.score import DEMO_RECOGNIZER, AsrCheck
 from chattts_studio.core.asr.sensevoice import SenseVoice
 from chattts_studio.core.errors import ModelError
 
@@ -45,6 +47,23 @@ def test_a_take_is_checked_through_it(folder: Path) -> None:
     got = hear(recognizer, "今天天气很好。", _noise(1.5, 24_000), 24_000, "zh")
     assert got.transcript == recognizer.transcribe(_noise(1.5, 24_000), 24_000, "zh")
     assert got.score > 0.0  # noise is not the text
+    # The demo's random weights are named in the check, kept through the project's JSON.
+    assert recognizer.name == DEMO_RECOGNIZER and got.recognizer == DEMO_RECOGNIZER and got.demo
+    assert AsrCheck.from_json(got.to_json()) == got
+
+
+def test_a_real_model_folder_is_not_the_demo(folder: Path, tmp_path: Path) -> None:
+    """A folder with the same files but no demo marker (the official model's layout) is
+    heard by "sensevoice"; a check written before the recogniser was recorded reads as ""."""
+    real = tmp_path / "real"
+    real.mkdir()
+    for name in (demo_model.MODEL_FILE, demo_model.TOKENS_FILE):
+        (real / name).write_bytes((folder / name).read_bytes())
+    assert (folder / DEMO_MARKER).is_file() and not (real / DEMO_MARKER).exists()
+    got = hear(SenseVoice(real), "今天天气很好。", _noise(1.5, 24_000), 24_000, "zh")
+    assert got.recognizer == "sensevoice" and not got.demo
+    old = {k: v for k, v in got.to_json().items() if k != "recognizer"}
+    assert AsrCheck.from_json(old).recognizer == ""
 
 
 def test_a_folder_without_a_model_is_one_sentence(tmp_path: Path) -> None:

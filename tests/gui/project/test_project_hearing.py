@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from conftest import window_maker
 
+from chattts_studio.core.asr.score import percent
 from chattts_studio.core.project import reading, store
 from chattts_studio.core.project.model import Project
 from chattts_studio.gui.common import dialogs
@@ -54,10 +55,17 @@ def test_check_all_best_of_n_and_until_clean_in_the_window(
     for number, segment in enumerate(checked.segments, 1):
         take = segment.chosen_take
         assert take is not None and take.asr is not None and len(segment.takes) == 1
+        assert take.asr.demo  # the demo recogniser heard it, and the check says so
         shown = panel.model.index(number - 1, Column.HEARD)
-        qtbot.waitUntil(lambda s=shown, t=take: s.data() == f"{t.asr.score:.0%}")
-        assert shown.data(0x03).startswith("Heard: ")  # ToolTipRole: the transcript
+        rate = percent(take.asr.score)
+        qtbot.waitUntil(lambda s=shown, r=rate: s.data() == f"{r} (demo)")
+        tip = shown.data(0x03)  # ToolTipRole: who heard, and the transcript
+        assert tip.startswith("Demo recogniser (random weights): not a real hearing.")
+        assert "\nHeard: " in tip
     assert panel.model.flagged_count() == 3  # noise heard against a text: all flagged ASR
+    said = window.messages.notice.text()
+    assert said.startswith("3 takes checked in ") and "made" not in said
+    assert "demo recogniser (random weights): not a real hearing" in said
 
     # Best of 3, segment 2 locked: its one take stays, the others get two more each.
     panel.lock_wanted.emit([2], True)
@@ -82,6 +90,7 @@ def test_check_all_best_of_n_and_until_clean_in_the_window(
     assert all(t.asr is not None for s in clean.segments for t in s.takes)
     assert [s.takes[:3] for s in clean.segments[::2]] == [s.takes for s in best.segments[::2]]
     assert "made in" in window.messages.notice.text()
+    assert "every take heard" in window.messages.notice.text()
 
 
 def test_without_the_official_recogniser_real_weights_get_the_sentence(private_home) -> None:  # type: ignore[no-untyped-def]

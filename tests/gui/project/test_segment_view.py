@@ -288,7 +288,7 @@ def test_a_panel_without_a_project_says_how_to_start(qtbot) -> None:  # type: ig
 def test_panel_actions_name_the_current_segment(
     qtbot, panel: ProjectPanel, monkeypatch: pytest.MonkeyPatch
 ) -> None:  # type: ignore[no-untyped-def]
-    assert panel.pages.currentWidget() is panel.view
+    assert panel.pages.currentWidget() is panel.split and panel.view.isVisibleTo(panel)
     assert panel.title.text() == "Book: 4 segments, 2 flagged"
     panel.view.go_to(2)
     assert panel.current_number() == 2
