@@ -10,6 +10,7 @@ from dataclasses import replace
 import numpy as np
 import torch
 
+from chattts_studio.core import SAMPLE_RATE
 from chattts_studio.core.engine.cancel import CancelToken
 from chattts_studio.core.engine.chattts.chat import ChatModel, RefineSettings
 from chattts_studio.core.engine.decoder_pool import DecoderPool, cuda_rows
@@ -152,6 +153,7 @@ class Engine:
         else:
             self.unload()
             self.model = load_fresh(info, target, compile, chosen, kind, report, cancel)
+            self.model.on_vocoded = self.live.vocoded
             self.live.device = target.id  # only now: a failed switch keeps the old device's
         self.loaded = LoadedModel(info, target, chosen, compile, seconds_since(started), kind)
         self.live.update(stage="idle")
@@ -261,11 +263,15 @@ class Engine:
             model, segments, refine, batch, cancel, self.live, loaded.info.random_weights
         )
 
-    def _expected(self, segments: list[Segment]) -> list[int]:
-        """Steps each segment is expected to take: random weights run to the cap (EOS is held
-        off), real weights about what the text needs."""
+    def _start_live(self, request: SynthesisRequest, segments: list[Segment], times: int) -> None:
+        """The live figures of a job of `times` readings of `segments`: steps each is expected
+        to take (random weights run to the cap: EOS is held off) and its cap, as known before
+        refine (the producers correct both once a segment's text is final)."""
         random_weights = self._require()[1].info.random_weights
-        return [s.step_cap if random_weights else s.expected_steps for s in segments]
+        expected = [s.step_cap if random_weights else s.expected_steps for s in segments]
+        caps = [s.step_cap for s in segments]
+        refine = len(segments) if request.refine_text else 0
+        self.live.start("decode", expected * times, caps * times, refine)
 
     def _context(
         self, request: SynthesisRequest, cancel: CancelToken, count: int, stream: bool
@@ -317,10 +323,11 @@ class Engine:
         request, segments = plan.request, list(plan.segments)
         _, loaded = self._require()
         reset_peak(loaded.device.id)
-        self.live.start("decode", self._expected(segments))
+        self._start_live(request, segments, 1)
         started = time.perf_counter()
         first_audio: float | None = None
         produced, steps, audio_seconds, peak, batch = 0, 0, 0.0, 0, plan.batch_size
+        streamed: dict[int, int] = {}  # samples streamed of each unfinished segment
         try:
             torch.manual_seed(request.seed * 1009)  # same request and seed, same audio
             texts = self._model_texts(request, segments, plan.batch_size, cancel)
@@ -335,6 +342,14 @@ class Engine:
                     first_audio = time.perf_counter() - started
                     self.live.update(first_audio_seconds=first_audio)
                 if not isinstance(event, SegmentResult):
+                    # Audio made so far counts from the first chunk (the job's live RTF).
+                    if isinstance(event, AudioChunk):
+                        streamed[event.index] = streamed.get(event.index, 0) + len(event.audio)
+                    else:
+                        streamed.pop(event.index, None)
+                    self.live.update(
+                        audio_seconds=audio_seconds + sum(streamed.values()) / SAMPLE_RATE
+                    )
                     if listener is not None:
                         listener(event)
                     continue
@@ -342,7 +357,8 @@ class Engine:
                 steps += event.steps
                 batch = event.batch_size
                 audio_seconds += event.audio_seconds
-                self.live.update(audio_seconds=audio_seconds)
+                streamed.pop(event.index, None)
+                self.live.update(audio_seconds=audio_seconds + sum(streamed.values()) / SAMPLE_RATE)
                 if event.memory is not None:
                     peak = max(peak, event.memory.peak or event.memory.in_use)
                 if event.hit_cap:
@@ -381,7 +397,7 @@ class Engine:
         segments = list(plan.segments)
         count = len(segments)
         try:
-            self.live.start("decode", self._expected(segments) * len(speakers))
+            self._start_live(request, segments, len(speakers))
             torch.manual_seed(request.seed * 1009)
             texts = self._model_texts(request, segments, plan.batch_size, token)
             units = [

@@ -9,6 +9,8 @@ from typing import Any
 
 import psutil
 
+from chattts_studio.core.engine.progress import RowSteps, WorkCosts
+
 # torch is imported where CUDA or MPS is asked about, not here: the window imports this module
 # for its live panel before the worker has imported torch (a start without the wait).
 
@@ -124,17 +126,24 @@ class LiveSnapshot:
     segment: int = 0  # 1-based segment being worked on
     segments: int = 0
     segments_done: int = 0
+    in_flight: int = 0  # segments whose rows are decoding now (batched together)
     steps_done: int = 0  # GPT steps of this job's finished and running segments (all rows)
-    steps_left: int = 0  # expected steps still to come (text-derived, corrected as rows end)
+    steps_left: int = 0  # expected steps still to come (corrected as rows run and end)
     steps_per_second: float = 0.0  # over the last few seconds (shown)
-    average_rate: float = 0.0  # steps per second since the job started (for the time left)
-    audio_seconds: float = 0.0  # audio finished so far
+    average_rate: float = 0.0  # steps per second since the job started
+    audio_seconds: float = 0.0  # audio made so far (finished segments and streamed chunks)
     compute_seconds: float = 0.0  # wall time since the job started
     first_audio_seconds: float | None = None
     batch_size: int = 0
     refined: int = 0  # segments through ChatTTS's refine pass so far (refine on)
+    refine_rows: int = 0  # texts in the refine pass running now (0: none runs)
+    refine_steps: int = 0  # its steps so far
+    refine_limit: int = 0  # the most steps it may take
     memory: MemorySnapshot | None = None
     note: str = ""  # e.g. "out of memory: batch halved to 4"
+    job: int = 0  # which engine job this is (counts up): the window tells its own from stale
+    work_left: float | None = None  # seconds of measured work still to come; None: unknown
+    shown_fraction: float = 0.0  # the fraction reached so far (the bar never goes back)
 
     @property
     def steps_planned(self) -> int:
@@ -146,57 +155,30 @@ class LiveSnapshot:
         return self.compute_seconds / self.audio_seconds if self.audio_seconds > 0 else None
 
     @property
+    def finished(self) -> bool:
+        return bool(self.segments) and self.segments_done >= self.segments
+
+    @property
     def fraction(self) -> float:
-        """0..1; exactly 1 once every segment has ended, and only then."""
-        if self.segments and self.segments_done >= self.segments:
+        """0..1 of the job's time: the wall time so far over itself plus the work still to
+        come (GPT steps, refine, vocoder, at their measured costs). Exactly 1 once every
+        segment has ended and only then; it never goes back within a job."""
+        if self.finished:
             return 1.0
-        total = self.steps_done + self.steps_left
-        return min(0.999, self.steps_done / total) if total else 0.0
+        return min(0.999, max(self.shown_fraction, self._time_fraction()))
+
+    def _time_fraction(self) -> float:
+        if self.work_left is None or self.compute_seconds <= 0:
+            return 0.0
+        return self.compute_seconds / (self.compute_seconds + self.work_left)
 
     @property
     def seconds_left(self) -> float | None:
-        """Expected steps left over the job's average rate so far: on an even text it falls
-        steadily (vocoder pauses and refine batches are in the average, not in a jump)."""
-        if self.average_rate <= 0 or self.steps_left <= 0:
+        """The work still to come at its measured costs; None while a cost is unknown. Never
+        0 while work remains (a tenth of a second at least)."""
+        if self.finished or self.work_left is None:
             return None
-        return self.steps_left / self.average_rate
-
-
-class _Expected:
-    """Expected steps still to come, corrected as segments run and end: a running segment
-    counts what it still needs (at least one step, however far past its estimate it ran), an
-    ended one nothing. Kept incrementally: a 100,000-character job has thousands of segments."""
-
-    def __init__(self, expected: list[int]) -> None:
-        self.expected = dict(enumerate(expected))  # by key, until the segment ends
-        self.made: dict[int, int] = {}
-        self.total = len(expected) and sum(max(e, 1) for e in expected)
-
-    def _need(self, key: int) -> int:
-        return max(self.expected[key] - self.made.get(key, 0), 1)
-
-    def step(self, key: int) -> None:
-        if key in self.expected:
-            before = self._need(key)
-            self.made[key] = self.made.get(key, 0) + 1
-            self.total -= before - self._need(key)
-
-    def end(self, key: int) -> int:
-        """The segment ended: returns the steps it made."""
-        if key not in self.expected:
-            return 0
-        self.total -= self._need(key)
-        del self.expected[key]
-        return self.made.pop(key, 0)
-
-    def restart(self) -> int:
-        """Running segments start over: returns the steps they had made."""
-        lost = 0
-        for key in list(self.made):
-            before = self._need(key)
-            lost += self.made.pop(key)
-            self.total += self._need(key) - before
-        return lost
+        return max(0.1, self.work_left)
 
 
 @dataclass
@@ -208,30 +190,56 @@ class LiveMetrics:
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _started: float = 0.0
     _step_times: deque[tuple[float, int]] = field(default_factory=lambda: deque(maxlen=256))
-    _expected: _Expected = field(default_factory=lambda: _Expected([]))
+    _expected: RowSteps = field(default_factory=lambda: RowSteps([]))
+    _costs: WorkCosts = field(default_factory=WorkCosts)
+    _refine_total: int = 0  # segments the job refines (0: refine off)
+    _refine_started: float | None = None
 
-    def start(self, stage: str, expected_steps: list[int] | None = None) -> None:
-        """A new job; `expected_steps[key]` is each segment's expected step count."""
+    def start(
+        self,
+        stage: str,
+        expected_steps: list[int] | None = None,
+        caps: list[int] | None = None,
+        refine: int = 0,
+    ) -> None:
+        """A new job; `expected_steps[key]` is each segment's expected step count and
+        `caps[key]` the most it may take; `refine`: how many texts go through refine first."""
         with self._lock:
             self._started = time.perf_counter()
             self._step_times.clear()
-            self._expected = _Expected(expected_steps or [])
+            self._expected = RowSteps(expected_steps or [], caps)
+            self._costs = WorkCosts()
+            self._refine_total = refine
+            self._refine_started = None
             self._snap = LiveSnapshot(
                 stage=stage,
                 segments=len(expected_steps or []),
                 steps_left=self._expected.total,
                 memory=self._snap.memory,
+                job=self._snap.job + 1,
             )
 
     def update(self, **changes: Any) -> None:
         with self._lock:
             self._snap = replace(self._snap, **changes)
 
+    def expect(self, key: int, expected: int, cap: int) -> None:
+        """A segment's estimate and cap once its model text is final (after refine)."""
+        with self._lock:
+            self._expected.expect(key, expected, cap)
+            self._snap = replace(self._snap, steps_left=self._expected.total)
+
     def add_steps(self, keys: list[int]) -> None:
         """One GPT step of the segments `keys` (one row each) finished."""
         now = time.perf_counter()
         with self._lock:
             self._step_times.append((now, len(keys)))
+            costs = self._costs
+            if costs.first_step is None:
+                costs.first_step = now
+            else:
+                costs.step_calls += 1
+                costs.row_steps += len(keys)
             for key in keys:
                 self._expected.step(key)
             done = self._snap.steps_done + len(keys)
@@ -240,9 +248,52 @@ class LiveMetrics:
                 self._snap,
                 steps_done=done,
                 steps_left=self._expected.total,
+                in_flight=self._expected.in_flight,
                 steps_per_second=self._rate(now),
                 average_rate=done / elapsed if elapsed > 0 else 0.0,
             )
+
+    def row_ended(self, key: int) -> None:
+        """The segment's row stopped decoding; its audio is made later (segment_done)."""
+        with self._lock:
+            self._expected.row_ended(key)
+            self._snap = replace(
+                self._snap, steps_left=self._expected.total, in_flight=self._expected.in_flight
+            )
+
+    def vocoded(self, steps: int, seconds: float) -> None:
+        """The vocoder turned `steps` GPT steps into audio in `seconds` (its measured cost)."""
+        with self._lock:
+            costs = self._costs
+            costs.vocoder_seconds += seconds
+            costs.vocoder_steps += steps
+            if costs.first_step is not None:
+                costs.aside += seconds
+
+    def refine_begin(self, rows: int, limit: int) -> None:
+        """A refine pass over `rows` texts starts; it takes at most `limit` steps."""
+        with self._lock:
+            self._refine_started = time.perf_counter()
+            self._snap = replace(
+                self._snap, stage="refine", refine_rows=rows, refine_steps=0, refine_limit=limit
+            )
+
+    def refine_step(self) -> None:
+        with self._lock:
+            self._costs.refine_steps += 1
+            self._snap = replace(self._snap, refine_steps=self._snap.refine_steps + 1)
+
+    def refine_end(self, stage: str, refined: int) -> None:
+        """The pass ended: `refined` segments are refined in all; back to `stage`."""
+        with self._lock:
+            costs = self._costs
+            seconds = time.perf_counter() - (self._refine_started or time.perf_counter())
+            costs.refine_seconds += seconds
+            costs.refined += self._snap.refine_rows
+            if costs.first_step is not None:
+                costs.aside += seconds
+            self._refine_started = None
+            self._snap = replace(self._snap, stage=stage, refined=refined, refine_rows=0)
 
     def _rate(self, now: float) -> float:
         """Steps per second over the last few seconds: smooth enough for a time left."""
@@ -252,6 +303,28 @@ class LiveMetrics:
         span = window[-1][0] - window[0][0]
         return sum(n for _, n in window[1:]) / span if span > 0 else 0.0
 
+    def _work_left(self, now: float) -> float | None:
+        """Seconds of work still to come at this job's measured costs, or None while a cost
+        that matters is unknown: GPT steps (at least the longest running row's, at the cost
+        of a whole step), refine of the segments still unrefined, and the vocoder."""
+        costs, expected = self._costs, self._expected
+        left = 0.0
+        if self._refine_started is not None and costs.refined == 0:
+            return None  # the first refine pass runs: neither its cost nor the decode's known
+        unrefined = max(0, self._refine_total - self._snap.refined - self._snap.refine_rows)
+        if unrefined and costs.refined:
+            left += unrefined * costs.refine_seconds / costs.refined
+        if expected.total:
+            decode = costs.decode_seconds(now)
+            if not costs.row_steps or decode <= 0:
+                return None
+            per_row_step = decode / costs.row_steps
+            per_step = decode / max(1, costs.step_calls)
+            left += max(expected.total * per_row_step, expected.longest() * per_step)
+        if costs.vocoder_steps:
+            left += expected.unvocoded * costs.vocoder_seconds / costs.vocoder_steps
+        return left
+
     def segment_done(self, key: int) -> None:
         with self._lock:
             self._expected.end(key)
@@ -259,6 +332,7 @@ class LiveMetrics:
                 self._snap,
                 segments_done=self._snap.segments_done + 1,
                 steps_left=self._expected.total,
+                in_flight=self._expected.in_flight,
             )
 
     def restarted(self) -> None:
@@ -269,19 +343,19 @@ class LiveMetrics:
                 self._snap,
                 steps_done=self._snap.steps_done - lost,
                 steps_left=self._expected.total,
+                in_flight=self._expected.in_flight,
             )
 
     def elapsed(self) -> float:
         return time.perf_counter() - self._started if self._started else 0.0
 
     def snapshot(self) -> LiveSnapshot:
-        """A consistent copy with fresh memory and wall-clock figures."""
+        """A consistent copy with fresh memory, wall-clock and time-left figures."""
         memory = memory_snapshot(self.device)
         with self._lock:
-            compute = (
-                self.elapsed()
-                if self._snap.stage not in ("idle", "done", "cancelled", "error")
-                else self._snap.compute_seconds
-            )
-            self._snap = replace(self._snap, memory=memory, compute_seconds=compute)
+            running = self._snap.stage not in ("idle", "done", "cancelled", "error")
+            compute = self.elapsed() if running else self._snap.compute_seconds
+            left = self._work_left(time.perf_counter()) if running else self._snap.work_left
+            snap = replace(self._snap, memory=memory, compute_seconds=compute, work_left=left)
+            self._snap = replace(snap, shown_fraction=snap.fraction)
             return self._snap

@@ -23,7 +23,7 @@ from chattts_studio.core.engine.decoder_pool import DecoderPool, drop_decoders
 from chattts_studio.core.engine.metrics import LiveMetrics
 from chattts_studio.core.engine.request import AudioChunk, SegmentRestarted, SegmentResult
 from chattts_studio.core.errors import DeviceError
-from chattts_studio.core.text.prepare import MAX_STEP_CAP, Segment, needed_steps
+from chattts_studio.core.text.prepare import MAX_STEP_CAP, STEP_CAP_MARGIN, Segment, needed_steps
 from chattts_studio.core.voices.voice import Voice
 
 Event = AudioChunk | SegmentRestarted | SegmentResult
@@ -62,12 +62,17 @@ class ModelTexts:
     def _refine_batch(self, start: int) -> None:
         assert self.refine is not None
         stage = self.live.snapshot().stage
-        self.live.update(stage="refine")
         batch = self.normalized[start : start + self.batch]
-        for offset, text in enumerate(self.model.refine(batch, self.refine, self.cancel)):
-            self.refined[start + offset] = text
+        self.live.refine_begin(len(batch), max(2 * len(t) + 16 for t in batch))
+        try:
+            refined = self.model.refine(
+                batch, self.refine, self.cancel, on_step=self.live.refine_step
+            )
+            for offset, text in enumerate(refined):
+                self.refined[start + offset] = text
+        finally:
+            self.live.refine_end(stage, len(self.refined))
         self.cancel.check()
-        self.live.update(stage=stage, refined=len(self.refined))
 
     def cap(self, index: int) -> int:
         """The unit's step cap: the plan's, grown with what refine added (pauses, fillers)."""
@@ -80,6 +85,15 @@ class ModelTexts:
         # Random weights would stop at a random EOS; hold it off so demo audio has the
         # length speech of that text would have. Real weights end when the model says so.
         return self.cap(index) if self.random_weights else 1
+
+    def expected(self, index: int) -> int:
+        """The steps the unit is expected to take once its model text is final: its cap on
+        random weights (EOS is held off), what the text needs on real ones."""
+        if self.random_weights:
+            return self.cap(index)
+        if self.refine is None:
+            return self.segments[index].expected_steps
+        return max(1, round(needed_steps(self.text(index)) / STEP_CAP_MARGIN))
 
     def estimate(self, index: int) -> tuple[int, int]:
         """(prompt tokens, cap) known before refining: what a KV cache is first sized for."""

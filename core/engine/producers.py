@@ -66,6 +66,7 @@ def _jobs(ctx: JobContext, units: list[Unit]) -> list[Job]:
         def make(unit: Unit = unit, job: Job = job) -> torch.Tensor:
             ids = ctx.model.prompt_ids(unit.text, ctx.settings.speed, unit.speaker)
             job.prompt_len, job.cap, job.min_steps = int(ids[0].shape[1]), unit.cap, unit.min_steps
+            ctx.live.expect(unit.key, unit.texts.expected(unit.segment.index), unit.cap)
             return ctx.model.embed(ids, unit.speaker)
 
         job.emb = make
@@ -141,6 +142,7 @@ def _decode(
         for ended in decoder.run(jobs, sampling, lambda: ctx.cancel.cancelled, on_step):
             head = order[0] if order else None
             if ended is not None:
+                ctx.live.row_ended(ended.key)
                 if stream is not None and ended.key == head:
                     final = stream.chunk(ended.hiddens, True)
                     yield AudioChunk(ended.key, final, True)

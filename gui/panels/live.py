@@ -77,12 +77,53 @@ STAGES = (
     QT_TRANSLATE_NOOP("Stage", "making the ONNX int8 decode step (once per model)"),
     QT_TRANSLATE_NOOP("Stage", "starting ONNX Runtime"),
     QT_TRANSLATE_NOOP("Stage", "ready"),
+    QT_TRANSLATE_NOOP("Stage", "takes"),
+    QT_TRANSLATE_NOOP("Stage", "checking takes"),
+    QT_TRANSLATE_NOOP("Stage", "render"),
+    QT_TRANSLATE_NOOP("Stage", "project"),
 )
+ENDED = ("idle", "done", "cancelled", "error")
 
 
 def stage_text(stage: str) -> str:
     """A stage as the panel shows it (the engine's and the window's names, translated)."""
     return translate("Stage", stage)
+
+
+def engine_progress(snap: LiveSnapshot) -> str:
+    """The progress line of an engine job: the refine pass moving step by step, then the
+    segments decoding together (in flight) and those done, and the GPT steps."""
+    steps = translate("Live", "steps {done} of ~{total}").format(
+        done=snap.steps_done, total=snap.steps_planned
+    )
+    if snap.stage == "refine" and snap.refine_rows:
+        text = translate("Live", "refining {texts} · step {step} of at most {limit}").format(
+            texts=plural(snap.refine_rows, "segment"),
+            step=snap.refine_steps,
+            limit=snap.refine_limit,
+        )
+        if snap.refined:
+            text += " · " + translate("Live", "{done} of {total} refined").format(
+                done=snap.refined, total=snap.segments
+            )
+        return text
+    if snap.stage == "refine" and snap.segments:
+        return translate("Live", "refine {done} of {total}").format(
+            done=snap.refined, total=snap.segments
+        )
+    if snap.in_flight and snap.stage not in ENDED:
+        flying = translate("Live", "{segments} in flight, {done} of {total} done").format(
+            segments=plural(snap.in_flight, "segment"),
+            done=snap.segments_done,
+            total=snap.segments,
+        )
+        return f"{flying} · {steps}"
+    if snap.segments:
+        segment = translate("Live", "segment {segment} of {total}").format(
+            segment=max(1, snap.segment), total=snap.segments
+        )
+        return f"{segment} · {steps}"
+    return "-"
 
 
 class LivePanel(QWidget):
@@ -96,9 +137,14 @@ class LivePanel(QWidget):
         self._memory: list[float] = []
         self._last_segment_rtf: float | None = None
         self._job_note = ""  # core's note on this job (a lowered batch), kept after it ends
-        # While a model loads: the load's own fraction and stage (the engine's snapshot has
-        # no figures then), so the bar and the progress line tell one story.
-        self._load: tuple[str, float] | None = None
+        # A job that reports its own progress (a load, project takes and checks, a render):
+        # its stage, fraction (negative: unknown) and detail drive the bar, the progress line
+        # and the time left, so they tell one story whatever the engine does meanwhile.
+        self._load: tuple[str, float, str] | None = None
+        # The engine's job number that belongs to an earlier job: its figures are not shown
+        # until the engine starts a job of its own for this one.
+        self._stale_job: int | None = None
+        self._start_stage = "idle"
         # The plots' shown ranges (x end, RTF top, memory bottom and top): they grow in nice
         # steps, not with every point, so most redraws leave the axes as they were.
         self._limits: tuple[float, float, float, float] | None = None
@@ -230,15 +276,26 @@ class LivePanel(QWidget):
         self._last_segment_rtf = None
         self._job_note = ""
         self._load = None
+        snap = self.live.snapshot()
+        self._stale_job = snap.job if snap.stage in ENDED else None
         self.stage.setText(stage_text(stage))
+        self._start_stage = stage
         self.note.clear()
         self.speaking.setText("-")
+        for label in (self.progress, self.segment_rtf, self.job_rtf, self.speed, self.eta):
+            label.setText("-")
+        self.first_audio.setText("-")
+        self._set_fraction(0.0)
         self.timer.start()
         self.poll()
 
     def show_load(self, stage: str, fraction: float) -> None:
         """A load's progress, from the worker's own reports (the one source of it)."""
-        self._load = (stage, max(0.0, min(1.0, fraction)))
+        self.show_job(stage, max(0.0, min(1.0, fraction)))
+
+    def show_job(self, stage: str, fraction: float, detail: str = "") -> None:
+        """The running job's own progress (see _load): `fraction` 0..1, negative if unknown."""
+        self._load = (stage, min(1.0, fraction), detail)
         self.poll()
 
     def segment_done(self, result: SegmentResult) -> None:
@@ -246,16 +303,23 @@ class LivePanel(QWidget):
             self._last_segment_rtf = result.rtf
 
     def stop(
-        self, summary: JobSummary | None = None, stage: str = "done", partial: int = 0
+        self,
+        summary: JobSummary | None = None,
+        stage: str = "done",
+        partial: int = 0,
+        audio_seconds: float | None = None,
     ) -> None:
         """Draw one last snapshot, then freeze the job's own figures. `partial`: how many of
-        the summary's segments are the kept start of a cancelled one."""
+        the summary's segments are the kept start of a cancelled one; `audio_seconds`: the
+        result's length as the window shows it everywhere (pauses between segments in)."""
         self.timer.stop()
         self.poll()
         self.draw_curves()  # the points since the last redraw
         self._load = None
         self.stage.setText(stage_text(stage))
         self.eta.setText("-")
+        if stage == "done":
+            self._set_fraction(1.0)
         if summary is not None:
             done = summary.segments - partial
             made = plural(done, "segment")
@@ -279,7 +343,7 @@ class LivePanel(QWidget):
                 ).format(
                     peak=summary.peak_memory / MIB,
                     made=made,
-                    audio=summary.audio_seconds,
+                    audio=summary.audio_seconds if audio_seconds is None else audio_seconds,
                     wall=summary.wall_seconds,
                 )
                 self.note.setText(f"{self._job_note}\n{peak}" if self._job_note else peak)
@@ -318,47 +382,52 @@ class LivePanel(QWidget):
     def poll(self) -> None:
         self.show_snapshot(self.live.snapshot())
 
+    def _show_own(self, stage: str, fraction: float, detail: str) -> None:
+        """A job's own progress; its time left from its rate so far (its fraction over the
+        time since it started), "-" until it has moved."""
+        self.stage.setText(stage_text(stage))
+        known = fraction >= 0
+        self.progress.setText(detail or (f"{fraction:.0%}" if known else stage_text(stage)))
+        self._set_fraction(fraction if known else None)
+        elapsed = time.perf_counter() - self._t0
+        left = elapsed * (1 - fraction) / fraction if 0.01 <= fraction < 1 else None
+        self.eta.setText(figure(max(0.1, left) if left is not None else None, ".1f", " s"))
+
+    def _set_fraction(self, fraction: float | None) -> None:
+        """The bar at `fraction`, or busy (moving, no figure) while it is unknown."""
+        if fraction is None:
+            self.bar.setRange(0, 0)
+            return
+        self.bar.setRange(0, 1000)
+        self.bar.setValue(int(fraction * 1000))
+
     def show_snapshot(self, snap: LiveSnapshot) -> None:
         self.updates += 1
-        self.stage.setText(stage_text(snap.stage))
-        fraction = snap.fraction
+        stale = snap.job == self._stale_job
         if self._load is not None:
-            stage, fraction = self._load
-            self.progress.setText(f"{stage_text(stage)} · {fraction:.0%}")
-        elif snap.stage == "refine" and snap.segments:
-            # Read with getattr: a core without refine counts still draws the panel.
-            refined = getattr(snap, "refined", 0)
-            text = translate("Live", "refine {done} of {total}").format(
-                done=refined, total=snap.segments
-            )
-            if snap.steps_done:
-                text += " · " + translate("Live", "steps {done} of {total}").format(
-                    done=snap.steps_done, total=snap.steps_planned
-                )
-            self.progress.setText(text)
-        elif snap.segments:
-            self.progress.setText(
-                translate("Live", "segment {segment} of {total}").format(
-                    segment=snap.segment, total=snap.segments
-                )
-                + " · "
-                + translate("Live", "steps {done} of {total}").format(
-                    done=snap.steps_done, total=snap.steps_planned
-                )
-            )
-        self.bar.setValue(int(fraction * 1000))
-        self.segment_rtf.setText(figure(self._last_segment_rtf))
-        self.job_rtf.setText(figure(snap.rtf))
-        self.speed.setText(_rate(snap.steps_per_second))
-        self.first_audio.setText(_seconds(snap.first_audio_seconds))
-        self.eta.setText(figure(snap.seconds_left, ".1f", " s"))
+            self._show_own(*self._load)
+        elif stale:
+            self.stage.setText(stage_text(self._start_stage))
+            self._set_fraction(0.0)  # nothing of this job measured yet
+        else:
+            self.stage.setText(stage_text(snap.stage))
+            self.progress.setText(engine_progress(snap))
+            known = snap.work_left is not None or snap.fraction > 0 or snap.stage in ENDED
+            self._set_fraction(snap.fraction if known else None)
+            self.eta.setText(figure(snap.seconds_left, ".1f", " s"))
+        rtf = None if stale else snap.rtf
+        if not stale:
+            self.segment_rtf.setText(figure(self._last_segment_rtf))
+            self.job_rtf.setText(figure(rtf))
+            self.speed.setText(_rate(snap.steps_per_second))
+            self.first_audio.setText(_seconds(snap.first_audio_seconds))
+            if snap.note:
+                self._job_note = snap.note
+                self.note.setText(snap.note)
         self.memory.setText(describe_memory(snap.memory))
-        if snap.note:
-            self._job_note = snap.note
-            self.note.setText(snap.note)
         if self.timer.isActive():
             self._times.append(time.perf_counter() - self._t0)
-            self._rtfs.append(snap.rtf if snap.rtf is not None else float("nan"))
+            self._rtfs.append(rtf if rtf is not None else float("nan"))
             self._memory.append((snap.memory.in_use if snap.memory else 0) / MIB)
             # The figures change 10 times a second, the plots PLOT_EVERY times fewer: a
             # repaint of both plots costs tens of ms of the UI thread.

@@ -15,14 +15,24 @@ from chattts_studio.gui.i18n import translate
 from chattts_studio.gui.panels.live import LivePanel
 from chattts_studio.gui.window.messages import Messages, error_sentence
 from chattts_studio.gui.worker.host import WorkerHost
-from chattts_studio.gui.worker.jobs import CancelledOutcome, Failure, Job, JobKind
+from chattts_studio.gui.worker.jobs import CancelledOutcome, Failure, Job, JobKind, Progress
 
 OnFailed = Callable[[Failure, str], object]  # the failure and its sentence
 OnCancelled = Callable[[CancelledOutcome], object]
 Request = Callable[[], object]
 
-# The jobs the live panel follows (the others have their own progress: a dialog, the queue).
-LIVE_KINDS = (JobKind.LOAD, JobKind.SYNTHESIZE, JobKind.AUDITION, JobKind.PROJECT)
+# The jobs the live panel follows (the others have their own progress: a dialog).
+LIVE_KINDS = (
+    JobKind.LOAD,
+    JobKind.SYNTHESIZE,
+    JobKind.AUDITION,
+    JobKind.PROJECT,
+    JobKind.RENDER,
+)
+# Jobs of many engine calls (or none: a check listens to takes) whose own reports drive the
+# panel's bar, progress line and time left; the engine's figures show beside them. A load's
+# reports reach the panel through the model control.
+OWN_PROGRESS = (JobKind.PROJECT, JobKind.RENDER)
 
 
 class JobSlot(QObject):
@@ -48,6 +58,7 @@ class JobSlot(QObject):
         worker = host.worker
         # Bound methods of this QObject: Qt queues the calls onto the UI thread.
         worker.started.connect(self._started)
+        worker.progress.connect(self._progress)
         worker.failed.connect(self._job_failed)
         worker.cancelled.connect(self._job_cancelled)
 
@@ -117,6 +128,10 @@ class JobSlot(QObject):
     def _started(self, job: Job) -> None:
         if job.kind in LIVE_KINDS:
             self.live.start(job.kind.value)
+
+    def _progress(self, progress: Progress) -> None:
+        if progress.job.kind in OWN_PROGRESS and progress.job == self.current:
+            self.live.show_job(progress.stage, progress.fraction, progress.detail)
 
     def _job_failed(self, failure: Failure) -> None:
         job = failure.job

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QPushButton
 
+from chattts_studio.core import SAMPLE_RATE
 from chattts_studio.core.engine.request import AudioChunk, JobPlan, SegmentResult, SynthesisRequest
 from chattts_studio.core.errors import StudioError
 from chattts_studio.core.text.prepare import check_text
@@ -209,12 +210,14 @@ class SynthesisControl(QObject):
     def _synthesized(self, job: Job, outcome: SynthesisOutcome) -> None:
         self.jobs.end(job)
         note = self.live.live.snapshot().note  # e.g. the batch lowered after out of memory
-        self.live.stop(outcome.summary)
+        # The result's length as the history and the waveform show it (pauses included).
+        length = len(outcome.audio) / SAMPLE_RATE
+        self.live.stop(outcome.summary, audio_seconds=length)
         self.result.end(outcome)
         summary = outcome.summary
         said = (
             translate("JobOutcomes", "Done: {seconds:.1f} s of audio, RTF {rtf}.").format(
-                seconds=summary.audio_seconds, rtf=figure(summary.rtf)
+                seconds=length, rtf=figure(summary.rtf)
             )
             if summary
             else translate("JobOutcomes", "Done.")

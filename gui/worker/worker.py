@@ -369,8 +369,17 @@ class Worker(QObject):
         def body() -> ProjectDone:
             from chattts_studio.gui.project.work import run_project
 
+            checking = spec.action == "check"
+            stage = "checking takes" if checking else "takes"
+
             def report(made: int, asked: int) -> None:
-                self.progress.emit(Progress(job, "takes", made / max(1, asked), f"{made}/{asked}"))
+                said = (
+                    translate("Live", "{done} of {total} takes checked")
+                    if checking
+                    else translate("Live", "{done} of {total} takes made")
+                )
+                detail = said.format(done=made, total=asked)
+                self.progress.emit(Progress(job, stage, made / max(1, asked), detail))
 
             return run_project(self._engine(), spec, job.cancel, report)
 

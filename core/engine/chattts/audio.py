@@ -1,6 +1,8 @@
 """ChatModel's vocoder: a segment's GPT hidden states to audio (ChatTTS's DVAE decoder and
 Vocos), in torch or, on the CPU with the onnx engine, through ONNX Runtime up to the ISTFT."""
 
+import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -16,6 +18,9 @@ if TYPE_CHECKING:
 class ChatVocoder(ChatParts):
     # The DVAE decoder and Vocos (up to its ISTFT) in ONNX Runtime on the CPU (loading.py).
     vocoder_front: "OrtVocoder | None"
+    # Told each call's GPT steps and wall seconds: the live panel prices the audio still to
+    # make with it (Engine sets it to its LiveMetrics.vocoded).
+    on_vocoded: Callable[[int, float], None] | None = None
 
     def vocode(self, hiddens: list[torch.Tensor]) -> list[np.ndarray]:
         """Decoder + Vocos for several segments' hidden states [steps, hidden] in one call.
@@ -23,7 +28,10 @@ class ChatVocoder(ChatParts):
         shorter one: callers batch only equal lengths when the audio must match exactly."""
         if not hiddens:
             return []
+        started = time.perf_counter()
         wavs = host_reads.audio(self.vocode_on_device(hiddens))
+        if self.on_vocoded is not None:
+            self.on_vocoded(sum(int(h.shape[0]) for h in hiddens), time.perf_counter() - started)
         return [wavs[i] for i in range(len(hiddens))]
 
     @torch.inference_mode()

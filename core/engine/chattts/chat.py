@@ -28,8 +28,12 @@ if TYPE_CHECKING:
 
 StepHook = Callable[[torch.Tensor], None]  # the GPT's output hidden states of one forward
 # A refine pass on the studio's own decode pieces (decode/text_pass.py's refine_with): the model,
-# each text's prompt embedding, stock's RefineTextParams and the token in; each text's ids out.
-TextPass = Callable[["ChatModel", list[torch.Tensor], Any, CancelToken], list[torch.Tensor]]
+# each text's prompt embedding, stock's RefineTextParams, the token and a per-step callback in;
+# each text's ids out.
+TextPass = Callable[
+    ["ChatModel", list[torch.Tensor], Any, CancelToken, Callable[[], None] | None],
+    list[torch.Tensor],
+]
 SpeakerLike = str | Voice  # an embedding string (the older form) or a Voice
 
 
@@ -203,19 +207,30 @@ class ChatModel(ChatVocoder, ChatVoices):
         return str(self._chat.normalizer(text, True, True, None))
 
     def refine(
-        self, texts: list[str], settings: RefineSettings, cancel: CancelToken, stock: bool = False
+        self,
+        texts: list[str],
+        settings: RefineSettings,
+        cancel: CancelToken,
+        stock: bool = False,
+        on_step: Callable[[], None] | None = None,
     ) -> list[str]:
         """ChatTTS's text pass (adds [uv_break], [laugh], fillers) for a batch of texts. With
         the exported step (ONNX Runtime) it runs on the studio's own decode pieces (decode/
         text_pass.py: stock's sampling, about 2x faster on the CPU, tested equal to stock);
-        otherwise, or when `stock`, in ChatTTS's own loop."""
+        otherwise, or when `stock`, in ChatTTS's own loop. `on_step` is called after each of
+        the pass's steps (its progress)."""
         params = self.refine_params(texts, settings)
         if self.decode_step is not None and self.text_pass is not None and not stock:
             prompts = [self.refine_prompt(t, settings.prompt) for t in texts]
-            ids = self.text_pass(self, prompts, params, cancel)
+            ids = self.text_pass(self, prompts, params, cancel, on_step)
         else:
-            with self.job(cancel):
-                refined = self._chat._refine_text(texts, self._chat.device, params)
+            remove = self.on_step(lambda _hidden: on_step()) if on_step else None
+            try:
+                with self.job(cancel):
+                    refined = self._chat._refine_text(texts, self._chat.device, params)
+            finally:
+                if remove is not None:
+                    remove()
             ids = list(refined.ids)
             refined.destroy()
         break_0 = self._chat.tokenizer.break_0_ids

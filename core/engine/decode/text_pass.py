@@ -24,7 +24,7 @@ A batch of texts shares one random stream, as in stock: a text's refinement depe
 texts beside it (batch/refine.py says what that means for the server).
 """
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -52,17 +52,25 @@ class TextSampling:
 
 
 def refine_with(
-    model: "ChatModel", prompts: list[torch.Tensor], params: Any, cancel: CancelToken
+    model: "ChatModel",
+    prompts: list[torch.Tensor],
+    params: Any,
+    cancel: CancelToken,
+    on_step: Callable[[], None] | None = None,
 ) -> list[torch.Tensor]:
     """refine_ids with stock's RefineTextParams (ChatModel.refine's `text_pass`)."""
     sampling = TextSampling(
         params.temperature, params.top_P, params.top_K, params.max_new_token, params.min_new_token
     )
-    return refine_ids(model, prompts, sampling, cancel)
+    return refine_ids(model, prompts, sampling, cancel, on_step)
 
 
 def refine_ids(
-    model: "ChatModel", prompts: Sequence[torch.Tensor], sampling: TextSampling, cancel: CancelToken
+    model: "ChatModel",
+    prompts: Sequence[torch.Tensor],
+    sampling: TextSampling,
+    cancel: CancelToken,
+    on_step: Callable[[], None] | None = None,
 ) -> list[torch.Tensor]:
     """The refined text ids of each prompt (its embedding [1, n, hidden], ChatModel.
     refine_prompt's), EOS not included: what stock's `_refine_text(...).ids` holds."""
@@ -106,6 +114,8 @@ def refine_ids(
                 made[slot] += 1
                 still.append(slot)
             running = still
+            if on_step is not None:
+                on_step()
             if not running or cancel.cancelled or i + 1 == sampling.max_new_token:
                 break
             step_rows(rows, emb_text, tokens, made, running, lengths, hidden)

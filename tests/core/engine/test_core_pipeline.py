@@ -451,9 +451,9 @@ def test_refine_runs_a_batch_ahead_of_decoding_not_over_the_whole_text_first(
     events: list[str] = []
     real = ChatModel.refine
 
-    def spy(self, texts, settings, cancel):  # type: ignore[no-untyped-def]
+    def spy(self, texts, settings, cancel, **kwargs):  # type: ignore[no-untyped-def]
         events.append(f"refine {len(texts)}")
-        return real(self, texts, settings, cancel)
+        return real(self, texts, settings, cancel, **kwargs)
 
     monkeypatch.setattr(ChatModel, "refine", spy)
 
@@ -477,7 +477,7 @@ def test_a_refined_text_longer_than_planned_grows_the_kv_cache(
     still gets its whole (larger) step cap."""
     from chattts_studio.core.text.prepare import step_cap
 
-    def padded(self, texts, settings, cancel):  # type: ignore[no-untyped-def]
+    def padded(self, texts, settings, cancel, **kwargs):  # type: ignore[no-untyped-def]
         return [t + "[uv_break]" * 40 + "[lbreak]" * 10 for t in texts]
 
     monkeypatch.setattr(ChatModel, "refine", padded)
@@ -511,7 +511,7 @@ def test_time_left_decreases_steadily_within_20_percent_on_a_uniform_text(
     monkeypatch.setattr(chattts_studio.core.engine.metrics, "memory_snapshot", lambda _device: None)
     live = LiveMetrics()
     cap, rows, count = 88, 4, 48
-    live.start("decode", [cap] * count)
+    live.start("decode", [cap] * count, [cap] * count)
     estimates: list[tuple[float, float | None]] = []
     for first in range(0, count, rows):
         keys = list(range(first, first + rows))
@@ -520,6 +520,7 @@ def test_time_left_decreases_steadily_within_20_percent_on_a_uniform_text(
             live.add_steps(keys)
             estimates.append((clock[0], live.snapshot().seconds_left))
         clock[0] += 0.2  # the vocoder, between steps
+        live.vocoded(cap * rows, 0.2)
         for key in keys:
             live.segment_done(key)
     end = clock[0]

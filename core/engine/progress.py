@@ -1,0 +1,108 @@
+"""What a synthesis job still has to do, in GPT steps per segment and in seconds of each kind
+of work at the job's measured costs: the live panel's bar and time left are made of it."""
+
+from dataclasses import dataclass
+
+
+def remaining(expected: int, cap: int, made: int) -> int:
+    """Steps a running segment still needs: what its estimate says, but once it runs past
+    the estimate a quarter of what it made (a longer segment than thought is likely longer
+    still), never past its cap, and at least one while it runs."""
+    return max(1, min(cap - made, max(expected - made, -(-made // 4))))
+
+
+class RowSteps:
+    """Expected steps still to come, corrected as segments run and end (see _remaining).
+    Kept incrementally: a 100,000-character job has thousands of segments."""
+
+    def __init__(self, expected: list[int], caps: list[int] | None = None) -> None:
+        self.expected = dict(enumerate(expected))  # by key, until the segment's row ends
+        self.caps = dict(enumerate(caps or [max(e, 1) * 4 for e in expected]))
+        self.made: dict[int, int] = {}
+        self.decoded: dict[int, int] = {}  # rows ended, audio not made yet: their steps
+        self.total = sum(self._need(k) for k in self.expected)
+
+    def _need(self, key: int) -> int:
+        made = self.made.get(key, 0)
+        expected = self.expected[key]
+        return (
+            remaining(expected, max(self.caps.get(key, expected), 1), made)
+            if made
+            else max(expected, 1)
+        )
+
+    @property
+    def in_flight(self) -> int:
+        return len(self.made)
+
+    @property
+    def unvocoded(self) -> int:
+        """Steps whose audio is still to be made: rows ended or running, and rows to come."""
+        return sum(self.decoded.values()) + sum(self.made.values()) + self.total
+
+    def longest(self) -> int:
+        """The most steps one running row still needs (the decode's critical path)."""
+        return max((self._need(k) for k in self.made), default=0)
+
+    def expect(self, key: int, expected: int, cap: int) -> None:
+        """The segment's estimate and cap as known once its text is final (refined)."""
+        if key in self.expected:
+            self.total -= self._need(key)
+            self.expected[key], self.caps[key] = max(expected, 1), max(cap, 1)
+            self.total += self._need(key)
+
+    def step(self, key: int) -> None:
+        if key in self.expected:
+            before = self._need(key)
+            self.made[key] = self.made.get(key, 0) + 1
+            self.total -= before - self._need(key)
+
+    def row_ended(self, key: int) -> None:
+        """Its row stopped decoding: no more steps, its audio still to come."""
+        if key in self.expected:
+            self.total -= self._need(key)
+            del self.expected[key]
+            self.decoded[key] = self.made.pop(key, 0)
+
+    def end(self, key: int) -> int:
+        """The segment ended (its audio exists): returns the steps it made."""
+        if key in self.decoded:
+            return self.decoded.pop(key)
+        if key not in self.expected:
+            return 0
+        self.total -= self._need(key)
+        del self.expected[key]
+        return self.made.pop(key, 0)
+
+    def restart(self) -> int:
+        """Running segments start over: returns the steps they had made."""
+        lost = 0
+        for key in list(self.made):
+            before = self._need(key)
+            lost += self.made.pop(key)
+            self.total += self._need(key) - before
+        for key, made in list(self.decoded.items()):
+            lost += made
+            del self.decoded[key]
+            self.expected[key] = max(made, 1)
+            self.total += self._need(key)
+        return lost
+
+
+@dataclass
+class WorkCosts:
+    """Measured costs of one job's kinds of work: wall seconds spent in each and what they
+    made, so the work still to come can be priced in seconds."""
+
+    first_step: float | None = None  # when the first decode step ended
+    step_calls: int = 0  # decode steps (all rows at once) since the first
+    row_steps: int = 0  # row-steps since the first step
+    vocoder_seconds: float = 0.0
+    vocoder_steps: int = 0
+    refine_seconds: float = 0.0
+    refined: int = 0  # texts refined
+    refine_steps: int = 0
+    aside: float = 0.0  # vocoder and refine seconds since the first decode step
+
+    def decode_seconds(self, now: float) -> float:
+        return max(0.0, now - (self.first_step or now) - self.aside)
