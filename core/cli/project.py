@@ -30,6 +30,7 @@ from chattts_studio.core.cli.common import (
     add_lexicon_option,
     add_voice_options,
     check_engine_choice,
+    check_speaker_arg,
     engine_for_project,
     err,
     lexicon_entries,
@@ -176,6 +177,7 @@ def _new(args: argparse.Namespace) -> int:
         lines = tuple(Line(t.name, voices[t.name], t.text) for t in turns)
     else:
         text = check_text(text)
+        check_speaker_arg(args.speaker)  # an unknown name before the model loads
     folder = store.check_new(args.output)
     check_takes(args.takes)
     recognizer, demo = recognizer_arg(args) if args.best == "asr" else (None, False)

@@ -15,6 +15,7 @@ from chattts_studio.core.cli.common import (
     add_voice_options,
     check_engine_choice,
     check_folder,
+    check_speaker_arg,
     err,
     load_engine,
     request_from_args,
@@ -162,6 +163,7 @@ def run(args: argparse.Namespace) -> int:
     folder = Path(args.output)
     check_folder(folder)
     book = read_book(Path(args.book))  # a bad book fails before the model loads
+    check_speaker_arg(args.speaker)  # so does an unknown speaker
     options = RenderOptions(
         format=args.format,
         subtitles=args.subtitles,

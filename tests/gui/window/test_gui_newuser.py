@@ -269,7 +269,7 @@ def test_models_dialog_builds_demo_full_and_words_each_state(
     assert loaded.startswith("Loaded: demo (random weights") and "kind:" not in loaded
     assert loaded.count("demo") == 1
     rows = dialog.rows
-    assert rows["demo"].state.text().startswith("ready") and rows["demo"].action.text() == "Load"
+    assert rows["demo"].state.text().startswith("ready") and rows["demo"].action.text() == "Loaded"
     assert rows["official"].state.text() == "not downloaded yet"
     assert rows["official"].action.text() == "Download"
     full = rows["demo-full"]

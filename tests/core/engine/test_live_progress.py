@@ -1,0 +1,121 @@
+"""The live figures of a job on a simulated clock: the bar and the time left priced in the work
+still to come (GPT steps, refine, vocoder) at the job's measured costs. Rows that run far past
+their estimate, a refine pass, and the vocoder after the last step are where the former
+step-count bar sat at 99% with "0.0 s" left for half the job."""
+
+import pytest
+
+import chattts_studio.core.engine.metrics as metrics
+from chattts_studio.core.engine.metrics import LiveMetrics, LiveSnapshot
+from chattts_studio.core.engine.progress import remaining
+
+
+@pytest.fixture
+def clock(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    now = [100.0]
+    monkeypatch.setattr(metrics.time, "perf_counter", lambda: now[0])
+    monkeypatch.setattr(metrics, "memory_snapshot", lambda _device: None)
+    return now
+
+
+def _run_rows(
+    live: LiveMetrics, clock: list[float], rows: int, steps: int, step_seconds: float
+) -> list[tuple[float, LiveSnapshot]]:
+    """`rows` rows decoding together for `steps` steps, then vocoded in one call."""
+    seen = []
+    for _ in range(steps):
+        clock[0] += step_seconds
+        live.add_steps(list(range(rows)))
+        seen.append((clock[0], live.snapshot()))
+    for key in range(rows):
+        live.row_ended(key)
+    seen.append((clock[0], live.snapshot()))
+    clock[0] += 1.0  # the vocoder
+    live.vocoded(rows * steps, 1.0)
+    for key in range(rows):
+        live.segment_done(key)
+    return seen
+
+
+def test_rows_far_past_their_estimate_keep_the_bar_honest(clock: list[float]) -> None:
+    """Six rows estimated at 100 steps that run to 1,000 (what refine does to random weights):
+    the bar stays under 95% until the last quarter and the time left never reads zero."""
+    live = LiveMetrics()
+    live.start("decode", [100] * 6, [2048] * 6)
+    start = clock[0]
+    seen = _run_rows(live, clock, 6, 1000, 0.01)
+    total = clock[0] - start
+    assert live.snapshot().fraction == 1.0 and live.snapshot().seconds_left is None
+    for at, snap in seen:
+        if at - start < 0.75 * total:
+            assert snap.fraction < 0.95, (at - start, snap.fraction)
+        assert snap.seconds_left is None or snap.seconds_left >= 0.1
+    fractions = [snap.fraction for _, snap in seen]
+    assert fractions == sorted(fractions)  # it never goes back
+
+
+def test_known_caps_give_a_true_time_left(clock: list[float]) -> None:
+    """Random weights run to their caps, which expect() makes known once refine is done: the
+    time left after the first tenth is within 10% of the truth (the vocoder is priced once it
+    has run: here after the decode, so the end is not in the check)."""
+    live = LiveMetrics()
+    live.start("decode", [100] * 4, [100] * 4)
+    for key in range(4):
+        live.expect(key, 400, 400)
+    start = clock[0]
+    seen = _run_rows(live, clock, 4, 400, 0.02)
+    decode_end = start + 400 * 0.02
+    for at, snap in seen:
+        if at - start > 0.1 * (decode_end - start) and at < decode_end:
+            truth = decode_end - at
+            assert snap.seconds_left == pytest.approx(truth, rel=0.1, abs=0.1), (at, snap)
+
+
+def test_the_first_refine_pass_moves_and_prices_the_rest(clock: list[float]) -> None:
+    live = LiveMetrics()
+    live.start("decode", [50] * 4, [60] * 4, refine=4)
+    live.refine_begin(2, 40)
+    for _ in range(30):
+        clock[0] += 0.1
+        live.refine_step()
+    snap = live.snapshot()
+    assert snap.stage == "refine" and snap.refine_steps == 30 and snap.refine_limit == 40
+    assert snap.seconds_left is None  # neither refine's cost nor the decode's is known yet
+    live.refine_end("decode", 2)
+    for _ in range(10):
+        clock[0] += 0.05
+        live.add_steps([0, 1])
+    snap = live.snapshot()
+    assert snap.refined == 2 and snap.refine_rows == 0 and snap.stage == "decode"
+    # Two texts still to refine at 3 s for two, and ~40 row-steps of each of four rows left.
+    assert snap.seconds_left is not None and snap.seconds_left > 3.0
+    assert 0 < snap.fraction < 0.5
+
+
+def test_a_new_job_counts_up_and_forgets_the_last(clock: list[float]) -> None:
+    live = LiveMetrics()
+    live.start("decode", [10], [10])
+    first = live.snapshot().job
+    for _ in range(10):
+        clock[0] += 0.1
+        live.add_steps([0])
+    live.segment_done(0)
+    live.update(stage="done")
+    assert live.snapshot().fraction == 1.0
+    live.start("decode", [10, 10], [10, 10])
+    snap = live.snapshot()
+    assert snap.job == first + 1 and snap.fraction == 0.0 and snap.steps_done == 0
+
+
+@pytest.mark.parametrize(
+    ("expected", "cap", "made", "left"),
+    [
+        (100, 200, 0, 100),  # as estimated
+        (100, 200, 60, 40),
+        (100, 200, 100, 25),  # past the estimate: a quarter of what it made
+        (100, 200, 180, 20),  # never past the cap
+        (100, 200, 200, 1),  # at the cap and still running: one more
+    ],
+)
+def test_a_running_row_needs(expected: int, cap: int, made: int, left: int) -> None:
+    assert remaining(expected, cap, made) == left
