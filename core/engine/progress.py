@@ -12,15 +12,29 @@ def remaining(expected: int, cap: int, made: int) -> int:
 
 
 class RowSteps:
-    """Expected steps still to come, corrected as segments run and end (see _remaining).
-    Kept incrementally: a 100,000-character job has thousands of segments."""
+    """Expected steps still to come, corrected as segments run and end (see `remaining`).
+    A segment whose text is not final yet (refine runs a batch ahead) keeps its plan's
+    estimate scaled by how much the final estimates of the segments before it grew: refine on
+    random weights makes texts several times longer than planned. Kept incrementally: a
+    100,000-character job has thousands of segments."""
 
     def __init__(self, expected: list[int], caps: list[int] | None = None) -> None:
         self.expected = dict(enumerate(expected))  # by key, until the segment's row ends
         self.caps = dict(enumerate(caps or [max(e, 1) * 4 for e in expected]))
         self.made: dict[int, int] = {}
         self.decoded: dict[int, int] = {}  # rows ended, audio not made yet: their steps
-        self.total = sum(self._need(k) for k in self.expected)
+        self.pending = set(self.expected)  # estimates not final yet
+        self.pending_raw = sum(max(e, 1) for e in expected)
+        self.known = 0  # what the segments with final estimates still need
+        self.planned, self.final = 0, 0  # plan's and final estimates of finalized segments
+
+    @property
+    def growth(self) -> float:
+        return self.final / self.planned if self.planned else 1.0
+
+    @property
+    def total(self) -> int:
+        return self.known + round(self.pending_raw * self.growth)
 
     def _need(self, key: int) -> int:
         made = self.made.get(key, 0)
@@ -30,6 +44,13 @@ class RowSteps:
             if made
             else max(expected, 1)
         )
+
+    def _settle(self, key: int) -> None:
+        """The key's estimate counts as it is from now on (a row took it)."""
+        if key in self.pending:
+            self.pending.discard(key)
+            self.pending_raw -= max(self.expected[key], 1)
+            self.known += self._need(key)
 
     @property
     def in_flight(self) -> int:
@@ -46,33 +67,41 @@ class RowSteps:
 
     def expect(self, key: int, expected: int, cap: int) -> None:
         """The segment's estimate and cap as known once its text is final (refined)."""
-        if key in self.expected:
-            self.total -= self._need(key)
-            self.expected[key], self.caps[key] = max(expected, 1), max(cap, 1)
-            self.total += self._need(key)
+        if key not in self.expected:
+            return
+        if key in self.pending:
+            self.planned += max(self.expected[key], 1)
+            self.final += max(expected, 1)
+            self._settle(key)
+        self.known -= self._need(key)
+        self.expected[key], self.caps[key] = max(expected, 1), max(cap, 1)
+        self.known += self._need(key)
 
     def step(self, key: int) -> None:
         if key in self.expected:
+            self._settle(key)
             before = self._need(key)
             self.made[key] = self.made.get(key, 0) + 1
-            self.total -= before - self._need(key)
+            self.known -= before - self._need(key)
+
+    def _drop(self, key: int) -> int:
+        """The key leaves the estimate: returns the steps it made."""
+        if key in self.pending:
+            self._settle(key)
+        self.known -= self._need(key)
+        del self.expected[key]
+        return self.made.pop(key, 0)
 
     def row_ended(self, key: int) -> None:
         """Its row stopped decoding: no more steps, its audio still to come."""
         if key in self.expected:
-            self.total -= self._need(key)
-            del self.expected[key]
-            self.decoded[key] = self.made.pop(key, 0)
+            self.decoded[key] = self._drop(key)
 
     def end(self, key: int) -> int:
         """The segment ended (its audio exists): returns the steps it made."""
         if key in self.decoded:
             return self.decoded.pop(key)
-        if key not in self.expected:
-            return 0
-        self.total -= self._need(key)
-        del self.expected[key]
-        return self.made.pop(key, 0)
+        return self._drop(key) if key in self.expected else 0
 
     def restart(self) -> int:
         """Running segments start over: returns the steps they had made."""
@@ -80,12 +109,12 @@ class RowSteps:
         for key in list(self.made):
             before = self._need(key)
             lost += self.made.pop(key)
-            self.total += self._need(key) - before
+            self.known += self._need(key) - before
         for key, made in list(self.decoded.items()):
             lost += made
             del self.decoded[key]
             self.expected[key] = max(made, 1)
-            self.total += self._need(key)
+            self.known += self._need(key)
         return lost
 
 

@@ -119,3 +119,17 @@ def test_a_new_job_counts_up_and_forgets_the_last(clock: list[float]) -> None:
 )
 def test_a_running_row_needs(expected: int, cap: int, made: int, left: int) -> None:
     assert remaining(expected, cap, made) == left
+
+
+def test_segments_not_refined_yet_grow_as_the_refined_ones_did() -> None:
+    """Refine made the first batch's texts four times longer than planned: the segments whose
+    text is not final yet are counted four times longer too (a bar that ran ahead by 4x on the
+    second batch was the symptom)."""
+    live = LiveMetrics()
+    live.start("decode", [100] * 8, [150] * 8, refine=8)
+    assert live.snapshot().steps_left == 800
+    for key in range(4):
+        live.expect(key, 400, 600)
+    assert live.snapshot().steps_left == 8 * 400
+    live.add_steps([0, 1, 2, 3])
+    assert live.snapshot().steps_left == 8 * 400 - 4
