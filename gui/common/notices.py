@@ -1,5 +1,6 @@
 """Messages that never resize the window: a label that wraps to a fixed number of lines and
-elides the rest (the whole text in its tooltip), the first-run banner and the alert strip."""
+elides the rest (the whole text in its tooltip), a place that notes share, the first-run banner
+and the alert strip."""
 
 import math
 
@@ -122,6 +123,22 @@ class MessageLabel(QLabel):
                     return "\n".join(out)
                 out.append(paragraph[start : start + length].rstrip())
         return "\n".join(out)
+
+
+def notes_box(*notes: MessageLabel) -> QWidget:
+    """One place for `notes` (MessageLabels hidden while empty): its height is kept while all
+    are empty, and the ones shown share its width (a note alone gets all of it)."""
+    box = QWidget()
+    row = QHBoxLayout(box)
+    row.setContentsMargins(0, 0, 0, 0)
+    for note in notes:
+        policy = note.sizePolicy()
+        policy.setRetainSizeWhenHidden(False)
+        note.setSizePolicy(policy)
+        row.addWidget(note, 1)
+    box.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
+    box.setFixedHeight(max(note.height() for note in notes))
+    return box
 
 
 class Notice(QFrame):

@@ -31,7 +31,7 @@ from chattts_studio.core.audio.stream_writer import pause_samples
 from chattts_studio.core.engine.request import AudioChunk, JobPlan, SegmentResult
 from chattts_studio.core.results.history import HistoryStore
 from chattts_studio.core.results.store import ResultStore
-from chattts_studio.gui.common.notices import MessageLabel
+from chattts_studio.gui.common.notices import MessageLabel, notes_box
 from chattts_studio.gui.common.plot_axis import nice_step
 from chattts_studio.gui.common.theme import notifier, warning_colour
 from chattts_studio.gui.i18n import core_text
@@ -116,11 +116,13 @@ class ResultPanel(ResultPlayback, ResultHistory, ResultSaving):
         self.subtitle_format.setAccessibleName(self.tr("Subtitle format"))
         self.subtitle_format.setEnabled(False)  # with the box ticked
         self.save_button = QPushButton(self.tr("Save…"))
-        # Playback's problems beside Play, saving's beside Save: fixed lines whose room is kept
-        # while they are empty, so a message never moves or resizes anything.
+        # Playback's and saving's problems (an outcome goes to the window's status line):
+        # two lines left of Save whose room is kept while they are empty, so a message never
+        # moves or resizes anything; one note alone has all of it.
         self.output_note = MessageLabel(self.output_problem or "", 2, hide_when_empty=True)
         self.restyle_warnings()
         self.save_note = MessageLabel(lines=2, hide_when_empty=True)
+        self.notes = notes_box(self.output_note, self.save_note)
         self.waveform = pg.PlotWidget()
         self.waveform.setMinimumHeight(70)
         self.waveform.setMaximumHeight(140)
@@ -140,19 +142,15 @@ class ResultPanel(ResultPlayback, ResultHistory, ResultSaving):
         self.history_list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self._build_usage()
 
-        controls = QHBoxLayout()
-        for widget in (self.play_button, self.stop_button):
-            controls.addWidget(widget)
-        controls.addWidget(self.seek, 2)
-        controls.addWidget(self.time_label)
-        controls.addWidget(self.output_note, 1)
-        save_row = QHBoxLayout()
-        save_row.addWidget(self.stream_box)
-        save_row.addWidget(self.save_note, 1)
-        save_row.addWidget(self.per_segment)
-        save_row.addWidget(self.subtitles_box)
-        save_row.addWidget(self.subtitle_format)
-        save_row.addWidget(self.save_button)
+        # Playing on one row; the notes (with the room the row leaves) and saving on the next.
+        controls, save_row = QHBoxLayout(), QHBoxLayout()
+        playing: tuple[QWidget, ...] = (self.play_button, self.stop_button, self.seek)
+        playing += (self.time_label, self.stream_box)
+        saving: tuple[QWidget, ...] = (self.notes, self.per_segment, self.subtitles_box)
+        saving += (self.subtitle_format, self.save_button)
+        for row, widgets in ((controls, playing), (save_row, saving)):
+            for widget in widgets:
+                row.addWidget(widget, 1 if widget in (self.seek, self.notes) else 0)
         player = QVBoxLayout()
         player.addWidget(self.waveform, 1)
         player.addLayout(controls)
@@ -202,6 +200,7 @@ class ResultPanel(ResultPlayback, ResultHistory, ResultSaving):
         self.stop()
         self.running = True
         self._silenced = False
+        self.save_note.clear()  # a problem saving the last result is not this one's
         self._pause_before = None  # until the job's plan arrives (set_plan)
         self._open_store(pause_seconds)
 

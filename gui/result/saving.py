@@ -84,8 +84,15 @@ class ResultSaving(ResultBase):
         return self._export is not None
 
     def _say_save(self, text: str) -> None:
-        """A saving outcome: beside Save, and to the window."""
+        """A saving problem (or a cancel): beside Save, where the user acted, and to the
+        window's status line."""
         self.save_note.setText(text)
+        self.message.emit(text)
+
+    def _say_saving(self, text: str) -> None:
+        """Saving goes on or went well: the window's status line says it; the note beside
+        Save (an earlier problem) is cleared, so nothing stale stays there."""
+        self.save_note.clear()
         self.message.emit(text)
 
     def save_dialog(self) -> None:
@@ -191,7 +198,7 @@ class ResultSaving(ResultBase):
         self.save_button.setText(self.tr("Cancel saving"))
         self.save_button.setEnabled(True)
         what = targets[0].name if len(targets) == 1 else plural(len(targets), "file")
-        self._say_save(self.tr("Saving {what}…").format(what=what))
+        self._say_saving(self.tr("Saving {what}…").format(what=what))
 
         def ended(written: list[Path]) -> None:
             if self._export_ended(token):
@@ -237,4 +244,4 @@ class ResultSaving(ResultBase):
             if len(audio) < len(written)
             else self.tr("Saved {what} to {folder}.")
         )
-        self._say_save(said.format(what=what, folder=path.parent))
+        self._say_saving(said.format(what=what, folder=path.parent))

@@ -244,10 +244,11 @@ class ModelControl(QObject):
 
     def restyle(self) -> None:
         """Demo weights stay visibly marked as noise for as long as they are loaded, in a red
-        readable on the scheme's window (light or dark, followed when it changes)."""
+        readable on the scheme's window (light or dark, followed when it changes). Not bold:
+        in bold the whole line is wider than the run row leaves it at 1280 pixels."""
         noise = self.loaded is not None and self.loaded.info.random_weights
         colour = warning_colour(self.window.palette()).name()
-        self.label.setStyleSheet(f"color: {colour}; font-weight: bold;" if noise else "")
+        self.label.setStyleSheet(f"color: {colour};" if noise else "")
         self.result.restyle_warnings()
 
     def _load_failed(self, _failure: Failure, sentence: str) -> None:
