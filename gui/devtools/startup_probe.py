@@ -13,6 +13,7 @@ verified-hash cache and the OS's file cache). Prints the median of each figure a
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -104,10 +105,20 @@ def _child(model: str, device: str) -> dict[str, object]:
     return stamps
 
 
-def _run_child(model: str, device: str, home: Path) -> dict[str, float]:
-    for kept in home.iterdir():  # each start as a first one: no saved choice, no draft
-        if kept.name not in ("models", "verified-hashes.json"):
+def fresh(home: Path) -> None:
+    """Each start as a first one: no saved choice, no draft, no history; the models, their
+    verified hashes and the ONNX exports (made once per model) stay."""
+    for kept in [*home.iterdir(), *(home / "cache").glob("*")]:
+        if kept.name in ("models", "verified-hashes.json", "cache", "onnx"):
+            continue
+        if kept.is_dir() and not kept.is_symlink():
+            shutil.rmtree(kept)
+        else:
             kept.unlink()
+
+
+def _run_child(model: str, device: str, home: Path) -> dict[str, float]:
+    fresh(home)
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "CHATTTS_STUDIO_HOME": str(home)}
     command = [
         sys.executable,

@@ -194,21 +194,16 @@ class LivePanel(QWidget):
             grid.addWidget(left_value, row, 1)
             grid.addWidget(QLabel(right), row, 2)
             grid.addWidget(right_value, row, 3)
-        # Who speaks (a dialogue) shares the progress row: no taller panel for it.
-        progress_row: tuple[str | QWidget, ...] = (
-            translate("Live", "Progress"),
-            self.progress,
-            translate("Live", "Speaking"),
-            self.speaking,
-        )
-        for column, item in enumerate(progress_row):
-            grid.addWidget(QLabel(item) if isinstance(item, str) else item, len(pairs), column)
-        wide = (
-            ("", self.bar),
-            (translate("Live", "Memory"), self.memory),
-            ("", self.note),
-        )
-        for row, (label, widget) in enumerate(wide, start=len(pairs) + 1):
+        # The progress line gets the panel's whole width (it says the most); who speaks (a
+        # dialogue) shares the bar's row: no taller panel for it.
+        at = len(pairs)
+        grid.addWidget(QLabel(translate("Live", "Progress")), at, 0)
+        grid.addWidget(self.progress, at, 1, 1, 3)
+        grid.addWidget(self.bar, at + 1, 1)
+        grid.addWidget(QLabel(translate("Live", "Speaking")), at + 1, 2)
+        grid.addWidget(self.speaking, at + 1, 3)
+        wide = ((translate("Live", "Memory"), self.memory), ("", self.note))
+        for row, (label, widget) in enumerate(wide, start=at + 2):
             grid.addWidget(QLabel(label), row, 0)
             grid.addWidget(widget, row, 1, 1, 3)
 

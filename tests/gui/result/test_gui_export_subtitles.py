@@ -85,7 +85,7 @@ def test_save_with_subtitles_ticked_writes_cues_on_the_segment_boundaries(
     assert "".join(c.text for c in cues).replace(" ", "") == (
         "你好。今天天气不错。我们去散步吧。明天见，再见。"
     )
-    assert "subtitles" in result.save_note.text()
+    assert "subtitles" in window.messages.notice.text()
 
     # WebVTT, saved on the pool as Save does; nothing left in the folder but the files.
     result.subtitle_format.setCurrentIndex(result.subtitle_format.findData("vtt"))

@@ -260,7 +260,7 @@ def test_the_ui_thread_never_stalls(  # type: ignore[no-untyped-def]
             qtbot.waitUntil(lambda: not window.result.exporting, timeout=RUN_MS)
 
         least_stall(f"saving {name}", save)
-        assert window.result.save_note.text().startswith(f"Saved {name}")
+        assert window.messages.notice.text().startswith(f"Saved {name}")
         assert sf.info(str(target)).frames == len(window.result.audio)
 
     # The Models dialog, with every file hashed again (the cache gone).
