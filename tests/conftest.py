@@ -3,6 +3,7 @@ captures to files, and a private data folder with the tiny demo weights built on
 
 import atexit
 import os
+import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -31,9 +32,22 @@ os.environ["CHATTTS_STUDIO_HOME"] = str(HOME)
 os.environ["HF_HUB_OFFLINE"] = "1"  # tests never reach a model hub
 
 
+UNCAUGHT_IS_AN_ERROR = (
+    pytest.mark.filterwarnings("error::pytest.PytestUnhandledThreadExceptionWarning"),
+    pytest.mark.filterwarnings("error::pytest.PytestUnraisableExceptionWarning"),
+)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Tests marked `gpu` need a real CUDA GPU: without one they are skipped, and say why.
-    Nothing else is skipped: a CPU failure is never hidden behind the marker."""
+    Nothing else is skipped: a CPU failure is never hidden behind the marker.
+    A GUI test fails on an exception that nobody caught in a thread (a worker's slot) or in
+    a __del__: pytest reports them as warnings, which the ini's filters would ignore."""
+    gui = REPO / "tests" / "gui"
+    for item in items:
+        if item.path.is_relative_to(gui):
+            item.add_marker(UNCAUGHT_IS_AN_ERROR[0])
+            item.add_marker(UNCAUGHT_IS_AN_ERROR[1])
     gpu_items = [item for item in items if item.get_closest_marker("gpu") is not None]
     if not gpu_items:
         return
@@ -48,10 +62,101 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         item.add_marker(skip)
 
 
-@pytest.hookimpl(hookwrapper=True)
+@pytest.hookimpl(wrapper=True)
 def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None):  # type: ignore[no-untyped-def]
-    yield
-    delete_leftover_widgets()
+    """Leftover widgets go (below), and a Qt warning while the test's fixtures close its
+    windows fails the test too: pytest-qt stops listening when the test's call ends, and a
+    window's close (its worker thread, its timers) is where thread mistakes show."""
+    teardown_log = TeardownQtLog.start(item)
+    try:
+        result = yield
+    finally:
+        delete_leftover_widgets()
+        messages = teardown_log.stop() if teardown_log is not None else []
+    if messages:  # after a teardown that raised nothing itself
+        pytest.fail("Qt messages during teardown:\n" + "\n".join(messages))
+    return result
+
+
+_QT_LEVELS = {"DEBUG": 0, "INFO": 4, "WARNING": 1, "CRITICAL": 2}  # QtMsgType values
+_QT_LEVEL_ORDER = ["DEBUG", "INFO", "WARNING", "CRITICAL"]
+
+
+class TeardownQtLog:
+    """Qt messages during one test's teardown, failed by pytest-qt's own rule: its
+    qt_log_level_fail and qt_log_ignore settings and markers (no_qt_log turns it off)."""
+
+    def __init__(self, level: str, ignore: list[str]) -> None:
+        from PySide6.QtCore import qInstallMessageHandler
+
+        failing = _QT_LEVEL_ORDER[_QT_LEVEL_ORDER.index(level) :]
+        self._failing_types = {_QT_LEVELS[name] for name in failing} | {3}  # and QtFatalMsg
+        self._ignore = [re.compile(pattern) for pattern in ignore]
+        self.messages: list[str] = []
+        self._previous = qInstallMessageHandler(self._handle)
+
+    @classmethod
+    def start(cls, item: pytest.Item) -> "TeardownQtLog | None":
+        import sys
+
+        if "PySide6.QtCore" not in sys.modules or item.get_closest_marker("no_qt_log"):
+            return None
+        marker = item.get_closest_marker("qt_log_level_fail")
+        level = marker.args[0] if marker else item.config.getini("qt_log_level_fail")
+        if level not in _QT_LEVELS:  # "NO": pytest-qt fails on nothing
+            return None
+        ignore = list(item.config.getini("qt_log_ignore"))
+        marker = item.get_closest_marker("qt_log_ignore")
+        if marker:
+            ignore = (ignore if marker.kwargs.get("extend", True) else []) + list(marker.args)
+        return cls(level, ignore)
+
+    def _handle(self, msg_type, context, message) -> None:  # type: ignore[no-untyped-def]
+        import sys
+
+        line = f"{msg_type.name}: {message}"
+        print(line, file=sys.stderr)  # shown with the test's teardown output, as before
+        if int(getattr(msg_type, "value", msg_type)) not in self._failing_types:
+            return
+        if not any(pattern.search(message) for pattern in self._ignore):
+            self.messages.append(line)
+
+    def stop(self) -> list[str]:
+        """Qt's handler as it was; the messages that fail the test."""
+        from PySide6.QtCore import qInstallMessageHandler
+
+        qInstallMessageHandler(self._previous)
+        return self.messages
+
+
+def _stop_signal_timer_on_its_thread() -> None:
+    """pytest-qt's waitSignal stops its timeout timer in the slot the awaited signal calls;
+    for a worker thread's signal (window.host.worker.finished) that runs on the worker
+    thread, and Qt warns "QObject::killTimer: Timers cannot be stopped from another thread".
+    The timer is stopped on its own thread instead, as pytest-qt's open pull request 649
+    does; without this, every waitSignal on a worker's signal fails the test."""
+    try:
+        from pytestqt import wait_signal
+    except ImportError:  # pytest-qt absent: nothing to mend
+        return
+    base = wait_signal._AbstractSignalBlocker
+    if getattr(base, "_timer_stopped_on_its_thread", False):
+        return
+
+    def _cleanup(self) -> None:  # type: ignore[no-untyped-def]
+        from PySide6.QtCore import QMetaObject, Qt, QThread
+
+        self._timeout_message = self._get_timeout_error_message()
+        if self._timer.thread() == QThread.currentThread():
+            self._timer.stop()
+        else:
+            QMetaObject.invokeMethod(self._timer, "stop", Qt.ConnectionType.QueuedConnection)
+
+    base._cleanup = _cleanup  # type: ignore[method-assign]
+    base._timer_stopped_on_its_thread = True  # type: ignore[attr-defined]
+
+
+_stop_signal_timer_on_its_thread()
 
 
 def delete_leftover_widgets() -> None:
