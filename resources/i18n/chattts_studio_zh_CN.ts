@@ -123,6 +123,14 @@
         <translation>已将音色种子 {seed} 以“{name}”保存到说话人库。</translation>
     </message>
     <message>
+        <source>Kept as &apos;{name}&apos;</source>
+        <translation>已保留为“{name}”</translation>
+    </message>
+    <message>
+        <source>This voice is in the speaker library as &apos;{name}&apos;.</source>
+        <translation>此声音已以“{name}”保存在说话人库中。</translation>
+    </message>
+    <message>
         <source>Not kept: {reason}</source>
         <translation>未保留：{reason}</translation>
     </message>
@@ -777,6 +785,22 @@
         <translation>进程内存（CPU）{rss:.0f} MiB</translation>
     </message>
     <message>
+        <source>steps {done} of ~{total}</source>
+        <translation>步数 {done}/~{total}</translation>
+    </message>
+    <message>
+        <source>refining {texts} · step {step} of at most {limit}</source>
+        <translation>正在润色 {texts} · 第 {step} 步，最多 {limit} 步</translation>
+    </message>
+    <message>
+        <source>{done} of {total} refined</source>
+        <translation>已润色 {done}/{total}</translation>
+    </message>
+    <message>
+        <source>{segments} in flight, {done} of {total} done</source>
+        <translation>{segments} 正在同时生成，已完成 {done}/{total}</translation>
+    </message>
+    <message>
         <source>Job progress</source>
         <translation>任务进度</translation>
     </message>
@@ -849,12 +873,16 @@
         <translation>润色 {done}/{total}</translation>
     </message>
     <message>
-        <source>steps {done} of {total}</source>
-        <translation>步数 {done}/{total}</translation>
-    </message>
-    <message>
         <source>segment {segment} of {total}</source>
         <translation>片段 {segment}/{total}</translation>
+    </message>
+    <message>
+        <source>{done} of {total} takes checked</source>
+        <translation>已检查 {done}/{total} 个版本</translation>
+    </message>
+    <message>
+        <source>{done} of {total} takes made</source>
+        <translation>已生成 {done}/{total} 个版本</translation>
     </message>
 </context>
 <context>
@@ -935,6 +963,10 @@
         <translation>下载或构建进度</translation>
     </message>
     <message>
+        <source>This model is loaded already; load another one to switch.</source>
+        <translation>此模型已加载；加载另一个模型即可切换。</translation>
+    </message>
+    <message>
         <source>No model is loaded.</source>
         <translation>尚未加载模型。</translation>
     </message>
@@ -949,6 +981,10 @@
     <message>
         <source>Load</source>
         <translation>加载</translation>
+    </message>
+    <message>
+        <source>Loaded</source>
+        <translation>已加载</translation>
     </message>
     <message>
         <source>not downloaded yet</source>
@@ -1096,8 +1132,44 @@
         <translation>正在生成版本：{detail}</translation>
     </message>
     <message>
+        <source>Hearing takes: {detail}</source>
+        <translation>正在识别版本：{detail}</translation>
+    </message>
+    <message>
+        <source>{takes} checked in {seconds} s.</source>
+        <translation>已检查 {takes}，用时 {seconds} 秒。</translation>
+    </message>
+    <message>
+        <source>{takes} made in {seconds} s; every take heard.</source>
+        <translation>已生成 {takes}，用时 {seconds} 秒；所有版本均已识别。</translation>
+    </message>
+    <message>
         <source>{takes} made in {seconds} s.</source>
         <translation>已生成 {takes}，用时 {seconds} 秒。</translation>
+    </message>
+    <message>
+        <source>Heard by the demo recogniser (random weights): not a real hearing.</source>
+        <translation>由演示识别模型（随机权重）识别：并非真实识别。</translation>
+    </message>
+    <message>
+        <source>Segment {number}: take {take} picked.</source>
+        <translation>片段 {number}：已选用版本 {take}。</translation>
+    </message>
+    <message>
+        <source>Segment {numbers} locked: its take will not be remade.</source>
+        <translation>片段 {numbers} 已锁定：其版本不会被重新生成。</translation>
+    </message>
+    <message>
+        <source>Segment {numbers} unlocked: re-rolls may make new takes of it.</source>
+        <translation>片段 {numbers} 已解锁：重新生成时可为其生成新版本。</translation>
+    </message>
+    <message>
+        <source>Segments {numbers} locked: their takes will not be remade.</source>
+        <translation>片段 {numbers} 已锁定：它们的版本不会被重新生成。</translation>
+    </message>
+    <message>
+        <source>Segments {numbers} unlocked: re-rolls may make new takes of them.</source>
+        <translation>片段 {numbers} 已解锁：重新生成时可为它们生成新版本。</translation>
     </message>
     <message>
         <source>Cancelled; the takes already made are kept.</source>
@@ -1504,6 +1576,10 @@
         <translation>版本</translation>
     </message>
     <message>
+        <source>Seed</source>
+        <translation>种子</translation>
+    </message>
+    <message>
         <source>Flags</source>
         <translation>标记</translation>
     </message>
@@ -1512,40 +1588,40 @@
         <translation>识别</translation>
     </message>
     <message>
+        <source>The chosen take: the one played and exported.</source>
+        <translation>选用的版本：播放和导出的就是它。</translation>
+    </message>
+    <message>
+        <source>Takes</source>
+        <translation>版本</translation>
+    </message>
+    <message>
+        <source>Play take</source>
+        <translation>播放版本</translation>
+    </message>
+    <message>
+        <source>Play the take selected in this list</source>
+        <translation>播放此列表中选中的版本</translation>
+    </message>
+    <message>
+        <source>Pick take</source>
+        <translation>选用版本</translation>
+    </message>
+    <message>
+        <source>Make the selected take the segment&apos;s chosen one (double-click a take, or press its number in the segments table)</source>
+        <translation>将选中的版本设为该片段的选用版本（也可双击版本，或在片段表中按其序号键）</translation>
+    </message>
+    <message>
+        <source>Takes of segment {number}</source>
+        <translation>片段 {number} 的版本</translation>
+    </message>
+    <message>
         <source>Locked</source>
         <translation>已锁定</translation>
     </message>
     <message>
-        <source>invalid</source>
-        <translation>无效值</translation>
-    </message>
-    <message>
-        <source>cut off</source>
-        <translation>被截断</translation>
-    </message>
-    <message>
-        <source>fast</source>
-        <translation>过快</translation>
-    </message>
-    <message>
-        <source>slow</source>
-        <translation>过慢</translation>
-    </message>
-    <message>
-        <source>silence</source>
-        <translation>静音</translation>
-    </message>
-    <message>
-        <source>clipped</source>
-        <translation>削波</translation>
-    </message>
-    <message>
-        <source>level</source>
-        <translation>响度</translation>
-    </message>
-    <message>
-        <source>ASR</source>
-        <translation>识别</translation>
+        <source>Demo recogniser (random weights): not a real hearing. Its transcript is noise.</source>
+        <translation>演示识别模型（随机权重）：并非真实识别，识别结果只是噪声。</translation>
     </message>
     <message>
         <source>Heard: {transcript}</source>
@@ -1558,6 +1634,14 @@
     <message>
         <source>Heard but not written: {words}</source>
         <translation>听到但文本中没有：{words}</translation>
+    </message>
+    <message>
+        <source>More was heard than the text says: errors are counted against the text&apos;s length, so this is over 100%.</source>
+        <translation>识别出的内容比文本多：错误按文本长度计算，因此超过 100%。</translation>
+    </message>
+    <message>
+        <source>{rate} (demo)</source>
+        <translation>{rate}（演示）</translation>
     </message>
     <message>
         <source>{seconds} s</source>
@@ -1604,14 +1688,6 @@
         <translation>没有打开的项目。可用“项目 &gt; 从文本新建”由编辑器中的文本新建，或用“项目 &gt; 打开”打开一个。</translation>
     </message>
     <message>
-        <source>Play segment</source>
-        <translation>播放片段</translation>
-    </message>
-    <message>
-        <source>Play the current segment (Space)</source>
-        <translation>播放当前片段（空格）</translation>
-    </message>
-    <message>
         <source>Play from here</source>
         <translation>从此处播放</translation>
     </message>
@@ -1620,8 +1696,16 @@
         <translation>从当前片段开始往后播放</translation>
     </message>
     <message>
-        <source>Re-roll</source>
-        <translation>重新生成</translation>
+        <source>Play segment (Space)</source>
+        <translation>播放片段（空格）</translation>
+    </message>
+    <message>
+        <source>Play the current segment, or stop it (Space)</source>
+        <translation>播放当前片段，或停止播放（空格）</translation>
+    </message>
+    <message>
+        <source>Re-roll (R)</source>
+        <translation>重新生成（R）</translation>
     </message>
     <message>
         <source>Make new takes of the current segment (R)</source>
@@ -1684,8 +1768,16 @@
         <translation>让每个片段都有“版本数”所示数量的版本，全部识别后选出识别最好的一个（手动选择或已锁定的版本保持不变）</translation>
     </message>
     <message>
-        <source>Edit text…</source>
-        <translation>编辑文本…</translation>
+        <source>Edit text… (F2)</source>
+        <translation>编辑文本…（F2）</translation>
+    </message>
+    <message>
+        <source>Lock (L)</source>
+        <translation>锁定（L）</translation>
+    </message>
+    <message>
+        <source>Unlock (L)</source>
+        <translation>解锁（L）</translation>
     </message>
     <message>
         <source>Edit the current segment&apos;s text (Enter or F2)</source>
@@ -1716,10 +1808,6 @@
         <translation>用“说话人”页选定的音色朗读此片段</translation>
     </message>
     <message>
-        <source>Lock</source>
-        <translation>锁定</translation>
-    </message>
-    <message>
         <source>Lock or unlock the current segment (L)</source>
         <translation>锁定或解锁当前片段（L）</translation>
     </message>
@@ -1734,10 +1822,6 @@
     <message>
         <source>{title}: {segments}, {flagged} flagged</source>
         <translation>{title}：{segments}，{flagged} 个有标记</translation>
-    </message>
-    <message>
-        <source>Unlock</source>
-        <translation>解锁</translation>
     </message>
 </context>
 <context>
@@ -2157,6 +2241,30 @@
     <message>
         <source>ready</source>
         <translation>就绪</translation>
+    </message>
+    <message>
+        <source>takes</source>
+        <translation>生成版本</translation>
+    </message>
+    <message>
+        <source>checking takes</source>
+        <translation>检查版本</translation>
+    </message>
+    <message>
+        <source>render</source>
+        <translation>渲染</translation>
+    </message>
+    <message>
+        <source>project</source>
+        <translation>项目</translation>
+    </message>
+    <message>
+        <source>building the demo weights (first use)</source>
+        <translation>正在构建演示权重（首次使用）</translation>
+    </message>
+    <message>
+        <source>building the demo-full weights (first use)</source>
+        <translation>正在构建完整尺寸演示权重（首次使用）</translation>
     </message>
 </context>
 <context>
@@ -3338,8 +3446,44 @@
         <translation>第 {number} 段有 {count} 个字符：前一部分请保留 1 到 {last} 个。</translation>
     </message>
     <message>
+        <source>{reason} The demo recogniser (random weights) heard it: not a real hearing.</source>
+        <translation>{reason} 这是演示识别模型（随机权重）的结果：并非真实识别。</translation>
+    </message>
+    <message>
         <source>Segment {number} has no take yet; re-roll it before exporting.</source>
         <translation>第 {number} 段还没有版本；导出前请先重新生成。</translation>
+    </message>
+    <message>
+        <source>invalid</source>
+        <translation>无效值</translation>
+    </message>
+    <message>
+        <source>cut off</source>
+        <translation>被截断</translation>
+    </message>
+    <message>
+        <source>fast</source>
+        <translation>过快</translation>
+    </message>
+    <message>
+        <source>slow</source>
+        <translation>过慢</translation>
+    </message>
+    <message>
+        <source>silence</source>
+        <translation>静音</translation>
+    </message>
+    <message>
+        <source>clipped</source>
+        <translation>削波</translation>
+    </message>
+    <message>
+        <source>level</source>
+        <translation>响度</translation>
+    </message>
+    <message>
+        <source>ASR</source>
+        <translation>识别</translation>
     </message>
     <message>
         <source>The take lasts {seconds} s for {count} spoken characters, much faster than this project&apos;s usual {usual} s per character: words may be missing.</source>
