@@ -73,6 +73,10 @@ class JobSlot(QObject):
         return job
 
     def end(self, job: Job) -> None:
+        # A job with its own progress ended well: the panel says so (a failure or a cancel
+        # has stopped it already, with its own word).
+        if job.kind in OWN_PROGRESS and self.live.timer.isActive():
+            self.live.stop(None, "done")
         if self.current == job:
             self.current = None
         if self.cancelling == job:
@@ -135,10 +139,10 @@ class JobSlot(QObject):
 
     def _job_failed(self, failure: Failure) -> None:
         job = failure.job
-        self.end(job)
-        self.messages.show_error(failure.error)
         partial = failure.partial if job.kind is JobKind.SYNTHESIZE else None
         self.live.stop(partial.summary if partial else None, "error")
+        self.end(job)
+        self.messages.show_error(failure.error)
         handler = self._failed.get(job.kind)
         if handler is not None:
             handler(failure, error_sentence(failure.error))
@@ -146,11 +150,11 @@ class JobSlot(QObject):
 
     def _job_cancelled(self, outcome: CancelledOutcome) -> None:
         job = outcome.job
-        self.end(job)
         partial = outcome.partial if job.kind is JobKind.SYNTHESIZE else None
         cut = sum(1 for r in partial.results if r.partial) if partial else 0
         # The job's own figures (every step it ran); None for a job cancelled before it began.
         self.live.stop(partial.summary if partial else None, "cancelled", cut)
+        self.end(job)
         handler = self._cancelled.get(job.kind)
         if handler is not None:
             handler(outcome)

@@ -294,6 +294,6 @@ def test_the_measure_finds_what_is_cut_and_passes_what_fits(qtbot) -> None:  # t
     settle()
     assert QLabel.text(note).endswith("…") and note.toolTip() == text
     assert cut_off(host, {}) == {}  # elided, the whole text in its tooltip
-    assert list(cut_off(host, {note: "a note"}).values())[0].startswith("elided")
+    assert next(iter(cut_off(host, {note: "a note"}).values())).startswith("elided")
     note.setToolTip("")
     assert cut_off(host, {}) != {}

@@ -1,0 +1,65 @@
+"""The live panel follows every kind of job, not only a synthesis: a project's takes and its
+check report their own progress there (the engine's last job is not shown as theirs), and
+their bar ends full."""
+
+from pathlib import Path
+
+import pytest
+from conftest import window_maker
+from PySide6.QtCore import QTimer
+
+from chattts_studio.gui.common import dialogs
+
+RUN_MS = 120_000
+TEXT = "第一句话在这里。第二句话在这里。第三句话在这里。"
+
+
+@pytest.fixture
+def make_window(qtbot, private_home):  # type: ignore[no-untyped-def]
+    yield from window_maker(qtbot, lambda window: window.jobs.current is None)
+
+
+def _watch(window) -> list[tuple[str, str, str, int]]:  # type: ignore[no-untyped-def]
+    """Samples (stage, progress, RTF, bar) every 10 ms: a job on the demo weights is short."""
+    seen: list[tuple[str, str, str, int]] = []
+    live = window.live
+    timer = QTimer(window)
+    timer.setInterval(10)
+    timer.timeout.connect(
+        lambda: seen.append(
+            (live.stage.text(), live.progress.text(), live.job_rtf.text(), live.bar.value())
+        )
+    )
+    timer.start()
+    return seen
+
+
+def test_project_takes_and_checks_show_their_own_progress(
+    qtbot, make_window, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    window = make_window(model="demo")
+    monkeypatch.setattr(dialogs, "new_project_path", lambda *_args: tmp_path / "live.chattts")
+    window.editor.set_text(TEXT)
+    window.controls.segment_slider.setValue(window.controls.segment_slider.minimum())
+    idle = lambda: window.jobs.current is None  # noqa: E731
+
+    made = _watch(window)
+    window.projects.new_from_text()
+    qtbot.waitUntil(lambda: idle() and window.projects.project is not None, timeout=RUN_MS)
+    running = [s for s in made if s[0] == "takes"]
+    assert running, {s[0] for s in made}
+    assert any(p.endswith("of 3 takes made") for _, p, _, _ in running), running
+    assert all(rtf == "-" for _, _, rtf, _ in running)  # no other job's RTF shown as its own
+    assert window.live.bar.value() == window.live.bar.maximum()
+
+    checked = _watch(window)
+    window.projects.panel.check_button.click()
+    qtbot.waitUntil(lambda: idle() and len(checked) > 0, timeout=RUN_MS)
+    qtbot.waitUntil(idle, timeout=RUN_MS)
+    stages = {s[0] for s in checked}
+    assert "checking takes" in stages, stages
+    lines = [p for stage, p, _, _ in checked if stage == "checking takes"]
+    assert any(p.endswith("of 3 takes checked") for p in lines), lines
+    # The project's takes job ended "done": the check never showed its figures as its own.
+    assert not any(stage == "done" and p.startswith("3 segments") for stage, p, _, _ in checked)
+    assert window.live.bar.value() == window.live.bar.maximum()
