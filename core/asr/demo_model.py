@@ -19,6 +19,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
+from chattts_studio.core.asr import DEMO_MARKER
 from chattts_studio.core.errors import ModelError
 from chattts_studio.core.messages import QT_TRANSLATE_NOOP, Sentence
 
@@ -192,8 +193,6 @@ def _write(folder: Path, sizes: Sizes, seed: int) -> None:
         entry = graph.metadata_props.add()
         entry.key, entry.value = key, str(value)
     onnx.save(graph, str(path))
-    from chattts_studio.core.asr.models import DEMO_MARKER
-
     (folder / DEMO_MARKER).write_text(f"{meta['comment']}\n", encoding="utf-8")
     lines = [f"{token} {i}" for i, token in enumerate(vocabulary(sizes.vocabulary))]
     (folder / TOKENS_FILE).write_text("\n".join(lines) + "\n", encoding="utf-8")

@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 
 from chattts_studio.core import paths
+from chattts_studio.core.asr import DEMO_MARKER
 from chattts_studio.core.errors import ModelError
 from chattts_studio.core.messages import QT_TRANSLATE_NOOP, Sentence
 from chattts_studio.core.weights.models import ByteProgress, CancelCheck
@@ -22,8 +23,6 @@ DEMO = "demo"  # the random-weight model of demo_model.py
 SENSEVOICE_REPO = "csukuangfj/sherpa-onnx-sense-voice-zh-en-ja-ko-yue-2024-07-17"
 SENSEVOICE_FILES = ("model.int8.onnx", "tokens.txt")
 SENSEVOICE_WHAT = QT_TRANSLATE_NOOP("core", "the speech recognition model")
-# Written beside the demo recogniser's model (demo_model.py): a folder holding it is the demo.
-DEMO_MARKER = "random-weights.txt"
 
 
 def is_demo(folder: Path) -> bool:

@@ -308,6 +308,8 @@ class LiveMetrics:
         that matters is unknown: GPT steps (at least the longest running row's, at the cost
         of a whole step), refine of the segments still unrefined, and the vocoder."""
         costs, expected = self._costs, self._expected
+        if not self._snap.segments:
+            return None  # a load: no work of these kinds to price
         left = 0.0
         if self._refine_started is not None and costs.refined == 0:
             return None  # the first refine pass runs: neither its cost nor the decode's known

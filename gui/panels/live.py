@@ -311,6 +311,7 @@ class LivePanel(QWidget):
         self.poll()
         self.draw_curves()  # the points since the last redraw
         self._load = None
+        self._stale_job = None  # what comes after the job is shown as it is
         self.stage.setText(stage_text(stage))
         self.eta.setText("-")
         if stage == "done":
@@ -392,6 +393,7 @@ class LivePanel(QWidget):
         """The bar at `fraction`, or busy (moving, no figure) while it is unknown."""
         if fraction is None:
             self.bar.setRange(0, 0)
+            self.bar.setValue(0)  # no figure kept from before: none is known
             return
         self.bar.setRange(0, 1000)
         self.bar.setValue(int(fraction * 1000))

@@ -24,7 +24,8 @@ from chattts_studio.core.project.model import Project
 from chattts_studio.core.project.reading import Lexicon
 from chattts_studio.gui.common.notices import plural
 from chattts_studio.gui.i18n import translate
-from chattts_studio.gui.project.segment_model import SegmentModel, SegmentRow
+from chattts_studio.gui.project.rows import SegmentRow
+from chattts_studio.gui.project.segment_model import SegmentModel
 from chattts_studio.gui.project.segment_view import SegmentView
 from chattts_studio.gui.project.take_list import TakeList
 

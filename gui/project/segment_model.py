@@ -21,9 +21,8 @@ from chattts_studio.core.messages import QT_TRANSLATE_NOOP
 from chattts_studio.core.project.model import Project, Segment
 from chattts_studio.core.project.reading import Lexicon
 from chattts_studio.gui.i18n import translate
-from chattts_studio.gui.project.rows import NONE, SegmentRow, TakeInfo, build_rows
+from chattts_studio.gui.project.rows import SegmentRow, build_rows
 
-__all__ = ["NONE", "Column", "SegmentModel", "SegmentRow", "TakeInfo", "build_rows"]
 STALE_COLOUR = QColor(128, 128, 128)
 
 Index = QModelIndex | QPersistentModelIndex

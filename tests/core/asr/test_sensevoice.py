@@ -8,8 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from chattts_studio.core.asr import demo_model
-from chattts_studio.core.asr.models import DEMO_MARKER
+from chattts_studio.core.asr import DEMO_MARKER, demo_model
 from chattts_studio.core.asr.recognizer import hear
 from chattts_studio.core.asr.score import DEMO_RECOGNIZER, AsrCheck
 from chattts_studio.core.asr.sensevoice import SenseVoice

@@ -133,3 +133,12 @@ def test_segments_not_refined_yet_grow_as_the_refined_ones_did() -> None:
     assert live.snapshot().steps_left == 8 * 400
     live.add_steps([0, 1, 2, 3])
     assert live.snapshot().steps_left == 8 * 400 - 4
+
+
+def test_a_job_without_segments_has_no_fraction_or_time_left(clock: list[float]) -> None:
+    """A model load: nothing to price, so no figure (the panel shows the load's own)."""
+    live = LiveMetrics()
+    live.start("loading")
+    clock[0] += 2.0
+    snap = live.snapshot()
+    assert snap.fraction == 0.0 and snap.seconds_left is None and snap.work_left is None
