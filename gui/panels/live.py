@@ -307,9 +307,10 @@ class LivePanel(QWidget):
         """Draw one last snapshot, then freeze the job's own figures. `partial`: how many of
         the summary's segments are the kept start of a cancelled one; `audio_seconds`: the
         result's length as the window shows it everywhere (pauses between segments in)."""
-        self.timer.stop()
-        self.poll()
-        self.draw_curves()  # the points since the last redraw
+        if self.timer.isActive():  # a second stop keeps the first's last snapshot
+            self.timer.stop()
+            self.poll()
+            self.draw_curves()  # the points since the last redraw
         self._load = None
         self._stale_job = None  # what comes after the job is shown as it is
         self.stage.setText(stage_text(stage))

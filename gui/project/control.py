@@ -266,8 +266,7 @@ class ProjectControl(QObject):
             self.messages.show(said.working(self.action, progress.detail))
 
     def _done(self, job: Job, done: ProjectDone) -> None:
-        self.jobs.end(job)
-        self.jobs.live.stop(None)
+        self.jobs.end(job)  # the live panel ends the job's progress there
         loaded = self.model.loaded
         demo = hears_with_demo(loaded is not None and loaded.info.random_weights)
         self.messages.show(said.finished(self.action, done.made, done.seconds, demo))

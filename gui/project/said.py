@@ -9,13 +9,12 @@ HEARING = ("check", "clean", "best")  # the jobs that run speech recognition
 
 
 def working(action: str, detail: str = "") -> str:
-    """The status line while a job runs (`detail`: its progress, "3/7")."""
-    if action == "check":
-        if detail:
-            return translate("Projects", "Hearing takes: {detail}").format(detail=detail)
-        return translate("Projects", "Hearing takes…  (Esc cancels)")
+    """The status line while a job runs (`detail`: its progress, "3 of 7 takes checked", as
+    the live panel says it)."""
     if detail:
-        return translate("Projects", "Making takes: {detail}").format(detail=detail)
+        return translate("Projects", "{detail}  (Esc cancels)").format(detail=detail)
+    if action == "check":
+        return translate("Projects", "Hearing takes…  (Esc cancels)")
     return translate("Projects", "Making takes…  (Esc cancels)")
 
 

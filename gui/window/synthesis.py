@@ -210,10 +210,10 @@ class SynthesisControl(QObject):
     def _synthesized(self, job: Job, outcome: SynthesisOutcome) -> None:
         self.jobs.end(job)
         note = self.live.live.snapshot().note  # e.g. the batch lowered after out of memory
+        self.result.end(outcome)  # the result whole (the worker's outcome keeps figures only)
         # The result's length as the history and the waveform show it (pauses included).
-        length = len(outcome.audio) / SAMPLE_RATE
+        length = len(self.result.audio) / SAMPLE_RATE
         self.live.stop(outcome.summary, audio_seconds=length)
-        self.result.end(outcome)
         summary = outcome.summary
         said = (
             translate("JobOutcomes", "Done: {seconds:.1f} s of audio, RTF {rtf}.").format(

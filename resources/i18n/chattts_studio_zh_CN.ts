@@ -1128,12 +1128,8 @@
         <translation>正在生成版本…  （Esc 取消）</translation>
     </message>
     <message>
-        <source>Making takes: {detail}</source>
-        <translation>正在生成版本：{detail}</translation>
-    </message>
-    <message>
-        <source>Hearing takes: {detail}</source>
-        <translation>正在识别版本：{detail}</translation>
+        <source>{detail}  (Esc cancels)</source>
+        <translation>{detail}  (Esc 取消)</translation>
     </message>
     <message>
         <source>{takes} checked in {seconds} s.</source>

@@ -51,6 +51,9 @@ def test_project_takes_and_checks_show_their_own_progress(
     assert any(p.endswith("of 3 takes made") for _, p, _, _ in running), running
     assert all(rtf == "-" for _, _, rtf, _ in running)  # no other job's RTF shown as its own
     assert window.live.bar.value() == window.live.bar.maximum()
+    # The job's last count stays after it, with the stage done.
+    assert window.live.stage.text() == "done"
+    assert window.live.progress.text() == "3 of 3 takes made"
 
     checked = _watch(window)
     window.projects.panel.check_button.click()

@@ -98,3 +98,11 @@ def test_the_panel_tells_the_truth_through_a_batched_run(qtbot, window) -> None:
     # The final figures: the bar full, nothing left.
     assert window.live.bar.value() == window.live.bar.maximum()
     assert window.live.eta.text() == "-"
+    # One audio length everywhere: status line, the panel's note, the history, the waveform.
+    length = f"{len(window.result.audio) / 24_000:.1f} s of audio"
+    said = window.messages.notice.text()
+    assert said.startswith(f"Done: {length}"), (said, length)
+    assert f"{length} in" in window.live.note.text(), window.live.note.text()
+    entry = window.result.history[-1]
+    assert len(entry.outcome.audio) == len(window.result.audio)
+    assert length in window.result.history_list.item(0).text()
