@@ -66,3 +66,28 @@ def test_project_takes_and_checks_show_their_own_progress(
     # The project's takes job ended "done": the check never showed its figures as its own.
     assert not any(stage == "done" and p.startswith("3 segments") for stage, p, _, _ in checked)
     assert window.live.bar.value() == window.live.bar.maximum()
+
+
+def test_a_render_shows_its_own_progress_and_the_engine_s_figures(
+    qtbot, make_window, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A render is many engine calls: its own count drives the bar and the line, and the
+    engine's figures (RTF) show once the engine makes audio for it."""
+    from chattts_studio.gui.render import queue as render_queue
+
+    monkeypatch.setattr(render_queue, "choose_folder", lambda *_args: tmp_path)
+    window = make_window(model="demo")
+    window.controls.segment_slider.setValue(10)
+    window.controls.refine_box.setChecked(False)
+    window.editor.set_text("你好。Hello there. 再见。Bye now. 第一个。Hello one.")
+    seen = _watch(window)
+    window.render_jobs.text_action.trigger()
+    item = window.render_jobs.queue.items[0]
+    qtbot.waitUntil(lambda: item.state == "done", timeout=RUN_MS)
+    qtbot.waitUntil(lambda: window.jobs.current is None, timeout=RUN_MS)
+    rendering = [s for s in seen if s[0] == "render"]
+    assert rendering, {s[0] for s in seen}
+    assert any(" segments, " in p for _, p, _, _ in rendering), rendering
+    assert any(rtf != "-" for _, _, rtf, _ in rendering), rendering
+    assert window.live.stage.text() == "done"
+    assert window.live.bar.value() == window.live.bar.maximum()
