@@ -235,6 +235,21 @@ def private_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, demo_model: st
     return home
 
 
+@pytest.fixture
+def own_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, demo_model: str) -> Path:
+    """A fresh data folder, as a new user's, with a models folder of its own (the session's
+    demo weights linked in): no saved model, so the first-run banner shows, and a model built
+    or an 'official' folder made here touches no other test."""
+    from chattts_studio.core import paths
+
+    shared = paths.models_dir()
+    home = tmp_path / "home"
+    (home / "models").mkdir(parents=True)
+    (home / "models" / "demo").symlink_to(shared / "demo")
+    monkeypatch.setenv("CHATTTS_STUDIO_HOME", str(home))
+    return home
+
+
 def read_capture(directory: Path) -> "object":
     """The float32 samples the virtual device received, priming zeros included."""
     import numpy as np

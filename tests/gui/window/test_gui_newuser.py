@@ -26,20 +26,6 @@ LONG = "你好，世界。Hello there. 今天天气很好。" * 6
 
 
 @pytest.fixture
-def own_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, demo_model: str) -> Path:
-    """A fresh data folder with a models folder of its own (the session's demo weights linked
-    in), so a model built or an 'official' folder made here touches no other test."""
-    from chattts_studio.core import paths
-
-    shared = paths.models_dir()
-    home = tmp_path / "home"
-    (home / "models").mkdir(parents=True)
-    (home / "models" / "demo").symlink_to(shared / "demo")
-    monkeypatch.setenv("CHATTTS_STUDIO_HOME", str(home))
-    return home
-
-
-@pytest.fixture
 def make_window(qtbot, own_home):  # type: ignore[no-untyped-def]
     yield from window_maker(
         qtbot, lambda window: window.model.loaded is not None and window.jobs.current is None
