@@ -6,9 +6,8 @@ from pathlib import Path
 
 import pytest
 from conftest import window_maker
+from project_window import make_project, prepare_project
 from PySide6.QtCore import QTimer
-
-from chattts_studio.gui.common import dialogs
 
 RUN_MS = 120_000
 TEXT = "第一句话在这里。第二句话在这里。第三句话在这里。"
@@ -38,14 +37,11 @@ def test_project_takes_and_checks_show_their_own_progress(
     qtbot, make_window, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     window = make_window(model="demo")
-    monkeypatch.setattr(dialogs, "new_project_path", lambda *_args: tmp_path / "live.chattts")
-    window.editor.set_text(TEXT)
-    window.controls.segment_slider.setValue(window.controls.segment_slider.minimum())
+    prepare_project(window, tmp_path / "live.chattts", monkeypatch, TEXT)
     idle = lambda: window.jobs.current is None  # noqa: E731
 
     made = _watch(window)
-    window.projects.new_from_text()
-    qtbot.waitUntil(lambda: idle() and window.projects.project is not None, timeout=RUN_MS)
+    make_project(qtbot, window)
     running = [s for s in made if s[0] == "takes"]
     assert running, {s[0] for s in made}
     assert any(p.endswith("of 3 takes made") for _, p, _, _ in running), running

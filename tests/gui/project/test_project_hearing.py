@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 from conftest import window_maker
+from project_window import make_project, prepare_project
 
 from chattts_studio.core.asr.score import percent
 from chattts_studio.core.project import reading, store
 from chattts_studio.core.project.model import Project
-from chattts_studio.gui.common import dialogs
 from chattts_studio.gui.project.segment_model import Column
 
 RUN_MS = 120_000
@@ -38,12 +38,9 @@ def test_check_all_best_of_n_and_until_clean_in_the_window(
     qtbot, make_window, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     window = make_window(model="demo")
-    monkeypatch.setattr(dialogs, "new_project_path", lambda *_args: tmp_path / "heard.chattts")
-    window.editor.set_text(TEXT)
-    window.controls.segment_slider.setValue(window.controls.segment_slider.minimum())
-    window.projects.new_from_text()
+    prepare_project(window, tmp_path / "heard.chattts", monkeypatch, TEXT)
+    make_project(qtbot, window)
     idle = lambda: window.jobs.current is None  # noqa: E731
-    qtbot.waitUntil(lambda: idle() and window.projects.project is not None, timeout=RUN_MS)
     folder, panel = window.projects.folder, window.projects.panel
     assert panel.model.index(0, Column.HEARD).data() == ""  # not heard yet
 

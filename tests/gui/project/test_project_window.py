@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 import soundfile as sf
 from conftest import window_maker
+from project_window import make_project, prepare_project
 from PySide6.QtCore import Qt
 
 from chattts_studio.core.project import reading, store
@@ -31,12 +32,8 @@ def _idle(window) -> bool:  # type: ignore[no-untyped-def]
 
 
 def _new_project(qtbot, window, folder: Path, monkeypatch) -> Path:  # type: ignore[no-untyped-def]
-    monkeypatch.setattr(dialogs, "new_project_path", lambda *_args: folder)
-    window.editor.set_text(TEXT)
-    window.controls.segment_slider.setValue(window.controls.segment_slider.minimum())
-    window.projects.new_from_text()
-    qtbot.waitUntil(lambda: _idle(window) and window.projects.project is not None, timeout=RUN_MS)
-    return window.projects.folder
+    prepare_project(window, folder, monkeypatch, TEXT)
+    return make_project(qtbot, window)
 
 
 def test_a_project_from_the_text_is_reviewed_from_the_keyboard(
