@@ -1,5 +1,8 @@
 """Devices the engine can run on, why CUDA is or is not there, and what each precision means."""
 
+import functools
+import importlib.util
+import sys
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -53,16 +56,49 @@ class Device:
         return torch.device(self.id)
 
 
+@functools.cache
+def cpu_build_status(platform: str | None = None) -> Sentence:
+    """Why a CPU-only PyTorch has no CUDA, and on a PC with an NVIDIA GPU the one command that
+    installs the build for it (asked of nvidia-smi once per process); no CUDA advice on a Mac."""
+    from chattts_studio.core.install.torch_build import CPU, choose_here
+
+    platform = platform or ("linux" if sys.platform.startswith("linux") else sys.platform)
+    if platform == "darwin":
+        return Sentence(
+            QT_TRANSLATE_NOOP(
+                "core", "CUDA does not exist on macOS; PyTorch uses the Apple GPU through MPS."
+            )
+        )
+    has_pip = importlib.util.find_spec("pip") is not None
+    choice = choose_here(platform, sys.executable, has_pip)
+    if choice.build != CPU:
+        return Sentence(
+            QT_TRANSLATE_NOOP(
+                "core",
+                "CUDA is unavailable: this PyTorch is a CPU-only build, but this computer has "
+                "an NVIDIA GPU. Install the CUDA build with: {command}",
+            ),
+            command=choice.command,
+        )
+    if not choice.gpus and not choice.smi_failed:
+        return Sentence(
+            QT_TRANSLATE_NOOP(
+                "core",
+                "CUDA is unavailable: this PyTorch is a CPU-only build and no NVIDIA GPU was "
+                "found.",
+            )
+        )
+    return Sentence(
+        QT_TRANSLATE_NOOP("core", "CUDA is unavailable: this PyTorch is a CPU-only build. {why}"),
+        why=choice.reason,
+    )
+
+
 def cuda_status() -> str:
     """One sentence on whether CUDA is usable, and if not, why (a Sentence: translatable)."""
     version = torch.version.cuda
     if version is None:
-        return Sentence(
-            QT_TRANSLATE_NOOP(
-                "core",
-                "CUDA is unavailable: this PyTorch is a CPU-only build; install a CUDA build.",
-            )
-        )
+        return cpu_build_status()
     try:
         count = torch.cuda.device_count()
     except RuntimeError as exc:  # a driver that is present but broken

@@ -1,0 +1,172 @@
+"""The installer's work for one machine, as data: the commands it runs (uv) and the files that
+make the launcher, so the suite checks each without installing anything.
+
+The app goes into the checkout's .venv, as `make install` puts it on Linux; the torch build the
+chooser picked goes in first from PyTorch's index, then the app with the lock.
+"""
+
+import plistlib
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+
+from chattts_studio.core.install import torch_build
+
+APP_NAME = "ChatTTS Studio"
+# What the lock's `torch==` resolves to from PyPI on each platform.
+LOCK_BUILD = {"linux": "cu130", "win32": torch_build.CPU, "darwin": torch_build.MAC_DEFAULT}
+# Pins of torch's CUDA runtime: they fit the lock's build only, so another build drops them.
+RUNTIME_PREFIXES = ("nvidia-", "cuda-")
+
+
+@dataclass(frozen=True)
+class Layout:
+    root: Path  # the source checkout
+    platform: str  # win32, darwin or linux
+
+    @property
+    def venv(self) -> Path:
+        return self.root / ".venv"
+
+    def _script(self, name: str) -> Path:
+        if self.platform == "win32":
+            return self.venv / "Scripts" / f"{name}.exe"
+        return self.venv / "bin" / name
+
+    @property
+    def python(self) -> Path:
+        return self._script("python")
+
+    @property
+    def app(self) -> Path:
+        return self._script("chattts-studio")
+
+    @property
+    def lock(self) -> Path:
+        return self.root / "constraints.txt"
+
+    @property
+    def build_lock(self) -> Path:
+        """The lock as this build needs it (written by the installer)."""
+        return self.venv / "constraints-install.txt"
+
+
+def lock_for(lock_text: str, build: str, platform: str) -> str:
+    """The lock's lines for `build`: all of them for the lock's own build, else without the
+    CUDA runtime pins (another CUDA build brings its own versions of those)."""
+    if build == LOCK_BUILD[platform]:
+        return lock_text
+    kept = []
+    for line in lock_text.splitlines():
+        name = line.strip().lower()
+        if name.startswith(RUNTIME_PREFIXES):
+            continue
+        kept.append(line)
+    return "\n".join(kept) + "\n"
+
+
+def commands(layout: Layout, build: str, base_python: str, uv: str = "uv") -> list[list[str]]:
+    """The uv commands, in order: the environment, the torch build (unless the lock's own),
+    then the app with the onnx extra under the lock."""
+    python = str(layout.python)
+    steps = [[uv, "venv", "--allow-existing", "--python", base_python, str(layout.venv)]]
+    if build != LOCK_BUILD[layout.platform]:
+        steps.append(
+            [
+                uv,
+                "pip",
+                "install",
+                "--python",
+                python,
+                f"torch=={torch_build.TORCH}+{build}",
+                f"torchaudio=={torch_build.TORCHAUDIO}+{build}",
+                "--index-url",
+                torch_build.INDEX.format(build=build),
+            ]
+        )
+    steps.append(
+        [
+            uv,
+            "pip",
+            "install",
+            "--python",
+            python,
+            "-c",
+            str(layout.build_lock),
+            f"{layout.root}[onnx]",
+        ]
+    )
+    if layout.platform.startswith("linux"):
+        steps.append([str(layout.app), "--install-desktop-entry"])
+    return steps
+
+
+def png_to_ico(png: bytes) -> bytes:
+    """A Windows icon holding one 256-pixel PNG image (Windows Vista and later read these)."""
+    header = struct.pack("<HHH", 0, 1, 1)
+    entry = struct.pack("<BBBBHHII", 0, 0, 0, 0, 1, 32, len(png), 6 + 16)
+    return header + entry + png
+
+
+def png_to_icns(png: bytes) -> bytes:
+    """A macOS icon holding one 256-pixel PNG image ('ic08')."""
+    chunk = b"ic08" + struct.pack(">I", 8 + len(png)) + png
+    return b"icns" + struct.pack(">I", 8 + len(chunk)) + chunk
+
+
+def _ps_quote(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def windows_shortcut(layout: Layout, start_menu: Path, icon: Path) -> tuple[Path, str]:
+    """The Start-menu shortcut's path and the PowerShell that makes it with the app's icon."""
+    link = start_menu / f"{APP_NAME}.lnk"
+    script = "; ".join(
+        [
+            f"$s = (New-Object -ComObject WScript.Shell).CreateShortcut({_ps_quote(str(link))})",
+            f"$s.TargetPath = {_ps_quote(str(layout.app))}",
+            f"$s.IconLocation = {_ps_quote(str(icon))}",
+            f"$s.WorkingDirectory = {_ps_quote(str(layout.root))}",
+            f"$s.Description = {_ps_quote('Text to speech with ChatTTS')}",
+            "$s.Save()",
+        ]
+    )
+    return link, script
+
+
+def mac_bundle(layout: Layout, applications: Path, icns: bytes) -> dict[Path, tuple[bytes, int]]:
+    """The files of ~/Applications/ChatTTS Studio.app, each with its mode: a launcher script
+    that starts the app from .venv, its Info.plist and its icon."""
+    contents = applications / f"{APP_NAME}.app" / "Contents"
+    launcher = f'#!/bin/sh\nexec "{layout.app}" "$@"\n'.encode()
+    info = plistlib.dumps(
+        {
+            "CFBundleName": APP_NAME,
+            "CFBundleDisplayName": APP_NAME,
+            "CFBundleIdentifier": "io.github.chattts-studio",
+            "CFBundleExecutable": APP_NAME,
+            "CFBundleIconFile": "icon.icns",
+            "CFBundlePackageType": "APPL",
+            "LSMinimumSystemVersion": "14.0",
+            "NSHighResolutionCapable": True,
+        }
+    )
+    return {
+        contents / "MacOS" / APP_NAME: (launcher, 0o755),
+        contents / "Info.plist": (info, 0o644),
+        contents / "Resources" / "icon.icns": (icns, 0o644),
+    }
+
+
+def uninstall_steps(layout: Layout, launcher: Path | None) -> list[str]:
+    """What to delete to uninstall, in words, for the installer's last lines."""
+    steps = []
+    if launcher is not None:
+        steps.append(f"delete {launcher}")
+    steps.append(f"delete the folder {layout.venv}")
+    if layout.platform.startswith("linux"):
+        steps.append(
+            "delete chattts-studio.desktop in ~/.local/share/applications and chattts-studio.png "
+            "in ~/.local/share/icons/hicolor/*/apps, if you added the app to the menu"
+        )
+    return steps

@@ -1,0 +1,172 @@
+"""The installers' logic (core/install): which machines they refuse, the uv commands, the lock
+each torch build installs under, the launcher files; and install.sh handing over to it through
+the real uv (the PowerShell script cannot run here: it is the same three steps)."""
+
+import os
+import plistlib
+import shutil
+import struct
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from chattts_studio.core.install import plan, support
+
+ROOT = Path(__file__).resolve().parents[3]
+REQUIRES = ">=3.11,<3.15"
+
+
+@pytest.mark.parametrize(
+    ("platform", "machine", "mac", "python", "words"),
+    [
+        ("darwin", "x86_64", "14.5", (3, 13), "Intel processor"),
+        ("darwin", "arm64", "13.6.1", (3, 13), "needs macOS 14 or later"),
+        ("win32", "ARM64", "", (3, 13), "Windows on ARM64"),
+        ("linux", "aarch64", "", (3, 13), "x86-64 only"),
+        ("freebsd14", "amd64", "", (3, 13), "not supported"),
+        ("win32", "AMD64", "", (3, 10), "outside the supported range 3.11 to 3.14"),
+        ("linux", "x86_64", "", (3, 15), "outside the supported range"),
+    ],
+)
+def test_an_unsupported_machine_gets_one_sentence_naming_what_is_supported(
+    platform: str, machine: str, mac: str, python: tuple[int, int], words: str
+) -> None:
+    said = support.unsupported(platform, machine, mac, python, REQUIRES)
+    assert said is not None and words in said and "\n" not in said
+
+
+@pytest.mark.parametrize(
+    ("platform", "machine", "mac"),
+    [
+        ("win32", "AMD64", ""),
+        ("darwin", "arm64", "14.0"),
+        ("darwin", "arm64", "26.1"),
+        ("linux", "x86_64", ""),
+    ],
+)
+def test_the_supported_machines_pass(platform: str, machine: str, mac: str) -> None:
+    assert support.unsupported(platform, machine, mac, (3, 11), REQUIRES) is None
+    assert support.unsupported(platform, machine, mac, (3, 14), REQUIRES) is None
+
+
+def test_the_range_is_read_from_pyproject() -> None:
+    import tomllib
+
+    requires = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["requires-python"]
+    low, high = support.python_range(requires)
+    assert low == (3, 11) and high > (3, 13)
+
+
+def test_a_cuda_build_other_than_the_locks_goes_first_and_drops_the_runtime_pins() -> None:
+    layout = plan.Layout(Path("/src/studio"), "win32")
+    steps = plan.commands(layout, "cu130", "/py/python3.13")
+    assert steps[0][:2] == ["uv", "venv"] and steps[0][-1] == str(layout.venv)
+    assert "torch==2.14.1+cu130" in steps[1]
+    assert steps[1][-2:] == ["--index-url", "https://download.pytorch.org/whl/cu130"]
+    assert steps[2][-3:] == ["-c", str(layout.build_lock), "/src/studio[onnx]"]
+    assert str(layout.python).endswith(os.path.join("Scripts", "python.exe"))
+    # Windows' CPU build is PyPI's own: no second index, nothing installed twice.
+    assert len(plan.commands(layout, "cpu", "py")) == 2
+    linux = plan.Layout(Path("/src"), "linux")
+    assert [s[1] for s in plan.commands(linux, "cu130", "py")][:2] == ["venv", "pip"]
+    assert plan.commands(linux, "cu130", "py")[-1][-1] == "--install-desktop-entry"
+    assert "torch==2.14.1+cu126" in plan.commands(linux, "cu126", "py")[1]
+
+    lock = "# header\nnumpy==2.3.1\nnvidia-cublas==13.1.1.3 ; sys_platform == 'linux'\ncuda-toolkit==13.0.3.0\ntorch==2.14.1\n"
+    assert plan.lock_for(lock, "cu130", "linux") == lock
+    other = plan.lock_for(lock, "cu126", "linux")
+    assert "nvidia" not in other and "cuda-toolkit" not in other
+    assert "torch==2.14.1" in other and "numpy==2.3.1" in other
+
+
+def test_the_real_lock_keeps_torch_pinned_for_every_build() -> None:
+    lock = (ROOT / "constraints.txt").read_text()
+    for platform, build in (("linux", "cu126"), ("linux", "cpu"), ("win32", "cu132")):
+        kept = plan.lock_for(lock, build, platform)
+        assert any(line.startswith("torch==2.14.1") for line in kept.splitlines())
+        assert not any(line.startswith(("nvidia-", "cuda-")) for line in kept.splitlines())
+
+
+def test_the_launcher_icons_and_the_mac_app(tmp_path: Path) -> None:
+    png = (ROOT / "resources" / "icon.png").read_bytes()
+    ico = plan.png_to_ico(png)
+    reserved, kind, count = struct.unpack("<HHH", ico[:6])
+    size, offset = struct.unpack("<II", ico[14:22])
+    assert (reserved, kind, count) == (0, 1, 1) and ico[offset : offset + size] == png
+    icns = plan.png_to_icns(png)
+    assert icns[:4] == b"icns" and struct.unpack(">I", icns[4:8])[0] == len(icns)
+    assert icns[8:12] == b"ic08" and icns[16:] == png
+
+    layout = plan.Layout(Path("/Users/ann/ChatTTS Studio"), "darwin")
+    files = plan.mac_bundle(layout, tmp_path, icns)
+    app = tmp_path / "ChatTTS Studio.app" / "Contents"
+    launcher, mode = files[app / "MacOS" / "ChatTTS Studio"]
+    assert mode == 0o755 and f'exec "{layout.app}" "$@"'.encode() in launcher
+    info = plistlib.loads(files[app / "Info.plist"][0])
+    assert (
+        info["CFBundleExecutable"] == "ChatTTS Studio" and info["LSMinimumSystemVersion"] == "14.0"
+    )
+
+    win = plan.Layout(Path(r"C:\Users\O'Neil\studio"), "win32")
+    link, script = plan.windows_shortcut(win, Path(r"C:\Start Menu"), Path(r"C:\icon.ico"))
+    assert link.name == "ChatTTS Studio.lnk"
+    assert "O''Neil" in script and "IconLocation" in script and script.endswith("$s.Save()")
+    assert any("delete the folder" in s for s in plan.uninstall_steps(win, link))
+
+
+def test_the_windows_scripts_keep_crlf_and_hand_over_to_the_bootstrap() -> None:
+    folder = ROOT / "resources" / "install"
+    for name in ("install.ps1", "install.cmd", "chattts-studio.cmd"):
+        data = (folder / name).read_bytes()
+        assert data.count(b"\r\n") == data.count(b"\n") > 0, name
+    assert b"core\\install\\bootstrap.py" in (folder / "install.ps1").read_bytes()
+    assert b"install.ps1" in (folder / "install.cmd").read_bytes()
+
+
+def test_install_sh_hands_over_to_the_python_logic_through_uv(tmp_path: Path) -> None:
+    uv = shutil.which("uv", path=str(Path(sys.executable).parent))
+    assert uv, "uv is a dev dependency: make install puts it in .venv"
+    smi = Path(__file__).parent / "nvidia_smi" / "gtx1080ti_r581.txt"
+    env = {
+        **os.environ,
+        "PATH": f"{Path(uv).parent}{os.pathsep}{os.environ['PATH']}",
+        "CHATTTS_STUDIO_PYTHON": sys.executable,  # no download: this Python
+        "UV_PYTHON_DOWNLOADS": "never",
+        "UV_CACHE_DIR": str(tmp_path / "uv-cache"),
+    }
+    script = ROOT / "resources" / "install" / "install.sh"
+    done = subprocess.run(
+        ["sh", str(script), "--dry-run", "--nvidia-smi-output", str(smi)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("PyTorch build: cu126. Newer builds dropped compute 6.1")
+    assert "venv --allow-existing" in lines[1]
+    assert "torch==2.14.1+cu126" in lines[2] and lines[3].endswith("[onnx]'")
+    assert not (tmp_path / ".venv").exists()
+
+
+def test_the_installer_refuses_an_unsupported_python_in_one_line(tmp_path: Path) -> None:
+    fake_root = tmp_path / "src"
+    fake_root.mkdir()
+    (fake_root / "pyproject.toml").write_text('[project]\nrequires-python = ">=3.5,<3.6"\n')
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "core" / "install" / "bootstrap.py"),
+            "--root",
+            str(fake_root),
+            "--dry-run",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.count("\n") == 1 and "outside the supported range 3.5 to 3.5" in done.stderr
