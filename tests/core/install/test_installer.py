@@ -74,7 +74,10 @@ def test_a_cuda_build_other_than_the_locks_goes_first_and_drops_the_runtime_pins
     assert plan.commands(linux, "cu130", "py")[-1][-1] == "--install-desktop-entry"
     assert "torch==2.14.1+cu126" in plan.commands(linux, "cu126", "py")[1]
 
-    lock = "# header\nnumpy==2.3.1\nnvidia-cublas==13.1.1.3 ; sys_platform == 'linux'\ncuda-toolkit==13.0.3.0\ntorch==2.14.1\n"
+    lock = (
+        "# header\nnumpy==2.3.1\nnvidia-cublas==13.1.1.3 ; sys_platform == 'linux'\n"
+        "cuda-toolkit==13.0.3.0\ntorch==2.14.1\n"
+    )
     assert plan.lock_for(lock, "cu130", "linux") == lock
     other = plan.lock_for(lock, "cu126", "linux")
     assert "nvidia" not in other and "cuda-toolkit" not in other
