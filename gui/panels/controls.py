@@ -82,6 +82,8 @@ class ControlsPanel(QWidget):
         self.device_note = QLabel()
         self.device_note.setWordWrap(True)
         self.device_note.setObjectName("deviceNote")
+        # It may hold the command that installs PyTorch's CUDA build: selectable, to copy it.
+        self.device_note.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
 
         self.precision_group = QButtonGroup(self)
         self.precision_buttons: dict[Precision, QRadioButton] = {}  # made by show_probe
