@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QCoreApplication, QEvent, Qt
 from PySide6.QtWidgets import QApplication, QWidget
 
+from chattts_studio.core import platforms
 from chattts_studio.core.engine.quiet import quiet_libraries
 from chattts_studio.gui import i18n
 from chattts_studio.gui.common.theme import follow_system
@@ -29,10 +30,29 @@ if TYPE_CHECKING:
 
 # Overrides the saved language for one run ("en", "zh_CN"): screenshots, bug reports.
 LANGUAGE_ENV = "CHATTTS_STUDIO_LANGUAGE"
+# Windows' taskbar identity of the app's windows (its CompanyName.ProductName form).
+APP_USER_MODEL_ID = "ChatTTSStudio.ChatTTSStudio"
+
+
+def set_taskbar_identity() -> bool:
+    """On Windows, give this process ChatTTS Studio's own AppUserModelID, so the taskbar shows
+    its windows under the app's icon and name instead of python.exe's (the process is Python's
+    executable). It must happen before the first window shows. True when it was set; elsewhere,
+    or when Windows refuses, nothing happens (a taskbar icon is not worth failing a start)."""
+    if not platforms.is_windows():
+        return False
+    import ctypes
+
+    try:
+        shell32 = ctypes.windll.shell32  # type: ignore[attr-defined]  # Windows only
+        return bool(shell32.SetCurrentProcessExplicitAppUserModelID(APP_USER_MODEL_ID) == 0)
+    except (AttributeError, OSError, ctypes.ArgumentError):
+        return False
 
 
 def application() -> QApplication:
     quiet_libraries()  # the terminal stays as quiet as the CLI's
+    set_taskbar_identity()  # before any window: the taskbar asks when one first shows
     app = QApplication.instance()
     if not isinstance(app, QApplication):
         app = QApplication(sys.argv[:1])

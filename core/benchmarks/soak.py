@@ -30,12 +30,13 @@ from pathlib import Path
 
 import psutil
 
-from chattts_studio.core import platforms
+from chattts_studio.core import child_process, platforms
 from chattts_studio.core.benchmarks.texts import mixed_text
 from chattts_studio.core.errors import StudioError
 
 SHORT_TEXT = "四川美食确实以辣闻名。Hello, this is a soak test of ChatTTS Studio."
 MIB = 2**20
+RSS_SAMPLE_S = 0.05  # between readings of a child's memory where the OS keeps no peak for us
 
 
 def rss() -> int:
@@ -153,17 +154,58 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0 if ok else 1
 
 
-def _peak_rss(argv: list[str]) -> tuple[int, float, int, str]:
+def peak_rss_of(argv: list[str]) -> tuple[int, float, int, str]:
     """(peak RSS in bytes, wall seconds, exit status, stderr's last line) of one command."""
     started = time.perf_counter()
     with tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err)
-        _pid, status, usage = os.wait4(proc.pid, 0)
-        proc.returncode = os.waitstatus_to_exitcode(status)
+        proc = subprocess.Popen(
+            argv, stdout=subprocess.DEVNULL, stderr=err, env=child_process.child_env()
+        )
+        peak = _waited_peak(proc) if hasattr(os, "wait4") else _sampled_peak(proc)
         err.seek(0)
-        lines = err.read().decode(errors="replace").strip().splitlines()
-    peak = platforms.max_rss_bytes(usage.ru_maxrss)
+        lines = err.read().decode("utf-8", "replace").strip().splitlines()
+    assert proc.returncode is not None
     return peak, time.perf_counter() - started, proc.returncode, lines[-1] if lines else ""
+
+
+def _waited_peak(proc: "subprocess.Popen[bytes]") -> int:
+    """POSIX: the kernel's own peak of the child (and its waited-for children), from wait4."""
+    _pid, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return platforms.max_rss_bytes(usage.ru_maxrss)
+
+
+def _sampled_peak(proc: "subprocess.Popen[bytes]") -> int:
+    """Where there is no wait4 (Windows): the largest peak among the child and its own
+    children, read until it exits. Windows keeps each process's peak working set (peak_wset,
+    the counterpart of ru_maxrss), so a brief peak between two readings still counts; where
+    psutil has no peak, the largest RSS read. The children count because a virtual
+    environment's python.exe on Windows is a launcher that runs the real interpreter as its
+    child."""
+    peaks: dict[int, int] = {}
+    try:
+        child = psutil.Process(proc.pid)
+    except psutil.Error:
+        child = None
+    while True:
+        if child is not None:
+            try:
+                tree = [child, *child.children(recursive=True)]
+            except psutil.Error:
+                tree = []
+            for member in tree:
+                try:
+                    info = member.memory_info()
+                except psutil.Error:  # it ended between the listing and the reading
+                    continue
+                peak = int(getattr(info, "peak_wset", info.rss))
+                peaks[member.pid] = max(peaks.get(member.pid, 0), peak)
+        try:
+            proc.wait(timeout=RSS_SAMPLE_S)
+            break
+        except subprocess.TimeoutExpired:
+            continue
+    return max(peaks.values(), default=0)
 
 
 def output_rss(lengths: list[int], args: argparse.Namespace) -> int:
@@ -201,7 +243,7 @@ def output_rss(lengths: list[int], args: argparse.Namespace) -> int:
             if args.decoder:
                 argv += ["--decoder", args.decoder]
             print(f"  {args.through} of {chars} characters ...", flush=True)
-            peak, wall, code, last = _peak_rss(argv)
+            peak, wall, code, last = peak_rss_of(argv)
             if code != 0:
                 print(
                     f"error: {args.through} of {chars} characters failed: {last}", file=sys.stderr

@@ -29,6 +29,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from chattts_studio.core import child_process
 from chattts_studio.core.devtools.gpuparts import PARTS, run_part
 from chattts_studio.core.devtools.gpureport import markdown
 
@@ -47,17 +48,15 @@ def _part_process(name: str, args: argparse.Namespace, limit: float, out: Path) 
         command.append("--cpu")
     started = time.perf_counter()
     try:
-        proc = subprocess.run(
-            command, capture_output=True, text=True, timeout=limit + 30, env=os.environ.copy()
-        )
+        proc = child_process.run_python(command, timeout=limit + 30)
         tail = (proc.stdout + proc.stderr)[-3000:]
         status = "ok" if proc.returncode == 0 else f"failed (exit {proc.returncode})"
     except subprocess.TimeoutExpired as exc:
-        tail = (str(exc.stdout or "") + str(exc.stderr or ""))[-3000:]
+        tail = (child_process.text(exc.stdout) + child_process.text(exc.stderr))[-3000:]
         status = f"timed out after {limit + 30:.0f} s"
     data: dict[str, Any] = {}
     if result_file.exists():
-        data = json.loads(result_file.read_text())
+        data = json.loads(result_file.read_text(encoding="utf-8"))
         result_file.unlink()
     if data.get("error") and status == "ok":
         status = "failed"
@@ -83,10 +82,10 @@ def drive(args: argparse.Namespace) -> int:
         print(f"   {part['status']} in {part['seconds']:.0f} s", flush=True)
         parts.append(part)
     report = {"mode": "cpu" if args.cpu else "gpu", "parts": parts}
-    (out / "report.json").write_text(json.dumps(report, indent=2, default=str))
-    text = markdown(report)
-    (out / "report.md").write_text(text)
-    print(text)
+    (out / "report.json").write_text(json.dumps(report, indent=2, default=str), encoding="utf-8")
+    summary = markdown(report)
+    (out / "report.md").write_text(summary, encoding="utf-8")
+    print(summary)
     return 0 if all(p["status"] == "ok" for p in parts) else 1
 
 

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from chattts_studio.core import child_process
+
 if TYPE_CHECKING:
     from chattts_studio.core.engine.engine import Engine
 
@@ -37,7 +39,9 @@ class Mode:
         if self.result is None:
             return
         partial = self.result.with_suffix(".partial")
-        partial.write_text(json.dumps(data | {"partial": True}, indent=2, default=str))
+        partial.write_text(
+            json.dumps(data | {"partial": True}, indent=2, default=str), encoding="utf-8"
+        )
         os.replace(partial, self.result)
 
     def sync(self) -> None:
@@ -82,7 +86,10 @@ def pytest_gpu(mode: Mode) -> dict[str, Any]:
     files = sorted(
         str(path)
         for path in Path("tests").rglob("test_*.py")
-        if any(mark in path.read_text() for mark in ("@pytest.mark.gpu", "pytest.mark.fake_cuda"))
+        if any(
+            mark in path.read_text(encoding="utf-8")
+            for mark in ("@pytest.mark.gpu", "pytest.mark.fake_cuda")
+        )
     )
     if not files:
         return {"exit": 5, "summary": "no test file marks gpu tests", "ok": mode.cpu} | (
@@ -111,9 +118,9 @@ def _pytest(select: list[str], files: list[str], mode: Mode) -> dict[str, Any]:
     command = [sys.executable, "-m", "pytest", *select, "-q", "-p", "no:cacheprovider", *files]
     seconds = max(10.0, mode.left() - 5)
     try:
-        proc = subprocess.run(command, capture_output=True, text=True, timeout=seconds)
+        proc = child_process.run_python(command, timeout=seconds)
     except subprocess.TimeoutExpired as exc:
-        tail = str(exc.stdout or "").strip().splitlines()[-1:]
+        tail = child_process.text(exc.stdout).strip().splitlines()[-1:]
         return {"exit": None, "summary": f"did not finish in {seconds:.0f} s {tail}", "ok": False}
     lines = (proc.stdout + proc.stderr).strip().splitlines()
     # 5: nothing selected (the CPU mode, where every gpu test is skipped or deselected).
@@ -395,5 +402,5 @@ def run_part(name: str, cpu: bool, limit: float, result: Path) -> int:
         data = PARTS[name](mode)
     except Exception as exc:
         data = {"error": f"{type(exc).__name__}: {exc}", "trace": traceback.format_exc()}
-    result.write_text(json.dumps(data, indent=2, default=str))
+    result.write_text(json.dumps(data, indent=2, default=str), encoding="utf-8")
     return 1 if "error" in data else 0

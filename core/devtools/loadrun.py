@@ -20,16 +20,21 @@ import argparse
 import http.client
 import json
 import logging
+import os
 import random
 import sys
+import tempfile
 import threading
 import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import psutil
+
+from chattts_studio.core import platforms
 
 TEXTS = [
     "今天天气很好，我们去公园散步吧。",
@@ -230,12 +235,27 @@ def _replica_processes() -> list[psutil.Process]:
     return found
 
 
+def ray_temp_folder(platform: str | None = None) -> Path:
+    """Where a local Ray started without --temp-dir keeps its sessions, by Ray's own rule:
+    $RAY_TMPDIR, else $TMPDIR on Linux, else /tmp on Linux and macOS, else the user's temp
+    folder (Windows: %TEMP%, where /tmp does not exist)."""
+    platform = platforms.PLATFORM if platform is None else platform
+    linux = platform.startswith("linux")
+    if os.environ.get("RAY_TMPDIR"):
+        base = os.environ["RAY_TMPDIR"]
+    elif linux and os.environ.get("TMPDIR"):
+        base = os.environ["TMPDIR"]
+    elif linux or platform.startswith("darwin"):
+        base = "/tmp"
+    else:
+        base = tempfile.gettempdir()
+    return Path(base) / "ray"
+
+
 def _replica_logs() -> tuple[int, int]:
     """(tracebacks, ERROR lines) in this Ray session's replica log files."""
-    from pathlib import Path
-
     tracebacks = errors = 0
-    folder = Path("/tmp/ray/session_latest/logs/serve")
+    folder = ray_temp_folder() / "session_latest" / "logs" / "serve"
     for path in folder.glob("replica_chattts-studio_SpeechReplica_*"):
         for line in path.read_text("utf-8", errors="replace").splitlines():
             tracebacks += "Traceback" in line

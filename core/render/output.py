@@ -7,7 +7,6 @@ An output whose inputs have not changed since it was written (.segments/outputs.
 key of each) is not written again, so a resumed render only assembles what is new."""
 
 import json
-import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,10 +22,9 @@ from chattts_studio.core.audio.stream_writer import AudioStreamWriter, pause_sam
 from chattts_studio.core.audio.subtitles import cues_for, write_subtitles
 from chattts_studio.core.engine.cancel import CancelToken
 from chattts_studio.core.render.book import PlannedChapter, RenderJob
+from chattts_studio.core.render.names import safe_name
 from chattts_studio.core.render.store import Entry, digest
 from chattts_studio.core.weights.models import RANDOM_LABEL
-
-_UNSAFE = re.compile(r'[\\/:*?"<>|\x00-\x1f]+')
 
 
 @dataclass(frozen=True)
@@ -43,12 +41,6 @@ class ChapterOutput:
     @property
     def seconds(self) -> float:
         return self.samples / SAMPLE_RATE
-
-
-def safe_name(title: str, limit: int = 60) -> str:
-    name = _UNSAFE.sub(" ", title)
-    name = " ".join(name.split())[:limit].strip(" .")
-    return name or "chapter"
 
 
 def stamp(seconds: float) -> str:
@@ -83,7 +75,8 @@ class Assembler:
         return "m4a" if self.options.format == "m4b" else self.options.format
 
     def chapter_name(self, ch: PlannedChapter) -> str:
-        return f"{ch.number + 1:0{self.width}d} {safe_name(ch.title)}.{self.extension}"
+        name = safe_name(ch.title, "chapter")
+        return f"{ch.number + 1:0{self.width}d} {name}.{self.extension}"
 
     def note(self) -> str:
         """The line every output carries: what made it (and that demo weights make noise)."""
@@ -200,7 +193,7 @@ class Assembler:
         written: list[Path] = []
         audiobook = subs = None
         if self.options.format == "m4b":
-            audiobook = f"{safe_name(self.job.book.title)}.m4b"
+            audiobook = safe_name(self.job.book.title, "chapter") + ".m4b"
             if self.options.subtitles:
                 subs = f"{Path(audiobook).stem}.{self.options.subtitles}"
             self._audiobook(audiobook, subs, chapters, starts)

@@ -11,16 +11,18 @@ verified-hash cache and the OS's file cache). Prints the median of each figure a
 """
 
 import argparse
+import importlib
 import json
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+
+from chattts_studio.core import child_process, platforms
 
 FIGURES = (
     ("shown", "window shown"),
@@ -130,9 +132,7 @@ def _run_child(model: str, device: str, home: Path) -> dict[str, float]:
         device,
     ]
     started = time.time()
-    done = subprocess.run(
-        command, env=env, capture_output=True, text=True, timeout=CHILD_TIMEOUT_S, check=False
-    )
+    done = child_process.run_python(command, env=env, timeout=CHILD_TIMEOUT_S)
     lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
     if done.returncode != 0 or not lines:
         raise RuntimeError(
@@ -154,8 +154,20 @@ def _private_home() -> Path:
     from chattts_studio.core import paths
 
     home = Path(tempfile.mkdtemp(prefix="chattts-startup-probe-"))
-    (home / "models").symlink_to(paths.models_dir())
+    share_folder(home / "models", paths.models_dir())
     return home
+
+
+def share_folder(link: Path, target: Path) -> None:
+    """`link` made to show the folder `target`: a symbolic link, or on Windows, where making
+    one needs Developer Mode or an administrator, a directory junction (which needs neither)."""
+    try:
+        link.symlink_to(target, target_is_directory=True)
+    except OSError:
+        if not platforms.is_windows():
+            raise
+        winapi = importlib.import_module("_winapi")  # Windows' own module: not on POSIX
+        winapi.CreateJunction(str(target), str(link))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -6,7 +6,6 @@ resumes from them).
 
 Each job renders into FOLDER/<its title>: the same book into the same folder resumes."""
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from chattts_studio.core.render.book import FORMATS
+from chattts_studio.core.render.names import safe_name
 from chattts_studio.gui.common.notices import plural
 from chattts_studio.gui.i18n import translate
 from chattts_studio.gui.worker.jobs import Job, Progress, RenderDone, RenderSpec
@@ -68,14 +68,9 @@ def open_folder(folder: Path) -> bool:
     return QDesktopServices.openUrl(QUrl.fromLocalFile(str(folder)))
 
 
-_UNSAFE = re.compile(r'[\\/:*?"<>|\x00-\x1f]+')
-
-
-def folder_name(title: str, limit: int = 60) -> str:
-    """A job's folder name from its title: render_output.safe_name's rule, kept here because
-    importing render_output pulls in scipy (seconds) when the window opens."""
-    name = " ".join(_UNSAFE.sub(" ", title).split())[:limit].strip(" .")
-    return name or "book"
+def folder_name(title: str) -> str:
+    """A job's folder name from its title, one that every system accepts ("CON" -> "CON_")."""
+    return safe_name(title, "book")
 
 
 def title_of(text: str) -> str:

@@ -13,6 +13,7 @@ from chattts_studio.core.engine.request import AUTO_BATCH_MAX
 from chattts_studio.core.errors import StudioError
 from chattts_studio.core.messages import clock
 from chattts_studio.core.project import store
+from chattts_studio.core.render.names import safe_name
 from chattts_studio.core.text.chapters import Book, read_book, text_chapters
 from chattts_studio.gui.i18n import translate
 from chattts_studio.gui.worker.jobs import RenderDone, RenderSpec
@@ -73,7 +74,7 @@ def export_project(spec: RenderSpec, report: Report) -> RenderDone:
         )
     folder = Path(spec.folder)
     folder.mkdir(parents=True, exist_ok=True)
-    out = folder / f"{spec.title or spec.source.stem}.{fmt}"
+    out = folder / f"{safe_name(spec.title or spec.source.stem, 'project')}.{fmt}"
     subtitles = out.with_suffix(f".{spec.options.subtitles}") if spec.options.subtitles else None
     report("render", 0.0, translate("RenderWork", "Exporting the project's chosen takes"))
     files = reading.export(spec.source, out, subtitles)

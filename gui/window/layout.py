@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from chattts_studio.core import platforms
 from chattts_studio.gui import desktop_entry, i18n
 from chattts_studio.gui.common.actions import Slot, add_action
 from chattts_studio.gui.i18n import translate
@@ -139,9 +140,21 @@ class Actions:
     save: QAction
     synth: QAction
     cancel: QAction
-    desktop_entry: QAction
+    desktop_entry: QAction | None  # None where there is no freedesktop.org menu
     language_menu: QMenu
     languages: dict[str, QAction]
+
+
+# The systems whose applications menu lists freedesktop.org desktop entries.
+FREEDESKTOP_PLATFORMS = ("linux", "freebsd", "openbsd", "netbsd")
+
+
+def can_add_to_applications_menu(platform: str | None = None) -> bool:
+    """Whether Help > Add to applications menu can work here: where the menu is made from
+    freedesktop.org desktop entries (Linux and the BSDs, what desktop_entry.install writes).
+    Windows' Start menu and macOS's Applications folder are not, so it is not offered there."""
+    platform = platforms.PLATFORM if platform is None else platform
+    return platform.startswith(FREEDESKTOP_PLATFORMS)
 
 
 def add_menus(
@@ -220,13 +233,15 @@ def add_menus(
     language_menu, languages = _language_menu(
         window, bar.addMenu(translate("Window", "Se&ttings")), settings, messages
     )
-    help_menu = bar.addMenu(translate("Window", "&Help"))
-    entry_action = item(
-        help_menu,
-        translate("Window", "Add to &applications menu"),
-        None,
-        lambda: messages.show(desktop_entry.install_sentence()),
-    )
+    entry_action = None
+    if can_add_to_applications_menu():  # Help holds only this item: no Help menu without it
+        help_menu = bar.addMenu(translate("Window", "&Help"))
+        entry_action = item(
+            help_menu,
+            translate("Window", "Add to &applications menu"),
+            None,
+            lambda: messages.show(desktop_entry.install_sentence()),
+        )
     return Actions(
         open_action,
         save_action,

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from chattts_studio.core.errors import BadTextError, StudioError
+from chattts_studio.core.render.names import is_reserved_name
 from chattts_studio.core.text.prepare import check_text, estimate_seconds
 from chattts_studio.core.voices.blend import (
     blend_seed,
@@ -36,10 +37,6 @@ MANIFEST_SUFFIXES = (".jsonl", ".csv")
 MAX_ITEMS = 1_000_000
 MAX_SEED = 2**31 - 1
 _SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
-# Names Windows refuses whatever their extension.
-_RESERVED = {"con", "prn", "aux", "nul", *(f"com{i}" for i in range(10))} | {
-    f"lpt{i}" for i in range(10)
-}
 FIELDS = {"id", "text", "speaker", "seed"}
 RESERVED_IDS = {"manifest.out"}  # the output manifest's own name
 
@@ -136,8 +133,7 @@ def _check_id(source: Path, line: int, value: Any) -> str:
             f"the id {value[:60]!r} is not a safe file name (use 1-100 letters, digits, "
             "'_', '-' and '.', starting with a letter or digit)",
         )
-    stem = value.lower().split(".")[0]
-    if stem in _RESERVED or value.lower() in RESERVED_IDS:
+    if is_reserved_name(value) or value.lower() in RESERVED_IDS:
         raise _fail(source, line, f"the id {value!r} is a name some systems reserve")
     return value
 
