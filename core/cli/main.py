@@ -78,7 +78,17 @@ def build_parser(
     return parser
 
 
+def utf8_output() -> None:
+    """Print UTF-8 whatever the locale: Windows writes a redirected stdout in its ANSI code
+    page, where Chinese text (titles, JSON) cannot be written at all."""
+    for stream in (sys.stdout, sys.stderr):
+        encoding = (getattr(stream, "encoding", None) or "").lower().replace("-", "")
+        if encoding != "utf8" and hasattr(stream, "reconfigure"):
+            stream.reconfigure(encoding="utf-8", errors="replace")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    utf8_output()
     warnings.filterwarnings("ignore")
     from chattts_studio.core.engine.quiet import quiet_libraries
 

@@ -77,7 +77,7 @@ class ProjectControl(QObject):
         self._connect()
 
     def add_menu(self) -> None:
-        """The Project menu, before the last one (Help)."""
+        """The Project menu, before the last one (Help on Linux, else Settings)."""
         window = self.window
         bar = window.menuBar()
         menu = QMenu(translate("Projects", "&Project"), window)

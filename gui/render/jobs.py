@@ -60,7 +60,8 @@ class RenderControl(QObject):
         dock.setWidget(queue)
         window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, dock)
         dock.hide()  # until a job is added or the menu shows it
-        # Before the last menu, Help, as the Project menu (a menu bar ends with Help).
+        # Before the last menu, as the Project menu (Help on Linux; where there is no Help
+        # menu, Settings stays last).
         bar = window.menuBar()
         menu = QMenu(translate("RenderJobs", "Re&nder"), window)
         if bar.actions():

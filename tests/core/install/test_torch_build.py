@@ -154,3 +154,19 @@ def test_a_cpu_only_torch_says_what_to_install_from_the_real_nvidia_smi(
         assert "Install" not in devices.cpu_build_status("darwin")
     finally:
         devices.cpu_build_status.cache_clear()
+
+
+def test_the_cli_prints_utf8_where_the_locale_would_refuse_chinese(tmp_path: Path) -> None:
+    import subprocess
+
+    recorded = tmp_path / "smi.txt"
+    recorded.write_text("英伟达 GeForce RTX 4090, 8.9, 581.57\n", encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "chattts_studio.core.cli.main", "doctor", "--torch-build"]
+        + ["--nvidia-smi-output", str(recorded)],
+        capture_output=True,
+        env={**os.environ, "PYTHONIOENCODING": "cp1252"},  # Windows' redirected output
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr.decode("utf-8", "replace")
+    assert "英伟达 GeForce RTX 4090" in done.stdout.decode("utf-8")
