@@ -2,9 +2,10 @@
 # Both build .venv from nothing when it is missing or older than pyproject.toml, and install
 # the Debian libraries they need when they are missing and we are root.
 
-# The newest supported Python present (3.13, 3.12, 3.11), or the one named by PYTHON=...
+# The newest supported Python present (3.14, 3.13, 3.12, 3.11), or the one named by PYTHON=...
 # A candidate counts only if it really runs (pyenv puts shims on PATH that may not).
-SUPPORTED := 3.13 3.12 3.11
+# The same list as requires-python (tests/test_lock.py holds them together).
+SUPPORTED := 3.14 3.13 3.12 3.11
 # The Pythons `make smoke` installs the wheel on (besides .venv's own); CI names fewer.
 SMOKE_VERSIONS ?= $(SUPPORTED)
 comma := ,
@@ -72,27 +73,38 @@ translations: $(STAMP)
 	@$(MAKE) --no-print-directory $(QM)
 
 # Every install takes the versions the suite last passed with: constraints.txt pins each package
-# in the environment (made by `make lock`, on purpose, never by an install). A dependency added
-# to pyproject.toml without a pin fails tests/test_packaging.py until `make lock` is run.
+# for every platform we support (made by `make lock`, on purpose, never by an install). A
+# dependency added to pyproject.toml without a pin fails tests/test_packaging.py until `make lock`.
 LOCK := constraints.txt
 
 $(STAMP): pyproject.toml $(LOCK)
-	@test -x $(BIN)/python || test -n "$(PYTHON)" || { echo "ChatTTS Studio needs Python 3.11, \
-	3.12 or 3.13; install one (Debian/Ubuntu: apt-get install python3 python3-venv) or name it \
+	@test -x $(BIN)/python || test -n "$(PYTHON)" || { echo "ChatTTS Studio needs Python 3.11 \
+	to 3.14; install one (Debian/Ubuntu: apt-get install python3 python3-venv) or name it \
 	with make PYTHON=/path/to/python3.X"; exit 2; }
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	-$(BIN)/python -m pip install -q --upgrade pip
 	$(PIP_RETRY) $(BIN)/python -m pip install -q -c $(LOCK) -e '.[dev,onnx,asr]'
 	touch $(STAMP)
 
-# Refresh the lock from what .venv holds now: after changing pyproject.toml, `pip install -U`
-# of what should move, then `make lock` and `make test`, and commit both files together.
+# One lock for Linux x86-64, Windows x86-64 and macOS 14+ (Apple Silicon) on every supported
+# Python, resolved by uv from package metadata (docs/lock.md). uv keeps each old pin that
+# pyproject.toml still admits, so nothing moves by accident: name what should (make lock
+# UPGRADE="-P torch", or UPGRADE=-U), then make test, and commit both files together. The new
+# lock replaces the old only if it resolves, with wheels, on each platform and Python.
+UPGRADE ?=
 lock:
-	@test -x $(BIN)/python || { echo "no .venv yet: run make install first"; exit 2; }
-	{ echo "# The versions \`make test\` last passed with (pip constraints; made by \`make lock\`,"; \
-	  echo "# read by make install, make smoke and CI). Refresh on purpose, never by accident."; \
-	  $(BIN)/python -m pip freeze --exclude-editable | grep -iv '^chattts-studio'; } > $(LOCK).tmp
-	mv $(LOCK).tmp $(LOCK)
+	@test -x $(BIN)/uv || { echo "no uv in .venv yet: run make install first"; exit 2; }
+	rm -f $(LOCK).tmp $(LOCK).new; test ! -f $(LOCK) || cp $(LOCK) $(LOCK).tmp
+	$(BIN)/uv --no-config pip compile --quiet pyproject.toml --all-extras --universal \
+	  --python $(BIN)/python --python-version $(lastword $(SUPPORTED)) \
+	  --no-header --no-annotate $(UPGRADE) -o $(LOCK).tmp
+	{ echo "# One version of each package for every supported platform and Python, those \`make test\`"; \
+	  echo "# last passed with on Linux (pip constraints; made by \`make lock\`, read by make install,"; \
+	  echo "# make smoke and CI; docs/lock.md). Refresh on purpose, never by accident."; \
+	  cat $(LOCK).tmp; } > $(LOCK).new && rm $(LOCK).tmp
+	$(BIN)/python -m chattts_studio.core.devtools.lockcheck --lock $(LOCK).new || \
+	  { echo "the lock is unchanged; the rejected one is $(LOCK).new"; exit 1; }
+	mv $(LOCK).new $(LOCK)
 
 # A dropped connection to the package registry (a torch wheel is 550 MB and more) is retried:
 # pip resumes the interrupted download (PIP_RESUME_RETRIES; older pips ignore it), and the whole

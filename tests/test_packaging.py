@@ -36,21 +36,25 @@ def _normal(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
-def _declared() -> set[str]:
+def _declared(*more: str) -> set[str]:
     """The dependencies, and the `cluster`, `onnx` and `asr` extras' (core/render/manifest/
     cluster.py imports ray only when a cluster render runs, core/engine/onnxrt onnxruntime only
     when the ONNX engine loads, core/asr jiwer and zhconv only when a check runs; without them
-    --ray and --engine onnx say how to install them)."""
+    --ray and --engine onnx say how to install them), and those of the extras named in `more`."""
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     extras = project["optional-dependencies"]
     names = [*project["dependencies"], *extras["cluster"], *extras["onnx"], *extras["asr"]]
+    names += [d for extra in more for d in extras[extra]]
     return {_normal(re.match(r"[A-Za-z0-9._-]+", d)[0]) for d in names}  # type: ignore[index]
 
 
-def _imported_modules() -> dict[str, str]:
-    """Top-level module -> a file of core/ or gui/ that imports it (third-party only)."""
+def _imported_modules(devtools: bool = False) -> dict[str, str]:
+    """Top-level module -> a file of core/ or gui/ that imports it (third-party only): of the
+    shipped modules, or with `devtools` of the developer tools (out of the wheel)."""
     found: dict[str, str] = {}
     for path in sorted([*ROOT.glob("core/**/*.py"), *ROOT.glob("gui/**/*.py")]):
+        if ("devtools" in path.relative_to(ROOT).parts) != devtools:
+            continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Import):
                 names = [alias.name for alias in node.names]
@@ -66,26 +70,33 @@ def _imported_modules() -> dict[str, str]:
 
 
 def test_every_imported_distribution_is_declared() -> None:
-    declared = _declared()
+    """The shipped modules import what the dependencies and extras declare; the developer tools
+    (core/devtools, gui/devtools) may also import the dev extra's."""
     owners = importlib.metadata.packages_distributions()
     missing = []
-    for module, where in _imported_modules().items():
-        distributions = {_normal(d) for d in owners.get(module, [])}
-        if not distributions & declared:
-            missing.append(f"{module} ({where}; distribution {sorted(distributions) or '?'})")
+    for declared, modules in (
+        (_declared(), _imported_modules()),
+        (_declared("dev"), _imported_modules(devtools=True)),
+    ):
+        for module, where in modules.items():
+            distributions = {_normal(d) for d in owners.get(module, [])}
+            if not distributions & declared:
+                missing.append(f"{module} ({where}; distribution {sorted(distributions) or '?'})")
     assert not missing, f"imported but not in pyproject's dependencies: {missing}"
 
 
 def _locked() -> dict[str, str]:
-    """constraints.txt: normalised name -> the pinned version."""
-    pins: dict[str, str] = {}
-    for line in (ROOT / "constraints.txt").read_text(encoding="utf-8").splitlines():
-        line = line.split("#", 1)[0].strip()
-        if line:
-            name, _, version = line.partition("==")
-            assert version, f"constraints.txt: {line!r} is not an exact pin"
-            pins[_normal(name)] = version
-    return pins
+    """constraints.txt: normalised name -> the version pinned here (the lines whose PEP 508
+    markers hold on this platform and Python; the lock covers the others too)."""
+    from packaging.markers import default_environment
+
+    from chattts_studio.core.devtools.lockcheck import pins_for
+
+    lock = (ROOT / "constraints.txt").read_text(encoding="utf-8")
+    pins = pins_for(lock, default_environment())  # raises on a line that is no exact pin
+    twice = {name: versions for name, versions in pins.items() if len(versions) > 1}
+    assert not twice, f"constraints.txt pins these more than once here: {twice}"
+    return {name: versions[0] for name, versions in pins.items()}
 
 
 def test_the_lock_pins_every_declared_dependency_within_its_range() -> None:
