@@ -1,13 +1,17 @@
 """Atomic file writes: a temp file beside the target, fsync, then rename over it.
 
-A failed write leaves any existing target as it was and no temp file behind. `target_problem`
-and `os_error_sentence` turn what the file system refuses into one sentence for the user.
+A failed write leaves any existing target as it was and no temp file behind. The file written
+gets the mode a plain open() would give it: an existing target's own, else 0o666 less the
+umask. `target_problem` and `os_error_sentence` turn what the file system refuses into one
+sentence for the user; `replace_file` is the one rename-over that Windows' file rules need
+(tried again while another program holds a file, then FileInUse naming it).
 """
 
 import contextlib
 import errno
 import os
-import tempfile
+import secrets
+import stat
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -42,6 +46,20 @@ def target_problem(target: Path, example: str = "name.ext") -> str | None:
             name=repr(text),
         )
     target = Path(target)
+    whole = os.path.abspath(text)
+    longest = platforms.max_path()
+    length = path_length(whole)
+    if longest is not None and length > longest:
+        return Sentence(
+            QT_TRANSLATE_NOOP(
+                "core",
+                "The path {target} is {length} characters long; Windows allows {limit}. "
+                "Choose a shorter folder or file name.",
+            ),
+            target=whole,
+            length=length,
+            limit=longest,
+        )
     limit = platforms.name_max(target.parent)
     size = len(os.fsencode(target.name))
     if size > limit:
@@ -53,8 +71,11 @@ def target_problem(target: Path, example: str = "name.ext") -> str | None:
             size=size,
             limit=limit,
         )
+    # os.stat, not Path.is_dir: from Python 3.13 that says False for any error, and a path too
+    # long for the system (ENAMETOOLONG) would read as a missing folder.
     try:
-        if target.is_dir():
+        found = _stat(target)
+        if found is not None and stat.S_ISDIR(found.st_mode):
             return Sentence(
                 QT_TRANSLATE_NOOP(
                     "core", "{target} is a folder; give a file name such as {example}."
@@ -67,11 +88,12 @@ def target_problem(target: Path, example: str = "name.ext") -> str | None:
                 QT_TRANSLATE_NOOP("core", "{target} has no file name."), target=str(target)
             )
         parent = target.parent
-        if not parent.is_dir():
+        folder = _stat(parent)
+        if folder is None or not stat.S_ISDIR(folder.st_mode):
             return Sentence(
                 QT_TRANSLATE_NOOP("core", "The folder {folder} does not exist."), folder=str(parent)
             )
-        if target.exists() and not target.is_file():
+        if found is not None and not stat.S_ISREG(found.st_mode):
             return Sentence(
                 QT_TRANSLATE_NOOP(
                     "core", "{target} is not a regular file; give another file name."
@@ -83,6 +105,15 @@ def target_problem(target: Path, example: str = "name.ext") -> str | None:
     if not os.access(parent, os.W_OK) or (target.exists() and not os.access(target, os.W_OK)):
         return _cannot_write(target, Sentence(_REASONS[errno.EACCES]))
     return None
+
+
+def _stat(path: Path) -> os.stat_result | None:
+    """The path's status, None when there is nothing there (or a part of it is a file);
+    other refusals (too long, a loop of links, no permission) are raised."""
+    try:
+        return os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
 
 
 def _cannot_write(target: Path, reason: str) -> Sentence:
@@ -115,9 +146,55 @@ ACTIONS = (
 )
 
 
+class FileInUse(PermissionError):
+    """A file (or a folder with a file in it) that another program holds open, so Windows
+    refuses to replace, rename or delete it. str() is one sentence that names it; it is still
+    an OSError, so a caller that says an OSError in its own sentence says this one too."""
+
+    def __init__(self, path: Path | str, folder: bool = False) -> None:
+        super().__init__(errno.EACCES, "in use by another program", str(path))
+        self.folder = folder
+        self.sentence = (
+            Sentence(
+                QT_TRANSLATE_NOOP(
+                    "core",
+                    "A file in {folder} is in use by another program; close it there and try "
+                    "again.",
+                ),
+                folder=str(path),
+            )
+            if folder
+            else Sentence(
+                QT_TRANSLATE_NOOP(
+                    "core", "{target} is open in another program; close it there and try again."
+                ),
+                target=str(path),
+            )
+        )
+        self.args = (self.sentence,)
+
+    def __str__(self) -> str:
+        return self.sentence
+
+    def reason(self) -> Sentence:
+        """The same said inside another sentence ("Cannot save X: {reason}.")."""
+        if self.folder:
+            return Sentence(
+                QT_TRANSLATE_NOOP(
+                    "core",
+                    "a file in it is in use by another program; close it there and try again",
+                )
+            )
+        return Sentence(
+            QT_TRANSLATE_NOOP("core", "it is open in another program; close it there and try again")
+        )
+
+
 def os_error_reason(exc: BaseException) -> str:
     """'the disk is full (No space left on device)' and the like, for an OSError or the
     ValueError the OS layer raises for a name it refuses (an embedded NUL byte)."""
+    if isinstance(exc, FileInUse):
+        return exc.reason()
     if isinstance(exc, OSError):
         detail = exc.strerror or str(exc)
         known = _REASONS.get(exc.errno or 0)
@@ -141,30 +218,103 @@ def os_error_sentence(action: str, target: Path, exc: BaseException) -> str:
 
 
 @contextlib.contextmanager
-def atomic_path(target: Path, suffix: str = "") -> Iterator[Path]:
+def atomic_path(target: Path, suffix: str = "", durable: bool = True) -> Iterator[Path]:
     """Yield a temp path in target's folder; on success it replaces target, else it is removed.
 
     The temp file keeps target's extension (or `suffix`) so writers that pick a format from the
     name (soundfile) still do the right thing. Its name is short and plain whatever the
     target's name is, so the temp file can be created even where the target name is refused.
-    """
+    `durable`: flushed to the disk before the rename (a cache that may lose its last entry in
+    a power cut skips it: an fsync can take far longer than the write)."""
     target = Path(target)
     ext = suffix or target.suffix
     if len(ext) > 16 or not ext.isascii() or "\0" in ext:
         ext = ""
     stem = "".join(c for c in target.stem[:40] if c.isprintable() and c != "\0") or "file"
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{stem}.", suffix=f".part{ext}", dir=target.parent)
-    os.close(fd)
-    tmp = Path(tmp_name)
+    stem = _fitting(stem, target.parent, f"..{'0' * 8}.part{ext}")
+    tmp = new_file(target.parent, f".{stem}.", f".part{ext}")
     try:
         yield tmp
-        _flush(tmp)
-        _replace(tmp, target)
-        if platforms.can_fsync_folder():
+        if durable:
+            _flush(tmp)
+        keep_mode(tmp, target)
+        replace_file(tmp, target)
+        if durable and platforms.can_fsync_folder():
             _fsync_folder(target.parent)
     finally:
         with contextlib.suppress(FileNotFoundError):
             tmp.unlink()
+
+
+def _fitting(stem: str, folder: Path, rest: str) -> str:
+    """`stem` cut so that the temp file's path (its folder, the stem and `rest`) keeps to
+    Windows' path limit (a target that fits may be shorter than its temp file's name, and
+    Windows says "path not found" for one over); ENAMETOOLONG when even no stem fits."""
+    longest = platforms.max_path()
+    if longest is None:
+        return stem
+    room = longest - path_length(os.path.join(os.path.abspath(folder), rest))
+    if room < 0:
+        raise OSError(errno.ENAMETOOLONG, os.strerror(errno.ENAMETOOLONG), str(folder))
+    while path_length(stem) > room:
+        stem = stem[:-1]
+    return stem
+
+
+def path_length(text: str) -> int:
+    """A path's length as Windows counts it: UTF-16 code units (a character beyond the BMP,
+    an emoji, is two)."""
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+_NEW_FILE_FLAGS = (
+    os.O_RDWR
+    | os.O_CREAT
+    | os.O_EXCL
+    | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_BINARY", 0)
+    | getattr(os, "O_NOINHERIT", 0)
+)
+
+
+def new_file(folder: Path, prefix: str = "", suffix: str = "") -> Path:
+    """A new empty file in `folder` whose name nobody else has, made as a plain open() makes a
+    file: asked for with mode 0o666, which the system reduces by the umask (and a default ACL
+    of the folder). Nothing reads the umask: os.umask can only be read by setting it, which
+    races every thread that creates a file meanwhile. (tempfile.mkstemp makes 0o600 files.)"""
+    for _ in range(100):
+        path = Path(folder) / f"{prefix}{secrets.token_hex(4)}{suffix}"
+        try:
+            os.close(os.open(path, _NEW_FILE_FLAGS, 0o666))
+        except FileExistsError:
+            continue
+        return path
+    raise FileExistsError(errno.EEXIST, "no free temporary file name", str(folder))
+
+
+def new_folder(parent: Path, prefix: str = "", suffix: str = "") -> Path:
+    """A new empty folder in `parent` whose name nobody else has, made as os.mkdir makes one
+    (0o777 less the umask; tempfile.mkdtemp makes 0o700)."""
+    for _ in range(100):
+        path = Path(parent) / f"{prefix}{secrets.token_hex(4)}{suffix}"
+        try:
+            os.mkdir(path)
+        except FileExistsError:
+            continue
+        return path
+    raise FileExistsError(errno.EEXIST, "no free temporary folder name", str(parent))
+
+
+def keep_mode(new: Path, old: Path) -> None:
+    """The mode of `old` (a file about to be replaced) given to `new`, which replaces it, as
+    writing `old` in place would keep it; with no `old`, `new` keeps its own (new_file's)."""
+    if not platforms.has_file_modes():
+        return
+    try:
+        mode = stat.S_IMODE(os.stat(old).st_mode)
+    except OSError:  # no old file (or none that can be read): the new file's own mode
+        return
+    os.chmod(new, mode)
 
 
 def _flush(path: Path) -> None:
@@ -176,14 +326,23 @@ def _flush(path: Path) -> None:
         os.close(fd)
 
 
-def _replace(tmp: Path, target: Path) -> None:
-    for delay in platforms.replace_retry_delays():
+def replace_file(src: Path, dst: Path, name: Path | None = None) -> None:
+    """os.replace(src, dst), for files and folders alike, kept to Windows' rules: a replace
+    refused because a program holds either one open (a virus scanner, the search indexer: for
+    a few milliseconds) is tried again for about a second; still refused, FileInUse names
+    `name` (`dst` when None: the file the user knows). Any other error is raised as it is."""
+    delays = platforms.replace_retry_delays()
+    for attempt in range(len(delays) + 1):
         try:
-            os.replace(tmp, target)
+            os.replace(src, dst)
             return
-        except PermissionError:  # held open by another process for a moment (Windows)
-            time.sleep(delay)
-    os.replace(tmp, target)
+        except PermissionError as exc:
+            if not platforms.is_file_in_use(exc):
+                raise
+            if attempt == len(delays):
+                said = dst if name is None else name
+                raise FileInUse(said, folder=os.path.isdir(src)) from exc
+            time.sleep(delays[attempt])
 
 
 def _fsync_folder(folder: Path) -> None:

@@ -29,6 +29,8 @@ FSYNC_OPEN_FLAGS = os.O_RDWR | getattr(os, "O_BINARY", 0)
 # search indexer) makes replacing it fail with a sharing violation (PermissionError) for the
 # few milliseconds it holds it; POSIX replaces an open file at once.
 WINDOWS_REPLACE_RETRY_S = (0.01, 0.05, 0.1, 0.25, 0.5)
+WINDOWS_IN_USE_ERRORS = (32, 33)  # ERROR_SHARING_VIOLATION, ERROR_LOCK_VIOLATION
+WINDOWS_MAX_PATH = 260  # characters of a whole path, its closing NUL included
 
 
 def is_windows(os_name: str | None = None) -> bool:
@@ -48,6 +50,38 @@ def replace_retry_delays(os_name: str | None = None) -> tuple[float, ...]:
     """Seconds to wait between tries when replacing a file is refused as in use (Windows only;
     see WINDOWS_REPLACE_RETRY_S)."""
     return WINDOWS_REPLACE_RETRY_S if is_windows(os_name) else ()
+
+
+def max_path(os_name: str | None = None) -> int | None:
+    """The longest whole path, in UTF-16 code units, that a file can be written at; None
+    where the system says so itself (POSIX: ENAMETOOLONG from the call that fails).
+
+    Why: Windows' MAX_PATH is 260 including the closing NUL, and a longer path fails with
+    "path not found" (ENOENT), which reads as a missing folder. Long paths work only where a
+    registry setting and every program in the chain opt in (Explorer, media players and the
+    audio libraries often do not), so a file there could not be opened by the user anyway."""
+    return WINDOWS_MAX_PATH - 1 if is_windows(os_name) else None
+
+
+def is_file_in_use(exc: BaseException, os_name: str | None = None) -> bool:
+    """Whether a refused rename, replace or delete means a program holds the file open.
+
+    Why: Windows refuses to replace or delete a file any process has open or mapped, with a
+    PermissionError (winerror 32, a sharing violation; 33, a lock violation; 5, access denied,
+    for a file mapped into memory); POSIX allows all of these, so a PermissionError there is
+    about permissions (unless it carries Windows' sharing codes, as tests raise it)."""
+    if not isinstance(exc, PermissionError):
+        return False
+    return is_windows(os_name) or getattr(exc, "winerror", None) in WINDOWS_IN_USE_ERRORS
+
+
+def has_file_modes(os_name: str | None = None) -> bool:
+    """Whether files carry POSIX permission bits, so a written file's mode is ours to set.
+
+    Why: a temp file made for an atomic write must end up with the mode a plain open() would
+    give (the user's umask, or the replaced file's own mode); Windows files have ACLs that
+    follow their folder, and os.chmod there only sets the read-only flag."""
+    return not is_windows(os_name)
 
 
 def name_max(folder: Path, os_name: str | None = None) -> int:

@@ -290,6 +290,30 @@ def window_maker(qtbot, ready):  # type: ignore[no-untyped-def]
     gc.collect()
 
 
+# The Windows file rules (tests/windows_rules.py): `windows_rules` for any test, and applied to
+# every test in these folders and files, which write, replace and delete the app's files.
+from windows_rules import posix_file_rules, windows_rules  # noqa: E402, F401  (fixtures)
+
+WINDOWS_RULES_FOR = (
+    "core/results",
+    "core/weights",
+    "core/project",
+    "gui/result",
+    "core/engine/test_onnx_export.py",
+)
+
+
+@pytest.fixture(autouse=True)
+def windows_file_rules(request: pytest.FixtureRequest) -> None:
+    """Windows' refusals of files in use, for the tests of WINDOWS_RULES_FOR (but one that asks
+    for posix_file_rules): the suite runs on Linux, most users are on Windows."""
+    here = Path(request.path)
+    if "posix_file_rules" in request.fixturenames:
+        return
+    if any(here.is_relative_to(REPO / "tests" / part) for part in WINDOWS_RULES_FOR):
+        request.getfixturevalue("windows_rules")
+
+
 @pytest.fixture(autouse=True)
 def fresh_decoders() -> None:
     """Each test starts with no pooled decoder: the engine keeps decoders between jobs

@@ -124,16 +124,10 @@ def build(folder: Path, sizes: Sizes = SMALL, seed: int = 0) -> Path:
     ONNX exporter leaves its objects alive in the process that ran it, and every full garbage
     collection then walks them on whatever thread triggers it, the window's UI thread included
     (core/engine/onnxrt/exporter.py says the same of the decode step's export)."""
-    import subprocess
+    from chattts_studio.core.child_process import run_python
 
     order = json.dumps({"folder": str(folder), "sizes": asdict(sizes), "seed": seed})
-    done = subprocess.run(
-        [sys.executable, "-m", __name__, order],
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    done = run_python([sys.executable, "-m", __name__, order])  # UTF-8 whatever the locale
     if done.returncode != 0:
         lines = done.stderr.strip().splitlines() or [f"exit code {done.returncode}"]
         raise ModelError(
@@ -201,11 +195,11 @@ def _write(folder: Path, sizes: Sizes, seed: int) -> None:
 def demo_folder() -> Path:
     """The demo recogniser's folder in the app's cache, made on first use (under a temporary
     name, then renamed: a reader never sees half a model)."""
-    import os
     import shutil
     import uuid
 
     from chattts_studio.core import paths
+    from chattts_studio.core.atomic import replace_file
 
     folder = paths.cache_dir() / "asr" / "sensevoice-demo"
     if (folder / TOKENS_FILE).is_file():  # written last
@@ -214,7 +208,7 @@ def demo_folder() -> Path:
     try:
         build(building)
         try:
-            os.replace(building, folder)
+            replace_file(building, folder)  # tried again while a scanner holds a new file
         except OSError:  # another process made it meanwhile
             if not (folder / TOKENS_FILE).is_file():
                 raise

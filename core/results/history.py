@@ -6,20 +6,25 @@ Changes to the folder (a result started, unfinished ones cleaned up, a clear) ho
 history's lock (chattts_studio.core.file_lock), and a result being made marks its folder in use
 until it is
 finished: a clear on the thread pool, or another window's start-up, never removes a run that
-is still being written."""
+is still being written.
+
+A result removed while a file of it is in use (Windows refuses to delete a file that is open
+or mapped: another window showing it, a player reading it) loses its record at once and its
+files at the next change of the history (a result deleted, a clear, a start): `leftovers`
+lists those folders meanwhile, so none is lost track of."""
 
 import contextlib
 import os
-import shutil
 from pathlib import Path
 from typing import Any, cast
 
 from filelock import BaseFileLock
 
+from chattts_studio.core.errors import StudioError
 from chattts_studio.core.file_lock import HISTORY, changing, try_hold
 from chattts_studio.core.messages import QT_TRANSLATE_NOOP, Sentence
 from chattts_studio.core.paths import cache_dir
-from chattts_studio.core.results.store import META, ResultStore
+from chattts_studio.core.results.store import META, ResultStore, remove_result
 
 DEFAULT_LIMIT_BYTES = 1 << 30  # 1 GiB: about 3 hours of float32 audio at 24 kHz
 HISTORY_FOLDER = "history"
@@ -43,7 +48,16 @@ def size_text(count: float) -> str:
     return Sentence(QT_TRANSLATE_NOOP("core", "{count} bytes"), count=int(count))
 
 
-class _Running(ResultStore):
+class _Kept(ResultStore):
+    """A store of the history: deleting it also removes what earlier deletions had to leave."""
+
+    def delete(self) -> bool:
+        gone = super().delete()
+        HistoryStore(self.folder.parent).sweep()
+        return gone
+
+
+class _Running(_Kept):
     """A store being made: its folder marked in use until it is finished or deleted (or the
     process ends: the system drops the lock then)."""
 
@@ -53,9 +67,9 @@ class _Running(ResultStore):
         super().finish(info)
         self._done()
 
-    def delete(self) -> None:
+    def delete(self) -> bool:
         self._done()  # first: Windows cannot remove a file it holds open
-        super().delete()
+        return super().delete()
 
     def _done(self) -> None:
         if self.in_use is not None:
@@ -77,8 +91,23 @@ def _in_use(folder: Path) -> bool:
     return False
 
 
-def _remove(folder: Path) -> None:
-    shutil.rmtree(folder, ignore_errors=True)
+def _left_behind(folder: Path) -> bool:
+    """Whether `folder` is what a removal left: no record, and no run making it."""
+    return folder.is_dir() and not (folder / META).exists() and not _in_use(folder)
+
+
+def leftover_sentence(count: int) -> Sentence | None:
+    """What the window says while removed results stay on disk (None when none do)."""
+    if not count:
+        return None
+    return Sentence(
+        QT_TRANSLATE_NOOP(
+            "core",
+            "Removed results still on disk: {count}. A file of theirs is in use (another "
+            "window or program); they are deleted once it is closed.",
+        ),
+        count=count,
+    )
 
 
 class HistoryStore:
@@ -99,8 +128,8 @@ class HistoryStore:
 
     def restore(self) -> list[ResultStore]:
         """Every whole result kept, oldest first. A folder without its record (a run the app
-        did not finish: a crash, a kill) or with a damaged one is removed; one still being
-        made (by another window) is left alone."""
+        did not finish: a crash, a kill; a removal that had to leave files in use) or with a
+        damaged one is removed; one still being made (by another window) is left alone."""
         stores: list[ResultStore] = []
         doomed: list[Path] = []
         with self._changing():  # what goes is decided under the lock, removed after it
@@ -112,13 +141,28 @@ class HistoryStore:
                         doomed.append(child)
                     continue
                 try:
-                    stores.append(ResultStore.open(child))
+                    stores.append(_Kept.open(child))
                 except (ValueError, OSError):
                     doomed.append(child)
         for folder in doomed:
-            _remove(folder)
+            remove_result(folder)
         stores.sort(key=lambda s: s.made)
         return stores
+
+    def leftovers(self) -> list[Path]:
+        """The folders of removed results still on disk (a file of theirs was in use)."""
+        children = sorted(self.folder.iterdir()) if self.folder.is_dir() else []
+        return [child for child in children if _left_behind(child)]
+
+    def sweep(self) -> list[Path]:
+        """Remove the leftovers of earlier removals; those still left. Never raises: when
+        another window holds the history's lock, its own change sweeps them."""
+        try:
+            with changing(self.folder, HISTORY, timeout=1.0):
+                doomed = self.leftovers()
+        except (StudioError, OSError):
+            return []
+        return [folder for folder in doomed if not remove_result(folder)]
 
     def usage(self) -> int:
         """Bytes the history folder holds now."""
@@ -149,8 +193,9 @@ class HistoryStore:
             total -= sizes[id(store)]
         return dropped
 
-    def clear(self, keep: ResultStore | None = None) -> None:
-        """Remove every result folder but `keep`'s and those of runs still being made."""
+    def clear(self, keep: ResultStore | None = None) -> list[Path]:
+        """Remove every result folder but `keep`'s and those of runs still being made; the
+        folders that stay for now (a file of theirs in use: see leftovers)."""
         doomed: list[Path] = []
         with self._changing():  # what goes is decided under the lock, removed after it
             for child in list(self.folder.iterdir()) if self.folder.is_dir() else []:
@@ -161,5 +206,5 @@ class HistoryStore:
                         child.unlink()
                 elif not _in_use(child):
                     doomed.append(child)
-        for folder in doomed:  # many large files: not under the lock
-            _remove(folder)
+        # Many large files: not under the lock.
+        return [folder for folder in doomed if not remove_result(folder)]

@@ -5,16 +5,23 @@ waveform envelope (min/max per bucket) updated per append at the cost of the app
 Memory stays bounded whatever the length: the envelope has at most ENVELOPE_BUCKETS buckets
 (their width doubles as the audio grows) and nothing else is kept. Appends come from one
 thread (the window's); reads may come from any thread (a player feeding itself, an export).
+
+Deleting keeps to Windows' rules, where a file that is open or mapped cannot be deleted: the
+store closes its file, and a folder whose audio is still mapped (a view handed out by
+`samples` and still held) goes when the last view does; the record goes first, so a folder
+that stays for a while is never taken for a result again (see history.py, which removes such
+leftovers at its next change).
 """
 
 import contextlib
 import json
+import logging
 import math
-import os
+import mmap
 import shutil
-import tempfile
 import threading
 import time
+import weakref
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from chattts_studio.core import SAMPLE_RATE
+from chattts_studio.core.atomic import atomic_path, new_folder
 from chattts_studio.core.errors import AudioError
 from chattts_studio.core.messages import QT_TRANSLATE_NOOP, Sentence
 
@@ -145,17 +153,24 @@ class Envelope:
         self.version += 1
 
 
+log = logging.getLogger("chattts_studio")
+
+
 def _write_replacing(target: Path, write: Any) -> None:
     """Write through a temp file and a rename. No fsync: a cache may lose its last entry in a
     power cut, and an fsync on the UI thread can take far longer than the write."""
-    fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
-    os.close(fd)
-    try:
-        write(Path(name))
-        os.replace(name, target)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(name)
+    with atomic_path(target, durable=False) as tmp:
+        write(tmp)
+
+
+def remove_result(folder: Path) -> bool:
+    """Remove a result's folder, its record first: what cannot be removed (a file another
+    program holds open, which Windows refuses to delete) stays in a folder that is no longer
+    a result. True when the folder is gone."""
+    with contextlib.suppress(OSError):
+        (folder / META).unlink(missing_ok=True)
+    shutil.rmtree(folder, ignore_errors=True)
+    return not folder.exists()
 
 
 class ResultStore:
@@ -173,12 +188,12 @@ class ResultStore:
         self.info: dict[str, Any] = {}
         self.finished = False
         self.made = time.time()
+        self._maps: list[weakref.ref[mmap.mmap]] = []  # the mappings `samples` made
 
     @classmethod
     def create(cls, parent: Path) -> "ResultStore":
         parent.mkdir(parents=True, exist_ok=True)
-        stamp = time.strftime("%Y%m%d-%H%M%S-")
-        return cls(Path(tempfile.mkdtemp(prefix=stamp, dir=parent)))
+        return cls(new_folder(parent, time.strftime("%Y%m%d-%H%M%S-")))
 
     @classmethod
     def open(cls, folder: Path) -> "ResultStore":
@@ -291,7 +306,19 @@ class ResultStore:
         used, and what is read is the page cache's, not the process's own memory)."""
         if not self.length:
             return np.zeros(0, dtype=np.float32)
-        return np.memmap(self.path, dtype=np.float32, mode="r", shape=(self.length,))
+        view = np.memmap(self.path, dtype=np.float32, mode="r", shape=(self.length,))
+        if isinstance(view.base, mmap.mmap):  # what every slice of the view keeps alive
+            with self._lock:
+                self._maps = [ref for ref in self._maps if ref() is not None]
+                self._maps.append(weakref.ref(view.base))
+        return view
+
+    def mapped(self) -> list[mmap.mmap]:
+        """The mappings of the audio file that views `samples` handed out still hold (Windows
+        cannot delete the file until the last one goes)."""
+        with self._lock:
+            maps = [ref() for ref in self._maps]
+        return [held for held in maps if held is not None]
 
     @property
     def size_bytes(self) -> int:
@@ -305,6 +332,33 @@ class ResultStore:
         with self._lock, contextlib.suppress(OSError):
             self._file.close()
 
-    def delete(self) -> None:
+    def delete(self) -> bool:
+        """Close the store and remove its folder; True when it is gone now. When a view of
+        its audio is still held (a result list that lets go a moment later), the folder goes
+        when the last view does. Closing the views here is no way out: numpy reads through
+        a closed mapping without a check, and the process crashes."""
         self.close()
-        shutil.rmtree(self.folder, ignore_errors=True)
+        if remove_result(self.folder):
+            return True
+        maps = self.mapped()
+        if maps:
+            _remove_when_released(self.folder, maps)
+        log.info("The result %s stays on disk for now: a file in it is in use.", self.folder)
+        return False
+
+
+def _remove_when_released(folder: Path, maps: list[mmap.mmap]) -> None:
+    """Remove `folder` once every one of `maps` is gone, on the thread that drops the last
+    view (a mapping's finalizer runs after it is unmapped and its file closed)."""
+    lock = threading.Lock()
+    left = [len(maps)]
+
+    def released() -> None:
+        with lock:
+            left[0] -= 1
+            last = left[0] == 0
+        if last:
+            remove_result(folder)
+
+    for held in maps:
+        weakref.finalize(held, released)

@@ -10,7 +10,7 @@ downloaded is executed or unpickled. huggingface_hub is imported only when a dow
 import contextlib
 import hashlib
 import json
-import os
+import secrets
 import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -18,7 +18,7 @@ from functools import partial
 from pathlib import Path
 
 from chattts_studio.core import paths
-from chattts_studio.core.atomic import os_error_reason
+from chattts_studio.core.atomic import FileInUse, os_error_reason, replace_file
 from chattts_studio.core.errors import Cancelled, DownloadError
 from chattts_studio.core.file_lock import try_hold
 from chattts_studio.core.messages import QT_TRANSLATE_NOOP, Sentence, said
@@ -134,22 +134,27 @@ def download_model(
             raise DownloadError(_not_downloaded(model, said(exc))) from None
         except OSError as exc:
             if getattr(exc, "response", None) is None and exc.errno is not None:
-                raise DownloadError(
-                    Sentence(
-                        QT_TRANSLATE_NOOP(
-                            "core",
-                            "Could not download {model} into {folder}: {reason}. "
-                            "Partial files are kept and the next try resumes.",
-                        ),
-                        model=model.what,
-                        folder=str(staging),
-                        reason=os_error_reason(exc),
-                    )
-                ) from None
+                raise DownloadError(_not_saved(model, staging, exc)) from None
             raise DownloadError(_not_downloaded(model, network_sentence(exc, timeout))) from None
         except Exception as exc:  # httpx2 and huggingface_hub errors, whatever their class
             raise DownloadError(_not_downloaded(model, network_sentence(exc, timeout))) from None
-        _install(staging, model)
+        try:
+            _install(staging, model)
+        except OSError as exc:  # the disk, or a file a scanner holds past the retries
+            raise DownloadError(_not_saved(model, staging, exc)) from None
+
+
+def _not_saved(model: HubModel, staging: Path, exc: OSError) -> Sentence:
+    return Sentence(
+        QT_TRANSLATE_NOOP(
+            "core",
+            "Could not download {model} into {folder}: {reason}. "
+            "Partial files are kept and the next try resumes.",
+        ),
+        model=model.what,
+        folder=str(staging),
+        reason=os_error_reason(exc),
+    )
 
 
 def _not_downloaded(model: HubModel, reason: str) -> Sentence:
@@ -307,22 +312,42 @@ def _download_into(
 
 
 def _install(staging: Path, model: HubModel) -> None:
-    """Swap the verified staging folder in for the model's folder in two renames."""
+    """Swap the verified staging folder in for the model's folder in two renames.
+
+    A model that is loaded (its weights mapped into memory) cannot be renamed on Windows, in
+    this process or another: DownloadError says to unload it, nothing changes, and the
+    verified files stay in the staging folder, so the next try installs them at once."""
     folder = model.folder
     extra = [p for p in staging.rglob("*") if p.is_file()]
     allowed = {staging / f for f in model.files} | {staging / HUB_HASHES}
     for path in extra:
         if path not in allowed:
             path.unlink()
-    old = folder.with_name(f".{model.key}.old")
     folder.parent.mkdir(parents=True, exist_ok=True)
-    shutil.rmtree(old, ignore_errors=True)
+    for left in folder.parent.glob(f".{model.key}.old*"):  # what an earlier swap could not
+        shutil.rmtree(left, ignore_errors=True)
+    old = folder.with_name(f".{model.key}.old-{secrets.token_hex(4)}")
     if folder.exists():
-        os.replace(folder, old)
+        try:
+            replace_file(folder, old)
+        except FileInUse:
+            raise DownloadError(
+                Sentence(
+                    QT_TRANSLATE_NOOP(
+                        "core",
+                        "Cannot install {model}: the files in {folder} are in use (loaded "
+                        "here or in another program). Load another model or close that "
+                        "program, then download again; the downloaded files are kept, so that "
+                        "takes a moment.",
+                    ),
+                    model=model.what,
+                    folder=str(folder),
+                )
+            ) from None
     try:
-        os.replace(staging, folder)
+        replace_file(staging, folder)
     except OSError:
         if old.exists():
-            os.replace(old, folder)
+            replace_file(old, folder)
         raise
     shutil.rmtree(old, ignore_errors=True)

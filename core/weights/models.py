@@ -7,14 +7,15 @@ import hashlib
 import importlib.util
 import json
 import os
+import secrets
 import shutil
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from chattts_studio.core import paths
+from chattts_studio.core.atomic import FileInUse, new_folder, replace_file
 from chattts_studio.core.errors import Cancelled, ModelError
 from chattts_studio.core.messages import QT_TRANSLATE_NOOP, Sentence
 
@@ -247,12 +248,16 @@ def weights_identity(info: ModelInfo) -> str:
 
 
 def build_demo(name: str, progress: Callable[[str], None] | None = None) -> ModelInfo:
-    """(Re)build demo weights into the data folder, atomically: a temp folder, then rename."""
+    """(Re)build demo weights into the data folder, atomically: a temp folder, then renames
+    (the old folder aside, the new one in place, the old one removed). Weights that are
+    loaded (mapped into memory, here or by another program) cannot be renamed on Windows:
+    ModelError says to unload them, and the old folder stays as it was."""
     info = resolve(name)
     if info.kind != "demo":
         raise ModelError(f"'{name}' is not a demo model; demo models are: demo, demo-full.")
     root = info.folder.parent
-    tmp = Path(tempfile.mkdtemp(prefix=f".{info.folder.name}.", dir=root))
+    tmp = new_folder(root, f".{info.folder.name}.")  # its mode follows the umask, as mkdir's
+    old = info.folder.with_name(f".{info.folder.name}.old-{secrets.token_hex(4)}")
     try:
         from chattts_studio.core.weights import demo_weights
 
@@ -272,12 +277,35 @@ def build_demo(name: str, progress: Callable[[str], None] | None = None) -> Mode
                 indent=2,
             )
         )
-        if info.folder.exists():
-            shutil.rmtree(info.folder)
-        os.replace(tmp, info.folder)
+        _swap_in(tmp, info.folder, old, name)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+        shutil.rmtree(old, ignore_errors=True)
     return info
+
+
+def _swap_in(new: Path, folder: Path, old: Path, name: str) -> None:
+    """`new` in place of `folder`, whose files wait in `old` until the caller removes them."""
+    if folder.exists():
+        try:
+            replace_file(folder, old)
+        except FileInUse:
+            raise ModelError(
+                Sentence(
+                    QT_TRANSLATE_NOOP(
+                        "core",
+                        "Model '{name}' is in use (loaded here or in another program): load "
+                        "another model or close that program, then build it again.",
+                    ),
+                    name=name,
+                )
+            ) from None
+    try:
+        replace_file(new, folder)
+    except OSError:
+        if old.exists():
+            replace_file(old, folder)
+        raise
 
 
 def ensure(

@@ -2,13 +2,13 @@
 Hub's file API into `<file>.part`, resumed by Range after a broken connection, retried with a
 back-off, its bytes counted for the progress bar, and each failure said in one sentence."""
 
-import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
+from chattts_studio.core.atomic import replace_file
 from chattts_studio.core.errors import Cancelled, DownloadError
 from chattts_studio.core.messages import QT_TRANSLATE_NOOP, Sentence
 from chattts_studio.core.weights.models import ByteProgress, CancelCheck
@@ -162,7 +162,7 @@ def fetch(
 
     if remote.size is None or have < remote.size:
         attempts(retries, bar, tracked)
-    os.replace(part, staging / remote.relative)
+    replace_file(part, staging / remote.relative)
     tag.unlink(missing_ok=True)
 
 

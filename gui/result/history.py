@@ -14,7 +14,11 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton
 
 from chattts_studio.core import SAMPLE_RATE
 from chattts_studio.core.engine.request import JobSummary, SegmentResult, SynthesisRequest
-from chattts_studio.core.results.history import DEFAULT_LIMIT_BYTES, HistoryStore
+from chattts_studio.core.results.history import (
+    DEFAULT_LIMIT_BYTES,
+    HistoryStore,
+    leftover_sentence,
+)
 from chattts_studio.core.results.history import size_text as core_size_text
 from chattts_studio.core.results.store import ResultStore
 from chattts_studio.core.voices.voice import Voice
@@ -255,7 +259,7 @@ class ResultHistory(ResultBase):
         # a while: its one sentence is shown, nothing is deleted.
         in_background(
             lambda: folder.clear(running),
-            lambda _: self._update_usage(),
+            lambda left: self._deleted(len(left)),
             lambda exc: self.message.emit(core_text(exc)),
             owner=self,
         )
@@ -274,16 +278,25 @@ class ResultHistory(ResultBase):
             self.history_list.takeItem(row)
             del self.history[row]
         self.history_list.blockSignals(False)
-        for entry in gone:
-            if entry.store is not None:
-                entry.store.close()
         doomed = [e.store for e in gone if e.store is not None]
+        for store in doomed:
+            store.close()
+        # The entries hold views of their audio (mapped): Windows deletes a file only once
+        # the last view is gone, so none stays here while the pool deletes.
+        del gone
 
-        def delete() -> None:
-            for store in doomed:
-                store.delete()
+        def delete() -> int:
+            return sum(not store.delete() for store in doomed)  # those left on disk
 
-        in_background(delete, lambda _: self._update_usage(), owner=self)
+        in_background(delete, self._deleted, owner=self)
+
+    def _deleted(self, left: int) -> None:
+        """Removed results whose files another window or program still holds (Windows) stay
+        on disk until it lets go: the window says so."""
+        note = leftover_sentence(left)
+        if note:
+            self.message.emit(core_text(note))
+        self._update_usage()
 
     def _update_usage(self) -> None:
         folder = self.history_store

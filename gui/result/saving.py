@@ -5,15 +5,17 @@ written into a hidden folder beside the target and moved in place only at the en
 failure or a cancel half way leaves nothing behind. With "Subtitles" ticked each audio file
 gets its subtitles beside it (.srt or .vtt, one cue a sentence, timed from where each segment
 sits in the store: chattts_studio.core.audio.subtitles, as the CLI's `synth --subtitles`), in the
-same all or none.
+same all or none. A file the user still has open in another program (a media player), which
+Windows will not replace, makes the whole save one sentence that names it, nothing changed.
 A part of ResultPanel."""
 
+import contextlib
 import os
 import shutil
 import tempfile
 from pathlib import Path
 
-from chattts_studio.core.atomic import os_error_sentence
+from chattts_studio.core.atomic import FileInUse, keep_mode, os_error_sentence, replace_file
 from chattts_studio.core.audio.output import check_output_path
 from chattts_studio.core.audio.stream_writer import AudioStreamWriter
 from chattts_studio.core.audio.subtitles import Cue, check_subtitle_path, cues_for, write_subtitles
@@ -65,13 +67,43 @@ def write_files(
             parts.append(write_subtitles(staging / target.name, cues))
         if cancel is not None:
             cancel.check()
-        for part, target in zip(parts, targets + subtitle_targets, strict=True):
-            os.replace(part, target)
+        move_in(parts, targets + subtitle_targets, staging)
+    except FileInUse as exc:
+        raise AudioError(os_error_sentence("save", Path(exc.filename), exc)) from None
     except OSError as exc:
         raise AudioError(os_error_sentence("save", first, exc)) from None
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return targets + subtitle_targets
+
+
+def move_in(parts: list[Path], targets: list[Path], staging: Path) -> None:
+    """Each part renamed onto its target, all or none: the files already there are moved
+    into `staging` first, where Windows refuses one that another program holds open (then
+    each goes back and FileInUse names it); only then do the parts move in, each with the
+    mode of the file it replaces."""
+    aside: list[tuple[Path, Path]] = []  # (where an old file waits, its place)
+    moved: list[Path] = []
+    try:
+        for number, target in enumerate(targets):
+            if os.path.lexists(target):
+                backup = staging / f".old-{number}"
+                replace_file(target, backup, name=target)
+                aside.append((backup, target))
+        kept = dict((place, backup) for backup, place in aside)
+        for part, target in zip(parts, targets, strict=True):
+            if target in kept:  # as saving over it in place would, its mode stays
+                keep_mode(part, kept[target])
+            replace_file(part, target)
+            moved.append(target)
+    except OSError:
+        for target in moved:
+            with contextlib.suppress(OSError):
+                target.unlink()
+        for backup, target in reversed(aside):
+            with contextlib.suppress(OSError):
+                replace_file(backup, target)
+        raise
 
 
 class ResultSaving(ResultBase):

@@ -268,7 +268,7 @@ def old_files(tmp_path: Path) -> Iterator[tuple[Path, Path, SpeakerLibrary]]:
     [
         ("replace", OSError(errno.EACCES, "Permission denied"), "permission denied"),
         ("replace", OSError(errno.EROFS, "Read-only file system"), "read-only"),
-        ("mkstemp", OSError(errno.EACCES, "Permission denied"), "permission denied"),
+        ("create", OSError(errno.EACCES, "Permission denied"), "permission denied"),
         ("fsync", OSError(errno.ENOSPC, "No space left on device"), "disk is full"),
         ("fsync", OSError(errno.EDQUOT, "Disk quota exceeded"), "quota"),
         ("replace", OSError(errno.ENAMETOOLONG, "File name too long"), "too long"),
@@ -282,8 +282,6 @@ def test_failed_writes_keep_the_old_file_and_leave_no_temp_file(
     error: Exception,
     message: str,
 ) -> None:
-    import tempfile
-
     wav, exported, lib = old_files
     folder = wav.parent
     before = tree(folder)
@@ -291,8 +289,17 @@ def test_failed_writes_keep_the_old_file_and_leave_no_temp_file(
     def fail(*_args: object, **_kw: object) -> None:
         raise error
 
-    module = {"replace": os, "fsync": os, "mkstemp": tempfile}[where]
-    monkeypatch.setattr(module, where, fail)
+    real_open = os.open
+
+    def create(path: object, flags: int, *args: object, **kw: object) -> int:
+        if flags & os.O_EXCL:  # a new temp file beside the target (and a writability probe)
+            raise error
+        return real_open(path, flags, *args, **kw)  # type: ignore[arg-type]
+
+    if where == "create":
+        monkeypatch.setattr(os, "open", create)
+    else:
+        monkeypatch.setattr(os, where, fail)
     with pytest.raises(AudioError, match=f"(?i){message}") as exc:
         save(wav, np.full(2400, -0.5, dtype=np.float32))
     sentence = one_sentence(exc)

@@ -37,6 +37,7 @@ import filelock
 import torch
 
 from chattts_studio.core import paths
+from chattts_studio.core.atomic import replace_file
 from chattts_studio.core.engine.cancel import CancelToken
 from chattts_studio.core.engine.devices import Precision
 from chattts_studio.core.errors import ModelError
@@ -124,9 +125,12 @@ def prune(current: str, now: float | None = None) -> list[Path]:
             continue  # another process builds or reads it now
         try:
             shutil.rmtree(folder, ignore_errors=True)
-            gone.append(folder)
         finally:
             lock.release()
+        if folder.exists():  # a file in use (an older version of the app runs it): next time
+            log.info("The ONNX export %s is in use; it is deleted later.", folder.name)
+            continue
+        gone.append(folder)
         log.info("Deleted the ONNX export %s (no longer used).", folder.name)
     return gone
 
@@ -161,7 +165,7 @@ def _ensure(
     try:
         build(building)
         hashed = _write_manifest(building)
-        os.replace(building, folder)
+        replace_file(building, folder)
     except Exception as exc:
         shutil.rmtree(building, ignore_errors=True)
         if isinstance(exc, OSError | RuntimeError | ValueError):

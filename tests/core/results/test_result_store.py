@@ -3,6 +3,7 @@ the segments made, its envelope equals one computed from the whole buffer, the r
 holds no whole-job buffer in memory, and the history on disk keeps to its limit, survives a
 restart and is emptied by Clear."""
 
+import gc
 import tracemalloc
 from pathlib import Path
 
@@ -138,10 +139,25 @@ def test_the_panel_holds_no_whole_job_buffer(qtbot, panel) -> None:  # type: ign
     assert len(values) <= 2 * ENVELOPE_BUCKETS  # the drawing is bounded too
 
 
+def quit_panel(panel: ResultPanel) -> None:
+    """What the app's end does to a panel: gone, and with it every view of its results' files
+    (on Windows a file another window maps cannot be deleted)."""
+    from PySide6.QtCore import QCoreApplication, QEvent
+
+    panel.close()
+    panel.deleteLater()
+    QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    for entry in panel.history:  # the process ends: its files close
+        if entry.store is not None:
+            entry.store.close()
+    panel.history.clear()
+    panel.store, panel.results = None, []
+    gc.collect()
+
+
 def test_history_keeps_to_its_limit_survives_a_restart_and_clears(qtbot, tmp_path) -> None:  # type: ignore[no-untyped-def]
     folder = tmp_path / "history"
     panel = ResultPanel(history=HistoryStore(folder))
-    qtbot.addWidget(panel)
     panel.stream_box.setChecked(False)
     clips = [[noise(12.5, 10 * n + k) for k in range(2)] for n in range(4)]  # 2.4 MB each
     for n, pair in enumerate(clips):
@@ -155,6 +171,7 @@ def test_history_keeps_to_its_limit_survives_a_restart_and_clears(qtbot, tmp_pat
 
     # A restart: the entries come back from the folder, newest shown, audio and titles intact.
     titles = [panel.history_list.item(i).text() for i in range(2)]
+    quit_panel(panel)
     again = ResultPanel(history=HistoryStore(folder))
     qtbot.addWidget(again)
     assert [again.history_list.item(i).text() for i in range(2)] == titles
