@@ -21,7 +21,6 @@ from chattts_studio.core.errors import StudioError
 from chattts_studio.core.render.manifest.store import ItemEntry
 
 if TYPE_CHECKING:
-    from chattts_studio.core.engine.onnxrt.choice import EngineKind
     from chattts_studio.core.render.manifest.cluster import ClusterRender
     from chattts_studio.core.render.manifest.items import ManifestItem
     from chattts_studio.core.render.manifest.run import ManifestOptions
@@ -50,7 +49,7 @@ def _options(args: argparse.Namespace) -> "ManifestOptions":
             raise StudioError(f"A manifest render does not take {name}.")
     if args.format not in ITEM_FORMATS:
         raise StudioError(f"A manifest render writes {', '.join(ITEM_FORMATS)}, not {args.format}.")
-    if args.ray is None and (args.ray_cpus_per_actor != 1 or args.ray_actors is not None):
+    if args.ray is None and (args.ray_cpus_per_actor is not None or args.ray_actors is not None):
         raise StudioError("--ray-cpus-per-actor and --ray-actors go with --ray.")
     if not 0 <= args.speed <= 9:
         raise StudioError("The speed must be between 0 and 9.")
@@ -96,7 +95,7 @@ def render_manifest_command(args: argparse.Namespace) -> int:
     options = _options(args)
     source = Path(args.book)
     check_folder(Path(args.output))
-    if args.ray_cpus_per_actor < 1:
+    if args.ray_cpus_per_actor is not None and args.ray_cpus_per_actor < 1:
         raise StudioError("--ray-cpus-per-actor must be 1 or more.")
     if args.ray_actors is not None and args.ray_actors < 1:
         raise StudioError("--ray-actors must be 1 or more.")
@@ -109,34 +108,23 @@ def render_manifest_command(args: argparse.Namespace) -> int:
     else:
         from chattts_studio.core.render.manifest.cluster import ClusterRender
 
+        # The workers' engine and threads are settled as a render here would settle them,
+        # so both write the same files bit for bit (docs/rendering.md).
         cluster = ClusterRender(
-            args.model, args.precision, args.ray, args.ray_cpus_per_actor, args.ray_actors
+            args.model,
+            args.precision,
+            args.ray,
+            args.ray_cpus_per_actor,
+            args.ray_actors,
+            engine=args.engine,
+            threads=args.threads,
         )
         cluster.connect()  # no Ray, or no cluster: one sentence before the model loads
     try:
-        if cluster is not None:
-            cluster.engine = _workers_engine(cluster, args)
         return _run(args, items, options, cluster)
     finally:
         if cluster is not None:
             cluster.close()
-
-
-def _workers_engine(cluster: "ClusterRender", args: argparse.Namespace) -> "EngineKind":
-    """The Ray workers' engine, settled here before any model loads (auto included, so that
-    every worker runs the same one, the one the items' identity names): their device is a GPU
-    each on a cluster that has them (where onnx cannot run), else their CPUs, judged by this
-    installation (a worker without ONNX Runtime then fails with its sentence)."""
-    from chattts_studio.core.engine.onnxrt.choice import EngineKind
-
-    if not cluster.gpu:
-        return check_engine_choice("cpu", args.precision, args.engine)
-    if args.engine == "onnx":
-        raise StudioError(
-            "The onnx engine runs on the CPU; this Ray cluster's workers use its GPUs, so "
-            "give --engine torch or auto."
-        )
-    return EngineKind.TORCH
 
 
 def _run(

@@ -106,9 +106,10 @@ def add_parser(sub: Any) -> None:
     render.add_argument(
         "--ray-cpus-per-actor",
         type=int,
-        default=1,
+        default=None,
         metavar="N",
-        help="on a cluster without GPUs: CPUs per worker, each holding one model (default 1)",
+        help="on a cluster without GPUs: CPUs per worker, each holding one model (default: "
+        "--threads, else this machine's torch threads)",
     )
     render.add_argument(
         "--ray-actors", type=int, default=None, metavar="N", help="at most N Ray workers"

@@ -261,6 +261,8 @@ def sizing(args: argparse.Namespace) -> "Sizing":
 
 def run_replicas(args: argparse.Namespace, key: str | None, origins: tuple[str, ...]) -> int:
     """`serve --ray [ADDRESS]` and `serve --write-config FILE`."""
+    from chattts_studio.core.cluster import shutdown
+    from chattts_studio.core.serve.replicas.proxy import proxy_env
     from chattts_studio.core.serve.replicas.spec import ReplicaSpec
     from chattts_studio.core.services.serve_replicas import ReplicaService
 
@@ -285,11 +287,15 @@ def run_replicas(args: argparse.Namespace, key: str | None, origins: tuple[str, 
         return write_replica_config(args, spec, plan, key)
     if not args.ray:
         check_port(args.host, args.port)  # Ray starts here: its proxy listens on this machine
-    service = ReplicaService(spec, plan, args.ray or None)
+    # A local Ray's proxy guards Ray Serve's own routes as the app guards its own.
+    service = ReplicaService(spec, plan, args.ray or None, local_env=proxy_env(spec.access()))
     url = f"http://{args.host}:{args.port}/v1"
-    service.serve(
-        lambda: err(f"serving on {url} from {_replicas(service.spec)} on Ray (Ctrl+C stops)")
-    )
+    try:
+        service.serve(
+            lambda: err(f"serving on {url} from {_replicas(service.spec)} on Ray (Ctrl+C stops)")
+        )
+    finally:
+        shutdown()  # whatever of a local Ray is left after the service's own close
     return 0
 
 
@@ -299,15 +305,14 @@ def write_replica_config(
     from chattts_studio.core.services.serve_replicas import write_config
 
     if args.ray is not None:
-        from chattts_studio.core.cluster import connect, ray_module
+        from chattts_studio.core.cluster import connect, ray_module, shutdown
 
         started = connect(args.ray or None)
-        ray = ray_module()
         try:
-            resources = ray.cluster_resources()
+            resources = ray_module().cluster_resources()
         finally:
             if started:
-                ray.shutdown()
+                shutdown()
     else:
         resources = machine_resources()
     sized = plan.sized(spec, resources)

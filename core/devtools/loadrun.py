@@ -289,15 +289,14 @@ def run_replicas(
     """A load run on `replicas` replicas of `serve --ray` on a local Ray instance."""
     import socket
 
-    import ray
-
+    from chattts_studio.core.cluster import connect, shutdown
     from chattts_studio.core.serve.replicas.spec import ReplicaSpec, Sizing
     from chattts_studio.core.services.serve_replicas import ReplicaService
 
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = int(probe.getsockname()[1])
-    ray.init(num_cpus=replicas, include_dashboard=False, log_to_driver=False)
+    connect(None, num_cpus=replicas)  # a local Ray, on loopback only
     service = ReplicaService(ReplicaSpec(model=model, port=port), Sizing("cpu", replicas))
     try:
         service.start()
@@ -314,7 +313,7 @@ def run_replicas(
         summary.processes = len(processes)
     finally:
         service.close()
-        ray.shutdown()
+        shutdown()
     return summary
 
 

@@ -226,8 +226,7 @@ def replica_rows(
     """The clients against 1, 2, ... replicas of `serve --ray` on a local Ray instance."""
     import socket
 
-    import ray
-
+    from chattts_studio.core.cluster import connect, shutdown
     from chattts_studio.core.serve.replicas.spec import ReplicaSpec, Sizing
     from chattts_studio.core.services.serve_replicas import ReplicaService
 
@@ -236,7 +235,7 @@ def replica_rows(
         port = int(probe.getsockname()[1])
     spec = ReplicaSpec(model=model, cpus=cpus, slots=slots, chunk_rows=chunk_rows, port=port)
     rows: list[Row] = []
-    ray.init(num_cpus=max(replicas) * cpus, include_dashboard=False, log_to_driver=False)
+    connect(None, num_cpus=max(replicas) * cpus)  # a local Ray, on loopback only
     try:
         for count in replicas:
             service = ReplicaService(spec, Sizing("cpu", replicas=count))
@@ -256,7 +255,7 @@ def replica_rows(
             finally:
                 service.close()
     finally:
-        ray.shutdown()
+        shutdown()
     return rows
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from chattts_studio.core.atomic import write_text_atomic
-from chattts_studio.core.cluster import connect, ray_module
+from chattts_studio.core.cluster import connect, ray_module, shutdown
 from chattts_studio.core.errors import StudioError
 from chattts_studio.core.serve.replicas.spec import (
     APP_NAME,
@@ -30,7 +30,11 @@ class ReplicaService:
     def __init__(
         self, spec: ReplicaSpec, sizing: Sizing, address: str | None = None, **init: Any
     ) -> None:
-        """`init`: more ray.init arguments when no cluster runs yet (num_cpus, in tests)."""
+        """`init`: more ray.init arguments when no cluster runs yet (num_cpus, in tests). A
+        local Ray gets the proxy's Host and Origin rules for Serve's own routes."""
+        from chattts_studio.core.serve.replicas.proxy import proxy_env
+
+        init.setdefault("local_env", proxy_env(spec.access()))
         self.spec, self.sizing, self.address, self.init = spec, sizing, address, init
         self._started_ray = False
         self._deployed = False
@@ -85,7 +89,7 @@ class ReplicaService:
                 pass
         if self._started_ray:
             self._started_ray = False
-            ray.shutdown()
+            shutdown()  # Ray, and whatever of the local Ray outlives ray.shutdown()
 
 
 def _reason(exc: BaseException) -> str:

@@ -13,6 +13,12 @@ was killed goes back to the front of the queue; the actor restarts (max_restarts
 work again. A result for an item already written is dropped, so every item is written
 exactly once.
 
+Every worker makes an item's bits as a render here would (docs/rendering.md): what shapes
+them beyond the model is settled once on the driver and handed to each worker, never guessed
+there: the engine (auto decided by the rule a render here follows, for the workers' device),
+the precision, and the thread count (by default this process's, the count a render here
+runs with; ONNX Runtime's results differ in the last bits between thread counts).
+
 Ray is imported only when a cluster render runs (core/cluster.py): core imports without it."""
 
 from collections import deque
@@ -20,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from chattts_studio.core.cluster import connect, plan_actors, ray_module
+from chattts_studio.core.cluster import connect, plan_actors, ray_module, shutdown
 from chattts_studio.core.engine.cancel import CancelToken
 from chattts_studio.core.engine.onnxrt.choice import EngineKind
 from chattts_studio.core.errors import Cancelled, StudioError
@@ -42,6 +48,31 @@ class ClusterStats:
     errors: list[str] = field(default_factory=list)
 
 
+def workers_engine(gpu: bool, precision: str, engine: EngineKind | str) -> EngineKind:
+    """The engine every worker runs, auto decided here by the rule a render here follows
+    (onnxrt/choice.py) for the workers' device: their CPUs, or a GPU each, where the onnx
+    engine does not run. Judged by this installation: a worker without ONNX Runtime then
+    fails with its own sentence."""
+    from chattts_studio.core.engine.devices import check_precision, resolve_device
+    from chattts_studio.core.engine.onnxrt.choice import check_engine
+
+    if not gpu:
+        cpu = resolve_device("cpu")
+        return check_engine(cpu, check_precision(cpu, precision), engine)
+    if str(engine).lower() == EngineKind.ONNX:
+        raise StudioError(
+            "The onnx engine runs on the CPU; this Ray cluster's workers use its GPUs, so "
+            "give --engine torch or auto."
+        )
+    return EngineKind.TORCH
+
+
+def _threads_here() -> int:
+    import torch
+
+    return int(torch.get_num_threads())
+
+
 def chunk_size(pending: int, actors: int) -> int:
     """Small enough that every actor gets several chunks (balance), at most 8 items."""
     return max(1, min(8, pending // max(1, actors * 4)))
@@ -56,17 +87,27 @@ class ClusterRender:
         model: str,
         precision: str = "fp32",
         address: str | None = None,
-        cpus_per_actor: int = 1,
+        cpus_per_actor: int | None = None,
         actors: int | None = None,
-        engine: EngineKind = EngineKind.TORCH,
+        engine: EngineKind | str = EngineKind.AUTO,
+        threads: int | None = None,
     ) -> None:
-        """`engine`: what the workers run, resolved (the driver settles auto once it knows
-        whether the workers have GPUs: `connect`, then set it)."""
-        if cpus_per_actor < 1:
-            raise StudioError("--ray-cpus-per-actor must be 1 or more.")
+        """`engine`: auto, torch or onnx, settled by connect() for the workers' device (then
+        `engine` is the one they run). `threads`: each CPU worker's torch and ONNX Runtime
+        threads, by default `cpus_per_actor` when given, else this process's torch thread
+        count; `cpus_per_actor`: the CPUs each worker takes on a cluster without GPUs, by
+        default its threads."""
+        for name, count in (("--ray-cpus-per-actor", cpus_per_actor), ("--threads", threads)):
+            if count is not None and count < 1:
+                raise StudioError(f"{name} must be 1 or more.")
         self.model, self.precision, self.address = model, precision, address
-        self.engine = engine
-        self.cpus_per_actor, self.max_actors = cpus_per_actor, actors
+        try:
+            self.engine = EngineKind(str(engine).lower())
+        except ValueError:
+            raise StudioError(f"Unknown engine '{engine}'; choose auto, torch or onnx.") from None
+        self.threads = threads or cpus_per_actor or _threads_here()
+        self.cpus_per_actor = cpus_per_actor or self.threads
+        self.max_actors = actors
         self.actors: list[Any] = []
         self.gpu = False
         self.stats = ClusterStats()
@@ -76,16 +117,23 @@ class ClusterRender:
         self._flights: dict[Any, tuple[int, list[WorkItem]]] = {}  # ref -> (actor, chunk)
 
     def connect(self) -> None:
+        """Join (or start) Ray and plan the workers: how many, on GPUs or CPUs, and the
+        engine they run; StudioError, with Ray left again, when no worker fits."""
         ray = self._ray = ray_module()
         self._started = connect(self.address)
-        count, self.gpu = plan_actors(ray.cluster_resources(), self.cpus_per_actor)
-        if self.max_actors is not None:
-            count = min(count, self.max_actors)
-        if count < 1:
-            raise StudioError(
-                f"The Ray cluster has no GPU and fewer than {self.cpus_per_actor} CPU(s) for "
-                "one worker; lower --ray-cpus-per-actor."
-            )
+        try:
+            count, self.gpu = plan_actors(ray.cluster_resources(), self.cpus_per_actor)
+            if self.max_actors is not None:
+                count = min(count, self.max_actors)
+            if count < 1:
+                raise StudioError(
+                    f"The Ray cluster has no GPU and fewer than {self.cpus_per_actor} CPU(s) "
+                    "for one worker; lower --ray-cpus-per-actor."
+                )
+            self.engine = workers_engine(self.gpu, self.precision, self.engine)
+        except BaseException:
+            self.close()
+            raise
         self.stats.actors = count
 
     def _start_actors(self, options: ManifestOptions) -> None:
@@ -102,7 +150,7 @@ class ClusterRender:
                 self.model,
                 self.precision,
                 options,
-                self.cpus_per_actor,
+                self.threads,  # the worker's torch threads, within the CPUs it reserved
                 self.gpu,
                 self.engine.value,
             )
@@ -132,8 +180,8 @@ class ClusterRender:
             return
         self.close_actors()
         if self._started:
-            ray.shutdown()
             self._started = False
+            shutdown()  # and what is left of a local Ray
 
     def run(
         self,

@@ -16,17 +16,53 @@ from ray import serve
 from ray.serve import Application
 
 from chattts_studio.core.engine.engine import Engine
-from chattts_studio.core.serve.access import open_only_with_key
+from chattts_studio.core.serve.access import is_loopback, open_only_with_key
 from chattts_studio.core.serve.replicas.board import REPORT_SECONDS, ReplicaBoard, ReplicaReport
 from chattts_studio.core.serve.replicas.spec import BOARD, DEPLOYMENT, ReplicaSpec
 from chattts_studio.core.services.serve import ServeOptions, SpeechService
 
 log = logging.getLogger(__name__)
 
+_grpc_on_loopback = False  # whether this replica's process binds Serve's gRPC to loopback
+
+
+def replica_grpc_on_loopback() -> None:
+    """Ray Serve starts each replica's server for calls between deployments (gRPC) on every
+    interface, "[::]:0" fixed in its code, once the replica's constructor has run. On a node
+    whose address is loopback (a local Ray, core/cluster.py) it is bound to 127.0.0.1 instead,
+    where the other replicas reach it (the node's address and its port); on a cluster's
+    nodes Ray's own choice stands. Called by each replica's constructor."""
+    import ray
+    from ray.serve._private import replica as serve_replica
+
+    global _grpc_on_loopback
+    original = getattr(serve_replica, "add_port_to_grpc_server", None)
+    if _grpc_on_loopback or original is None:
+        return
+    if not is_loopback(ray.util.get_node_ip_address()):
+        return
+
+    def add_port(server: Any, address: str) -> Any:
+        if address.startswith("[::]:"):
+            address = "127.0.0.1:" + address.rpartition(":")[2]
+        return original(server, address)
+
+    serve_replica.add_port_to_grpc_server = add_port
+    _grpc_on_loopback = True
+
+
+class BoardReplica(ReplicaBoard):
+    """The board as a replica (its gRPC server on loopback where the node is)."""
+
+    def __init__(self) -> None:
+        replica_grpc_on_loopback()
+        super().__init__()
+
+
 # The board holds a few reports: no CPU of its own, so it never takes a replica's place.
 Board = serve.deployment(
     name=BOARD, num_replicas=1, ray_actor_options={"num_cpus": 0}, max_ongoing_requests=1000
-)(ReplicaBoard)
+)(BoardReplica)
 
 
 def load_engine(spec: ReplicaSpec) -> Engine:
@@ -45,6 +81,7 @@ def load_engine(spec: ReplicaSpec) -> Engine:
 class SpeechReplica:
     # Ray Serve awaits an async constructor (and @serve.ingress requires one).
     async def __init__(self, args: dict[str, Any], board: Any) -> None:  # type: ignore[misc]
+        replica_grpc_on_loopback()
         spec = ReplicaSpec.from_args(args)
         key = spec.key()
         open_only_with_key(spec.host, key)  # a config without a key never opens the API

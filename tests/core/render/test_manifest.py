@@ -481,7 +481,7 @@ def cluster(demo_model: str) -> Iterator[ClusterRender]:
     import ray
 
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    render = ClusterRender(demo_model, actors=2)
+    render = ClusterRender(demo_model, actors=2, engine="torch")  # as the local render here
     render.connect()
     yield render
     render.close()

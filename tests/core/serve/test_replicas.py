@@ -17,6 +17,7 @@ import yaml
 
 from chattts_studio.core.cli import serve as serve_command
 from chattts_studio.core.cli.serve import KEY_ENV
+from chattts_studio.core.cluster import shutdown
 from chattts_studio.core.engine.batch.batcher import Batcher
 from chattts_studio.core.engine.engine import Engine
 from chattts_studio.core.errors import StudioError
@@ -25,6 +26,7 @@ from chattts_studio.core.serve.app import CAPTIONED, SpeechServer
 from chattts_studio.core.serve.limits import ServeLimits
 from chattts_studio.core.serve.replicas import board as board_module
 from chattts_studio.core.serve.replicas.board import ReplicaBoard, ReplicaReport
+from chattts_studio.core.serve.replicas.proxy import proxy_env
 from chattts_studio.core.serve.replicas.spec import (
     APP_NAME,
     BOARD,
@@ -205,7 +207,8 @@ def cluster(engine: Engine, demo_model: str) -> Iterator[Cluster]:
         allow_origins=(PAGE,),
         api_key=KEY,
     )
-    service = ReplicaService(spec, Sizing("cpu", replicas=2), num_cpus=2)
+    local_env = proxy_env(spec.access())  # as the command line starts it
+    service = ReplicaService(spec, Sizing("cpu", replicas=2), num_cpus=2, local_env=local_env)
     service.start()
     batcher = Batcher(engine, slots=4, max_waiting=16)
     access = Access(allow_hosts=("tts.example",), allow_origins=(PAGE,))
@@ -217,6 +220,7 @@ def cluster(engine: Engine, demo_model: str) -> Iterator[Cluster]:
             )
     finally:
         service.close()
+        shutdown()
 
 
 def _post(
@@ -273,6 +277,25 @@ def test_the_replicas_keep_the_key_and_the_host_and_origin_rules(cluster: Cluste
     listed = _post(cluster.url, SPEECH, Origin=PAGE)
     assert listed.status_code == 200 and listed.headers["access-control-allow-origin"] == PAGE
     assert httpx.get(cluster.url + "/health", timeout=30).status_code == 200  # probes: no key
+
+
+@pytest.mark.ray
+def test_ray_serves_own_routes_keep_the_host_and_origin_rules(cluster: Cluster) -> None:
+    """/-/routes and /-/healthz, which Ray Serve's proxy answers itself, refuse a foreign
+    Host or page as the app does, and answer the names and pages the app accepts."""
+    for path in ("/-/routes", "/-/healthz"):
+        for headers, code in [
+            ({"Host": "evil.example"}, "host_not_allowed"),
+            ({"Host": f"127.0.0.1:{cluster.port + 1}"}, "host_not_allowed"),
+            ({"Origin": "http://evil.example"}, "origin_not_allowed"),
+        ]:
+            refused = httpx.get(cluster.url + path, headers=headers, timeout=30)
+            assert refused.status_code == 403, (path, headers)
+            assert refused.json()["error"]["code"] == code
+        for headers in ({}, {"Host": "tts.example"}, {"Origin": PAGE}):
+            assert httpx.get(cluster.url + path, headers=headers, timeout=30).status_code == 200
+    routes = httpx.get(cluster.url + "/-/routes", timeout=30).json()
+    assert routes == {"/": APP_NAME}
 
 
 @pytest.mark.ray
