@@ -2,7 +2,6 @@
 dict of figures; an exception is recorded in it, never lost."""
 
 import json
-import os
 import subprocess
 import sys
 import threading
@@ -15,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from chattts_studio.core import child_process
+from chattts_studio.core.atomic import replace_file
 
 if TYPE_CHECKING:
     from chattts_studio.core.engine.engine import Engine
@@ -42,7 +42,7 @@ class Mode:
         partial.write_text(
             json.dumps(data | {"partial": True}, indent=2, default=str), encoding="utf-8"
         )
-        os.replace(partial, self.result)
+        replace_file(partial, self.result)
 
     def sync(self) -> None:
         if not self.cpu:

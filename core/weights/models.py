@@ -198,7 +198,7 @@ def resolve(name: str) -> ModelInfo:
     if name == "official":
         return ModelInfo(name, "official", paths.models_dir() / "official", False, None)
     folder = Path(name).expanduser()
-    if not folder.is_dir() and (os.sep in name or name.startswith((".", "~"))):
+    if not folder.is_dir() and ("/" in name or os.sep in name or name.startswith((".", "~"))):
         raise ModelError(
             Sentence(
                 QT_TRANSLATE_NOOP(

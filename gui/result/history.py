@@ -13,6 +13,7 @@ from typing import Any
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton
 
 from chattts_studio.core import SAMPLE_RATE
+from chattts_studio.core.atomic import os_error_reason
 from chattts_studio.core.engine.request import JobSummary, SegmentResult, SynthesisRequest
 from chattts_studio.core.results.history import (
     DEFAULT_LIMIT_BYTES,
@@ -203,7 +204,15 @@ class ResultHistory(ResultBase):
         engine = f"{loaded.device.id} {loaded.precision.value}" if loaded else "-"
         entry = HistoryEntry(outcome, time.time(), cancelled, failed, outcome.store, engine)
         if entry.store is not None:
-            entry.store.finish(entry.record())
+            try:
+                entry.store.finish(entry.record())
+            except OSError as exc:  # a full disk, a file held open (Windows): keep it shown
+                self.message.emit(
+                    self.tr(
+                        "This result could not be kept in the history ({0}); it stays here "
+                        "until the window closes. Save it to keep it."
+                    ).format(core_text(os_error_reason(exc)))
+                )
         self._add_entry(entry)
         self._trim_history()
 

@@ -38,6 +38,7 @@ import torch
 
 from chattts_studio.core import paths
 from chattts_studio.core.atomic import replace_file
+from chattts_studio.core.child_process import child_env
 from chattts_studio.core.engine.cancel import CancelToken
 from chattts_studio.core.engine.devices import Precision
 from chattts_studio.core.errors import ModelError
@@ -240,7 +241,9 @@ def _build(order: dict[str, Any], cancel: CancelToken) -> None:
     # stderr to a file, not a pipe: the exporter's chatter could fill a pipe nobody reads.
     with tempfile.TemporaryFile() as err:
         # stdout too goes to stderr's file: `synth -o -` writes audio on the parent's stdout.
-        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=err, stderr=err)
+        proc = subprocess.Popen(
+            argv, stdin=subprocess.DEVNULL, stdout=err, stderr=err, env=child_env()
+        )
         try:
             while True:
                 try:

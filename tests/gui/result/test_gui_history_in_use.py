@@ -68,3 +68,25 @@ def test_a_result_another_window_shows_is_deleted_once_it_lets_go(
     run(first, 3, "result 3")
     qtbot.waitUntil(lambda: not oldest.exists(), timeout=10_000)
     assert len(said) == 1
+
+
+def test_a_result_the_history_cannot_keep_stays_shown_with_one_sentence(
+    qtbot, tmp_path: Path, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    import errno
+
+    from chattts_studio.core.results.store import ResultStore
+
+    def full(self, info=None) -> None:  # type: ignore[no-untyped-def]
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    panel = ResultPanel(history=HistoryStore(tmp_path / "history"))
+    qtbot.addWidget(panel)
+    panel.stream_box.setChecked(False)
+    said: list[str] = []
+    panel.message.connect(said.append)
+    monkeypatch.setattr(ResultStore, "finish", full)
+    run(panel, 0, "kept in memory")
+    assert len(said) == 1 and "could not be kept in the history" in said[0]
+    assert "the disk is full" in said[0]
+    assert [e.outcome.job.request.text for e in panel.history] == ["kept in memory"]
