@@ -30,7 +30,7 @@ RUN_DEBS  := $(TEST_DEBS) libxcb-cursor0 libxcb-icccm4 libxcb-image0 libxcb-keys
              libxcb-render-util0 libxcb-render0 libxcb-shape0 libxcb-util1 libxcb-xkb1 \
              libxkbcommon-x11-0
 
-.PHONY: run test lint pytest install clean smoke translations lock
+.PHONY: run test check lint pytest install clean smoke translations lock slow-list
 
 # The interface's translations: resources/i18n/*.ts (edited with Qt Linguist or by hand) compiled
 # to the .qm files the app loads. The .qm files are committed too, so a wheel built anywhere
@@ -47,6 +47,19 @@ test: install
 	$(MAKE) --no-print-directory lint
 	$(MAKE) --no-print-directory pytest
 
+# The fast tier, for every change: lint, then the tests that took under 2 s in the last full run
+# (tests/slow.txt lists the others, made by `make slow-list`). `make test` runs everything.
+check: install
+	@$(MAKE) --no-print-directory debs DEBS="$(TEST_DEBS) $(SPEECH_DEBS)"
+	$(MAKE) --no-print-directory lint
+	$(BIN)/python -m pytest -q -m "not ray and not registry" --fast
+
+# Remakes tests/slow.txt from a full run's timings (about as long as make pytest).
+slow-list: install
+	-$(BIN)/python -m pytest -q -m "not ray" --junitxml=build/junit.xml
+	$(BIN)/python -m pytest -q -m ray --junitxml=build/junit-ray.xml || true
+	$(BIN)/python -m chattts_studio.core.devtools.slowtests build/junit.xml build/junit-ray.xml
+
 lint: install
 	$(BIN)/ruff check core gui tests
 	$(BIN)/ruff format --check core gui tests
@@ -58,8 +71,8 @@ lint: install
 # died of a silent segfault several minutes after them (twice in clean clones).
 # CI sets PYTEST_WRAPPER=.ci/gdb/run.sh: a native crash then prints every thread's native stack.
 pytest: install
-	$(PYTEST_WRAPPER) $(BIN)/python -m pytest -q -m "not ray"
-	$(BIN)/python -m pytest -q -m ray
+	$(PYTEST_WRAPPER) $(BIN)/python -m pytest -q -m "not ray" $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -q -m ray $(PYTEST_RAY_ARGS)
 
 install: $(STAMP) $(QM)
 

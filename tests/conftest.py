@@ -38,11 +38,31 @@ UNCAUGHT_IS_AN_ERROR = (
 )
 
 
+SLOW_LIST = REPO / "tests" / "slow.txt"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--fast",
+        action="store_true",
+        help="the fast tier (make check): leave out the tests tests/slow.txt lists",
+    )
+
+
+def slow_tests() -> set[str]:
+    lines = SLOW_LIST.read_text(encoding="utf-8").splitlines() if SLOW_LIST.is_file() else []
+    return {line.strip() for line in lines if line.strip() and not line.startswith("#")}
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Tests marked `gpu` need a real CUDA GPU: without one they are skipped, and say why.
     Nothing else is skipped: a CPU failure is never hidden behind the marker.
     A GUI test fails on an exception that nobody caught in a thread (a worker's slot) or in
     a __del__: pytest reports them as warnings, which the ini's filters would ignore."""
+    if config.getoption("--fast"):
+        slow = slow_tests()
+        config.hook.pytest_deselected(items=[i for i in items if i.nodeid in slow])
+        items[:] = [i for i in items if i.nodeid not in slow]
     gui = REPO / "tests" / "gui"
     for item in items:
         if item.path.is_relative_to(gui):
@@ -360,3 +380,15 @@ def microphone_env(folder: Path, samples: "object") -> dict[str, str]:
         f'  infile "{source}"; format "raw" }}\n'
     )
     return {**os.environ, "ALSA_CONFIG_PATH": str(conf)}
+
+
+@pytest.fixture
+def windows_locale(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Windows' ANSI code page as this process's locale: the parent decodes pipes in cp1252,
+    and a Python child writes its pipes in cp1252."""
+    import locale
+
+    if hasattr(locale, "getencoding"):
+        monkeypatch.setattr(locale, "getencoding", lambda: "cp1252")
+    monkeypatch.setattr(locale, "getpreferredencoding", lambda do_setlocale=True: "cp1252")
+    monkeypatch.setenv("PYTHONIOENCODING", "cp1252")

@@ -5,7 +5,6 @@ writes to a pipe). Chinese text and paths come back whole; and no call in core/ 
 child's text in the locale's code page."""
 
 import ast
-import locale
 import sys
 from pathlib import Path
 
@@ -17,15 +16,6 @@ from chattts_studio.core.asr import demo_model
 from chattts_studio.core.errors import ModelError
 
 SPEAKS = "import sys; print('四川美食 café'); print('出错：路径', file=sys.stderr)"
-
-
-@pytest.fixture
-def windows_locale(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The parent decodes pipes in cp1252, and a Python child writes its pipes in cp1252."""
-    if hasattr(locale, "getencoding"):
-        monkeypatch.setattr(locale, "getencoding", lambda: "cp1252")
-    monkeypatch.setattr(locale, "getpreferredencoding", lambda do_setlocale=True: "cp1252")
-    monkeypatch.setenv("PYTHONIOENCODING", "cp1252")
 
 
 def test_a_child_speaks_utf8_to_its_parent(windows_locale: None) -> None:

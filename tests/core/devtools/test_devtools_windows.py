@@ -4,21 +4,12 @@ write theirs in cp1252 unless told otherwise (see tests/core/test_child_process.
 run finds Ray's logs where Ray keeps them (no /tmp on Windows)."""
 
 import argparse
-import locale
 import tempfile
 from pathlib import Path
 
 import pytest
 
 from chattts_studio.core.devtools import gpucheck, gpuparts, loadrun
-
-
-@pytest.fixture
-def windows_locale(monkeypatch: pytest.MonkeyPatch) -> None:
-    if hasattr(locale, "getencoding"):
-        monkeypatch.setattr(locale, "getencoding", lambda: "cp1252")
-    monkeypatch.setattr(locale, "getpreferredencoding", lambda do_setlocale=True: "cp1252")
-    monkeypatch.setenv("PYTHONIOENCODING", "cp1252")
 
 
 def test_a_failed_parts_log_keeps_its_chinese(tmp_path: Path, windows_locale: None) -> None:
