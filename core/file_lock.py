@@ -9,6 +9,7 @@ held for milliseconds: no slow work (a model, a voice being made) ever runs unde
 """
 
 import contextlib
+import errno
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -64,12 +65,36 @@ def changing(
         lock.release()
 
 
-def try_hold(path: Path) -> BaseFileLock | None:
+def try_hold(path: Path, error: type[StudioError] | None = None) -> BaseFileLock | None:
     """`path` locked now and kept until released, or None when another holder has it (for a
-    mark that a folder is in use, held as long as the use lasts)."""
+    mark that a folder is in use, held as long as the use lasts). A lock file that cannot be
+    made (a read-only folder, a full disk) or that is a link (the lock would open whatever it
+    points to) raises OSError, or with `error`, that error with one sentence."""
     lock = FileLock(path, timeout=0)
     try:
+        if _is_link(path):
+            raise OSError(errno.ELOOP, "the lock file is a link", str(path))
         lock.acquire()
     except Timeout:
         return None
+    except (OSError, ValueError) as exc:
+        if error is None:
+            raise
+        if _is_link(path):
+            raise error(
+                Sentence(
+                    QT_TRANSLATE_NOOP(
+                        "core", "{path} is a link, not a lock file; remove it and try again."
+                    ),
+                    path=str(path),
+                )
+            ) from None
+        raise error(os_error_sentence("write to", path, exc)) from None
     return lock
+
+
+def _is_link(path: Path) -> bool:
+    try:
+        return path.is_symlink()
+    except OSError:
+        return False

@@ -91,3 +91,35 @@ def big_project(count: int, takes: int = 3) -> Project:
             segment.takes.append(take_of(segment, take_id, take_id, measures))
         segment.chosen = 1
     return project
+
+
+def small_project(folder: Path) -> Path:
+    """Three short segments with 1, 2 and 1 takes of noise (a quarter second each): a whole
+    project on disk in milliseconds, for tests of its files."""
+    texts = ["Hello there.", "A second one.", "And the last."]
+    clips = [[speech(0.25, 1)], [speech(0.25, 2), speech(0.3, 3)], [speech(0.2, 4)]]
+    return saved_project(folder, texts, clips)
+
+
+def file_hashes(root: Path) -> dict[str, str]:
+    """Every plain file under `root` (links not followed), by its relative path: its sha256."""
+    import hashlib
+
+    found = {}
+    for path in sorted(root.rglob("*")):
+        if path.is_file() and not path.is_symlink():
+            found[str(path.relative_to(root))] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return found
+
+
+def unsaved_take(folder: Path, number: int, take_id: int, seconds: float = 0.1) -> Take:
+    """A take of segment `number` written as a take job writes one (its audio, then its
+    record, chosen) by a writer killed before it wrote project.json again: only its record
+    names it, and load recovers it from there."""
+    with store.opened(folder) as handle:
+        segment = handle.project.at(number)
+        audio = speech(seconds, take_id)
+        take = take_of(segment, take_id, take_id, flags.measure(audio, segment.text))
+        assert handle.write_take_audio(segment, take_id, audio) == take.audio
+        handle.add_take(segment, take, chosen=True)
+    return take

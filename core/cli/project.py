@@ -14,7 +14,8 @@ and lock segments, list them and export the chosen takes (core/services/project.
     project export P OUT [--subtitles F.srt|F.vtt] [--per-segment]
 
 SEGMENTS are 1-based numbers like 3,7-9. A mistake (an unknown segment, a locked one, a missing
-or damaged project) is one sentence and exit 2, the project unchanged.
+or damaged project, an export into the project's folder) is one sentence and exit 2, the project
+unchanged; a take record that does not read is left out with a `warning:` line.
 """
 
 import argparse
@@ -180,6 +181,12 @@ def _new(args: argparse.Namespace) -> int:
         check_speaker_arg(args.speaker)  # an unknown name before the model loads
     folder = store.check_new(args.output)
     check_takes(args.takes)
+    # What a project keeps, said before the model loads (its ranges: core/project/checked.py).
+    store.check_settings(
+        TakeSettings(args.temperature, args.top_p, args.top_k, args.speed),
+        args.pause,
+        args.turn_pause,
+    )
     recognizer, demo = recognizer_arg(args) if args.best == "asr" else (None, False)
     lexicon = lexicon_entries(args)
     set_threads(args.threads)
@@ -353,11 +360,21 @@ def _edit(args: argparse.Namespace) -> int:
     return 0
 
 
+def _warn(path: str) -> None:
+    """What reading the project left out (a take record that does not read), one `warning:`
+    line each on stderr; a missing or damaged project is the command's one error sentence."""
+    from chattts_studio.core.project import store
+
+    for warning in store.load(path).warnings:
+        err(f"warning: {warning}")
+
+
 def run(args: argparse.Namespace) -> int:
     from chattts_studio.core.project import edits, reading
 
     if args.action == "new":
         return _new(args)
+    _warn(args.project)
     if args.action == "list":
         return _list(args)
     if args.action == "check":

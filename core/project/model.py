@@ -76,6 +76,10 @@ class Segment:
     chosen: int | None = None  # a take id
     picked: bool = False  # chosen by hand: never replaced automatically
     locked: bool = False  # never re-rolled, edited or replaced
+    # The highest take id whose files lie in takes/ (store.load sets it): a record that did
+    # not read, a take whose writer died before its record. A new take's id is above it, so
+    # its files never replace them. Not saved.
+    reserved: int = field(default=0, compare=False, repr=False)
 
     def take(self, take_id: int) -> Take | None:
         return next((t for t in self.takes if t.id == take_id), None)
@@ -85,7 +89,7 @@ class Segment:
         return self.take(self.chosen) if self.chosen is not None else None
 
     def next_take_id(self) -> int:
-        return max((t.id for t in self.takes), default=0) + 1
+        return max(max((t.id for t in self.takes), default=0), self.reserved) + 1
 
     def current(self, take: Take, spoken: str | None = None) -> bool:
         """Whether the take reads the segment's text as it is now, in its voice; with
@@ -109,6 +113,9 @@ class Project:
     engine: str = "auto"
     pause: float = 0.25  # seconds before a segment that a split makes
     extra: dict[str, Any] = field(default_factory=dict)  # keys a newer minor version wrote
+    # What reading it left out, one sentence each (a take record that does not read): shown,
+    # never saved.
+    warnings: list[str] = field(default_factory=list, compare=False, repr=False)
 
     def new_segment(self, text: str, voice: Voice, **kw: Any) -> Segment:
         segment = Segment(self.next_segment_id, text, voice, **kw)

@@ -168,12 +168,16 @@ def export(
 ) -> list[Path]:
     """The chosen takes in order with each segment's pause before it, in one file (with
     subtitles when asked), or one file per segment (`out` a folder then, each file's format
-    after `suffix`); the files written."""
+    after `suffix`); the files written. A target inside the project folder is refused (it
+    could be a take's own audio)."""
     from chattts_studio.core.audio.stream_writer import AudioStreamWriter, pause_samples
     from chattts_studio.core.audio.subtitles import cues_for, write_subtitles
 
     folder = store.project_folder(path)
     project = store.load(folder)
+    for target in (out, subtitles):
+        if target is not None:
+            store.refuse_inside(folder, target)
     pieces = chosen_audio(folder, project)
     if per_segment:
         out.mkdir(parents=True, exist_ok=True)

@@ -16,42 +16,53 @@ is replaced whole.
 A project written by a newer ChatTTS Studio (a higher `format`) is refused with one sentence;
 keys this version does not know are kept and written back (a newer minor addition survives an
 older app's save).
+
+Damaged or hostile files are one sentence, never a traceback and never a write outside the
+folder: every value of project.json and of a record is checked as it is read (codec.py and
+checked.py: types, finite numbers, documented limits), a record that does not read is left out
+with a warning, a take's audio is checked against its record's length, and a takes/ or a
+take's file that leads out of the folder (a link) is refused.
 """
 
 import json
+import os
 import re
+import stat
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from chattts_studio.core import SAMPLE_RATE
-from chattts_studio.core.asr.score import AsrCheck
 from chattts_studio.core.atomic import os_error_sentence, write_text_atomic, write_with
-from chattts_studio.core.errors import StudioError
+from chattts_studio.core.errors import BadSettingError, StudioError
 from chattts_studio.core.file_lock import try_hold
 from chattts_studio.core.messages import QT_TRANSLATE_NOOP, Sentence
-from chattts_studio.core.project import flags
-from chattts_studio.core.project.model import (
-    FORMAT,
-    Maker,
-    Project,
-    Segment,
-    Take,
-    TakeSettings,
+from chattts_studio.core.project import codec
+from chattts_studio.core.project.checked import (
+    MAX_ID,
+    MAX_PAUSE_S,
+    MAX_PROJECT_BYTES,
+    MAX_RECORD_BYTES,
+    SETTING_RANGES,
+    flag,
+    mapping,
+    shown,
 )
-from chattts_studio.core.voices.voice import Voice
+from chattts_studio.core.project.codec import take_from, take_to_json, to_json
+from chattts_studio.core.project.model import FORMAT, Project, Segment, Take, TakeSettings
 
 SUFFIX = ".chattts"
 PROJECT_FILE = "project.json"
 TAKES = "takes"
 LOCK = ".lock"
 SAVE_EVERY_S = 2.0  # project.json at most this often while takes come in (records cover them)
-_RECORD = re.compile(r"s(\d{5})-t(\d{3})\.json")
+# A take's record: s{segment:05d}-t{take:03d}.json, the numbers growing past their padding.
+_RECORD = re.compile(r"s(\d{5,9})-t(\d{3,9})\.(json|wav)")
 
 
 class ProjectError(StudioError):
@@ -69,89 +80,92 @@ def _damaged(folder: Path, reason: str) -> ProjectError:
         Sentence(
             QT_TRANSLATE_NOOP("core", "The project {path} is damaged: {reason}"),
             path=str(folder),
-            reason=reason,
+            reason=" ".join(reason.split()),  # one line, whatever a file put in it
         )
     )
 
 
-# -- JSON -------------------------------------------------------------------------------------
-def _take_json(take: Take) -> dict[str, Any]:
-    data = asdict(take)
-    data["measures"] = flags.to_json(take.measures)
-    data["asr"] = None if take.asr is None else take.asr.to_json()
-    return data
-
-
-def _take(data: dict[str, Any]) -> Take:
-    return Take(
-        id=int(data["id"]),
-        seed=int(data["seed"]),
-        settings=TakeSettings(**data["settings"]),
-        maker=Maker(**data["maker"]),
-        text=str(data["text"]),
-        spoken_text=str(data["spoken_text"]),
-        model_text=str(data["model_text"]),
-        voice=str(data["voice"]),
-        audio=str(data["audio"]),
-        steps=int(data["steps"]),
-        cap=int(data["cap"]),
-        eos=bool(data["eos"]),
-        compute_seconds=float(data["compute_seconds"]),
-        measures=flags.from_json(data["measures"]),
-        made_at=str(data["made_at"]),
-        asr=_asr(data.get("asr")),
+def _unsaveable(folder: Path, reason: str) -> ProjectError:
+    return ProjectError(
+        Sentence(
+            QT_TRANSLATE_NOOP(
+                "core",
+                "The project {path} cannot be saved as it is ({reason}); nothing was changed.",
+            ),
+            path=str(folder),
+            reason=" ".join(reason.split()),
+        )
     )
 
 
-def _asr(data: Any) -> AsrCheck | None:
-    """A take's check, or None: none made yet (projects before it have no key), or one that
-    does not read (damaged: checking again makes it; the take itself is whole)."""
-    if data is None:
-        return None
+# -- the folder's own files -------------------------------------------------------------------
+def _inside(folder: Path, path: Path) -> bool:
+    """Whether `path`, links followed, is in `folder` (links followed too)."""
     try:
-        return AsrCheck.from_json(data)
-    except (KeyError, TypeError, ValueError, AttributeError):
-        return None
+        return path.resolve().is_relative_to(folder.resolve())
+    except (OSError, RuntimeError):  # a link loop (RuntimeError before Python 3.13)
+        return False
 
 
-def to_json(project: Project) -> dict[str, Any]:
-    voices = {s.voice.key(): asdict(s.voice) for s in project.segments}
-    segments = [
-        {
-            "id": s.id,
-            "text": s.text,
-            "voice": s.voice.key(),
-            "speaker": s.speaker,
-            "pause_before": s.pause_before,
-            "chosen": s.chosen,
-            "picked": s.picked,
-            "locked": s.locked,
-            "takes": [_take_json(t) for t in s.takes],
-        }
-        for s in project.segments
-    ]
-    known = {
-        "format": FORMAT,
-        "app": "ChatTTS Studio",
-        "title": project.title,
-        "model": project.model,
-        "device": project.device,
-        "precision": project.precision,
-        "engine": project.engine,
-        "pause": project.pause,
-        "settings": asdict(project.settings),
-        "next_segment_id": project.next_segment_id,
-        "voices": voices,
-        "segments": segments,
-    }
-    return {**project.extra, **known}
+def _takes_folder(folder: Path) -> Path:
+    """takes/, refused (one sentence) when it leads out of the project: a re-roll would write
+    there and the sweep of temp files would delete there."""
+    takes = folder / TAKES
+    if os.path.lexists(takes) and not _inside(folder, takes):
+        raise _damaged(folder, f"{TAKES}/ leads outside the project")
+    return takes
 
 
+def _regular(path: Path, limit: int) -> str | None:
+    """Why `path` is not a plain file of at most `limit` bytes to read, or None. (A FIFO or a
+    device would block or never end.)"""
+    try:
+        found = path.stat()
+    except OSError as exc:
+        return exc.strerror or type(exc).__name__
+    if not stat.S_ISREG(found.st_mode):
+        return "not a plain file"
+    if found.st_size > limit:
+        return f"larger than {limit:,} bytes"
+    return None
+
+
+def _json_of(text: str) -> Any:
+    """The JSON value in `text`; ValueError with a short reason (nesting too deep for the
+    parser, an integer of thousands of digits and a syntax error alike)."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"not JSON ({exc.msg}, line {exc.lineno})") from None
+    except RecursionError:
+        raise ValueError("not JSON this version reads (nested too deep)") from None
+    except ValueError as exc:
+        raise ValueError(f"not JSON this version reads ({shown(str(exc), 60)})") from None
+
+
+def refuse_inside(folder: Path, target: Path) -> None:
+    """ProjectError (one sentence) when `target`, links followed, is in the project folder:
+    an export there would overwrite a take's audio or the project's own files."""
+    if _inside(folder, target):
+        raise ProjectError(
+            Sentence(
+                QT_TRANSLATE_NOOP(
+                    "core",
+                    "{target} is inside the project {path}; export to a place outside it.",
+                ),
+                target=str(target),
+                path=str(folder),
+            )
+        )
+
+
+# -- reading ----------------------------------------------------------------------------------
 def from_json(data: Any, folder: Path) -> Project:
     """The project in `data`; ProjectError (one sentence) for a newer format or a damaged one."""
-    if not isinstance(data, dict) or not isinstance(data.get("format"), int):
+    found = data.get("format") if isinstance(data, dict) else None
+    if isinstance(found, bool) or not isinstance(found, int) or found < 1:
         raise _damaged(folder, "project.json has no format number")
-    if data["format"] > FORMAT:
+    if found > FORMAT:
         raise ProjectError(
             Sentence(
                 QT_TRANSLATE_NOOP(
@@ -160,69 +174,40 @@ def from_json(data: Any, folder: Path) -> Project:
                     "one reads up to {known}); update ChatTTS Studio to open it.",
                 ),
                 path=str(folder),
-                found=str(data["format"]),
+                found=shown(found, 20),
                 known=str(FORMAT),
             )
         )
     try:
-        voices = {k: Voice(**v) for k, v in data["voices"].items()}
-        segments = []
-        for s in data["segments"]:
-            segment = Segment(
-                id=int(s["id"]),
-                text=str(s["text"]),
-                voice=voices[s["voice"]],
-                speaker=str(s.get("speaker", "")),
-                pause_before=float(s.get("pause_before", 0.0)),
-                takes=[_take(t) for t in s["takes"]],
-                chosen=None if s.get("chosen") is None else int(s["chosen"]),
-                picked=bool(s.get("picked", False)),
-                locked=bool(s.get("locked", False)),
-            )
-            if segment.chosen is not None and segment.take(segment.chosen) is None:
-                raise ValueError(f"segment {segment.id} chooses take {segment.chosen}, not there")
-            segments.append(segment)
-        ids = [s.id for s in segments]
-        if len(set(ids)) != len(ids):
-            raise ValueError("two segments share an id")
-        known = {
-            "format", "app", "title", "model", "device", "precision", "engine", "pause",
-            "settings", "next_segment_id", "voices", "segments",
-        }  # fmt: skip
-        return Project(
-            title=str(data["title"]),
-            settings=TakeSettings(**data["settings"]),
-            model=str(data["model"]),
-            segments=segments,
-            next_segment_id=max(int(data["next_segment_id"]), max(ids, default=0) + 1),
-            device=None if data.get("device") is None else str(data["device"]),
-            precision=str(data.get("precision", "fp32")),
-            engine=str(data.get("engine", "auto")),
-            pause=float(data.get("pause", 0.25)),
-            extra={k: v for k, v in data.items() if k not in known},
-        )
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        return codec.project_from(data)
+    except (ValueError, KeyError, TypeError, AttributeError, OverflowError, RecursionError) as exc:
+        # Only ValueError is expected (codec checks every value); the others are a value it
+        # missed, still said in one sentence.
+        reason = str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}"
         raise _damaged(folder, reason[:200]) from None
 
 
-# -- reading ----------------------------------------------------------------------------------
 def load(path: Path | str) -> Project:
-    """Read a project (no lock: project.json is always replaced whole)."""
+    """Read a project (no lock: project.json is always replaced whole). A take record that
+    does not read is left out with a warning (Project.warnings)."""
     folder = project_folder(path)
     target = folder / PROJECT_FILE
     if not target.is_file():
         raise ProjectError(
             Sentence(QT_TRANSLATE_NOOP("core", "There is no project at {path}."), path=str(folder))
         )
+    _takes_folder(folder)
+    problem = _regular(target, MAX_PROJECT_BYTES)
+    if problem is not None:
+        raise _damaged(folder, f"project.json is {problem}")
     try:
         text = target.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ProjectError(os_error_sentence("read", target, exc)) from None
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise _damaged(folder, f"project.json is not JSON ({exc.msg}, line {exc.lineno})") from None
+        data = _json_of(text)
+    except ValueError as exc:
+        raise _damaged(folder, f"project.json is {exc}") from None
     project = from_json(data, folder)
     _recover(project, folder)
     return project
@@ -233,14 +218,35 @@ def record_name(segment_id: int, take_id: int) -> str:
     return f"{TAKES}/s{segment_id:05d}-t{take_id:03d}.json"
 
 
+def _record(folder: Path, name: str, take_id: int) -> tuple[Take, bool]:
+    """The take in record `name` and whether it was chosen; ValueError with the reason."""
+    path = folder / TAKES / name
+    if not _inside(folder, path):
+        raise ValueError("it leads outside the project")
+    problem = _regular(path, MAX_RECORD_BYTES)
+    if problem is not None:
+        raise ValueError(f"it is {problem}")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(getattr(exc, "strerror", None) or type(exc).__name__) from None
+    data = mapping(_json_of(text), "the record")
+    take = take_from(data.get("take"))
+    if take.id != take_id:
+        raise ValueError(f"it holds take {take.id}")
+    return take, flag(data, "chosen", "", False)
+
+
 def _recover(project: Project, folder: Path) -> None:
     """The takes whose record is in takes/ but whose project.json was not written since (the
     writer was killed, or saves more seldom than takes come): added to their segments, chosen
-    as they were. A record of a segment that no longer exists (merged away) is left alone."""
+    as they were. A record of a segment that no longer exists (merged away) is left alone; one
+    that does not read is left out with a warning. Every take id with files there is kept
+    from new takes (Segment.reserved)."""
     segments = {s.id: s for s in project.segments}
     named = {(s.id, t.id) for s in project.segments for t in s.takes}
     try:
-        names = sorted(p.name for p in (folder / TAKES).iterdir())
+        names = sorted(os.listdir(folder / TAKES))
     except OSError:
         return
     for name in names:
@@ -248,42 +254,140 @@ def _recover(project: Project, folder: Path) -> None:
         if match is None:
             continue
         key = (int(match.group(1)), int(match.group(2)))
+        stem = name.rsplit(".", 1)[0]
+        if record_name(*key) != f"{TAKES}/{stem}.json" or not 0 < key[1] <= MAX_ID:
+            continue  # not a name the writer gives (s1-t01.json): no take of ours
         segment = segments.get(key[0])
-        if segment is None or key in named:
+        if segment is None:
+            continue
+        segment.reserved = max(segment.reserved, key[1])
+        if key in named or match.group(3) == "wav":
             continue
         try:
-            data = json.loads((folder / TAKES / name).read_text(encoding="utf-8"))
-            take = _take(data["take"])
-        except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError):
-            continue  # written whole or not at all: an unreadable one is no take of ours
-        if take.id != key[1]:
+            take, chosen = _record(folder, name, key[1])
+        except (ValueError, KeyError, TypeError, OverflowError, RecursionError) as exc:
+            project.warnings.append(
+                Sentence(
+                    QT_TRANSLATE_NOOP(
+                        "core", "The take record {name} does not read and was left out: {reason}"
+                    ),
+                    name=f"{TAKES}/{name}",
+                    reason=" ".join(str(exc).split())[:200],
+                )
+            )
             continue
         segment.takes.append(take)
         segment.takes.sort(key=lambda t: t.id)
-        chosen = bool(data.get("chosen")) and not segment.picked and not segment.locked
-        if chosen or segment.chosen is None:
+        if (chosen and not segment.picked and not segment.locked) or segment.chosen is None:
             segment.chosen = take.id
 
 
+def take_frames(take: Take) -> int:
+    """The samples a take's audio holds: its measures say its length exactly (`seconds` is
+    the sample count over the rate, measured on the samples that were written)."""
+    return round(take.measures.seconds * SAMPLE_RATE)
+
+
+def _wav_problem(path: Path) -> str | None:
+    """Why the file is not a whole WAV file, or None: soundfile reads a file cut short (a
+    copy that stopped, a full disk) as if it were whole, so the data chunk's length is checked
+    against the bytes there."""
+    with open(path, "rb") as file:
+        size = os.fstat(file.fileno()).st_size
+        head = file.read(12)
+        if len(head) < 12 or head[:4] != b"RIFF" or head[8:] != b"WAVE":
+            return "not a WAV file"
+        offset = 12
+        for _ in range(64):  # fmt, fact, PEAK, data: a handful of chunks
+            chunk = file.read(8)
+            if len(chunk) < 8:
+                break
+            length = int.from_bytes(chunk[4:], "little")
+            if chunk[:4] == b"data":
+                present = size - offset - 8
+                if length > present:
+                    return f"cut short: {present:,} of its {length:,} bytes of audio"
+                return None
+            offset += 8 + length + (length & 1)
+            file.seek(offset)
+    return "no audio data"
+
+
 def take_audio(folder: Path, take: Take) -> np.ndarray:
-    """A take's samples (float32, exactly as made); ProjectError when its file is gone."""
+    """A take's samples (float32, exactly as made); ProjectError (one sentence) when its file
+    is gone, leads outside the project, is cut short or is not the length its record says."""
     import soundfile as sf
 
-    path = folder / take.audio
-    if Path(take.audio).is_absolute() or ".." in Path(take.audio).parts:
-        raise _damaged(folder, f"a take names a file outside the project ({take.audio})")
     try:
-        audio, rate = sf.read(str(path), dtype="float32", always_2d=False)
+        codec.audio_name(take.audio, "a take's file")
+    except ValueError:
+        said = shown(take.audio)
+        raise _damaged(folder, f"a take names a file outside takes/ ({said})") from None
+    path = folder / take.audio
+    if not _inside(folder, path):
+        raise _damaged(folder, f"the audio of a take leads outside the project ({take.audio})")
+
+    def unreadable(why: str) -> ProjectError:
+        return _damaged(folder, f"the audio of a take cannot be read ({take.audio}: {why})")
+
+    expected = take_frames(take)
+    problem = _regular(path, 64 + 4 * expected + (1 << 20))
+    try:
+        problem = problem or _wav_problem(path)
+        if problem is not None:
+            raise unreadable(problem)
+        with sf.SoundFile(str(path)) as file:
+            if file.samplerate != SAMPLE_RATE or file.channels != 1:
+                raise _damaged(folder, f"the audio of a take is not 24 kHz mono ({take.audio})")
+            if file.frames != expected:
+                raise unreadable(f"{file.frames:,} samples where its record says {expected:,}")
+            audio = file.read(dtype="float32", always_2d=False)
     except (OSError, RuntimeError) as exc:  # soundfile says RuntimeError for a bad file
-        raise _damaged(
-            folder, f"the audio of a take cannot be read ({take.audio}: {exc})"
-        ) from None
-    if rate != SAMPLE_RATE or audio.ndim != 1:
-        raise _damaged(folder, f"the audio of a take is not 24 kHz mono ({take.audio})")
+        detail = exc.strerror if isinstance(exc, OSError) else None
+        raise unreadable(detail or str(exc)) from None
+    if len(audio) != expected:
+        raise unreadable(f"{len(audio):,} samples where its record says {expected:,}")
     return np.ascontiguousarray(audio, dtype=np.float32)
 
 
+def check_settings(settings: TakeSettings, *pauses: float) -> None:
+    """BadSettingError (one sentence) for generation settings or pauses a project does not
+    keep (its ranges: checked.py), said before any work starts."""
+    names = {
+        "temperature": QT_TRANSLATE_NOOP("core", "temperature"),
+        "top_p": QT_TRANSLATE_NOOP("core", "top-P"),
+        "top_k": QT_TRANSLATE_NOOP("core", "top-K"),
+        "speed": QT_TRANSLATE_NOOP("core", "speed"),
+    }
+    checks = [(names[k], getattr(settings, k), *SETTING_RANGES[k]) for k in names]
+    checks += [(QT_TRANSLATE_NOOP("core", "pause"), p, 0.0, MAX_PAUSE_S) for p in pauses]
+    for name, value, low, high in checks:
+        if not low <= value <= high:  # NaN too: it compares false
+            raise BadSettingError(
+                Sentence(
+                    QT_TRANSLATE_NOOP(
+                        "core", "The {setting} must be between {low} and {high} (got {value})."
+                    ),
+                    setting=Sentence(name),
+                    low=f"{low:g}",
+                    high=f"{high:g}",
+                    value=f"{value:g}",
+                )
+            )
+
+
 # -- writing ----------------------------------------------------------------------------------
+def _checked_json(project: Project, folder: Path) -> dict[str, Any]:
+    """The project's JSON, read back by the reader first: a value it would refuse (an id past
+    its limit, a merge past the text limit) is refused here, before anything is written."""
+    data = to_json(project)
+    try:
+        codec.project_from(data)
+    except ValueError as exc:
+        raise _unsaveable(folder, str(exc)) from None
+    return data
+
+
 @dataclass
 class OpenProject:
     """A project open for writing: the folder's lock held until close()."""
@@ -296,7 +400,8 @@ class OpenProject:
     def save(self) -> None:
         """project.json replaced atomically (what every change calls: autosave)."""
         self._saved_at = time.monotonic()
-        text = json.dumps(to_json(self.project), ensure_ascii=False, indent=1)
+        data = _checked_json(self.project, self.folder)
+        text = json.dumps(data, ensure_ascii=False, indent=1)
         try:
             write_text_atomic(self.folder / PROJECT_FILE, text + "\n")
         except OSError as exc:
@@ -307,9 +412,15 @@ class OpenProject:
     def add_take(self, segment: Segment, take: Take, chosen: bool) -> None:
         """A new take's record, written whole beside its audio (written before): the take
         exists from now on, whenever project.json is written next (see the module's note)."""
-        record = {"segment": segment.id, "chosen": chosen, "take": _take_json(take)}
+        data = take_to_json(take)
+        try:
+            take_from(data)  # what load would refuse is never written
+        except ValueError as exc:
+            raise _unsaveable(self.folder, str(exc)) from None
+        record = {"segment": segment.id, "chosen": chosen, "take": data}
         target = self.folder / record_name(segment.id, take.id)
         try:
+            _takes_folder(self.folder)
             write_text_atomic(target, json.dumps(record, ensure_ascii=False))
         except OSError as exc:
             raise ProjectError(os_error_sentence("write", target, exc)) from None
@@ -321,20 +432,25 @@ class OpenProject:
 
     def write_take_audio(self, segment: Segment, take_id: int, audio: np.ndarray) -> str:
         """The take's audio in its own file, written whole before anything names it; the
-        file's name relative to the folder."""
+        file's name relative to the folder. Made in memory first (4 MB at most), so a full
+        disk is the OSError that says so, not soundfile's "System error"."""
+        import io
+
         import soundfile as sf
 
         name = f"{TAKES}/s{segment.id:05d}-t{take_id:03d}.wav"
         target = self.folder / name
         samples = np.ascontiguousarray(audio, dtype=np.float32)
+        encoded = io.BytesIO()
 
         def write(tmp: Path) -> None:
-            sf.write(str(tmp), samples, SAMPLE_RATE, subtype="FLOAT", format="WAV")
+            tmp.write_bytes(encoded.getbuffer())
 
         try:
-            target.parent.mkdir(exist_ok=True)
+            sf.write(encoded, samples, SAMPLE_RATE, subtype="FLOAT", format="WAV")
+            _takes_folder(self.folder).mkdir(exist_ok=True)
             write_with(target, write)
-        except OSError as exc:
+        except (OSError, sf.SoundFileError) as exc:
             raise ProjectError(os_error_sentence("write", target, exc)) from None
         return name
 
@@ -345,7 +461,7 @@ class OpenProject:
 
 
 def _hold(folder: Path) -> Any:
-    lock = try_hold(folder / LOCK)
+    lock = try_hold(folder / LOCK, ProjectError)
     if lock is None:
         raise ProjectError(
             Sentence(
@@ -362,10 +478,14 @@ def _hold(folder: Path) -> Any:
 
 def _sweep(folder: Path) -> None:
     """Temp files a killed writer left (atomic.py's `.NAME.*.part*`): under the lock no other
-    writer is at work, so every one of them is a dead writer's and is removed."""
-    for place in (folder, folder / TAKES):
+    writer is at work, so every one of them is a dead writer's and is removed (only in the
+    project: a takes/ that leads elsewhere is refused before)."""
+    for place in (folder, _takes_folder(folder)):
         for leftover in place.glob(".*.part*"):
-            leftover.unlink(missing_ok=True)
+            try:
+                leftover.unlink(missing_ok=True)
+            except OSError:  # a folder of that name, a read-only disk: not ours to force
+                continue
 
 
 @contextmanager
@@ -387,7 +507,7 @@ def opened(path: Path | str) -> Iterator[OpenProject]:
 def check_new(path: Path | str) -> Path:
     """The folder a new project at `path` would take; ProjectError when one is there."""
     folder = project_folder(path)
-    if folder.exists():
+    if os.path.lexists(folder):
         raise ProjectError(
             Sentence(
                 QT_TRANSLATE_NOOP(
@@ -401,8 +521,10 @@ def check_new(path: Path | str) -> Path:
 
 @contextmanager
 def created(path: Path | str, project: Project) -> Iterator[OpenProject]:
-    """A new project folder (refused when one is there), saved at once, open for changes."""
+    """A new project folder (refused when one is there, or when the project could not be read
+    back), saved at once, open for changes."""
     folder = check_new(path)
+    _checked_json(project, folder)
     try:
         (folder / TAKES).mkdir(parents=True)
     except OSError as exc:

@@ -67,6 +67,7 @@ class ProjectControl(QObject):
     ) -> None:
         super().__init__(window)
         self.window, self.host, self.jobs, self.messages = window, host, jobs, messages
+        self._warned: set[tuple[Path, str]] = set()  # the project's warnings already shown
         self.model, self.voices, self.serve = parts
         self.speakers, self.result = panels
         self.settings_request, self.text_source = settings_request, text_source
@@ -179,6 +180,10 @@ class ProjectControl(QObject):
                 self.panel.show_project(project, folder, lexicon, rows)
             if front:
                 self.opened.emit()
+            for warning in project.warnings:  # a stray take record left out, once each
+                if (folder, warning) not in self._warned:
+                    self._warned.add((folder, warning))
+                    self.messages.show(core_text(warning))
 
         in_background(read, shown, self._problem, owner=self)
 

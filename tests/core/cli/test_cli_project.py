@@ -224,3 +224,44 @@ def test_best_of_n_and_until_clean_through_speech_recognition(
         capsys, "project", "reroll", str(project), "--flagged", "--until-clean", *MODEL
     )
     assert code == 2 and "not downloaded yet" in err and "model download-asr" in err
+
+
+def test_a_full_disk_during_a_reroll_is_one_sentence_and_keeps_every_take(
+    private_home: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """soundfile's own error (a RuntimeError, not an OSError) and the OS's full disk, while a
+    re-roll saves its take: one sentence, exit 2, every earlier take and project.json as they
+    were."""
+    import errno
+
+    from chattts_studio.core.project import store
+
+    project = tmp_path / "walk.chattts"
+    code, _, err = run(
+        capsys, "project", "new", TEXT, "-o", str(project), "--segment-size", "10", *MODEL
+    )
+    assert code == 0, err
+    before = {p.name: p.read_bytes() for p in sorted(project.rglob("*")) if p.is_file()}
+
+    def libsndfile_fails(*args: object, **kwargs: object) -> None:
+        raise sf.LibsndfileError(0, "Error writing: ")
+
+    def disk_full(target: Path, *args: object) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device", str(target))
+
+    for module, name, failing, words in (
+        (sf, "write", libsndfile_fails, "Cannot write "),
+        (store, "write_with", disk_full, "the disk is full"),
+    ):
+        with monkeypatch.context() as patched:
+            patched.setattr(module, name, failing)
+            code, out, err = run(capsys, "project", "reroll", str(project), "2", *MODEL)
+        assert code == 2 and words in err and "s00002-t002.wav" in err, (out, err)
+        errors = [line for line in err.splitlines() if line.startswith("error:")]
+        assert errors == [err.strip().splitlines()[-1]] and "Traceback" not in err
+        after = {p.name: p.read_bytes() for p in sorted(project.rglob("*")) if p.is_file()}
+        assert after == before
+    assert [len(s.takes) for s in store.load(project).segments] == [1, 1, 1]

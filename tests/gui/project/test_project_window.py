@@ -149,6 +149,14 @@ def test_a_second_writer_and_a_damaged_project_are_one_sentence_each(
     qtbot.waitUntil(lambda: "damaged" in window.messages.notice.text().lower())
     assert window.projects.folder == folder  # the open project stays open
 
+    # A stray take record that does not read: the project opens without it, and says so.
+    (folder / store.record_name(1, 9)).write_text("{cut short", encoding="utf-8")
+    monkeypatch.setattr(dialogs, "open_project_folder", lambda *_args: folder)
+    window.projects.open()
+    qtbot.waitUntil(lambda: "was left out" in window.messages.notice.text())
+    assert "s00001-t009.json" in window.messages.notice.text()
+    assert window.projects.project is not None and window.projects.folder == folder
+
 
 def test_the_render_queue_exports_a_projects_chosen_takes(
     qtbot, make_window, tmp_path, monkeypatch
