@@ -14,7 +14,8 @@ from typing import SupportsFloat, SupportsIndex, SupportsInt
 from PySide6.QtCore import QByteArray, QSettings
 
 from chattts_studio.core import paths
-from chattts_studio.gui.i18n import translate
+from chattts_studio.core.atomic import new_file, os_error_reason
+from chattts_studio.gui.i18n import core_text, translate
 
 SETTINGS_FILE = "gui-settings.ini"
 SETTINGS_VERSION = 1  # raise it when a key changes meaning; older files are read as they are
@@ -107,6 +108,7 @@ class Settings:
 
     def __init__(self, qsettings: QSettings | None = None) -> None:
         self.problem: str | None = None
+        self.save_problem: str | None = None  # why the last sync did not reach the disk
         self._memory: dict[str, object] | None = None  # set: nothing is written to disk
         if qsettings is None:
             path = paths.data_dir() / SETTINGS_FILE
@@ -225,8 +227,52 @@ class Settings:
     def flag(self, key: Key) -> bool:
         return bool(self.get(key))
 
-    def sync(self) -> None:
-        """Write now (a crash later loses nothing); a full disk must not stop the window."""
-        if self._memory is None:
-            with contextlib.suppress(RuntimeError):
-                self._q.sync()
+    def sync(self) -> str | None:
+        """Write now (a crash later loses nothing). A disk that refuses (read-only, full) never
+        stops the window: the file keeps what it held (Qt writes a temp file and renames it),
+        the changes stay in memory and go to disk at the next sync that can, and the sentence
+        to show is returned (and kept in `save_problem` until a sync works again)."""
+        if self._memory is not None:
+            return None
+        if self.save_problem is not None:
+            # Qt keeps a QSettings' first error for ever: a fresh one, made now and holding
+            # the same values, tells whether this sync works.
+            failed = self._q
+            self._q = QSettings(failed.fileName(), failed.format())
+            self._q.setAtomicSyncRequired(True)
+            for key in failed.allKeys():
+                self._q.setValue(key, failed.value(key))
+        with contextlib.suppress(RuntimeError):
+            self._q.sync()
+        if self._q.status() != QSettings.Status.AccessError:
+            self.save_problem = None
+            return None
+        path = Path(self._q.fileName())
+        self.save_problem = translate(
+            "Settings",
+            "The settings cannot be saved to {path} ({reason}); they are kept for this session "
+            "and saved as soon as the disk allows.",
+        ).format(path=path, reason=_refusal(path.parent))
+        return self.save_problem
+
+
+def _refusal(folder: Path) -> str:
+    """Why `folder` takes no file now, in the app's words: a small file is tried there (the
+    settings file itself cannot say: QSettings reports only that access failed)."""
+    try:
+        probe = new_file(folder, ".settings-check-")
+    except OSError as exc:
+        return core_text(os_error_reason(exc))
+    try:
+        fd = os.open(probe, os.O_WRONLY)
+        try:
+            os.write(fd, b"\0" * 8192)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        return core_text(os_error_reason(exc))
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(probe)
+    return translate("Settings", "the file could not be written")

@@ -11,7 +11,10 @@ parameters: its cost), `SMALL` is for tests. The layers are the stand-in of
 core/devtools/asrcost.py (same sizes and kinds, not FunASR's exact graph).
 """
 
+import errno
 import json
+import os
+import shutil
 import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -20,10 +23,12 @@ import torch
 from torch import nn
 
 from chattts_studio.core.asr import DEMO_MARKER
+from chattts_studio.core.atomic import os_error_reason
 from chattts_studio.core.errors import ModelError
 from chattts_studio.core.messages import QT_TRANSLATE_NOOP, Sentence
 
 MODEL_FILE, TOKENS_FILE = "model.onnx", "tokens.txt"
+FAILED_MARK = "demo recogniser not made: "  # the child's last stderr line starts so
 LFR_INPUT = 560
 # Query ids (the embedding's rows), as SenseVoice numbers them.
 LANGUAGES = {"auto": 0, "zh": 3, "en": 4, "yue": 7, "ja": 11, "ko": 12}
@@ -130,13 +135,26 @@ def build(folder: Path, sizes: Sizes = SMALL, seed: int = 0) -> Path:
     done = run_python([sys.executable, "-m", __name__, order])  # UTF-8 whatever the locale
     if done.returncode != 0:
         lines = done.stderr.strip().splitlines() or [f"exit code {done.returncode}"]
+        said = [line[len(FAILED_MARK) :] for line in lines if line.startswith(FAILED_MARK)]
+        reason = said[-1] if said else lines[-1][:200]
+        if not said and _nearly_full(folder):  # torch's exporter says a full disk its own way
+            reason = os_error_reason(OSError(errno.ENOSPC, os.strerror(errno.ENOSPC)))
         raise ModelError(
             Sentence(
                 QT_TRANSLATE_NOOP("core", "Could not make the demo recogniser: {reason}"),
-                reason=lines[-1][:200],
+                reason=reason,
             )
         )
     return folder
+
+
+def _nearly_full(folder: Path) -> bool:
+    for place in (folder, *folder.parents):  # the nearest folder that exists
+        try:
+            return shutil.disk_usage(place).free < 1 << 20
+        except OSError:
+            continue
+    return False
 
 
 def _write(folder: Path, sizes: Sizes, seed: int) -> None:
@@ -195,7 +213,6 @@ def _write(folder: Path, sizes: Sizes, seed: int) -> None:
 def demo_folder() -> Path:
     """The demo recogniser's folder in the app's cache, made on first use (under a temporary
     name, then renamed: a reader never sees half a model)."""
-    import shutil
     import uuid
 
     from chattts_studio.core import paths
@@ -209,9 +226,14 @@ def demo_folder() -> Path:
         build(building)
         try:
             replace_file(building, folder)  # tried again while a scanner holds a new file
-        except OSError:  # another process made it meanwhile
+        except OSError as exc:  # another process made it meanwhile, or the disk refused
             if not (folder / TOKENS_FILE).is_file():
-                raise
+                raise ModelError(
+                    Sentence(
+                        QT_TRANSLATE_NOOP("core", "Could not make the demo recogniser: {reason}"),
+                        reason=os_error_reason(exc),
+                    )
+                ) from None
     finally:
         shutil.rmtree(building, ignore_errors=True)
     return folder
@@ -219,4 +241,8 @@ def demo_folder() -> Path:
 
 if __name__ == "__main__":
     _order = json.loads(sys.argv[1])
-    _write(Path(_order["folder"]), Sizes(**_order["sizes"]), int(_order["seed"]))
+    try:
+        _write(Path(_order["folder"]), Sizes(**_order["sizes"]), int(_order["seed"]))
+    except OSError as _exc:  # the disk's refusal, said as the app says it (build reads it)
+        print(f"{FAILED_MARK}{os_error_reason(_exc)}", file=sys.stderr)
+        sys.exit(1)

@@ -3,13 +3,23 @@ packs it, int8: 239 MB instead of the fp32's 894 MB, downloaded from the Hugging
 the data folder), the demo one (random weights, made once in the cache: noise, not speech), or a
 folder the user has (model.onnx or model.int8.onnx, and tokens.txt).
 
-The official files have no sha256 map of ChatTTS's kind: the download checks each file against
-the hash the Hub publishes for it and records their sha256 beside them (download.HUB_HASHES),
-so `model verify-asr` and the Models dialog find a file damaged on disk later. The hashes are
-not pinned in this source: the machine it is built on cannot reach the Hub (see
-docs/projects.md)."""
+The official files are one named revision (a commit) of the Hub's repository, trusted on first
+use: the first download asks for SENSEVOICE_REVISION and must match SENSEVOICE_SHA256; once
+every file matches, the commit the Hub resolved and each file's sha256 are recorded in the data
+folder (TRUSTED), before anything is installed. Every later download asks for that commit and
+must match the record, and `model verify-asr` and the Models dialog check the files against it:
+a mismatch is one sentence, and nothing is replaced. The pins are what public sources state, not
+checked from here (the machine this is built on cannot reach the Hub): the Hub's own listing of
+the repository (huggingface.co/csukuangfj/sherpa-onnx-sense-voice-zh-en-ja-ko-yue-2024-07-17,
+tree/main) shows its head commit 2365bae ("add models") with model.int8.onnx 239 MB and
+tokens.txt 316 kB; the whole commit id, the exact sizes and the sha256 below are those that
+public projects downloading these files pin (sherpa-onnx's GitHub release publishes the
+.tar.bz2 only, with no hash). Without pins (None), the first download trusts the hash the Hub
+publishes for each file (an LFS file's sha256, a small file's git blob id).
+See docs/projects.md."""
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 from chattts_studio.core import paths
@@ -23,6 +33,16 @@ DEMO = "demo"  # the random-weight model of demo_model.py
 SENSEVOICE_REPO = "csukuangfj/sherpa-onnx-sense-voice-zh-en-ja-ko-yue-2024-07-17"
 SENSEVOICE_FILES = ("model.int8.onnx", "tokens.txt")
 SENSEVOICE_WHAT = QT_TRANSLATE_NOOP("core", "the speech recognition model")
+# The first download's revision and the sha256 its files must have (see the module's note);
+# None: the Hub's branch "main" and its own hashes.
+SENSEVOICE_REVISION: str | None = "2365baeacb507f821a0c8120fcee3d484dba7a07"
+SENSEVOICE_SHA256: dict[str, str] | None = {  # 239,233,841 and 315,894 bytes
+    "model.int8.onnx": "c71f0ce00bec95b07744e116345e33d8cbbe08cef896382cf907bf4b51a2cd51",
+    "tokens.txt": "f449eb28dc567533d7fa59be34e2abca8784f771850c78a47fb731a31429a1dc",
+}
+# In the data folder: the first verified download's commit and each file's sha256.
+TRUSTED = "asr-sensevoice-trusted.json"
+TRUSTED_FORMAT = 1
 
 
 def is_demo(folder: Path) -> bool:
@@ -66,6 +86,50 @@ def recognizer_folder(name: str) -> Path:
     return Path(name).expanduser()
 
 
+def trusted_file() -> Path:
+    return paths.data_dir() / TRUSTED
+
+
+@dataclass(frozen=True)
+class Trusted:
+    """What the first verified download recorded: the commit and each file's sha256."""
+
+    revision: str
+    sha256: dict[str, str]
+
+
+def trusted() -> Trusted | None:
+    """The record of the first verified download; None before one. A record that cannot be
+    read is one sentence (ModelError): never a reason to trust the Hub afresh unasked."""
+    path = trusted_file()
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    try:
+        record = json.loads(text)
+        revision = record["revision"]
+        sha256 = {name: str(record["files"][name]) for name in SENSEVOICE_FILES}
+        if record.get("format") != TRUSTED_FORMAT or record.get("repo") != SENSEVOICE_REPO:
+            raise ValueError("another record")
+        if not isinstance(revision, str) or not revision:
+            raise ValueError("no revision")
+    except (ValueError, KeyError, TypeError, AttributeError):
+        raise ModelError(_damaged_record(path)) from None
+    return Trusted(revision, sha256)
+
+
+def _damaged_record(path: Path) -> Sentence:
+    return Sentence(
+        QT_TRANSLATE_NOOP(
+            "core",
+            "{path}, the record of the speech recognition model's first download, is damaged; "
+            "delete it to trust the files the Hub serves now.",
+        ),
+        path=str(path),
+    )
+
+
 def download(
     progress: ByteProgress | None = None,
     cancelled: CancelCheck | None = None,
@@ -73,26 +137,79 @@ def download(
     timeout: float = 30.0,
     retries: int = 2,
 ) -> Path:
-    """Fetch SenseVoice-Small (int8) into official_folder(), every file checked against the
-    Hub's hash for it, resumable and cancellable as the ChatTTS weights are."""
+    """Fetch SenseVoice-Small (int8) into official_folder(), resumable and cancellable as the
+    ChatTTS weights are: the first time the pinned revision, checked against the pinned
+    sha256 (or the Hub's hashes) and then recorded; later, the recorded commit, checked
+    against the record (see the module's note)."""
     from chattts_studio.core.weights.download import HubModel, download_model
 
+    record = trusted()
+    if record is None:
+        revision = SENSEVOICE_REVISION or "main"
+        hashes = dict(SENSEVOICE_SHA256) if SENSEVOICE_SHA256 is not None else None
+        expected = Sentence(QT_TRANSLATE_NOOP("core", "its published hash"))
+    else:
+        revision, hashes = record.revision, dict(record.sha256)
+        expected = Sentence(
+            QT_TRANSLATE_NOOP("core", "the sha256 recorded at the model's first download")
+        )
     model = HubModel(
         SENSEVOICE_REPO,
         SENSEVOICE_FILES,
         official_folder(),
         "asr-sensevoice",
         Sentence(SENSEVOICE_WHAT),
-        None,
+        hashes,
+        expected,
+        resolve=True,
     )
-    download_model(model, progress, cancelled, endpoint, timeout, retries)
+    download_model(
+        model,
+        progress,
+        cancelled,
+        endpoint,
+        timeout,
+        retries,
+        revision,
+        verified=lambda staging, commit: _record(staging, commit, record),
+    )
     return official_folder()
+
+
+def _record(staging: Path, commit: str | None, record: Trusted | None) -> None:
+    """Every file matches: the commit must be the recorded one (a later download), or is
+    recorded with the files' sha256 (the first), before anything is installed."""
+    from chattts_studio.core.atomic import os_error_sentence, write_text_atomic
+    from chattts_studio.core.errors import DownloadError
+    from chattts_studio.core.weights.models import sha256_file
+
+    if commit is None or (record is not None and commit != record.revision):
+        raise DownloadError(
+            Sentence(
+                QT_TRANSLATE_NOOP(
+                    "core",
+                    "The server did not send revision {revision} of {model}; nothing was replaced.",
+                ),
+                revision=record.revision if record is not None else SENSEVOICE_REVISION or "main",
+                model=Sentence(SENSEVOICE_WHAT),
+            )
+        )
+    if record is not None:
+        return
+    files = {name: sha256_file(staging / name) for name in SENSEVOICE_FILES}
+    body = {"format": TRUSTED_FORMAT, "repo": SENSEVOICE_REPO, "revision": commit, "files": files}
+    target = trusted_file()
+    try:
+        write_text_atomic(target, json.dumps(body, indent=1))
+    except OSError as exc:
+        raise DownloadError(os_error_sentence("save", target, exc)) from None
 
 
 def verify(
     progress: ByteProgress | None = None, cancelled: CancelCheck | None = None, quick: bool = False
 ) -> None:
-    """Check the official files against the sha256 recorded when they were downloaded."""
+    """Check the official files against the sha256 recorded at their first download (or, for
+    files downloaded before that record existed, against those kept beside them)."""
     from chattts_studio.core.weights.download import HUB_HASHES
     from chattts_studio.core.weights.models import hash_key
     from chattts_studio.core.weights.models import verify as verify_files
@@ -100,19 +217,23 @@ def verify(
     folder = official_folder()
     if not official_present():
         recognizer_folder(OFFICIAL)  # says it is not downloaded
-    try:
-        recorded = json.loads((folder / HUB_HASHES).read_text(encoding="utf-8"))
-        hashes = {hash_key(name): str(recorded[name]) for name in SENSEVOICE_FILES}
-    except (OSError, ValueError, KeyError, TypeError):
-        raise ModelError(
-            Sentence(
-                QT_TRANSLATE_NOOP(
-                    "core",
-                    "{path} is missing or damaged, so the speech recognition model cannot be "
-                    "verified: download it again.",
-                ),
-                path=str(folder / HUB_HASHES),
-            )
-        ) from None
+    record = trusted()
+    if record is not None:
+        hashes = {hash_key(name): record.sha256[name] for name in SENSEVOICE_FILES}
+    else:
+        try:
+            recorded = json.loads((folder / HUB_HASHES).read_text(encoding="utf-8"))
+            hashes = {hash_key(name): str(recorded[name]) for name in SENSEVOICE_FILES}
+        except (OSError, ValueError, KeyError, TypeError):
+            raise ModelError(
+                Sentence(
+                    QT_TRANSLATE_NOOP(
+                        "core",
+                        "{path} is missing or damaged, so the speech recognition model cannot "
+                        "be verified: download it again.",
+                    ),
+                    path=str(folder / HUB_HASHES),
+                )
+            ) from None
     name = Sentence(SENSEVOICE_WHAT)
     verify_files(folder, hashes, name, progress, cancelled, quick, SENSEVOICE_FILES)

@@ -11,10 +11,11 @@ from typing import Any, Self
 import numpy as np
 
 from chattts_studio.core import SAMPLE_RATE
-from chattts_studio.core.atomic import atomic_path, os_error_sentence, target_problem
+from chattts_studio.core.atomic import atomic_path, target_problem
+from chattts_studio.core.audio.output import cannot_save
 from chattts_studio.core.audio.stream_writer import SegmentSink, pause_samples
 from chattts_studio.core.errors import AudioError
-from chattts_studio.core.messages import QT_TRANSLATE_NOOP, Sentence
+from chattts_studio.core.messages import QT_TRANSLATE_NOOP
 
 BIT_RATE = 64_000  # mono speech at 24 kHz: transparent enough, about 29 MB an hour
 
@@ -74,11 +75,12 @@ class AacWriter(SegmentSink):
             return
         if scale and self.gain != 1.0:
             data = data * np.float32(self.gain)
-        frame = av.AudioFrame.from_ndarray(np.clip(data, -1.0, 1.0), format="flt", layout="mono")
-        frame.sample_rate = SAMPLE_RATE
-        frame.pts = self.frames
-        frame.time_base = Fraction(1, SAMPLE_RATE)
         try:
+            clipped = np.clip(data, -1.0, 1.0)
+            frame = av.AudioFrame.from_ndarray(clipped, format="flt", layout="mono")
+            frame.sample_rate = SAMPLE_RATE
+            frame.pts = self.frames
+            frame.time_base = Fraction(1, SAMPLE_RATE)
             for packet in self._stream.encode(frame):
                 self._container.mux(packet)
         except BaseException as exc:
@@ -110,7 +112,7 @@ class AacWriter(SegmentSink):
         try:
             self._stack.close()
         except OSError as problem:
-            raise AudioError(os_error_sentence("save", self.path, problem)) from None
+            raise cannot_save(self.path, problem) from None
 
     def _chapters(self) -> list[Any]:
         ends = [start for start, _ in self.marks[1:]] + [self.frames]
@@ -140,19 +142,10 @@ class AacWriter(SegmentSink):
         self._stack.__exit__(exc_type, exc, tb)  # removes the temp file
 
     def _error(self, exc: BaseException) -> BaseException:
-        if isinstance(exc, AudioError | KeyboardInterrupt):
+        """The sentence audio.save gives for the same failure (output.cannot_save)."""
+        if isinstance(exc, KeyboardInterrupt):
             return exc
-        if isinstance(exc, OSError):
-            return AudioError(os_error_sentence("save", self.path, exc))
-        if isinstance(exc, Exception):
-            return AudioError(
-                Sentence(
-                    QT_TRANSLATE_NOOP("core", "Cannot save {path}: {reason}."),
-                    path=str(self.path),
-                    reason=str(exc).splitlines()[0],
-                )
-            )
-        return exc
+        return cannot_save(self.path, exc)
 
 
 def read_chapters(path: Path) -> list[tuple[float, float, str]]:

@@ -83,20 +83,38 @@ def save(
     try:
         with atomic_path(path) as tmp:
             sf.write(str(tmp), data, sample_rate, format=fmt, subtype=subtype)
-    except (OSError, ValueError) as exc:
-        raise AudioError(os_error_sentence("save", path, exc)) from None
-    except (sf.LibsndfileError, RuntimeError) as exc:
-        if disk_nearly_full(path.parent):
-            raise AudioError(
-                Sentence(
-                    QT_TRANSLATE_NOOP(
-                        "core", "Cannot save {path}: the disk is full. Nothing was changed."
-                    ),
-                    path=str(path),
-                )
-            ) from None
-        raise AudioError(f"Cannot save {path}: {str(exc).splitlines()[0]}.") from None
+    except Exception as exc:
+        raise cannot_save(path, exc) from None
     return path
+
+
+def cannot_save(path: Path, exc: BaseException) -> BaseException:
+    """What a failed write of audio to `path` says, one sentence for every writer (save, the
+    streaming writers, the AAC writer): the file system's refusal in its words; an encoder's
+    error (libsndfile, FFmpeg) as a full disk when the disk is (libsndfile says "System
+    error" for it), else in the encoder's own first line. An AudioError, a cancel or Ctrl+C
+    comes back as it is."""
+    if isinstance(exc, AudioError) or not isinstance(exc, Exception):
+        return exc
+    path = Path(path)
+    if isinstance(exc, OSError | ValueError):
+        return AudioError(os_error_sentence("save", path, exc))
+    if disk_nearly_full(path.parent):
+        return AudioError(
+            Sentence(
+                QT_TRANSLATE_NOOP(
+                    "core", "Cannot save {path}: the disk is full. Nothing was changed."
+                ),
+                path=str(path),
+            )
+        )
+    return AudioError(
+        Sentence(
+            QT_TRANSLATE_NOOP("core", "Cannot save {path}: {reason}."),
+            path=str(path),
+            reason=str(exc).splitlines()[0].rstrip(". ") if str(exc) else type(exc).__name__,
+        )
+    )
 
 
 def disk_nearly_full(folder: Path) -> bool:

@@ -15,10 +15,10 @@ import numpy as np
 import soundfile as sf
 
 from chattts_studio.core import SAMPLE_RATE
-from chattts_studio.core.atomic import atomic_path, os_error_sentence
-from chattts_studio.core.audio.output import check_output_path, disk_nearly_full
+from chattts_studio.core.atomic import atomic_path
+from chattts_studio.core.audio.output import cannot_save, check_output_path
 from chattts_studio.core.errors import AudioError
-from chattts_studio.core.messages import QT_TRANSLATE_NOOP, Sentence
+from chattts_studio.core.messages import QT_TRANSLATE_NOOP
 
 
 def pause_samples(pause_seconds: float) -> int:
@@ -118,7 +118,7 @@ class AudioStreamWriter(SegmentSink):
             try:
                 self._stack.close()  # fsync and rename into place
             except OSError as problem:
-                raise AudioError(os_error_sentence("save", self.path, problem)) from None
+                raise cannot_save(self.path, problem) from None
             return False
         with contextlib.suppress(Exception):
             self._close()
@@ -150,26 +150,5 @@ class AudioStreamWriter(SegmentSink):
                 raise self._error(exc) from None
 
     def _error(self, exc: BaseException) -> BaseException:
-        """The sentence audio.save gives for the same failure; other exceptions unchanged."""
-        if isinstance(exc, AudioError):
-            return exc
-        if isinstance(exc, OSError | ValueError):
-            return AudioError(os_error_sentence("save", self.path, exc))
-        if isinstance(exc, sf.LibsndfileError | RuntimeError):
-            if disk_nearly_full(self.path.parent):
-                return AudioError(
-                    Sentence(
-                        QT_TRANSLATE_NOOP(
-                            "core", "Cannot save {path}: the disk is full. Nothing was changed."
-                        ),
-                        path=str(self.path),
-                    )
-                )
-            return AudioError(
-                Sentence(
-                    QT_TRANSLATE_NOOP("core", "Cannot save {path}: {reason}."),
-                    path=str(self.path),
-                    reason=str(exc).splitlines()[0],
-                )
-            )
-        return exc
+        """The sentence audio.save gives for the same failure (output.cannot_save)."""
+        return cannot_save(self.path, exc)

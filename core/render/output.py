@@ -21,9 +21,10 @@ from chattts_studio.core.audio.m4b import AacWriter
 from chattts_studio.core.audio.stream_writer import AudioStreamWriter, pause_samples
 from chattts_studio.core.audio.subtitles import cues_for, write_subtitles
 from chattts_studio.core.engine.cancel import CancelToken
+from chattts_studio.core.errors import StudioError
 from chattts_studio.core.render.book import PlannedChapter, RenderJob
 from chattts_studio.core.render.names import safe_name
-from chattts_studio.core.render.store import Entry, digest
+from chattts_studio.core.render.store import Entry, digest, not_written
 from chattts_studio.core.weights.models import RANDOM_LABEL
 
 
@@ -41,6 +42,14 @@ class ChapterOutput:
     @property
     def seconds(self) -> float:
         return self.samples / SAMPLE_RATE
+
+
+def _write(path: Path, write: Callable[[Path], object]) -> None:
+    """`write(path)` (an atomic write), a full or read-only disk said in one sentence."""
+    try:
+        write(path)
+    except OSError as exc:
+        raise StudioError(not_written(path, exc)) from None
 
 
 def stamp(seconds: float) -> str:
@@ -170,7 +179,9 @@ class Assembler:
             for _entry, audio in self._segments(entries):
                 writer.add_segment(audio)
         if subs is not None:
-            write_subtitles(folder / subs, cues_for(timeline), note=self.note())
+            _write(
+                folder / subs, lambda path: write_subtitles(path, cues_for(timeline), self.note())
+            )
         record = loudness.to_json() if loudness else None
         self.record[name] = {"key": key, "loudness": record}
         self.store.save_outputs(self.record)
@@ -198,14 +209,15 @@ class Assembler:
                 subs = f"{Path(audiobook).stem}.{self.options.subtitles}"
             self._audiobook(audiobook, subs, chapters, starts)
             written.append(folder / audiobook)
-        listing = self._listing(chapters, starts, at, audiobook, subs)
-        write_text_atomic(
-            folder / "chapters.json", json.dumps(listing, ensure_ascii=False, indent=2)
+        listing = json.dumps(
+            self._listing(chapters, starts, at, audiobook, subs), ensure_ascii=False, indent=2
         )
+        _write(folder / "chapters.json", lambda path: write_text_atomic(path, listing))
         lines = [
             f"{stamp(s / SAMPLE_RATE)} {c.title}" for c, s in zip(chapters, starts, strict=True)
         ]
-        write_text_atomic(folder / "chapters.txt", "\n".join(lines) + "\n")
+        text = "\n".join(lines) + "\n"
+        _write(folder / "chapters.txt", lambda path: write_text_atomic(path, text))
         written += [folder / "chapters.json", folder / "chapters.txt"]
         return written
 
@@ -246,7 +258,7 @@ class Assembler:
                 for out, start in zip(chapters, starts, strict=True)
                 for cue in cues_for(out.timeline, offset=start)
             ]
-            write_subtitles(folder / subs, cues, note=self.note())
+            _write(folder / subs, lambda path: write_subtitles(path, cues, self.note()))
         self.record[name] = {"key": key}
         self.store.save_outputs(self.record)
         self.say(f"wrote {folder / name} ({len(chapters)} chapter marks)")

@@ -9,6 +9,7 @@ for its file, and the file is there with that many samples. A line cut short by 
 ignored; its segment is made again."""
 
 import contextlib
+import errno
 import hashlib
 import json
 import os
@@ -232,8 +233,8 @@ class SegmentStore(RenderFolder):
             self._journal.write(json.dumps({"v": VERSION, **asdict(entry)}) + "\n")
             self._journal.flush()
             os.fsync(self._journal.fileno())
-        except (OSError, RuntimeError) as exc:
-            raise StudioError(os_error_sentence("write to", target, exc)) from None
+        except (OSError, RuntimeError) as exc:  # RuntimeError: libsndfile's LibsndfileError
+            raise StudioError(not_written(target, exc)) from None
         self._entries[name] = entry
         return entry
 
@@ -251,6 +252,22 @@ class SegmentStore(RenderFolder):
         return data if isinstance(data, dict) else {}
 
     def save_outputs(self, outputs: dict[str, Any]) -> None:
+        """The record of the outputs made (atomically); one sentence when the disk refuses."""
         from chattts_studio.core.atomic import write_text_atomic
 
-        write_text_atomic(self.store / OUTPUTS, json.dumps(outputs, ensure_ascii=False, indent=1))
+        target = self.store / OUTPUTS
+        try:
+            write_text_atomic(target, json.dumps(outputs, ensure_ascii=False, indent=1))
+        except OSError as exc:
+            raise StudioError(not_written(target, exc)) from None
+
+
+def not_written(target: Path, exc: BaseException) -> Sentence:
+    """'Cannot write to X: the disk is full (...). Nothing was changed.' for a render's file;
+    libsndfile says "System error" for a full disk, so the disk is asked (see
+    audio/output.py's cannot_save)."""
+    from chattts_studio.core.audio.output import disk_nearly_full
+
+    if not isinstance(exc, OSError) and disk_nearly_full(target.parent):
+        exc = OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(target))
+    return os_error_sentence("write to", target, exc)

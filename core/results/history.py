@@ -64,8 +64,10 @@ class _Running(_Kept):
     in_use: BaseFileLock | None = None
 
     def finish(self, info: dict[str, Any] | None = None) -> None:
-        super().finish(info)
-        self._done()
+        try:
+            super().finish(info)
+        finally:
+            self._done()
 
     def delete(self) -> bool:
         self._done()  # first: Windows cannot remove a file it holds open
@@ -113,41 +115,56 @@ def leftover_sentence(count: int) -> Sentence | None:
 class HistoryStore:
     def __init__(self, folder: Path | None = None) -> None:
         self.folder = Path(folder) if folder is not None else history_dir()
-        self.folder.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(OSError):  # a read-only cache: results are kept in memory
+            self.folder.mkdir(parents=True, exist_ok=True)
 
     def _changing(self) -> contextlib.AbstractContextManager[None]:
         return changing(self.folder, HISTORY)
 
     def new(self) -> ResultStore:
         """A fresh store for a job that starts now, its folder marked in use from the start
-        (under the lock: a restore elsewhere never sees it unmarked)."""
-        with self._changing():
+        (under the lock: a restore elsewhere never sees it unmarked). Never refused: where
+        the history's folder takes nothing (read-only, full) the store keeps its audio in
+        memory and says why (ResultStore.failure), and finish() raises that."""
+        try:
+            with self._changing():
+                store = cast(_Running, _Running.create(self.folder))
+                if store.failure is None:
+                    store.in_use = try_hold(store.folder / IN_USE)
+        except (StudioError, OSError):  # no lock file (read-only, full) or another holds it
             store = cast(_Running, _Running.create(self.folder))
-            store.in_use = try_hold(store.folder / IN_USE)
         return store
 
     def restore(self) -> list[ResultStore]:
         """Every whole result kept, oldest first. A folder without its record (a run the app
         did not finish: a crash, a kill; a removal that had to leave files in use) or with a
         damaged one is removed; one still being made (by another window) is left alone."""
-        stores: list[ResultStore] = []
-        doomed: list[Path] = []
-        with self._changing():  # what goes is decided under the lock, removed after it
-            for child in sorted(self.folder.iterdir()) if self.folder.is_dir() else []:
-                if not child.is_dir():
-                    continue
-                if not (child / META).exists():
-                    if not _in_use(child):
-                        doomed.append(child)
-                    continue
-                try:
-                    stores.append(_Kept.open(child))
-                except (ValueError, OSError):
-                    doomed.append(child)
+        try:
+            with self._changing():  # what goes is decided under the lock, removed after it
+                stores, doomed = self._kept()
+        except StudioError:  # a read-only cache (no lock file), another window: read only
+            stores, doomed = self._kept()[0], []
         for folder in doomed:
             remove_result(folder)
         stores.sort(key=lambda s: s.made)
         return stores
+
+    def _kept(self) -> tuple[list[ResultStore], list[Path]]:
+        """The whole results, and the folders that are not one (see restore)."""
+        stores: list[ResultStore] = []
+        doomed: list[Path] = []
+        for child in sorted(self.folder.iterdir()) if self.folder.is_dir() else []:
+            if not child.is_dir():
+                continue
+            if not (child / META).exists():
+                if not _in_use(child):
+                    doomed.append(child)
+                continue
+            try:
+                stores.append(_Kept.open(child))
+            except (ValueError, OSError):
+                doomed.append(child)
+        return stores, doomed
 
     def leftovers(self) -> list[Path]:
         """The folders of removed results still on disk (a file of theirs was in use)."""

@@ -6,6 +6,12 @@ Memory stays bounded whatever the length: the envelope has at most ENVELOPE_BUCK
 (their width doubles as the audio grows) and nothing else is kept. Appends come from one
 thread (the window's); reads may come from any thread (a player feeding itself, an export).
 
+A full or read-only disk never stops a run: from the first write the disk refuses (or from the
+start, when the result's folder cannot be made) the audio is kept in memory instead, whole and
+in order, and `failure` says why; finish() tries the disk again and raises that OSError when the
+result cannot be kept there (the window says so in one sentence and keeps showing it). What the
+file held before the refused write stays as it was, and no sample is ever half-written.
+
 Deleting keeps to Windows' rules, where a file that is open or mapped cannot be deleted: the
 store closes its file, and a folder whose audio is still mapped (a view handed out by
 `samples` and still held) goes when the last view does; the record goes first, so a folder
@@ -14,10 +20,12 @@ leftovers at its next change).
 """
 
 import contextlib
+import errno
 import json
 import logging
 import math
 import mmap
+import os
 import shutil
 import threading
 import time
@@ -177,12 +185,25 @@ class ResultStore:
     """One job's audio in its own folder: AUDIO (raw float32), and once finished META (its
     length, its segments' places and the caller's `info`) and ENVELOPE."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, failure: OSError | None = None) -> None:
+        """`failure`: why the folder could not be made (the store keeps its audio in memory)."""
         self.folder = Path(folder)
         self.path = self.folder / AUDIO
         self._lock = threading.Lock()
-        self._file = open(self.path, "a+b", buffering=0)  # noqa: SIM115 (closed in close())
-        self.length = int(self.path.stat().st_size // SAMPLE_BYTES)
+        self._file: Any = None
+        self.failure = failure  # why the audio from `on_disk` on is in memory, not on disk
+        if failure is None:
+            try:
+                self._file = open(self.path, "a+b", buffering=0)  # noqa: SIM115 (close())
+            except OSError as exc:  # a read-only disk: what is there is still read
+                self.failure = exc
+                with contextlib.suppress(OSError):
+                    self._file = open(self.path, "rb", buffering=0)  # noqa: SIM115
+        self.length = 0
+        if self._file is not None:
+            self.length = int(os.fstat(self._file.fileno()).st_size // SAMPLE_BYTES)
+        self.on_disk = self.length  # samples the file holds; the rest are in `_spill`
+        self._spill: list[np.ndarray] = []  # the audio the disk refused, in order
         self.envelope = Envelope()
         self.segments: dict[int, tuple[int, int]] = {}  # index: (first sample, end sample)
         self.info: dict[str, Any] = {}
@@ -192,8 +213,14 @@ class ResultStore:
 
     @classmethod
     def create(cls, parent: Path) -> "ResultStore":
-        parent.mkdir(parents=True, exist_ok=True)
-        return cls(new_folder(parent, time.strftime("%Y%m%d-%H%M%S-")))
+        """A new store in a folder of its own under `parent`; where none can be made (a
+        read-only or full disk) a store that keeps its audio in memory, `failure` saying why."""
+        try:
+            parent.mkdir(parents=True, exist_ok=True)
+            folder = new_folder(parent, time.strftime("%Y%m%d-%H%M%S-"))
+        except OSError as exc:
+            return cls(parent / "unsaved", failure=exc)
+        return cls(folder)
 
     @classmethod
     def open(cls, folder: Path) -> "ResultStore":
@@ -218,16 +245,40 @@ class ResultStore:
 
     # -- writing (one thread) --------------------------------------------------------------
     def append(self, audio: np.ndarray) -> tuple[int, int]:
-        """Add samples at the end; return where they sit (first sample, end sample)."""
+        """Add samples at the end; return where they sit (first sample, end sample). Never
+        raises for the disk: what it refuses is kept in memory (see the module's note)."""
         data = np.ascontiguousarray(audio, dtype=np.float32).reshape(-1)
         start = self.length
         if len(data):
             with self._lock:
-                self._file.seek(start * SAMPLE_BYTES)
-                self._file.write(data.tobytes())
+                if self.failure is None:
+                    self._write_at(start, data)
+                if self.failure is not None:
+                    self._spill.append(data.copy())
                 self.length = start + len(data)
             self.envelope.add(data)
         return start, self.length
+
+    def _write_at(self, start: int, data: np.ndarray) -> None:
+        """`data` into the file from sample `start`, all of it or none: a write the disk
+        refuses part-way is cut back to `start`, and `failure` is set."""
+        raw = memoryview(data.tobytes())
+        try:
+            self._file.seek(start * SAMPLE_BYTES)
+            while raw:  # an unbuffered write may take part of it and say so
+                written = self._file.write(raw)
+                if not written:
+                    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(self.path))
+                raw = raw[written:]
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                self._file.truncate(start * SAMPLE_BYTES)
+            self.failure = exc
+            log.warning(
+                "The result's audio is kept in memory: %s cannot be written (%s).", self.path, exc
+            )
+            return
+        self.on_disk = start + len(data)
 
     def append_silence(self, samples: int) -> None:
         if samples > 0:
@@ -237,7 +288,14 @@ class ResultStore:
         """Drop everything from `samples` on (a segment that is made again)."""
         samples = max(0, min(samples, self.length))
         with self._lock:
-            self._file.truncate(samples * SAMPLE_BYTES)
+            if samples < self.on_disk:
+                self._spill = []
+                self.on_disk = samples
+                if self._file is not None:
+                    with contextlib.suppress(OSError):  # shorter never needs room
+                        self._file.truncate(samples * SAMPLE_BYTES)
+            else:
+                self._spill = _cut(self._spill, samples - self.on_disk)
             self.length = samples
         self.segments = {i: (a, b) for i, (a, b) in self.segments.items() if b <= samples}
         kept = self.envelope.cut(samples)
@@ -249,9 +307,11 @@ class ResultStore:
 
     def finish(self, info: dict[str, Any] | None = None) -> None:
         """The job is over: its record and envelope written beside the audio, so the store
-        opens again (after a restart) without reading the audio."""
+        opens again (after a restart) without reading the audio. OSError when the disk cannot
+        keep it (what was in memory stays there, readable; the record is not written)."""
         if info is not None:
             self.info = dict(info)
+        self._unspill()
         env = self.envelope
         meta = {
             "version": 1,
@@ -274,6 +334,21 @@ class ResultStore:
         )
         self.finished = True
 
+    def _unspill(self) -> None:
+        """What the disk refused, written now that it may have room; the OSError when it
+        still has none (or no folder), the audio staying in memory."""
+        with self._lock:
+            if self.failure is None:
+                return
+            if self._file is None or not self._file.writable():  # no folder, or read-only
+                raise self.failure
+            kept = np.concatenate(self._spill) if self._spill else np.zeros(0, np.float32)
+            self.failure = None
+            self._write_at(self.on_disk, kept)
+            if self.failure is not None:
+                raise self.failure
+            self._spill = []
+
     # -- reading (any thread) --------------------------------------------------------------
     def read(self, start: int, end: int) -> np.ndarray:
         """Samples [start, end), clamped to what the store holds."""
@@ -282,16 +357,25 @@ class ResultStore:
             return np.zeros(0, dtype=np.float32)
         try:
             with self._lock:
-                self._file.seek(start * SAMPLE_BYTES)
-                raw = self._file.read((end - start) * SAMPLE_BYTES)
-        except (OSError, ValueError) as exc:  # closed: removed from the history meanwhile
+                parts = []
+                if start < self.on_disk:
+                    self._file.seek(start * SAMPLE_BYTES)
+                    raw = self._file.read((min(end, self.on_disk) - start) * SAMPLE_BYTES)
+                    parts.append(np.frombuffer(raw, dtype=np.float32))
+                if end > self.on_disk:
+                    parts += _span(
+                        self._spill, max(start, self.on_disk) - self.on_disk, end - self.on_disk
+                    )
+        except (OSError, ValueError, AttributeError) as exc:  # closed: removed meanwhile
             raise AudioError(
                 Sentence(
                     QT_TRANSLATE_NOOP("core", "The audio of this result is gone ({reason})."),
                     reason=str(exc),
                 )
             ) from None
-        return np.frombuffer(raw, dtype=np.float32).copy()
+        if not parts:
+            return np.zeros(0, dtype=np.float32)
+        return np.concatenate(parts) if len(parts) > 1 else parts[0].copy()
 
     def blocks(
         self, start: int = 0, end: int | None = None, size: int = BLOCK
@@ -306,6 +390,8 @@ class ResultStore:
         used, and what is read is the page cache's, not the process's own memory)."""
         if not self.length:
             return np.zeros(0, dtype=np.float32)
+        if self.on_disk < self.length:  # part of it is in memory: a copy, disk and memory
+            return self.read(0, self.length)
         view = np.memmap(self.path, dtype=np.float32, mode="r", shape=(self.length,))
         if isinstance(view.base, mmap.mmap):  # what every slice of the view keeps alive
             with self._lock:
@@ -330,7 +416,8 @@ class ResultStore:
 
     def close(self) -> None:
         with self._lock, contextlib.suppress(OSError):
-            self._file.close()
+            if self._file is not None:
+                self._file.close()
 
     def delete(self) -> bool:
         """Close the store and remove its folder; True when it is gone now. When a view of
@@ -345,6 +432,24 @@ class ResultStore:
             _remove_when_released(self.folder, maps)
         log.info("The result %s stays on disk for now: a file in it is in use.", self.folder)
         return False
+
+
+def _span(parts: list[np.ndarray], start: int, end: int) -> list[np.ndarray]:
+    """Samples [start, end) of `parts` laid end to end, as copies of the pieces they cover."""
+    out, at = [], 0
+    for part in parts:
+        first, last = max(start, at), min(end, at + len(part))
+        if first < last:
+            out.append(part[first - at : last - at].copy())
+        at += len(part)
+        if at >= end:
+            break
+    return out
+
+
+def _cut(parts: list[np.ndarray], samples: int) -> list[np.ndarray]:
+    """`parts` laid end to end, cut to their first `samples` samples."""
+    return _span(parts, 0, samples) if samples > 0 else []
 
 
 def _remove_when_released(folder: Path, maps: list[mmap.mmap]) -> None:

@@ -4,15 +4,18 @@ official weights, and the speech recognition check's SenseVoice (core/asr/models
 Only the listed files are fetched, over the Hub's HTTP file API, into a staging folder that a
 later call resumes by Range; the model's folder is replaced only when every file matches its
 hash: ChatTTS's own sha256 map, or, for a model without a map, the hash the Hub publishes for
-the file (its ETag: the sha256 of an LFS file, the git blob SHA-1 of a small one). Nothing
-downloaded is executed or unpickled. huggingface_hub is imported only when a download starts."""
+the file (its ETag: the sha256 of an LFS file, the git blob SHA-1 of a small one). Every file
+has a size before its first byte is fetched (its HEAD's, else the Hub's listing of the files),
+which bounds it: a server sending more is stopped there, one that gives no size is refused,
+and the free space is checked against the sizes first. Nothing downloaded is executed or
+unpickled. huggingface_hub is imported only when a download starts."""
 
 import contextlib
 import hashlib
 import json
 import secrets
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -49,6 +52,9 @@ STAGING = ".official.partial"  # in models_dir(): finished files and `.part` fil
 HUB_HASHES = "hub-hashes.json"  # beside a model verified by the Hub's hashes: the sha256 of each
 
 
+PUBLISHED = Sentence(QT_TRANSLATE_NOOP("core", "its published hash"))
+
+
 @dataclass(frozen=True)
 class HubModel:
     """One model a download fetches: `files` of `repo` into `folder`, each checked against
@@ -61,6 +67,16 @@ class HubModel:
     key: str
     what: Sentence
     hashes: dict[str, str] | None
+    # What `hashes` are, in the sentence that refuses a file ("does not match {expected}").
+    expected: Sentence = PUBLISHED
+    # Every file asks the server, also one already downloaded and matching `hashes`, so the
+    # commit the Hub resolves the revision to is known (download_model returns it).
+    resolve: bool = False
+
+
+# Called with the staging folder and the commit the Hub resolved (None when no file asked it)
+# once every file matches, before anything is installed; raises DownloadError to stop there.
+Verified = Callable[[Path, str | None], None]
 
 
 OFFICIAL_WHAT = Sentence(QT_TRANSLATE_NOOP("core", "the official weights"))
@@ -110,8 +126,10 @@ def download_model(
     timeout: float = 30.0,
     retries: int = 2,
     revision: str = OFFICIAL_REVISION,
-) -> None:
-    """Fetch `model`'s files, verify every one, then swap them in for its folder.
+    verified: Verified | None = None,
+) -> str | None:
+    """Fetch `model`'s files, verify every one, then swap them in for its folder; the commit
+    the Hub resolved `revision` to (None when every file was here already and none asked).
 
     Each file is fetched over the Hub's HTTP file API into `<file>.part` in a staging folder;
     an interrupted or cancelled download keeps its part and the next call resumes it with a
@@ -127,7 +145,9 @@ def download_model(
         shutil.rmtree(staging / ".cache", ignore_errors=True)  # left by hf_hub_download
         bar = Progress(progress, cancelled)
         try:
-            _download_into(staging, model, endpoint, revision, timeout, retries, bar)
+            commit = _download_into(staging, model, endpoint, revision, timeout, retries, bar)
+            if verified is not None:
+                verified(staging, commit)
         except (Cancelled, DownloadError):
             raise
         except Transient as exc:
@@ -142,6 +162,7 @@ def download_model(
             _install(staging, model)
         except OSError as exc:  # the disk, or a file a scanner holds past the retries
             raise DownloadError(_not_saved(model, staging, exc)) from None
+    return commit
 
 
 def _not_saved(model: HubModel, staging: Path, exc: OSError) -> Sentence:
@@ -228,18 +249,21 @@ def _download_into(
     timeout: float,
     retries: int,
     bar: Progress,
-) -> None:
+) -> str | None:
+    """Every file of `model` in `staging`, each matching its hash; the commit the Hub
+    resolved `revision` to (one for all files), None when no file asked the server."""
     from huggingface_hub import get_hf_file_metadata, hf_hub_url
     from huggingface_hub.utils import build_hf_headers
 
     headers = build_hf_headers()
     todo: list[Remote] = []
     total: int | None = 0
+    commits: set[str] = set()
     for relative in model.files:
         target = staging / relative
-        # A map's file already here is checked without asking the server; the Hub's hash
-        # needs its answer first.
-        if target.is_file() and model.hashes is not None:
+        # A map's file already here is checked without asking the server (unless the commit
+        # is wanted); the Hub's hash needs its answer first.
+        if target.is_file() and model.hashes is not None and not model.resolve:
             if _matches(target, model, relative, None, bar):
                 bar.done += target.stat().st_size
                 total = None if total is None else total + target.stat().st_size
@@ -249,6 +273,8 @@ def _download_into(
         meta = attempts(
             retries, bar, partial(get_hf_file_metadata, url, timeout=timeout, headers=dict(headers))
         )
+        if meta.commit_hash:
+            commits.add(meta.commit_hash)
         published = meta.etag if model.hashes is not None else _hub_hash(meta.etag or "")
         if not published:
             raise DownloadError(
@@ -272,7 +298,19 @@ def _download_into(
             target.unlink()
         location = meta.location or url
         todo.append(Remote(relative, location, meta.size, published, host(location) == host(url)))
-        total = None if total is None or meta.size is None else total + meta.size
+    _bound(todo, model, endpoint, revision, timeout, retries, bar)
+    total = None if total is None else total + sum(r.size or 0 for r in todo)
+    if len(commits) > 1:  # the branch moved between two files' questions
+        raise DownloadError(
+            Sentence(
+                QT_TRANSLATE_NOOP(
+                    "core",
+                    "Could not download {model}: its repository changed during the download; "
+                    "try again.",
+                ),
+                model=model.what,
+            )
+        )
     bar.total = total or 0
     needed = sum((r.size or 0) - part_size(staging, r) for r in todo)
     free = shutil.disk_usage(staging).free
@@ -285,9 +323,9 @@ def _download_into(
                     "{free} MiB are free.",
                 ),
                 model=model.what,
-                needed=f"{needed / 2**20:.0f}",
+                needed=mebibytes(needed),
                 folder=str(staging),
-                free=f"{free / 2**20:.0f}",
+                free=mebibytes(free),
             )
         )
     bar.add(0)
@@ -300,15 +338,98 @@ def _download_into(
                 Sentence(
                     QT_TRANSLATE_NOOP(
                         "core",
-                        "The downloaded {file} does not match its published hash; it was "
-                        "discarded and nothing was replaced.",
+                        "The downloaded {file} does not match {expected}; it was discarded and "
+                        "nothing was replaced.",
                     ),
                     file=remote.relative,
+                    expected=model.expected,
                 )
             )
     if model.hashes is None:  # what a later verify compares with
         record = {r: sha256_file(staging / r, cancelled=bar.cancelled) for r in model.files}
         (staging / HUB_HASHES).write_text(json.dumps(record, indent=1), encoding="utf-8")
+    return commits.pop() if commits else None
+
+
+def _bound(
+    todo: list[Remote],
+    model: HubModel,
+    endpoint: str | None,
+    revision: str,
+    timeout: float,
+    retries: int,
+    bar: Progress,
+) -> None:
+    """Give every file a size, which bounds its download (transfer.get_range stops past it):
+    the one its HEAD gave, else the one the Hub's listing of the files gives (paths-info).
+    A server that says neither is refused in one sentence: without a size, a server sending
+    without end fills the disk before any hash is checked."""
+    unsized = [r for r in todo if r.size is None]
+    if not unsized:
+        return
+    listed: dict[str, int] = {}
+    try:
+        listed = attempts(
+            retries,
+            bar,
+            partial(
+                _listed_sizes,
+                model.repo,
+                [r.relative for r in unsized],
+                endpoint,
+                revision,
+                timeout,
+            ),
+        )
+    except (Cancelled, DownloadError):
+        raise
+    except Exception:  # no listing (a mirror without the Hub's API): said below
+        pass
+    for remote in unsized:
+        remote.size = listed.get(remote.relative)
+        if remote.size is None:
+            raise DownloadError(
+                Sentence(
+                    QT_TRANSLATE_NOOP(
+                        "core",
+                        "Could not download {model}: the server gives no size for {file}, so "
+                        "its download could not be bounded; nothing was downloaded.",
+                    ),
+                    model=model.what,
+                    file=remote.relative,
+                )
+            )
+
+
+def _listed_sizes(
+    repo: str, names: list[str], endpoint: str | None, revision: str, timeout: float
+) -> dict[str, int]:
+    """The sizes the Hub's listing gives for `names` (HfApi.get_paths_info's request, with
+    a timeout, which that call lacks)."""
+    from urllib.parse import quote
+
+    from huggingface_hub import constants
+    from huggingface_hub.utils import build_hf_headers, get_session, hf_raise_for_status
+
+    root = (endpoint or constants.ENDPOINT).rstrip("/")
+    url = f"{root}/api/models/{repo}/paths-info/{quote(revision, safe='')}"
+    response = get_session().post(
+        url, data={"paths": names}, headers=build_hf_headers(), timeout=timeout
+    )
+    hf_raise_for_status(response)
+    sizes: dict[str, int] = {}
+    for entry in response.json():
+        if isinstance(entry, dict) and entry.get("type") == "file":
+            size = entry.get("size")
+            if isinstance(size, int) and not isinstance(size, bool) and size >= 0:
+                sizes[str(entry.get("path"))] = size
+    return sizes
+
+
+def mebibytes(size: int) -> str:
+    """A size in MiB as a sentence says it: whole above 10 MiB, else to a tenth (a small
+    file's 0.3 MiB is not "0")."""
+    return f"{size / 2**20:.0f}" if size >= 10 * 2**20 else f"{size / 2**20:.1f}"
 
 
 def _install(staging: Path, model: HubModel) -> None:

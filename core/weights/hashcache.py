@@ -92,3 +92,18 @@ def remember(verified: dict[Path, Hashed]) -> None:
             write_text_atomic(_cache_file(), json.dumps({"format": FORMAT, "files": files}))
         except OSError:
             pass  # a read-only data folder: hashing again next time is the only cost
+
+
+def forget(paths: list[Path]) -> None:
+    """Drop the verdicts of `paths` (found damaged although unchanged by their stamps: bit
+    rot), so that whoever checks them next hashes every byte."""
+    with _lock:
+        files = _read()
+        names = {str(path.resolve()) for path in paths}
+        if not names & files.keys():
+            return
+        kept = {name: entry for name, entry in files.items() if name not in names}
+        try:
+            write_text_atomic(_cache_file(), json.dumps({"format": FORMAT, "files": kept}))
+        except OSError:
+            pass  # a read-only data folder: the damage is said all the same

@@ -3,6 +3,7 @@
 against a sha256 map
 before loading. Importing this module stays light: no torch, ChatTTS or huggingface_hub."""
 
+import errno
 import hashlib
 import importlib.util
 import json
@@ -15,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from chattts_studio.core import paths
-from chattts_studio.core.atomic import FileInUse, new_folder, replace_file
+from chattts_studio.core.atomic import FileInUse, new_folder, os_error_reason, replace_file
 from chattts_studio.core.errors import Cancelled, ModelError
 from chattts_studio.core.messages import QT_TRANSLATE_NOOP, Sentence
 
@@ -256,7 +257,10 @@ def build_demo(name: str, progress: Callable[[str], None] | None = None) -> Mode
     if info.kind != "demo":
         raise ModelError(f"'{name}' is not a demo model; demo models are: demo, demo-full.")
     root = info.folder.parent
-    tmp = new_folder(root, f".{info.folder.name}.")  # its mode follows the umask, as mkdir's
+    try:
+        tmp = new_folder(root, f".{info.folder.name}.")  # its mode follows the umask, as mkdir's
+    except OSError as exc:
+        raise ModelError(_not_built(name, root, exc)) from None
     old = info.folder.with_name(f".{info.folder.name}.old-{secrets.token_hex(4)}")
     try:
         from chattts_studio.core.weights import demo_weights
@@ -278,10 +282,39 @@ def build_demo(name: str, progress: Callable[[str], None] | None = None) -> Mode
             )
         )
         _swap_in(tmp, info.folder, old, name)
+    except ModelError:
+        raise
+    except Exception as exc:  # the disk (safetensors and tokenizers say it in their words)
+        if isinstance(exc, OSError) or _nearly_full(root):
+            raise ModelError(_not_built(name, root, exc)) from None
+        raise
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
         shutil.rmtree(old, ignore_errors=True)
     return info
+
+
+def _not_built(name: str, folder: Path, exc: BaseException) -> Sentence:
+    """A demo build the disk refused, in one sentence; the weights there stay as they were."""
+    if not isinstance(exc, OSError):
+        exc = OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(folder))
+    return Sentence(
+        QT_TRANSLATE_NOOP(
+            "core",
+            "The demo weights '{name}' cannot be built in {folder}: {reason}; the files there "
+            "are as they were.",
+        ),
+        name=name,
+        folder=str(folder),
+        reason=os_error_reason(exc),
+    )
+
+
+def _nearly_full(folder: Path) -> bool:
+    try:
+        return shutil.disk_usage(folder).free < 1 << 20
+    except OSError:
+        return False
 
 
 def _swap_in(new: Path, folder: Path, old: Path, name: str) -> None:

@@ -41,6 +41,7 @@ class Persistence(QObject):
         self.turn_pause = turn_pause
         self.saved_draft = ""  # the editor text as last written to the data folder
         self.draft_problem: str | None = None
+        self.settings_problem: str | None = None  # the settings' last failed save, said once
         self.drafts = DraftKeeper(self)
         self.timer = QTimer(self)
         self.timer.setSingleShot(True)
@@ -137,4 +138,7 @@ class Persistence(QObject):
         projects = self._projects()
         if projects is not None:
             s.set(Key.LAST_PROJECT, str(projects.folder) if projects.folder is not None else "")
-        s.sync()
+        problem = s.sync()
+        if problem and problem != self.settings_problem:  # once per problem, not per change
+            self.messages.warn(problem)
+        self.settings_problem = problem

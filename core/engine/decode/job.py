@@ -10,6 +10,7 @@ import torch
 
 from chattts_studio.core.engine.decode.rowwise import Sampling
 from chattts_studio.core.errors import DeviceError
+from chattts_studio.core.messages import QT_TRANSLATE_NOOP, Sentence
 
 DTYPE_NAMES = {torch.float32: "fp32", torch.float16: "fp16", torch.bfloat16: "bf16"}
 
@@ -19,10 +20,34 @@ class NonFiniteError(DeviceError):
     CUDA a device-side assert that poisons the process."""
 
 
+# What to use instead, for a precision that overflows where a wider one would not.
+WIDER = {torch.float16: "bf16 or fp32", torch.bfloat16: "fp32"}
+
+
 def non_finite_sentence(dtype: torch.dtype) -> str:
-    return (
-        "The model produced invalid numbers (NaN or infinity) at "
-        f"{DTYPE_NAMES.get(dtype, str(dtype))} precision; use bf16 or fp32 for this text."
+    """What to say when the GPT's numbers are not finite at `dtype`. The advice never names
+    the precision in use: fp16 and bf16 point to a wider one; at fp32 (int8 computes in fp32
+    too) none is wider, and damaged weights are the likely cause."""
+    precision = DTYPE_NAMES.get(dtype, str(dtype))
+    wider = WIDER.get(dtype)
+    if wider is not None:
+        return Sentence(
+            QT_TRANSLATE_NOOP(
+                "core",
+                "The model produced invalid numbers (NaN or infinity) at {precision} "
+                "precision; use {wider} for this text.",
+            ),
+            precision=precision,
+            wider=wider,
+        )
+    return Sentence(
+        QT_TRANSLATE_NOOP(
+            "core",
+            "The model produced invalid numbers (NaN or infinity) at {precision} precision; "
+            "its files may be damaged: check them with {command}.",
+        ),
+        precision=precision,
+        command="chattts-studio-cli model verify <model>",
     )
 
 

@@ -17,10 +17,13 @@ sha256) matches the files; otherwise it is deleted and made again, never loaded.
 built under a temporary name and renamed into place, so a crash leaves no half folder where a
 reader looks, and one lock file per key makes a second process wait for the first's export
 rather than write beside it. Hashing 0.8 GB at every start is avoided as for the model files
-(hashcache.py: a file unchanged since it was hashed keeps its verdict).
+(hashcache.py: a file unchanged since it was hashed keeps its verdict). Bit rot keeps a file's
+size, time and inode, so a kept verdict can be wrong: the first NaN or infinity a loaded export
+gives has its files hashed again (recheck), and a damaged one is made again at the next load.
 """
 
 import contextlib
+import errno
 import json
 import logging
 import os
@@ -37,7 +40,7 @@ import filelock
 import torch
 
 from chattts_studio.core import paths
-from chattts_studio.core.atomic import replace_file
+from chattts_studio.core.atomic import os_error_reason, replace_file
 from chattts_studio.core.child_process import child_env
 from chattts_studio.core.engine.cancel import CancelToken
 from chattts_studio.core.engine.devices import Precision
@@ -79,8 +82,31 @@ def ensure_export(
 ) -> Path:
     """The verified step.onnx for this model and precision (fp32 or int8), made if missing or
     damaged, by a child process (exporter.py says why). Raises ModelError with one sentence
-    when the export fails, Cancelled (the child killed) when `cancel` is set meanwhile."""
+    when the export fails, Cancelled (the child killed) when `cancel` is set meanwhile. A
+    cache the disk will not write to (read-only, full) still serves a whole export it holds;
+    without one, that is the sentence."""
     folder = export_root() / export_key(info)
+    try:
+        step = _ensure_locked(folder, info, precision, report, cancel)
+    except OSError as exc:  # the lock file, the folder, the mark of use: the disk refused
+        step = _whole_as_is(folder, precision)
+        if step is None:
+            raise ModelError(not_made(folder, exc)) from None
+        log.warning(
+            "The ONNX cache %s cannot be written (%s); its export is used as it is.", folder, exc
+        )
+        return step
+    prune(folder.name)
+    return step
+
+
+def _ensure_locked(
+    folder: Path,
+    info: models.ModelInfo,
+    precision: Precision,
+    report: Report,
+    cancel: CancelToken,
+) -> Path:
     folder.parent.mkdir(parents=True, exist_ok=True)
     with _locked(folder.with_suffix(".lock"), cancel):
         # Under the lock no other process is building: a half-built folder is a dead one's.
@@ -99,8 +125,43 @@ def ensure_export(
                 cancel,
             )
         (folder / USED).touch()
-    prune(folder.name)
     return step
+
+
+def _whole_as_is(folder: Path, precision: Precision) -> Path | None:
+    """The export's step when every folder it needs is whole (read without the lock: a
+    cache that takes no lock file takes no writer either), else None."""
+    needed = [folder / "fp32"] + ([] if precision is Precision.FP32 else [folder / "int8"])
+    if all(verified(part) for part in needed):
+        return needed[-1] / STEP_FILE
+    return None
+
+
+def not_made(folder: Path, exc: BaseException) -> Sentence:
+    """The sentence for an export the disk refused: where, why, and the way around it."""
+    if not isinstance(exc, OSError) and _nearly_full(folder):
+        exc = OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(folder))
+    reason = os_error_reason(exc) if isinstance(exc, OSError) else str(exc)
+    return Sentence(
+        QT_TRANSLATE_NOOP(
+            "core",
+            "The model cannot be exported for ONNX Runtime into {folder}: {reason}; the torch "
+            "engine needs no export.",
+        ),
+        folder=str(folder),
+        reason=reason,
+    )
+
+
+def _nearly_full(folder: Path) -> bool:
+    """Whether the disk under `folder` (or the nearest folder that exists) is all but full:
+    the exporting child says a full disk in its own words."""
+    for place in (folder, *folder.parents):
+        try:
+            return shutil.disk_usage(place).free < 1 << 20
+        except OSError:
+            continue
+    return False
 
 
 def prune(current: str, now: float | None = None) -> list[Path]:
@@ -162,14 +223,16 @@ def _ensure(
     cancel.check()
     report(f"making the ONNX {folder.name} decode step (once per model)", 0.6)
     building = folder.with_name(f"{folder.name}.building-{os.getpid()}-{uuid.uuid4().hex[:8]}")
-    building.mkdir(parents=True)
     try:
+        building.mkdir(parents=True)
         build(building)
         hashed = _write_manifest(building)
         replace_file(building, folder)
     except Exception as exc:
         shutil.rmtree(building, ignore_errors=True)
-        if isinstance(exc, OSError | RuntimeError | ValueError):
+        if isinstance(exc, OSError) or (isinstance(exc, RuntimeError) and _nearly_full(folder)):
+            raise ModelError(not_made(folder.parent, exc)) from None
+        if isinstance(exc, RuntimeError | ValueError):
             reason = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
             raise ModelError(
                 Sentence(
@@ -200,9 +263,10 @@ def _write_manifest(folder: Path) -> dict[str, hashcache.Hashed]:
     return hashed
 
 
-def verified(folder: Path) -> bool:
+def verified(folder: Path, rehash: bool = False) -> bool:
     """Whether `folder` holds a whole export: its manifest lists step.onnx and every listed
-    file has its size and sha256 (unchanged files keep a verdict: see hashcache.py)."""
+    file has its size and sha256 (unchanged files keep a verdict: see hashcache.py; `rehash`:
+    every byte read again all the same)."""
     try:
         record = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
         files = record["files"]
@@ -215,7 +279,7 @@ def verified(folder: Path) -> bool:
             path = folder / name
             if path.stat().st_size != entry["size"]:
                 return False
-            digest = hashcache.cached(path)
+            digest = None if rehash else hashcache.cached(path)
             if digest is None:
                 stamps: list[os.stat_result] = []
                 digest = models.sha256_file(path, stamps=stamps)
@@ -227,6 +291,41 @@ def verified(folder: Path) -> bool:
         return False
     hashcache.remember(fresh)
     return True
+
+
+def recheck(folder: Path) -> None:
+    """After NaN or infinity from the export in `folder` (session.py, vocoder.py): a kept
+    verdict is no proof against bit rot, which changes a file in place and keeps its size,
+    time and inode, so every file is hashed again. Whole: nothing (the numbers are the
+    model's own; the decoder says so). Damaged: its manifest goes, so the next load makes the
+    export again, and ModelError says so in one sentence."""
+    if verified(folder, rehash=True):
+        return
+    log.warning("The ONNX export in %s is damaged (its files changed after it was made).", folder)
+    hashcache.forget([path for path in folder.iterdir() if path.is_file()])
+    try:
+        (folder / MANIFEST).unlink(missing_ok=True)
+    except OSError:  # a read-only cache: the person deletes it
+        raise ModelError(
+            Sentence(
+                QT_TRANSLATE_NOOP(
+                    "core",
+                    "The ONNX export in {folder} is damaged (its files changed after it was "
+                    "made); delete that folder and load the model again to make it again.",
+                ),
+                folder=str(folder),
+            )
+        ) from None
+    raise ModelError(
+        Sentence(
+            QT_TRANSLATE_NOOP(
+                "core",
+                "The ONNX export in {folder} was damaged (its files changed after it was "
+                "made); load the model again to make it again.",
+            ),
+            folder=str(folder),
+        )
+    )
 
 
 def _fp32_order(info: models.ModelInfo, out: Path) -> dict[str, Any]:

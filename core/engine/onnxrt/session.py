@@ -4,7 +4,9 @@ Everything is bound by address (IOBinding): the rows' key and value cache is bot
 past input and its present output, so GroupQueryAttention reads it where it lies in the
 decoder's own torch tensors and writes each row's new key and value there; hidden states and
 logits land in torch tensors made for them. Threads: as many as torch uses, so that
-`--threads` means the same for both engines.
+`--threads` means the same for both engines. The first NaN or infinity a session gives has its
+export's files hashed again (export.recheck): a cached export that rotted says so, and is made
+again at the next load, instead of every synthesis failing on its numbers.
 """
 
 from pathlib import Path
@@ -12,6 +14,8 @@ from typing import Any
 
 import numpy as np
 import torch
+
+from chattts_studio.core.engine.onnxrt.export import recheck
 
 
 def cpu_options(threads: int) -> Any:
@@ -45,6 +49,9 @@ class OrtStep:
         shapes = {o.name: o.shape for o in self.session.get_outputs()}
         self.hidden_size = int(shapes["hidden"][1])
         self.logit_width = int(shapes["logits"][1])
+        # Its files hashed again after its first NaN or infinity (export.recheck): once a
+        # session, since a text's own NaN would otherwise cost a read of the weights each time.
+        self.rechecked = False
 
     def run(
         self,
@@ -74,4 +81,9 @@ class OrtStep:
         for name, out in (("hidden", hidden), ("logits", logits)):
             binding.bind_output(name, "cpu", 0, np.float32, list(out.shape), out.data_ptr())
         self.session.run_with_iobinding(binding)
+        if not self.rechecked and not (
+            bool(logits.isfinite().all()) and bool(hidden.isfinite().all())
+        ):
+            self.rechecked = True
+            recheck(self.path.parent)  # raises when the export is damaged
         return hidden, logits

@@ -80,12 +80,19 @@ class OrtVocoder:
         options = cpu_options(threads)
         self.session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
         self.head = head
+        self.path = Path(path)
+        self.rechecked = False  # as OrtStep's: its files hashed again after a NaN, once
 
     def decode(self, hidden: torch.Tensor) -> torch.Tensor:
         """hidden [n, hidden, steps] fp32 CPU -> waveforms [n, samples], as Vocos.decode
         after the DVAE decoder (ISTFTHead.forward's steps after its linear layer)."""
         array = hidden.detach().float().contiguous().numpy()
         spectrum = torch.from_numpy(np.asarray(self.session.run(None, {"hidden": array})[0]))
+        if not self.rechecked and not bool(spectrum.isfinite().all()):
+            from chattts_studio.core.engine.onnxrt.export import recheck
+
+            self.rechecked = True
+            recheck(self.path.parent)  # raises when the export is damaged (see session.py)
         x = spectrum.transpose(1, 2)
         mag, phase = x.chunk(2, dim=1)
         mag = torch.clip(torch.exp(mag), max=1e2)

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import torch
 
 from chattts_studio.core import paths
 from chattts_studio.core.engine.cancel import CancelToken
@@ -245,3 +246,169 @@ def test_exports_that_will_not_be_used_again_are_deleted(
     assert not older_software.exists() and not other_unused.exists()
     assert other_recent.exists() and held.exists()
     assert export.verified(root / key / "fp32")
+
+
+def _rot(data: Path, onnx_file: Path) -> None:
+    """Bit rot inside the largest weight tensor of `data` (the graph's external data): bytes
+    changed in place, the file's size, modification time and inode kept, as a disk's decay
+    keeps them. Every bit set: NaN in float32, so the damage shows in the numbers."""
+    import onnx
+
+    graph = onnx.load(str(onnx_file), load_external_data=False).graph
+    spans = []
+    for tensor in graph.initializer:
+        where = {entry.key: entry.value for entry in tensor.external_data}
+        if where.get("location") == data.name:
+            spans.append((int(where.get("length", 0)), int(where.get("offset", 0))))
+    length, offset = max(spans)
+    before = data.stat()
+    with open(data, "r+b") as fh:
+        fh.seek(offset + length // 2)
+        fh.write(b"\xff" * min(4096, length // 2))
+    os.utime(data, ns=(before.st_atime_ns, before.st_mtime_ns))
+    after = data.stat()
+    assert (after.st_size, after.st_mtime_ns, after.st_ino) == (
+        before.st_size,
+        before.st_mtime_ns,
+        before.st_ino,
+    )
+
+
+@pytest.mark.parametrize("graph", [export.STEP_FILE, export.VOCODER_FILE])
+def test_a_rotted_export_is_found_by_its_nans_and_made_again(
+    fresh_home: Path, demo_model: str, graph: str
+) -> None:
+    """A cached export changed in place (size, time and inode kept, so its remembered hash
+    still applies) is loaded; its first NaN (the decode step's, or the vocoder's) has its
+    files hashed again: one sentence says it is damaged and how to make it again (never to
+    use fp32 at fp32), and the next load makes it again and synthesizes."""
+    from chattts_studio.core.engine.request import SynthesisRequest
+    from chattts_studio.core.errors import StudioError
+
+    engine = Engine()
+    request = SynthesisRequest("你好。", refine_text=False)
+    try:
+        engine.load(demo_model, "cpu", "fp32", engine="onnx")
+        assert engine.model is not None and engine.model.decode_step is not None
+        step = engine.model.decode_step.path
+        engine.unload()
+        _rot(step.parent / f"{graph}.data", step.parent / graph)
+        stages: list[str] = []
+        engine.load(
+            demo_model, "cpu", "fp32", engine="onnx", progress=lambda s, _f: stages.append(s)
+        )
+        assert not any("making the ONNX" in s for s in stages)  # trusted: the stamps are kept
+        message = ""
+        try:
+            list(engine.synthesize(request))
+        except StudioError as exc:
+            message = str(exc)
+        assert "damaged" in message and "load the model again" in message, message
+        assert "\n" not in message and "Traceback" not in message
+        assert "use bf16 or fp32" not in message and "fp32 for this text" not in message
+        from chattts_studio.core.weights import hashcache
+
+        assert hashcache.cached(step.parent / f"{graph}.data") is None  # its verdict forgotten
+        stages.clear()
+        engine.load(
+            demo_model, "cpu", "fp32", engine="onnx", progress=lambda s, _f: stages.append(s)
+        )
+        assert any("making the ONNX fp32" in s for s in stages), stages
+        results = list(engine.synthesize(request))
+        assert results and all(torch.isfinite(torch.as_tensor(r.audio)).all() for r in results)
+        assert export.verified(step.parent, rehash=True)
+    finally:
+        engine.unload()
+
+
+def test_a_whole_export_with_nans_is_hashed_again_and_kept(
+    fresh_home: Path, demo_model: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """NaN from a whole export (the numbers' own): its files are read again once, the export
+    stays, and the sentence at fp32 advises no precision, fp32 least of all."""
+    from chattts_studio.core.engine.decode.job import NonFiniteError
+    from chattts_studio.core.engine.onnxrt.session import OrtStep
+    from chattts_studio.core.engine.request import SynthesisRequest
+
+    engine = Engine()
+    try:
+        engine.load(demo_model, "cpu", "fp32", engine="onnx")
+        hashed: list[Path] = []
+        sha256_file = models.sha256_file
+
+        def counted(path: Path, **kwargs: Any) -> str:
+            hashed.append(Path(path))
+            return sha256_file(path, **kwargs)
+
+        monkeypatch.setattr(models, "sha256_file", counted)
+        real = OrtStep.run
+
+        def poisoned(self: OrtStep, embeds: torch.Tensor, *rest: Any) -> tuple[torch.Tensor, ...]:
+            return real(self, torch.full_like(embeds, float("nan")), *rest)  # NaN out of it
+
+        monkeypatch.setattr(OrtStep, "run", poisoned)
+        for _ in range(2):
+            with pytest.raises(NonFiniteError) as caught:
+                list(engine.synthesize(SynthesisRequest("你好。", refine_text=False)))
+            message = str(caught.value)
+            del caught
+            assert "fp32 precision" in message and "model verify" in message
+            assert "use bf16 or fp32" not in message and "fp32 for this text" not in message
+        assert engine.model is not None and engine.model.decode_step is not None
+        folder = engine.model.decode_step.path.parent
+        assert {p.name for p in hashed} == {
+            p.name for p in folder.iterdir() if p.name != export.MANIFEST
+        }
+        assert len(hashed) == len(set(hashed))  # once a session, not at every NaN
+        assert export.verified(folder)
+    finally:
+        engine.unload()
+
+
+def test_the_precision_advice_never_names_the_precision_in_use() -> None:
+    from chattts_studio.core.engine.decode.job import non_finite_sentence
+
+    for dtype, name in ((torch.float16, "fp16"), (torch.bfloat16, "bf16"), (torch.float32, "fp32")):
+        said = non_finite_sentence(dtype)
+        advice = said.split(";", 1)[1]
+        assert f"at {name} precision" in said and name not in advice, said
+
+
+def test_a_read_only_cache_serves_its_whole_export_and_says_why_it_cannot_make_one(
+    fresh_home: Path, engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from disk_faults import files_under, read_only, small_disk
+
+    built = _counting(monkeypatch, fake=True)
+    with small_disk(fresh_home / "cache", size="4m") as cache:
+        step = _ensure(engine)
+        before = files_under(cache)
+        read_only(cache)
+        assert _ensure(engine) == step and len(built) == 1  # used as it is, no lock file
+        with pytest.raises(ModelError) as caught:
+            _ensure(engine, Precision.INT8)  # not made yet, and cannot be
+        message = str(caught.value)
+        assert "read-only" in message and "torch engine" in message and "\n" not in message
+        assert files_under(cache) == before
+
+
+def test_a_full_cache_is_one_sentence_and_keeps_the_other_exports(
+    fresh_home: Path, engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from disk_faults import files_under, fill, small_disk
+
+    _counting(monkeypatch, fake=True)  # each build writes 72 KiB
+    with small_disk(fresh_home / "cache", size="256k") as cache:
+        other = export.export_root() / "0123456789abcdef-f4-torch2.0.0-ort1.0.0" / "fp32"
+        other.mkdir(parents=True)
+        (other / export.STEP_FILE).write_bytes(b"another model's export")
+        before = files_under(cache)
+        fill(cache, leave=16_384)
+        with pytest.raises(ModelError) as caught:
+            _ensure(engine)
+        message = str(caught.value)
+        assert "the disk is full" in message and "torch engine" in message, message
+        assert "\n" not in message and "Traceback" not in message
+        assert not list(export.export_root().glob("*/*.building-*"))
+        unlocked = {k: v for k, v in files_under(cache).items() if not k.endswith(".lock")}
+        assert unlocked == before  # the other export as it was; only a lock file was made

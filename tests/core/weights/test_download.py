@@ -3,6 +3,8 @@ broken connection, a wrong file, a server that never answers, cancel, and byte p
 
 import hashlib
 import http.server
+import json
+import shutil
 import threading
 import time
 from collections.abc import Iterator
@@ -40,11 +42,16 @@ class FakeHub:
         self.files = dict(files)
         self.repo = repo
         self.requests: list[tuple[str, str, str | None]] = []  # method, filename, Range
+        self.paths: list[str] = []  # the paths of the file API's requests
         self.break_after: dict[str, int] = {}  # filename -> bytes sent before hanging up
         self.breaks_left = 0  # how many GETs are cut off
         self.wrong: dict[str, bytes] = {}  # filename -> what is served instead
         self.extra: dict[str, bytes] = {}  # filename -> bytes a GET sends beyond the HEAD size
         self.hang_head = False
+        self.unsized: set[str] = set()  # files sent with no length (HEAD and GET)
+        self.commit = COMMIT  # the commit "main" is at
+        self.sent_commit: str | None = None  # what X-Repo-Commit says instead, when set
+        self.listing = True  # answers the Hub's listing (paths-info) with every file's size
         self.stall_body_after: int | None = None  # bytes sent before the body stalls
         self.release = threading.Event()
         hub = self
@@ -61,10 +68,39 @@ class FakeHub:
             def do_GET(self) -> None:
                 self.answer(head=False)
 
+            def do_POST(self) -> None:
+                """The Hub's listing of some files (HfApi.get_paths_info): their sizes."""
+                from urllib.parse import parse_qs
+
+                length = int(self.headers.get("Content-Length") or 0)
+                form = parse_qs(self.rfile.read(length).decode())
+                hub.requests.append(("POST", self.path, None))
+                listed = f"/api/models/{hub.repo}/paths-info/main"
+                if not hub.listing or self.path != listed:
+                    self.send_response(404)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
+                entries = [
+                    {"type": "file", "path": name, "size": len(hub.files[name]), "oid": "0" * 40}
+                    for name in form.get("paths", [])
+                    if name in hub.files
+                ]
+                body = json.dumps(entries).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
             def answer(self, head: bool) -> None:
-                prefix = f"/{hub.repo}/resolve/main/"
-                name = self.path[len(prefix) :] if self.path.startswith(prefix) else ""
+                name = ""
+                for revision in ("main", hub.commit):  # the branch, or the commit it is at
+                    prefix = f"/{hub.repo}/resolve/{revision}/"
+                    if self.path.startswith(prefix):
+                        name = self.path[len(prefix) :]
                 hub.requests.append((self.command, name, self.headers.get("Range")))
+                hub.paths.append(self.path)
                 if head and hub.hang_head:
                     hub.release.wait(20)
                     return
@@ -88,22 +124,28 @@ class FakeHub:
                         self.end_headers()
                         return
                 self.send_response(206 if start else 200)
-                self.send_header("X-Repo-Commit", COMMIT)
+                self.send_header("X-Repo-Commit", hub.sent_commit or hub.commit)
                 self.send_header("Accept-Ranges", "bytes")
                 self.send_header("Content-Type", "application/octet-stream")
                 # The hashes are those of the file the Hub holds (hub.files), whatever it sends.
                 held = hub.files[name]
+                unsized = name in hub.unsized
                 if name.endswith((".safetensors", ".onnx")):  # LFS: the etag is its sha256
                     etag = hashlib.sha256(held).hexdigest()
                     self.send_header("X-Linked-Etag", f'"{etag}"')
-                    self.send_header("X-Linked-Size", str(len(body)))
+                    if not unsized:
+                        self.send_header("X-Linked-Size", str(len(body)))
                     self.send_header("ETag", f'"{etag}"')
                 else:  # kept in git: the etag is the git blob id
                     blob = hashlib.sha1(b"blob %d\0" % len(held) + held)
                     self.send_header("ETag", f'"{blob.hexdigest()}"')
                 if start:
                     self.send_header("Content-Range", f"bytes {start}-{len(body) - 1}/{len(body)}")
-                self.send_header("Content-Length", str(len(body) - start))
+                if unsized:  # the body ends when the connection does
+                    self.send_header("Connection", "close")
+                    self.close_connection = True
+                else:
+                    self.send_header("Content-Length", str(len(body) - start))
                 self.end_headers()
                 if head:
                     return
@@ -337,11 +379,23 @@ def test_a_second_download_at_the_same_time_is_refused(online: Path, hub: FakeHu
     assert hub.requests == []
 
 
-def test_the_recogniser_is_checked_against_the_hubs_own_hashes(online: Path) -> None:
-    """SenseVoice has no sha256 map of ChatTTS's kind: each file must match the hash the Hub
-    gives for it (an LFS file's sha256, a git file's blob id); the sha256 of each is kept
-    beside them, and `verify` finds a file changed on disk later."""
-    files = {"model.int8.onnx": bytes(range(256)) * 300, "tokens.txt": "<blk> 0\n的 1\n".encode()}
+ASR_FILES = {"model.int8.onnx": bytes(range(256)) * 300, "tokens.txt": "<blk> 0\n的 1\n".encode()}
+
+
+@pytest.fixture
+def unpinned(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The recogniser with no pinned revision or hashes: its first download trusts the Hub's."""
+    monkeypatch.setattr(asr_models, "SENSEVOICE_REVISION", None, raising=False)
+    monkeypatch.setattr(asr_models, "SENSEVOICE_SHA256", None, raising=False)
+
+
+def test_the_recogniser_is_checked_against_the_hubs_own_hashes(
+    online: Path, unpinned: None
+) -> None:
+    """Unpinned, SenseVoice's first download checks each file against the hash the Hub gives
+    for it (an LFS file's sha256, a git file's blob id), and `verify` finds a file changed on
+    disk later."""
+    files = ASR_FILES
     with FakeHub(files, asr_models.SENSEVOICE_REPO) as hub:
         with pytest.raises(ModelError, match="not downloaded yet"):
             asr_models.recognizer_folder(asr_models.OFFICIAL)
@@ -361,3 +415,151 @@ def test_the_recogniser_is_checked_against_the_hubs_own_hashes(online: Path) -> 
     (folder / "tokens.txt").write_bytes("<blk> 0\n了 1\n".encode())  # damaged on disk
     with pytest.raises(ModelError, match="does not match its sha256"):
         asr_models.verify()
+
+
+def test_a_file_sent_without_a_length_stops_at_its_listed_size(online: Path, hub: FakeHub) -> None:
+    """A server that gives no length (no Content-Length, no X-Linked-Size) and sends more than
+    the file: the Hub's listing gives its size, and the download stops there, before any hash,
+    in one sentence; nothing is replaced and no part is left to grow."""
+    unsized = "asset/gpt/model.safetensors"
+    hub.unsized.add(unsized)
+    hub.extra[unsized] = bytes(4 << 20)  # 4 MiB past the file's end: a part without end
+    seen: list[int] = []
+    with pytest.raises(DownloadError) as caught:
+        download.download_official(
+            lambda d, _t: seen.append(d), endpoint=hub.endpoint, hashes=hashes_of(hub.files)
+        )
+    size = len(hub.files[unsized])
+    assert str(caught.value) == (
+        f"The server sent more than the {size} bytes of {unsized}; it was discarded and "
+        "nothing was replaced."
+    )
+    assert ("POST", f"/api/models/{hub.repo}/paths-info/main", None) in hub.requests
+    assert max(seen) <= sum(len(b) for b in hub.files.values())  # never past the listed size
+    assert not (staging() / f"{unsized}.part").exists() and not official().exists()
+    del hub.extra[unsized]  # the server sends the file, still without a length: installed
+    download.download_official(endpoint=hub.endpoint, hashes=hashes_of(hub.files))
+    check_installed(hub.files)
+
+
+def test_a_file_with_no_size_anywhere_is_refused_before_any_byte(
+    online: Path, hub: FakeHub
+) -> None:
+    unsized = "asset/gpt/config.json"
+    hub.unsized.add(unsized)
+    hub.listing = False
+    with pytest.raises(DownloadError) as caught:
+        download.download_official(endpoint=hub.endpoint, hashes=hashes_of(hub.files))
+    assert "gives no size for asset/gpt/config.json" in str(caught.value)
+    assert "\n" not in str(caught.value)
+    assert hub.gets() == [] and not official().exists()
+
+
+def test_too_little_free_space_is_said_before_any_byte(
+    online: Path, hub: FakeHub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The sizes of every file (one of them known only from the Hub's listing) against the
+    free space, before anything is fetched: one sentence naming both."""
+    unsized = "asset/gpt/model.safetensors"
+    hub.unsized.add(unsized)
+    total = sum(len(b) for b in hub.files.values())
+    free = total - len(hub.files[unsized]) // 2
+    real = shutil.disk_usage
+    monkeypatch.setattr(shutil, "disk_usage", lambda path: real(path)._replace(free=free))
+    with pytest.raises(DownloadError) as caught:
+        download.download_official(endpoint=hub.endpoint, hashes=hashes_of(hub.files))
+    assert str(caught.value) == (
+        f"Downloading the official weights needs {total / 2**20:.1f} MiB more disk space in "
+        f"{staging()}; only {free / 2**20:.1f} MiB are free."
+    )
+    assert hub.gets() == [] and not official().exists()
+
+
+def _trusted() -> dict[str, object]:
+    return json.loads(asr_models.trusted_file().read_text(encoding="utf-8"))
+
+
+def _installed() -> dict[str, bytes]:
+    folder = asr_models.official_folder()
+    return {name: (folder / name).read_bytes() for name in asr_models.SENSEVOICE_FILES}
+
+
+def test_the_recogniser_asks_for_its_pinned_commit_and_hashes(
+    online: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first download asks for the pinned commit (never the branch) and must match the
+    pinned sha256: a Hub serving other files there is refused, nothing installed or recorded."""
+    pinned = asr_models.SENSEVOICE_REVISION
+    assert pinned is not None and len(pinned) == 40 and asr_models.SENSEVOICE_SHA256 is not None
+    with FakeHub(ASR_FILES, asr_models.SENSEVOICE_REPO) as hub:
+        hub.commit = pinned
+        with pytest.raises(DownloadError, match=r"does not match its published hash"):
+            asr_models.download(endpoint=hub.endpoint)
+    assert {path.split("/")[4] for path in hub.paths} == {pinned}
+    assert not asr_models.official_present() and not asr_models.trusted_file().exists()
+    digests = {name: hashlib.sha256(body).hexdigest() for name, body in ASR_FILES.items()}
+    monkeypatch.setattr(asr_models, "SENSEVOICE_SHA256", digests)  # pins these files match
+    with FakeHub(ASR_FILES, asr_models.SENSEVOICE_REPO) as hub:
+        hub.commit = pinned
+        asr_models.download(endpoint=hub.endpoint)
+    assert _trusted()["revision"] == pinned and _trusted()["files"] == digests
+    assert _installed() == ASR_FILES
+
+
+def test_the_recogniser_is_trusted_on_first_use_and_held_to_it(
+    online: Path, unpinned: None
+) -> None:
+    """The first verified download records the commit the Hub resolved and each file's sha256
+    in the data folder; a later download asks for that commit and is refused (one sentence,
+    nothing replaced) when the Hub now serves another file there, or another commit."""
+    digests = {name: hashlib.sha256(body).hexdigest() for name, body in ASR_FILES.items()}
+    with FakeHub(ASR_FILES, asr_models.SENSEVOICE_REPO) as hub:
+        asr_models.download(endpoint=hub.endpoint)
+        assert {r[1] for r in hub.requests} == set(ASR_FILES)
+    record = _trusted()
+    assert record["revision"] == COMMIT and record["files"] == digests
+    assert record["repo"] == asr_models.SENSEVOICE_REPO
+    changed = {**ASR_FILES, "tokens.txt": "<blk> 0\n了 1\n".encode()}
+    with FakeHub(changed, asr_models.SENSEVOICE_REPO) as hub:
+        hub.commit = "f" * 40  # "main" moved on...
+        with pytest.raises(DownloadError, match=r"404"):  # ...and the recorded commit is asked
+            asr_models.download(endpoint=hub.endpoint)
+        assert hub.paths and all(f"/resolve/{COMMIT}/" in path for path in hub.paths)
+        hub.commit = COMMIT  # the same commit, a changed file: the Hub's own hash agrees
+        with pytest.raises(DownloadError) as caught:
+            asr_models.download(endpoint=hub.endpoint)
+        assert str(caught.value) == (
+            "The downloaded tokens.txt does not match the sha256 recorded at the model's "
+            "first download; it was discarded and nothing was replaced."
+        )
+        hub.files = dict(ASR_FILES)
+        hub.sent_commit = "e" * 40  # the right files, said to be another commit
+        with pytest.raises(DownloadError) as caught:
+            asr_models.download(endpoint=hub.endpoint)
+        assert str(caught.value) == (
+            f"The server did not send revision {COMMIT} of the speech recognition model; "
+            "nothing was replaced."
+        )
+    assert _installed() == ASR_FILES and _trusted() == record
+    asr_models.verify()
+
+
+def test_verify_holds_the_recogniser_to_its_first_download(online: Path, unpinned: None) -> None:
+    """A file changed beside its folder's own list of hashes (changed to agree) is still
+    found: verify compares with the record in the data folder."""
+    with FakeHub(ASR_FILES, asr_models.SENSEVOICE_REPO) as hub:
+        folder = asr_models.download(endpoint=hub.endpoint)
+    asr_models.verify()
+    changed = "<blk> 0\n了 1\n".encode()
+    (folder / "tokens.txt").write_bytes(changed)
+    beside = folder / download.HUB_HASHES
+    listed = json.loads(beside.read_text(encoding="utf-8"))
+    listed["tokens.txt"] = hashlib.sha256(changed).hexdigest()
+    beside.write_text(json.dumps(listed), encoding="utf-8")
+    with pytest.raises(ModelError, match=r"tokens\.txt does not match its sha256"):
+        asr_models.verify()
+    asr_models.trusted_file().write_text("{", encoding="utf-8")  # a torn record: said, not trusted
+    with pytest.raises(ModelError, match=r"is damaged; delete it to trust"):
+        asr_models.verify()
+    with pytest.raises(ModelError, match=r"is damaged; delete it to trust"):
+        asr_models.download(endpoint="http://127.0.0.1:9")
