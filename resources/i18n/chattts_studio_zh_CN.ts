@@ -1444,6 +1444,10 @@
         <translation>上限 {0}</translation>
     </message>
     <message>
+        <source>This result could not be kept in the history ({0}); it stays here until the window closes. Save it to keep it.</source>
+        <translation>这个结果无法保存在历史记录中（{0}）；在窗口关闭前它会一直显示在这里。要保留它，请保存。</translation>
+    </message>
+    <message>
         <source>History uses {0} of {1}</source>
         <translation>历史记录已用 {0}，共 {1}</translation>
     </message>
@@ -1971,6 +1975,14 @@
     <message>
         <source>The settings file {path} comes from a newer version of ChatTTS Studio (version {version}); it is left unchanged and the defaults are used this session.</source>
         <translation>设置文件 {path} 来自更新版本的 ChatTTS Studio（版本 {version}）；文件保持不变，本次运行使用默认设置。</translation>
+    </message>
+    <message>
+        <source>The settings cannot be saved to {path} ({reason}); they are kept for this session and saved as soon as the disk allows.</source>
+        <translation>设置无法保存到 {path}（{reason}）；本次会话中会保留这些设置，并在磁盘允许时立即保存。</translation>
+    </message>
+    <message>
+        <source>the file could not be written</source>
+        <translation>无法写入该文件</translation>
     </message>
 </context>
 <context>
@@ -2646,6 +2658,10 @@
         <translation>文件名 {name} 含有此文件系统无法保存的字符。</translation>
     </message>
     <message>
+        <source>The path {target} is {length} characters long; Windows allows {limit}. Choose a shorter folder or file name.</source>
+        <translation>路径 {target} 长 {length} 个字符；Windows 最多允许 {limit} 个。请选择更短的文件夹或文件名。</translation>
+    </message>
+    <message>
         <source>The file name {name}… is too long ({size} bytes; the limit is {limit}).</source>
         <translation>文件名 {name}… 太长（{size} 字节；上限为 {limit}）。</translation>
     </message>
@@ -2730,12 +2746,40 @@
         <translation>保存说话人库</translation>
     </message>
     <message>
+        <source>A file in {folder} is in use by another program; close it there and try again.</source>
+        <translation>{folder} 中有文件正被另一个程序使用；请在那里关闭它后重试。</translation>
+    </message>
+    <message>
+        <source>{target} is open in another program; close it there and try again.</source>
+        <translation>{target} 已在另一个程序中打开；请在那里关闭它后重试。</translation>
+    </message>
+    <message>
+        <source>a file in it is in use by another program; close it there and try again</source>
+        <translation>其中有文件正被另一个程序使用；请在那里关闭它后重试</translation>
+    </message>
+    <message>
+        <source>it is open in another program; close it there and try again</source>
+        <translation>它已在另一个程序中打开；请在那里关闭它后重试</translation>
+    </message>
+    <message>
         <source>Cannot {action} {target}: {reason}. Nothing was changed.</source>
         <translation>无法{action} {target}：{reason}。未做任何更改。</translation>
     </message>
     <message>
-        <source>CUDA is unavailable: this PyTorch is a CPU-only build; install a CUDA build.</source>
-        <translation>CUDA 不可用：当前 PyTorch 是仅支持 CPU 的版本；请安装支持 CUDA 的版本。</translation>
+        <source>CUDA does not exist on macOS; PyTorch uses the Apple GPU through MPS.</source>
+        <translation>macOS 上没有 CUDA；PyTorch 通过 MPS 使用 Apple GPU。</translation>
+    </message>
+    <message>
+        <source>CUDA is unavailable: this PyTorch is a CPU-only build, but this computer has an NVIDIA GPU. Install the CUDA build with: {command}</source>
+        <translation>CUDA 不可用：此 PyTorch 是仅 CPU 版本，但这台电脑有 NVIDIA GPU。用以下命令安装 CUDA 版本：{command}</translation>
+    </message>
+    <message>
+        <source>CUDA is unavailable: this PyTorch is a CPU-only build and no NVIDIA GPU was found.</source>
+        <translation>CUDA 不可用：此 PyTorch 是仅 CPU 版本，且未找到 NVIDIA GPU。</translation>
+    </message>
+    <message>
+        <source>CUDA is unavailable: this PyTorch is a CPU-only build. {why}</source>
+        <translation>CUDA 不可用：此 PyTorch 是仅 CPU 版本。{why}</translation>
     </message>
     <message>
         <source>CUDA is unavailable: {reason}</source>
@@ -2818,6 +2862,10 @@
         <translation>{count} 字节</translation>
     </message>
     <message>
+        <source>Removed results still on disk: {count}. A file of theirs is in use (another window or program); they are deleted once it is closed.</source>
+        <translation>仍留在磁盘上的已删除结果：{count} 个。其中有文件正被使用（另一个窗口或程序）；关闭后即会删除。</translation>
+    </message>
+    <message>
         <source>The audio of this result is gone ({reason}).</source>
         <translation>此结果的音频已不存在（{reason}）。</translation>
     </message>
@@ -2848,6 +2896,14 @@
     <message>
         <source>Unknown model &apos;{name}&apos;: use demo, demo-full, official, or a folder with ChatTTS weights.</source>
         <translation>未知模型“{name}”：请使用 demo、demo-full、official，或包含 ChatTTS 权重的文件夹。</translation>
+    </message>
+    <message>
+        <source>The demo weights &apos;{name}&apos; cannot be built in {folder}: {reason}; the files there are as they were.</source>
+        <translation>无法在 {folder} 中生成演示权重“{name}”：{reason}；那里的文件保持原样。</translation>
+    </message>
+    <message>
+        <source>Model &apos;{name}&apos; is in use (loaded here or in another program): load another model or close that program, then build it again.</source>
+        <translation>模型“{name}”正在使用中（已在此处或另一个程序中加载）：请加载其他模型或关闭那个程序，然后重新构建。</translation>
     </message>
     <message>
         <source>The official weights are not downloaded yet: run &apos;chattts-studio-cli model download&apos; or use the Models dialog.</source>
@@ -3046,12 +3102,24 @@
         <translation>无法下载{model}：服务器没有提供 {file} 的 {header}，因此它看起来不是 {hub}。</translation>
     </message>
     <message>
+        <source>Could not download {model}: its repository changed during the download; try again.</source>
+        <translation>无法下载{model}：下载期间其仓库发生了变化；请重试。</translation>
+    </message>
+    <message>
         <source>Downloading {model} needs {needed} MiB more disk space in {folder}; only {free} MiB are free.</source>
         <translation>下载{model}还需要在 {folder} 中有 {needed} MiB 磁盘空间；目前只有 {free} MiB 可用。</translation>
     </message>
     <message>
-        <source>The downloaded {file} does not match its published hash; it was discarded and nothing was replaced.</source>
-        <translation>下载的 {file} 与其公布的哈希值不符；已将其丢弃，未替换任何内容。</translation>
+        <source>The downloaded {file} does not match {expected}; it was discarded and nothing was replaced.</source>
+        <translation>下载的 {file} 与{expected}不符；已丢弃，未替换任何文件。</translation>
+    </message>
+    <message>
+        <source>Could not download {model}: the server gives no size for {file}, so its download could not be bounded; nothing was downloaded.</source>
+        <translation>无法下载{model}：服务器没有给出 {file} 的大小，因此无法限制其下载量；未下载任何内容。</translation>
+    </message>
+    <message>
+        <source>Cannot install {model}: the files in {folder} are in use (loaded here or in another program). Load another model or close that program, then download again; the downloaded files are kept, so that takes a moment.</source>
+        <translation>无法安装{model}：{folder} 中的文件正在使用中（已在此处或另一个程序中加载）。请加载其他模型或关闭那个程序，然后重新下载；已下载的文件会保留，所以只需片刻。</translation>
     </message>
     <message>
         <source>the server sent less than the whole file</source>
@@ -3338,6 +3406,10 @@
         <translation>另一个 ChatTTS Studio 正在修改{what}；请重试。</translation>
     </message>
     <message>
+        <source>{path} is a link, not a lock file; remove it and try again.</source>
+        <translation>{path} 是一个链接，不是锁文件；请删除它后重试。</translation>
+    </message>
+    <message>
         <source>Cannot read the API key file {path}: {reason}.</source>
         <translation>无法读取 API 密钥文件 {path}：{reason}。</translation>
     </message>
@@ -3406,8 +3478,20 @@
         <translation>无法使用 {engine} 引擎：{reason}。</translation>
     </message>
     <message>
+        <source>The model cannot be exported for ONNX Runtime into {folder}: {reason}; the torch engine needs no export.</source>
+        <translation>无法将模型导出到 {folder} 供 ONNX Runtime 使用：{reason}；torch 引擎不需要导出。</translation>
+    </message>
+    <message>
         <source>The model could not be exported for ONNX Runtime: {reason}</source>
         <translation>无法为 ONNX 运行时导出模型：{reason}</translation>
+    </message>
+    <message>
+        <source>The ONNX export in {folder} is damaged (its files changed after it was made); delete that folder and load the model again to make it again.</source>
+        <translation>{folder} 中的 ONNX 导出已损坏（生成后文件被改动）；请删除该文件夹并重新加载模型以重新生成。</translation>
+    </message>
+    <message>
+        <source>The ONNX export in {folder} was damaged (its files changed after it was made); load the model again to make it again.</source>
+        <translation>{folder} 中的 ONNX 导出已损坏（生成后文件被改动）；请重新加载模型以重新生成。</translation>
     </message>
     <message>
         <source>&apos;{spec}&apos; is not a list of segments; write them like 3,7-9.</source>
@@ -3518,12 +3602,24 @@
         <translation>项目 {path} 已损坏：{reason}</translation>
     </message>
     <message>
+        <source>The project {path} cannot be saved as it is ({reason}); nothing was changed.</source>
+        <translation>项目 {path} 无法按当前状态保存（{reason}）；未做任何更改。</translation>
+    </message>
+    <message>
+        <source>{target} is inside the project {path}; export to a place outside it.</source>
+        <translation>{target} 位于项目 {path} 之内；请导出到项目之外的位置。</translation>
+    </message>
+    <message>
         <source>The project {path} was saved by a newer ChatTTS Studio (format {found}; this one reads up to {known}); update ChatTTS Studio to open it.</source>
         <translation>项目 {path} 由更新版本的 ChatTTS Studio 保存（格式 {found}；本版本最多读取 {known}）；请更新 ChatTTS Studio 后再打开。</translation>
     </message>
     <message>
         <source>There is no project at {path}.</source>
         <translation>{path} 处没有项目。</translation>
+    </message>
+    <message>
+        <source>The take record {name} does not read and was left out: {reason}</source>
+        <translation>录音记录 {name} 无法读取，已略过：{reason}</translation>
     </message>
     <message>
         <source>The project {path} is open in another ChatTTS Studio window or command; close it there first.</source>
@@ -3570,8 +3666,32 @@
         <translation>尚未下载语音识别模型：请运行“chattts-studio-cli model download-asr”，或使用“模型”对话框。</translation>
     </message>
     <message>
+        <source>{path}, the record of the speech recognition model&apos;s first download, is damaged; delete it to trust the files the Hub serves now.</source>
+        <translation>语音识别模型首次下载的记录 {path} 已损坏；删除它即可信任 Hub 当前提供的文件。</translation>
+    </message>
+    <message>
+        <source>its published hash</source>
+        <translation>其公布的哈希值</translation>
+    </message>
+    <message>
+        <source>the sha256 recorded at the model&apos;s first download</source>
+        <translation>该模型首次下载时记录的 sha256</translation>
+    </message>
+    <message>
+        <source>The server did not send revision {revision} of {model}; nothing was replaced.</source>
+        <translation>服务器没有发送{model}的版本 {revision}；未替换任何文件。</translation>
+    </message>
+    <message>
         <source>{path} is missing or damaged, so the speech recognition model cannot be verified: download it again.</source>
         <translation>{path} 缺失或已损坏，因此无法校验语音识别模型：请重新下载。</translation>
+    </message>
+    <message>
+        <source>The model produced invalid numbers (NaN or infinity) at {precision} precision; use {wider} for this text.</source>
+        <translation>模型在 {precision} 精度下产生了无效数值（NaN 或无穷大）；这段文本请使用 {wider}。</translation>
+    </message>
+    <message>
+        <source>The model produced invalid numbers (NaN or infinity) at {precision} precision; its files may be damaged: check them with {command}.</source>
+        <translation>模型在 {precision} 精度下产生了无效数值（NaN 或无穷大）；模型文件可能已损坏：请用 {command} 检查。</translation>
     </message>
 </context>
 </TS>

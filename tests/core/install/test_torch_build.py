@@ -162,8 +162,10 @@ def test_the_cli_prints_utf8_where_the_locale_would_refuse_chinese(tmp_path: Pat
     recorded = tmp_path / "smi.txt"
     recorded.write_text("英伟达 GeForce RTX 4090, 8.9, 581.57\n", encoding="utf-8")
     done = subprocess.run(
-        [sys.executable, "-m", "chattts_studio.core.cli.main", "doctor", "--torch-build"]
-        + ["--nvidia-smi-output", str(recorded)],
+        [
+            *(sys.executable, "-m", "chattts_studio.core.cli.main", "doctor", "--torch-build"),
+            *("--nvidia-smi-output", str(recorded)),
+        ],
         capture_output=True,
         env={**os.environ, "PYTHONIOENCODING": "cp1252"},  # Windows' redirected output
         timeout=120,
