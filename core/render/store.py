@@ -262,7 +262,7 @@ class SegmentStore(RenderFolder):
             raise StudioError(not_written(target, exc)) from None
 
 
-def not_written(target: Path, exc: BaseException) -> Sentence:
+def not_written(target: Path, exc: BaseException) -> str:
     """'Cannot write to X: the disk is full (...). Nothing was changed.' for a render's file;
     libsndfile says "System error" for a full disk, so the disk is asked (see
     audio/output.py's cannot_save)."""

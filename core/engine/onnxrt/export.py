@@ -89,13 +89,13 @@ def ensure_export(
     try:
         step = _ensure_locked(folder, info, precision, report, cancel)
     except OSError as exc:  # the lock file, the folder, the mark of use: the disk refused
-        step = _whole_as_is(folder, precision)
-        if step is None:
+        whole = _whole_as_is(folder, precision)
+        if whole is None:
             raise ModelError(not_made(folder, exc)) from None
         log.warning(
             "The ONNX cache %s cannot be written (%s); its export is used as it is.", folder, exc
         )
-        return step
+        return whole
     prune(folder.name)
     return step
 
