@@ -39,9 +39,6 @@ def test_the_list_is_made_from_a_junit_report(tmp_path: Path, monkeypatch) -> No
 
 
 def test_fast_leaves_out_the_listed_tests_only() -> None:
-    target = "tests/test_fast_tier.py"
-    listed = {n for n in slow_tests() if n.startswith(target)}
-    assert not listed  # this file is fast: --fast keeps all of it
     done = subprocess.run(
         [
             sys.executable,

@@ -244,5 +244,6 @@ if __name__ == "__main__":
     try:
         _write(Path(_order["folder"]), Sizes(**_order["sizes"]), int(_order["seed"]))
     except OSError as _exc:  # the disk's refusal, said as the app says it (build reads it)
-        print(f"{FAILED_MARK}{os_error_reason(_exc)}", file=sys.stderr)
+        _where = f" ({_exc.filename})" if _exc.filename else ""
+        print(f"{FAILED_MARK}{os_error_reason(_exc)}{_where}", file=sys.stderr)
         sys.exit(1)

@@ -133,6 +133,9 @@ class HistoryStore:
                     store.in_use = try_hold(store.folder / IN_USE)
         except (StudioError, OSError):  # no lock file (read-only, full) or another holds it
             store = cast(_Running, _Running.create(self.folder))
+            if store.failure is None:  # marked in use all the same: no restore removes it
+                with contextlib.suppress(StudioError, OSError):
+                    store.in_use = try_hold(store.folder / IN_USE)
         return store
 
     def restore(self) -> list[ResultStore]:

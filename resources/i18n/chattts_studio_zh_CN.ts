@@ -2659,7 +2659,7 @@
     </message>
     <message>
         <source>The path {target} is {length} characters long; Windows allows {limit}. Choose a shorter folder or file name.</source>
-        <translation>路径 {target} 长 {length} 个字符；Windows 最多允许 {limit} 个。请选择更短的文件夹或文件名。</translation>
+        <translation>路径 {target} 长 {length} 个字符；微软视窗系统最多允许 {limit} 个。请选择更短的文件夹或文件名。</translation>
     </message>
     <message>
         <source>The file name {name}… is too long ({size} bytes; the limit is {limit}).</source>
@@ -2767,15 +2767,15 @@
     </message>
     <message>
         <source>CUDA does not exist on macOS; PyTorch uses the Apple GPU through MPS.</source>
-        <translation>macOS 上没有 CUDA；PyTorch 通过 MPS 使用 Apple GPU。</translation>
+        <translation>苹果电脑系统上没有 CUDA；PyTorch 通过 MPS 使用苹果的 GPU。</translation>
     </message>
     <message>
         <source>CUDA is unavailable: this PyTorch is a CPU-only build, but this computer has an NVIDIA GPU. Install the CUDA build with: {command}</source>
-        <translation>CUDA 不可用：此 PyTorch 是仅 CPU 版本，但这台电脑有 NVIDIA GPU。用以下命令安装 CUDA 版本：{command}</translation>
+        <translation>CUDA 不可用：此 PyTorch 是仅 CPU 版本，但这台电脑有英伟达 GPU。用以下命令安装 CUDA 版本：{command}</translation>
     </message>
     <message>
         <source>CUDA is unavailable: this PyTorch is a CPU-only build and no NVIDIA GPU was found.</source>
-        <translation>CUDA 不可用：此 PyTorch 是仅 CPU 版本，且未找到 NVIDIA GPU。</translation>
+        <translation>CUDA 不可用：此 PyTorch 是仅 CPU 版本，且未找到英伟达 GPU。</translation>
     </message>
     <message>
         <source>CUDA is unavailable: this PyTorch is a CPU-only build. {why}</source>
@@ -3479,7 +3479,7 @@
     </message>
     <message>
         <source>The model cannot be exported for ONNX Runtime into {folder}: {reason}; the torch engine needs no export.</source>
-        <translation>无法将模型导出到 {folder} 供 ONNX Runtime 使用：{reason}；torch 引擎不需要导出。</translation>
+        <translation>无法将模型导出到 {folder} 供 ONNX 运行时使用：{reason}；torch 引擎不需要导出。</translation>
     </message>
     <message>
         <source>The model could not be exported for ONNX Runtime: {reason}</source>
@@ -3667,7 +3667,7 @@
     </message>
     <message>
         <source>{path}, the record of the speech recognition model&apos;s first download, is damaged; delete it to trust the files the Hub serves now.</source>
-        <translation>语音识别模型首次下载的记录 {path} 已损坏；删除它即可信任 Hub 当前提供的文件。</translation>
+        <translation>语音识别模型首次下载的记录 {path} 已损坏；删除它即可信任模型仓库当前提供的文件。</translation>
     </message>
     <message>
         <source>its published hash</source>
@@ -3687,11 +3687,11 @@
     </message>
     <message>
         <source>The model produced invalid numbers (NaN or infinity) at {precision} precision; use {wider} for this text.</source>
-        <translation>模型在 {precision} 精度下产生了无效数值（NaN 或无穷大）；这段文本请使用 {wider}。</translation>
+        <translation>模型在 {precision} 精度下产生了无效数值（非数值或无穷大）；这段文本请使用 {wider}。</translation>
     </message>
     <message>
         <source>The model produced invalid numbers (NaN or infinity) at {precision} precision; its files may be damaged: check them with {command}.</source>
-        <translation>模型在 {precision} 精度下产生了无效数值（NaN 或无穷大）；模型文件可能已损坏：请用 {command} 检查。</translation>
+        <translation>模型在 {precision} 精度下产生了无效数值（非数值或无穷大）；模型文件可能已损坏：请用 {command} 检查。</translation>
     </message>
 </context>
 </TS>
