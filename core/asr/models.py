@@ -10,8 +10,7 @@ folder (TRUSTED), before anything is installed. Every later download asks for th
 must match the record, and `model verify-asr` and the Models dialog check the files against it:
 a mismatch is one sentence, and nothing is replaced. The pins are what public sources state, not
 checked from here (the machine this is built on cannot reach the Hub): the Hub's own listing of
-the repository (huggingface.co/csukuangfj/sherpa-onnx-sense-voice-zh-en-ja-ko-yue-2024-07-17,
-tree/main) shows its head commit 2365bae ("add models") with model.int8.onnx 239 MB and
+SENSEVOICE_REPO shows its head commit 2365bae ("add models") with model.int8.onnx 239 MB and
 tokens.txt 316 kB; the whole commit id, the exact sizes and the sha256 below are those that
 public projects downloading these files pin (sherpa-onnx's GitHub release publishes the
 .tar.bz2 only, with no hash). Without pins (None), the first download trusts the hash the Hub
