@@ -20,14 +20,14 @@ from chattts_studio.core.engine.request import (
     SynthesisRequest,
     join_audio,
 )
-from chattts_studio.core.results.history import HistoryStore
-from chattts_studio.core.results.store import (
+from chattts_studio.core.results.envelope import (
     ENVELOPE_BUCKETS,
     FIRST_BUCKET,
     Envelope,
-    ResultStore,
     envelope_of,
 )
+from chattts_studio.core.results.history import HistoryStore
+from chattts_studio.core.results.store import ResultStore
 from chattts_studio.gui.result.panel import ResultPanel
 from chattts_studio.gui.worker.jobs import SynthesisJob, SynthesisOutcome
 
