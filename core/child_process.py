@@ -1,10 +1,8 @@
 """Our own Python child processes, their text in UTF-8 on every system.
 
-Why: a pipe's text is decoded in the locale's code page unless told otherwise (ANSI on
-Windows, cp1252 or cp936), and a Python child writes its piped stdout and stderr in that same
-code page: Chinese text and paths come back garbled, escaped, or make the child raise. The
-child is told to write UTF-8 (PYTHONIOENCODING) and the parent reads UTF-8, whatever the locale.
-"""
+A pipe's text is otherwise in the locale's code page (cp1252, cp936 on Windows), so Chinese text
+and paths come back garbled or make the child raise; the child is told to write UTF-8
+(PYTHONIOENCODING) and the parent reads UTF-8."""
 
 import os
 import subprocess

@@ -1,19 +1,10 @@
-"""Reaching a Ray cluster (`pip install 'chattts-studio[cluster]'`), for the two things that
-run on one: manifest renders (core/render/manifest/cluster.py) and the speech API's replicas
-(core/serve/replicas). Ray is imported only here and only when one of them runs: core imports
-without it.
+"""Reaching a Ray cluster (`pip install 'chattts-studio[cluster]'`) for manifest renders and the
+speech API's replicas. Ray is imported only here, when one of them runs.
 
-A local Ray (no address: this process starts one) stays on this machine and ends with its
-use. Its node address is loopback, so that every server Ray runs (GCS, raylet, object
-manager, agents, their metrics exporters, workers; Serve's replicas: replicas/deployment.py)
-listens on 127.0.0.1 only: Ray binds to all interfaces whenever the node has a network
-address. `shutdown()` stops it whole: ray.shutdown(),
-then whatever of it still runs is killed. A cluster reached by address keeps its own settings.
-
-SIGINT and SIGTERM end a process on Ray within STOP_SECONDS (SignalWatch): Ray's core replaces
-the SIGTERM handler ray.init sets with a crash handler that aborts, which shuts nothing down,
-so connect() puts a Python one back; past the deadline, or at a second signal, the local Ray
-is killed and the process exits."""
+A local Ray (no address) stays on this machine: its node address is loopback, so every server it
+runs listens on 127.0.0.1 only, and `shutdown()` stops it whole. A cluster reached by address keeps
+its own settings. SIGINT and SIGTERM end a process on Ray within STOP_SECONDS (SignalWatch): Ray's
+core swaps ray.init's SIGTERM handler for one that aborts, so connect() puts a Python one back."""
 
 import atexit
 import contextlib

@@ -1,12 +1,9 @@
-"""Changes to a file that several processes share (the window, the CLI, a server): the speaker
-library, the pronunciation dictionary, the history. Each change holds an exclusive lock file
-beside the data file while it reads the file again, applies its one change and writes it
-atomically, so no writer ever puts back a copy that misses another's change.
+"""Changes to a file that several processes share (the speaker library, the pronunciation
+dictionary, the history): each holds an exclusive lock file beside it while it reads the file
+again, applies its one change and writes it atomically, so no writer puts back a stale copy.
 
-The lock is the `filelock` package's (fcntl.flock on POSIX, msvcrt.locking on Windows; the
-operating system drops it when a process dies, so a crash never leaves the file locked). It is
-held for milliseconds: no slow work (a model, a voice being made) ever runs under it.
-"""
+The lock is the `filelock` package's; the operating system drops it when a process dies. It is
+held for milliseconds: no slow work ever runs under it."""
 
 import contextlib
 import errno

@@ -1,15 +1,10 @@
 """Every place core behaves differently by operating system, in one list, each with its reason.
 
-Callers ask these functions instead of testing `os.name` or `sys.platform` themselves, so each
-branch is written once and unit-tested by simulating the platform (tests/test_platforms.py).
-Each function takes the platform as an optional argument (None: OS_NAME or PLATFORM below,
-read at call time), so a test simulates another platform by passing one or by setting those
-(not os.name itself: pathlib then makes Windows paths, which POSIX cannot).
-
-Not branches of ours: cross-process locks are the `filelock` package's (fcntl.flock on POSIX,
-msvcrt.locking on Windows; see core/file_lock.py), and the names Windows refuses (manifest ids)
-are refused on every system, so a manifest works the same wherever it is rendered.
-"""
+Callers ask these functions instead of testing `os.name` or `sys.platform`, so each branch is
+written once and tested by simulating the platform (tests/core/test_platforms.py): each takes the
+platform as an optional argument (None: OS_NAME or PLATFORM, read at call time). Cross-process
+locks are the `filelock` package's (core/file_lock.py), and the names Windows refuses are refused
+everywhere, so a manifest works the same wherever it renders."""
 
 import os
 import sys

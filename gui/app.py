@@ -1,13 +1,11 @@
-"""Entry points: `main()` for the chattts-studio command, `open_window()` (what main opens) and
-`build_window()` for tests and scripts.
+"""Entry points: `main()` for the chattts-studio command, `open_window()` and `build_window()` for
+tests and scripts.
 
     chattts-studio [--model NAME] [FILE]      a window, with FILE's text in the editor
     chattts-studio --install-desktop-entry    add the app to this user's applications menu
 
-A second launch for the same user and data folder hands FILE to the open window and exits.
-The window's modules (torch among them) are imported only once a window is really wanted, so
-that hand-over and the desktop entry stay quick.
-"""
+A second launch hands FILE to the open window and exits; the window's modules (torch among them)
+are imported only once a window is really wanted, so that stays quick."""
 
 import argparse
 import os

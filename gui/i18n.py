@@ -1,17 +1,10 @@
-"""The interface's language: Qt translators (.qm files compiled from resources/i18n/*.ts),
-chosen from the system locale unless the person picked one in Settings > Language.
+"""The interface's language: Qt translators (.qm files compiled from resources/i18n/*.ts), chosen
+from the system locale unless the person picked one in Settings > Language.
 
-Every user-visible string in gui/ goes through `translate(context, text)` with a literal
-context and text, so pyside6-lupdate finds it (`make translations` refreshes the .ts and the
-.qm). Placeholders are `{name}` fields filled with str.format after translation: a translator
-moves them, never drops them (tests/test_i18n.py checks both).
-
-Sentences made by core (which never imports Qt) go through `core_text`: core marks its fixed
-templates with its own QT_TRANSLATE_NOOP("core", ...) (pyside6-lupdate reads core/*.py too) and
-hands out chattts_studio.core.messages.Sentence values, whose template is translated here and
-filled with
-their parameters.
-"""
+Every user-visible string in gui/ goes through `translate(context, text)` with literals, so
+pyside6-lupdate finds it (`make translations`); `{name}` placeholders are filled after
+translation (tests/gui/test_i18n.py checks they survive). core's sentences, marked with its own
+QT_TRANSLATE_NOOP("core", ...), arrive as Sentence values and are translated by `core_text`."""
 
 from typing import TYPE_CHECKING
 
@@ -40,7 +33,7 @@ def translate(context: str, text: str) -> str:
 
 # Fixed sentences of core modules that do not mark them yet (another change owns those files
 # now): marked here with the same text, so core_text finds them by their English words;
-# tests/test_i18n.py checks that each is still word for word in core's source.
+# tests/gui/test_i18n.py checks that each is still word for word in core's source.
 CORE_SENTENCES = (
     QT_TRANSLATE_NOOP("core", "random weights: they produce noise, not speech"),  # RANDOM_LABEL
     QT_TRANSLATE_NOOP("core", "No audio output device is available; the audio can still be saved."),

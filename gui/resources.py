@@ -1,10 +1,6 @@
-"""Finds the app's data files (icon, desktop entry, sample texts) with importlib.resources.
-
-They live in the top-level resources/ folder of the source tree, which the wheel installs as
-the package `chattts_studio.resources` (pyproject's package-dir); an editable install maps the
-same name onto the folder. Run straight from a source checkout (nothing installed), the folder
-beside gui/ is used. Missing files are logged as a warning: the app still opens without them.
-"""
+"""Finds the app's data files (icon, desktop entry, sample texts) with importlib.resources: the
+top-level resources/ folder, installed as the package `chattts_studio.resources`, or the folder
+beside gui/ in a bare checkout. A missing file is a warning: the app still opens."""
 
 import atexit
 import contextlib

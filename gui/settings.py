@@ -60,7 +60,7 @@ DEFAULTS: dict[Key, object] = {
     Key.LANGUAGE: "system",
     Key.HISTORY_LIMIT_MB: 1024,
     Key.TURN_PAUSE: 0.4,  # SynthesisRequest's (and the CLI's --turn-pause) default
-    Key.SERVE_PORT: 8000,  # gui/serve/serving.py's DEFAULT_PORT, the CLI's default
+    Key.SERVE_PORT: 8000,  # core/services/serve_session.py's DEFAULT_PORT, the CLI's default
     Key.LAST_PROJECT: "",
 }
 

@@ -258,14 +258,18 @@ def private_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, demo_model: st
 @pytest.fixture
 def own_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, demo_model: str) -> Path:
     """A fresh data folder, as a new user's, with a models folder of its own (the session's
-    demo weights linked in): no saved model, so the first-run banner shows, and a model built
-    or an 'official' folder made here touches no other test."""
+    demo weights and the run's ONNX exports linked in): no saved model, so the first-run banner
+    shows, and a model built or an 'official' folder made here touches no other test."""
     from chattts_studio.core import paths
 
     shared = paths.models_dir()
+    shared_exports = paths.cache_dir() / "onnx"  # as private_home: one export a run
+    shared_exports.mkdir(parents=True, exist_ok=True)
     home = tmp_path / "home"
     (home / "models").mkdir(parents=True)
     (home / "models" / "demo").symlink_to(shared / "demo")
+    (home / "cache").mkdir()
+    (home / "cache" / "onnx").symlink_to(shared_exports)
     monkeypatch.setenv("CHATTTS_STUDIO_HOME", str(home))
     return home
 

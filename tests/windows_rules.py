@@ -1,5 +1,5 @@
-"""Windows' rules for files in use, kept on Linux for tests (docs/testing.md, "Windows' file
-rules, emulated on Linux").
+"""Windows' rules for files in use, kept on Linux for tests (docs/development.md, "Checking on
+Windows and macOS").
 
 Windows refuses to delete, rename or replace a file that a process holds open or mapped into
 memory (np.memmap, safetensors, ONNX Runtime), to rename or remove a folder while a file in it

@@ -1,12 +1,8 @@
-"""Checking a project's takes: each take's audio heard by a recogniser, scored against the text
-the model read, and the check kept with the take (what `project check` and, later, the
-segment editor's "Check all" run).
+"""Checking a project's takes (`project check`): each take's audio heard by a recogniser, scored
+against the text the model read, and the check kept with the take.
 
-The project is opened once, under its lock, for the whole run: each check is kept in memory as
-it is made and project.json is written every SAVE_EVERY checks and at the end (a
-1,000-segment project's file takes ~0.2 s to write), so a cancel or a kill loses at most the
-checks since the last write, never a take.
-"""
+The project is opened once, under its lock, and project.json is written every SAVE_EVERY checks and
+at the end, so a cancel or a kill loses at most the checks since the last write, never a take."""
 
 from collections.abc import Callable
 from dataclasses import replace

@@ -1,15 +1,10 @@
-"""A recogniser model with random weights in SenseVoice's sherpa-onnx layout (model.onnx with
-its metadata, tokens.txt), for the tests and the benchmark: the official SenseVoice-Small
-cannot be fetched here. Its transcripts are noise, never speech; everything around the model
-(sherpa-onnx's features, its CTC decoding, the tokens, the check) is the real path.
+"""A recogniser model with random weights in SenseVoice's sherpa-onnx layout (model.onnx with its
+metadata, tokens.txt), for the tests and the benchmark, where the official one cannot be fetched.
+Its transcripts are noise; everything around the model is the real path.
 
-The graph takes what sherpa-onnx gives a SenseVoice model: fbank features stacked 7 frames a
-6-frame hop (`x` [N, T, 560]), their lengths, a language id and a text-normalisation id; it
-puts four query frames in front (language, two for event and emotion, normalisation) and
-returns CTC logits [N, 4 + T, vocabulary]. `REAL` has SenseVoice-Small's sizes (234 M
-parameters: its cost), `SMALL` is for tests. The layers are the stand-in of
-core/devtools/asrcost.py (same sizes and kinds, not FunASR's exact graph).
-"""
+The graph takes what sherpa-onnx gives SenseVoice (stacked fbank features `x` [N, T, 560], lengths,
+a language id and a normalisation id) and returns CTC logits [N, 4 + T, vocabulary]. `REAL` has
+SenseVoice-Small's sizes (its cost), `SMALL` is for tests."""
 
 import errno
 import json

@@ -1,21 +1,11 @@
-"""Which recogniser model the check uses: the official one (SenseVoice-Small as sherpa-onnx
-packs it, int8: 239 MB instead of the fp32's 894 MB, downloaded from the Hugging Face hub into
-the data folder), the demo one (random weights, made once in the cache: noise, not speech), or a
-folder the user has (model.onnx or model.int8.onnx, and tokens.txt).
+"""Which recogniser model the check uses: the official one (sherpa-onnx's int8 SenseVoice-Small,
+downloaded into the data folder), the demo one (random weights, made once in the cache) or a folder
+the user has (model.onnx or model.int8.onnx, and tokens.txt).
 
-The official files are one named revision (a commit) of the Hub's repository, trusted on first
-use: the first download asks for SENSEVOICE_REVISION and must match SENSEVOICE_SHA256; once
-every file matches, the commit the Hub resolved and each file's sha256 are recorded in the data
-folder (TRUSTED), before anything is installed. Every later download asks for that commit and
-must match the record, and `model verify-asr` and the Models dialog check the files against it:
-a mismatch is one sentence, and nothing is replaced. The pins are what public sources state, not
-checked from here (the machine this is built on cannot reach the Hub): the Hub's own listing of
-SENSEVOICE_REPO shows its head commit 2365bae ("add models") with model.int8.onnx 239 MB and
-tokens.txt 316 kB; the whole commit id, the exact sizes and the sha256 below are those that
-public projects downloading these files pin (sherpa-onnx's GitHub release publishes the
-.tar.bz2 only, with no hash). Without pins (None), the first download trusts the hash the Hub
-publishes for each file (an LFS file's sha256, a small file's git blob id).
-See docs/projects.md."""
+The official files are one pinned revision, trusted on first use: the first verified download
+records its commit and each file's sha256 (TRUSTED), and every later download and `model
+verify-asr` must match that record; a mismatch is one sentence and nothing is replaced. Where the
+pins come from: docs/projects.md."""
 
 import json
 from dataclasses import dataclass
@@ -32,8 +22,8 @@ DEMO = "demo"  # the random-weight model of demo_model.py
 SENSEVOICE_REPO = "csukuangfj/sherpa-onnx-sense-voice-zh-en-ja-ko-yue-2024-07-17"
 SENSEVOICE_FILES = ("model.int8.onnx", "tokens.txt")
 SENSEVOICE_WHAT = QT_TRANSLATE_NOOP("core", "the speech recognition model")
-# The first download's revision and the sha256 its files must have (see the module's note);
-# None: the Hub's branch "main" and its own hashes.
+# The first download's revision and the sha256 its files must have, as public sources state
+# them (docs/projects.md); None: the Hub's branch "main" and its own hashes.
 SENSEVOICE_REVISION: str | None = "2365baeacb507f821a0c8120fcee3d484dba7a07"
 SENSEVOICE_SHA256: dict[str, str] | None = {  # 239,233,841 and 315,894 bytes
     "model.int8.onnx": "c71f0ce00bec95b07744e116345e33d8cbbe08cef896382cf907bf4b51a2cd51",

@@ -1,11 +1,8 @@
-"""What the check listens with: any recogniser behind one small interface, and the check of one
-take through it.
+"""What the check listens with: any recogniser behind one small interface, and one take's check
+through it.
 
-A recogniser turns mono float32 audio into text in a language ("zh" or "en"); it owns its model
-(loaded, on a device, unloadable) and is called off the UI thread. The take's audio is at the
-engine's 24 kHz; a recogniser resamples to what its model wants (16 kHz for every one
-considered: Whisper, SenseVoice, Paraformer, PocketSphinx).
-"""
+A recogniser turns mono float32 audio into text in a language ("zh" or "en"), owns its model and is
+called off the UI thread; it resamples the engine's 24 kHz to what its model wants."""
 
 from dataclasses import replace
 from typing import Protocol

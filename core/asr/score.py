@@ -1,25 +1,11 @@
-"""A take's transcript scored against its segment's text: what the speech recognition check
-says, and which words it names.
+"""A take's transcript scored against its segment's text: what the speech recognition check says,
+and which words it names.
 
-The field's protocol (Seed-TTS's evaluation, as in F5-TTS's eval code) scores Chinese as the
-character error rate (CER) and English as the word error rate (WER), both after folding
-punctuation, case and traditional/simplified characters. Here both sides are also read the way
-the model read them: control tokens ([uv_break], [laugh], ...) removed, numbers read out by the
-same readers ChatTTS's normalizer calls (core/text/numbers.py: "3.5%" becomes "百分之三点五"
-or "three point five percent", which is also what a recogniser that writes digits is read
-as), full-width forms folded (NFKC). The segment's text already has the user's
-pronunciation dictionary applied (Segment.text), so a replaced word is scored as it was said.
-
-Tokens: each CJK character (Han, kana, hangul) is one, each run of letters and digits (with
-apostrophes inside: "don't") is one. One alignment (Levenshtein, jiwer) runs over the whole
-token list, so a mixed segment ("我用Python写代码") is scored once; its errors are then counted
-per script: `cer` over its CJK tokens, `wer` over its words, `score` over all of them (for a
-segment of one script it is that script's rate). The alignment's runs name what differs:
-`missing` (in the text, not heard: the commonest ChatTTS failure on long text), `extra` (heard,
-not in the text: repeats, babble) and `changed` (text -> heard).
-
-Pure functions: no model, no audio, no Qt.
-"""
+As the field does (Seed-TTS's evaluation), Chinese is scored by character error rate and English
+by word error rate, after folding punctuation, case and traditional forms; both sides are also
+read as the model read them (control tokens removed, numbers read out, NFKC). Each CJK character
+is a token, as is each run of letters and digits; one alignment (jiwer) runs over them all and
+its runs name what is `missing`, `extra` and `changed`. Pure functions."""
 
 import re
 import unicodedata

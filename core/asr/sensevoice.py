@@ -1,16 +1,10 @@
 """The check's recogniser: SenseVoice through sherpa-onnx (ONNX Runtime inside).
 
-Why SenseVoice: ChatTTS's users write mostly Chinese, which SenseVoice-Small was made for
-(Chinese, Cantonese, English, Japanese, Korean in one model), and it is non-autoregressive: one
-pass gives the whole transcript, so on this 2-core CPU a model of its size checks 5 s of audio
-in ~0.25 s, about 3% of making that audio (docs/performance.md), where Whisper `small`, which
-pads every clip to 30 s and decodes a token at a time, took 2.2 s. sherpa-onnx does the rest
-the model expects (fbank, stacking, normalisation, CTC decoding, tokens), in C++.
-
-A model folder holds model.onnx (or model.int8.onnx) and tokens.txt, sherpa-onnx's layout.
-One sherpa-onnx recogniser per language asked for (its language is fixed when made), each made
-on first use; unload() drops them all.
-"""
+SenseVoice-Small was made for Chinese (and Cantonese, English, Japanese, Korean), what ChatTTS's
+users write, and is non-autoregressive: one pass gives the whole transcript, a fraction of the cost
+of making the audio (docs/performance.md). sherpa-onnx does the features and the CTC decoding in
+C++. A folder holds model.onnx (or model.int8.onnx) and tokens.txt; one recogniser per language
+asked for, made on first use; unload() drops them all."""
 
 from pathlib import Path
 from typing import Any

@@ -11,11 +11,9 @@ from typing import Any, Self
 import numpy as np
 
 from chattts_studio.core import SAMPLE_RATE
-from chattts_studio.core.atomic import atomic_path, target_problem
-from chattts_studio.core.audio.output import cannot_save
-from chattts_studio.core.audio.stream_writer import SegmentSink, pause_samples
+from chattts_studio.core.atomic import target_problem
+from chattts_studio.core.audio.stream_writer import SegmentSink
 from chattts_studio.core.errors import AudioError
-from chattts_studio.core.messages import QT_TRANSLATE_NOOP
 
 BIT_RATE = 64_000  # mono speech at 24 kHz: transparent enough, about 29 MB an hour
 
@@ -32,18 +30,12 @@ class AacWriter(SegmentSink):
         tags: dict[str, str] | None = None,
         bit_rate: int = BIT_RATE,
     ) -> None:
-        self.path = Path(path)
-        problem = target_problem(self.path, example="book.m4b")
+        problem = target_problem(Path(path), example="book.m4b")
         if problem:
             raise AudioError(problem)
-        self.pause = pause_samples(pause_seconds)
-        self.gain = float(gain)  # may change between chapters
-        self.tags = dict(tags or {})
+        super().__init__(path, pause_seconds, gain, tags)
         self.bit_rate = bit_rate
-        self.frames = 0
-        self.segments = 0  # since the last mark: the pause goes between segments
         self.marks: list[tuple[int, str]] = []  # (first sample, title)
-        self._stack = contextlib.ExitStack()
         self._container: Any = None
         self._stream: Any = None
 
@@ -51,7 +43,7 @@ class AacWriter(SegmentSink):
         import av
 
         try:
-            tmp = self._stack.enter_context(atomic_path(self.path))
+            tmp = self._temp_file()
             self._container = av.open(str(tmp), "w", format="ipod")
             stream = self._container.add_stream("aac", rate=SAMPLE_RATE, layout="mono")
             stream.bit_rate = self.bit_rate
@@ -70,14 +62,11 @@ class AacWriter(SegmentSink):
     def write(self, audio: np.ndarray, scale: bool = True) -> None:
         import av
 
-        data = np.asarray(audio, dtype=np.float32).reshape(1, -1)
+        data = self._samples(audio, scale)
         if not data.size:
             return
-        if scale and self.gain != 1.0:
-            data = data * np.float32(self.gain)
         try:
-            clipped = np.clip(data, -1.0, 1.0)
-            frame = av.AudioFrame.from_ndarray(clipped, format="flt", layout="mono")
+            frame = av.AudioFrame.from_ndarray(data.reshape(1, -1), format="flt", layout="mono")
             frame.sample_rate = SAMPLE_RATE
             frame.pts = self.frames
             frame.time_base = Fraction(1, SAMPLE_RATE)
@@ -85,7 +74,7 @@ class AacWriter(SegmentSink):
                 self._container.mux(packet)
         except BaseException as exc:
             raise self._error(exc) from None
-        self.frames += data.shape[1]
+        self.frames += len(data)
 
     def __exit__(
         self,
@@ -97,8 +86,7 @@ class AacWriter(SegmentSink):
             self._abandon(exc_type, exc, tb)
             return
         try:
-            if self.frames == 0:
-                raise AudioError(QT_TRANSLATE_NOOP("core", "There is no audio to save."))
+            self._check_written()
             for packet in self._stream.encode(None):
                 self._container.mux(packet)
             if self.marks:
@@ -109,10 +97,7 @@ class AacWriter(SegmentSink):
             error = self._error(problem)
             self._abandon(type(error), error, error.__traceback__)
             raise error from None
-        try:
-            self._stack.close()
-        except OSError as problem:
-            raise cannot_save(self.path, problem) from None
+        self._put_in_place()
 
     def _chapters(self) -> list[Any]:
         ends = [start for start, _ in self.marks[1:]] + [self.frames]
@@ -140,12 +125,6 @@ class AacWriter(SegmentSink):
         if exc_type is None:
             exc_type, exc = AudioError, AudioError("abandoned")
         self._stack.__exit__(exc_type, exc, tb)  # removes the temp file
-
-    def _error(self, exc: BaseException) -> BaseException:
-        """The sentence audio.save gives for the same failure (output.cannot_save)."""
-        if isinstance(exc, KeyboardInterrupt):
-            return exc
-        return cannot_save(self.path, exc)
 
 
 def read_chapters(path: Path) -> list[tuple[float, float, str]]:

@@ -14,9 +14,16 @@ import numpy as np
 import soundfile as sf
 
 from chattts_studio.core import SAMPLE_RATE
-from chattts_studio.core.atomic import atomic_path, os_error_sentence, target_problem
+from chattts_studio.core.atomic import (
+    atomic_path,
+    os_error_reason,
+    os_error_sentence,
+    target_problem,
+)
 from chattts_studio.core.errors import AudioError
 from chattts_studio.core.messages import QT_TRANSLATE_NOOP, Sentence
+
+NO_AUDIO = QT_TRANSLATE_NOOP("core", "There is no audio to save.")  # every writer, when empty
 
 # extension -> (soundfile format, default subtype)
 FORMATS: dict[str, tuple[str, str]] = {
@@ -79,7 +86,7 @@ def save(
         subtype = "FLOAT"
     data = np.clip(np.asarray(audio, dtype=np.float32), -1.0, 1.0)
     if data.size == 0:
-        raise AudioError(QT_TRANSLATE_NOOP("core", "There is no audio to save."))
+        raise AudioError(NO_AUDIO)
     try:
         with atomic_path(path) as tmp:
             sf.write(str(tmp), data, sample_rate, format=fmt, subtype=subtype)
@@ -112,7 +119,7 @@ def cannot_save(path: Path, exc: BaseException) -> BaseException:
         Sentence(
             QT_TRANSLATE_NOOP("core", "Cannot save {path}: {reason}."),
             path=str(path),
-            reason=str(exc).splitlines()[0].rstrip(". ") if str(exc) else type(exc).__name__,
+            reason=os_error_reason(exc).rstrip(". "),
         )
     )
 

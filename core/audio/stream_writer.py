@@ -16,9 +16,8 @@ import soundfile as sf
 
 from chattts_studio.core import SAMPLE_RATE
 from chattts_studio.core.atomic import atomic_path
-from chattts_studio.core.audio.output import cannot_save, check_output_path
+from chattts_studio.core.audio.output import NO_AUDIO, cannot_save, check_output_path
 from chattts_studio.core.errors import AudioError
-from chattts_studio.core.messages import QT_TRANSLATE_NOOP
 
 
 def pause_samples(pause_seconds: float) -> int:
@@ -28,11 +27,21 @@ def pause_samples(pause_seconds: float) -> int:
 
 class SegmentSink:
     """What every streaming writer shares: segments appended with the pause between them,
-    counted in samples. A subclass sets `pause`, `frames` and `segments` and writes samples."""
+    counted in samples, `gain` applied and the samples clipped to [-1, 1] (as audio.save
+    does), into a temp file beside `path` that is renamed into place only at the end; a
+    failure said in the sentence audio.save gives for it (output.cannot_save). A subclass
+    opens its encoder on `_temp_file()`, writes samples and finishes with `_put_in_place()`."""
 
-    pause: int
-    frames: int
-    segments: int
+    def __init__(
+        self, path: Path, pause_seconds: float, gain: float, tags: dict[str, str] | None
+    ) -> None:
+        self.path = Path(path)
+        self.pause = pause_samples(pause_seconds)
+        self.gain = float(gain)  # may change between chapters
+        self.tags = dict(tags or {})
+        self.frames = 0  # samples written so far (pauses included)
+        self.segments = 0  # since the last chapter mark: the pause goes between segments
+        self._stack = contextlib.ExitStack()
 
     def write(self, audio: np.ndarray, scale: bool = True) -> None:
         raise NotImplementedError
@@ -50,6 +59,33 @@ class SegmentSink:
     def write_silence(self, samples: int) -> None:
         if samples > 0:
             self.write(np.zeros(samples, dtype=np.float32), scale=False)
+
+    def _temp_file(self) -> Path:
+        """The temp file the encoder writes, removed unless `_put_in_place` renames it."""
+        return self._stack.enter_context(atomic_path(self.path))
+
+    def _samples(self, audio: np.ndarray, scale: bool) -> np.ndarray:
+        """`audio` as the file gets it: float32, one channel, `gain` applied when `scale`,
+        clipped."""
+        data = np.asarray(audio, dtype=np.float32).reshape(-1)
+        if scale and self.gain != 1.0:
+            data = data * np.float32(self.gain)
+        return np.clip(data, -1.0, 1.0)
+
+    def _check_written(self) -> None:
+        if self.frames == 0:
+            raise AudioError(NO_AUDIO)
+
+    def _put_in_place(self) -> None:
+        """The finished temp file flushed and renamed over the target."""
+        try:
+            self._stack.close()
+        except OSError as problem:
+            raise cannot_save(self.path, problem) from None
+
+    def _error(self, exc: BaseException) -> BaseException:
+        """The sentence audio.save gives for the same failure (a cancel or Ctrl+C as it is)."""
+        return cannot_save(self.path, exc)
 
 
 class AudioStreamWriter(SegmentSink):
@@ -72,23 +108,17 @@ class AudioStreamWriter(SegmentSink):
         tags: dict[str, str] | None = None,
         subtype: str | None = None,
     ) -> None:
-        self.path = Path(path)
-        self.format, default_subtype = check_output_path(self.path)
+        self.format, default_subtype = check_output_path(Path(path))
         if subtype is None:
             subtype = "FLOAT" if float_wav and self.format == "WAV" else default_subtype
         self.subtype = subtype
-        self.pause = pause_samples(pause_seconds)
-        self.gain = float(gain)
-        self.tags = dict(tags or {})
-        self.frames = 0  # samples written so far (pauses included)
-        self.segments = 0
-        self._stack = contextlib.ExitStack()
+        super().__init__(path, pause_seconds, gain, tags)
         self._file: sf.SoundFile | None = None
 
     # -- the context -----------------------------------------------------------------------
     def __enter__(self) -> Self:
         try:
-            tmp = self._stack.enter_context(atomic_path(self.path))
+            tmp = self._temp_file()
             self._file = sf.SoundFile(
                 str(tmp), "w", SAMPLE_RATE, 1, self.subtype, format=self.format
             )
@@ -110,15 +140,11 @@ class AudioStreamWriter(SegmentSink):
         if exc_type is None:
             try:
                 self._close()
-                if self.frames == 0:
-                    raise AudioError(QT_TRANSLATE_NOOP("core", "There is no audio to save."))
+                self._check_written()
             except BaseException as problem:
                 self._stack.__exit__(type(problem), problem, problem.__traceback__)
                 raise
-            try:
-                self._stack.close()  # fsync and rename into place
-            except OSError as problem:
-                raise cannot_save(self.path, problem) from None
+            self._put_in_place()
             return False
         with contextlib.suppress(Exception):
             self._close()
@@ -129,12 +155,9 @@ class AudioStreamWriter(SegmentSink):
         """Append samples as they are (the gain applied, clipped), no pause."""
         if self._file is None:
             raise RuntimeError("the writer is not open")
-        data = np.asarray(audio, dtype=np.float32).reshape(-1)
+        data = self._samples(audio, scale)
         if not data.size:
             return
-        if scale and self.gain != 1.0:
-            data = data * np.float32(self.gain)
-        data = np.clip(data, -1.0, 1.0)
         try:
             self._file.write(data)
         except BaseException as exc:
@@ -148,7 +171,3 @@ class AudioStreamWriter(SegmentSink):
                 handle.close()
             except BaseException as exc:
                 raise self._error(exc) from None
-
-    def _error(self, exc: BaseException) -> BaseException:
-        """The sentence audio.save gives for the same failure (output.cannot_save)."""
-        return cannot_save(self.path, exc)

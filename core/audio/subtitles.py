@@ -1,7 +1,6 @@
-"""Subtitles (SRT and WebVTT): one cue per sentence, timed from where each segment really sits
-in the audio. Sentences inside one segment share its time in proportion to their length (the
-reading time text.estimate_seconds gives them); the pause after a segment has no cue. In a
-dialogue each cue names its speaker: WebVTT's voice tag `<v Name>`, and 'Name: ' in SRT."""
+"""Subtitles (SRT and WebVTT): one cue per sentence, timed from where each segment really sits in
+the audio; sentences of one segment share its time by their length. In a dialogue each cue names
+its speaker (`<v Name>` in WebVTT, 'Name: ' in SRT)."""
 
 import re
 from collections.abc import Iterable, Sequence

@@ -1,38 +1,10 @@
 """The bench's anatomy section: where a long text's wall time goes at the user's defaults.
 
-One synthesis through the synth service (plan, Engine.synthesize, the stream writer: text to an
-audio file, as `chattts-studio-cli synth` makes it) at the user's defaults: refine-text on,
-automatic batch, default segment size and sampling, and the CPU's default engine (`auto`: ONNX
-Runtime fp32 where it is installed). For that measurement only, the calls that make up each
-stage are wrapped with timers (timing_stages); everything is restored afterwards, also when
-the measurement fails. The stages:
-
-- refine: ChatModel.refine, the text pass (with ONNX Runtime the studio's own, decode/
-  text_pass.py: the exported step, its prompts' prefill in PyTorch; ChatTTS's loop on torch);
-- prompt: ChatModel.normalize, prompt_ids and embed (text to the GPT's input embedding);
-- prefill: the GPT over a segment's prompt (PyTorch on both engines);
-- steps: the GPT's one-position steps (OrtStep.run on ONNX Runtime; PyTorch's layers else);
-- sampling: FastDecoder.sample_step (repetition penalty, top-P/K, the draw);
-- vocoder: ChatModel.vocode (DVAE decoder, Vocos, ISTFT), and vocode_on_device when called
-  alone;
-- writing: AudioStreamWriter (opening the file, each segment's samples, closing and renaming);
-- other: the wall time less the stages: the decode loop's host work between steps (its
-  bookkeeping, the torch engine's code heads and code embeddings, the KV cache), planning and
-  what the stages' own callers do.
-
-PyTorch's GPT has no public per-call seam (the decoder calls its layers' submodules itself), so
-the prefill and PyTorch steps are timed with module hooks: from the GPT's rotary embedding (the
-first thing every GPT pass computes) to its final norm (the last); a pass over more than one
-position is a prefill. A chunked step (the Batcher's exact steps) calls both once per chunk: a
-depth count keeps it one interval.
-
-Nesting: on a thread, the outermost stage owns the time; a stage called inside another (the GPT
-passes of refine's own loop, vocode_on_device inside vocode) is not counted again. Threads:
-Engine.synthesize decodes, vocodes and (through the service) writes on the calling thread, so
-the stages do not overlap there; the clock still keeps each call's interval with its thread
-and reports `overlap_s` (the stages' sum less the time covered by any of them), so a path that
-vocodes on another thread (the Batcher's) would show it rather than count twice.
-"""
+One synthesis through the synth service (text to an audio file, as `synth` makes it), with the
+calls that make up each stage wrapped with timers for that run only (timing_stages) and restored
+afterwards, also when it fails. PyTorch's GPT passes are timed by module hooks. On a thread the
+outermost stage owns the time; `overlap_s` shows stages that ran on other threads at once. The
+stages and their calls: docs/performance.md, the anatomy."""
 
 import tempfile
 import threading

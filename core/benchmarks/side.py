@@ -1,12 +1,9 @@
-"""`bench --sections side`: the vocoder beside the GPT's steps against inline (issue 34).
+"""`bench --sections side`: the vocoder beside the GPT's steps against inline.
 
-Whole syntheses (text to audio through Engine.synthesize, the vocoder included) with finished
-segments vocoded inline, the GPT waiting (off), and on the side (Engine.vocoder_stream: a thread
-of its own on the CPU, a second stream on CUDA; decode/vocoding.py), alternated A B A B in one
-process so that the machine's drift falls on both. Each run's audio is compared with the first
-run's: the side must give the same bits. The GPU run (core/devtools/gpulevers.py) uses the same
-table on a synthetic text at the full batch.
-"""
+Whole syntheses through Engine.synthesize with finished segments vocoded inline (off) and on the
+side (Engine.vocoder_stream: a thread on the CPU, a second stream on CUDA), alternated A B A B in
+one process so the machine's drift falls on both. Each run's audio must equal the first run's bit
+for bit. The GPU run (core/devtools/gpulevers.py) uses the same table at the full batch."""
 
 import time
 from collections.abc import Callable

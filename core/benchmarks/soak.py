@@ -3,20 +3,11 @@
     chattts-studio-cli soak [--runs 200] [--model demo] [--long-chars 100000] [--device cpu]
     chattts-studio-cli soak --output-rss 1000,100000 [--through synth|render] [--model demo]
     chattts-studio-cli soak --output-rss 1000,100000 --through store [--source engine|synthetic]
-    (or python -m chattts_studio.core.benchmarks.soak with the same options)
 
---through store drives the window's result store without the window
-(chattts_studio.core.results.store, as
-the result panel uses it: each chunk appended, segments marked, the envelope kept, the record
-written, then an export read back a block at a time). --source synthetic feeds it noise at
-the speech rate of the text (SYNTHETIC_SECONDS_PER_CHAR) instead of running the model, so the
-store's own footprint at 100,000 characters is measured in seconds instead of hours.
-
-Memory that grows with the number of runs is a leak; memory that grows with the length of
-the text means audio is being kept somewhere. The long text's results are consumed one by
-one and dropped, as a caller that streams to disk would. Exit status 0 when both growths stay
-under --max-growth-mib, 1 otherwise, 2 for a user mistake (a StudioError).
-"""
+Growth with the number of runs is a leak; growth with the text's length means audio is kept
+somewhere. `--through store` drives the window's result store as the result panel does; `--source
+synthetic` feeds it noise at speech rate instead of the model. Exit 0 when both growths stay under
+--max-growth-mib, 1 otherwise, 2 for a user mistake."""
 
 import argparse
 import gc

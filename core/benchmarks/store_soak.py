@@ -17,7 +17,7 @@ from chattts_studio.core.engine.request import AudioChunk, SegmentRestarted, Syn
 from chattts_studio.core.results.store import ResultStore
 
 # Speech per character when the store is fed noise: 100,000 characters is about 3.5 hours
-# of speech (issue 10), and the engine's chunks are 24 GPT steps of 512 samples.
+# of speech, and the engine's chunks are 24 GPT steps of 512 samples.
 SYNTHETIC_SECONDS_PER_CHAR = 0.126
 CHUNK_SAMPLES = 24 * 512
 SEGMENT_CHARS = 50

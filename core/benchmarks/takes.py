@@ -1,18 +1,9 @@
 """The bench's takes section: the segment editor's targets, measured.
 
-- N takes of one segment against 1 take (through core/project/takes.py, as `project new
-  --takes N` and `project reroll --takes N` make them), and `synth` of the same segment (the
-  engine's plan and pipeline, refine-text off: takes do not refine either);
-- re-rolling one segment of a 200-segment project (service.reroll: load, decode that segment
-  alone, save the project) against `synth` of that segment; the takes decoded are counted;
-- opening a project of 1,000 segments with 3 takes each (store.load and the listing with every
-  take's flags, what a window shows first).
-
-Runs alternate (A B A B ...) so that a machine's drift falls on both sides; figures are
-medians. The model is loaded once; its load is not in any figure. Demo weights are held to each
-segment's step cap (they never say end of speech), so every take of a segment has the same
-length and the comparison is of equal work.
-"""
+N takes of one segment against 1 take and against `synth`; re-rolling one segment of a 200-segment
+project against `synth` of it; opening a project of 1,000 segments with 3 takes each. Runs
+alternate (A B A B) so a machine's drift falls on both sides; figures are medians, the model's load
+in none. Demo weights run each segment to its step cap, so every take is equal work."""
 
 import statistics
 import tempfile

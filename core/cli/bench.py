@@ -1,10 +1,7 @@
 """chattts-studio-cli bench: stock ChatTTS against the studio engine, side by side
-(chattts_studio.core.benchmarks.bench), with `--sections engines` the engines (torch and
-ONNX Runtime, fp32 and int8) against each other (chattts_studio.core.benchmarks.engines), with
-`--sections takes` the segment editor's takes (chattts_studio.core.benchmarks.takes), and with
-`--sections anatomy` where a long text's time goes at the user's defaults, by stage
-(chattts_studio.core.benchmarks.anatomy), and with `--sections side` the vocoder beside the
-GPT's steps against inline (chattts_studio.core.benchmarks.side)."""
+(core/benchmarks/bench.py); `--sections` picks others from core/benchmarks/: `engines` (torch and
+ONNX Runtime, fp32 and int8), `takes`, `anatomy` (a long text's time by stage) and `side` (the
+vocoder beside the GPT's steps)."""
 
 import argparse
 import dataclasses

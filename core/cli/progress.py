@@ -1,9 +1,6 @@
-"""Progress of a long command (render, synth, project) on stderr, one look for all of them.
-
-On a terminal it is tqdm's bar, redrawn in place (tqdm sizes it to the terminal, limits how
-often it redraws, and keeps lines written above it clear of it). Anywhere else (a log file, a
-pipe, CI, the tests) each update is one plain line, so the log reads as a history.
-"""
+"""Progress of a long command (render, synth, project) on stderr, one look for all of them: tqdm's
+bar on a terminal, and elsewhere (a log, a pipe, CI) one plain line per update, so the log reads
+as a history."""
 
 import signal
 import sys

@@ -107,7 +107,9 @@ def add_parser(sub: Any) -> None:
     reroll.add_argument("--takes", type=int, default=1, help="new takes of each (default 1)")
     reroll.add_argument("--flagged", action="store_true", help="every flagged segment too")
     reroll.add_argument("--unlocked", action="store_true", help="every segment not locked")
-    reroll.add_argument("--seed", type=int, default=None, help="seeds from this (default: new)")
+    reroll.add_argument(
+        "--seed", type=int, default=None, help="seeds from this (default: the project's)"
+    )
     reroll.add_argument(
         "--until-clean",
         action="store_true",
@@ -127,7 +129,9 @@ def add_parser(sub: Any) -> None:
     edit.add_argument("project")
     edit.add_argument("segment", type=int)
     edit.add_argument("text")
-    edit.add_argument("--seed", type=int, default=None)
+    edit.add_argument(
+        "--seed", type=int, default=None, help="seeds from this (default: the project's)"
+    )
     _model_options(edit, defaults=False)
     add_lexicon_option(edit)
 

@@ -1,16 +1,12 @@
-"""What the speech recognition check costs on this machine: SenseVoice-Small's size through
-the check's own recogniser (issue 33).
+"""What the speech recognition check costs on this machine, at SenseVoice-Small's size, through the
+check's own recogniser.
 
     python -m chattts_studio.core.devtools.asrcost [--seconds 5,10] [--threads 2]
 
-SenseVoice-Small's weights cannot be fetched here, so this builds a model of its sizes with
-random weights in sherpa-onnx's layout (core/asr/demo_model.py REAL: 234 M parameters, the
-layers a stand-in of FunASR's of the same sizes and kinds) and times `SenseVoice.transcribe`
-on noise at the engine's 24 kHz: resampling, sherpa-onnx's fbank, the model and CTC decoding,
-fp32 and int8 (ONNX Runtime's dynamic quantization, as sherpa-onnx's model.int8.onnx). One
-pass makes the whole transcript (CTC), so random weights cost what real ones do. A measure
-of cost, never of accuracy.
-"""
+The real weights cannot be fetched here, so it builds a model of SenseVoice-Small's sizes with
+random weights (core/asr/demo_model.py's REAL) and times `SenseVoice.transcribe` on noise, fp32 and
+int8. One CTC pass makes the whole transcript, so random weights cost what real ones do. A measure
+of cost, never of accuracy."""
 
 import argparse
 import tempfile

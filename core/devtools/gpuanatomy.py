@@ -1,12 +1,10 @@
 """Where a batch-1 decode step's time goes, for the GPU run's bench.
 
-The first H200 run (docs/gpu.md) made 300-330 steps/s at batch 1 with CUDA
-graphs: about 3 ms a step, where a replay of a 20-layer, 768-wide step should take well under
-one. This splits the step into what the loop does each time: the GPT step (the graph replay,
-or the same step eagerly), the code heads and sampling (outside the graph), and the loop's own
-bookkeeping and one read of the device (the rest of a whole loop step), and times a graph's
-capture, which every new decoder (every job) pays once per span bucket. Each figure is
-synchronised with the device before and after, so launches are counted with their kernels."""
+A graph replay of this 20-layer, 768-wide step should take well under a millisecond, yet the first
+GPU run measured about 3 (docs/gpu.md). This splits a loop step into the GPT step (graph replay or
+eager), the code heads and sampling, and the loop's own bookkeeping and device read, and times a
+graph's capture, which every new decoder pays once per span bucket. Each figure is synchronised
+with the device, so launches count with their kernels."""
 
 import time
 from collections.abc import Callable
@@ -71,8 +69,7 @@ def step_anatomy(engine: Any, text: str, cpu: bool, batch: int = 1) -> dict[str,
         reused = decoder()
         whole_loop(reused)
         # A long run minus a short one: each run also admits its `batch` jobs (one prefill a
-        # job), which at batch 64 came to 2.5 ms of the H200's 6.2 ms a step over 400 steps
-        # when it was counted as the loop's (2026-12-04); here a job's admission is its own.
+        # job), which would otherwise be counted as the loop's; here admission is its own.
         short = steps // 4
         long_s, short_s = whole_loop(reused), whole_loop(reused, short)
         loop_ms = (long_s - short_s) / (steps - short) * 1000  # its graphs captured already

@@ -109,7 +109,7 @@ CPU_STREAMS = 2  # the demo model on a shared CPU: that the search runs, not a f
 MAX_STREAMS = 1024
 # The doubling search's share of a GPU run; a short run (the device time left) sets it lower.
 STREAMS_SECONDS = float(os.environ.get("STUDIO_GPU_STREAMS_S", "100"))
-# The streams' batcher with its chunks vocoded on a second stream (issue 34's lever): off
+# The streams' batcher with its chunks vocoded on a second stream (a GPU lever): off
 # until checks.vocoder_stream has shown the same audio on a card; STUDIO_GPU_STREAMS_VOCODER=1.
 STREAMS_VOCODER_STREAM = os.environ.get("STUDIO_GPU_STREAMS_VOCODER", "0") == "1"
 
@@ -171,8 +171,8 @@ def run_bench(mode: Any) -> dict[str, Any]:
         largest = 2 if cpu else min(engine.max_rows(), MAX_STREAMS)
         out.setdefault("largest_batch", {})[precision] = largest
         bench = Bench(engine, 1, _say)
-        if main:  # a full batch's anatomy, not the largest's: its profiled run at 1024 rows ran
-            # past the whole bench's limit on the H200 (2026-12-04)
+        if main:  # a full batch's anatomy, not the largest's: a profiled run at 1024 rows
+            # outlasts the whole bench's limit
             for batch in sorted({1, min(largest, LEVER_BATCH)}):
                 if not time_left(60):
                     out["skipped"].append(f"{precision} anatomy at batch {batch} (time)")

@@ -2,23 +2,11 @@
 
     python -m chattts_studio.core.devtools.gpucheck [--cpu] [--out DIR] [--budget SECONDS]
 
-It runs in parts, each in its own process with its own time limit, so that a part that fails
-(or a CUDA error that poisons its process) still leaves the others' figures:
-
-- env: torch, CUDA, the device, its architecture against the build's, precision rules;
-- pytest: `pytest -m gpu` (the tests that need CUDA);
-- checks: Studio's codes against stock at batch 1 (eager, static and CUDA-graph steps), a NaN
-  injected at fp16, cancel, and a real out-of-memory (the card filled until less than a
-  batch's KV cache is free: the batch must halve and the audio come out whole);
-- bench: batch 1 up to the largest that fits (from free memory), the step's anatomy and a
-  profiler trace at batch 1 and at the largest batch, real-time streams through the API (a
-  doubling search of concurrent clients), stock against Studio, fp32/fp16/bf16, CUDA graphs on
-  and off, time to first audio, memory per stream.
-
-It writes report.md and report.json to --out (the device tool's $OUT) and prints a summary.
-`--cpu` runs the same parts on the CPU with the tiny demo weights and small sizes: the suite
-runs it so that the script cannot rot between GPU runs.
-"""
+Its parts (env, `pytest -m gpu`, checks against stock, bench) run each in its own process with its
+own time limit, so a part that fails or poisons its CUDA context leaves the others' figures. It
+writes report.md and report.json to --out and prints a summary. `--cpu` runs the same parts with
+the tiny demo weights, so the suite keeps the script from rotting. What each part does:
+docs/gpu.md, "Running the GPU check"."""
 
 import argparse
 import json

@@ -1,21 +1,10 @@
-"""Each GPU lever of issue 34 on and off, in one run: the GPT decode's steps/s at a batch size
-with CUDA graphs, the device-side draw, late flags and fused steps switched one at a time.
+"""The GPU levers on and off, in one run: the GPT decode's steps/s with CUDA graphs, the device
+draw, late flags and fused steps switched one at a time.
 
-Two series over the same seeded jobs (each row its own generator, EOS held to the cap, so
-every config makes the same steps):
-- the ladder: the eager static step with multinomial and the flags read first (the loop before
-  issue 34), then each lever added on top of the ones before it;
-- all but one: every lever on, then each one off alone (what that lever is worth now; fused
-  steps build on late flags, so late flags off turns units off too).
-Each config is timed as a long run minus a short one on a decoder that already ran (its graphs
-captured), so prompts, set-up and captures cancel out. Every config's codes are compared with
-the first config's: with seeded rows and the same static shapes they must be equal (the graph
-replay of a fused unit against the eager loop, on the card), except where the step is compiled
-(inductor's arithmetic agrees to rounding, and a sampled code may flip).
-
-The vocoder on a second stream is a lever of the whole synthesis, not of the step:
-`vocoder_stream_table` times text-to-audio runs with it off and on (A B A B) and compares their
-audio."""
+Two series over the same seeded jobs (EOS held to the cap): a ladder from the eager static step
+adding one lever at a time, and "all but one". Each config is a long run minus a short one on a
+warmed decoder, and its codes must equal the first config's (unless compiled).
+`vocoder_stream_table` times the vocoder's second stream over whole syntheses. See docs/gpu.md."""
 
 import time
 from collections.abc import Callable

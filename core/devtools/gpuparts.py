@@ -99,8 +99,8 @@ def pytest_gpu(mode: Mode) -> dict[str, Any]:
     # torch is not the suite's. On the CPU they are in the suite already: one proves the command.
     if mode.cpu:
         return _pytest(["-m", "gpu or fake_cuda", "-k", "not fake_cuda or plain-fp32"], files, mode)
-    # On the card the gpu tests first, on their own: the fake-CUDA ones took more than the
-    # part's 51 s there (2026-12-04) and their timeout hid the gpu tests' result.
+    # On the card the gpu tests first, on their own: the fake-CUDA ones can outlast the part's
+    # time there, and their timeout would hide the gpu tests' result.
     real = _pytest(["-m", "gpu"], files, mode)
     fake = _pytest(["-m", "fake_cuda"], files, mode)
     out = {

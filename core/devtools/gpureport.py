@@ -2,7 +2,7 @@
 
 from typing import Any
 
-# Issue 22's targets on the H200.
+# The GPU run's targets on the H200 (docs/gpu.md, "Running the GPU check").
 TARGET_STEPS_BATCH1 = 1000.0  # steps/s for one stream (RTF <= 0.05 with the vocoder)
 TARGET_X_REAL_TIME = 1000.0  # all streams together, at the best batch
 TARGET_FIRST_AUDIO_S = 0.06
@@ -166,7 +166,7 @@ def _met(ok: bool) -> str:
 
 
 def _targets(bench: dict[str, Any]) -> list[str]:
-    """Issue 22's targets, each met or missed (or not measured: what did not run)."""
+    """The targets, each met or missed (or not measured: what did not run)."""
     rows = [r for r in bench.get("batches", []) if r.get("steps_per_s")]
     lines = ["", "Targets:"]
     one = max((r for r in rows if r["batch"] == 1), key=lambda r: r["steps_per_s"], default=None)

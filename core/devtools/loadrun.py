@@ -3,18 +3,11 @@
     python -m chattts_studio.core.devtools.loadrun [--clients 64] [--seconds 60] [--model demo]
     [--ray-replicas N]
 
-The server (the `serve` defaults: 16 rows, 64 waiting) runs in this process on 127.0.0.1.
-Each client sends requests one after another until the time is up: a third read as fast as
-they can, a third read slowly (a few KB at a time with pauses, as a player would), a third
-hang up at a random point (before the first audio or during it). Printed: requests sent and
-how each ended (served whole, left on purpose, or an error by kind or status), the process's
-peak resident memory against the idle server's, and the tracebacks and ERROR lines logged.
-It fails (exit 1) on any 5xx, any traceback, or memory more than --max-growth-mb over idle.
-
---ray-replicas N: the same clients against N replicas of `serve --ray` on a local Ray
-instance (one CPU each); memory is then the replicas' processes' together, and tracebacks and
-ERROR lines are counted in the replicas' own log files (Ray's session folder).
-"""
+The server (`serve`'s defaults) runs in this process on 127.0.0.1. A third of the clients read
+fast, a third slowly, a third hang up at random points. It prints how each request ended, peak
+memory against the idle server's and the tracebacks and ERROR lines logged, and exits 1 on any 5xx,
+traceback, or growth over --max-growth-mb. --ray-replicas runs the clients against local Ray Serve
+replicas."""
 
 import argparse
 import http.client

@@ -2,14 +2,10 @@
 
     python -m chattts_studio.core.devtools.lockcheck [--lock constraints.txt]
 
-For each platform (Linux x86-64, Windows x86-64, macOS 14+ on Apple Silicon) and each Python
-that requires-python admits, uv resolves the project with every extra under the lock, from
-package metadata only (nothing is downloaded to install, nothing is installed), taking wheels
-only: a pinned version with no wheel for that platform and Python fails, except the few
-packages listed in SOURCE_BUILDS. Each package the resolution needs must be pinned, at that
-version, by a lock line whose marker holds there. Every gap and every failed resolution is
-named; `make lock` runs this before it replaces the lock. docs/lock.md says more.
-"""
+For each platform and each Python that requires-python admits, uv resolves the project with every
+extra under the lock from metadata only, wheels only (except SOURCE_BUILDS); every package it needs
+must be pinned by a lock line whose marker holds there. Every gap and failed resolution is named;
+`make lock` runs this before it replaces the lock. See docs/lock.md."""
 
 import argparse
 import os

@@ -3,20 +3,11 @@
     python -m chattts_studio.core.devtools.servebench [--model demo-full] [--clients 1,4,16]
     [--per-client 2] [--engine auto|torch|onnx] [--seeded] [--ray-replicas 1,2 [--ray-cpus N]]
 
-Sequential: the engine alone (Engine.synthesize, one request after another: what the app and
-`synth` do). Then the server (one shared continuous batch) on 127.0.0.1 with N clients, each
-sending its requests one after another over HTTP. Throughput is seconds of audio made per
-second of wall time; time to first byte is per request, from sending it to its first audio
-byte (pcm, so the first byte is audio). Random weights run every segment to its cap, so each
-request's audio length is known and equal across runs. The engine is `serve`'s default (auto:
-ONNX Runtime on the CPU) for both. Clients name a voice (seed:N) but no `seed`, as most
-clients do: the API then shares products among them (docs/api.md's equality promise);
---seeded makes them name `seed`, so each request is exact (bit-identical to its solo run).
-
---ray-replicas 1,2: instead of the one server, the same clients against Ray Serve replicas on
-a local Ray instance (`serve --ray`'s application, one CPU each unless --ray-cpus), each count
-in turn, with how many requests each replica took (from /health).
-"""
+Sequential is the engine alone (Engine.synthesize, one request after another); then the server on
+127.0.0.1 with N clients, each sending its requests one after another. Throughput is audio seconds
+per wall second; time to first byte is per request (pcm). Clients name a voice but no `seed`, so
+they share products; --seeded makes each request exact. --ray-replicas runs the same clients
+against Ray Serve replicas on a local Ray instance."""
 
 import argparse
 import http.client

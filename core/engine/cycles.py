@@ -1,9 +1,7 @@
-"""Who collects reference cycles when the engine releases memory (a model unloaded).
-
-Python's own gc.collect, on the calling thread, unless an application says otherwise: a Qt
-window does while it is open (gui/common/garbage.py), because a cycle holding a Qt object must be
-collected on the UI thread, and a collection on the worker thread that reaches one deadlocks
-PySide. Kept free of torch so that the window can set it before torch is imported."""
+"""Who collects reference cycles when the engine releases memory (a model unloaded): Python's
+gc.collect on the calling thread, unless an application says otherwise, as the window does
+(gui/common/garbage.py: Qt objects must be collected on the UI thread). Free of torch, so the
+window can set it before torch is imported."""
 
 import gc
 from collections.abc import Callable

@@ -2,7 +2,8 @@
 
 A FastDecoder holds a KV cache sized for its rows and, on CUDA, the graphs it captured for each
 span bucket: building one per sentence paid the allocation and every capture again. The pool
-keeps one decoder per shape (rows, static, graphs, exact) and lends it to each job in turn.
+keeps one decoder per shape (DecoderShape: its slots and step form) and lends it to each job in
+turn.
 
 What a reused decoder keeps from the job before is harmless by construction: positions, steps,
 generators and the repetition window are the run's own; cache entries beyond a row's position
@@ -24,13 +25,13 @@ import weakref
 from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import replace
 
 import torch
 
 from chattts_studio.core.engine.chattts.chat import ChatModel
 from chattts_studio.core.engine.decode.loop import FastDecoder
-from chattts_studio.core.engine.decode.slots import SPAN_BUCKET
+from chattts_studio.core.engine.decode.slots import SPAN_BUCKET, DecoderShape
 from chattts_studio.core.errors import Cancelled
 
 MAX_ROWS = 512  # rows from free memory never exceed this (the sampler's per-row work grows)
@@ -40,17 +41,6 @@ CUDA_KEEP_SHARE = 0.5  # on CUDA: this share of the card's memory
 SIZING_LENGTH = 1024  # KV positions a row is sized for (a prompt and a long segment)
 
 _POOLS: "weakref.WeakSet[DecoderPool]" = weakref.WeakSet()
-
-
-@dataclass(frozen=True)
-class DecoderShape:
-    """What makes two decoders interchangeable (beyond the model): the graphs depend on it."""
-
-    slots: int
-    static: bool
-    graphs: bool
-    exact: bool
-    chunk_rows: int | None = None  # an exact CPU step's rows per product (None: the default)
 
 
 def kv_row_bytes(model: ChatModel, max_len: int) -> int:
@@ -91,59 +81,35 @@ class DecoderPool:
     def kv_bytes(self) -> int:
         return sum(_decoder_bytes(d) for d in self._decoders.values())
 
-    def decoder(
-        self,
-        model: ChatModel,
-        slots: int,
-        max_len: int,
-        static: bool = False,
-        graphs: bool = False,
-        exact: bool = False,
-        chunk_rows: int | None = None,
-    ) -> FastDecoder:
-        """A decoder of this shape with room for `max_len` positions, its rows empty: the
-        one kept from an earlier job when it is large enough, else a new one."""
+    def decoder(self, model: ChatModel, shape: DecoderShape, max_len: int) -> FastDecoder:
+        """A decoder of `shape` with room for `max_len` positions, its rows empty: the one
+        kept from an earlier job when it is large enough, else a new one."""
         owner = self._model() if self._model is not None else None
         if owner is not model:
             self.clear()
             self._model = weakref.ref(model)
-        shape = DecoderShape(slots, static or graphs or exact, graphs, exact, chunk_rows)
+        # Graphs and exact steps are static steps: kept under the one shape that says so.
+        key = replace(shape, static=shape.static or shape.graphs or shape.exact)
         dtype = next(model.gpt.parameters()).dtype
-        found = self._decoders.pop(shape, None)
+        found = self._decoders.pop(key, None)
         if found is not None and (found.max_len < max_len or found.dtype != dtype):
             found = None  # let go before the larger one is made
         if found is None:
-            self._evict(kv_row_bytes(model, max_len) * slots)
+            self._evict(kv_row_bytes(model, max_len) * shape.slots)
             # Rounded up to the span bucket: the buckets a static step uses then do not depend
             # on which job made the decoder, so neither do its results.
             length = -(-max_len // SPAN_BUCKET) * SPAN_BUCKET
-            found = FastDecoder(
-                model,
-                slots,
-                length,
-                static=static,
-                graphs=graphs,
-                exact=exact,
-                chunk_rows=chunk_rows,
-            )
+            found = FastDecoder.shaped(model, shape, length)
             self.built += 1
         found.active[:] = [None] * found.slots
-        self._decoders[shape] = found
+        self._decoders[key] = found
         return found
 
     @contextmanager
-    def lend(
-        self,
-        model: ChatModel,
-        slots: int,
-        max_len: int,
-        static: bool = False,
-        graphs: bool = False,
-        exact: bool = False,
-    ) -> Iterator[FastDecoder]:
+    def lend(self, model: ChatModel, shape: DecoderShape, max_len: int) -> Iterator[FastDecoder]:
         """`decoder()` for one job: dropped when the job raises, trimmed to the cap after.
         A cancelled job is no failure: the decoder stops between steps, its state whole."""
-        decoder = self.decoder(model, slots, max_len, static, graphs, exact)
+        decoder = self.decoder(model, shape, max_len)
         try:
             yield decoder
         except Cancelled:

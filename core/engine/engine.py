@@ -8,9 +8,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import replace
 
 import numpy as np
-import torch
 
-from chattts_studio.core import SAMPLE_RATE
+from chattts_studio.core import SAMPLE_RATE, seeds
 from chattts_studio.core.engine.cancel import CancelToken
 from chattts_studio.core.engine.chattts.chat import ChatModel, RefineSettings
 from chattts_studio.core.engine.decoder_pool import DecoderPool, cuda_rows
@@ -147,7 +146,7 @@ class Engine:
                 switch_in_place(self.model, info, was, chosen, kind, report, cancel)
             except BaseException:
                 # The switch left the GPT in fp32 on torch (loading.switch_in_place): say so,
-                # never the precision and engine it had before (issue 32).
+                # never the precision and engine it had before.
                 self.loaded = replace(current, precision=Precision.FP32, engine=EngineKind.TORCH)
                 raise
         else:
@@ -329,7 +328,7 @@ class Engine:
         produced, steps, audio_seconds, peak, batch = 0, 0, 0.0, 0, plan.batch_size
         streamed: dict[int, int] = {}  # samples streamed of each unfinished segment
         try:
-            torch.manual_seed(request.seed * 1009)  # same request and seed, same audio
+            seeds.seed_text_passes(request.seed)  # same request and seed, same audio
             texts = self._model_texts(request, segments, plan.batch_size, cancel)
             units = [
                 Unit(seg.index, seg, plan.voice_at(seg.index), texts, plan.name_at(seg.index))
@@ -398,7 +397,7 @@ class Engine:
         count = len(segments)
         try:
             self._start_live(request, segments, len(speakers))
-            torch.manual_seed(request.seed * 1009)
+            seeds.seed_text_passes(request.seed)
             texts = self._model_texts(request, segments, plan.batch_size, token)
             units = [
                 Unit(k * count + seg.index, seg, voice, texts)

@@ -1,15 +1,10 @@
 """Every place the engine reads a device tensor's values back to the host, in one module.
 
-Why one place: on CUDA each read waits for the device (a synchronisation), so they are few and
-named: the decode step's end-of-segment and non-finite flags (one read a step, on CUDA made
-while the next step runs: `step_flags_later`), the vocoder's audio (on the vocoder's side
-stream: `audio_later`), and a cloned voice's codes. And the fake-CUDA tests
-(tests/core/engine/test_fake_cuda.py) run the engine's CUDA path on this CPU-only machine with
-tensors that have a device, a shape and a dtype but no values: they replace these functions with
-ones that check what reaches them and feed values. Call them through the module
-(`host_reads.step_flags(...)`), never imported by name, so that a replacement reaches every
-caller.
-"""
+On CUDA each read waits for the device, so they are few and named: a decode step's flags (made
+while the next step runs: `step_flags_later`), the vocoder's audio (`audio_later`) and a cloned
+voice's codes. The fake-CUDA tests (tests/core/engine/test_fake_cuda.py) replace these functions to
+feed values to tensors that have none, so call them through the module
+(`host_reads.step_flags(...)`), never imported by name."""
 
 from collections.abc import Callable
 

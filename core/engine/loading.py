@@ -92,7 +92,7 @@ def switch_in_place(
         model.restore_gpt(gpt)
     # From here the model is the GPT in fp32 on torch: what a failure or a cancel of the new
     # choice leaves it as, whole (a cast or a quantization stopped half-way is undone), so
-    # the engine can say what runs (issue 32).
+    # the engine can say what runs.
     try:
         apply_engine(model, info, precision, kind, report, cancel)
     except BaseException:

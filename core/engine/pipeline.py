@@ -1,15 +1,11 @@
 """One synthesis pipeline for every caller: units of work in, typed events out, with one
 out-of-memory policy around whichever producer (Studio's loop or ChatTTS's) makes the audio.
 
-The contract every producer keeps:
-- it yields `AudioChunk`s of a unit as they become playable (the unit that plays next first),
-  then that unit's `SegmentResult`, units in key order;
-- a `SegmentResult` is yielded only once its audio exists, so a unit leaves the pending set
-  only then: a failure at any point leaves every unfinished unit to be made again;
-- it raises `torch.OutOfMemoryError` unchanged; `with_backoff` retries with a smaller batch,
-  outside the `except` block, after the failed producer and its tensors are gone, and tells the
-  listener to drop what it had streamed of a unit that starts again (`SegmentRestarted`).
-"""
+A producer yields a unit's `AudioChunk`s as they become playable (the unit that plays next
+first), then its `SegmentResult`, units in key order, and only once its audio exists, so a
+failure leaves every unfinished unit to make again. It raises `torch.OutOfMemoryError`
+unchanged: `with_backoff` retries with a smaller batch once the failed producer is gone, and
+says `SegmentRestarted` for a unit that had streamed."""
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -148,8 +144,8 @@ class JobContext:
     stream: bool  # a listener wants chunks of the unit that plays next
     random_weights: bool
     cuda_graphs: bool = True  # on CUDA: the decode step as CUDA graphs
-    # On CUDA: finished units vocoded on a second stream while the GPT steps on (issue 34's
-    # lever; off until a GPU run has checked it, as fused steps are).
+    # On CUDA: finished units vocoded on a second stream while the GPT steps on (off until a
+    # GPU run has checked it, as fused steps are).
     vocoder_stream: bool = False
     # The loaded model's decoders, reused across jobs; None: a new decoder per job.
     decoders: DecoderPool | None = None

@@ -1,11 +1,8 @@
-"""The two producers of the pipeline's events (see pipeline.py for their contract).
+"""The two producers of the pipeline's events (their contract: pipeline.py).
 
-- `fast_events`: Studio's decode loop with continuous batching. The unit that plays next is
-  vocoded in chunks while it grows (when a listener streams); other finished units wait in a
-  queue and are vocoded together, several per vocoder call, between decode steps (on CUDA with
-  `vocoder_stream`, on a second stream while the steps go on: decode/vocoding.py).
-- `stock_events`: ChatTTS's own generate loop, `batch` units per call (the reference path).
-"""
+- `fast_events`: Studio's decode loop with continuous batching; the unit that plays next is vocoded
+  in chunks as it grows, other finished units together between steps (vocoding.py).
+- `stock_events`: ChatTTS's own generate loop, `batch` units per call (the reference path)."""
 
 import dataclasses
 import time
@@ -20,6 +17,7 @@ from chattts_studio.core.engine.decode import vocoding
 from chattts_studio.core.engine.decode.job import Job, NonFiniteError, non_finite_sentence
 from chattts_studio.core.engine.decode.loop import FastDecoder
 from chattts_studio.core.engine.decode.rowwise import Sampling
+from chattts_studio.core.engine.decode.slots import DecoderShape
 from chattts_studio.core.engine.decode.streaming import ChunkVocoder
 from chattts_studio.core.engine.metrics import memory_snapshot
 from chattts_studio.core.engine.pipeline import Event, JobContext, Unit
@@ -88,7 +86,8 @@ def fast_events(ctx: JobContext, units: list[Unit], batch: int) -> Iterator[Even
         yield from _decode(ctx, by_key, order, jobs, slots, decoder)
         return
     # The model's decoder for this shape: no allocation or graph capture per job.
-    with ctx.decoders.lend(ctx.model, slots, max_len, static=on_cuda, graphs=graphs) as kept:
+    shape = DecoderShape(slots, static=on_cuda, graphs=graphs)
+    with ctx.decoders.lend(ctx.model, shape, max_len) as kept:
         yield from _decode(ctx, by_key, order, jobs, slots, kept)
 
 

@@ -1,9 +1,6 @@
-"""The installer's work for one machine, as data: the commands it runs (uv) and the files that
-make the launcher, so the suite checks each without installing anything.
-
-The app goes into the checkout's .venv, as `make install` puts it on Linux; the torch build the
-chooser picked goes in first from PyTorch's index, then the app with the lock.
-"""
+"""The installer's work for one machine, as data (the uv commands and the launcher's files), so the
+suite checks it without installing anything: the chosen torch build into the checkout's .venv
+first, from PyTorch's index, then the app with the lock."""
 
 import plistlib
 import struct

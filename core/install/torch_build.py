@@ -1,10 +1,7 @@
-"""Which PyTorch build to install: the newest CUDA build that the NVIDIA driver supports and
-whose kernels include the card, an older build for cards the newer ones dropped, else the CPU
-build with the reason; on macOS PyPI's default build (the Apple GPU through MPS).
-
-The tables follow PyTorch's CUDA support matrix for the locked release and NVIDIA's driver
-tables; docs/install.md cites both. Standard library only (see __init__.py).
-"""
+"""Which PyTorch build to install: the newest CUDA build that the NVIDIA driver supports and whose
+kernels include the card, an older build for cards the newer ones dropped, else the CPU build with
+the reason; on macOS PyPI's default build (MPS). The tables follow PyTorch's and NVIDIA's
+(docs/install.md cites both). Standard library only."""
 
 import json
 import shlex

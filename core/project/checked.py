@@ -10,7 +10,6 @@ from collections.abc import Mapping
 from typing import Any
 
 MAX_ID = 999_999_999  # segment and take ids (file names: 5 and 3 digits, growing past them)
-MAX_SEED = 2**31 - 1  # a take's seed (services/project.py's take_seed keeps it below 2**31)
 MAX_PAUSE_S = 60.0  # seconds of silence before a segment, and the project's pause
 MAX_TEXT = 100_000  # characters of a segment's text, and of a take's copies of it
 MAX_NAME = 4_096  # characters of a title, speaker, model name or folder, device, take's file

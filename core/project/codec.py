@@ -22,7 +22,6 @@ from chattts_studio.core.project.checked import (
     MAX_NAME,
     MAX_PAUSE_S,
     MAX_ROWS,
-    MAX_SEED,
     MAX_SEGMENT_TAKES,
     MAX_SEGMENTS,
     MAX_STEPS,
@@ -41,13 +40,14 @@ from chattts_studio.core.project.checked import (
     whole,
 )
 from chattts_studio.core.project.model import FORMAT, Maker, Project, Segment, Take, TakeSettings
+from chattts_studio.core.seeds import MAX_SEED
 from chattts_studio.core.voices.voice import Voice
 
 # A take's audio: a plain file in takes/ (not a temp file: those start with a dot and are
 # swept), named by no path that leaves the folder.
 _AUDIO = re.compile(r"takes/[^/\\:\0.][^/\\:\0]*")
 _KNOWN = (
-    "format", "app", "title", "model", "device", "precision", "engine", "pause",
+    "format", "app", "title", "model", "device", "precision", "engine", "pause", "seed",
     "settings", "next_segment_id", "voices", "segments",
 )  # fmt: skip
 
@@ -85,6 +85,7 @@ def to_json(project: Project) -> dict[str, Any]:
         "precision": project.precision,
         "engine": project.engine,
         "pause": project.pause,
+        "seed": project.seed,
         "settings": asdict(project.settings),
         "next_segment_id": project.next_segment_id,
         "voices": voices,
@@ -261,6 +262,7 @@ def project_from(value: Any) -> Project:
     if len(set(ids)) != len(ids):
         raise ValueError("two segments share an id")
     device = data.get("device")
+    seed = data.get("seed")
     return Project(
         title=text(data, "title", MAX_NAME),
         settings=settings_from(data.get("settings")),
@@ -271,6 +273,7 @@ def project_from(value: Any) -> Project:
         precision=text(data, "precision", MAX_NAME, "", "fp32"),
         engine=text(data, "engine", MAX_NAME, "", "auto"),
         pause=number(data, "pause", 0.0, MAX_PAUSE_S, "", 0.25),
+        seed=None if seed is None else whole(data, "seed", 0, MAX_SEED),
         extra={
             checked_text(k, MAX_NAME, "a key"): kept(v, f"{shown(k, 20)}")
             for k, v in data.items()

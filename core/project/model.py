@@ -112,6 +112,9 @@ class Project:
     precision: str = "fp32"
     engine: str = "auto"
     pause: float = 0.25  # seconds before a segment that a split makes
+    # Every take's seed comes from it and the take's place (core/seeds.py's take_seed); None
+    # in a project saved before projects kept one (drawn at its next take).
+    seed: int | None = None
     extra: dict[str, Any] = field(default_factory=dict)  # keys a newer minor version wrote
     # What reading it left out, one sentence each (a take record that does not read): shown,
     # never saved.

@@ -23,6 +23,7 @@ from chattts_studio.core import SAMPLES_PER_STEP
 from chattts_studio.core.engine.cancel import CancelToken
 from chattts_studio.core.engine.decode.job import Job
 from chattts_studio.core.engine.decode.rowwise import Sampling
+from chattts_studio.core.engine.decode.slots import DecoderShape
 from chattts_studio.core.engine.engine import Engine
 from chattts_studio.core.engine.pipeline import out_of_memory, release_memory
 from chattts_studio.core.errors import DeviceError, ModelError
@@ -120,12 +121,14 @@ def make_takes(
     failures: list[tuple[Job, Exception]] = []
     decoder = engine.decoders.decoder(
         model,
-        shape.slots,
+        DecoderShape(
+            shape.slots,
+            static=on_cuda,
+            graphs=on_cuda and engine.cuda_graphs,
+            exact=True,
+            chunk_rows=shape.chunk_rows,
+        ),
         max(j.length for j in jobs) + 1,
-        static=on_cuda,
-        graphs=on_cuda and engine.cuda_graphs,
-        exact=True,
-        chunk_rows=shape.chunk_rows,
     )
     started = time.perf_counter()
     row_steps = [0]

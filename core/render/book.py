@@ -1,24 +1,10 @@
 """Long-form rendering: a book's chapters to audio files in a folder, resumable at any moment.
 
-How a render stays resumable and reproducible (the rule, also in the README):
-- A chapter's segments are made in run groups of `group_size` consecutive segments (the batch
-  size): group k of chapter c holds segments [k*G, k*G+G). Each group is one engine job whose
-  seed is derived from (seed, c, first segment of the group), so a group's audio depends on
-  nothing but its own texts and the settings: not on what ran before it, nor on what a
-  resumed run skips. (The engine's random draws are shared by the rows of a batch, so a
-  segment cannot be made alone without changing its audio.)
-- Each finished segment is kept at once (core/render/store.py). A resumed render skips every group
-  whose segments are all kept and restarts a group that was cut short from its first segment,
-  with the same seed: its kept segments come out the same again (they are checked against the
-  kept audio, and the kept files are the ones used), its missing ones as an uninterrupted run
-  would have made them. So the result equals an uninterrupted run's with the same settings on
-  the same device; at most one group's finished segments are decoded twice.
-- The speaker is fixed once for the whole book (the speaker of the seed, or --speaker, which
-  may be a cloned voice). The pronunciation dictionary is applied before segmenting, so a
-  changed entry re-makes only the groups whose text it changes.
-Then each chapter is assembled from its kept segments (loudness measured, then the gain
-applied while writing), and the book's audiobook file and chapter list are written
-(core/render/output.py)."""
+Segments are made in run groups of `group_size`, each one engine job seeded from (seed, chapter,
+first segment), so a group's audio depends only on its own texts and the settings. Each finished
+segment is kept at once (core/render/store.py); a resumed render skips complete groups and remakes
+a cut one from its start with the same seed, so the result equals an uninterrupted run's. Chapters
+are then assembled from the kept segments and the book files written (core/render/output.py)."""
 
 import dataclasses
 import hashlib

@@ -1,11 +1,10 @@
-"""File and folder names made from what a person typed (a book's or a chapter's title), and the
-names Windows refuses, refused on every system: a book rendered on Linux then copied to a
-Windows machine (or a manifest written on one and rendered on the other) works the same.
+"""File and folder names made from what a person typed (a book's or chapter's title), and the names
+Windows refuses, refused on every system, so a book or manifest moved between systems works the
+same.
 
-Windows refuses the device names CON, PRN, AUX, NUL, CONIN$, CONOUT$, COM0-9 and LPT0-9 (the
-superscript digits ¹²³ too) in any case, alone or before an extension ("con.txt"), with
-spaces before the dot ignored; the characters <>:"/\\|?* and control characters; and it drops
-trailing dots and spaces (so "Book." and "Book" would be one name)."""
+Windows refuses the device names (CON, PRN, AUX, NUL, CONIN$, CONOUT$, COM0-9, LPT0-9 and their
+superscript digits) in any case, alone or before an extension; the characters <>:"/\\|?* and control
+characters; and it drops trailing dots and spaces."""
 
 import re
 

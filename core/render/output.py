@@ -1,10 +1,7 @@
-"""A render's outputs, assembled from the segments kept in its folder: one file per chapter
-(loudness measured from the segment files, then the gain applied while writing), subtitles,
-the audiobook file with chapter marks (.m4b), and the chapter list (chapters.json and
-chapters.txt). Nothing is held whole in memory: one segment at a time.
-
-An output whose inputs have not changed since it was written (.segments/outputs.json keeps a
-key of each) is not written again, so a resumed render only assembles what is new."""
+"""A render's outputs, assembled from the segments kept in its folder one segment at a time: a file
+per chapter (loudness measured, then applied while writing), subtitles, the .m4b with chapter
+marks, and the chapter list. An output whose inputs have not changed since it was written is not
+written again, so a resumed render only assembles what is new."""
 
 import json
 from collections.abc import Callable, Iterator

@@ -8,86 +8,26 @@ trusted only when those hashes match the render being planned, it is the last li
 for its file, and the file is there with that many samples. A line cut short by a kill is
 ignored; its segment is made again."""
 
-import contextlib
 import errno
 import hashlib
 import json
 import os
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, TypeVar
+from typing import Any
 
 import numpy as np
 import soundfile as sf
-from filelock import BaseFileLock
 
 from chattts_studio.core import SAMPLE_RATE
 from chattts_studio.core.atomic import atomic_path, os_error_sentence
 from chattts_studio.core.errors import StudioError
-from chattts_studio.core.file_lock import try_hold
-from chattts_studio.core.messages import QT_TRANSLATE_NOOP, Sentence
+from chattts_studio.core.render.journal import RenderFolder, journal_entries
 
 STORE = ".segments"
-JOURNAL = "journal.jsonl"
 OUTPUTS = "outputs.json"
-LOCK = "lock"
-VERSION = 1
 # 24-bit FLAC: lossless enough for a later gain change, about half the size of float WAV.
 SEGMENT_SUBTYPE = "PCM_24"
-
-
-def hold_render_folder(lock: Path, folder: Path) -> BaseFileLock:
-    """The lock that keeps a second render (book or manifest) out of `folder`, held until
-    released; one sentence when another holds it. filelock: an OS lock on POSIX and Windows
-    alike (fcntl alone left Windows unlocked)."""
-    held = try_hold(lock)
-    if held is None:
-        raise StudioError(
-            Sentence(
-                QT_TRANSLATE_NOOP(
-                    "core", "Another render is working in {folder}; wait for it or stop it."
-                ),
-                folder=str(folder),
-            )
-        )
-    return held
-
-
-T = TypeVar("T")
-
-
-def journal_records(path: Path) -> list[dict[str, Any]]:
-    """The JSON objects of a journal (one a line), in order; a line cut short by a kill is
-    skipped, and ended on disk so that the next line appended starts on its own."""
-    if not path.exists():
-        return []
-    raw = path.read_bytes()
-    if raw and not raw.endswith(b"\n"):
-        with open(path, "ab") as fh:
-            fh.write(b"\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-    records = []
-    for line in raw.decode("utf-8", errors="replace").splitlines():
-        try:
-            data = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(data, dict):
-            records.append(data)
-    return records
-
-
-def journal_entries(path: Path, kind: type[T]) -> list[T]:
-    """A journal's records made into `kind` (a dataclass), in order; a record missing a field
-    or holding a wrong one (a journal from another version) is skipped."""
-    entries = []
-    for data in journal_records(path):
-        try:
-            entries.append(kind(**{k: data[k] for k in kind.__dataclass_fields__}))  # type: ignore[attr-defined]
-        except (TypeError, KeyError):
-            continue
-    return entries
 
 
 def digest(*parts: object) -> str:
@@ -117,82 +57,17 @@ class Entry:
         return (self.text, self.group, self.settings) == (text, group, settings)
 
 
-class RenderFolder:
-    """What a render's store holds open while it works: its journal (appended to) and the
-    folder's lock (a second render is kept out). Book and manifest stores both are one."""
-
-    def __init__(self, folder: Path, store: str) -> None:
-        self.folder = Path(folder)
-        self.store = self.folder / store  # the render's own files, a hidden folder
-        self._journal: IO[str] | None = None
-        self._lock: BaseFileLock | None = None
-
-    def _take_lock(self) -> None:
-        self._lock = hold_render_folder(self.store / LOCK, self.folder)
-
-    def close(self) -> None:
-        if self._journal is not None:
-            with contextlib.suppress(OSError):
-                self._journal.close()
-        if self._lock is not None:
-            self._lock.release()
-        self._journal, self._lock = None, None
-
-
 class SegmentStore(RenderFolder):
-    """Opened once per render (a lock file keeps a second render out of the folder)."""
+    """A book render's segments, opened once per render (a lock file keeps a second render
+    out of the folder): FOLDER/.segments/ with the journal (render/journal.py)."""
 
     def __init__(self, folder: Path) -> None:
         super().__init__(folder, STORE)
         self._entries: dict[str, Entry] = {}  # file name -> the last line written for it
 
-    # -- opening ---------------------------------------------------------------------------
-    def open(self) -> "SegmentStore":
-        try:
-            if not self.folder.exists():
-                if not self.folder.parent.is_dir():
-                    raise StudioError(
-                        Sentence(
-                            QT_TRANSLATE_NOOP("core", "The folder {folder} does not exist."),
-                            folder=str(self.folder.parent),
-                        )
-                    )
-                self.folder.mkdir()
-            elif not self.folder.is_dir():
-                raise StudioError(
-                    Sentence(
-                        QT_TRANSLATE_NOOP(
-                            "core", "{folder} is not a folder; give a folder for the render."
-                        ),
-                        folder=str(self.folder),
-                    )
-                )
-            self.store.mkdir(exist_ok=True)
-            self._take_lock()
-            self._clean_temp_files()
-            self._read_journal()
-            self._journal = open(self.store / JOURNAL, "a", encoding="utf-8")  # noqa: SIM115
-        except OSError as exc:
-            self.close()
-            raise StudioError(os_error_sentence("write to", self.folder, exc)) from None
-        return self
-
-    def _clean_temp_files(self) -> None:
-        """Temp files a killed render left behind (atomic writes not yet renamed)."""
-        for folder in (self.store, self.folder):
-            for tmp in folder.glob(".*.part*"):
-                with contextlib.suppress(OSError):
-                    tmp.unlink()
-
-    def _read_journal(self) -> None:
-        for entry in journal_entries(self.store / JOURNAL, Entry):
+    def _read_journal(self, path: Path) -> None:
+        for entry in journal_entries(path, Entry):
             self._entries[entry.file] = entry
-
-    def __enter__(self) -> "SegmentStore":
-        return self.open()
-
-    def __exit__(self, *_exc: object) -> None:
-        self.close()
 
     # -- segments --------------------------------------------------------------------------
     @staticmethod
@@ -230,9 +105,7 @@ class SegmentStore(RenderFolder):
         try:
             with atomic_path(target) as tmp:
                 sf.write(str(tmp), data, SAMPLE_RATE, format="FLAC", subtype=SEGMENT_SUBTYPE)
-            self._journal.write(json.dumps({"v": VERSION, **asdict(entry)}) + "\n")
-            self._journal.flush()
-            os.fsync(self._journal.fileno())
+            self.append(entry)
         except (OSError, RuntimeError) as exc:  # RuntimeError: libsndfile's LibsndfileError
             raise StudioError(not_written(target, exc)) from None
         self._entries[name] = entry

@@ -1,10 +1,9 @@
-"""Playing a ResultStore: one continuous Player stream fed from the file by a thread of its
-own, never more than `lookahead` samples ahead of what is heard, so a three-hour result plays
-with a few MB in memory, and it keeps playing while the caller's thread is busy or waits.
+"""Playing a ResultStore: one continuous Player stream fed from the file by a thread of its own,
+never more than `lookahead` samples ahead, so a long result plays in a few MB and keeps playing
+while the caller's thread is busy.
 
-While the job still runs the stream follows the store as it grows (silence while it waits);
-finish() says nothing more comes, and the stream ends after the store's last sample (or at a
-cap)."""
+While the job runs the stream follows the growing store (silence while it waits); after finish()
+it ends at the store's last sample."""
 
 import threading
 from collections.abc import Callable

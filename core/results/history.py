@@ -1,17 +1,10 @@
-"""The window's history on disk: one ResultStore folder per result in the cache folder,
-reopened after a restart, kept under a size limit the user sets (the oldest results go
-first), and cleared on request. UI-free: the window shows it, this keeps it.
+"""The window's history on disk: one ResultStore folder per result in the cache folder, reopened
+after a restart, kept under the user's size limit (oldest first) and cleared on request.
 
-Changes to the folder (a result started, unfinished ones cleaned up, a clear) hold the
-history's lock (chattts_studio.core.file_lock), and a result being made marks its folder in use
-until it is
-finished: a clear on the thread pool, or another window's start-up, never removes a run that
-is still being written.
-
-A result removed while a file of it is in use (Windows refuses to delete a file that is open
-or mapped: another window showing it, a player reading it) loses its record at once and its
-files at the next change of the history (a result deleted, a clear, a start): `leftovers`
-lists those folders meanwhile, so none is lost track of."""
+Changes to the folder hold the history's lock, and a result being made marks its folder in use,
+so a clear or another window's start never removes a run still being written. A result whose
+files are in use (Windows refuses to delete them) loses its record at once and its files at the
+next change; `leftovers` lists those folders meanwhile."""
 
 import contextlib
 import os

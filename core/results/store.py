@@ -1,23 +1,10 @@
-"""A job's audio kept on disk instead of in memory: float32 samples appended to a raw file in
-the app's cache folder as they arrive, read back in any range (playback, seek, export), and a
-waveform envelope (min/max per bucket) updated per append at the cost of the append alone.
+"""A job's audio kept on disk instead of in memory: float32 samples appended to a raw file in the
+cache folder, read back in any range, with a min/max envelope updated per append.
 
-Memory stays bounded whatever the length: the envelope has at most ENVELOPE_BUCKETS buckets
-(their width doubles as the audio grows) and nothing else is kept. Appends come from one
-thread (the window's); reads may come from any thread (a player feeding itself, an export).
-
-A full or read-only disk never stops a run: from the first write the disk refuses (or from the
-start, when the result's folder cannot be made) the audio is kept in memory instead, whole and
-in order, and `failure` says why; finish() tries the disk again and raises that OSError when the
-result cannot be kept there (the window says so in one sentence and keeps showing it). What the
-file held before the refused write stays as it was, and no sample is ever half-written.
-
-Deleting keeps to Windows' rules, where a file that is open or mapped cannot be deleted: the
-store closes its file, and a folder whose audio is still mapped (a view handed out by
-`samples` and still held) goes when the last view does; the record goes first, so a folder
-that stays for a while is never taken for a result again (see history.py, which removes such
-leftovers at its next change).
-"""
+Memory stays bounded (ENVELOPE_BUCKETS). Appends come from one thread, reads from any. A full or
+read-only disk never stops a run: the audio stays in memory from the refused write on, `failure`
+says why and finish() raises it if the disk still refuses. Deleting follows Windows' rules: the
+record goes first, and a folder whose audio is still mapped goes with its last view."""
 
 import contextlib
 import errno

@@ -1,12 +1,8 @@
 """Who may use the speech API besides its key: the Host names and browser origins it accepts.
 
-Loopback is no wall against the browser on the same machine: any page can POST to
-127.0.0.1, and with DNS rebinding (the page's own name re-pointed to 127.0.0.1) read the
-answers too. So a request is served only when its Host header names this server (a rebinding
-page's Host is always its own name) and when its Origin header, if any (browsers add one to
-every cross-site request and to same-origin POSTs), is this server's own (the page at GET /)
-or was listed; listed ones get real CORS.
-"""
+Loopback is no wall against a browser on the same machine: any page can POST to 127.0.0.1 and, with
+DNS rebinding, read the answers too. So a request is served only when its Host names this server
+and its Origin, if any, is this server's own page or was listed (listed ones get real CORS)."""
 
 import functools
 import ipaddress
@@ -122,20 +118,9 @@ def refusal(access: Access, scope: Scope) -> JSONResponse | None:
 def own_origin(scheme: str, host: str) -> str:
     """The origin of a page this server served, as the request's own Host header names it:
     a browser sends exactly this as Origin from the page at GET / (its same-origin POSTs).
-
-    Why a foreign page can never pass for it: a page cannot set Origin; the browser writes
-    its page's scheme, host and port there. So a foreign page's Origin equals this only when
-    the page's host and port are the very ones the request is sent to, i.e. when its name
-    resolves to this server: DNS rebinding. Then the Host header is that name too, and the
-    Host check above has already refused it. Of the names that pass it, only those no one
-    else can re-point count as our own page's (Access.serves_own_page_at: loopback names, the
-    bound address, IP literals); this machine's name (mDNS on the LAN could be spoofed) and
-    --allow-host names (a proxy may serve other apps under them) need --allow-origin.
-    Another program's page on this machine differs in its port (or scheme), and "null" (a
-    sandboxed frame, a file) never matches. The scheme is the one the request came by
-    (uvicorn takes a local proxy's X-Forwarded-Proto), so an https page behind a TLS proxy
-    matches its own origin and no http one. A program that is not a browser can write any
-    Origin, but Origin never held such a program back: only the key does."""
+    A foreign page cannot pass for it: its Origin matches only if its name points here
+    (rebinding), which the Host check has refused already (docs/reliability.md). The scheme
+    is the one the request came by, so an https page behind a TLS proxy matches its own."""
     return normal_origin(f"{scheme}://{host.strip()}")
 
 

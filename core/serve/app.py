@@ -1,15 +1,10 @@
 """The local speech API: OpenAI's `/v1/audio/speech` over one shared continuous batch.
 
-Every error is a JSON body in OpenAI's shape ({"error": {"message", "type", "param", "code"}})
-with one sentence, never a traceback. Audio streams as it is made for wav, pcm, mp3 and opus;
-flac is sent whole (its encoder rewrites its header at the end). A client that goes away
-cancels its request: the batcher frees its rows before the next step.
-
-Beyond OpenAI's fields (issue 23): per-request sampling, refine-text and segment size,
-`stream_format: "sse"` (core/serve/sse.py), captions (core/serve/captions.py, also at
-/v1/audio/captioned_speech), `instructions` mapped where honest (core/serve/instructions.py),
-and voice blends ("alloy*0.7+seed:42*0.3", core/voices/blend.py).
-"""
+Every error is OpenAI's JSON shape with one sentence, never a traceback. Audio streams as it is
+made (flac comes whole); a client that leaves cancels its request. Beyond OpenAI's fields:
+per-request sampling, refine-text and segment size, `stream_format: "sse"` (sse.py), captions
+(captions.py), `instructions` mapped where honest (instructions.py) and voice blends
+(core/voices/blend.py)."""
 
 import logging
 import socket

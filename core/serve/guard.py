@@ -70,7 +70,7 @@ class Guard:
             raise  # planned: uvicorn ends the connection without the body's end
         except Exception as exc:
             # A bug: one line in the log and one sentence to the client, here, before
-            # Starlette's outermost middleware would print the traceback (issue 32).
+            # Starlette's outermost middleware would print the traceback.
             log.warning("request failed: %s: %s", type(exc).__name__, exc)
             if not started[0]:
                 sentence = "The server failed to make this request's audio."

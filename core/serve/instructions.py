@@ -1,11 +1,8 @@
 """OpenAI's `instructions` (a free-text style prompt) read for what ChatTTS can honestly do.
 
-ChatTTS has no style prompt. Three things in one map to its own controls: speed words to
-[speed_N] (through the same speed_token as the speed field), laughing to refine-text's laugh
-level (or, without refine-text, a [laugh] token before the text), and pauses to refine-text's
-break level. Anything else (tone, emotion, accent, a character) has no control to go to and is
-ignored. What was done goes back in the X-Instructions header, so nobody has to guess.
-"""
+ChatTTS has no style prompt: only speed words, laughing and pauses map to its own controls
+([speed_N], refine-text's laugh and break levels, or a [laugh] token); tone, emotion and the rest
+are ignored. What was done goes back in the X-Instructions header."""
 
 import re
 from dataclasses import dataclass, field

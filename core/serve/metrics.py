@@ -1,9 +1,8 @@
-"""The speech API's figures in Prometheus's text format: requests by answer, the queue, rows
-in use, audio made, the real-time factor and memory. Read at scrape time from plain counters.
+"""The speech API's figures in Prometheus's text format (requests by answer, the queue, rows in use,
+audio made, the real-time factor, memory), read at scrape time from plain counters.
 
-Figures are kept as families (plain data, so a replica can send its own to the others through
-Ray): one server writes them as they are; replicas behind Ray Serve write every replica's under
-one HELP/TYPE, each sample labelled replica="ID" (render)."""
+Figures are plain-data families, so a replica can send its own to the others through Ray; replicas'
+are written under one HELP/TYPE, each sample labelled replica="ID"."""
 
 import threading
 from dataclasses import dataclass

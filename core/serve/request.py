@@ -21,7 +21,7 @@ SEED_DIGITS = len(str(SEED_LIMIT - 1))
 SPEED_RANGE = (0.25, 4.0)
 
 
-# Per-request control (issue 23), in SynthesisRequest.validate's ranges: what the window and
+# Per-request control, in SynthesisRequest.validate's ranges: what the window and
 # `synth` accept, the API accepts.
 TEMPERATURE_RANGE = (0.01, 2.0)
 TOP_P_RANGE = (0.01, 1.0)

@@ -1,24 +1,11 @@
 """OpenAI's server-sent events for speech (`stream_format: "sse"`), as its API sends them: one
-`data: {json}` line and a blank line per event, no `event:` line, no `[DONE]`:
+`data: {json}` line and a blank line per event, no `event:` line, no `[DONE]`.
 
-    data: {"type": "speech.audio.delta", "audio": "<base64 of the response_format's bytes>"}
-    data: {"type": "speech.audio.done", "usage": {"input_tokens": .., "output_tokens": ..,
-           "total_tokens": ..}}
-
-The deltas' audio joined is the response_format's file, byte for byte what the same request
-without events sends. Formats that stream send a delta as each piece is encoded; flac (its
-encoder rewrites its header at the end) sends one delta with the whole file.
-
-Captions with events: one `speech.captions` event (our own type; OpenAI's clients skip types
-they do not know) just before `speech.audio.done`, with the captions in the asked format.
-
-A failure after the first event: an `error` event, then the connection closes without the
-chunked body's end. The event is {"type": "error", "error": {message, type, param, code}}:
-`type` so that clients that switch on it see it, and OpenAI's error object inside, the shape
-every other error of this API has (and the one OpenAI's stream readers raise on when they find
-an "error" key). The unfinished close then tells a client that skips unknown events too that
-the audio is not whole: never a clean short stream.
-"""
+`speech.audio.delta` events carry base64 pieces of the response_format's file (joined, byte for
+byte the body without events; flac comes whole in one), then `speech.audio.done` the usage.
+Captions come as our own `speech.captions` event just before it. A failure after the first event
+is an `error` event holding OpenAI's error object, then a close without the chunked body's end,
+so no client takes a cut stream for a whole one."""
 
 import base64
 import json

@@ -1,19 +1,10 @@
-"""One speech request's response: its ticket in the batcher, its audio encoded as it comes,
-sent as raw bytes, in events (a Framing: core/serve/sse.py), or whole in one JSON body with its
-captions (Reply says which).
+"""One speech request's response: its ticket in the batcher, its audio encoded as it comes and sent
+as raw bytes, as events (sse.py), or whole in one JSON body with its captions.
 
-A failure before the first audio is an error status; afterwards the audio streams (flac is
-sent whole: its encoder rewrites its header at the end) and a failure aborts the response: the
-connection closes without the chunked body's end, so the client sees an error, never a short
-200. A client that leaves cancels its ticket: the batcher frees its rows before the next step,
-and it is counted as gone (499 when before the first audio), not as a server failure.
-
-Between the batcher's thread and the client sits a bounded buffer: past `buffer_seconds` of
-audio the request takes no new decoder row until its reader catches up, and a client that
-takes nothing for `stall_seconds` while audio waits is cut off (its ticket cancelled, the
-response aborted). Until the response lets go of it, the ticket counts against the batcher's
-queue limit whenever it holds no row: clients that never read hold little, and not for long.
-"""
+A failure before the first audio is an error status; afterwards it aborts the response (no
+chunked body's end), never a short 200. A client that leaves cancels its ticket and counts as
+gone, not as a failure. Past `buffer_seconds` of unread audio the request takes no new row until
+its reader catches up; a client that reads nothing for `stall_seconds` is cut off."""
 
 import asyncio
 import base64
@@ -142,7 +133,7 @@ class _Buffer:
             if ticket is not None and not ticket.held_back and self.samples >= self._limit:
                 # Decided and done under the buffer's lock: were the flag set after it, the
                 # reader could take the buffer empty in between, see no hold to let go, and
-                # the request would stay held with nothing left to wake it (issue 32).
+                # the request would stay held with nothing left to wake it.
                 # The batcher never delivers under its own lock, so this order cannot
                 # deadlock: the buffer's lock, then the batcher's.
                 self._batcher.hold_back(ticket, True)
@@ -375,7 +366,7 @@ class _WholeBody(Response):
     """A body made whole before it is sent (FLAC, a captions JSON), sent in pieces, each
     write bounded in time as a stream's are: a client that never reads is cut off instead of
     holding the body (~63 MB for 4,096 CJK characters as base64 WAV) and a connection for
-    ever; one that leaves is seen (issue 32)."""
+    ever; one that leaves is seen."""
 
     PIECE = 64 * 1024
 

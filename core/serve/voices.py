@@ -36,7 +36,7 @@ class ApiVoices:
             # Checked before the request is queued, as synth checks a library voice (a
             # cloned voice's transcript normalised the same way, so the prompt and with it
             # the audio are the ones synth would make): a damaged entry is a 400 on `voice`,
-            # not a failure after queueing (issue 32).
+            # not a failure after queueing.
             try:
                 if entry.cloned:
                     return self.engine.check_voice(entry.voice), entry.seed

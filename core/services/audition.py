@@ -2,18 +2,22 @@
 pass), by a voice cloned from a recording before it is kept, or by a voice blend."""
 
 import random
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from chattts_studio.core.engine.cancel import CancelToken
 from chattts_studio.core.engine.request import SynthesisRequest
+from chattts_studio.core.services.keep_voice import VoiceSource, keep_new_voice, voice_from
+from chattts_studio.core.services.report import Progress, Report
+from chattts_studio.core.voices.speakers import SpeakerLibrary
+from chattts_studio.core.voices.voice import Voice
 
 if TYPE_CHECKING:
     from chattts_studio.core.engine.engine import Engine
-    from chattts_studio.core.voices.voice import Voice
 
 SEEDS = range(1, 100_000)  # the speakers an audition draws from
 
@@ -54,8 +58,6 @@ def audition_recording(
 ) -> np.ndarray:
     """The voice of a 24 kHz recording (with what is said in it) reading the request's text.
     Raises Cancelled between the cloning and the reading when `cancel` is set."""
-    from chattts_studio.core.services.keep_voice import VoiceSource, voice_from
-
     voice = voice_from(engine, VoiceSource(clip=clip, transcript=transcript), cancel)
     audio = engine.audition(replace(request, speaker=None), [voice], cancel)[0]
     if cancel is not None:
@@ -77,3 +79,92 @@ def audition_blend(
     embedding = library_blend(spec, voices, engine)
     audio = engine.audition(replace(request, speaker=None), [embedding], cancel)[0]
     return embedding, audio
+
+
+@dataclass(frozen=True)
+class AuditionJob:
+    text: str
+    count: int
+    base: SynthesisRequest
+    # Set: the text is read by this voice blend ("Ann*0.7+seed:42*0.3"), not by `count` random
+    # seeds; `library` holds the library voices its parts may name (no file read by the job).
+    blend: str = ""
+    library: "dict[str, Voice]" = field(default_factory=dict, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    seed: int | None  # None: a blend's voice
+    embedding: str
+    audio: np.ndarray = field(repr=False)
+
+
+@dataclass(frozen=True)
+class SeedSpeaker:
+    seed: int
+    embedding: str
+
+
+def audition(
+    engine: "Engine", spec: AuditionJob, cancel: CancelToken, report: Report
+) -> list[Candidate]:
+    """Every candidate reads the sentence in one batched pass (one row per speaker); a blend's
+    one voice is the only candidate."""
+    request = replace(spec.base, text=spec.text)
+    if spec.blend:
+        embedding, audio = audition_blend(engine, spec.blend, spec.library, request, cancel)
+        return [Candidate(None, embedding, audio)]
+    report(Progress("audition", 0.0))
+    heard = audition_seeds(engine, request, spec.count, cancel)
+    report(Progress("audition", 1.0))
+    return [Candidate(c.seed, c.embedding, c.audio) for c in heard]
+
+
+def seed_speaker(seed: int) -> "Callable[[Engine, CancelToken, Report], SeedSpeaker]":
+    """The job that draws the speaker of `seed`."""
+    return lambda engine, _cancel, _report: SeedSpeaker(seed, engine.sample_speaker(seed))
+
+
+@dataclass(frozen=True)
+class VoiceJob:
+    """A voice from a recording: a file (read by the job) or a microphone take at `rate`,
+    with its transcript; auditioned on `base.text`, or kept in the library as `name`."""
+
+    transcript: str
+    base: SynthesisRequest
+    source: Path | None = None
+    take: np.ndarray | None = field(default=None, repr=False)
+    rate: int = 0
+    name: str = ""  # set: keep the voice under this name (else audition it)
+    replace: bool = False
+    library: Path | None = None  # the speaker library file the window shows
+
+
+@dataclass(frozen=True)
+class VoiceOutcome:
+    spec: VoiceJob
+    audio: np.ndarray | None = field(default=None, repr=False)  # the audition
+    kept: str = ""  # the name it was kept under
+
+
+def clone_voice(
+    engine: "Engine", spec: VoiceJob, cancel: CancelToken, _report: Report
+) -> VoiceOutcome:
+    """Clone a voice from a recording, then audition it or keep it (with its preview). Once
+    kept, a cancel comes too late: the outcome says it is kept."""
+    from chattts_studio.core.voices.clone import check_clip, read_clip
+
+    if spec.source is not None:
+        clip = read_clip(spec.source)
+    else:
+        take = spec.take if spec.take is not None else np.zeros(0, np.float32)
+        clip = check_clip(take, spec.rate or 1)
+    if spec.name:
+        source = VoiceSource(clip=clip, transcript=spec.transcript)
+        library = SpeakerLibrary(spec.library)
+        entry = keep_new_voice(
+            library, engine, spec.name, source, replace=spec.replace, cancel=cancel
+        )
+        return VoiceOutcome(spec, None, entry.name)
+    base = replace(spec.base, speaker=None)
+    return VoiceOutcome(spec, audition_recording(engine, clip, spec.transcript, base, cancel))

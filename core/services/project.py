@@ -4,13 +4,13 @@ made again from its record. For the command line and the window alike; each take
 soon as it exists. The changes that need no model are core/project/edits.py's, what a project
 shows and exports core/project/reading.py's.
 
-Seeds: a take's seed comes from the seed the user gave (`--seed`) and the take's place (its
-segment's id and its own id), so the same command on the same text makes the same takes; with
-no seed given, fresh seeds are drawn. Either way the take records its seed: it can be made
-again bit for bit (`remake`).
+Seeds (core/seeds.py's take_seed): a take's comes from the seed the command gave (`--seed`),
+else the project's own (drawn once and saved with it), and the take's place (its segment's id
+and its own id). So the same project and the same command, from the window or the command
+line, make the same takes; and each take records its seed, so it can be made again bit for bit
+(`remake`).
 """
 
-import secrets
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -20,13 +20,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from chattts_studio.core.engine.cancel import CancelToken
-from chattts_studio.core.engine.decode.rowwise import segment_seed
 from chattts_studio.core.messages import QT_TRANSLATE_NOOP, Sentence
 from chattts_studio.core.project import flags, store
 from chattts_studio.core.project.edits import check_takes, parse_numbers, refuse_locked
 from chattts_studio.core.project.model import Maker, Project, Segment, Take, TakeSettings
 from chattts_studio.core.project.reading import Lexicon, flagged_numbers, spoken, take_flags
 from chattts_studio.core.project.store import OpenProject
+from chattts_studio.core.seeds import fresh_seed, take_seed
 from chattts_studio.core.text.prepare import check_text, split_segments
 from chattts_studio.core.voices.voice import Voice
 
@@ -65,9 +65,14 @@ class NewProject:
     lexicon: Lexicon = ()
 
 
-def take_seed(seed: int, segment_id: int, take_id: int) -> int:
-    """A take's seed from the user's seed and the take's place (see the module's note)."""
-    return segment_seed(seed, segment_id * 10_007 + take_id) % (2**31)
+def project_seed(project: Project, seed: int | None) -> int:
+    """The seed a command's takes come from: the one it gave, else the project's own (drawn
+    now for a project that has none; saved with the takes)."""
+    if seed is not None:
+        return seed
+    if project.seed is None:
+        project.seed = fresh_seed()
+    return project.seed
 
 
 def _now() -> str:
@@ -213,7 +218,7 @@ def new_project(
             )
             project.segments.append(segment)
     project.segments[0].pause_before = 0.0
-    base = spec.seed if spec.seed is not None else secrets.randbits(31)
+    project.seed = base = spec.seed if spec.seed is not None else fresh_seed()
     with store.created(path, project) as handle:
         asked = [
             _Asked(s, n, take_seed(base, s.id, n), spec.settings)
@@ -277,7 +282,7 @@ def reroll(
         if unlocked:
             free = [n for n, s in enumerate(project.segments, 1) if not s.locked]
             numbers += [n for n in free if n not in numbers]
-        base = seed if seed is not None else secrets.randbits(31)
+        base = project_seed(project, seed)
         asked = []
         for number in numbers:
             segment = project.at(number)
@@ -311,8 +316,8 @@ def edit(
         refuse_locked(project, [index])
         segment = project.at(index)
         segment.text, segment.picked = text.strip(), False
+        base = project_seed(project, seed)
         handle.save()
-        base = seed if seed is not None else secrets.randbits(31)
         take_id = segment.next_take_id()
         asked = [_Asked(segment, take_id, take_seed(base, segment.id, take_id), project.settings)]
         _make(engine, handle, asked, token, progress, True, lexicon)

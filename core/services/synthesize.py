@@ -4,6 +4,7 @@ handed to the caller as each is finished; or, for the command line, written to a
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -11,11 +12,22 @@ import numpy as np
 
 from chattts_studio.core import SAMPLE_RATE
 from chattts_studio.core.engine.cancel import CancelToken
-from chattts_studio.core.engine.request import JobPlan, JobSummary, SegmentResult, SynthesisRequest
+from chattts_studio.core.engine.request import (
+    AudioChunk,
+    JobPlan,
+    JobSummary,
+    SegmentRestarted,
+    SegmentResult,
+    SynthesisRequest,
+    join_audio,
+)
+from chattts_studio.core.services.report import Partial, Report
 from chattts_studio.core.voices.voice import Voice
 
 if TYPE_CHECKING:
     from chattts_studio.core.engine.engine import Engine, Listener
+    from chattts_studio.core.engine.loading import LoadedModel
+    from chattts_studio.core.results.store import ResultStore
     from chattts_studio.core.text.dialogue import Turn
 
 NO_AUDIO = np.zeros(0, dtype=np.float32)
@@ -120,3 +132,63 @@ def synthesize_to_file(
     if subtitles is not None:
         write_subtitles(subtitles, cues_for(timeline, speakers=speakers if plan.parts else None))
     return FileWritten(output, writer.frames, run.summary, subtitles)
+
+
+@dataclass(frozen=True)
+class SynthesisJob:
+    request: SynthesisRequest
+    speaker_seed: int | None = None  # the speaker of this seed when request.speaker is None
+    speaker_label: str = ""
+    # A dialogue script (the request's text, `Name: text` lines) and each name's voice.
+    voices: "dict[str, Voice] | None" = field(default=None, compare=False)
+
+
+@dataclass(frozen=True)
+class SynthesisOutcome:
+    job: SynthesisJob
+    results: list[SegmentResult]
+    summary: JobSummary | None
+    speaker: str  # the embedding that was used
+    loaded: "LoadedModel | None" = None
+    # Where the window keeps its audio (on disk); the results then carry views of it.
+    store: "ResultStore | None" = field(default=None, compare=False, repr=False)
+
+    @cached_property
+    def audio(self) -> np.ndarray:
+        """The whole result: a read-only view of the store's file when it has one, else joined
+        once (a long one is tens of MB to copy)."""
+        if self.store is not None:
+            return self.store.samples()
+        return join_audio(self.results, self.job.request.pause_seconds)
+
+
+def synthesize(
+    engine: "Engine", spec: SynthesisJob, cancel: CancelToken, report: Report
+) -> SynthesisOutcome:
+    """The spec's text made segment by segment. Reported as they come: the plan (its pauses
+    place the audio as it streams), each SegmentResult, each AudioChunk of playable audio and
+    each SegmentRestarted, and a Partial outcome of what is finished (figures only: the
+    caller keeps the audio it was reported)."""
+    request = spec.request
+    if request.speaker is None and spec.speaker_seed is not None and engine.model:
+        request = replace(request, speaker=engine.sample_speaker(spec.speaker_seed))
+    plan = plan_synthesis(engine, request, spec.voices)  # the automatic batch settled
+    report(plan)
+    final = replace(spec, request=replace(plan.request, batch_size=plan.batch_size))
+    run = SynthesisRun(engine, plan)
+    report(Partial(SynthesisOutcome(final, run.results, None, plan.speaker, engine.loaded)))
+
+    def listen(event: AudioChunk | SegmentRestarted) -> None:
+        report(event)
+
+    try:
+        run.run(cancel, report, listen)
+    except Exception:
+        # Cancelled or failed: what it made keeps its figures (steps run, wall time).
+        if run.summary is not None:
+            outcome = SynthesisOutcome(final, run.results, run.summary, plan.speaker, engine.loaded)
+            report(Partial(outcome))
+        raise
+    outcome = SynthesisOutcome(final, run.results, run.summary, plan.speaker, engine.loaded)
+    report(Partial(outcome))  # all of it, also as what a late cancel hands over
+    return outcome

@@ -1,23 +1,10 @@
 """Books in, chapters out: plain text, Markdown and EPUB, split into titled chapters.
 
-The rules (docs/audiobooks.md, "Chapters"):
-- `.txt`: a line on its own (at most 60 characters) that starts a chapter: `第一章 …`,
-  `第12回`, `第三卷` (第 + a number in digits or Chinese numerals + 章/回/节/卷/部/篇/集),
-  `Chapter 1`, `CHAPTER ONE`, `Chapter IV: …`, `Part 2`, `Book Three`, and the lone words
-  Prologue, Epilogue, Preface, Foreword, Introduction, Afterword, 序章, 序言, 楔子, 引子,
-  前言, 尾声, 后记. Text before the first heading is a chapter of its own, titled by the book.
-  A heading with no text under it that comes again later is a table of contents line: dropped.
-  With no heading at all, three or more blank lines in a row separate chapters (each titled by
-  its first line); otherwise the whole text is one chapter.
-- Markdown (`.md`, `.markdown`): `#` headings. Chapters start at the highest heading level
-  that occurs at least twice (a lone `# Title` above `## Chapter` headings is the book's
-  title). Markup is dropped: code blocks, images, link targets, emphasis, HTML tags.
-- EPUB: the book's table of contents, in spine order; a spine document the contents do not
-  name joins the chapter before it. Without contents, each spine document is a chapter titled
-  by its first heading. The navigation document is never read out.
-An EPUB is a zip: its entries are checked before anything is unpacked (epub_zip.py).
-The heading stays at the start of its chapter's text, so it is read out too. Brackets that
-are not a ChatTTS control token ([uv_break], [laugh], ...) become parentheses."""
+`.txt` splits at heading lines (第一章, Chapter 1, Part 2, Prologue, 序章, ...), else at three blank
+lines in a row; Markdown at the highest `#` level that occurs at least twice; EPUB by its table of
+contents in spine order (its zip checked first: epub_zip.py). A heading stays at the start of its
+chapter, so it is read out; brackets that are not a control token become parentheses. The rules in
+full: docs/audiobooks.md, "Chapters"."""
 
 import html
 import re

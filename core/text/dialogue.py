@@ -1,25 +1,10 @@
 """Dialogue scripts: several library speakers in one job.
 
-The format (also in the README), one turn per line:
-
-    # a comment
-    Alice: 你好，今天天气不错。
-    Bob: Yes, it is. Shall we go for a walk?
-        An indented line continues the turn above it (Bob's).
-    Alice：好啊。
-
-- `Name: text` starts a turn; the colon may be ASCII ':' or full-width '：'. The name is a
-  speaker in the library, exactly as listed (spaces around it are ignored).
-- A line that starts with a space or a tab continues the turn above it (its text joins that
-  turn's, after a space), so a long turn can be wrapped; before any turn it is an error.
-- Blank lines and lines whose first non-space character is '#' are ignored.
-- Any other line is an error, as is a turn with nothing to say or a name the library does not
-  have; every error names its line number.
-
-All turns of all speakers are planned as ONE job: each segment carries its line's voice, so the
-decoder runs rows of different speakers side by side. The audio is joined in script order with
-the request's turn pause between turns (its segment pause inside a long turn).
-"""
+One `Name: text` turn a line (ASCII or full-width colon; the name a library speaker, exactly as
+listed); an indented line continues the turn above; blank lines and `#` comments are ignored.
+Anything else is an error naming its line. All turns are planned as one job, each segment with its
+line's voice, so rows of different speakers decode side by side; the audio is joined in script
+order with the turn pause between turns. The format: docs/voices.md."""
 
 import re
 from collections.abc import Mapping

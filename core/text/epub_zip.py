@@ -1,7 +1,6 @@
-"""An EPUB is a zip, and a zip can unpack to far more than its size: a 2 MB file of deflated
-zeros unpacks to 2 GB. Before ebooklib reads a book, its entries (as the central directory
-declares them) are checked against what a book is worth; ebooklib then reads every entry
-through a bounded read that never unpacks more than the size checked."""
+"""An EPUB is a zip, and a zip can unpack to far more than its size. Before ebooklib reads a book,
+its declared entries are checked against what a book is worth, and ebooklib then reads every
+entry through a bounded read that never unpacks more than was checked."""
 
 import posixpath
 import zipfile

@@ -1,16 +1,10 @@
-"""The pronunciation dictionary: the user's `word -> replacement` entries, kept as JSON in the
-data folder, applied to a text before it is segmented.
+"""The pronunciation dictionary: the user's `word -> replacement` entries, kept as JSON in the data
+folder, applied to a text before it is segmented.
 
-How an entry matches (the rule, also in docs/audiobooks.md):
-- A word that starts or ends with a Latin letter or digit matches only as a whole word there:
-  "SQL" matches in "SQL," and "(SQL)" but not in "MySQL" or "SQLite". Matching is case-sensitive
-  ("US" is not "us").
-- Any other word (Chinese, or starting and ending with a symbol) matches wherever it occurs,
-  as a plain substring: "行长" matches inside "银行行长".
-- Where several entries could match at one place, the longest wins; the text is scanned left
-  to right and a replaced part is never matched again.
-- Only what the model reads changes: results and subtitles show the words as written.
-"""
+A word that starts or ends with a Latin letter or digit matches only as a whole word there, case
+sensitive ("SQL" not in "MySQL"); any other word matches as a plain substring ("行长" in
+"银行行长"). The longest match wins, left to right, and a replaced part is never matched again.
+Only what the model reads changes. The rule: docs/audiobooks.md."""
 
 import json
 import re

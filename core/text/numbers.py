@@ -1,11 +1,9 @@
 """Numbers read out in words: what ChatTTS's normalizer calls on Chinese and English text.
 
-ChatTTS drops digits and symbols it cannot say, so "3.5%" would lose its "percent" and
-"10:30" its minutes. Each reader turns the shapes people write (thousands separators,
-decimals, percentages, signs, times, ISO dates, currency, common units, ordinals, years) into
-words, then leaves what is left to cn2an (Chinese) or num2words (English). The normalizer picks
-one reader for a whole segment by its language, so each reader handles mixed text too.
-"""
+ChatTTS drops digits and symbols it cannot say ("3.5%" would lose its "percent"). Each reader turns
+the shapes people write (decimals, percentages, times, dates, currency, units, ordinals) into words
+and leaves the rest to cn2an or num2words. One reader reads a whole segment, by its language, so
+each handles mixed text too."""
 
 import re
 from collections.abc import Callable

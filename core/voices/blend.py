@@ -1,19 +1,10 @@
-"""Voice blends: "alloy*0.7+seed:42*0.3" (or Kokoro's "alloy(7)+seed:42(3)") is a speaker
-whose embedding is the weighted mean of its parts' embeddings, weights normalised to sum to 1.
+"""Voice blends: "alloy*0.7+seed:42*0.3" (or Kokoro's "alloy(7)+seed:42(3)") is a speaker whose
+embedding is the weighted mean of its parts', the weights normalised to sum to 1.
 
-A part is anything that names an embedding where the blend is used (a library speaker, an
-OpenAI voice name, seed:N, an embedding string); the caller resolves it. A cloned voice has
-no embedding to mix (it speaks through its sample's codes), so it cannot be blended. Parts
-that name the same voice are merged first, so a blend of a voice with itself is that voice,
-bit for bit (no fp16 round trip).
-
-Kokoro's weight follows its name directly ("bella(2)"): "Alice (2)", with a space, is a name
-(the library makes such names for a second "Alice"). A whole string that is a library name
-is that speaker, '+' or not: callers try it as a name before they read it as a blend.
-
-torch and the speaker codec are imported when a blend is mixed, not with this module: the
-window parses blends on its UI thread, before the worker has imported torch.
-"""
+The caller resolves each part (a library speaker, an OpenAI voice, seed:N, an embedding string); a
+cloned voice has no embedding to blend. Parts naming the same voice merge first, so a voice blended
+with itself is that voice bit for bit. A whole string that is a library name is that speaker. torch
+is imported only to mix: the window parses blends on its UI thread."""
 
 import math
 import re
@@ -25,13 +16,13 @@ import numpy as np
 
 from chattts_studio.core.errors import SpeakerError
 from chattts_studio.core.messages import QT_TRANSLATE_NOOP, Sentence
+from chattts_studio.core.seeds import MAX_SEED
 from chattts_studio.core.voices.voice import OPENAI_VOICES, Voice
 
 if TYPE_CHECKING:
     import torch
 
 MAX_PARTS = 8
-MAX_SEED = 2**31 - 1
 EMBEDDING_LEAST = 100  # characters: shorter is a name (a model's embedding string is longer)
 SHOWN = 40  # characters of a part said back in a sentence (an embedding is 150)
 _WEIGHT = r"(?:\d{1,6}(?:\.\d{0,6})?|\.\d{1,6})"  # bounded: never a 10,000-digit number

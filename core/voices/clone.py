@@ -1,11 +1,8 @@
-"""Reference recordings for cloning a voice: read (WAV, FLAC, OGG, MP3), checked, mixed to mono
-and resampled to the model's 24 kHz.
+"""Reference recordings for cloning a voice: read (WAV, FLAC, OGG, MP3), checked, mixed to mono and
+resampled to the model's 24 kHz.
 
-A reference clip must be 3-30 seconds. A longer one is refused, not trimmed: its transcript
-must say exactly what is heard, and a silent cut would make it wrong. Its length is read from
-the file's header first, and never more than 30 s (plus one block) of audio is decoded, so a
-two-hour file costs nothing but a sentence.
-"""
+A clip must be 3-30 seconds; a longer one is refused, not trimmed, since its transcript must say
+exactly what is heard. Its length is read from the header first and at most 30 s is decoded."""
 
 from pathlib import Path
 

@@ -1,7 +1,6 @@
-"""Keeping a voice in the speaker library with the files that go with it: a short preview clip
-made when it is kept (so the library can play each speaker), and, only when the user asks,
-the reference recording itself. Both are FLAC files beside the library file, named after the
-voice (never after the speaker's name), and referenced from its entry."""
+"""Keeping a voice in the speaker library with its files: a short preview clip (so the library can
+play each speaker) and, when asked, the reference recording, both FLAC beside the library file,
+named after the voice (never the speaker's name)."""
 
 from pathlib import Path
 from typing import TYPE_CHECKING

@@ -1,10 +1,8 @@
 """Recording a reference clip from a microphone (sounddevice's input stream), UI-free.
 
-The audio thread only copies samples into a buffer allocated up front (30 s) and updates the
-level; a window polls `level` and `seconds` with a timer (10-20 Hz) rather than being called
-per block. Recording stops by itself when the buffer is full. `clip()` then checks the take
-like any reference file (3-30 s, not silent) and resamples it to 24 kHz.
-"""
+The audio thread only copies samples into a buffer allocated up front (30 s) and updates the level,
+which a window polls with a timer; recording stops when the buffer is full. `clip()` checks the
+take like any reference file and resamples it to 24 kHz."""
 
 import threading
 from collections.abc import Callable

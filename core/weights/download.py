@@ -1,14 +1,11 @@
-"""Downloading a model's files from the Hugging Face hub into the data folder: ChatTTS's
-official weights, and the speech recognition check's SenseVoice (core/asr/models.py).
+"""Downloading a model's files from the Hugging Face hub into the data folder: ChatTTS's official
+weights and the check's SenseVoice (core/asr/models.py).
 
-Only the listed files are fetched, over the Hub's HTTP file API, into a staging folder that a
-later call resumes by Range; the model's folder is replaced only when every file matches its
-hash: ChatTTS's own sha256 map, or, for a model without a map, the hash the Hub publishes for
-the file (its ETag: the sha256 of an LFS file, the git blob SHA-1 of a small one). Every file
-has a size before its first byte is fetched (its HEAD's, else the Hub's listing of the files),
-which bounds it: a server sending more is stopped there, one that gives no size is refused,
-and the free space is checked against the sizes first. Nothing downloaded is executed or
-unpickled. huggingface_hub is imported only when a download starts."""
+Only the listed files are fetched, into a staging folder that a later call resumes by Range; the
+model's folder is replaced only when every file matches its hash (ChatTTS's sha256 map, else the
+Hub's published hash). Every file's size is known before its first byte, which bounds it, and the
+free space is checked first. Nothing downloaded is executed or unpickled. huggingface_hub is
+imported only when a download starts."""
 
 import contextlib
 import hashlib

@@ -1,12 +1,10 @@
-"""Hashes of model files already verified, kept across runs, so that loading unchanged weights
-does not read 1.1 GB again (twice, with ChatTTS's own check) on every start and switch.
+"""Hashes of model files already verified, kept across runs, so that loading unchanged weights does
+not read every byte again on every start and switch.
 
 A verdict is reused only while the file's path, size, modification time (ns) and inode are
-all unchanged: any write, copy or replacement makes it hash again. The stamp recorded is the
-one the hash was taken with (fstat of the handle it read, the same before and after reading),
-and only while the path still shows that file: a file changed or replaced while it was being
-verified is never remembered as verified. `model verify`, a download and a demo build always
-hash every byte and refresh the cache."""
+unchanged. The stamp recorded is the one the hash was taken with, and only while the path still
+shows that file, so a file changed while being verified is never remembered as verified. `model
+verify`, a download and a demo build always hash every byte and refresh the cache."""
 
 import json
 import os

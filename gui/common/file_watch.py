@@ -1,12 +1,10 @@
-"""A data file the window shows and other processes change (the speaker library, the
-pronunciation dictionary, written by the command line too): `changed` once it has changed on
-disk, so the panel reads it again and never keeps or writes back a stale copy.
+"""A data file the window shows and other processes change (the speaker library, the pronunciation
+dictionary): `changed` once it has changed on disk, so the panel reads it again and never keeps or
+writes back a stale copy.
 
-The file and its folder are both watched: an atomic write replaces the file (a new inode),
-which ends a watch on the file itself, while the folder sees the rename. Events come in bursts
-(the temp file, the rename), so they are gathered for a moment; and `changed` is emitted only
-when the file's stamp differs from the last one seen (the folder also changes for other files).
-"""
+The folder is watched besides the file, since an atomic write replaces the file and ends a watch on
+it. Events come in bursts, so they are gathered for a moment, and `changed` is emitted only when
+the file's stamp differs from the last one seen."""
 
 import os
 from pathlib import Path

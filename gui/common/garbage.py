@@ -1,18 +1,10 @@
 """Garbage collection on the UI thread only, while a worker thread exists.
 
-Python's collector runs on whichever thread happens to allocate when a threshold is crossed,
-and an explicit gc.collect() runs on the thread that calls it. A reference cycle holding a Qt
-object (a closed dialog, a window's lambda) collected on the worker thread deletes that object
-off its thread, and PySide deadlocks (seen: the worker in gc.collect() while reloading a model,
-the UI thread waiting for the GIL, the CPU idle). So, as pyqtgraph recommends, automatic
-collection is off while a worker thread exists and pyqtgraph's GarbageCollector collects on a
-timer on the UI thread; when the engine releases memory (a model unloaded), the worker asks the
-UI thread to collect and waits for it, never for long.
-
-A full collection of a process that has imported torch and ChatTTS walks half a million objects
-(0.23 s here), and on the UI thread that would be a stall each time. Nearly all of them come
-from the imports and live as long as the process: once the engine is imported they are frozen
-(gc.freeze) out of every later collection (2.5 ms then), and thawed when the worker ends."""
+A reference cycle holding a Qt object, collected on the worker thread, deletes that object off its
+thread and PySide deadlocks. So, as pyqtgraph recommends, automatic collection is off while a
+worker exists and pyqtgraph's GarbageCollector collects on a timer on the UI thread; when the
+engine frees a model the worker asks the UI thread to collect and waits, briefly. The imports'
+objects are frozen (gc.freeze) so that a collection stays short. Figures: docs/performance.md."""
 
 import gc
 import threading

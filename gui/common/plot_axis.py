@@ -1,10 +1,8 @@
 """A pyqtgraph axis whose tick labels never crowd: ticks are spaced by the size of their text.
 
-pyqtgraph picks the number of major ticks from the axis length alone (about log(pixels)) and
-always labels them: on a plot 50 px high that is three or four labels of 13 px touching each
-other (the RTF plot at the default window size). Here the spacing grows until each label has
-its own room plus a gap.
-"""
+pyqtgraph picks its ticks from the axis length alone and labels them all, so on a short plot (the
+RTF plot at the default size) the labels touch; here the spacing grows until each label has room
+and a gap."""
 
 import math
 

@@ -1,19 +1,10 @@
-"""Short tasks off the UI thread, on a pool of Python threads: exports, model checks, draft
-writes and segment counts. The work runs there; its result or its exception comes back to a
-callback on the UI thread (a queued signal), so the event loop never waits for a disk or a long
-text.
+"""Short tasks off the UI thread, on a pool of Python threads: exports, model checks, draft writes
+and segment counts. Each result or exception comes back to a callback on the UI thread.
 
-Python's threads, not Qt's pool: a QThreadPool thread is born outside Python, and every task on
-it enters Python through PyGILState_Ensure, which makes a new thread state (and frees it after).
-With tracemalloc on, CPython 3.11 traces that allocation from the half-made thread state and
-can crash: the rare segfault of full test runs (the memory tests trace), caught under gdb in
-traceback_new <- alloc_threadstate <- PyGILState_Ensure <- shiboken <- a "Thread (pooled)".
-A Python thread has one thread state for its life.
-
-The callbacks (which hold widgets) never leave the UI thread: a task carries only its number
-and its work, and a callback whose owner is destroyed is dropped with it. Qt objects must only
-ever be let go of on the UI thread; a widget's last reference dropped on a pool thread, or a
-window's garbage kept alive until the worker's gc.collect() finds it, deadlocks PySide."""
+Python's threads, not Qt's pool: a Qt pool thread enters Python with a fresh thread state per
+task, which can crash CPython 3.11 under tracemalloc (docs/architecture.md, "Short tasks on
+Python's threads"). Callbacks hold widgets, so they never leave the UI thread: a task carries
+only its number and its work, and a callback whose owner is destroyed is dropped with it."""
 
 import itertools
 from collections.abc import Callable

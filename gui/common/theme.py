@@ -1,9 +1,6 @@
-"""Light or dark, as the system says (Qt 6.5+ QStyleHints.colorScheme), and the colours the
-window draws itself (plots, the banner and alert strips) picked for readable contrast in both.
-
-Qt's platform themes give a dark palette on some desktops and not on others (Fusion on X11
-without a portal, the offscreen platform): a known dark scheme always gets our dark palette.
-"""
+"""Light or dark, as the system says (QStyleHints.colorScheme), and the colours the window draws
+itself, readable in both. A known dark scheme always gets our dark palette, since Qt's platform
+themes give one on some desktops and not on others."""
 
 from dataclasses import dataclass
 

@@ -1,13 +1,12 @@
-"""Draws the bench's figures as charts for docs/performance.md: RTF and steps/s against batch
-size, one line per precision, for each machine whose JSON is given.
+"""Draws the bench's figures as charts for docs/performance.md: RTF and steps/s against batch size,
+one line per precision, for each machine whose JSON is given.
 
     QT_QPA_PLATFORM=offscreen .venv/bin/python -m chattts_studio.gui.devtools.bench_charts \\
-        --out docs/charts docs/bench/cpu.json .ci/gpu/runs/2026-11-30-h200.json
+        --out docs/charts .ci/gpu/runs/2026-12-04-h200.json [BENCH.json ...]
 
-Reads `chattts-studio-cli bench ... --json` (a CPU or GPU bench) and the GPU run's report JSON
-(its `bench` part). Writes FILE-STEM-rtf.png and FILE-STEM-steps.png per input. A file it
-cannot read is one sentence on stderr and exit code 2.
-"""
+Reads `chattts-studio-cli bench ... --json` (a CPU or GPU bench) and the GPU run's report JSON (its
+`bench` part). Writes FILE-STEM-rtf.png and FILE-STEM-steps.png per input. A file it cannot read is
+one sentence on stderr and exit code 2."""
 
 import argparse
 import json

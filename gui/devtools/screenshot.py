@@ -1,15 +1,11 @@
-"""Makes the README's screenshots: the real window at 1280x800, after a synthesis, live panel
-filled, in a language and a colour scheme.
+"""Makes the README's screenshots: the real window at 1280x800 after a synthesis, in a language and
+a colour scheme.
 
     QT_QPA_PLATFORM=offscreen .venv/bin/python -m chattts_studio.gui.devtools.screenshot \\
         resources/screenshots/window-zh_CN-dark.png --language zh_CN --scheme dark
 
-With --project the window makes a segment editor project of the sample text (2 takes of each
-segment, in a temporary folder) and shows its Segments tab instead (the README's "Fixing one
-segment" picture). Or under `xvfb-run -a -s "-screen 0 1280x800x24"` with QT_QPA_PLATFORM=xcb.
-With no arguments it writes resources/screenshot.png in the saved language and the system's
-scheme.
-"""
+--project shows a segment editor project of the sample text instead. With no arguments it writes
+resources/screenshot.png in the saved language and the system's scheme."""
 
 import argparse
 import os

@@ -1,14 +1,11 @@
-"""Measures start-up as a person meets it: from the command starting to the window on screen,
-the engine imported (torch, ChatTTS: the device picker filled), the model loaded and the first
-audio, and how long a precision switch (fp32 -> bf16, the window's button) takes.
+"""Measures start-up as a person meets it: the window on screen, the engine imported, the model
+loaded, the first audio, and a precision switch (fp32 -> bf16).
 
-    QT_QPA_PLATFORM=offscreen .venv/bin/python -m chattts_studio.gui.devtools.startup_probe [--runs
-    3] [demo demo-full]
+    QT_QPA_PLATFORM=offscreen .venv/bin/python -m chattts_studio.gui.devtools.startup_probe \\
+        [--runs 3] [demo demo-full]
 
-Each run is a fresh process (a cold interpreter, as `chattts-studio` is) on a private data
-folder that shares the installed models; a first run per model is not counted (it fills the
-verified-hash cache and the OS's file cache). Prints the median of each figure as a table.
-"""
+Each run is a fresh process on a private data folder that shares the installed models; a first run
+per model warms the caches and is not counted. Prints each figure's median."""
 
 import argparse
 import importlib
@@ -72,10 +69,13 @@ def _child(model: str, device: str) -> dict[str, object]:
     spin(lambda: window.model.loaded is not None and window.jobs.current is None)
     stamps["loaded"] = time.time()
 
-    def first_chunk(*_args: object) -> None:
-        stamps.setdefault("first_audio", time.time())
+    def first_chunk(_job: object, event: object) -> None:
+        from chattts_studio.core.engine.request import AudioChunk
 
-    window.host.worker.chunk_ready.connect(first_chunk)
+        if isinstance(event, AudioChunk):
+            stamps.setdefault("first_audio", time.time())
+
+    window.host.worker.progress.connect(first_chunk)
     window.editor.set_text(SHORT_TEXT)
     window.controls.refine_box.setChecked(False)
     window.controls.batch_box.setValue(1)

@@ -1,6 +1,6 @@
 """The speaker panel's Blend dialog: two to four speakers (library voices or voice seeds), a
 weight each, the blend's spec as synth --speaker and the API take it, a preview read on the
-worker (the window queues it as an audition: gui/window/job_requests.py), and Keep, which puts
+worker (the window queues it as an audition: gui/window/auditions.py), and Keep, which puts
 the voice heard in the speaker library with a note naming its parts.
 
 The dialog checks a blend as it is edited (core/voices/blend.py, no model needed): a cloned
@@ -10,7 +10,6 @@ import numpy as np
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QComboBox,
-    QDialog,
     QDoubleSpinBox,
     QGridLayout,
     QHBoxLayout,
@@ -27,6 +26,7 @@ from chattts_studio.core.errors import StudioError
 from chattts_studio.core.voices.blend import blend_note, check_library_parts, format_blend
 from chattts_studio.core.voices.speaker_file import SpeakerNameTaken
 from chattts_studio.core.voices.voice import Voice
+from chattts_studio.gui.common.job_dialog import JobDialog
 from chattts_studio.gui.i18n import core_text, translate
 from chattts_studio.gui.panels.speakers import SpeakerPanel
 from chattts_studio.gui.resources import AUDITION_SENTENCE
@@ -64,16 +64,17 @@ class BlendPartRow:
         return self.who.currentText().strip()
 
 
-class BlendDialog(QDialog):
+class BlendDialog(JobDialog):
+    """The job it runs is the preview; closing the dialog cancels it (JobDialog)."""
+
     preview_requested = Signal(str, str)  # spec, sentence: read on the worker by the window
-    cancel_requested = Signal()
     playing = Signal()  # the shared player is about to play the preview
     message = Signal(str)  # for the window's status line
 
     def __init__(
         self, speakers: SpeakerPanel, player: Player, parent: QWidget | None = None
     ) -> None:
-        super().__init__(parent)
+        super().__init__(translate("Blend", "Cancel"), parent)
         self.setWindowTitle(translate("Blend", "Blend speakers"))
         self.speakers = speakers
         self.player = player
@@ -101,8 +102,6 @@ class BlendDialog(QDialog):
         self.preview = QPushButton(translate("Blend", "&Preview"))
         self.play = QPushButton(translate("Blend", "▶ Play"))
         self.play.setEnabled(False)
-        self.cancel = QPushButton(translate("Blend", "Cancel"))
-        self.cancel.setEnabled(False)
         self.progress = QProgressBar()
         self.progress.setRange(0, 100)
         self.status = QLabel(translate("Blend", "Pick the speakers to mix and their weights."))
@@ -141,7 +140,6 @@ class BlendDialog(QDialog):
         self.add_button.clicked.connect(self.add_part)
         self.preview.clicked.connect(self._preview)
         self.play.clicked.connect(self._play)
-        self.cancel.clicked.connect(self.cancel_requested)
         self.keep.clicked.connect(self._keep)
         self.name.returnPressed.connect(self._keep)
         for widget, name in (
@@ -243,16 +241,6 @@ class BlendDialog(QDialog):
             self.status.setText(translate("Blend", "Preview the blend, then keep it."))
 
     # -- preview ---------------------------------------------------------------------------
-    @property
-    def running(self) -> bool:
-        return self.cancel.isEnabled()
-
-    def reject(self) -> None:
-        """Closing the dialog while it previews cancels the preview."""
-        if self.running:
-            self.cancel_requested.emit()
-        super().reject()
-
     def _preview(self) -> None:
         problem = self.problem()
         if problem:

@@ -27,10 +27,10 @@ from PySide6.QtWidgets import (
 
 from chattts_studio.core import STEPS_PER_SECOND
 from chattts_studio.core.engine.request import AUTO_BATCH_MAX, BATCH_SIZE_RANGE, SynthesisRequest
+from chattts_studio.core.services.model_jobs import DeviceProbe
 from chattts_studio.core.text.prepare import MAX_CJK_SEGMENT, MAX_STEP_CAP
 from chattts_studio.gui.i18n import core_text, translate
 from chattts_studio.gui.panels.engine_choice import AUTO, EngineChoice
-from chattts_studio.gui.worker.jobs import DeviceProbe
 
 if (
     TYPE_CHECKING

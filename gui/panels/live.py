@@ -18,7 +18,9 @@ from chattts_studio.gui.i18n import translate
 POLL_MS = 100
 PLOT_EVERY = 4  # the plots are redrawn every 4th poll (2.5 times a second)
 MIB = 2**20
-PLOT_MIN_HEIGHT = 190  # two plots whose tick labels stay apart (tests/test_theme_layout.py)
+PLOT_MIN_HEIGHT = (
+    190  # two plots whose tick labels stay apart (tests/gui/window/test_window_fit.py)
+)
 AXIS_WIDTH = 44
 
 

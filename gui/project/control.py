@@ -17,6 +17,9 @@ from chattts_studio.core.engine.request import SynthesisRequest
 from chattts_studio.core.errors import AudioError, StudioError
 from chattts_studio.core.project import edits, reading, store
 from chattts_studio.core.project.model import Project
+from chattts_studio.core.services import project_job
+from chattts_studio.core.services.project_job import ProjectDone, ProjectJob, hears_with_demo
+from chattts_studio.core.services.report import Progress
 from chattts_studio.core.text.prepare import check_text
 from chattts_studio.gui.common import dialogs
 from chattts_studio.gui.common.actions import add_action
@@ -27,7 +30,6 @@ from chattts_studio.gui.project import said
 from chattts_studio.gui.project.exporting import export_chosen
 from chattts_studio.gui.project.panel import ProjectPanel
 from chattts_studio.gui.project.rows import SegmentRow, build_rows
-from chattts_studio.gui.project.work import hears_with_demo
 from chattts_studio.gui.result.panel import ResultPanel
 from chattts_studio.gui.serve.control import ServeControl
 from chattts_studio.gui.voices.jobs import VoiceControl
@@ -35,15 +37,8 @@ from chattts_studio.gui.window.job_slot import JobSlot
 from chattts_studio.gui.window.messages import Messages
 from chattts_studio.gui.window.model_control import ModelControl
 from chattts_studio.gui.worker.host import WorkerHost
-from chattts_studio.gui.worker.jobs import (
-    CancelledOutcome,
-    Failure,
-    Job,
-    JobKind,
-    Progress,
-    ProjectDone,
-    ProjectJob,
-)
+from chattts_studio.gui.worker.jobs import CancelledOutcome, Failure, Job, JobKind
+from chattts_studio.gui.worker.ops import Op
 
 # The window's settings as a request (SynthesisControl.settings_request).
 SettingsRequest = Callable[[str], SynthesisRequest]
@@ -141,10 +136,6 @@ class ProjectControl(QObject):
         panel.speaker_wanted.connect(self._speaker)
         panel.export_wanted.connect(self.export)
         self.voices.lexicon.changed.connect(self._lexicon_changed)
-        worker = self.host.worker
-        worker.project_done.connect(self._done)
-        worker.progress.connect(self._progress)
-        self.jobs.route(JobKind.PROJECT, self._failed, self._cancelled)
         self.jobs.busy_changed.connect(self._busy)
 
     def _path(self) -> Path:
@@ -256,7 +247,19 @@ class ProjectControl(QObject):
             return None
         if spec.action != "new":
             spec = replace(spec, request=self.settings_request(""))
-        job = self.jobs.start(self.host.project(spec))
+        ready = spec
+        job = self.jobs.submit(
+            Op(
+                JobKind.PROJECT,
+                lambda engine, cancel, report: project_job.run_project(
+                    engine, ready, cancel, report
+                ),
+                done=self._done,
+                progress=self._progress,
+                failed=self._failed,
+                cancelled=self._cancelled,
+            )
+        )
         self.action = spec.action
         self.messages.show(said.working(spec.action))
         return job
@@ -266,17 +269,15 @@ class ProjectControl(QObject):
         # Another job (a synthesis) leaves picks and locks free; a re-roll is refused then.
         self.panel.set_busy(busy and self.jobs.running(JobKind.PROJECT))
 
-    def _progress(self, progress: Progress) -> None:
-        if progress.job.kind is JobKind.PROJECT:
-            self.messages.show(said.working(self.action, progress.detail))
+    def _progress(self, _job: Job, event: object) -> None:
+        if isinstance(event, Progress):
+            self.messages.show(said.working(self.action, core_text(event.detail)))
 
-    def _done(self, job: Job, done: ProjectDone) -> None:
-        self.jobs.end(job)  # the live panel ends the job's progress there
+    def _done(self, _job: Job, done: ProjectDone) -> None:
         loaded = self.model.loaded
         demo = hears_with_demo(loaded is not None and loaded.info.random_weights)
         self.messages.show(said.finished(self.action, done.made, done.seconds, demo))
         self.show_folder(done.folder)
-        self.jobs.run_waiting()
 
     def _failed(self, failure: Failure, _sentence: str) -> None:
         self._after_stop(failure.job)

@@ -13,6 +13,9 @@ from PySide6.QtWidgets import QDockWidget, QMainWindow, QMenu
 
 from chattts_studio.core.engine.request import AUTO_BATCH_MAX, SynthesisRequest
 from chattts_studio.core.render.book import RenderOptions
+from chattts_studio.core.services import render_job
+from chattts_studio.core.services.render_job import RenderDone, RenderSpec
+from chattts_studio.core.services.report import Progress
 from chattts_studio.gui.common.actions import add_action
 from chattts_studio.gui.i18n import translate
 from chattts_studio.gui.panels.speakers import SpeakerPanel
@@ -22,15 +25,8 @@ from chattts_studio.gui.window.job_slot import JobSlot
 from chattts_studio.gui.window.messages import Messages
 from chattts_studio.gui.window.model_control import ModelControl
 from chattts_studio.gui.worker.host import WorkerHost
-from chattts_studio.gui.worker.jobs import (
-    CancelledOutcome,
-    Failure,
-    Job,
-    JobKind,
-    Progress,
-    RenderDone,
-    RenderSpec,
-)
+from chattts_studio.gui.worker.jobs import CancelledOutcome, Failure, Job, JobKind
+from chattts_studio.gui.worker.ops import Op
 
 # The window's settings as a request (SynthesisControl.settings_request).
 SettingsRequest = Callable[[str], SynthesisRequest]
@@ -92,14 +88,9 @@ class RenderControl(QObject):
         queue.wanted.connect(self._wanted)
         queue.cancel_requested.connect(self._cancel)
         queue.message.connect(messages.show)
-        worker = host.worker
-        # Bound methods of this QObject: Qt queues the calls onto the UI thread.
-        worker.rendered.connect(self._rendered)
-        worker.progress.connect(self._progress)
         # After every job (a synthesis too), and when serving stops: the queue goes on.
-        worker.finished.connect(self._worker_finished)
+        jobs.ended.connect(self._worker_finished)
         self.serve.ended.connect(self.next)
-        jobs.route(JobKind.RENDER, self._failed, self._cancelled)
 
     def show_queue(self) -> None:
         self.dock.show()
@@ -136,7 +127,17 @@ class RenderControl(QObject):
         item = self.queue.next_waiting()
         if item is None:
             return None
-        job = self.jobs.start(self.host.render(item.spec))
+        spec = item.spec
+        job = self.jobs.submit(
+            Op(
+                JobKind.RENDER,
+                lambda engine, cancel, report: render_job.run_render(engine, spec, cancel, report),
+                done=self._rendered,
+                progress=self._progress,
+                failed=self._failed,
+                cancelled=self._cancelled,
+            )
+        )
         self.queue.started(item, job)
         self.messages.show(translate("RenderJobs", "Rendering {0}…").format(item.spec.title))
         return job
@@ -148,14 +149,12 @@ class RenderControl(QObject):
         """This job alone: the others wait in the queue, not in the worker."""
         self.jobs.cancel_job(job)
 
-    def _progress(self, progress: Progress) -> None:
-        if progress.job.kind is JobKind.RENDER:
-            self.queue.show_progress(progress)
+    def _progress(self, job: Job, event: object) -> None:
+        if isinstance(event, Progress):
+            self.queue.show_progress(job, event)
 
     def _rendered(self, job: Job, done: RenderDone) -> None:
-        self.jobs.end(job)
         self.queue.finished(job, done)
-        self.jobs.run_waiting()
 
     def _failed(self, failure: Failure, sentence: str) -> None:
         self.queue.stopped(failure.job, False, sentence)

@@ -28,9 +28,11 @@ from PySide6.QtWidgets import (
 
 from chattts_studio.core.render.book import FORMATS
 from chattts_studio.core.render.names import safe_name
+from chattts_studio.core.services.render_job import RenderDone, RenderSpec
+from chattts_studio.core.services.report import Progress
 from chattts_studio.gui.common.notices import plural
-from chattts_studio.gui.i18n import translate
-from chattts_studio.gui.worker.jobs import Job, Progress, RenderDone, RenderSpec
+from chattts_studio.gui.i18n import core_text, translate
+from chattts_studio.gui.worker.jobs import Job
 
 # The window's side: the spec of a job from its source, text, title and folder.
 SpecMaker = Callable[[Path | None, str, str, Path], RenderSpec]
@@ -212,13 +214,13 @@ class RenderQueue(QWidget):
         item.state, item.job, item.detail = "running", job, self.tr("starting…")
         self._show(item)
 
-    def show_progress(self, progress: Progress) -> None:
-        item = self._item(progress.job)
+    def show_progress(self, job: Job, progress: Progress) -> None:
+        item = self._item(job)
         if item is None:
             return
         if progress.fraction >= 0:
             item.fraction = progress.fraction
-            item.detail = progress.detail
+            item.detail = core_text(progress.detail)
         self._show(item)
 
     def finished(self, job: Job, done: RenderDone) -> None:

@@ -1,10 +1,6 @@
-"""What ResultPanel's parts share, declared once so mypy checks every use across them.
-
-ResultPanel (panel.py) is a QWidget made of parts, each in its own module: playback.py,
-history.py and saving.py. Each part derives from ResultBase: its signals are defined here, the
-state and widgets the panel makes and the parts read are annotated here, and the methods one
-part calls on another are declared here (for the type checker only: at run time each exists
-once, in the module that defines it)."""
+"""What ResultPanel's parts (playback.py, history.py, saving.py) share, declared once so mypy checks
+every use across them: the signals, the state and widgets the panel makes, and the methods one part
+calls on another (for the type checker only: at run time each exists once)."""
 
 from typing import TYPE_CHECKING
 

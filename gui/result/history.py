@@ -1,9 +1,6 @@
-"""The history of results: each with when, what, how it ended, who spoke, its settings, device
-and precision, and its figures; selected, it is the result again. Its audio stays on disk
-(chattts_studio.core.results.history), so it survives a restart and costs no memory; a line under
-the list
-says how much disk it uses of its limit, the oldest results go beyond it, and Clear empties
-it. A part of ResultPanel."""
+"""The history of results (a part of ResultPanel): when, what, how it ended, who spoke, the settings
+and figures; selected, it is the result again. Its audio stays on disk (core/results/history.py),
+so it survives a restart; the oldest results go beyond the user's limit, and Clear empties it."""
 
 import dataclasses
 import time
@@ -22,13 +19,13 @@ from chattts_studio.core.results.history import (
 )
 from chattts_studio.core.results.history import size_text as core_size_text
 from chattts_studio.core.results.store import ResultStore
+from chattts_studio.core.services.synthesize import SynthesisJob, SynthesisOutcome
 from chattts_studio.core.voices.voice import Voice
 from chattts_studio.gui.common.notices import figure, plural
 from chattts_studio.gui.common.tasks import in_background
 from chattts_studio.gui.i18n import core_text, translate
 from chattts_studio.gui.result.base import ResultBase
 from chattts_studio.gui.settings import Key, Settings
-from chattts_studio.gui.worker.jobs import SynthesisJob, SynthesisOutcome
 
 MB = 1 << 20
 LIMIT_CHOICES_MB = (256, 512, 1024, 2048, 5120, 10240)

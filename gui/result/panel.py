@@ -1,10 +1,8 @@
-"""The result: play while generating, play / stop / seek with a waveform, save in any format
-(optionally one file per segment; gui/result/saving.py), and the history of results
-(gui/result/history.py).
+"""The result: play while generating, play / stop / seek with a waveform, save (saving.py) and the
+history of results (history.py).
 
-A job's audio is never held whole in memory: each chunk goes to a ResultStore in the cache
-folder as it arrives, the waveform is drawn from the store's envelope (bounded, updated per
-chunk), playback is fed from the file (gui/result/playback.py) and saving reads it back."""
+A job's audio is never held whole in memory: each chunk goes to a ResultStore in the cache folder,
+the waveform is drawn from its envelope, and playback (playback.py) and saving read the file."""
 
 from collections.abc import Callable
 from dataclasses import replace
@@ -31,6 +29,7 @@ from chattts_studio.core.audio.stream_writer import pause_samples
 from chattts_studio.core.engine.request import AudioChunk, JobPlan, SegmentResult
 from chattts_studio.core.results.history import HistoryStore
 from chattts_studio.core.results.store import ResultStore
+from chattts_studio.core.services.synthesize import SynthesisOutcome
 from chattts_studio.gui.common.notices import MessageLabel, notes_box
 from chattts_studio.gui.common.plot_axis import nice_step
 from chattts_studio.gui.common.theme import notifier, warning_colour
@@ -38,7 +37,6 @@ from chattts_studio.gui.i18n import core_text
 from chattts_studio.gui.result.history import HistoryEntry, ResultHistory
 from chattts_studio.gui.result.playback import ResultPlayback
 from chattts_studio.gui.result.saving import ResultSaving
-from chattts_studio.gui.worker.jobs import SynthesisOutcome
 
 WAVEFORM_POINTS = 4000
 # What a finished segment keeps of its audio in memory: nothing (its samples are in the store).

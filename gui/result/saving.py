@@ -1,13 +1,10 @@
-"""Saving the result: one file, or one per segment, all or none, in any format, read from the
-result's store a block at a time (a three-hour result costs a few MB to save). The encoding
-runs on the thread pool (a long FLAC takes seconds) and can be cancelled: every file is
-written into a hidden folder beside the target and moved in place only at the end, so a
-failure or a cancel half way leaves nothing behind. With "Subtitles" ticked each audio file
-gets its subtitles beside it (.srt or .vtt, one cue a sentence, timed from where each segment
-sits in the store: chattts_studio.core.audio.subtitles, as the CLI's `synth --subtitles`), in the
-same all or none. A file the user still has open in another program (a media player), which
-Windows will not replace, makes the whole save one sentence that names it, nothing changed.
-A part of ResultPanel."""
+"""Saving the result (a part of ResultPanel): one file, or one per segment, in any format, with
+subtitles beside each when asked, read from the store a block at a time.
+
+The encoding runs on the thread pool and can be cancelled. It is all or none: every file is written
+into a hidden folder beside the target and moved in place only at the end, and a file another
+program holds open (which Windows will not replace) makes the whole save one sentence that names
+it, nothing changed."""
 
 import contextlib
 import os

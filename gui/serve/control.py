@@ -1,12 +1,12 @@
 """Run > Serve on localhost: the loaded model behind the local speech API (core/serve/app.py), from
 the window. A part of the window, handed the worker, the job slot and the model it serves.
 
-The worker starts the API on its own thread (Worker.serve) around the very model it holds, so
-memory holds one copy. From then until serving stops, core's Batcher owns that model: the
-window's own jobs that would run it are refused with one sentence (here before they are
-queued, in the worker for any that slip through), and loading another model or precision
-stops the API first. One owner at a time, decided on the worker's thread: a window job and a
-server batch never run on the model together. The request count is polled (2 Hz).
+The worker starts the API on its own thread (core/services/serve_session.py) around the very
+model it holds, so memory holds one copy. From then until serving stops, core's Batcher owns
+that model: the window's own jobs that would run it are refused with one sentence (here before
+they are queued, in the worker for any that slip through), and loading another model or
+precision stops the API first. One owner at a time, decided on the worker's thread: a window
+job and a server batch never run on the model together. The request count is polled (2 Hz).
 
 Run > Allow other machines (off at each start: exposing the API is a choice made each time)
 makes the next session listen on every interface and ask for a key made for that session,
@@ -19,18 +19,20 @@ from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QInputDialog, QMenu, QWidget
 
-from chattts_studio.gui.i18n import translate
+from chattts_studio.core.services import serve_session
+from chattts_studio.core.services.serve_session import ModelServing
+from chattts_studio.gui.i18n import core_text, translate
 from chattts_studio.gui.serve.panel import ServePanel
-from chattts_studio.gui.serve.serving import ModelServing
 from chattts_studio.gui.settings import Key, Settings
 from chattts_studio.gui.window.job_slot import JobSlot
 from chattts_studio.gui.window.messages import Messages
 from chattts_studio.gui.window.model_control import ModelControl
 from chattts_studio.gui.worker.host import WorkerHost
 from chattts_studio.gui.worker.jobs import Job, JobKind
+from chattts_studio.gui.worker.ops import ModelUse, Op
 
 if TYPE_CHECKING:
-    from chattts_studio.gui.serve.serving import ServeSession
+    from chattts_studio.core.services.serve_session import ServeSession
 
 POLL_MS = 500
 
@@ -57,9 +59,7 @@ class ServeControl(QObject):
         self.timer = QTimer(self)
         self.timer.setInterval(POLL_MS)
         worker = host.worker
-        worker.serving.connect(self._serving_started)
         worker.serving_ended.connect(self._serving_ended)
-        jobs.route(JobKind.SERVE, self._not_started, self._not_started)
         self.timer.timeout.connect(self._poll)
         self.panel.stop_requested.connect(lambda: self.toggle(False))
 
@@ -118,7 +118,7 @@ class ServeControl(QObject):
 
     def refusal(self) -> str | None:
         """The sentence for a window job asked for while the API owns the model."""
-        return str(ModelServing()) if self.session is not None else None
+        return core_text(ModelServing()) if self.session is not None else None
 
     def start(self) -> Job | None:
         if self.session is not None:
@@ -135,7 +135,17 @@ class ServeControl(QObject):
             self.messages.show(said)
             return None
         self.action.setEnabled(False)
-        job = self.jobs.start(self.host.serve(self.port, self.others_action.isChecked()))
+        port, others = self.port, self.others_action.isChecked()
+        job = self.jobs.submit(
+            Op(
+                JobKind.SERVE,
+                lambda engine, _cancel, _report: serve_session.serve(engine, port, others),
+                done=self._serving_started,
+                failed=self._not_started,
+                cancelled=self._not_started,
+                model=ModelUse.TAKES,
+            )
+        )
         self.messages.show(translate("ServeControl", "Starting the speech API…"))
         return job
 
@@ -146,8 +156,7 @@ class ServeControl(QObject):
         self.panel.show_stopping()
         self.host.end_serving()  # serving_ended follows, once its threads are gone
 
-    def _serving_started(self, job: Job, session: "ServeSession") -> None:
-        self.jobs.end(job)
+    def _serving_started(self, _job: Job, session: "ServeSession") -> None:
         self.session = session
         self.action.setEnabled(True)
         self.action.setChecked(True)
@@ -167,7 +176,6 @@ class ServeControl(QObject):
                 "Serving the loaded model on {url}; stop serving to synthesize here.",
             ).format(url=session.url)
         self.messages.show(said)
-        self.jobs.run_waiting()
 
     def _not_started(self, _outcome: object, _sentence: str = "") -> None:
         """Failed or cancelled: a session the worker made all the same is stopped."""

@@ -3,7 +3,6 @@ A kept candidate's row says under which name it was kept."""
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
-    QDialog,
     QDialogButtonBox,
     QGridLayout,
     QHBoxLayout,
@@ -19,23 +18,25 @@ from PySide6.QtWidgets import (
 from chattts_studio.core import SAMPLE_RATE
 from chattts_studio.core.audio.output import Player
 from chattts_studio.core.errors import StudioError
+from chattts_studio.core.services.audition import Candidate
 from chattts_studio.gui.common import dialogs
+from chattts_studio.gui.common.job_dialog import JobDialog
 from chattts_studio.gui.common.notices import plural
 from chattts_studio.gui.i18n import core_text, translate
 from chattts_studio.gui.resources import AUDITION_SENTENCE
-from chattts_studio.gui.worker.jobs import Candidate
 
 
-class AuditionDialog(QDialog):
+class AuditionDialog(JobDialog):
+    """The job it runs makes the candidates; closing the dialog cancels it (JobDialog)."""
+
     generate_requested = Signal(str, int)  # sentence, number of candidates
     # name, Candidate, replace: give a speaker already of that name this voice
     keep_requested = Signal(str, object, bool)
-    cancel_requested = Signal()
     playing = Signal()  # the shared player is about to play a candidate
     message = Signal(str)
 
     def __init__(self, player: Player, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
+        super().__init__(translate("Audition", "Cancel"), parent)
         self.setWindowTitle(translate("Audition", "Audition speakers"))
         self.player = player
         self.candidates: list[Candidate] = []
@@ -47,8 +48,6 @@ class AuditionDialog(QDialog):
         self.count.setRange(4, 8)
         self.count.setValue(4)
         self.generate = QPushButton(translate("Audition", "&Generate candidates"))
-        self.cancel = QPushButton(translate("Audition", "Cancel"))
-        self.cancel.setEnabled(False)
         self.progress = QProgressBar()
         self.progress.setRange(0, 100)
         self.status = QLabel(
@@ -92,21 +91,10 @@ class AuditionDialog(QDialog):
         self.generate.clicked.connect(self._generate)
         self.replace_button.clicked.connect(self._replace_taken)
         self.another_name.clicked.connect(self._rename_taken)
-        self.cancel.clicked.connect(self.cancel_requested)
         self.sentence.setAccessibleName(translate("Audition", "Sample sentence"))
         self.count.setAccessibleName(translate("Audition", "Number of candidates"))
         self.progress.setAccessibleName(translate("Audition", "Audition progress"))
         self.resize(560, 360)
-
-    @property
-    def running(self) -> bool:
-        return self.cancel.isEnabled()
-
-    def reject(self) -> None:
-        """Closing the dialog (Esc, the window's close button) while it generates cancels."""
-        if self.running:
-            self.cancel_requested.emit()
-        super().reject()
 
     def _generate(self) -> None:
         self._clear_taken()

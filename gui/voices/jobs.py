@@ -11,6 +11,9 @@ from PySide6.QtWidgets import QWidget
 
 from chattts_studio.core.engine.request import SynthesisRequest
 from chattts_studio.core.errors import StudioError
+from chattts_studio.core.services import audition
+from chattts_studio.core.services.audition import VoiceJob, VoiceOutcome
+from chattts_studio.core.services.synthesize import SynthesisJob
 from chattts_studio.core.voices.speakers import SpeakerLibrary
 from chattts_studio.core.voices.voice import Voice
 from chattts_studio.gui.common.notices import MessageLabel
@@ -32,7 +35,8 @@ from chattts_studio.gui.window.script_mode import (
     script_problem,
 )
 from chattts_studio.gui.worker.host import WorkerHost
-from chattts_studio.gui.worker.jobs import Job, JobKind, SynthesisJob, VoiceJob, VoiceOutcome
+from chattts_studio.gui.worker.jobs import Job, JobKind
+from chattts_studio.gui.worker.ops import Op
 
 AUDITION_SEGMENT = 80
 
@@ -74,12 +78,6 @@ class VoiceControl(QObject):
         self.voice_dialog.keep_requested.connect(self._keep_voice)
         self.voice_dialog.cancel_requested.connect(self._cancel_voice)
         self.voice_dialog.playing.connect(self.result.forget_playback)
-        self.host.worker.voice_made.connect(self._voice_made)
-        self.jobs.route(
-            JobKind.VOICE,
-            lambda _f, sentence: self.voice_dialog.failed(sentence),
-            lambda _o: self.voice_dialog.failed(translate("JobOutcomes", "Cancelled.")),
-        )
         self.lexicon.message.connect(self.messages.show)
         self.editor.editor.textChanged.connect(self._editor_changed)
         self.script_action.toggled.connect(self.set_script_mode)
@@ -167,7 +165,18 @@ class VoiceControl(QObject):
                 translate("Voices", "Load a model and wait for the running job first.")
             )
             return None
-        return self.jobs.start(self.host.voice(spec))
+        return self.jobs.submit(
+            Op(
+                JobKind.VOICE,
+                lambda engine, cancel, report: audition.clone_voice(engine, spec, cancel, report),
+                done=self._voice_made,
+                failed=lambda _f, sentence: self.voice_dialog.failed(sentence),
+                cancelled=lambda _o: self.voice_dialog.failed(
+                    translate("JobOutcomes", "Cancelled.")
+                ),
+                check_after=False,  # once the voice is in the library, the job says so
+            )
+        )
 
     def _recording_spec(self, recording: Recording, transcript: str, text: str) -> VoiceJob:
         return VoiceJob(
@@ -189,8 +198,7 @@ class VoiceControl(QObject):
         spec = self._recording_spec(recording, transcript, "")
         self._voice_job(replace(spec, name=name))
 
-    def _voice_made(self, job: Job, outcome: VoiceOutcome) -> None:
-        self.jobs.end(job)
+    def _voice_made(self, _job: Job, outcome: VoiceOutcome) -> None:
         if outcome.kept:
             # The worker wrote the library file: read it again, then select the new voice.
             self.speakers.library = SpeakerLibrary.open_or_locked(self.speakers.library.path)
@@ -199,7 +207,6 @@ class VoiceControl(QObject):
             self.messages.show(self.voice_dialog.kept(outcome.kept))
         elif outcome.audio is not None:
             self.voice_dialog.auditioned(outcome.audio)
-        self.jobs.run_waiting()
 
     def _cancel_voice(self) -> None:
         """The dialog's Cancel (or closing it): only the voice job stops; the worker ends it as

@@ -8,6 +8,10 @@ from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QWidget
 
 from chattts_studio.core.errors import StudioError
+from chattts_studio.core.services import audition
+from chattts_studio.core.services.audition import AuditionJob, Candidate, SeedSpeaker
+from chattts_studio.core.services.report import Progress
+from chattts_studio.gui.common.notices import plural
 from chattts_studio.gui.i18n import core_text, translate
 from chattts_studio.gui.panels.blend import BlendDialog
 from chattts_studio.gui.panels.controls import ControlsPanel
@@ -21,15 +25,8 @@ from chattts_studio.gui.window.job_slot import JobSlot
 from chattts_studio.gui.window.messages import Messages
 from chattts_studio.gui.window.model_control import ModelControl
 from chattts_studio.gui.worker.host import WorkerHost
-from chattts_studio.gui.worker.jobs import (
-    AuditionJob,
-    CancelledOutcome,
-    Candidate,
-    Job,
-    JobKind,
-    Progress,
-    SeedSpeaker,
-)
+from chattts_studio.gui.worker.jobs import CancelledOutcome, Failure, Job, JobKind
+from chattts_studio.gui.worker.ops import Op
 
 # How a request that must wait for the worker is held (SynthesisControl.wait_for_worker).
 Wait = Callable[[Callable[[], object], bool], None]
@@ -63,15 +60,6 @@ class AuditionControl(QObject):
         self.speakers.embedding_wanted.connect(self._embedding_wanted)
         self.speakers.audition_wanted.connect(self.show_audition)
         self.speakers.blend_wanted.connect(self.show_blend)
-        worker = host.worker
-        worker.progress.connect(self._progress)
-        worker.auditioned.connect(self._auditioned)
-        worker.speaker_made.connect(self._speaker_made)
-        jobs.route(
-            JobKind.AUDITION,
-            lambda failure, sentence: self._asker(failure.job).failed(sentence),
-            self._cancelled,
-        )
 
     def show_audition(self) -> None:
         self.dialog.show()
@@ -96,7 +84,7 @@ class AuditionControl(QObject):
             )
             return
         base = self.voices.short_request(text, batch_size=4)
-        self.jobs.start(self.host.audition(AuditionJob(text, count, base)))
+        self._submit(AuditionJob(text, count, base))
 
     def _preview_blend(self, spec: str, text: str) -> None:
         """The blend dialog's preview: an audition of one voice, the blend (mixed and read on
@@ -117,7 +105,19 @@ class AuditionControl(QObject):
         base = self.voices.short_request(text)
         voices = {e.name: e.voice for e in self.speakers.library.entries}
         spec_job = AuditionJob(text, 1, base, blend=spec, library=voices)
-        dialog.job = self.jobs.start(self.host.audition(spec_job))
+        dialog.job = self._submit(spec_job)
+
+    def _submit(self, spec: AuditionJob) -> Job:
+        return self.jobs.submit(
+            Op(
+                JobKind.AUDITION,
+                lambda engine, cancel, report: audition.audition(engine, spec, cancel, report),
+                done=self._auditioned,
+                progress=lambda job, event: self._progress(job, event, spec.count),
+                failed=self._failed,
+                cancelled=self._cancelled,
+            )
+        )
 
     def _keep_candidate(self, name: str, candidate: Candidate, replace: bool = False) -> None:
         """The dialog says what the library did: kept, refused (a taken name: replace it or
@@ -145,7 +145,9 @@ class AuditionControl(QObject):
                 )
             )
             return
-        self.jobs.current = self.host.speaker_for_seed(seed)  # no busy state: it is quick
+        # No busy state: it is quick.
+        op = Op(JobKind.SPEAKER, audition.seed_speaker(seed), done=self._speaker_made)
+        self.jobs.submit(op, busy=False)
 
     def _cancel(self) -> None:
         if self.jobs.running(JobKind.AUDITION):
@@ -156,28 +158,27 @@ class AuditionControl(QObject):
         """The dialog an audition job is for: the blend dialog's preview, or the Audition."""
         return self.blend_dialog if job == self.blend_dialog.job else self.dialog
 
-    def _progress(self, progress: Progress) -> None:
-        if progress.job.kind is JobKind.AUDITION:
-            self._asker(progress.job).set_progress(progress.fraction, progress.detail)
+    def _progress(self, job: Job, event: object, count: int) -> None:
+        if isinstance(event, Progress):
+            self._asker(job).set_progress(event.fraction, plural(count, "candidate"))
 
     def _auditioned(self, job: Job, candidates: list[Candidate]) -> None:
-        self.jobs.end(job)
         self.live.stop(None)
         if job == self.blend_dialog.job:
             self.blend_dialog.previewed(candidates[0].embedding, candidates[0].audio)
         else:
             self.dialog.show_candidates(candidates)
-        self.jobs.run_waiting()
 
-    def _speaker_made(self, job: Job, speaker: SeedSpeaker) -> None:
-        self.jobs.end(job)
+    def _speaker_made(self, _job: Job, speaker: SeedSpeaker) -> None:
         self.speakers.copy_text(
             speaker.embedding,
             translate("JobOutcomes", "Copied the embedding of seed {seed}.").format(
                 seed=speaker.seed
             ),
         )
-        self.jobs.run_waiting()
+
+    def _failed(self, failure: Failure, sentence: str) -> None:
+        self._asker(failure.job).failed(sentence)
 
     def _cancelled(self, outcome: CancelledOutcome) -> None:
         said = translate("JobOutcomes", "Audition cancelled.")

@@ -1,24 +1,32 @@
 """The one job the window waits on (the worker runs one at a time): which job it is, a request
-waiting for the worker to be free, the job being cancelled; and how a failed or cancelled job
-is told to the part of the window that asked for it.
+waiting for the worker to be free, the job being cancelled; and the one channel from the
+window's parts to the worker: a part submits an Op, and the slot hands the op's events and its
+outcome to the op's handlers on the UI thread.
 
-Every part starts its jobs through `start` and ends them through `end`; `busy_changed` tells
-the rest. Each part routes its own kinds' failures and cancels here (`route`): the slot ends
-the job, says the error, stops the live panel, calls the part's handler, then runs what waits.
+An outcome ends the job here first (`busy_changed` tells the rest), then the op's handler runs
+(a failure is said and the live panel stopped before it), then what waited runs.
 """
 
 from collections.abc import Callable
 
 from PySide6.QtCore import QObject, Signal
 
-from chattts_studio.gui.i18n import translate
+from chattts_studio.core.services.report import Progress
+from chattts_studio.gui.i18n import core_text, translate
 from chattts_studio.gui.panels.live import LivePanel
 from chattts_studio.gui.window.messages import Messages, error_sentence
 from chattts_studio.gui.worker.host import WorkerHost
-from chattts_studio.gui.worker.jobs import CancelledOutcome, Failure, Job, JobKind, Progress
+from chattts_studio.gui.worker.jobs import (
+    CancelledOutcome,
+    Done,
+    Failure,
+    Job,
+    JobKind,
+    Outcome,
+    Started,
+)
+from chattts_studio.gui.worker.ops import Op
 
-OnFailed = Callable[[Failure, str], object]  # the failure and its sentence
-OnCancelled = Callable[[CancelledOutcome], object]
 Request = Callable[[], object]
 
 # The jobs the live panel follows (the others have their own progress: a dialog).
@@ -38,6 +46,8 @@ OWN_PROGRESS = (JobKind.PROJECT, JobKind.RENDER)
 class JobSlot(QObject):
     busy_changed = Signal(bool)
     waiting_dropped = Signal()  # the request that waited will not run
+    started = Signal(object)  # Job: the worker has taken it
+    ended = Signal(object)  # Job: it ended, whichever way, after its op's handler
 
     def __init__(
         self, window: QObject, host: WorkerHost, messages: Messages, live: LivePanel
@@ -53,23 +63,21 @@ class JobSlot(QObject):
         # cancelled job): it runs as soon as the worker is free; Esc drops it.
         self.waiting: Request | None = None
         self.cancelling: Job | None = None  # cancelled and not ended yet
-        self._failed: dict[JobKind, OnFailed] = {}
-        self._cancelled: dict[JobKind, OnCancelled] = {}
+        self._ops: dict[int, Op] = {}  # submitted and not ended, by job number
         worker = host.worker
         # Bound methods of this QObject: Qt queues the calls onto the UI thread.
-        worker.started.connect(self._started)
         worker.progress.connect(self._progress)
-        worker.failed.connect(self._job_failed)
-        worker.cancelled.connect(self._job_cancelled)
-
-    def route(self, kind: JobKind, failed: OnFailed, cancelled: OnCancelled) -> None:
-        self._failed[kind] = failed
-        self._cancelled[kind] = cancelled
+        worker.ended.connect(self._ended)
 
     # -- the job -----------------------------------------------------------------------------
-    def start(self, job: Job) -> Job:
+    def submit(self, op: Op, busy: bool = True) -> Job:
+        """Queue the op; it is the slot's job (the window busy while it runs, unless `busy` is
+        False: a quick one that locks nothing)."""
+        job = self.host.submit(op)
+        self._ops[job.number] = op
         self.current = job
-        self.busy_changed.emit(True)
+        if busy:
+            self.busy_changed.emit(True)
         return job
 
     def end(self, job: Job) -> None:
@@ -129,35 +137,48 @@ class JobSlot(QObject):
             )
 
     # -- the worker's reports -----------------------------------------------------------------
-    def _started(self, job: Job) -> None:
-        if job.kind in LIVE_KINDS:
-            self.live.start(job.kind.value)
+    def _progress(self, job: Job, event: object) -> None:
+        if isinstance(event, Started):
+            if job.kind in LIVE_KINDS:
+                self.live.start(job.kind.value)
+            self.started.emit(job)
+        elif isinstance(event, Progress) and job.kind in OWN_PROGRESS and job == self.current:
+            self.live.show_job(event.stage, event.fraction, core_text(event.detail))
+        op = self._ops.get(job.number)
+        if op is not None and op.progress is not None:
+            op.progress(job, event)
 
-    def _progress(self, progress: Progress) -> None:
-        if progress.job.kind in OWN_PROGRESS and progress.job == self.current:
-            self.live.show_job(progress.stage, progress.fraction, progress.detail)
+    def _ended(self, outcome: Outcome) -> None:
+        job = outcome.job
+        op = self._ops.pop(job.number, None)
+        if isinstance(outcome, Done):
+            self.end(job)
+            if op is not None and op.done is not None:
+                op.done(job, outcome.value)
+        elif isinstance(outcome, Failure):
+            self._failed(outcome, op)
+        else:
+            self._cancelled(outcome, op)
+        self.run_waiting()
+        self.ended.emit(job)
 
-    def _job_failed(self, failure: Failure) -> None:
+    def _failed(self, failure: Failure, op: Op | None) -> None:
         job = failure.job
         partial = failure.partial if job.kind is JobKind.SYNTHESIZE else None
         self.live.stop(partial.summary if partial else None, "error")
         self.end(job)
         self.messages.show_error(failure.error)
-        handler = self._failed.get(job.kind)
-        if handler is not None:
-            handler(failure, error_sentence(failure.error))
-        self.run_waiting()
+        if op is not None and op.failed is not None:
+            op.failed(failure, error_sentence(failure.error))
 
-    def _job_cancelled(self, outcome: CancelledOutcome) -> None:
+    def _cancelled(self, outcome: CancelledOutcome, op: Op | None) -> None:
         job = outcome.job
         partial = outcome.partial if job.kind is JobKind.SYNTHESIZE else None
         cut = sum(1 for r in partial.results if r.partial) if partial else 0
         # The job's own figures (every step it ran); None for a job cancelled before it began.
         self.live.stop(partial.summary if partial else None, "cancelled", cut)
         self.end(job)
-        handler = self._cancelled.get(job.kind)
-        if handler is not None:
-            handler(outcome)
+        if op is not None and op.cancelled is not None:
+            op.cancelled(outcome)
         else:
             self.messages.show(translate("JobOutcomes", "Cancelled."))
-        self.run_waiting()

@@ -7,7 +7,7 @@ queue, serving, persistence.
 They talk through signals and a few named calls, never through one another's state.
 
 It imports neither torch nor ChatTTS: the worker does, in the background, so the window is on
-screen first (issue 13)."""
+screen first."""
 
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -171,7 +171,7 @@ class MainWindow(QMainWindow):
         self.projects.queue_wanted.connect(
             lambda folder, title: self.render_jobs.queue.add(folder, "", title)
         )
-        self.host.worker.started.connect(self._job_started)
+        self.jobs.started.connect(self._job_started)
 
     def _job_started(self, job: Job) -> None:
         """A job the live panel follows: its tab comes to the front."""

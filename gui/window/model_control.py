@@ -8,6 +8,9 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QProgressBar, QPushButton, QWidget
 
+from chattts_studio.core.services import model_jobs
+from chattts_studio.core.services.model_jobs import DeviceProbe, LoadSpec
+from chattts_studio.core.services.report import Progress
 from chattts_studio.core.weights import models
 from chattts_studio.gui.common.notices import (
     MessageLabel,
@@ -26,15 +29,8 @@ from chattts_studio.gui.window.job_slot import JobSlot
 from chattts_studio.gui.window.messages import Messages, error_sentence
 from chattts_studio.gui.window.model_dialog import ModelDialog
 from chattts_studio.gui.worker.host import WorkerHost
-from chattts_studio.gui.worker.jobs import (
-    CancelledOutcome,
-    DeviceProbe,
-    Failure,
-    Job,
-    JobKind,
-    LoadJob,
-    Progress,
-)
+from chattts_studio.gui.worker.jobs import CancelledOutcome, Failure, Job, JobKind, Started
+from chattts_studio.gui.worker.ops import ModelUse, Op
 
 if TYPE_CHECKING:  # torch comes with it: the worker imports it, after the window is shown
     from chattts_studio.core.engine.loading import LoadedModel
@@ -92,24 +88,6 @@ class ModelControl(QObject):
         worker = self.host.worker
         worker.probed.connect(self._devices_found)
         worker.probe_failed.connect(self._engine_unavailable)
-        worker.started.connect(self._started)
-        worker.progress.connect(self._progress)
-        worker.loaded.connect(self._loaded)
-        worker.downloaded.connect(self._downloaded)
-        worker.built.connect(self._built)
-        self.jobs.route(JobKind.LOAD, self._load_failed, self._load_cancelled)
-        self.jobs.route(
-            JobKind.DOWNLOAD,
-            lambda _f, sentence: self.dialog.download_ended(sentence),
-            lambda _o: self.dialog.download_ended(
-                translate("JobOutcomes", "Download cancelled; the next try resumes.")
-            ),
-        )
-        self.jobs.route(
-            JobKind.BUILD,
-            lambda _f, sentence: self.dialog.build_ended(sentence),
-            lambda _o: self.dialog.build_ended(translate("JobOutcomes", "Building cancelled.")),
-        )
         self.controls.engine_changed.connect(self.reload)
         self.banner_download.clicked.connect(self._banner_download)
         self.banner_demo.clicked.connect(lambda: self.load("demo"))
@@ -177,43 +155,44 @@ class ModelControl(QObject):
         controls = self.controls
         # Before the device probe: the saved choice, settled by the worker as the controls
         # will show it.
-        spec = LoadJob(
+        spec = LoadSpec(
             self.name,
             controls.device_id() or None,
             controls.precision_value(),
             settle=not controls.ready,
             engine=controls.engine_value(),
         )
-        self.jobs.start(self.host.load(spec))
+        self.jobs.submit(
+            Op(
+                JobKind.LOAD,
+                lambda engine, cancel, report: model_jobs.load_model(engine, spec, cancel, report),
+                done=self._loaded,
+                progress=self._load_progress,
+                failed=self._load_failed,
+                cancelled=self._load_cancelled,
+                model=ModelUse.REPLACES,
+            )
+        )
         self.update_banner()
 
-    def _started(self, job: Job) -> None:
-        if job.kind is JobKind.LOAD:
+    def _load_progress(self, _job: Job, event: object) -> None:
+        if isinstance(event, Started):
             self.progress.setVisible(True)
             self.progress.setValue(0)
-
-    def _progress(self, progress: Progress) -> None:
-        kind = progress.job.kind
-        if kind is JobKind.LOAD:
+        elif isinstance(event, Progress):
             # One source: the bar here, the live panel's bar and its line show the same.
-            self.progress.setValue(int(max(0.0, progress.fraction) * 100))
-            self.live.show_load(progress.stage, progress.fraction)
+            self.progress.setValue(int(max(0.0, event.fraction) * 100))
+            self.live.show_load(event.stage, event.fraction)
             self.messages.show(
                 translate("JobOutcomes", "Loading {model}: {stage}").format(
-                    model=self.name, stage=stage_text(progress.stage)
+                    model=self.name, stage=stage_text(event.stage)
                 )
             )
-        elif kind is JobKind.DOWNLOAD:
-            self.dialog.download_progress(progress.detail)
-        elif kind is JobKind.BUILD:
-            self.dialog.build_progress(progress.stage, progress.fraction, progress.detail)
 
-    def _loaded(self, job: Job, loaded: "LoadedModel") -> None:
-        self.jobs.end(job)
+    def _loaded(self, _job: Job, loaded: "LoadedModel") -> None:
         self.progress.setVisible(False)
         self.live.stop(None, "model ready")
         self.set_loaded(loaded)
-        self.jobs.run_waiting()
 
     def set_loaded(self, loaded: "LoadedModel") -> None:
         self.loaded = loaded
@@ -306,7 +285,23 @@ class ModelControl(QObject):
                 translate("MainWindow", "Wait for the running job to finish first.")
             )
             return
-        self.jobs.start(self.host.download(what))
+        self.jobs.submit(
+            Op(
+                JobKind.DOWNLOAD,
+                lambda _engine, cancel, report: model_jobs.download(what, cancel, report),
+                done=self._downloaded,
+                progress=self._download_progress,
+                failed=lambda _f, sentence: self.dialog.download_ended(sentence),
+                cancelled=lambda _o: self.dialog.download_ended(
+                    translate("JobOutcomes", "Download cancelled; the next try resumes.")
+                ),
+                model=ModelUse.NONE,
+            )
+        )
+
+    def _download_progress(self, _job: Job, event: object) -> None:
+        if isinstance(event, Progress):
+            self.dialog.download_progress(core_text(event.detail))
 
     def _build_model(self, name: str) -> None:
         """Demo weights built in the worker (they are not loaded: Load does that)."""
@@ -315,32 +310,43 @@ class ModelControl(QObject):
                 translate("MainWindow", "Wait for the running job to finish first.")
             )
             return
-        self.jobs.start(self.host.build(name))
+        self.jobs.submit(
+            Op(
+                JobKind.BUILD,
+                lambda _engine, cancel, report: model_jobs.build(name, cancel, report),
+                done=self._built,
+                progress=self._build_progress,
+                failed=lambda _f, sentence: self.dialog.build_ended(sentence),
+                cancelled=lambda _o: self.dialog.build_ended(
+                    translate("JobOutcomes", "Building cancelled.")
+                ),
+                model=ModelUse.NONE,
+            )
+        )
 
-    def _downloaded(self, job: Job, info: models.ModelInfo | Path) -> None:
-        self.jobs.end(job)
+    def _build_progress(self, _job: Job, event: object) -> None:
+        if isinstance(event, Progress):
+            self.dialog.build_progress(event.stage, event.fraction, event.detail)
+
+    def _downloaded(self, _job: Job, info: models.ModelInfo | Path) -> None:
         if not isinstance(info, models.ModelInfo):  # the speech recognition check's model
             self.dialog.download_ended(
                 translate("JobOutcomes", "The speech recognition model is downloaded and verified.")
             )
-            self.jobs.run_waiting()
             return
         self.dialog.download_ended(
             translate("JobOutcomes", "The official weights are downloaded and verified.")
         )
         self.dialog.mark_ready(info.name)
         self.load("official")
-        self.jobs.run_waiting()
 
-    def _built(self, job: Job, info: models.ModelInfo) -> None:
-        self.jobs.end(job)
+    def _built(self, _job: Job, info: models.ModelInfo) -> None:
         said = translate(
             "JobOutcomes", "Built and verified {name}: load it with its Load button."
         ).format(name=info.name)
         self.dialog.build_ended(said)
         self.dialog.mark_ready(info.name)
         self.messages.show(said)
-        self.jobs.run_waiting()
 
     # -- the devices ---------------------------------------------------------------------------
     def _devices_found(self, probe: DeviceProbe) -> None:

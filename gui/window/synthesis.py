@@ -8,8 +8,16 @@ from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QPushButton
 
 from chattts_studio.core import SAMPLE_RATE
-from chattts_studio.core.engine.request import AudioChunk, JobPlan, SegmentResult, SynthesisRequest
+from chattts_studio.core.engine.request import (
+    AudioChunk,
+    JobPlan,
+    SegmentRestarted,
+    SegmentResult,
+    SynthesisRequest,
+)
 from chattts_studio.core.errors import StudioError
+from chattts_studio.core.services import synthesize as synthesis
+from chattts_studio.core.services.synthesize import SynthesisOutcome
 from chattts_studio.core.text.prepare import check_text
 from chattts_studio.gui.common.notices import figure, plural
 from chattts_studio.gui.i18n import core_text, translate
@@ -24,13 +32,8 @@ from chattts_studio.gui.window.job_slot import JobSlot
 from chattts_studio.gui.window.messages import Messages
 from chattts_studio.gui.window.model_control import ModelControl
 from chattts_studio.gui.worker.host import WorkerHost
-from chattts_studio.gui.worker.jobs import (
-    CancelledOutcome,
-    Failure,
-    Job,
-    JobKind,
-    SynthesisOutcome,
-)
+from chattts_studio.gui.worker.jobs import CancelledOutcome, Failure, Job, JobKind
+from chattts_studio.gui.worker.ops import Op
 
 
 def synthesize_text() -> str:
@@ -59,13 +62,6 @@ class SynthesisControl(QObject):
         self.button.clicked.connect(self.synthesize_or_cancel)
         jobs.busy_changed.connect(self._show_busy)
         jobs.waiting_dropped.connect(lambda: self.button.setText(synthesize_text()))
-        jobs.route(JobKind.SYNTHESIZE, self._failed, self._cancelled)
-        worker = host.worker
-        worker.planned.connect(self._planned)
-        worker.segment_ready.connect(self._segment_ready)
-        worker.chunk_ready.connect(self._chunk_ready)
-        worker.segment_restarted.connect(self._segment_restarted)
-        worker.synthesized.connect(self._synthesized)
 
     # -- the request ---------------------------------------------------------------------------
     def build_request(self) -> SynthesisRequest:
@@ -173,7 +169,16 @@ class SynthesisControl(QObject):
             )
             return None
         self.result.begin(request.pause_seconds)
-        job = self.jobs.start(self.host.synthesize(spec))
+        job = self.jobs.submit(
+            Op(
+                JobKind.SYNTHESIZE,
+                lambda engine, cancel, report: synthesis.synthesize(engine, spec, cancel, report),
+                done=self._synthesized,
+                progress=self._event,
+                failed=self._failed,
+                cancelled=self._cancelled,
+            )
+        )
         self.button.setText(translate("JobRequests", "Cancel  (Esc)"))
         return job
 
@@ -185,16 +190,17 @@ class SynthesisControl(QObject):
             self.button.setText(synthesize_text())
 
     # -- the outcomes --------------------------------------------------------------------------
-    def _planned(self, _job: Job, plan: JobPlan) -> None:
-        self.result.set_plan(plan)
+    def _event(self, _job: Job, event: object) -> None:
+        if isinstance(event, AudioChunk):
+            self.result.add_chunk(event)
+        elif isinstance(event, SegmentResult):
+            self._segment_ready(event)
+        elif isinstance(event, JobPlan):
+            self.result.set_plan(event)
+        elif isinstance(event, SegmentRestarted):
+            self.result.restart_segment(event.index)
 
-    def _chunk_ready(self, _job: Job, chunk: AudioChunk) -> None:
-        self.result.add_chunk(chunk)
-
-    def _segment_restarted(self, _job: Job, index: int) -> None:
-        self.result.restart_segment(index)
-
-    def _segment_ready(self, _job: Job, result: SegmentResult) -> None:
+    def _segment_ready(self, result: SegmentResult) -> None:
         self.live.segment_done(result)
         if result.speaker:
             self.voices.show_speaking(result.speaker)
@@ -207,8 +213,7 @@ class SynthesisControl(QObject):
             )
         )
 
-    def _synthesized(self, job: Job, outcome: SynthesisOutcome) -> None:
-        self.jobs.end(job)
+    def _synthesized(self, _job: Job, outcome: SynthesisOutcome) -> None:
         note = self.live.live.snapshot().note  # e.g. the batch lowered after out of memory
         self.result.end(outcome)  # the result whole (the worker's outcome keeps figures only)
         # The result's length as the history and the waveform show it (pauses included).
@@ -227,7 +232,6 @@ class SynthesisControl(QObject):
                 done=said, note=core_text(note)
             )
         self.messages.show(said)
-        self.jobs.run_waiting()
 
     def _failed(self, failure: Failure, sentence: str) -> None:
         # What was finished before the error stays: in the result, the history, saveable.

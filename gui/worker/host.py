@@ -1,5 +1,5 @@
-"""The worker's host on the UI thread: owns the worker's QThread, numbers the jobs and
-forwards each request to the worker through a queued signal."""
+"""The worker's host on the UI thread: owns the worker's QThread, numbers the jobs and hands
+each op to the worker through a queued signal."""
 
 import sys
 
@@ -7,39 +7,21 @@ from PySide6.QtCore import QObject, QThread, Signal
 
 from chattts_studio.core.engine.metrics import LiveMetrics
 from chattts_studio.gui.common import garbage
-from chattts_studio.gui.worker.jobs import (
-    AuditionJob,
-    Job,
-    JobKind,
-    LoadJob,
-    ProjectJob,
-    RenderSpec,
-    SynthesisJob,
-    VoiceJob,
-)
+from chattts_studio.gui.worker.jobs import Job, Outcome
+from chattts_studio.gui.worker.ops import Op
 from chattts_studio.gui.worker.worker import Worker
 
 # While the worker thread runs, a thread that wants the GIL gets it within 1 ms instead of
-# Python's 5 ms: the UI thread takes it back each time it returns from Qt, and with a busy
-# worker or pool thread each of those waits cost up to 5 ms (a 100,000-character paste stalled
-# the UI thread 31-59 ms, 11-29 ms with 1 ms, on this 2-core machine).
+# Python's 5 ms: the UI thread takes it back each time it returns from Qt, and each wait for a
+# busy worker would otherwise stall it (docs/performance.md).
 GIL_SWITCH_S = 0.001
 
 
 class WorkerHost(QObject):
-    """Lives on the UI thread: owns the QThread, numbers the jobs and forwards requests."""
+    """Lives on the UI thread: owns the QThread, numbers the jobs and forwards ops."""
 
     _probe = Signal()
-    _load = Signal(object, object)
-    _synthesize = Signal(object, object)
-    _audition = Signal(object, object)
-    _speaker = Signal(object, int)
-    _download = Signal(object, str)
-    _build = Signal(object, str)
-    _render = Signal(object, object)
-    _voice = Signal(object, object)
-    _serve = Signal(object, int, bool)
-    _project = Signal(object, object)
+    _run = Signal(object, object)
     _end_serving = Signal()
 
     def __init__(self, parent: QObject | None = None) -> None:
@@ -49,23 +31,14 @@ class WorkerHost(QObject):
         self.worker = Worker()
         self.worker.moveToThread(self.worker_thread)
         self._probe.connect(self.worker.probe)
-        self._load.connect(self.worker.load)
-        self._synthesize.connect(self.worker.synthesize)
-        self._audition.connect(self.worker.audition)
-        self._speaker.connect(self.worker.speaker_for_seed)
-        self._download.connect(self.worker.download)
-        self._build.connect(self.worker.build)
-        self._render.connect(self.worker.render)
-        self._voice.connect(self.worker.voice)
-        self._serve.connect(self.worker.serve)
-        self._project.connect(self.worker.project)
+        self._run.connect(self.worker.run)
         self._end_serving.connect(self.worker.end_serving)
         self._count = 0
         self._released = False
         self._holding_garbage = False
         self._switch_interval = sys.getswitchinterval()
         self._open: dict[int, Job] = {}  # queued or running, by number
-        self.worker.finished.connect(self._ended)
+        self.worker.ended.connect(self._ended)
         # First in the worker's queue: every job after it finds the engine made. The thread
         # itself starts once the window is on screen (start()): importing torch meanwhile
         # would slow the window down (the GIL), and the jobs asked for wait in the queue.
@@ -85,63 +58,12 @@ class WorkerHost(QObject):
     def live(self) -> LiveMetrics:
         return self.worker.live
 
-    def _next(self, kind: JobKind) -> Job:
+    def submit(self, op: Op) -> Job:
+        """Queue the op behind what the worker has to do; its Job says which it is."""
         self._count += 1
-        job = Job(kind, self._count)
+        job = Job(op.kind, self._count)
         self._open[job.number] = job
-        return job
-
-    def load(self, spec: LoadJob) -> Job:
-        job = self._next(JobKind.LOAD)
-        self._load.emit(job, spec)
-        return job
-
-    def synthesize(self, spec: SynthesisJob) -> Job:
-        job = self._next(JobKind.SYNTHESIZE)
-        self._synthesize.emit(job, spec)
-        return job
-
-    def audition(self, spec: AuditionJob) -> Job:
-        job = self._next(JobKind.AUDITION)
-        self._audition.emit(job, spec)
-        return job
-
-    def speaker_for_seed(self, seed: int) -> Job:
-        job = self._next(JobKind.SPEAKER)
-        self._speaker.emit(job, seed)
-        return job
-
-    def download(self, what: str = "official") -> Job:
-        """Download the official ChatTTS weights, or (`what` "asr") the speech recognition
-        check's model."""
-        job = self._next(JobKind.DOWNLOAD)
-        self._download.emit(job, what)
-        return job
-
-    def build(self, name: str) -> Job:
-        job = self._next(JobKind.BUILD)
-        self._build.emit(job, name)
-        return job
-
-    def render(self, spec: RenderSpec) -> Job:
-        job = self._next(JobKind.RENDER)
-        self._render.emit(job, spec)
-        return job
-
-    def voice(self, spec: VoiceJob) -> Job:
-        job = self._next(JobKind.VOICE)
-        self._voice.emit(job, spec)
-        return job
-
-    def project(self, spec: ProjectJob) -> Job:
-        job = self._next(JobKind.PROJECT)
-        self._project.emit(job, spec)
-        return job
-
-    def serve(self, port: int, others: bool = False) -> Job:
-        """Serve the loaded model on `port`; `others`: to other machines too, with a key."""
-        job = self._next(JobKind.SERVE)
-        self._serve.emit(job, port, others)
+        self._run.emit(job, op)
         return job
 
     def end_serving(self) -> None:
@@ -153,8 +75,8 @@ class WorkerHost(QObject):
         for job in list(self._open.values()):
             job.cancel.cancel()
 
-    def _ended(self, job: Job) -> None:
-        self._open.pop(job.number, None)
+    def _ended(self, outcome: Outcome) -> None:
+        self._open.pop(outcome.job.number, None)
 
     def stop(self, timeout_ms: int = 30_000) -> bool:
         """Cancel what runs, let the thread finish its slot, and wait for it; True when gone."""
@@ -172,26 +94,10 @@ class WorkerHost(QObject):
         self._released = True
         worker = self.worker
         for signal in (
-            worker.started,
             worker.progress,
+            worker.ended,
             worker.probed,
             worker.probe_failed,
-            worker.planned,
-            worker.segment_ready,
-            worker.chunk_ready,
-            worker.segment_restarted,
-            worker.loaded,
-            worker.synthesized,
-            worker.auditioned,
-            worker.speaker_made,
-            worker.downloaded,
-            worker.built,
-            worker.rendered,
-            worker.voice_made,
-            worker.failed,
-            worker.cancelled,
-            worker.finished,
-            worker.serving,
             worker.serving_ended,
         ):
             try:

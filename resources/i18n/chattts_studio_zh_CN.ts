@@ -876,14 +876,6 @@
         <source>segment {segment} of {total}</source>
         <translation>片段 {segment}/{total}</translation>
     </message>
-    <message>
-        <source>{done} of {total} takes checked</source>
-        <translation>已检查 {done}/{total} 个版本</translation>
-    </message>
-    <message>
-        <source>{done} of {total} takes made</source>
-        <translation>已生成 {done}/{total} 个版本</translation>
-    </message>
 </context>
 <context>
     <name>MainWindow</name>
@@ -1360,41 +1352,6 @@
     <message>
         <source>the text</source>
         <translation>文本</translation>
-    </message>
-</context>
-<context>
-    <name>RenderWork</name>
-    <message>
-        <source>{done}/{total} segments, {audio} of audio, RTF {rtf}, {left} left (chapter {chapter}/{chapters})</source>
-        <translation>片段 {done}/{total}，音频 {audio}，RTF {rtf}，剩余 {left}（章节 {chapter}/{chapters}）</translation>
-    </message>
-    <message>
-        <source>The text has nothing to read.</source>
-        <translation>文本中没有可朗读的内容。</translation>
-    </message>
-    <message>
-        <source>A project is exported as FLAC, not {format}.</source>
-        <translation>项目导出为 FLAC，而不是 {format}。</translation>
-    </message>
-    <message>
-        <source>Exporting the project&apos;s chosen takes</source>
-        <translation>正在导出项目选定的版本</translation>
-    </message>
-    <message>
-        <source>Exported</source>
-        <translation>已导出</translation>
-    </message>
-    <message>
-        <source>No model is loaded: load one before rendering.</source>
-        <translation>尚未加载模型：请在渲染前加载一个模型。</translation>
-    </message>
-    <message>
-        <source>{title} has nothing ChatTTS can speak.</source>
-        <translation>{title} 中没有 ChatTTS 能朗读的内容。</translation>
-    </message>
-    <message>
-        <source>{kept}/{total} segments kept</source>
-        <translation>已保留片段 {kept}/{total}</translation>
     </message>
 </context>
 <context>
@@ -1924,14 +1881,6 @@
     <message>
         <source>Stopping the speech API…</source>
         <translation>正在停止语音接口…</translation>
-    </message>
-    <message>
-        <source>The model is serving the local speech API: stop serving (Run &gt; Serve on localhost) to use it here.</source>
-        <translation>模型正在为本机语音接口提供服务：请先停止服务（运行 &gt; 在本机提供服务），再在此使用它。</translation>
-    </message>
-    <message>
-        <source>Cannot listen on {host}:{port}.</source>
-        <translation>无法在 {host}:{port} 上监听。</translation>
     </message>
 </context>
 <context>
@@ -2618,17 +2567,6 @@
     <message>
         <source>The interface will speak {language} when ChatTTS Studio starts again.</source>
         <translation>ChatTTS Studio 下次启动时界面语言将切换为{language}。</translation>
-    </message>
-</context>
-<context>
-    <name>Worker</name>
-    <message>
-        <source>{size:.0f} MiB downloaded</source>
-        <translation>已下载 {size:.0f} MiB</translation>
-    </message>
-    <message>
-        <source>Load a model before serving it.</source>
-        <translation>请先加载模型，再提供服务。</translation>
     </message>
 </context>
 <context>
@@ -3692,6 +3630,66 @@
     <message>
         <source>The model produced invalid numbers (NaN or infinity) at {precision} precision; its files may be damaged: check them with {command}.</source>
         <translation>模型在 {precision} 精度下产生了无效数值（非数值或无穷大）；模型文件可能已损坏：请用 {command} 检查。</translation>
+    </message>
+    <message>
+        <source>{done} of {total} takes checked</source>
+        <translation>已检查 {done}/{total} 个版本</translation>
+    </message>
+    <message>
+        <source>{done} of {total} takes made</source>
+        <translation>已生成 {done}/{total} 个版本</translation>
+    </message>
+    <message>
+        <source>{size:.0f} MiB downloaded</source>
+        <translation>已下载 {size:.0f} MiB</translation>
+    </message>
+    <message>
+        <source>{done}/{total} segments, {audio} of audio, RTF {rtf}, {left} left (chapter {chapter}/{chapters})</source>
+        <translation>片段 {done}/{total}，音频 {audio}，RTF {rtf}，剩余 {left}（章节 {chapter}/{chapters}）</translation>
+    </message>
+    <message>
+        <source>Text</source>
+        <translation>文本</translation>
+    </message>
+    <message>
+        <source>The text has nothing to read.</source>
+        <translation>文本中没有可朗读的内容。</translation>
+    </message>
+    <message>
+        <source>A project is exported as FLAC, not {format}.</source>
+        <translation>项目导出为 FLAC，而不是 {format}。</translation>
+    </message>
+    <message>
+        <source>Exporting the project&apos;s chosen takes</source>
+        <translation>正在导出项目选定的版本</translation>
+    </message>
+    <message>
+        <source>Exported</source>
+        <translation>已导出</translation>
+    </message>
+    <message>
+        <source>No model is loaded: load one before rendering.</source>
+        <translation>尚未加载模型：请在渲染前加载一个模型。</translation>
+    </message>
+    <message>
+        <source>{kept}/{total} segments kept</source>
+        <translation>已保留片段 {kept}/{total}</translation>
+    </message>
+    <message>
+        <source>{title} has nothing ChatTTS can speak.</source>
+        <translation>{title} 中没有 ChatTTS 能朗读的内容。</translation>
+    </message>
+    <message>
+        <source>The model is serving the local speech API: stop serving (Run &gt; Serve on localhost) to use it here.</source>
+        <translation>模型正在为本机语音接口提供服务：请先停止服务（运行 &gt; 在本机提供服务），再在此使用它。</translation>
+    </message>
+    <message>
+        <source>Cannot listen on {host}:{port}.</source>
+        <translation>无法在 {host}:{port} 上监听。</translation>
+    </message>
+    <message>
+        <source>Load a model before serving it.</source>
+        <translation>请先加载模型，再提供服务。</translation>
     </message>
 </context>
 </TS>

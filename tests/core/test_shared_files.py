@@ -1,4 +1,4 @@
-"""Files several processes change at once (issue 20, item 6): the speaker library, the
+"""Files several processes change at once: the speaker library, the
 pronunciation dictionary and the history. Every change is a read-modify-write under the file's
 lock, so no writer puts back a copy that misses another's change, and the panels show what
 another process wrote as soon as it lands.

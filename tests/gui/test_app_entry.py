@@ -1,5 +1,5 @@
 """The chattts-studio command: its desktop entry, a file given on the command line, and a second
-launch handing its file to the window already open (issue 13)."""
+launch handing its file to the window already open."""
 
 import configparser
 import gc

@@ -1,6 +1,6 @@
 """Start-up and switch costs that do not depend on the machine: unchanged weights are not
 hashed again, ChatTTS's own second hash check is not run, and a precision switch keeps what is
-in memory (issue 13)."""
+in memory."""
 
 import hashlib
 import os

@@ -1,4 +1,4 @@
-"""The Simplified Chinese interface (issue 13): the .ts covers every string of the code (the
+"""The Simplified Chinese interface: the .ts covers every string of the code (the
 window's and the sentences core marks), the .qm is compiled from it, the language follows the
 system locale or the choice in Settings, and a window started in zh_CN shows no English left,
 also once it has results, a render queue and notes to show."""
@@ -320,8 +320,9 @@ def _walk(window) -> list[tuple[str, str]]:  # type: ignore[no-untyped-def]
 def _render_rows(window, folder: Path) -> None:  # type: ignore[no-untyped-def]
     """The render queue dock with a row in each state: waiting (no model yet), running with
     its progress line, finished, and cancelled."""
-    from chattts_studio.gui.render.work import progress_line
-    from chattts_studio.gui.worker.jobs import Job, JobKind, Progress, RenderDone
+    from chattts_studio.core.services.render_job import RenderDone, progress_line
+    from chattts_studio.core.services.report import Progress
+    from chattts_studio.gui.worker.jobs import Job, JobKind
 
     queue = window.render_jobs.queue
     queue.folder = folder
@@ -335,7 +336,7 @@ def _render_rows(window, folder: Path) -> None:  # type: ignore[no-untyped-def]
             done=3, total=8, audio_seconds=95.0, rtf=0.4, seconds_left=130.0, chapter=1, chapters=2
         )
     )
-    queue.show_progress(Progress(running.job, "render", 0.4, line))
+    queue.show_progress(running.job, Progress("render", 0.4, line))
     queue.finished(done.job, RenderDone(folder, [folder / "a.wav"], 6, 2, 60.0))
     queue.stopped(cancelled.job, cancelled=True)
     assert [i.state for i in queue.items] == ["waiting", "running", "done", "cancelled"]
@@ -345,8 +346,9 @@ def _finished_synthesis(window) -> None:  # type: ignore[no-untyped-def]
     """Demo weights loaded, then a synthesis ends: the model line, the status line, the
     history entry and the result as the window shows them after a real run."""
     from chattts_studio.core.engine.request import JobSummary, SegmentResult, SynthesisRequest
+    from chattts_studio.core.services.synthesize import SynthesisJob, SynthesisOutcome
     from chattts_studio.core.weights import models
-    from chattts_studio.gui.worker.jobs import Job, JobKind, SynthesisJob, SynthesisOutcome
+    from chattts_studio.gui.worker.jobs import Job, JobKind
 
     loaded = SimpleNamespace(
         info=models.resolve("demo"),
@@ -363,6 +365,7 @@ def _finished_synthesis(window) -> None:  # type: ignore[no-untyped-def]
     job = window.jobs.current = Job(JobKind.SYNTHESIZE, 99)
     # The record says "voice seed 2" in the language of its day; the entry says it in today's.
     spec = SynthesisJob(SynthesisRequest(text=text), 2, "voice seed 2")
+    window.jobs.end(job)  # as the job slot does before the op's handler
     window.synthesis._synthesized(job, SynthesisOutcome(spec, [result], summary, "", loaded))  # type: ignore[arg-type]
 
 

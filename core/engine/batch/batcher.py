@@ -1,31 +1,10 @@
 """One continuous batch for many requests: a thread that owns the loaded model and one decoder.
 
-Requests (tickets) come from any thread. Their segments wait in the tickets until a decoder row
-is free; the decoder asks for the next one before every step, so a request that arrives while
-others decode joins the running batch instead of waiting for it to end. A ticket with fewer rows
-in use goes first, so a new request's first segment starts at the next step.
-
-Each request's audio is the same, bit for bit, whatever else shares the batch (unless it
-is `shared`: on the CPU its rows then run as one product with the other shared requests',
-the batch's throughput, and its audio is the same only to rounding and the draws it sways):
-- every segment samples from its own generator, seeded from (request seed, segment index);
-- the decoder runs `exact` (see FastDecoder): on this CPU the last bits of a batched product
-  depend on its row count and SDPA's on its neighbours and span; exact steps fix both;
-- every segment is vocoded in the same chunks (ChunkVocoder, as it grows), whether or not it is
-  the one being streamed: chunked and whole-segment vocoding agree only to ~1e-7.
-Audio reaches a request's `deliver` callback in its own order (segment by segment, chunks in
-order); chunks of later segments wait in the ticket until the ones before them are out.
-
-Per request (SpeechOrder): its own sampling (rows with different settings share one step, each
-sampling as it would alone, see RowSampling), its own segment size, and ChatTTS's refine pass
-(batched across requests, between steps: see batch/refine.py; a refined request is NOT
-promised its solo audio).
-
-One request's failure is its own: a row whose numbers go non-finite, whose prompt cannot be
-made, or whose refine call fails, fails its request alone (its other rows are freed; the rest
-of the batch goes on, bit for bit as it would have; a failed refine call fails every request
-it was refining for). Out of memory, or any failure of the step itself, fails every request.
-"""
+Tickets come from any thread; the decoder asks for the next segment before every step, so a new
+request joins the running batch at once. Unless shared or refined, a request's audio is its solo
+audio bit for bit: a generator per segment, `exact` steps, and the same chunked vocoding whether
+streamed or not. Audio reaches `deliver` in the request's own order. A row's failure fails its
+request alone; a failure of the step fails every request. See docs/architecture.md."""
 
 import logging
 import threading
@@ -47,12 +26,14 @@ from chattts_studio.core.engine.batch.tickets import (
 from chattts_studio.core.engine.decode import vocoding
 from chattts_studio.core.engine.decode.job import Job
 from chattts_studio.core.engine.decode.loop import FastDecoder
-from chattts_studio.core.engine.decode.rowwise import Sampling, segment_seed
+from chattts_studio.core.engine.decode.rowwise import Sampling
+from chattts_studio.core.engine.decode.slots import DecoderShape
 from chattts_studio.core.engine.decode.streaming import ChunkVocoder
 from chattts_studio.core.engine.decoder_pool import SIZING_LENGTH
 from chattts_studio.core.engine.engine import Engine
 from chattts_studio.core.engine.pipeline import out_of_memory, release_memory
 from chattts_studio.core.errors import StudioError
+from chattts_studio.core.seeds import segment_seed
 from chattts_studio.core.text.prepare import (
     MAX_STEP_CAP,
     Segment,
@@ -67,7 +48,7 @@ FIRST_LENGTH = 256  # KV positions a decoder starts with (it grows for longer se
 KEEP_LENGTH = SIZING_LENGTH
 # int8 quantizes each product's activations with one scale for the whole product: rows
 # computed together would change one another's bits (and one row's NaN would spoil them
-# all). One row per product keeps every response equal to its solo run (issue 32).
+# all). One row per product keeps every response equal to its solo run.
 INT8_CHUNKS = (
     "--chunk-rows above 1 cannot be used with int8: its quantization ties the rows of a "
     "product together; leave it at 1, or serve fp32 or bf16."
@@ -144,15 +125,10 @@ class Batcher(ChunkDelivery):
         return self._decoder
 
     def _pooled(self) -> FastDecoder:
-        return self.engine.decoders.decoder(
-            self.model,
-            self.slots,
-            FIRST_LENGTH,
-            self._static,
-            self._graphs,
-            self.exact,
-            self.chunk_rows,
+        shape = DecoderShape(
+            self.slots, self._static, self._graphs, self.exact, chunk_rows=self.chunk_rows
         )
+        return self.engine.decoders.decoder(self.model, shape, FIRST_LENGTH)
 
     def _next_job(self) -> Job | None:
         """The decoder's source: the next segment of the ticket holding fewest rows (refined
@@ -272,7 +248,7 @@ class Batcher(ChunkDelivery):
     def _shrink_when_grown(self) -> None:
         """Idle now: a cache one long segment grew for every slot (segment_size 500: 2,048
         positions, ~4 GB at 16 slots on the official model) is not kept for the server's
-        life (issue 32)."""
+        life."""
         decoder = self._decoder
         if decoder is not None and decoder.max_len > KEEP_LENGTH:
             self.engine.decoders.discard(decoder)

@@ -1,13 +1,10 @@
-"""The continuous batch's audio out: each segment's chunks vocoded and delivered to its request
-in order (the Batcher's side that makes and sends audio; batcher.py runs the decode).
+"""The continuous batch's audio out: each segment's chunks vocoded and delivered to its request in
+order (batcher.py runs the decode).
 
-Where a chunk is vocoded: on the CPU on the vocoder thread, so the GPT steps on meanwhile; on
-CUDA inline (kernels from a second thread would break the decoder's CUDA graph capture) or, with
-Engine.vocoder_stream, launched on a second stream from the batcher's own thread and handed
-over in launch order once its audio exists (decode/vocoding.py). Its audio is the same either
-way: the same windows in the same order. Every delivery to a request (chunk, Finished, Failed)
-is made under `_out`, from whichever thread, so nothing follows a Failed.
-"""
+On the CPU a chunk is vocoded on the vocoder thread while the GPT steps on; on CUDA inline (a
+second thread's kernels would break graph capture) or, with Engine.vocoder_stream, on a second
+stream launched from the batcher's thread (decode/vocoding.py). The audio is the same either way.
+Every delivery (chunk, Finished, Failed) is made under `_out`, so nothing follows a Failed."""
 
 import contextlib
 import threading

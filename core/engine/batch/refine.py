@@ -3,7 +3,7 @@
 It runs on the batcher's thread, between decode steps: when a segment that needs it is next to
 take a row, one model.refine call refines up to REFINE_BATCH segments, the next ones of every
 waiting request with the same refine settings (refine_picks), under torch's global RNG seeded
-from the first request's seed (the engine's formula). Every other stream waits while it runs,
+from the first request's seed (core/seeds.py). Every other stream waits while it runs,
 and one call's memory grows with its batch: hence the cap.
 
 Stock refine pads its batch and draws every text from one random stream, so a refined text
@@ -19,8 +19,7 @@ the requests it was refining for (one sentence to them, the detail to the log).
 import logging
 from collections.abc import Callable
 
-import torch
-
+from chattts_studio.core import seeds
 from chattts_studio.core.engine.batch.tickets import Ticket
 from chattts_studio.core.engine.cancel import CancelToken
 from chattts_studio.core.engine.chattts.chat import ChatModel
@@ -92,7 +91,7 @@ def refine_segments(
     settings = tickets[0].order.refine
     assert settings is not None
     cancel = RefineCancel(tickets, closed)
-    torch.manual_seed(tickets[0].order.seed * 1009)  # deterministic for one company
+    seeds.seed_text_passes(tickets[0].order.seed)  # deterministic for one company
     memory = False
     try:
         refined = list(zip(picks, model.refine(texts, settings, cancel), strict=True))

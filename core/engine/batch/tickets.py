@@ -39,7 +39,7 @@ class SpeechOrder:
     speaker: SpeakerLike
     seed: int = 0
     speed: int = 5  # ChatTTS's [speed_N], 0-9
-    # Per request (issue 23); None: the batcher's own (Batcher.sampling, .segment_size, no
+    # Per request; None: the batcher's own (Batcher.sampling, .segment_size, no
     # refine). Rows with different sampling share one step.
     sampling: Sampling | None = None
     refine: RefineSettings | None = None  # ChatTTS's text pass before the segment's prompt

@@ -1,12 +1,9 @@
 """The one place that touches ChatTTS's internals.
 
-ChatTTS 0.2.5 has no type hints and its useful parts (`_infer_code`, `_refine_text`,
-`_decode_to_wavs`, the tokenizer, `speaker.apply`) are private. Everything the rest of core
-needs from it goes through `ChatModel`, typed, so the engine, the decoder and the tools never
-reach into a `Chat` themselves. If ChatTTS changes, this package is what changes with it: this
-file (loading, text, prompts, refine, the stock loop), parts.py (devices and sizes), audio.py
-(the vocoder) and voices.py (speakers and samples).
-"""
+ChatTTS has no type hints and its useful parts (`_infer_code`, `_refine_text`, the tokenizer, ...)
+are private, so the rest of core reaches them only through `ChatModel`, typed. If ChatTTS changes,
+this package changes with it: this file (loading, text, prompts, refine, the stock loop), parts.py,
+audio.py and voices.py."""
 
 import logging
 from collections.abc import Callable, Mapping

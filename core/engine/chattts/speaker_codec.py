@@ -1,21 +1,11 @@
-"""ChatTTS's speaker and sample strings, made without its 35-45 ms stall.
+"""ChatTTS's speaker and sample strings, made without its GIL-holding encoder set-up stall.
 
-ChatTTS encodes a speaker embedding (768 fp16 values, 1.5 KiB) and a voice sample's codes as
-raw LZMA2 at preset 9e, in base16384. Setting up that encoder allocates and clears the tables
-of a 64 MiB dictionary: 35-45 ms here, and CPython's lzma does it holding the GIL, so the
-window's UI thread stalled that long whenever the worker drew a speaker (every synthesis with
-a seed, every seed change in the speaker panel; found by sampling the threads during the
-stall test). The same filter with a dictionary just larger than the data gives the same bytes
-(the dictionary size is not written in a raw stream, and every match distance fits either
-way): tests compare with ChatTTS's own encoders byte for byte, and each result is
-decompressed with ChatTTS's filter and checked against the input before it is returned (the
-64 MiB encoder's result instead, should it ever not decode to its input).
-
-Decoding is bounded: ChatTTS's own decoders run an unbounded `lzma.decompress`, and LZMA expands
-zeros about 6,800:1, so a 64 KiB string from a client could become ~260 MB. A string is
-decompressed here to no more than its caller can use, and accepted only when it is exactly one
-stream, so ChatTTS's later decoding of the same string makes exactly what was checked.
-"""
+ChatTTS encodes them as raw LZMA2 (preset 9e) in base16384; setting up that encoder clears a 64 MiB
+dictionary with the GIL held, which stalled the UI thread at every speaker draw. A dictionary just
+larger than the data gives the same bytes (tested against ChatTTS's encoders), and each result is
+checked by decoding it with ChatTTS's filter. Decoding is bounded to what the caller can use and
+accepts exactly one stream, so a client's string cannot expand unbounded. Figures:
+docs/performance.md, "The UI thread"."""
 
 import lzma
 import math

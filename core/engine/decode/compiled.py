@@ -1,19 +1,10 @@
-"""torch.compile of the static decode step (FastDecoder's `compiled`; issue 34's "fewer
-kernels"): inductor fuses RMSNorm with its residual, the rotary embedding, the QKV and
-gate/up projections' epilogues and the attention's masking into fewer kernels, which is what
-a launch-bound batch-1 step on a GPU lacks (each of ~300 kernels costs a launch; CUDA graphs
-take the launches off the host, fewer kernels take them off the device too).
+"""torch.compile of the static decode step (FastDecoder's `compiled`): fewer kernels for a
+launch-bound batch-1 step on a GPU.
 
-The compiled artefacts (inductor's FX graph cache, Triton's kernels) live under the app's
-cache folder, so a second process, or the next start of the app, loads them instead of
-compiling again (measured on the 2-core CPU with the demo model: 27 s cold, 2.5 s warm).
-Compilation happens on the first call of each shape (span bucket); it is the step's own
-arithmetic reordered, so its results agree with the eager step's to float rounding, not bit
-for bit: a compiled decoder promises no stock equality. If compiling fails (no C++
-compiler, an operator inductor cannot lower), the reason is logged once and the step runs
-eagerly: slower, never wrong. An error while the compiled step runs (out of memory) is the
-step's own and propagates as the eager step's would.
-"""
+Inductor's and Triton's caches live under the app's cache folder, so a later process loads them
+instead of compiling again (times: docs/gpu.md). Results agree with the eager step to rounding, not
+bit for bit: a compiled decoder promises no stock equality. If compiling fails the reason is logged
+once and the step runs eagerly; an error while it runs propagates as the eager step's."""
 
 import logging
 import os

@@ -1,31 +1,10 @@
-"""Several whole decode steps as one unit of device work: the code heads, the sampling and the
-GPT step, K times over every slot, with nothing read back in between (issue 34's "step without
-the host"; FastDecoder's `fused_steps`).
+"""Several whole decode steps as one unit of device work (FastDecoder's `fused_steps`): the code
+heads, the sampling and the GPT step, K times over every slot, nothing read back in between.
 
-Why: on a GPU a batch-1 step of ChatTTS's GPT is bound by launches, and the graph of the GPT
-step alone left the heads and the sampling (some sixty small kernels) and the loop's read of
-the flags outside it. Sampling reads nothing from the device (rowwise.exponential_draw), so
-the heads, the sampling, the repetition window's slide and the positions' advance can join the
-GPT step, and when no row can end or be joined for K steps (EOS held off by min_steps, every
-cap further than K), K steps can run as one unit: one CUDA graph replay for K steps. The host
-then reads the K steps' flags at once and keeps its books for each step as the one-step loop
-would. The decoder launches the GPT step that follows the unit before it reads them (as
-`late_flags` does), so the device never waits for the host.
-
-Exactness: a unit computes what K one-step iterations compute, every slot (the static step
-already steps every slot), so a seeded row's codes are its codes in the one-step loop (tested
-on the CPU, where the unit runs eagerly). Rows sample in one group (one Sampling) and every
-row of a unit either has its own generator or every slot is running; otherwise the decoder
-takes the one-step path.
-
-CUDA graphs: a unit is captured per (K, span bucket, Sampling, which slots have generators),
-with each slot's generator registered to the graph (a slot keeps one generator for the
-decoder's life, reseeded when a job takes the slot: manual_seed between replays is what a
-replay starts from). Before capture the unit runs once for real to warm its kernels, on a copy
-of everything it changes (buffers and generator states), which is then put back. If capture
-fails, the reason is logged and units run eagerly: slower, never wrong. The GPU run proves the
-replay against the eager unit (core/devtools/gpuparts.py).
-"""
+A unit runs only while no row can end or be joined within it; the host then reads its K steps'
+flags at once, so a seeded row's codes are its one-step codes. On CUDA a unit is one graph replay,
+captured per (K, span bucket, Sampling, slots with generators); a failed capture is logged and the
+unit runs eagerly. Why: docs/gpu.md."""
 
 import logging
 from collections.abc import Callable, Sequence

@@ -1,24 +1,10 @@
-"""The GPT over a KV cache of rows (slots): ChatTTS's embeddings, layers and code heads,
-run one position at a time for all rows, for some rows, or for chunks of rows.
+"""The GPT over a KV cache of rows (slots): ChatTTS's embeddings, layers and code heads, one
+position at a time for all rows, some rows, or chunks of rows.
 
-Chunks (exact steps on the CPU): the rows are cut into chunks of `chunk` consecutive slots and
-a step computes only the chunks that hold a running row. Every product then has exactly
-`chunk` rows whoever runs, so a row's bits are those it would have alone (a BLAS picks its
-kernel by the row count: see EXACT_CHUNK_ROWS), while a lone row costs one chunk, not every
-slot. Rows never move: the KV cache is per slot, and a chunk reads its slots' cache as a view.
-
-Shared rows (Job.shared): a chunked step may also hold rows that gave up exactness for
-throughput; they run as ONE product of their own (the batch's speed: at the real dimensions
-16 rows cost about 2.5 times one), after the exact chunks. A chunk that holds a shared row
-computes it too, and the shared product then writes its key, value and hidden state again; a
-lone shared row is a product of one row, the same ops as an exact chunk of one.
-
-ONNX Runtime (`model.decode_step`, core/engine/onnxrt/): one-position steps run the exported
-graph over a contiguous range of slots (each chunk whole in exact steps). The range's cache is
-a view the graph reads and writes in place (each row's new key and value at its position); its
-hidden states and logits are copied back for the rows that step. The prompt's prefill stays
-torch's.
-"""
+Exact steps compute only the chunks of `chunk` slots that hold a running row: every product has
+the same row count, so a row's bits are its solo bits (EXACT_CHUNK_ROWS). Shared rows
+(Job.shared) run as one product of their own after the exact chunks. Rows never move. With ONNX
+Runtime (`model.decode_step`) a step runs the exported graph over a range of slots."""
 
 from dataclasses import dataclass
 

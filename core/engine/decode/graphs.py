@@ -1,14 +1,9 @@
-"""CUDA graphs for the decode step.
+"""CUDA graphs for the decode step: a batch-1 step is a few hundred small kernels, so a GPU spends
+it launching them; a graph replays the step with one launch.
 
-A batch-1 step of ChatTTS's 20-layer, 768-wide GPT is a few hundred small kernels: on a GPU
-the time goes to launching them, not to the arithmetic. A CUDA graph records the step once
-and replays it with one launch. The step must have fixed shapes and addresses: the decoder's
-static step (every slot, a KV span rounded up to a bucket) reads its inputs from the static
-buffers here, and each span bucket gets its own graph, all sharing one memory pool.
-
-Capture is tried once per bucket; if it fails (a kernel that synchronises, an old driver), the
-reason is logged and the decoder runs the same step eagerly: slower, never wrong.
-"""
+Replay needs fixed shapes and addresses: the static step reads its inputs from the buffers here,
+and each KV span bucket has its own graph, all sharing one memory pool. Capture is tried once
+per bucket; if it fails the reason is logged and the step runs eagerly: slower, never wrong."""
 
 import logging
 import weakref

@@ -1,33 +1,17 @@
 """Studio's own GPT decode loop over ChatTTS's modules and weights.
 
-Why not `Chat.infer`: it rebuilds attention masks and cache objects every step, re-counts the
-repetition window with one-hot tensors, runs every row of a batch to the longest row's end, and
-cannot give a finished row's place to the next segment. Here the KV cache is preallocated,
-each row (slot) sits at its own position, and a row that finishes takes the next segment
-(continuous batching). The sampling pipeline is ChatTTS's own, step for step (temperature,
-repetition penalty over the last 16 codes, top-P then top-K with 3 kept, EOS held off until
-min_new_token, then multinomial), so a seed gives stock's tokens at batch 1. A job may bring
-its own Sampling: rows are grouped by it (see RowSampling) when the rows change, and a step
-with one Sampling among its rows samples them all at once, as before.
-
-Randomness: a job without a seed draws from torch's global RNG (stock's way, so the tokens
-match stock's at batch 1 under `torch.manual_seed`), which makes its draws depend on the rows
-beside it. A job with a seed draws from its own generator, so its codes are the same whatever
-shares the batch (the server batches unrelated requests and promises each its own audio) in an
-exact decoder; there a job may give that up (Job.shared) to share one product with the other
-shared jobs, the batch's throughput on the CPU (see gpt_rows.py).
-
-Host and device: positions, step counts and caps live on the host (they are known there), so
-a step reads the device once, for the rows' end-of-segment and non-finite flags together. Index
-tensors are rebuilt only when the set of running rows changes.
-"""
+Unlike `Chat.infer`, the KV cache is preallocated, each row (slot) sits at its own position and a
+finished row takes the next segment (continuous batching). Sampling is ChatTTS's step for step, so
+a seed gives stock's tokens at batch 1. A seeded job draws from its own generator, so an exact
+decoder gives it the same codes whatever shares the batch. A step reads the device once, for its
+rows' flags; positions and caps live on the host."""
 
 from collections.abc import Callable, Iterator
 
 import torch
 
+from chattts_studio.core import seeds
 from chattts_studio.core.engine import host_reads
-from chattts_studio.core.engine.decode import rowwise
 from chattts_studio.core.engine.decode.fused import unit_size
 from chattts_studio.core.engine.decode.job import (
     Job,
@@ -126,7 +110,7 @@ class FastDecoder(SlotDecoder):
             if job.seed is not None and self._fused is not None:
                 generators[slot] = self._slot_generator(slot, job.seed)
             elif job.seed is not None:
-                generators[slot] = rowwise.row_generator(self.out_device, job.seed)
+                generators[slot] = seeds.row_generator(self.out_device, job.seed)
             active[slot] = job
             return True
 

@@ -41,19 +41,6 @@ class Sampling:
     repetition_penalty: float = 1.05
 
 
-def segment_seed(seed: int, index: int) -> int:
-    """A segment's own random stream, from its request's seed and its place only: its codes
-    then depend on nothing else (not the batch, not a retry after out of memory)."""
-    return (seed * 1_000_003 + index * 7_919 + 1) % (2**63)
-
-
-def row_generator(device: torch.device, seed: int) -> torch.Generator:
-    """A row's own random stream, on the device its sampling runs on (multinomial refuses a
-    generator of another device on CUDA). One function: the fake-CUDA tests, on a machine
-    where no CUDA generator can be made, replace it to check the device asked for."""
-    return torch.Generator(device).manual_seed(seed)
-
-
 def check_sampling(sampling: Sampling) -> None:
     """BadSettingError (one sentence) for settings sampling cannot run with."""
     if not (

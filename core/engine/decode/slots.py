@@ -4,8 +4,12 @@ slot, and how one step runs over them: the static step over every slot on a KV s
 units' state. The loop that admits jobs into slots, samples and finishes them is FastDecoder
 (loop.py)."""
 
+from dataclasses import dataclass, fields
+from typing import Any, Self
+
 import torch
 
+from chattts_studio.core import seeds
 from chattts_studio.core.engine.chattts.chat import ChatModel
 from chattts_studio.core.engine.decode import rowwise
 from chattts_studio.core.engine.decode.compiled import CompiledStep
@@ -26,8 +30,30 @@ def chunks_here(device: torch.device) -> bool:
     return device.type == "cpu"
 
 
+@dataclass(frozen=True)
+class DecoderShape:
+    """A decoder's form: its slots and how a step runs over them (each option: SlotDecoder's
+    __init__, whose parameters these fields are). What is passed around to ask for a decoder:
+    two of one shape are interchangeable beyond the model and the cache length, so the pool
+    keeps one decoder per shape (the graphs a decoder captured depend on it)."""
+
+    slots: int
+    static: bool = False
+    graphs: bool = False
+    exact: bool = False
+    chunk_rows: int | None = None  # an exact CPU step's rows per product (None: the default)
+    late_flags: bool | None = None
+    fused_steps: int = 0
+    compiled: bool = False
+
+    def options(self) -> dict[str, Any]:
+        """The constructor's keyword options (every field but `slots`)."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "slots"}
+
+
 class SlotDecoder(GptRows):
-    """The slots and step forms FastDecoder's loop runs on (the options: __init__)."""
+    """The slots and step forms FastDecoder's loop runs on (the options: __init__; the same
+    as one value, DecoderShape)."""
 
     def __init__(
         self,
@@ -91,6 +117,11 @@ class SlotDecoder(GptRows):
         if graphs:
             self._graphs = StepGraphs(self._gpt_step, slots, self.num_vq, self.device)
 
+    @classmethod
+    def shaped(cls, model: ChatModel, shape: DecoderShape, max_len: int) -> Self:
+        """A decoder of `shape` with room for `max_len` positions."""
+        return cls(model, shape.slots, max_len, **shape.options())
+
     def _grow(self, max_len: int) -> None:
         """A job longer than the cache was sized for (its text grew in refine): a larger
         cache, the rows' keys and values copied over. Graphs recorded the old addresses."""
@@ -142,7 +173,7 @@ class SlotDecoder(GptRows):
     def _slot_generator(self, slot: int, seed: int) -> torch.Generator:
         generator = self._slot_generators[slot]
         if generator is None:
-            generator = self._slot_generators[slot] = rowwise.row_generator(self.out_device, seed)
+            generator = self._slot_generators[slot] = seeds.row_generator(self.out_device, seed)
         return generator.manual_seed(seed)
 
     def _bucket(self, span: int) -> int:

@@ -1,28 +1,10 @@
-"""ChatTTS's refine-text pass on the studio's own decode pieces instead of ChatTTS's loop.
+"""ChatTTS's refine-text pass on the studio's decode pieces instead of ChatTTS's loop.
 
-Stock refine (`Chat._refine_text`) runs transformers' LlamaModel one position at a time in
-PyTorch over the left-padded batch of texts: on the 2-core CPU about 260 ms a step for 9 texts,
-14% of a long text's wall time, while the exported ONNX Runtime step makes the same 9 rows in
-about 47 ms (docs/performance.md, the anatomy). Here each text is a row of GptRows' cache
-(prefilled by torch, as the audio codes' prompts are), the one-position steps run where the
-decoder's run (the exported graph: its input is an embedding, so the text embedding goes in
-and the text head is applied to its `hidden` out), and the sampling is stock's, step for step:
-
-- logits / temperature, top-P then top-K (3 kept, transformers' warpers), EOS held off until
-  min_new_token, softmax, then ONE torch.multinomial over every row of the batch from torch's
-  global generator, finished rows included (with a placeholder distribution: the draw's
-  exponentials do not depend on the probabilities, so each running row gets the bits stock
-  gives it);
-- numbers that are not finite (a half-precision overflow) fail the pass with the decoder's
-  sentence, where stock's multinomial would raise a RuntimeError;
-- a row finishes at its first EOS (not kept); the pass ends when every row has, at the token
-  cap, or when `cancel` is set (stock's context: the texts so far are returned, as stock's).
-
-So with torch's own step a lone text's tokens are stock's exactly (tested); with ONNX Runtime
-fp32 they are torch's wherever the two engines' logits pick the same token (tested on seeds).
-A batch of texts shares one random stream, as in stock: a text's refinement depends on the
-texts beside it (batch/refine.py says what that means for the server).
-"""
+Each text is a row of GptRows' cache; its steps run where the decoder's run (the exported graph
+takes an embedding, so the text embedding goes in and the text head reads `hidden`). Sampling is
+stock's step for step, one `torch.multinomial` over every row from the global generator, so with
+torch's step a lone text's tokens are stock's. As in stock, a text's refinement depends on the
+texts beside it."""
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass

@@ -1,24 +1,10 @@
-"""Finished segments' audio for the fast producer: the vocoder queue, and on CUDA the vocoder on
-a second stream so the GPT's steps never wait for it (issue 34's "vocoder off the critical path").
+"""Finished segments' audio for the fast producer: the vocoder queue, and optionally the vocoder
+beside the GPT's steps so they never wait for it.
 
-Units of equal length share one vocoder call: ChatTTS pads a batch with zeros, which would change
-the last ~50 steps of a shorter unit's audio, so only equal lengths are batched (their audio
-equals one-at-a-time vocoding).
-
-Inline (the lever off) `flush` vocodes and returns the audio at once, as before. With a side,
-`flush` only launches the work and the GPT's next steps go on at once; `landed` hands over the
-audio that exists, without waiting, in launch order, and `landed(wait=True)` waits for the rest
-(the end of the job). The two sides:
-- CUDA (`SideStream`): each group's hidden states are stacked on the GPT's stream (fresh copies
-  the loop never writes again), the side stream waits for the GPT's stream up to that point,
-  runs the DVAE decoder and Vocos, and copies the audio to pinned host memory behind an event
-  (host_reads.audio_later). Until its audio is handed over, a flight holds every tensor the
-  side stream reads or writes, so the caching allocator cannot give their memory to the GPT's
-  stream while the vocoder still uses it.
-- CPU (`VocoderThread`): the same call on a thread of its own (the Batcher's precedent for the
-  speech API), so the GPT's step and the vocoder take turns on the cores instead of the step
-  waiting; the same audio, bit for bit.
-"""
+Only units of equal length share a call (ChatTTS's zero padding would change a shorter unit's end).
+Inline, `flush` returns the audio; with a side it only launches the work, and `landed` hands over
+what exists, in launch order. `SideStream` (CUDA): a second stream, audio copied to pinned memory,
+every tensor held until handed over. `VocoderThread` (CPU): the same bits."""
 
 import contextlib
 from collections.abc import Iterator

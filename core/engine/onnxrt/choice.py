@@ -1,14 +1,11 @@
 """Which engine runs the GPT's decode step, and why an engine cannot be used.
 
 - torch: Studio's own decode loop in PyTorch (every device and precision).
-- onnx: the same loop, its one-position step run by ONNX Runtime from an exported graph
-  (export.py), fp32 or int8, on the CPU. The prompt's prefill, sampling, batching, streaming
-  and the out-of-memory policy stay Studio's in both.
-- auto: onnx on the CPU where ONNX Runtime is installed and the precision is one it runs,
-  else torch. Chosen by measurement: on the development machine's 2 cores the ONNX fp32 step
-  was 2.2x faster at batch 1 and 1.5x at 16, its hidden states within 2e-6 of torch's
-  (docs/performance.md).
-"""
+- onnx: the same loop, its one-position step run by ONNX Runtime from an exported graph, fp32 or
+  int8, on the CPU; prefill, sampling, batching, streaming and the out-of-memory policy stay the
+  same.
+- auto: onnx on the CPU where ONNX Runtime is installed and runs the precision, else torch. Chosen
+  by measurement: docs/engines.md."""
 
 import importlib.util
 from enum import StrEnum

@@ -1,26 +1,10 @@
 """The decode step exported to ONNX once per model and precision, kept in the app's cache.
 
-Where: <cache>/onnx/<key>/<precision>/ (fp32 also holds the vocoder's graph, vocoder.py,
-used under both precisions), the key naming the weights (models.weights_identity:
-the sha256 of every asset file, so changed weights export again), this module's FORMAT (what
-graph.py computes) and the torch and ONNX Runtime versions that made it. fp32 is torch's
-exporter's graph (weights beside it in step.onnx.data); int8 is ONNX Runtime's dynamic
-quantization of that graph (int8 weights, per output channel; activations quantized per step).
-
-Pruning: each export is ~1 GB for the official model. Whenever one is used, the exports of
-the same weights made by another FORMAT or another torch or ONNX Runtime version (never used
-again) are deleted, and so are exports of other weights unused for UNUSED_DAYS; an export
-another process holds (its lock taken) is left alone.
-
-Trust: a folder is used only when its manifest (written last, listing every file's size and
-sha256) matches the files; otherwise it is deleted and made again, never loaded. A folder is
-built under a temporary name and renamed into place, so a crash leaves no half folder where a
-reader looks, and one lock file per key makes a second process wait for the first's export
-rather than write beside it. Hashing 0.8 GB at every start is avoided as for the model files
-(hashcache.py: a file unchanged since it was hashed keeps its verdict). Bit rot keeps a file's
-size, time and inode, so a kept verdict can be wrong: the first NaN or infinity a loaded export
-gives has its files hashed again (recheck), and a damaged one is made again at the next load.
-"""
+A folder per key (the weights' identity, this module's FORMAT, the torch and ONNX Runtime versions)
+and precision: fp32 is torch's exporter's graph (and the vocoder's), int8 ONNX Runtime's dynamic
+quantization of it. A folder is built under a temporary name, renamed into place and used only when
+its manifest (written last: every file's size and sha256) matches; otherwise it is made again. One
+lock file per key; exports no longer used are pruned. Layout and sizes: docs/engines.md."""
 
 import contextlib
 import errno

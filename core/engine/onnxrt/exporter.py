@@ -1,18 +1,11 @@
-"""What makes an ONNX export, run in a child process of its own: export.py starts
-`python -m chattts_studio.core.engine.onnxrt.exporter ORDER` (ORDER: JSON naming the model's
-files or the fp32 export, and the folder to write) and waits for it.
+"""What makes an ONNX export, in a child process of its own: export.py starts `python -m
+chattts_studio.core.engine.onnxrt.exporter ORDER` (JSON: the model's files or the fp32 export, and
+the folder to write) and waits for it.
 
-Why a child: torch's exporter (onnxscript, the onnx package's schemas, the traced programs)
-leaves about 235,000 Python objects alive in the process that ran it, for good. Every full
-garbage collection then walks them (345 -> 422 ms measured after loading the demo model with
-the vocoder's export), on whatever thread triggers it, the window's UI thread included: a
-1,000-segment project's opening stalled the UI 43-51 ms instead of ~24. A child process takes
-that garbage, and the exporter's peak memory, with it when it exits; a cancel kills it at once
-(torch's exporter cannot be interrupted in-process). The price: the child loads the model's
-files again (the official GPT is 0.8 GB, a few seconds beside the minute the export takes).
-
-Its last stderr line on failure starts with FAILED_MARK: the one sentence the app shows.
-"""
+Why a child: torch's exporter leaves about 235,000 Python objects alive for good, which every later
+full garbage collection walks, on the UI thread too. The child takes them with it, and a cancel
+kills it at once; the price is loading the model's files again. On failure its last stderr line
+starts with FAILED_MARK: the one sentence the app shows."""
 
 import contextlib
 import json

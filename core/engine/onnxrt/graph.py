@@ -1,22 +1,11 @@
 """The decode step as one torch module: what is exported to ONNX (export.py).
 
-It is the computation of GptRows' one-position step (core/engine/decode/gpt_rows.py) from the
-input embedding on: the 20 layers, the final norm and the four code heads:
-
-- in: embeds [B, hidden] (the four code embeddings summed, or the text embedding: the caller
-  embeds, so one graph serves the audio codes and the refine pass's text, core/engine/decode/
-  text_pass.py, whose text head is applied to `hidden`), positions [B], and per layer the rows'
-  key and value cache [B, kv_heads, M, head_dim] (M: the cache's length);
-- out: hidden [B, hidden] (for the vocoder), logits [B, num_vq * num_codes] (ChatTTS's
-  b (n c) order), and per layer the cache with each row's new key and value at its position.
-
-Attention is one op, `cached_attention`: written here in torch (the reference, and what the
-exporter traces), exported as ONNX Runtime's GroupQueryAttention (export.py), which reads
-each row's cache only up to its own position and, given the cache as both its past and present
-buffer, writes the new key and value in place: a step copies no cache and reads no position a
-row does not use. (At 16 rows the keys and values a step reads outweigh the weights: about
-94 MB a row at 768 positions, fp32.)
-"""
+GptRows' one-position step from the input embedding on: the 20 layers, the final norm, the four
+code heads. In: embeds [B, hidden] (the caller embeds, so one graph serves codes and refine text),
+positions [B], each layer's cache [B, kv_heads, M, head_dim]; out: hidden, logits and the caches
+with each row's new key and value at its position. Attention is one op, `cached_attention`,
+exported as ONNX Runtime's GroupQueryAttention (reads each row only up to its position, writes in
+place)."""
 
 from typing import Any
 

@@ -1,13 +1,10 @@
 """ONNX Runtime's session of the exported decode step (export.py), as the decoder calls it.
 
-Everything is bound by address (IOBinding): the rows' key and value cache is both the graph's
-past input and its present output, so GroupQueryAttention reads it where it lies in the
-decoder's own torch tensors and writes each row's new key and value there; hidden states and
-logits land in torch tensors made for them. Threads: as many as torch uses, so that
-`--threads` means the same for both engines. The first NaN or infinity a session gives has its
-export's files hashed again (export.recheck): a cached export that rotted says so, and is made
-again at the next load, instead of every synthesis failing on its numbers.
-"""
+Everything is bound by address (IOBinding): the rows' cache is both the graph's past input and its
+present output, so GroupQueryAttention writes each row's new key and value where the decoder's
+torch tensors lie. It uses as many threads as torch. The first NaN or infinity a session gives has
+its export's files hashed again (export.recheck), so a rotten export is made again at the next load
+instead of failing every synthesis."""
 
 from pathlib import Path
 from typing import Any
@@ -29,9 +26,8 @@ def cpu_options(threads: int) -> Any:
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     options.log_severity_level = 3  # errors only: it warns about unused initializers
     # Its threads sleep when a call ends instead of spinning: between steps torch samples
-    # (and vocodes) on the same cores. Measured on 2 cores, demo-full, a decode of 48
-    # steps: batch 16 72-82 ms a step without spinning, 88-96 with; batch 1 46-50 against
-    # 42-44 (spinning helps a lone row a little, hurts the automatic batch more).
+    # (and vocodes) on the same cores. Spinning hurts the automatic batch more than it helps a
+    # lone row (docs/engines.md).
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     return options
 

@@ -1,13 +1,10 @@
-"""The vocoder through ONNX Runtime: ChatTTS's DVAE decoder, Vocos's backbone and its head's
-linear layer as one exported graph (export.py writes it beside the decode step), then the
-head's last part (magnitude and phase to a complex spectrum, ISTFT) in torch, where complex
-numbers and torch.istft stay (they do not export).
+"""The vocoder through ONNX Runtime: ChatTTS's DVAE decoder, Vocos's backbone and its head's linear
+layer as one exported graph (export.py writes it beside the decode step), then the head's last part
+(a complex spectrum, the ISTFT) in torch, since those do not export.
 
-Why: once the GPT's steps are batched, the vocoder is what many clients wait on (a third of
-16 clients' time on the 2-core CPU, docs/performance.md), and it runs per segment. Measured
-with this graph: 24 / 64 / 88 / 136 steps in 31 / 77 / 99 / 122 ms against torch's
-62 / 125 / 129 / 166, within about 1e-6 of torch's output.
-"""
+Why: once the GPT's steps are batched, the vocoder is what many clients wait on, and it runs per
+segment; the graph is faster than torch and within about 1e-6 of its output (docs/performance.md,
+the speech API)."""
 
 import copy
 from pathlib import Path

@@ -1,25 +1,10 @@
 """A manifest render spread over a Ray cluster (`pip install 'chattts-studio[cluster]'`).
 
-One actor per GPU (num_gpus=1), or per group of CPUs on a cluster without GPUs, each holding
-one loaded model and one continuous batch (the render-a-manifest service's ItemWorker, in
-chattts_studio.core.services.render_manifest). The driver keeps the work: it cuts the pending
-items, largest first, into chunks and hands the next chunk to whichever actor has room (two
-chunks in flight per actor, so its batch never drains between them), with every item's
-speaker and seed in the chunk: an embedding string, or a cloned voice (its encoded sample and
-its transcript, normalised on the driver), so a worker never re-derives a speaker from a seed
-nor re-reads a voice. Actors send back encoded bytes; the driver writes every file,
-atomically, and its journal line (no shared file system needed). A chunk whose actor died or
-was killed goes back to the front of the queue; the actor restarts (max_restarts) and takes
-work again. A result for an item already written is dropped, so every item is written
-exactly once.
-
-Every worker makes an item's bits as a render here would (docs/rendering.md): what shapes
-them beyond the model is settled once on the driver and handed to each worker, never guessed
-there: the engine (auto decided by the rule a render here follows, for the workers' device),
-the precision, and the thread count (by default this process's, the count a render here
-runs with; ONNX Runtime's results differ in the last bits between thread counts).
-
-Ray is imported only when a cluster render runs (core/cluster.py): core imports without it."""
+One actor (ItemWorker: a loaded model, one continuous batch) per GPU or group of CPUs. The driver
+hands out chunks of pending items, largest first, with every speaker and seed resolved, two in
+flight per actor; a dead actor's chunk goes back to the queue. Actors send back encoded bytes and
+the driver writes each file and journal line exactly once. The engine, precision and thread count
+are settled on the driver, so each item's bits are a local render's."""
 
 from collections import deque
 from collections.abc import Callable

@@ -1,15 +1,10 @@
-"""A manifest of items to speak, one audio file each: `.jsonl` (one JSON object a line) or
-`.csv` (a header row, then one item a row), with the fields
+"""A manifest of items to speak, one audio file each: `.jsonl` (a JSON object a line) or `.csv` (a
+header row, then an item a row), with the fields `id` (the file's name: letters, digits, `_`, `-`,
+`.`; unique ignoring case), `text`, `speaker` (a library name, a seed, an embedding string or a
+blend) and optional `seed`.
 
-- `id`: the output file's name without its extension: 1-100 letters, digits, `_`, `-`, `.`,
-  starting with a letter or a digit; unique, also ignoring case;
-- `text`: what to say;
-- `speaker`: a speaker library name (an embedding or a cloned voice), a seed number, a
-  speaker embedding string, or a blend of those ("Ann*0.7+seed:42*0.3", no cloned voice);
-- `seed` (optional): the sampling seed (default: the speaker's seed, else 0).
-
-Everything is checked before the model loads (speaker embeddings and cloned voices once it
-has); a bad row is one sentence naming its line, and nothing is rendered."""
+Everything is checked before the model loads (speakers once it has); a bad row is one sentence
+naming its line, and nothing is rendered. The format: docs/rendering.md."""
 
 import csv
 import json
@@ -20,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from chattts_studio.core.errors import BadTextError, StudioError
 from chattts_studio.core.render.names import is_reserved_name
+from chattts_studio.core.seeds import MAX_SEED
 from chattts_studio.core.text.prepare import check_text, estimate_seconds
 from chattts_studio.core.voices.blend import (
     blend_seed,
@@ -35,7 +31,6 @@ if TYPE_CHECKING:
 
 MANIFEST_SUFFIXES = (".jsonl", ".csv")
 MAX_ITEMS = 1_000_000
-MAX_SEED = 2**31 - 1
 _SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 FIELDS = {"id", "text", "speaker", "seed"}
 RESERVED_IDS = {"manifest.out"}  # the output manifest's own name

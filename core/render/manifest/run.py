@@ -1,17 +1,10 @@
 """Rendering a manifest: every item to one audio file, through one continuous batch.
 
-Each item is one Batcher request (exact decoding, every segment sampling from its own stream
-seeded from the item's seed and the segment's place), so an item's audio is the same bits
-whatever other items share the batch: alone, in a run of thousands, or on any worker of a Ray
-cluster (core/render/manifest/cluster.py). One thing besides the settings changes the bits: the
-device kind
-and torch's thread count. Measured on this CPU with the real model dimensions (demo-full), a
-1-thread worker's files differ from a 2-thread one's (the tiny demo weights agree); so the
-same files come from the same --threads here as --ray-cpus-per-actor there.
-
-The driver plans (which items the folder already holds), writes every file and journal line
-(core/render/manifest/store.py), and the output manifest at the end. ItemRenderer makes audio
-bytes; it runs here for a local render and inside each Ray actor for a cluster render."""
+Each item is one exact Batcher request seeded from the item's seed, so its audio is the same bits
+whatever shares the batch: alone, among thousands, or on a Ray worker (cluster.py). Only the device
+kind and torch's thread count change them besides the settings, so the same files come from the
+same --threads here as --ray-cpus-per-actor there. The driver plans, writes every file and journal
+line (store.py) and the output manifest; ItemRenderer makes the audio bytes."""
 
 import io
 import queue

@@ -8,21 +8,18 @@ render's settings, the model's weights and precision among them) matches the ite
 planned and the file on disk has the SHA-256 the line records. Only the driver writes here:
 workers send encoded bytes back."""
 
-import contextlib
 import hashlib
 import json
-import os
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 from chattts_studio.core.atomic import atomic_path, os_error_sentence, write_text_atomic
 from chattts_studio.core.errors import StudioError
-from chattts_studio.core.render.store import RenderFolder, digest, journal_entries
+from chattts_studio.core.render.journal import RenderFolder, journal_entries
+from chattts_studio.core.render.store import digest
 
 STORE = ".manifest"
-JOURNAL = "journal.jsonl"
 OUTPUT = "manifest.out.jsonl"
-VERSION = 1
 
 
 def item_key(text: str, speaker: str, seed: int, settings: str) -> str:
@@ -52,42 +49,18 @@ class ItemEntry:
 
 
 class ManifestStore(RenderFolder):
-    """Opened once per render (a lock file keeps a second render out of the folder)."""
+    """A manifest render's items, opened once per render (a lock file keeps a second render
+    out of the folder): the items' files in FOLDER, the journal (render/journal.py) in
+    FOLDER/.manifest/."""
 
     def __init__(self, folder: Path) -> None:
         super().__init__(folder, STORE)
         self.entries: dict[str, ItemEntry] = {}  # id -> the last line written for it
         self.made: list[str] = []  # ids made by this run, in order (each once)
 
-    def open(self) -> "ManifestStore":
-        try:
-            if not self.folder.exists():
-                if not self.folder.parent.is_dir():
-                    raise StudioError(f"The folder {self.folder.parent} does not exist.")
-                self.folder.mkdir()
-            elif not self.folder.is_dir():
-                raise StudioError(f"{self.folder} is not a folder; give a folder for the render.")
-            self.store.mkdir(exist_ok=True)
-            self._take_lock()
-            for tmp in self.folder.glob(".*.part*"):  # left by a killed render
-                with contextlib.suppress(OSError):
-                    tmp.unlink()
-            self._read_journal()
-            self._journal = open(self.store / JOURNAL, "a", encoding="utf-8")  # noqa: SIM115
-        except OSError as exc:
-            self.close()
-            raise StudioError(os_error_sentence("write to", self.folder, exc)) from None
-        return self
-
-    def _read_journal(self) -> None:
-        for entry in journal_entries(self.store / JOURNAL, ItemEntry):
+    def _read_journal(self, path: Path) -> None:
+        for entry in journal_entries(path, ItemEntry):
             self.entries[entry.id] = entry
-
-    def __enter__(self) -> "ManifestStore":
-        return self.open()
-
-    def __exit__(self, *_exc: object) -> None:
-        self.close()
 
     def find(self, item_id: str, key: str, file: str) -> ItemEntry | None:
         """The finished item when the journal has it for exactly this key and its file is
@@ -120,9 +93,7 @@ class ManifestStore(RenderFolder):
         try:
             with atomic_path(target) as tmp:
                 tmp.write_bytes(data)
-            self._journal.write(json.dumps({"v": VERSION, **asdict(entry)}) + "\n")
-            self._journal.flush()
-            os.fsync(self._journal.fileno())
+            self.append(entry)
         except OSError as exc:
             raise StudioError(os_error_sentence("write to", target, exc)) from None
         self.entries[item_id] = entry

@@ -1,10 +1,9 @@
-"""The board the replicas report to, so that any replica can answer /health and /metrics for
-all of them: the HTTP proxy sends a probe or a scrape to one replica at random.
+"""The board the replicas report to, so that any replica can answer /health and /metrics for all of
+them (the proxy picks one at random).
 
-Each replica sends its figures every REPORT_SECONDS, and once more just before it answers
-/health or /metrics (its own line is then current). A replica that stops reporting (killed,
-its machine gone) leaves the board after STALE_SECONDS, which is how /health stops listing it.
-Plain Python: deployment.py makes the board a one-replica Ray Serve deployment."""
+Each replica reports every REPORT_SECONDS and just before it answers; one that stops reporting
+leaves the board after STALE_SECONDS. Plain Python: deployment.py makes it a one-replica
+deployment."""
 
 import threading
 import time

@@ -1,11 +1,9 @@
-"""The speech API as a Ray Serve application: the same app (core/serve/app.py: routes, key,
-Host and Origin rules, page, SSE, captions, metrics) in every replica, each replica with one
-loaded model and its own continuous batch. Ray Serve's proxies route each request to a replica
-with room and stream its response back as it is made (ASGI messages, never a whole body).
+"""The speech API as a Ray Serve application: the same app (core/serve/app.py) in every replica,
+each with one loaded model and its own continuous batch; Ray Serve's proxies route each request
+to a replica with room and stream its response back.
 
-`build(args)` is the import path `serve deploy` and `serve run` name (spec.IMPORT_PATH); the
-command line (core/services/serve_replicas.py) runs the same application. This module imports
-Ray at the top: only those two import it."""
+`build(args)` is the import path `serve deploy` and `serve run` name (spec.IMPORT_PATH). This
+module imports Ray at the top, so only those import it."""
 
 import asyncio
 import contextlib

@@ -1,12 +1,10 @@
 """Ray Serve's own routes (/-/routes, /-/healthz) behind the speech API's Host and Origin rules.
 
-Ray Serve's HTTP proxy answers those two itself, before any replica sees the request, and to
-any Host and Origin: a page on a rebinding name could read them. The proxy wraps itself in
-the middlewares that a callback named by RAY_SERVE_HTTP_PROXY_CALLBACK_IMPORT_PATH returns
-(read in the proxy's own process); `middlewares` is that callback, refusing as the app does
-(access.refusal) with the app's access (its address, --allow-host names, --allow-origin
-origins) from ACCESS_ENV. `proxy_env` is the environment that carries both to a local Ray's
-processes (core/cluster.py's connect, local_env); on a cluster, docs/api.md says how."""
+Ray Serve's proxy answers them itself, to any Host and Origin, so a page on a rebinding name could
+read them. The proxy wraps itself in the middlewares that the callback named by
+RAY_SERVE_HTTP_PROXY_CALLBACK_IMPORT_PATH returns: `middlewares`, refusing as the app does with the
+app's access from ACCESS_ENV. `proxy_env` carries both to a local Ray's processes; on a cluster,
+docs/api.md says how."""
 
 import json
 import os

@@ -1,13 +1,16 @@
-"""Flat-memory output (issue 10): segments streamed to the file as they are finished equal the
+"""Flat-memory output: segments streamed to the file as they are finished equal the
 audio the segments made, joined with the pauses; nothing is left half-written."""
 
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pytest
 import soundfile as sf
 
-from chattts_studio.core.audio.stream_writer import AudioStreamWriter
+from chattts_studio.core.audio.m4b import AacWriter
+from chattts_studio.core.audio.output import NO_AUDIO
+from chattts_studio.core.audio.stream_writer import AudioStreamWriter, SegmentSink
 from chattts_studio.core.audio.subtitles import parse_subtitles
 from chattts_studio.core.engine.request import SynthesisRequest, join_clips
 from chattts_studio.core.errors import AudioError
@@ -69,6 +72,29 @@ def test_a_failed_or_empty_write_leaves_nothing_behind(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["keep.wav"]
     with pytest.raises(AudioError, match=r"use \.wav"):
         AudioStreamWriter(tmp_path / "a.xyz")
+
+
+@pytest.mark.parametrize("writer", [AudioStreamWriter, AacWriter])
+def test_every_streaming_writer_shares_the_sink(
+    tmp_path: Path, writer: Callable[..., SegmentSink]
+) -> None:
+    """SegmentSink's part of each writer: the gain applied and the samples clipped as the file
+    gets them, the pause counted, an empty file refused in the one sentence audio.save says,
+    and nothing left in the folder but the finished file."""
+    path = tmp_path / ("a.wav" if writer is AudioStreamWriter else "a.m4b")
+    sink = writer(path, pause_seconds=0.5, gain=2.0)
+    samples = sink._samples(np.array([0.25, -0.75, 0.0], np.float32), scale=True)
+    np.testing.assert_array_equal(samples, np.array([0.5, -1.0, 0.0], np.float32))
+    assert sink._samples(np.array([[0.25]]), scale=False).tolist() == [0.25]
+    with sink as out:
+        out.add_segment(np.full(2400, 0.1, np.float32))
+        assert out.add_segment(np.full(2400, 0.1, np.float32)) == (2400 + 12000, 16800)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [path.name]
+    empty = path.with_stem("empty")
+    with pytest.raises(AudioError) as refused, writer(empty):
+        pass
+    assert str(refused.value) == NO_AUDIO == "There is no audio to save."
+    assert sorted(p.name for p in tmp_path.iterdir()) == [path.name]
 
 
 def test_synth_streams_what_the_engine_makes_with_subtitles(

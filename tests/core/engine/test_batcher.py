@@ -279,7 +279,7 @@ def test_a_held_back_request_takes_no_row_until_let_go(engine: Engine) -> None:
 def test_a_cache_one_long_segment_grew_is_dropped_once_idle(
     engine: Engine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Issue 32, finding 5: a request with long segments grows every slot's KV cache; once
+    """A request with long segments grows every slot's KV cache; once
     the batch is idle that cache is dropped (the next request starts small again, and gets
     the same audio), instead of being held for the server's whole life."""
     import chattts_studio.core.engine.batch.batcher as batcher_module
@@ -309,7 +309,7 @@ def test_a_cache_one_long_segment_grew_is_dropped_once_idle(
 def test_under_int8_each_response_equals_its_solo_run_and_chunks_are_refused(
     demo_model: str, kind: str
 ) -> None:
-    """Issue 32, finding 2: int8 quantizes a product's activations with one scale, so rows
+    """Int8 quantizes a product's activations with one scale, so rows
     computed together change one another's bits. The batcher keeps one row per product
     under int8 (its default), refuses more, and shares no product even for requests that
     would (no seed): each request's audio, sharing the batch with others, is its audio
@@ -370,7 +370,7 @@ def _timed_vocode(
 def test_on_the_cpu_chunks_are_vocoded_beside_the_steps_with_the_same_audio(
     engine: Engine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The GPT steps on while the vocoder thread makes a chunk (issue 32: the vocoder was a
+    """The GPT steps on while the vocoder thread makes a chunk (the vocoder was a
     third of 16 clients' time), and the audio is bit for bit what vocoding inline gives."""
     order = SpeechOrder("你好。今天天气很好。我们去公园。", engine.sample_speaker(4), 4)
     inline = Batcher(engine, slots=4)

@@ -1,4 +1,4 @@
-"""The static step through torch.compile (issue 34's "fewer kernels"): its results agree with
+"""The static step through torch.compile ("fewer kernels"): its results agree with
 the eager step's, its artefacts are cached under the app's cache folder and a second process
 loads them, and a compiler that fails leaves the eager step."""
 

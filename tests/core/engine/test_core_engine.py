@@ -308,7 +308,7 @@ def test_a_failed_device_switch_leaves_the_live_panel_on_the_device_in_use(
 def test_a_cancelled_engine_switch_says_what_the_model_runs_now(
     demo_model: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Issue 32, finding 4: torch int8 -> ONNX Runtime cancelled during the export leaves the
+    """Torch int8 -> ONNX Runtime cancelled during the export leaves the
     GPT in fp32 on torch; the engine says so (not int8 on torch), and it speaks as a fresh
     fp32 torch model does."""
     import chattts_studio.core.engine.onnxrt.export

@@ -1,9 +1,10 @@
-"""Decoders kept for the loaded model's life (issue 22): reused across jobs with no state
+"""Decoders kept for the loaded model's life: reused across jobs with no state
 leaking from one job to the next, let go on unload, precision change, out of memory and
 release_memory; rows from free memory on CUDA."""
 
 import dataclasses
 import gc
+import inspect
 import weakref
 from collections.abc import Iterator
 
@@ -16,6 +17,7 @@ from chattts_studio.core.engine.batch.tickets import Failed, Finished, SpeechOrd
 from chattts_studio.core.engine.decode.job import Job, NonFiniteError
 from chattts_studio.core.engine.decode.loop import FastDecoder
 from chattts_studio.core.engine.decode.rowwise import Sampling
+from chattts_studio.core.engine.decode.slots import DecoderShape, SlotDecoder
 from chattts_studio.core.engine.decoder_pool import DecoderPool, kv_row_bytes, rows_that_fit
 from chattts_studio.core.engine.devices import Device
 from chattts_studio.core.engine.engine import Engine
@@ -63,13 +65,34 @@ def test_a_reused_decoder_gives_what_fresh_decoders_give(engine: Engine, form: s
     options = FORMS[form]
     first = ["今天天气很好", "我们去公园散步吧"]
     second = ["明天见", "有的在跑步，有的在下棋", "然后回家"]
-    kept = pool.decoder(model, 2, 200, **options)
+    kept = pool.decoder(model, DecoderShape(2, **options), 200)
     got_first = _decode(kept, _jobs(engine, first))
-    again = pool.decoder(model, 2, 200, **options)
+    again = pool.decoder(model, DecoderShape(2, **options), 200)
     assert again is kept and pool.built == 1  # no new cache, no new capture
     got_second = _decode(again, _jobs(engine, second, 10))
     _same(got_first, _decode(FastDecoder(model, 2, 512, **options), _jobs(engine, first)))
     _same(got_second, _decode(FastDecoder(model, 2, 512, **options), _jobs(engine, second, 10)))
+
+
+def test_a_shape_is_the_constructor_s_options_and_asks_the_pool_for_one_decoder(
+    engine: Engine,
+) -> None:
+    """DecoderShape's fields are SlotDecoder's own options, in order (a new option is added
+    to both or the shape cannot build it); a decoder built from a shape has that form, and
+    the pool keeps graphs and exact steps under the static shape they are."""
+    model = engine.model
+    assert model is not None
+    params = list(inspect.signature(SlotDecoder.__init__).parameters)
+    options = [p for p in params if p not in ("self", "model", "max_len")]
+    assert [f.name for f in dataclasses.fields(DecoderShape)] == options
+    shape = DecoderShape(3, exact=True, chunk_rows=2, late_flags=True)
+    built = FastDecoder.shaped(model, shape, 64)
+    assert (built.slots, built.max_len, built.exact, built.static) == (3, 64, True, True)
+    assert built.chunked and built.chunk == 2 and not built.ahead  # chunked: no steps ahead
+    pool = DecoderPool()
+    kept = pool.decoder(model, DecoderShape(2, exact=True), 100)
+    assert pool.decoder(model, DecoderShape(2, static=True, exact=True), 100) is kept
+    assert pool.decoder(model, DecoderShape(2), 100) is not kept and pool.built == 2
 
 
 def test_a_job_after_a_non_finite_row_is_unchanged(
@@ -80,7 +103,7 @@ def test_a_job_after_a_non_finite_row_is_unchanged(
     model = engine.model
     assert model is not None
     pool = DecoderPool()
-    kept = pool.decoder(model, 2, 256, exact=True)
+    kept = pool.decoder(model, DecoderShape(2, exact=True), 256)
     real = FastDecoder._logits
     calls = [0]
 
@@ -100,7 +123,7 @@ def test_a_job_after_a_non_finite_row_is_unchanged(
     assert failures == [0] and list(done) == [1]
     monkeypatch.setattr(FastDecoder, "_logits", real)
     after = _jobs(engine, ["明天见", "然后回家"], 10)
-    reused = pool.decoder(model, 2, 256, exact=True)
+    reused = pool.decoder(model, DecoderShape(2, exact=True), 256)
     assert reused is kept
     _same(
         _decode(reused, after),
@@ -207,15 +230,15 @@ def test_the_pool_keeps_no_more_than_its_cap(engine: Engine) -> None:
     assert model is not None
     one = kv_row_bytes(model, 256)
     pool = DecoderPool(max_bytes=3 * one)
-    with pool.lend(model, 2, 100):
+    with pool.lend(model, DecoderShape(2), 100):
         pass
-    with pool.lend(model, 1, 100):
+    with pool.lend(model, DecoderShape(1), 100):
         pass  # 3 rows: at the cap
     assert len(pool) == 2
-    with pool.lend(model, 3, 100):
+    with pool.lend(model, DecoderShape(3), 100):
         pass
     assert [d.slots for d in pool._decoders.values()] == [3]
-    with pool.lend(model, 3, 300) as grown:
+    with pool.lend(model, DecoderShape(3), 300) as grown:
         assert grown.max_len == 512  # a longer job: a larger one, rounded to the bucket
     assert len(pool) == 0  # over the cap alone: not kept after its job
 
@@ -258,6 +281,6 @@ def test_a_job_that_raises_leaves_the_pool_its_decoder_only_when_cancelled(
     model = engine.model
     assert model is not None
     pool = DecoderPool()
-    with pytest.raises(error), pool.lend(model, 2, 100) as decoder:
+    with pytest.raises(error), pool.lend(model, DecoderShape(2), 100) as decoder:
         raise error("stop")
-    assert (pool.decoder(model, 2, 100) is decoder) is kept
+    assert (pool.decoder(model, DecoderShape(2), 100) is decoder) is kept

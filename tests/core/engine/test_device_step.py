@@ -1,4 +1,4 @@
-"""The decode step without the host (issue 34): a sampler that reads nothing back from the
+"""The decode step without the host: a sampler that reads nothing back from the
 device yet draws torch.multinomial's codes, and a static step that queues the next GPT step
 before it reads which rows ended, with the codes of the step that waits."""
 

@@ -207,9 +207,9 @@ def test_the_device_picker_greys_out_an_unsupported_gpu_with_the_reason(
     from PySide6.QtCore import Qt
 
     from chattts_studio.core.engine.devices import cuda_status
+    from chattts_studio.core.services.model_jobs import DeviceProbe
     from chattts_studio.gui.app import application
     from chattts_studio.gui.panels.controls import ControlsPanel
-    from chattts_studio.gui.worker.jobs import DeviceProbe
 
     fake_cuda(monkeypatch, K80, A100)
     application()

@@ -162,7 +162,7 @@ def _shared(job: Job) -> Job:
 
 @pytest.mark.parametrize("chunk", [EXACT_CHUNK_ROWS, 4])
 def test_a_job_keeps_its_bits_beside_shared_jobs(engine: Engine, chunk: int) -> None:
-    """Issue 32's promise: 15 shared jobs (one product among them) that end and are replaced
+    """The promise: 15 shared jobs (one product among them) that end and are replaced
     while an exact job runs; the exact job's codes and hidden states are those it has alone,
     bit for bit, in a chunk of its own (1) and in a chunk of 4 that holds shared rows."""
     others = [_shared(_other(engine, key)) for key in range(1, 16)]

@@ -18,7 +18,7 @@ What FakeTensorMode cannot see, checked here beside it:
   cache, the logits the sampler reads and the vocoder's input are asserted where they must hold;
 - host operands CUDA accepts but a CUDA graph cannot replay (a CPU index tensor): the static
   step a graph captures is run under `NoHostOperands`.
-- generators: no CUDA generator can be made here; `rowwise.row_generator` records the device
+- generators: no CUDA generator can be made here; `seeds.row_generator` records the device
   it is asked for and the tests assert it is the logits' device.
 
 Kept true: every FastDecoder form is in FORMS, and `test_every_decoder_form_is_covered` fails
@@ -39,6 +39,7 @@ from torch.fx.experimental.symbolic_shapes import ShapeEnv
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves
 
+from chattts_studio.core import seeds
 from chattts_studio.core.engine import host_reads
 from chattts_studio.core.engine.chattts.chat import ChatModel
 from chattts_studio.core.engine.decode import rowwise
@@ -46,8 +47,8 @@ from chattts_studio.core.engine.decode import slots as slot_steps
 from chattts_studio.core.engine.decode.job import Job
 from chattts_studio.core.engine.decode.loop import FastDecoder
 from chattts_studio.core.engine.decode.rowwise import RowSampling, Sampling, sample_codes
+from chattts_studio.core.engine.decode.slots import DecoderShape
 from chattts_studio.core.engine.decode.streaming import ChunkVocoder
-from chattts_studio.core.engine.decoder_pool import DecoderShape
 from chattts_studio.core.voices.voice import Voice
 
 pytestmark = pytest.mark.fake_cuda  # the GPU run (.ci/gpu/run.sh) selects these too
@@ -213,7 +214,7 @@ def gpu(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iter
     monkeypatch.setattr(rowwise, "exponential_draw", exponential_draw)
     monkeypatch.setattr(host_reads, "audio", audio)
     monkeypatch.setattr(host_reads, "codes", codes)
-    monkeypatch.setattr(rowwise, "row_generator", row_generator)
+    monkeypatch.setattr(seeds, "row_generator", row_generator)
     remove = torch.nn.modules.module.register_module_forward_pre_hook(_same_dtype_and_device)
     try:
         with mode:
@@ -497,7 +498,7 @@ def test_the_sampler_runs_on_the_card(gpu: FakeGpu, penalty: float) -> None:
     min_steps = torch.tensor([1, 1, 40], device=CUDA)
     sampling = Sampling(0.3, 0.7, 20, repetition_penalty=penalty)
     warpers = rowwise.warpers_for(sampling)
-    for generators in (None, [rowwise.row_generator(CUDA, n) for n in range(rows)]):
+    for generators in (None, [seeds.row_generator(CUDA, n) for n in range(rows)]):
         codes, bad = sample_codes(
             logits, history, steps, min_steps, sampling, warpers, num_vq, generators
         )

@@ -225,7 +225,7 @@ def _decode_jobs(
 def test_exact_onnx_rows_keep_their_bits_inside_the_shared_rows_range(
     onnx_engine: Engine,
 ) -> None:
-    """Shared rows (issue 32: requests without a seed) run as one range of the graph; exact
+    """Shared rows (requests without a seed) run as one range of the graph; exact
     rows their own chunks, after it. Here an exact job takes a row freed in the middle of the
     shared rows, so the range spans it and writes its key and value too: its own chunk writes
     them again, and it keeps the bits it has alone, as does the exact job beside them."""

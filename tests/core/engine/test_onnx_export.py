@@ -212,7 +212,7 @@ def test_two_processes_asking_at_once_make_one_export(fresh_home: Path, demo_mod
 def test_exports_that_will_not_be_used_again_are_deleted(
     fresh_home: Path, engine: Engine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Issue 32, finding 8: each export is ~1 GB. Using one deletes the same weights' exports
+    """Each export is ~1 GB. Using one deletes the same weights' exports
     made by other software versions and other weights' exports unused for 90 days; recent
     exports of other weights, and one another process holds, stay."""
     import time

@@ -1,4 +1,4 @@
-"""Per-request control in the continuous batch (issue 23): each request's own sampling inside a
+"""Per-request control in the continuous batch: each request's own sampling inside a
 shared step, its own segment size, and ChatTTS's refine pass batched across requests."""
 
 import numpy as np

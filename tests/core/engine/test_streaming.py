@@ -1,9 +1,9 @@
-"""Streaming audio with no seam (issue 9), on demo-full: the real Decoder and Vocos shapes.
+"""Streaming audio with no seam, on demo-full: the real Decoder and Vocos shapes.
 
 `receptive_field` re-measures how far the vocoder's output depends on its neighbours, and
 `architectural_field` derives the bound from the loaded modules, so the constants in
 core/engine/decode/streaming.py cannot silently fall behind either. Run this file as a script
-(`python tests/test_streaming.py`) to print the measurements."""
+(`python tests/core/engine/test_streaming.py`) to print the measurements."""
 
 import math
 from collections.abc import Iterator

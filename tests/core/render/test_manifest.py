@@ -18,6 +18,7 @@ from chattts_studio.core.engine.cancel import CancelToken
 from chattts_studio.core.engine.engine import Engine
 from chattts_studio.core.engine.request import SynthesisRequest
 from chattts_studio.core.errors import Cancelled
+from chattts_studio.core.render.journal import JOURNAL
 from chattts_studio.core.render.manifest.cluster import ClusterRender
 from chattts_studio.core.render.manifest.items import (
     ManifestError,
@@ -33,7 +34,7 @@ from chattts_studio.core.render.manifest.run import (
     ManifestOptions,
     render_local,
 )
-from chattts_studio.core.render.manifest.store import JOURNAL, OUTPUT, STORE, file_sha256
+from chattts_studio.core.render.manifest.store import OUTPUT, STORE, file_sha256
 from chattts_studio.core.voices.speakers import SpeakerLibrary
 from chattts_studio.core.voices.voice import Voice
 

@@ -1,4 +1,4 @@
-"""Long-form rendering (issue 10): chapters from TXT, Markdown and EPUB; a resumable render
+"""Long-form rendering: chapters from TXT, Markdown and EPUB; a resumable render
 whose killed (SIGKILL) or cancelled run ends with the audio an uninterrupted run makes;
 subtitles timed from the real segment boundaries; loudness; the M4B's chapter marks."""
 
@@ -30,8 +30,9 @@ from chattts_studio.core.engine.cancel import CancelToken
 from chattts_studio.core.engine.request import SynthesisRequest
 from chattts_studio.core.errors import Cancelled
 from chattts_studio.core.render.book import RenderJob, RenderOptions, group_seed
+from chattts_studio.core.render.journal import JOURNAL
 from chattts_studio.core.render.output import Assembler
-from chattts_studio.core.render.store import JOURNAL, STORE
+from chattts_studio.core.render.store import STORE
 from chattts_studio.core.text.chapters import markdown_chapters, read_book, text_chapters
 
 FRAME = 256  # samples: one mel frame, 10.7 ms at 24 kHz

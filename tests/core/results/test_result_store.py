@@ -1,4 +1,4 @@
-"""The window keeps a job's audio on disk (issue 10): the result store reads back exactly what
+"""The window keeps a job's audio on disk: the result store reads back exactly what
 the segments made, its envelope equals one computed from the whole buffer, the result panel
 holds no whole-job buffer in memory, and the history on disk keeps to its limit, survives a
 restart and is emptied by Clear."""
@@ -28,8 +28,8 @@ from chattts_studio.core.results.envelope import (
 )
 from chattts_studio.core.results.history import HistoryStore
 from chattts_studio.core.results.store import ResultStore
+from chattts_studio.core.services.synthesize import SynthesisJob, SynthesisOutcome
 from chattts_studio.gui.result.panel import ResultPanel
-from chattts_studio.gui.worker.jobs import SynthesisJob, SynthesisOutcome
 
 CHUNK = 24 * 512  # what the engine streams: 24 GPT steps of audio
 

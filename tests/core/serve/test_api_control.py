@@ -1,4 +1,4 @@
-"""Per-request control through the speech API (issue 23), on 127.0.0.1 with demo weights:
+"""Per-request control through the speech API, on 127.0.0.1 with demo weights:
 sampling, refine-text and segment size in the body (OpenAI's client sends them through
 extra_body), each response equal to its solo run while sharing the batch, and voice blends."""
 
@@ -150,7 +150,7 @@ def test_blend_weights_change_the_audio(api: Api, engine: Engine, private_home: 
 def test_a_damaged_library_embedding_is_refused_before_queueing(
     api: Api, engine: Engine, private_home: object
 ) -> None:
-    """Issue 32, finding 6: a library speaker whose embedding this model cannot read is a 400
+    """A library speaker whose embedding this model cannot read is a 400
     naming the voice, as a bad embedding string is, and nothing is queued for it."""
     SpeakerLibrary().add("Damaged", "豆" * 40, seed=3)
     before = api.batcher.stats.completed + api.batcher.stats.failed

@@ -1,4 +1,4 @@
-"""The speech API's own features beyond OpenAI's basics (issue 23), over raw HTTP and the
+"""The speech API's own features beyond OpenAI's basics, over raw HTTP and the
 official OpenAI client, on 127.0.0.1 with demo weights: server-sent events, captions, the
 instructions header, and every new field's range. (Sampling, refine, segment size and voice
 blends: test_api_control.py.)"""
@@ -203,7 +203,7 @@ def test_instructions_say_what_was_applied_and_what_ignored(api: Api) -> None:
     laugh = api.post(seed=2, instructions="laughing")
     assert laugh.headers["x-instructions"] == "applied laugh=[laugh]"
     assert laugh.content == api.audio(seed=2, input=f"[laugh]{TEXT}")
-    # Usage counts the input as sent, never the [laugh] the server put before it (issue 32).
+    # Usage counts the input as sent, never the [laugh] the server put before it.
     for body in ({"stream_format": "sse"}, {"captions": "json"}):
         sent = api.post(seed=2, instructions="laughing", **body)
         found = events(sent.content)[-1] if "stream_format" in body else sent.json()

@@ -81,7 +81,7 @@ def test_no_request_gets_a_5xx_a_traceback_or_an_error_in_another_shape(
     } <= paths
     speech = next(op for op in operations if op.path == "/v1/audio/speech")
     body = speech.body[0].definition["schema"]  # what the fuzzer builds bodies from
-    # Issue 23's fields too, so the fuzzer tries their values and their mistakes.
+    # The per-request fields too, so the fuzzer tries their values and their mistakes.
     assert {
         "model", "input", "voice", "response_format", "speed", "seed", "temperature", "top_p",
         "top_k", "refine_text", "oral", "laugh", "break", "segment_size", "stream_format",

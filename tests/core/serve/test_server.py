@@ -161,7 +161,7 @@ def test_concurrent_requests_share_steps_and_each_equals_its_solo_run(api: Runni
 def test_requests_without_a_seed_share_one_product_and_seeded_ones_stay_exact(
     api: Running, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The API's equality promise (issue 32): five requests without `seed` and three with
+    """The API's equality promise: five requests without `seed` and three with
     one, at once. The seedless ones run as one product (the batch's throughput on the CPU),
     at full length; each seeded one is still its solo run, bit for bit; and a seedless
     request alone is computed as the same request with its seed named."""
@@ -244,7 +244,7 @@ def test_bad_requests_get_one_sentence_in_openais_error_shape(api: Running) -> N
         assert "limit is 300" in too_long
         huge = json.dumps({**good, "padding": "x" * api.server.max_body}).encode()
         assert "larger than" in _error(http.post(url, content=huge, headers=as_json), 413)
-        # The limit follows the fields' own (issue 32): the longest input, instructions and an
+        # The limit follows the fields' own: the longest input, instructions and an
         # 8-part blend of the longest voices, every character escaped, are read, never a 413
         # (a fixed 64 KiB refused them); here a bad temperature is what answers.
         longest = {
@@ -312,7 +312,7 @@ def test_no_listening_beyond_this_machine_without_a_key(monkeypatch: pytest.Monk
     with pytest.raises(StudioError, match="--chunk-rows must be 1-64"):
         serve_command.run(args)
     assert not loaded, "the model was loaded before the refusal"
-    # int8 ties the rows of a product together: only one row per product (issue 32).
+    # int8 ties the rows of a product together: only one row per product.
     args = parser.parse_args(["serve", "--precision", "int8", "--chunk-rows", "4"])
     with pytest.raises(StudioError, match="cannot be used with int8"):
         serve_command.run(args)
@@ -384,7 +384,7 @@ def test_a_cloned_and_an_embedding_voice_share_steps_and_each_equals_its_solo_ru
 def test_a_bug_in_a_route_is_one_line_in_the_log_and_one_sentence_to_the_client(
     api: Running, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """Issue 32, finding 8: an unexpected exception is answered with one sentence and logged
+    """An unexpected exception is answered with one sentence and logged
     as one line; no traceback reaches the log (Starlette's outermost middleware printed one)."""
 
     def broken(_voice: str) -> None:

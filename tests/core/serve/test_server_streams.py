@@ -287,7 +287,7 @@ def test_a_client_that_never_reads_is_cut_off_holding_little(
 def test_a_whole_body_client_that_never_reads_is_cut_off(
     api: Running, logs: _Records, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Issue 32, finding 3: a body made whole before it is sent (FLAC, captions JSON: one
+    """A body made whole before it is sent (FLAC, captions JSON: one
     path, _WholeBody) is sent with every write bounded in time, as a stream is: a client that
     reads nothing is cut off after the stall limit instead of holding the body and its
     connection for ever. Captions JSON of WAV: the largest body per second of audio."""
@@ -318,7 +318,7 @@ def test_a_whole_body_client_that_never_reads_is_cut_off(
 
 
 def test_a_hold_decided_as_the_reader_empties_the_buffer_is_let_go() -> None:
-    """Issue 32, finding 1: the batcher's thread decides to hold a request back while the
+    """The batcher's thread decides to hold a request back while the
     reader empties the buffer before the hold lands (a slow hold_back). The request must not
     stay held with nothing in the buffer to let it go: its response would hang for ever."""
     import asyncio

@@ -4,6 +4,7 @@ a cloned voice in a blend is one sentence and nothing is kept or run."""
 
 import pytest
 from conftest import window_maker
+from worker_events import done
 
 from chattts_studio.core.audio.output import Player
 from chattts_studio.core.engine.engine import Engine
@@ -53,11 +54,13 @@ def test_a_blend_is_previewed_on_the_worker_and_kept_in_the_library(
     assert dialog.status.text() == "Preview this blend first: Keep saves the voice heard."
     assert SpeakerLibrary().get("Annbob") is None
 
-    with qtbot.waitSignal(window.host.worker.auditioned, timeout=RUN_MS) as done:
+    with qtbot.waitSignal(
+        window.host.worker.ended, timeout=RUN_MS, check_params_cb=done(JobKind.AUDITION)
+    ) as ended:
         dialog.preview.click()
         assert window.jobs.current is not None and window.jobs.current.kind is JobKind.AUDITION
         assert dialog.job == window.jobs.current and not dialog.preview.isEnabled()
-    _job, candidates = done.args
+    candidates = ended.args[0].value
     assert [c.embedding for c in candidates] == [expected]  # mixed on the worker
     assert candidates[0].seed is None and len(candidates[0].audio) > 2400
     qtbot.waitUntil(lambda: dialog.heard is not None, timeout=RUN_MS)

@@ -11,8 +11,8 @@ from PySide6.QtCore import Qt
 
 from chattts_studio.core.engine import devices
 from chattts_studio.core.engine.devices import Precision, default_device, precision_support
+from chattts_studio.core.services.model_jobs import DeviceProbe
 from chattts_studio.gui.panels.controls import ControlsPanel
-from chattts_studio.gui.worker.jobs import DeviceProbe
 
 
 def test_the_engine_tab_gives_the_command_for_the_cards_build(

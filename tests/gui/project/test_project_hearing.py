@@ -96,7 +96,7 @@ def test_without_the_official_recogniser_real_weights_get_the_sentence(private_h
     from types import SimpleNamespace
 
     from chattts_studio.core.errors import ModelError
-    from chattts_studio.gui.project.work import recognizer_for
+    from chattts_studio.core.services.project_job import recognizer_for
 
     official = SimpleNamespace(loaded=SimpleNamespace(info=SimpleNamespace(random_weights=False)))
     with pytest.raises(ModelError, match="model download-asr' or use the Models dialog"):

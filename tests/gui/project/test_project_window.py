@@ -4,6 +4,7 @@ a segment's text edited in place and made again, the export; a second writer and
 project each get one sentence. What is checked is what a take is, exactly: which segment a
 re-roll changed, which take is chosen, the samples played and exported."""
 
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -31,6 +32,15 @@ def _idle(window) -> bool:  # type: ignore[no-untyped-def]
     return window.jobs.current is None
 
 
+def _take_list_texts(panel) -> list[str]:  # type: ignore[no-untyped-def]
+    model = panel.take_list.model
+    return [
+        str(model.index(row, column).data())
+        for row in range(model.rowCount())
+        for column in range(model.columnCount())
+    ]
+
+
 def _new_project(qtbot, window, folder: Path, monkeypatch) -> Path:  # type: ignore[no-untyped-def]
     prepare_project(window, folder, monkeypatch, TEXT)
     return make_project(qtbot, window)
@@ -52,6 +62,8 @@ def test_a_project_from_the_text_is_reviewed_from_the_keyboard(
     view.go_to(1)
     qtbot.keyClick(view, Qt.Key.Key_Down)
     assert view.current_number() == 2
+    twin = tmp_path / "twin.chattts"  # the same project state, for a second re-roll below
+    shutil.copytree(folder, twin)
     qtbot.keyClick(view, Qt.Key.Key_R)  # re-roll segment 2: a new take, chosen
     qtbot.waitUntil(lambda: _idle(window) and len(window.projects.project.at(2).takes) == 2)
     after = store.load(folder)
@@ -78,6 +90,18 @@ def test_a_project_from_the_text_is_reviewed_from_the_keyboard(
     qtbot.waitUntil(lambda: bool(played))
     chosen = store.load(folder).at(2).chosen_take
     assert chosen is not None and np.array_equal(played[0], store.take_audio(folder, chosen))
+
+    # The same project state and the same click make the same take: its seed (shown in the
+    # take list) and its samples.
+    window.projects.show_folder(twin)
+    qtbot.waitUntil(lambda: window.projects.folder == twin)
+    view.go_to(2)
+    qtbot.keyClick(view, Qt.Key.Key_R)
+    qtbot.waitUntil(lambda: _idle(window) and len(store.load(twin).at(2).takes) == 2)
+    first, again = second.takes[1], store.load(twin).at(2).takes[1]
+    assert again.seed == first.seed != second.takes[0].seed
+    assert np.array_equal(store.take_audio(twin, again), store.take_audio(folder, first))
+    qtbot.waitUntil(lambda: str(first.seed) in _take_list_texts(panel))
 
 
 def test_an_edited_segment_is_made_again_alone_and_the_export_is_the_chosen_takes(

@@ -1,4 +1,4 @@
-"""The window's render queue (issue 10), with the tiny demo weights and tiny texts: two jobs
+"""The window's render queue, with the tiny demo weights and tiny texts: two jobs
 run one after another in the worker with the model it has loaded and both folders hold their
 outputs; a finished job opens its folder; a cancelled one keeps its finished segments, the
 queue moves on, and the same job added again resumes without making them again."""
@@ -11,7 +11,8 @@ import soundfile as sf
 from conftest import window_maker
 from PySide6.QtCore import Qt
 
-from chattts_studio.core.render.store import JOURNAL, STORE
+from chattts_studio.core.render.journal import JOURNAL
+from chattts_studio.core.render.store import STORE
 from chattts_studio.gui.render import queue as render_queue
 from chattts_studio.gui.worker.jobs import JobKind
 

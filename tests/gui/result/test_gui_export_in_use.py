@@ -21,7 +21,7 @@ from chattts_studio.gui.result.panel import ResultPanel
 def panel(qtbot, tmp_path: Path):  # type: ignore[no-untyped-def]
     """A panel holding a finished result of two segments (no engine: the audio as it comes)."""
     from chattts_studio.core.engine.request import JobSummary, SynthesisRequest
-    from chattts_studio.gui.worker.jobs import SynthesisJob, SynthesisOutcome
+    from chattts_studio.core.services.synthesize import SynthesisJob, SynthesisOutcome
 
     panel = ResultPanel(history=HistoryStore(tmp_path / "history"))
     panel.stream_box.setChecked(False)

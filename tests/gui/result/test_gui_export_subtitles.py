@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import soundfile as sf
 from conftest import GUI_WAIT_MS, window_maker
+from worker_events import done
 
 from chattts_studio.core import SAMPLE_RATE
 from chattts_studio.core.audio.stream_writer import pause_samples
@@ -16,6 +17,7 @@ from chattts_studio.core.audio.subtitles import Cue, parse_subtitles
 from chattts_studio.core.engine.request import SynthesisRequest
 from chattts_studio.core.text.dialogue import parse_script, plan_dialogue
 from chattts_studio.core.voices.speakers import SpeakerLibrary
+from chattts_studio.gui.worker.jobs import JobKind
 
 TOLERANCE = 0.0107  # seconds: a cue's millisecond stamp against the segment's sample
 
@@ -34,10 +36,12 @@ def quick(window, text: str) -> None:  # type: ignore[no-untyped-def]
 
 
 def synthesize(qtbot, window):  # type: ignore[no-untyped-def]
-    with qtbot.waitSignal(window.host.worker.synthesized, timeout=GUI_WAIT_MS) as done:
+    with qtbot.waitSignal(
+        window.host.worker.ended, timeout=GUI_WAIT_MS, check_params_cb=done(JobKind.SYNTHESIZE)
+    ) as ended:
         assert window.synthesis.synthesize() is not None
     qtbot.waitUntil(lambda: window.jobs.current is None, timeout=GUI_WAIT_MS)
-    return done.args[1]
+    return ended.args[0].value
 
 
 def check_cues(cues: list[Cue], segments: list[tuple[int, int]]) -> None:

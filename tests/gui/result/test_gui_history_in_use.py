@@ -17,8 +17,8 @@ from chattts_studio.core.engine.request import (
     SynthesisRequest,
 )
 from chattts_studio.core.results.history import HistoryStore
+from chattts_studio.core.services.synthesize import SynthesisJob, SynthesisOutcome
 from chattts_studio.gui.result.panel import ResultPanel
-from chattts_studio.gui.worker.jobs import SynthesisJob, SynthesisOutcome
 
 
 def run(panel: ResultPanel, seed: int, text: str) -> None:

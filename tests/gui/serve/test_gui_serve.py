@@ -13,8 +13,12 @@ import numpy as np
 import pytest
 import soundfile as sf
 from conftest import window_maker
+from worker_events import done, failed
 
-from chattts_studio.gui.serve.serving import ModelServing
+from chattts_studio.core.services.audition import seed_speaker
+from chattts_studio.core.services.serve_session import ModelServing
+from chattts_studio.gui.worker.jobs import JobKind
+from chattts_studio.gui.worker.ops import Op
 
 API_THREADS = ("speech-api", "batcher")
 WAIT_MS = 60_000
@@ -93,9 +97,9 @@ def test_the_window_serves_its_own_model_and_stops_cleanly(make_window, qtbot) -
     assert "serving the local speech API" in window.messages.notice.text()
 
     # Any other job that would run the model is refused by the worker itself.
-    with qtbot.waitSignal(worker.failed, timeout=WAIT_MS) as failed:
-        window.host.speaker_for_seed(3)
-    assert isinstance(failed.args[0].error, ModelServing)
+    with qtbot.waitSignal(worker.ended, timeout=WAIT_MS, check_params_cb=failed) as refused:
+        window.host.submit(Op(JobKind.SPEAKER, seed_speaker(3)))
+    assert isinstance(refused.args[0].error, ModelServing)
 
     port = session.port
     window.serve.action.trigger()  # off
@@ -106,7 +110,7 @@ def test_the_window_serves_its_own_model_and_stops_cleanly(make_window, qtbot) -
     assert worker.session is None
 
     # The model is the window's again: a synthesis runs to its end.
-    with qtbot.waitSignal(worker.synthesized, timeout=WAIT_MS):
+    with qtbot.waitSignal(worker.ended, timeout=WAIT_MS, check_params_cb=done(JobKind.SYNTHESIZE)):
         assert window.synthesis.synthesize() is not None
 
 
@@ -151,7 +155,7 @@ def test_a_render_queued_while_serving_waits_and_runs_when_serving_stops(  # typ
     window.controls.refine_box.setChecked(False)
     _serve(window, qtbot)
     failures: list[object] = []
-    window.host.worker.failed.connect(failures.append)
+    window.host.worker.ended.connect(lambda o: failed(o) and failures.append(o))
     window.editor.set_text("你好。Hello there.")
     window.render_jobs.text_action.trigger()
     (item,) = window.render_jobs.queue.items

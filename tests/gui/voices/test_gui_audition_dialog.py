@@ -7,9 +7,9 @@ from conftest import window_maker
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDialogButtonBox
 
+from chattts_studio.core.services.audition import Candidate
 from chattts_studio.core.voices.speakers import SpeakerLibrary
 from chattts_studio.gui.common import dialogs
-from chattts_studio.gui.worker.jobs import Candidate
 
 EMB = "豆" * 40
 

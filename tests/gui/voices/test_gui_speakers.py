@@ -10,9 +10,10 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFormLayout, QLabel
 
 from chattts_studio.core.engine.request import AUTO_BATCH_MAX, BATCH_SIZE_RANGE
+from chattts_studio.core.services.audition import Candidate
 from chattts_studio.core.voices.speakers import SpeakerLibrary
 from chattts_studio.gui.common import dialogs
-from chattts_studio.gui.worker.jobs import Candidate, JobKind
+from chattts_studio.gui.worker.jobs import JobKind
 
 EMB = "豆" * 40
 LONG = "你好，世界。今天天气很好。" * 30
@@ -208,7 +209,7 @@ def test_the_speaker_label_in_history_is_the_name_or_the_voice_seed(qtbot, make_
 def test_a_window_open_while_twelve_processes_add_shows_them_all_and_its_rename_keeps_them(
     qtbot, make_window, monkeypatch
 ) -> None:  # type: ignore[no-untyped-def]
-    """Issue 20: the window reads the library again when the command line (here 12 processes
+    """The window reads the library again when the command line (here 12 processes
     at once) changes it, and its own next change keeps every speaker they added."""
     from concurrent_writers import EXPECTED_NAMES, EXPECTED_WORDS, every_name, run_writers
 

@@ -12,11 +12,14 @@ import numpy as np
 import pytest
 import soundfile as sf
 from conftest import GUI_WAIT_MS, REPO, microphone_env, window_maker
+from worker_events import cancelled, done, failed
 
 from chattts_studio.core.engine.request import SynthesisRequest
+from chattts_studio.core.services import synthesize as synthesis
 from chattts_studio.core.voices.speakers import SpeakerLibrary
 from chattts_studio.gui.settings import Key, Settings
 from chattts_studio.gui.voices import voice_dialog
+from chattts_studio.gui.worker.jobs import JobKind
 
 ROOT = REPO
 
@@ -42,12 +45,22 @@ def quick(window, text: str) -> None:  # type: ignore[no-untyped-def]
 def synthesize(qtbot, window):  # type: ignore[no-untyped-def]
     """Synthesize and the outcome, with the SynthesisJob the worker was given."""
     given = []
-    real = window.host.synthesize
-    window.host.synthesize = lambda spec: given.append(spec) or real(spec)
-    with qtbot.waitSignal(window.host.worker.synthesized, timeout=GUI_WAIT_MS) as done:
-        assert window.synthesis.synthesize() is not None
-    qtbot.waitUntil(lambda: window.jobs.current is None, timeout=GUI_WAIT_MS)
-    return given[0], done.args[1]
+    real = synthesis.synthesize
+
+    def spy(engine, spec, *args):  # type: ignore[no-untyped-def]
+        given.append(spec)
+        return real(engine, spec, *args)
+
+    synthesis.synthesize = spy
+    try:
+        with qtbot.waitSignal(
+            window.host.worker.ended, timeout=GUI_WAIT_MS, check_params_cb=done(JobKind.SYNTHESIZE)
+        ) as ended:
+            assert window.synthesis.synthesize() is not None
+        qtbot.waitUntil(lambda: window.jobs.current is None, timeout=GUI_WAIT_MS)
+    finally:
+        synthesis.synthesize = real
+    return given[0], ended.args[0].value
 
 
 def test_a_cloned_library_voice_is_the_voice_synthesize_uses(qtbot, make_window, engine) -> None:  # type: ignore[no-untyped-def]
@@ -129,7 +142,7 @@ def test_a_one_second_clip_gets_one_sentence_and_adds_nothing(
     dialog.open_button.click()
     dialog.transcript.setText("你好。")
     dialog.name.setText("Short")
-    with qtbot.waitSignal(window.host.worker.failed, timeout=GUI_WAIT_MS):
+    with qtbot.waitSignal(window.host.worker.ended, timeout=GUI_WAIT_MS, check_params_cb=failed):
         dialog.keep_button.click()
     qtbot.waitUntil(lambda: window.jobs.current is None)
     said = dialog.status.text()
@@ -357,7 +370,7 @@ def test_closing_the_dialog_while_it_encodes_adds_nothing_and_writes_nothing(
     dialog.keep_button.click()
     assert dialog.cancel_button.isEnabled()
     qtbot.waitUntil(entered.is_set, timeout=GUI_WAIT_MS)
-    with qtbot.waitSignal(window.host.worker.cancelled, timeout=GUI_WAIT_MS):
+    with qtbot.waitSignal(window.host.worker.ended, timeout=GUI_WAIT_MS, check_params_cb=cancelled):
         dialog.reject()  # Esc, or the title bar's close button
         assert not dialog.isVisible()
         release.set()
@@ -379,7 +392,7 @@ def test_cancel_while_the_preview_is_made_adds_nothing(
     entered, release = blocked(keep, "make_preview")
     dialog.keep_button.click()
     qtbot.waitUntil(entered.is_set, timeout=GUI_WAIT_MS)
-    with qtbot.waitSignal(window.host.worker.cancelled, timeout=GUI_WAIT_MS):
+    with qtbot.waitSignal(window.host.worker.ended, timeout=GUI_WAIT_MS, check_params_cb=cancelled):
         dialog.cancel_button.click()
         release.set()
     qtbot.waitUntil(lambda: window.jobs.current is None, timeout=GUI_WAIT_MS)
@@ -395,10 +408,12 @@ def test_an_audition_in_the_dialog_is_played_on_the_output_device(
     window = make_window()
     dialog = ready_dialog(window, tmp_path, monkeypatch)
     dialog.sentence.setText("你好。")
-    with qtbot.waitSignal(window.host.worker.voice_made, timeout=GUI_WAIT_MS) as made:
+    with qtbot.waitSignal(
+        window.host.worker.ended, timeout=GUI_WAIT_MS, check_params_cb=done(JobKind.VOICE)
+    ) as made:
         dialog.audition_button.click()
     qtbot.waitUntil(lambda: window.jobs.current is None, timeout=GUI_WAIT_MS)
-    audio = made.args[1].audio
+    audio = made.args[0].value.audio
     assert audio is not None and len(audio) > 0 and dialog.audio is audio
     assert dialog.play_button.isEnabled()
     assert window.result.player.wait(30)  # auditioned() played it at once

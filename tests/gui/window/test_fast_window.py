@@ -1,4 +1,4 @@
-"""Fast start (issue 13): the window is on screen before torch is imported. The UI thread
+"""Fast start: the window is on screen before torch is imported. The UI thread
 never imports torch, ChatTTS or transformers; the worker imports and probes the devices in the
 background, and the controls that need the probe say "loading…" until it arrives."""
 

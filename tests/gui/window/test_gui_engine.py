@@ -7,9 +7,11 @@ from pathlib import Path
 import pytest
 from conftest import window_maker
 from PySide6.QtCore import Qt
+from worker_events import done
 
 from chattts_studio.core.engine.devices import Precision
 from chattts_studio.gui.settings import Key, Settings
+from chattts_studio.gui.worker.jobs import JobKind
 
 LOAD_MS = 120_000
 MISSING = "ONNX Runtime is not installed (onnxruntime missing)"
@@ -29,7 +31,9 @@ def _onnx_item(window):  # type: ignore[no-untyped-def]
 
 
 def _reload(window, qtbot, change) -> None:  # type: ignore[no-untyped-def]
-    with qtbot.waitSignal(window.host.worker.loaded, timeout=LOAD_MS):
+    with qtbot.waitSignal(
+        window.host.worker.ended, timeout=LOAD_MS, check_params_cb=done(JobKind.LOAD)
+    ):
         change()
     qtbot.waitUntil(lambda: window.jobs.current is None, timeout=LOAD_MS)
 

@@ -1,4 +1,4 @@
-"""The window as a new user meets it (issue 14): what a cancel keeps, messages that never resize
+"""The window as a new user meets it: what a cancel keeps, messages that never resize
 the window and that appear where the user acted, the first-run banner, the Models dialog, the
 history, and the small things. The real window, offscreen, with the tiny demo weights."""
 
@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QLabel, QStatusBar
 import chattts_studio.core.weights.download
 from chattts_studio.core.engine.devices import Precision
 from chattts_studio.core.engine.metrics import LiveSnapshot
+from chattts_studio.core.engine.request import AudioChunk
 from chattts_studio.core.errors import DownloadError
 from chattts_studio.core.weights import models
 from chattts_studio.gui.common import dialogs
@@ -88,11 +89,13 @@ def test_cancel_keeps_the_streamed_start_of_the_segment_in_progress(
 
     def cancel_mid_segment(job, chunk) -> None:  # type: ignore[no-untyped-def]
         # In the worker's thread, between two decode steps: Esc at exactly this moment.
+        if not isinstance(chunk, AudioChunk):
+            return
         if chunk.index == 1 and not chunk.final and not heard:
             heard.append(chunk.index)
             job.cancel.cancel()
 
-    window.host.worker.chunk_ready.connect(cancel_mid_segment, Qt.ConnectionType.DirectConnection)
+    window.host.worker.progress.connect(cancel_mid_segment, Qt.ConnectionType.DirectConnection)
     run(qtbot, window)
     assert heard, "no chunk of the second segment was streamed"
     entry = window.result.history[-1]

@@ -1,5 +1,5 @@
 """A synthesis asked for while the model loads (or reloads) waits for it and then runs; a
-load that fails drops it with the load's reason; Esc drops what waits (issue 15)."""
+load that fails drops it with the load's reason; Esc drops what waits."""
 
 import shutil
 import threading

@@ -5,12 +5,14 @@ dialogue's two turns, and is kept across a restart (with its Chinese translation
 import numpy as np
 import pytest
 from conftest import GUI_WAIT_MS, window_maker
+from worker_events import done
 
 from chattts_studio.core.audio.stream_writer import pause_samples
 from chattts_studio.core.engine.request import SynthesisRequest
 from chattts_studio.core.voices.speakers import SpeakerLibrary
 from chattts_studio.gui.i18n import qm_path
 from chattts_studio.gui.settings import Key, Settings
+from chattts_studio.gui.worker.jobs import JobKind
 
 TURN_PAUSE = 1.3  # seconds: not the default (0.4), nor the segment pause
 
@@ -42,10 +44,12 @@ def test_the_turn_pause_is_the_silence_between_two_speakers_and_is_kept(
     window.controls.refine_box.setChecked(False)
     window.result.stream_box.setChecked(False)
 
-    with qtbot.waitSignal(window.host.worker.synthesized, timeout=GUI_WAIT_MS) as done:
+    with qtbot.waitSignal(
+        window.host.worker.ended, timeout=GUI_WAIT_MS, check_params_cb=done(JobKind.SYNTHESIZE)
+    ) as ended:
         assert window.synthesis.synthesize() is not None
     qtbot.waitUntil(lambda: window.jobs.current is None, timeout=GUI_WAIT_MS)
-    outcome = done.args[1]
+    outcome = ended.args[0].value
     assert outcome.job.request.turn_pause_seconds == TURN_PAUSE
     assert [r.speaker for r in sorted(outcome.results, key=lambda r: r.index)] == ["Alice", "Bob"]
     (_, first), (second, end) = [span for _, span in sorted(window.result.store.segments.items())]

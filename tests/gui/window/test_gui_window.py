@@ -15,8 +15,9 @@ from conftest import CAPTURE_DIR as _ALSA_DIR
 from conftest import HOME, window_maker
 from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
 from PySide6.QtGui import QDropEvent, QGuiApplication
+from worker_events import event
 
-from chattts_studio.core.engine.request import AudioChunk
+from chattts_studio.core.engine.request import AudioChunk, SegmentResult
 from chattts_studio.core.voices.speakers import SpeakerLibrary
 from chattts_studio.gui.common import dialogs
 from chattts_studio.gui.result.panel import ResultPanel
@@ -111,7 +112,9 @@ def test_empty_text_is_a_message_not_a_crash(qtbot, make_window) -> None:
 def test_cancel_keeps_finished_segments(qtbot, make_window) -> None:
     window = make_window()
     fast(window, text=LONG)
-    with qtbot.waitSignal(window.host.worker.segment_ready, timeout=RUN_MS):
+    with qtbot.waitSignal(
+        window.host.worker.progress, timeout=RUN_MS, check_params_cb=event(SegmentResult)
+    ):
         window.menu_actions.synth.trigger()
     assert window.synthesis.button.text().startswith("Cancel")
     window.menu_actions.cancel.trigger()
@@ -147,7 +150,7 @@ def test_devices_and_precisions_on_cpu(qtbot, make_window) -> None:
     assert not fp16.isEnabled()
     assert "not supported on the CPU" in fp16.toolTip()
     assert "fp16" in controls.precision_note.text()
-    with qtbot.waitSignal(window.host.worker.finished, timeout=LOAD_MS):
+    with qtbot.waitSignal(window.host.worker.ended, timeout=LOAD_MS):
         controls.precision_buttons[controls.precision().__class__("bf16")].setChecked(True)
     qtbot.waitUntil(lambda: window.jobs.current is None)
     assert controls.effective_precision.text() == "effective: bf16"
@@ -286,7 +289,9 @@ def test_close_during_synthesis_leaves_no_thread(qtbot, make_window) -> None:
     window = make_window()
     fast(window, text=LONG)
     before = threading.active_count()
-    with qtbot.waitSignal(window.host.worker.segment_ready, timeout=RUN_MS):
+    with qtbot.waitSignal(
+        window.host.worker.progress, timeout=RUN_MS, check_params_cb=event(SegmentResult)
+    ):
         window.menu_actions.synth.trigger()
     window.close()
     assert window.host.worker_thread.isFinished()

@@ -1,4 +1,4 @@
-"""The UI thread never stalls more than 50 ms (issue 13): a timer ticking every 5 ms records
+"""The UI thread never stalls more than 50 ms: a timer ticking every 5 ms records
 the longest gap between its ticks while the real window is typed into, given a 100,000
 character paste, synthesizes with streamed playback, saves a long result as WAV and FLAC, shows
 the Models dialog while the weights are hashed, and replays results from the history.
@@ -36,9 +36,9 @@ from chattts_studio.core.engine.request import (
     SynthesisRequest,
 )
 from chattts_studio.core.project import store
+from chattts_studio.core.services.synthesize import SynthesisJob, SynthesisOutcome
 from chattts_studio.core.weights import hashcache, models
 from chattts_studio.gui.common import dialogs
-from chattts_studio.gui.worker.jobs import SynthesisJob, SynthesisOutcome
 
 LIMIT_S = 0.050
 RUN_MS = 120_000
@@ -318,7 +318,7 @@ def _read(path: Path) -> str:
 def test_a_thousand_segment_project_opens_and_scrolls_without_stalls(  # type: ignore[no-untyped-def]
     qtbot, make_window, tmp_path
 ) -> None:
-    """Issue 31's target: 1,000 segments of 3 takes each, read off the UI thread and shown as
+    """The target: 1,000 segments of 3 takes each, read off the UI thread and shown as
     a model (only the rows in view are asked for), then scrolled page by page and walked with
     the keyboard. The time to a usable window is printed (a figure, not a limit here)."""
     window = make_window()

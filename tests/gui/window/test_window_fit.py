@@ -1,4 +1,4 @@
-"""The window on a small screen, in light and dark, and by keyboard (issue 13): it fits 1280x800,
+"""The window on a small screen, in light and dark, and by keyboard: it fits 1280x800,
 the live plots' tick labels never collide, the colours it draws itself stay readable in both
 schemes, and Tab reaches every control, each with a name a screen reader can say."""
 
@@ -218,7 +218,7 @@ def test_tab_reaches_every_control_and_each_has_a_name(window, qtbot, tmp_path) 
 @pytest.mark.parametrize("height", [60, 90, 140])
 def test_a_short_plot_spaces_its_tick_labels(qtbot, height: int) -> None:  # type: ignore[no-untyped-def]
     """Where pyqtgraph's own axis stacks three or four labels edge to edge (the RTF plot at
-    the default size before issue 13), the readable axis keeps them apart."""
+    an older default size), the readable axis keeps them apart."""
     import pyqtgraph as pg
 
     from chattts_studio.gui.common.plot_axis import ReadableAxis

@@ -1,24 +1,53 @@
-"""A segment editor job's work, run by the worker with the engine it already holds: the
-window's request turned into the project service's call (core/services/project.py): a new
-project, re-rolls, or an edited segment made again. No Qt here: progress goes out through a
-plain callback."""
+"""A segment editor job for the window's worker, on the engine it already holds: a new
+project, re-rolls, an edited segment made again (core/services/project.py), or takes heard by
+the recogniser (check, re-roll until clean, best of N). Progress is reported as takes made."""
 
 import time
-from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from chattts_studio.core.engine.cancel import CancelToken
 from chattts_studio.core.engine.request import SynthesisRequest
+from chattts_studio.core.messages import QT_TRANSLATE_NOOP, Sentence
 from chattts_studio.core.project.model import TakeSettings
+from chattts_studio.core.services.report import Progress, Report
 from chattts_studio.core.voices.voice import Voice
-from chattts_studio.gui.worker.jobs import ProjectDone, ProjectJob
 
 if TYPE_CHECKING:
     from chattts_studio.core.asr.sensevoice import SenseVoice
     from chattts_studio.core.engine.engine import Engine
     from chattts_studio.core.services.project import NewProject
 
-Report = Callable[[int, int], None]  # takes made, takes asked
+HEARING = ("check", "clean", "best")
+
+
+@dataclass(frozen=True)
+class ProjectJob:
+    """ "new" (the request's text, or the script `lines`, as a new project at `path`),
+    "reroll" (segments `numbers`, or the flagged or the unlocked ones), "edit" (segment
+    numbers[0] says `text` now), "check" (every chosen take not heard yet), "clean" (flagged
+    segments re-rolled until clean, `tries` takes at most each) or "best" (best of `takes`).
+    The request carries the window's sampling settings, seed and dictionary."""
+
+    action: str
+    path: Path
+    numbers: tuple[int, ...] | list[int] = ()
+    takes: int = 1
+    text: str = ""
+    flagged: bool = False
+    unlocked: bool = False
+    request: SynthesisRequest | None = None
+    speaker_seed: int | None = None  # "new": the speaker of this seed when no voice is given
+    lines: tuple[tuple[str, Voice, str], ...] = ()  # "new": a script's speaker, voice, text
+    tries: int = 0  # "clean": new takes of a segment at most
+
+
+@dataclass(frozen=True)
+class ProjectDone:
+    folder: Path
+    made: int  # takes made
+    seconds: float  # the job's wall time
 
 
 def run_project(
@@ -30,18 +59,25 @@ def run_project(
     settings = TakeSettings(request.temperature, request.top_p, request.top_k)
     made = 0
     start = time.perf_counter()
+    checking = spec.action == "check"
 
     def progress(done: int, asked: int, _seconds: float) -> None:
         nonlocal made
         made = done
-        report(done, asked)
+        said = Sentence(
+            QT_TRANSLATE_NOOP("core", "{done} of {total} takes checked")
+            if checking
+            else QT_TRANSLATE_NOOP("core", "{done} of {total} takes made"),
+            done=done,
+            total=asked,
+        )
+        report(Progress("checking takes" if checking else "takes", done / max(1, asked), said))
 
     lexicon = request.lexicon
     folder = spec.path
     if spec.action == "new":
-        folder = service.new_project(
-            engine, spec.path, _new(engine, spec, settings), cancel, progress
-        )
+        made_from = new_project_spec(engine, spec, settings)
+        folder = service.new_project(engine, spec.path, made_from, cancel, progress)
     elif spec.action == "reroll":
         numbers = ",".join(str(n) for n in spec.numbers)
         service.reroll(
@@ -59,21 +95,16 @@ def run_project(
     elif spec.action == "edit":
         number = spec.numbers[0]
         service.edit(engine, spec.path, number, spec.text, None, cancel, progress, lexicon)
-    elif spec.action in ("check", "clean", "best"):
+    elif spec.action in HEARING:
         _hear(engine, spec, cancel, progress)
     else:
         raise ValueError(f"unknown project action {spec.action!r}")
     return ProjectDone(folder, made, time.perf_counter() - start)
 
 
-def _hear(
-    engine: "Engine",
-    spec: ProjectJob,
-    cancel: CancelToken,
-    progress: "Callable[[int, int, float], None]",
-) -> None:
-    """Check, re-roll until clean or best of N: speech recognition on this (the worker's)
-    thread, its model loaded for the job and let go after it."""
+def _hear(engine: "Engine", spec: ProjectJob, cancel: CancelToken, progress) -> None:  # type: ignore[no-untyped-def]
+    """Check, re-roll until clean or best of N: the recogniser loaded for the job and let go
+    after it."""
     from chattts_studio.core.asr.checking import check_project
     from chattts_studio.core.services import heard_takes
 
@@ -121,7 +152,9 @@ def hears_with_demo(random_tts: bool) -> bool:
     return random_tts and not models.official_present()
 
 
-def _new(engine: "Engine", spec: ProjectJob, settings: TakeSettings) -> "NewProject":
+def new_project_spec(engine: "Engine", spec: ProjectJob, settings: TakeSettings) -> "NewProject":
+    """The window's "new" as `project new` would ask for it: the same text, settings and
+    seed make the same takes."""
     from chattts_studio.core.services.project import Line, NewProject
 
     request = spec.request or SynthesisRequest(text="")
@@ -144,4 +177,5 @@ def _new(engine: "Engine", spec: ProjectJob, settings: TakeSettings) -> "NewProj
         lines=tuple(Line(name, engine.check_voice(v), text) for name, v, text in spec.lines),
         turn_pause=request.turn_pause_seconds,
         lexicon=request.lexicon,
+        seed=request.seed,
     )

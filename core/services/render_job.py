@@ -1,38 +1,60 @@
-"""A render queue job's work, run by the worker with the engine it already holds: the spec's
-book (a file, or the editor's text) rendered by the render-a-book service
-(chattts_studio.core.services.render_book), its progress said in the window's words. No Qt
-here: progress goes out through a plain callback."""
+"""A render queue job: a book (a file, or a text given as one) rendered into its folder by
+render_book, or a segment editor's project exported there, with the model already loaded. Its
+progress is reported as `Progress` events whose details are sentences."""
 
-from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from chattts_studio.core.engine.cancel import CancelToken
-from chattts_studio.core.engine.request import AUTO_BATCH_MAX
+from chattts_studio.core.engine.request import AUTO_BATCH_MAX, SynthesisRequest
 from chattts_studio.core.errors import StudioError
-from chattts_studio.core.messages import clock
+from chattts_studio.core.messages import QT_TRANSLATE_NOOP, Sentence, clock
 from chattts_studio.core.project import store
 from chattts_studio.core.render.names import safe_name
+from chattts_studio.core.services.report import Progress, Report
 from chattts_studio.core.text.chapters import Book, read_book, text_chapters
-from chattts_studio.gui.i18n import translate
-from chattts_studio.gui.worker.jobs import RenderDone, RenderSpec
 
 if TYPE_CHECKING:
     from chattts_studio.core.engine.engine import Engine
-    from chattts_studio.core.render.book import RenderProgress
+    from chattts_studio.core.render.book import RenderOptions, RenderProgress
     from chattts_studio.core.services.render_book import BookPlan
 
-Report = Callable[[str, float, str], None]  # stage, fraction (0..1), detail
+PROJECT_FORMATS = ("wav", "flac", "ogg", "mp3")  # what a project exports to (no m4b)
 
 
-def progress_line(p: "RenderProgress") -> str:
-    """One line of a render's progress (made on the worker thread: translate() is safe)."""
-    return translate(
-        "RenderWork",
-        "{done}/{total} segments, {audio} of audio, RTF {rtf}, {left} left (chapter "
-        "{chapter}/{chapters})",
-    ).format(
+@dataclass(frozen=True)
+class RenderSpec:
+    """A render job: a book file, a text as a book, or a project's chosen takes."""
+
+    request: SynthesisRequest  # every setting; its text is not used
+    folder: Path
+    options: "RenderOptions"
+    source: Path | None = None  # .txt, .md, .epub or a project; None: `text`
+    text: str = ""
+    title: str = ""
+    speaker_seed: int | None = None  # the speaker of this seed when request.speaker is None
+
+
+@dataclass(frozen=True)
+class RenderDone:
+    """What a finished render made: its files, and how many segments it made or kept."""
+
+    folder: Path
+    files: list[Path]
+    made: int
+    kept: int
+    audio_seconds: float
+    warnings: list[str] = field(default_factory=list)
+
+
+def progress_line(p: "RenderProgress") -> Sentence:
+    return Sentence(
+        QT_TRANSLATE_NOOP(
+            "core",
+            "{done}/{total} segments, {audio} of audio, RTF {rtf}, {left} left (chapter "
+            "{chapter}/{chapters})",
+        ),
         done=p.done,
         total=p.total,
         audio=clock(p.audio_seconds),
@@ -46,18 +68,15 @@ def progress_line(p: "RenderProgress") -> str:
 def book_of(spec: RenderSpec) -> Book:
     if spec.source is not None:
         return read_book(spec.source)
-    book = text_chapters(spec.text, spec.title or translate("RenderQueue", "Text"))
+    book = text_chapters(spec.text, spec.title or Sentence(QT_TRANSLATE_NOOP("core", "Text")))
     if not book.chapters:
-        raise StudioError(translate("RenderWork", "The text has nothing to read."))
+        raise StudioError(Sentence(QT_TRANSLATE_NOOP("core", "The text has nothing to read.")))
     return book
 
 
-PROJECT_FORMATS = ("wav", "flac", "ogg", "mp3")  # what a project exports to (no m4b)
-
-
 def export_project(spec: RenderSpec, report: Report) -> RenderDone:
-    """A segment editor's project in the queue: its chosen takes in order with their pauses
-    (no model runs: they are made), in the queue's format and subtitles, in the job's folder."""
+    """A project in the queue: its chosen takes in order with their pauses (no model runs:
+    they are made), in the queue's format and subtitles, in the job's folder."""
     import soundfile as sf
 
     from chattts_studio.core.project import reading
@@ -65,21 +84,23 @@ def export_project(spec: RenderSpec, report: Report) -> RenderDone:
     assert spec.source is not None
     project = store.load(spec.source)  # a damaged or newer one: its sentence
     fmt = spec.options.format if spec.options.format in PROJECT_FORMATS else "flac"
-    warnings = []
+    warnings: list[str] = []
     if fmt != spec.options.format:
         warnings.append(
-            translate("RenderWork", "A project is exported as FLAC, not {format}.").format(
-                format=spec.options.format
+            Sentence(
+                QT_TRANSLATE_NOOP("core", "A project is exported as FLAC, not {format}."),
+                format=spec.options.format,
             )
         )
     folder = Path(spec.folder)
     folder.mkdir(parents=True, exist_ok=True)
     out = folder / f"{safe_name(spec.title or spec.source.stem, 'project')}.{fmt}"
     subtitles = out.with_suffix(f".{spec.options.subtitles}") if spec.options.subtitles else None
-    report("render", 0.0, translate("RenderWork", "Exporting the project's chosen takes"))
+    exporting = QT_TRANSLATE_NOOP("core", "Exporting the project's chosen takes")
+    report(Progress("render", 0.0, Sentence(exporting)))
     files = reading.export(spec.source, out, subtitles)
     seconds = sf.info(str(out)).duration
-    report("render", 1.0, translate("RenderWork", "Exported"))
+    report(Progress("render", 1.0, Sentence(QT_TRANSLATE_NOOP("core", "Exported"))))
     return RenderDone(folder, files, 0, len(project.segments), seconds, warnings)
 
 
@@ -93,7 +114,9 @@ def run_render(
     if spec.source is not None and spec.source.suffix == store.SUFFIX:  # a project
         return export_project(spec, report)
     if engine.loaded is None:
-        raise StudioError(translate("RenderWork", "No model is loaded: load one before rendering."))
+        raise StudioError(
+            Sentence(QT_TRANSLATE_NOOP("core", "No model is loaded: load one before rendering."))
+        )
     book = book_of(spec)
     request = spec.request
     if request.speaker is None and spec.speaker_seed is not None:
@@ -103,13 +126,15 @@ def run_render(
         options = replace(options, group_size=request.batch_size or AUTO_BATCH_MAX)
 
     def planned(plan: "BookPlan") -> None:
-        said = translate("RenderWork", "{kept}/{total} segments kept").format(
-            kept=plan.kept, total=plan.total
+        said = Sentence(
+            QT_TRANSLATE_NOOP("core", "{kept}/{total} segments kept"),
+            kept=plan.kept,
+            total=plan.total,
         )
-        report("render", plan.kept / plan.total if plan.total else 0.0, said)
+        report(Progress("render", plan.kept / plan.total if plan.total else 0.0, said))
 
     def progress(p: "RenderProgress") -> None:
-        report("render", p.done / p.total if p.total else 1.0, progress_line(p))
+        report(Progress("render", p.done / p.total if p.total else 1.0, progress_line(p)))
 
     try:
         done = render_book(
@@ -122,12 +147,13 @@ def run_render(
             cancel=cancel,
             on_plan=planned,
             on_progress=progress,
-            on_line=lambda line: report("render", -1.0, line),
+            on_line=lambda line: report(Progress("render", -1.0, line)),
         )
     except NothingToSpeak:
         raise StudioError(
-            translate("RenderWork", "{title} has nothing ChatTTS can speak.").format(
-                title=book.title
+            Sentence(
+                QT_TRANSLATE_NOOP("core", "{title} has nothing ChatTTS can speak."),
+                title=book.title,
             )
         ) from None
     return RenderDone(

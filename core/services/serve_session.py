@@ -1,16 +1,14 @@
-"""The window's speech API: core's server and batcher around the model the worker already holds.
-
-No Qt here. The worker starts and stops a session on its own thread, so the model passes from
-the worker to the batcher and back with nothing else running on it (see Worker.serve).
-"""
+"""The window's speech API: the server and batcher around the model the window's worker
+already holds, started and stopped on the worker's thread, so the model passes from the worker
+to the batcher and back with nothing else running on it."""
 
 import socket
 from typing import TYPE_CHECKING
 
 from chattts_studio.core.errors import StudioError
-from chattts_studio.gui.i18n import translate
+from chattts_studio.core.messages import QT_TRANSLATE_NOOP, Sentence
 
-if TYPE_CHECKING:  # imported by the worker thread, never by the window's import chain
+if TYPE_CHECKING:
     from chattts_studio.core.engine.batch.batcher import Batcher
     from chattts_studio.core.engine.engine import Engine
 
@@ -26,10 +24,12 @@ class ModelServing(StudioError):
 
     def __init__(self) -> None:
         super().__init__(
-            translate(
-                "Serving",
-                "The model is serving the local speech API: stop serving (Run > Serve on "
-                "localhost) to use it here.",
+            Sentence(
+                QT_TRANSLATE_NOOP(
+                    "core",
+                    "The model is serving the local speech API: stop serving (Run > Serve on "
+                    "localhost) to use it here.",
+                )
             )
         )
 
@@ -84,8 +84,10 @@ class ServeSession:
             self.service.start(stop_seconds=STOP_SECONDS, wait_seconds=START_SECONDS)
         except CannotListen:
             raise StudioError(
-                translate("Serving", "Cannot listen on {host}:{port}.").format(
-                    host=self.host, port=wanted or port
+                Sentence(
+                    QT_TRANSLATE_NOOP("core", "Cannot listen on {host}:{port}."),
+                    host=self.host,
+                    port=wanted or port,
                 )
             ) from None
 
@@ -125,3 +127,10 @@ class ServeSession:
         """Stop listening (clients in flight get STOP_SECONDS), then end the batcher: both
         threads are gone when it returns and the model is the worker's alone again."""
         self.service.close()
+
+
+def serve(engine: "Engine", port: int, others: bool) -> ServeSession:
+    """The job that starts a session over the loaded model."""
+    if engine.model is None:
+        raise StudioError(Sentence(QT_TRANSLATE_NOOP("core", "Load a model before serving it.")))
+    return ServeSession(engine, port, others)
