@@ -13,6 +13,7 @@ from PySide6.QtCore import Qt
 
 from chattts_studio.core.render.journal import JOURNAL
 from chattts_studio.core.render.store import STORE
+from chattts_studio.core.services.report import Progress
 from chattts_studio.gui.render import queue as render_queue
 from chattts_studio.gui.worker.jobs import JobKind
 
@@ -87,12 +88,14 @@ def test_a_cancelled_job_keeps_its_segments_and_resumes(
     queue = window.render_jobs.queue
     cancelled: list[int] = []
 
-    def cancel_after_the_first_segment(progress) -> None:  # type: ignore[no-untyped-def]
+    def cancel_after_the_first_segment(job, progress) -> None:  # type: ignore[no-untyped-def]
         # In the worker's thread, as the first segment is kept: the job's own cancel (what the
         # queue's Cancel button sets) at exactly this moment.
-        if progress.job.kind is JobKind.RENDER and progress.fraction > 0 and not cancelled:
+        if not isinstance(progress, Progress) or job.kind is not JobKind.RENDER:
+            return
+        if progress.fraction > 0 and not cancelled:
             cancelled.append(1)
-            progress.job.cancel.cancel()
+            job.cancel.cancel()
 
     window.host.worker.progress.connect(
         cancel_after_the_first_segment, Qt.ConnectionType.DirectConnection
