@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from chattts_studio.core import SAMPLE_RATE
-from chattts_studio.core.project import flags, store
+from chattts_studio.core.project import flags, store, writer
 from chattts_studio.core.project.model import Maker, Project, Segment, Take, TakeSettings
 from chattts_studio.core.voices.voice import Voice
 
@@ -67,7 +67,7 @@ def saved_project(folder: Path, texts: list[str], audio: list[list[np.ndarray]])
     """A project on disk: segment i gets a take of each of audio[i] (the last one chosen),
     written through the store as a take job writes them; the folder."""
     project = project_with(texts)
-    with store.created(folder, project) as handle:
+    with writer.created(folder, project) as handle:
         for segment, clips in zip(project.segments, audio, strict=True):
             for take_id, clip in enumerate(clips, 1):
                 measures = flags.measure(clip, segment.text)
@@ -116,7 +116,7 @@ def unsaved_take(folder: Path, number: int, take_id: int, seconds: float = 0.1) 
     """A take of segment `number` written as a take job writes one (its audio, then its
     record, chosen) by a writer killed before it wrote project.json again: only its record
     names it, and load recovers it from there."""
-    with store.opened(folder) as handle:
+    with writer.opened(folder) as handle:
         segment = handle.project.at(number)
         audio = speech(seconds, take_id)
         take = take_of(segment, take_id, take_id, flags.measure(audio, segment.text))

@@ -12,7 +12,7 @@ from chattts_studio.core import SAMPLE_RATE
 from chattts_studio.core.asr.recognizer import Recognizer, hear
 from chattts_studio.core.asr.score import AsrCheck
 from chattts_studio.core.engine.cancel import CancelToken
-from chattts_studio.core.project import store
+from chattts_studio.core.project import take_files, writer
 from chattts_studio.core.project.edits import parse_numbers
 from chattts_studio.core.project.flags import spoken_count
 
@@ -33,7 +33,7 @@ def check_project(
     every take with `all_takes`, leaving out takes checked already with `unchecked_only`;
     (segment number, take id, check) for each take checked."""
     done: list[tuple[int, int, AsrCheck]] = []
-    with store.opened(path) as handle:
+    with writer.opened(path) as handle:
         project = handle.project
         numbers = parse_numbers(spec, len(project.segments)) if spec else None
         numbers = numbers or list(range(1, len(project.segments) + 1))
@@ -48,7 +48,7 @@ def check_project(
             for n, take in work:
                 if cancel is not None:
                     cancel.check()
-                audio = store.take_audio(handle.folder, take)
+                audio = take_files.take_audio(handle.folder, take)
                 language = spoken_count(take.spoken_text)[1]
                 got = hear(recognizer, take.spoken_text, audio, SAMPLE_RATE, language)
                 segment = project.at(n)

@@ -18,7 +18,7 @@ from chattts_studio.core.benchmarks.bench import SEED, describe
 from chattts_studio.core.engine.cancel import CancelToken
 from chattts_studio.core.engine.engine import Engine
 from chattts_studio.core.engine.request import SynthesisRequest
-from chattts_studio.core.project import flags, reading, store
+from chattts_studio.core.project import flags, reading, store, writer
 from chattts_studio.core.project.model import Maker, Project, Take, TakeSettings
 from chattts_studio.core.project.takes import TakeOrder, make_takes
 from chattts_studio.core.services import project as service
@@ -60,7 +60,7 @@ def _placeholder_project(folder: Path, voice: Voice, segments: int, takes: int) 
     measures = flags.measure(audio, SEGMENT)
     maker = Maker("placeholder", "torch", "fp32", "cpu", 1, random_weights=True)
     project = Project("bench", TakeSettings(), "demo-full")
-    with store.created(folder, project) as handle:
+    with writer.created(folder, project) as handle:
         for _ in range(segments):
             segment = project.new_segment(SEGMENT, voice, pause_before=0.25)
             for take_id in range(1, takes + 1):

@@ -163,7 +163,7 @@ def add_parser(sub: Any) -> None:
 
 
 def _new(args: argparse.Namespace) -> int:
-    from chattts_studio.core.project import store
+    from chattts_studio.core.project import store, writer
     from chattts_studio.core.project.edits import check_takes
     from chattts_studio.core.project.model import TakeSettings
     from chattts_studio.core.services.project import Line, NewProject, new_project
@@ -222,7 +222,7 @@ def _new(args: argparse.Namespace) -> int:
         from chattts_studio.core.services.heard_takes import best_by_check
 
         check_project(made, recognizer, all_takes=True, cancel=token)
-        with store.opened(made) as handle:
+        with writer.opened(made) as handle:
             best_by_check(handle.project, handle.project.segments)
             handle.save()
     project = store.load(made)

@@ -9,7 +9,7 @@ from pathlib import Path
 from chattts_studio.core.asr.score import AsrCheck
 from chattts_studio.core.errors import BadSettingError
 from chattts_studio.core.messages import QT_TRANSLATE_NOOP, Sentence
-from chattts_studio.core.project import store
+from chattts_studio.core.project import writer
 from chattts_studio.core.project.model import Project, Segment, Take
 from chattts_studio.core.project.store import ProjectError
 from chattts_studio.core.text.prepare import check_text
@@ -77,7 +77,7 @@ def refuse_locked(project: Project, numbers: list[int]) -> None:
 def pick(path: Path, number: int, take_id: int) -> None:
     """Take `take_id` chosen for segment `number` by hand (automatic choices never replace
     it)."""
-    with store.opened(path) as handle:
+    with writer.opened(path) as handle:
         project = handle.project
         segment = project.at(parse_numbers(str(number), len(project.segments))[0])
         _take_of(segment, number, take_id)
@@ -87,7 +87,7 @@ def pick(path: Path, number: int, take_id: int) -> None:
 
 
 def set_locked(path: Path, spec: str, locked: bool) -> list[int]:
-    with store.opened(path) as handle:
+    with writer.opened(path) as handle:
         project = handle.project
         numbers = parse_numbers(spec, len(project.segments))
         for number in numbers:
@@ -106,7 +106,7 @@ def split(path: Path, number: int, at: int) -> None:
     """Segment `number` cut in two after its first `at` characters (1 to its length - 1),
     both to be made again: the first keeps its takes (stale now, never lost), the second has none
     yet and comes after the project's pause."""
-    with store.opened(path) as handle:
+    with writer.opened(path) as handle:
         project = handle.project
         index = _changeable(project, str(number))[0] - 1
         segment = project.segments[index]
@@ -137,7 +137,7 @@ def split(path: Path, number: int, at: int) -> None:
 def merge(path: Path, number: int) -> None:
     """Segment `number` and the next made one: their texts joined, every take of both kept
     (stale now) under the first's id, the first's chosen take still chosen."""
-    with store.opened(path) as handle:
+    with writer.opened(path) as handle:
         project = handle.project
         index = _changeable(project, f"{number}-{number + 1}")[0] - 1
         first, second = project.segments[index], project.segments[index + 1]
@@ -155,7 +155,7 @@ def merge(path: Path, number: int) -> None:
 def set_voice(path: Path, spec: str, voice: Voice, speaker: str = "") -> list[int]:
     """The segments `spec` names read by `voice` (a library speaker's `speaker` name) from
     now on; their takes stay (stale: another voice read them)."""
-    with store.opened(path) as handle:
+    with writer.opened(path) as handle:
         project = handle.project
         numbers = _changeable(project, spec)
         for number in numbers:
@@ -169,7 +169,7 @@ def set_check(path: Path, number: int, take_id: int, check: AsrCheck) -> None:
     """Keep what speech recognition heard in take `take_id` of segment `number` (core/asr),
     replacing an earlier check of it. A locked segment's takes may be checked: a check
     changes no audio and no choice."""
-    with store.opened(path) as handle:
+    with writer.opened(path) as handle:
         segment = handle.project.at(parse_numbers(str(number), len(handle.project.segments))[0])
         take = _take_of(segment, number, take_id)
         segment.takes[segment.takes.index(take)] = replace(take, asr=check)

@@ -9,7 +9,7 @@ import numpy as np
 
 from chattts_studio.core.asr.score import asr_flag
 from chattts_studio.core.messages import QT_TRANSLATE_NOOP, Sentence
-from chattts_studio.core.project import flags, store
+from chattts_studio.core.project import flags, store, take_files
 from chattts_studio.core.project.model import Project, Segment, Take
 from chattts_studio.core.project.store import ProjectError
 
@@ -139,7 +139,7 @@ def chosen_audio(folder: Path, project: Project) -> list[tuple[Segment, np.ndarr
     """Each segment's chosen take's samples, in order; ProjectError for a segment with none."""
     out = []
     for number, segment in enumerate(project.segments, 1):
-        out.append((segment, store.take_audio(folder, _chosen(segment, number))))
+        out.append((segment, take_files.take_audio(folder, _chosen(segment, number))))
     return out
 
 
@@ -154,7 +154,7 @@ def joined(folder: Path, project: Project, first: int = 1) -> np.ndarray:
         take = _chosen(segment, first + n)
         if n:
             pieces.append(np.zeros(pause_samples(segment.pause_before), dtype=np.float32))
-        pieces.append(store.take_audio(folder, take))
+        pieces.append(take_files.take_audio(folder, take))
     return np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.float32)
 
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from chattts_studio.core.engine.cancel import CancelToken
 from chattts_studio.core.errors import BadSettingError
 from chattts_studio.core.messages import QT_TRANSLATE_NOOP, Sentence
-from chattts_studio.core.project import store
+from chattts_studio.core.project import store, writer
 from chattts_studio.core.project.edits import MAX_TRIES, check_takes
 from chattts_studio.core.project.model import Project, Segment
 from chattts_studio.core.project.reading import Lexicon, flagged_numbers, take_flags
@@ -58,7 +58,7 @@ def reroll_until_clean(
             tries[number] = tries.get(number, 0) + 1
         spec = ",".join(map(str, numbers))
         check_project(path, recognizer, spec, all_takes=True, cancel=token, unchecked_only=True)
-        with store.opened(path) as handle:
+        with writer.opened(path) as handle:
             best_by_check(handle.project, [handle.project.at(n) for n in numbers])
             handle.save()
     return tries
@@ -114,7 +114,7 @@ def best_of(
                progress, lexicon)  # fmt: skip
         made += missing * len(numbers)
     check_project(path, recognizer, all_takes=True, cancel=token, unchecked_only=True)
-    with store.opened(path) as handle:
+    with writer.opened(path) as handle:
         best_by_check(handle.project, handle.project.segments)
         handle.save()
     return made

@@ -21,11 +21,11 @@ import numpy as np
 
 from chattts_studio.core.engine.cancel import CancelToken
 from chattts_studio.core.messages import QT_TRANSLATE_NOOP, Sentence
-from chattts_studio.core.project import flags, store
+from chattts_studio.core.project import flags, store, writer
 from chattts_studio.core.project.edits import check_takes, parse_numbers, refuse_locked
 from chattts_studio.core.project.model import Maker, Project, Segment, Take, TakeSettings
 from chattts_studio.core.project.reading import Lexicon, flagged_numbers, spoken, take_flags
-from chattts_studio.core.project.store import OpenProject
+from chattts_studio.core.project.writer import OpenProject
 from chattts_studio.core.seeds import fresh_seed, take_seed
 from chattts_studio.core.text.prepare import check_text, split_segments
 from chattts_studio.core.voices.voice import Voice
@@ -219,7 +219,7 @@ def new_project(
             project.segments.append(segment)
     project.segments[0].pause_before = 0.0
     project.seed = base = spec.seed if spec.seed is not None else fresh_seed()
-    with store.created(path, project) as handle:
+    with writer.created(path, project) as handle:
         asked = [
             _Asked(s, n, take_seed(base, s.id, n), spec.settings)
             for s in project.segments
@@ -273,7 +273,7 @@ def reroll(
     hand. Only those segments are decoded. The segment numbers re-rolled."""
     token = cancel or CancelToken()
     check_takes(takes)
-    with store.opened(path) as handle:
+    with writer.opened(path) as handle:
         project = handle.project
         numbers = parse_numbers(spec, len(project.segments)) if spec else []
         refuse_locked(project, numbers)
@@ -310,7 +310,7 @@ def edit(
     takes stay (stale: they say the old text)."""
     token = cancel or CancelToken()
     check_text(text)
-    with store.opened(path) as handle:
+    with writer.opened(path) as handle:
         project = handle.project
         index = parse_numbers(str(number), len(project.segments))[0]
         refuse_locked(project, [index])

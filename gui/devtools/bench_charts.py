@@ -2,7 +2,7 @@
 one line per precision, for each machine whose JSON is given.
 
     QT_QPA_PLATFORM=offscreen .venv/bin/python -m chattts_studio.gui.devtools.bench_charts \\
-        --out docs/charts .ci/gpu/runs/2026-12-04-h200.json [BENCH.json ...]
+        --out docs/charts RUN.json [BENCH.json ...]
 
 Reads `chattts-studio-cli bench ... --json` (a CPU or GPU bench) and the GPU run's report JSON (its
 `bench` part). Writes FILE-STEM-rtf.png and FILE-STEM-steps.png per input. A file it cannot read is

@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QMainWindow, QMenu
 
 from chattts_studio.core.engine.request import SynthesisRequest
 from chattts_studio.core.errors import AudioError, StudioError
-from chattts_studio.core.project import edits, reading, store
+from chattts_studio.core.project import edits, reading, store, take_files
 from chattts_studio.core.project.model import Project
 from chattts_studio.core.services import project_job
 from chattts_studio.core.services.project_job import ProjectDone, ProjectJob, hears_with_demo
@@ -372,7 +372,7 @@ class ProjectControl(QObject):
         folder = self.folder
         if take is None or folder is None:
             return
-        in_background(lambda: store.take_audio(folder, take), self._hear, self._problem, self)
+        in_background(lambda: take_files.take_audio(folder, take), self._hear, self._problem, self)
 
     def _hear(self, audio: object) -> None:
         """Play `audio` on the window's player; no sound device is one sentence, as the

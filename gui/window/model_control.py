@@ -280,21 +280,30 @@ class ModelControl(QObject):
         self.dialog.raise_()
 
     def _download(self, what: str = "official") -> None:
+        self._dialog_job(
+            JobKind.DOWNLOAD,
+            lambda _engine, cancel, report: model_jobs.download(what, cancel, report),
+            self._downloaded,
+            self._download_progress,
+            self.dialog.download_ended,
+            translate("JobOutcomes", "Download cancelled; the next try resumes."),
+        )
+
+    def _dialog_job(  # type: ignore[no-untyped-def]
+        self, kind: JobKind, body, done, progress, ended, cancelled: str
+    ) -> None:
+        """A Models dialog job (no model needed); `ended` says in the dialog how it stopped."""
         if self.jobs.current is not None:
-            self.dialog.download_ended(
-                translate("MainWindow", "Wait for the running job to finish first.")
-            )
+            ended(translate("MainWindow", "Wait for the running job to finish first."))
             return
         self.jobs.submit(
             Op(
-                JobKind.DOWNLOAD,
-                lambda _engine, cancel, report: model_jobs.download(what, cancel, report),
-                done=self._downloaded,
-                progress=self._download_progress,
-                failed=lambda _f, sentence: self.dialog.download_ended(sentence),
-                cancelled=lambda _o: self.dialog.download_ended(
-                    translate("JobOutcomes", "Download cancelled; the next try resumes.")
-                ),
+                kind,
+                body,
+                done=done,
+                progress=progress,
+                failed=lambda _f, sentence: ended(sentence),
+                cancelled=lambda _o: ended(cancelled),
                 model=ModelUse.NONE,
             )
         )
@@ -305,23 +314,13 @@ class ModelControl(QObject):
 
     def _build_model(self, name: str) -> None:
         """Demo weights built in the worker (they are not loaded: Load does that)."""
-        if self.jobs.current is not None:
-            self.dialog.build_ended(
-                translate("MainWindow", "Wait for the running job to finish first.")
-            )
-            return
-        self.jobs.submit(
-            Op(
-                JobKind.BUILD,
-                lambda _engine, cancel, report: model_jobs.build(name, cancel, report),
-                done=self._built,
-                progress=self._build_progress,
-                failed=lambda _f, sentence: self.dialog.build_ended(sentence),
-                cancelled=lambda _o: self.dialog.build_ended(
-                    translate("JobOutcomes", "Building cancelled.")
-                ),
-                model=ModelUse.NONE,
-            )
+        self._dialog_job(
+            JobKind.BUILD,
+            lambda _engine, cancel, report: model_jobs.build(name, cancel, report),
+            self._built,
+            self._build_progress,
+            self.dialog.build_ended,
+            translate("JobOutcomes", "Building cancelled."),
         )
 
     def _build_progress(self, _job: Job, event: object) -> None:

@@ -9,7 +9,7 @@ import pytest
 from project_fakes import saved_project, speech
 
 from chattts_studio.core.asr.score import check
-from chattts_studio.core.project import edits, reading, store
+from chattts_studio.core.project import edits, reading, store, writer
 from chattts_studio.core.project.store import ProjectError
 
 TEXTS = ["今天天气很好，我们下午一起去公园散步。", "The weather is very nice today."]
@@ -119,12 +119,12 @@ def test_best_of_n_chooses_the_lowest_error_unless_picked(folder: Path) -> None:
 
     edits.set_check(folder, 1, 1, check(TEXTS[0], TEXTS[0][:12]))  # a dropped tail
     edits.set_check(folder, 1, 2, check(TEXTS[0], TEXTS[0][:5]))  # worse
-    with store.opened(folder) as handle:
+    with writer.opened(folder) as handle:
         best_by_check(handle.project, handle.project.segments)
         handle.save()
     assert store.load(folder).segments[0].chosen == 1  # the lower error, not the later take
     edits.pick(folder, 1, 2)
-    with store.opened(folder) as handle:
+    with writer.opened(folder) as handle:
         best_by_check(handle.project, handle.project.segments)
         handle.save()
     assert store.load(folder).segments[0].chosen == 2  # picked by hand: kept

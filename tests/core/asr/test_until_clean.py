@@ -11,7 +11,7 @@ import pytest
 
 from chattts_studio.core.engine.engine import Engine
 from chattts_studio.core.errors import BadSettingError
-from chattts_studio.core.project import edits, store
+from chattts_studio.core.project import edits, store, take_files
 from chattts_studio.core.project.model import TakeSettings
 from chattts_studio.core.project.reading import flagged_numbers, take_flags
 from chattts_studio.core.services.heard_takes import reroll_until_clean
@@ -35,7 +35,7 @@ class Scripted:
         digest = hashlib.sha256(np.asarray(audio, np.float32).tobytes()).hexdigest()
         for segment in store.load(self.path).segments:
             for take in segment.takes:
-                stored = store.take_audio(self.path, take)
+                stored = take_files.take_audio(self.path, take)
                 if hashlib.sha256(stored.tobytes()).hexdigest() == digest:
                     return take.spoken_text if take.id >= self.clean_from else ""
         raise AssertionError("audio of no take")

@@ -237,7 +237,7 @@ def test_a_full_disk_during_a_reroll_is_one_sentence_and_keeps_every_take(
     were."""
     import errno
 
-    from chattts_studio.core.project import store
+    from chattts_studio.core.project import store, writer
 
     project = tmp_path / "walk.chattts"
     code, _, err = run(
@@ -254,7 +254,7 @@ def test_a_full_disk_during_a_reroll_is_one_sentence_and_keeps_every_take(
 
     for module, name, failing, words in (
         (sf, "write", libsndfile_fails, "Cannot write "),
-        (store, "write_with", disk_full, "the disk is full"),
+        (writer, "write_with", disk_full, "the disk is full"),
     ):
         with monkeypatch.context() as patched:
             patched.setattr(module, name, failing)

@@ -17,7 +17,7 @@ import pytest
 import soundfile as sf
 
 from chattts_studio.core.engine.engine import Engine
-from chattts_studio.core.project import edits, reading, store, takes
+from chattts_studio.core.project import codec, edits, reading, store, take_files, takes, writer
 from chattts_studio.core.project.model import TakeSettings
 from chattts_studio.core.project.store import ProjectError
 from chattts_studio.core.services import project as service
@@ -74,7 +74,7 @@ def test_a_new_project_has_its_segments_takes_and_files(made: Path) -> None:
         seeds = {t.seed for t in segment.takes}
         assert len(seeds) == 2  # every take its own seed
         for take in segment.takes:
-            audio = store.take_audio(made, take)
+            audio = take_files.take_audio(made, take)
             # The vocoder's centred STFT may end half a step (one hop) short.
             assert take.steps * 512 - 256 <= len(audio) <= take.steps * 512
             assert take.steps == take.cap  # demo weights: held to their cap
@@ -82,18 +82,18 @@ def test_a_new_project_has_its_segments_takes_and_files(made: Path) -> None:
             assert take.maker.random_weights  # the demo model: no cap flag for its takes
             assert take.model_text and take.measures.seconds == pytest.approx(len(audio) / 24000)
     # Saved as it was made: reading it again gives the same project.
-    assert store.to_json(store.load(made)) == store.to_json(project)
+    assert codec.to_json(store.load(made)) == codec.to_json(project)
 
 
 def test_a_reroll_decodes_only_its_segment_and_keeps_the_others(
     engine: Engine, made: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    before = store.to_json(store.load(made))
+    before = codec.to_json(store.load(made))
     calls = _decoded(monkeypatch)
     numbers = service.reroll(engine, made, "2", takes=1, seed=9)
     assert numbers == [2]
     assert len(calls) == 1 and len(calls[0]) == 1  # one take of one segment, nothing else
-    after = store.to_json(store.load(made))
+    after = codec.to_json(store.load(made))
     assert after["segments"][0] == before["segments"][0]
     assert after["segments"][2] == before["segments"][2]
     second = after["segments"][1]
@@ -111,7 +111,7 @@ def test_a_take_made_again_from_its_record_is_bit_identical(engine: Engine, made
     assert batched.maker.rows == takes.TAKE_CHUNK_ROWS and alone.maker.rows == 1
     for segment, take in ((project.segments[0], batched), (project.segments[2], alone)):
         again = service.remake(engine, project, segment, take)
-        assert np.array_equal(again, store.take_audio(made, take))
+        assert np.array_equal(again, take_files.take_audio(made, take))
 
 
 def test_export_is_the_chosen_takes_and_pauses_exactly(made: Path, tmp_path: Path) -> None:
@@ -125,7 +125,7 @@ def test_export_is_the_chosen_takes_and_pauses_exactly(made: Path, tmp_path: Pat
         if n:
             pieces.append(np.zeros(round(segment.pause_before * 24000), np.float32))
         assert segment.chosen_take is not None
-        pieces.append(store.take_audio(made, segment.chosen_take))
+        pieces.append(take_files.take_audio(made, segment.chosen_take))
     expected = np.clip(np.concatenate(pieces), -1.0, 1.0)
     written, rate = sf.read(str(out), dtype="float32")
     assert rate == 24000 and np.array_equal(written, expected)
@@ -150,13 +150,13 @@ def test_picks_locks_and_edits(engine: Engine, made: Path, monkeypatch: pytest.M
     project = store.load(made)
     assert len(project.segments[0].takes) == 3 and project.segments[0].chosen == 2
     edits.set_locked(made, "1-2", True)
-    before = store.to_json(store.load(made))
+    before = codec.to_json(store.load(made))
     calls = _decoded(monkeypatch)
     with pytest.raises(ProjectError, match="Segment 2 is locked"):
         service.reroll(engine, made, "2-3")
     with pytest.raises(ProjectError, match="locked"):
         edits.pick(made, 1, 1)
-    assert calls == [] and store.to_json(store.load(made)) == before  # nothing changed
+    assert calls == [] and codec.to_json(store.load(made)) == before  # nothing changed
     edits.set_locked(made, "2", False)
     service.edit(engine, made, 2, "我们去河边散步吧！", seed=1)
     project = store.load(made)
@@ -214,7 +214,7 @@ except ProjectError as exc:
 
 
 def test_a_second_writer_is_told_in_one_sentence(made: Path) -> None:
-    with store.opened(made):
+    with writer.opened(made):
         done = subprocess.run(
             [sys.executable, "-c", _SECOND_WRITER, str(made)], capture_output=True, text=True
         )
@@ -240,7 +240,9 @@ service.reroll(engine, Path(sys.argv[1]), "1-3", takes=4, seed=2)
 
 def test_a_kill_during_a_reroll_loses_no_take_and_leaves_a_project_that_opens(made: Path) -> None:
     before = store.load(made)
-    earlier = {(s.id, t.id): store.take_audio(made, t) for s in before.segments for t in s.takes}
+    earlier = {
+        (s.id, t.id): take_files.take_audio(made, t) for s in before.segments for t in s.takes
+    }
     child = subprocess.Popen(
         [sys.executable, "-c", _KILLED_REROLL, str(made)],
         stdout=subprocess.PIPE,
@@ -261,14 +263,14 @@ def test_a_kill_during_a_reroll_loses_no_take_and_leaves_a_project_that_opens(ma
     after = store.load(made)  # whole: it opens
     for segment in after.segments:
         for take in segment.takes:
-            audio = store.take_audio(made, take)  # every take it names is whole
+            audio = take_files.take_audio(made, take)  # every take it names is whole
             if (segment.id, take.id) in earlier:
                 assert np.array_equal(audio, earlier[(segment.id, take.id)])
     assert {(s.id, t.id) for s in after.segments for t in s.takes} >= set(earlier)
     # What a writer killed mid-write leaves (atomic.py's temp names) goes with the next writer.
     (made / "takes" / ".s00001-t009.abc.part.wav").write_bytes(b"RIFF")
     (made / ".project.xyz.part.json").write_text("{", encoding="utf-8")
-    with store.opened(made):  # the dead writer's lock went with it
+    with writer.opened(made):  # the dead writer's lock went with it
         assert not list(made.glob(".*.part*")) and not list(made.glob("takes/.*.part*"))
 
 
@@ -288,7 +290,7 @@ def test_an_onnx_runtime_take_made_again_is_bit_identical(
         assert (batched.maker.rows, alone.maker.rows) == (takes.TAKE_CHUNK_ROWS, 1)
         for segment, take in ((project.segments[1], batched), (project.segments[2], alone)):
             again = service.remake(engine, project, segment, take)
-            assert np.array_equal(again, store.take_audio(path, take))
+            assert np.array_equal(again, take_files.take_audio(path, take))
     finally:
         engine.unload()
 
@@ -361,10 +363,10 @@ def test_out_of_memory_while_making_takes_is_one_sentence_and_keeps_what_was_mad
         return real(self, *args, **kwargs)
 
     monkeypatch.setattr(FastDecoder, "sample_step", failing)
-    before = store.to_json(store.load(made))
+    before = codec.to_json(store.load(made))
     with pytest.raises(DeviceError, match="Out of memory making 3 takes at once"):
         service.reroll(engine, made, "1-3", seed=6)
-    after = store.to_json(store.load(made))  # it opens, every earlier take as it was
+    after = codec.to_json(store.load(made))  # it opens, every earlier take as it was
     for old, new in zip(before["segments"], after["segments"], strict=True):
         assert new["takes"][: len(old["takes"])] == old["takes"]
 
@@ -375,13 +377,13 @@ def test_a_take_whose_project_file_was_not_written_yet_is_read_from_its_record(
     """project.json is written at most every SAVE_EVERY_S while takes come in: each take's
     record (written whole after its audio) is what keeps it, read back by every load."""
     saves: list[int] = []
-    real_save = store.OpenProject.save
+    real_save = writer.OpenProject.save
 
-    def counting(self: store.OpenProject) -> None:
+    def counting(self: writer.OpenProject) -> None:
         saves.append(sum(len(s.takes) for s in self.project.segments))
         real_save(self)
 
-    monkeypatch.setattr(store.OpenProject, "save", counting)
+    monkeypatch.setattr(writer.OpenProject, "save", counting)
     monkeypatch.setattr(store, "SAVE_EVERY_S", 3600.0)
     service.reroll(engine, made, "1-3", takes=2, seed=8)
     # No save while the six takes came in (too soon): named when the command ends.
@@ -391,12 +393,12 @@ def test_a_take_whose_project_file_was_not_written_yet_is_read_from_its_record(
     # A take recorded by a writer killed before it wrote project.json again.
     segment = project.segments[1]
     take = segment.takes[0]
-    with store.opened(made) as handle:
+    with writer.opened(made) as handle:
         copy = replace(take, id=segment.next_take_id())
         handle.add_take(segment, copy, chosen=True)
     recovered = store.load(made).segments[1]
     assert recovered.takes[-1] == copy and recovered.chosen == copy.id
-    with store.opened(made) as handle:  # the next writer names it in project.json
+    with writer.opened(made) as handle:  # the next writer names it in project.json
         handle.save()
     assert (
         json.loads((made / "project.json").read_text(encoding="utf-8"))["segments"][1]["chosen"]

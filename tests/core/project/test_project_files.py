@@ -21,7 +21,7 @@ from project_fakes import file_hashes, small_project, speech, unsaved_take
 
 from chattts_studio.core import file_lock
 from chattts_studio.core.cli.main import main
-from chattts_studio.core.project import checked, store
+from chattts_studio.core.project import checked, store, take_files, writer
 from chattts_studio.core.project.store import ProjectError
 
 RAW = "@@raw@@"
@@ -263,7 +263,7 @@ def test_records_of_take_ids_past_999_and_segment_ids_past_99999_are_recovered(
     assert [t.id for t in project.segments[2].takes] == [1, 2]
     assert project.segments[0].chosen == 1000 and project.segments[2].chosen == 2
     assert project.warnings == []  # a name the writer never gives is no record of ours
-    assert len(store.take_audio(book, project.segments[0].takes[1])) == 2400
+    assert len(take_files.take_audio(book, project.segments[0].takes[1])) == 2400
 
 
 # -- exports, and take audio that is not what its record says -----------------------------------
@@ -334,7 +334,7 @@ def test_a_takes_folder_leading_outside_is_refused_and_nothing_there_is_touched(
     before = file_hashes(outside)
     for argv in (("list", str(book)), ("lock", str(book), "1"), ("pick", str(book), "2", "1")):
         refused(cli(capsys, "project", *argv), "takes/ leads outside the project")
-    with pytest.raises(ProjectError, match="leads outside"), store.opened(book):
+    with pytest.raises(ProjectError, match="leads outside"), writer.opened(book):
         pass
     assert file_hashes(outside) == before
 
@@ -376,7 +376,7 @@ def test_a_lock_that_cannot_be_made_is_one_sentence(
     monkeypatch.setattr(file_lock.FileLock, "acquire", read_only)
     for argv in (("lock", "1"), ("pick", "2", "1"), ("split", "1", "3"), ("merge", "1")):
         refused(cli(capsys, "project", argv[0], str(book), *argv[1:]), "file system is read-only")
-    with pytest.raises(ProjectError, match="read-only"), store.opened(book):
+    with pytest.raises(ProjectError, match="read-only"), writer.opened(book):
         pass
 
 
@@ -396,7 +396,7 @@ def test_a_read_only_disk_is_one_sentence_for_writers_and_readers_still_work(
 
 def _full_disk_take(book: Path) -> ProjectError:
     """A new take of segment 1 written as a take job writes it, on a disk that refuses it."""
-    with store.opened(book) as handle:
+    with writer.opened(book) as handle:
         segment = handle.project.segments[0]
         with pytest.raises(ProjectError) as caught:
             handle.write_take_audio(segment, 2, speech(2.0, 9))
@@ -420,7 +420,7 @@ def test_a_take_that_cannot_be_written_is_one_sentence_and_keeps_every_earlier_t
     def disk_full(path: Path, *args: Any) -> None:
         raise OSError(errno.ENOSPC, "No space left on device", str(path))
 
-    monkeypatch.setattr(store, "write_with", disk_full)
+    monkeypatch.setattr(writer, "write_with", disk_full)
     assert "the disk is full" in str(_full_disk_take(book))
     assert file_hashes(book) == before
 
@@ -439,7 +439,7 @@ def test_a_full_disk_is_one_sentence_and_loses_nothing(
     refused(cli(capsys, "project", "lock", str(book), "1"), "the disk is full")
     assert file_hashes(book) == before  # no temp file left, every take as it was
     project = store.load(book)
-    assert all(len(store.take_audio(book, t)) for s in project.segments for t in s.takes)
+    assert all(len(take_files.take_audio(book, t)) for s in project.segments for t in s.takes)
     filler.unlink()
     assert cli(capsys, "project", "lock", str(book), "1")[0] == 0
 
@@ -461,5 +461,5 @@ def test_a_take_made_here_reads_back_exactly(book: Path) -> None:
     project = store.load(book)
     for segment in project.segments:
         for take in segment.takes:
-            audio = store.take_audio(book, take)
-            assert len(audio) == store.take_frames(take) and audio.dtype == np.float32
+            audio = take_files.take_audio(book, take)
+            assert len(audio) == take_files.take_frames(take) and audio.dtype == np.float32

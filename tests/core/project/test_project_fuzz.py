@@ -25,7 +25,7 @@ from project_fakes import file_hashes, small_project, speech, take_of, unsaved_t
 
 from chattts_studio.core.audio.stream_writer import pause_samples
 from chattts_studio.core.cli.main import main
-from chattts_studio.core.project import flags, reading, store
+from chattts_studio.core.project import flags, reading, store, writer
 from chattts_studio.core.project.store import ProjectError
 
 RAW = "@@raw@@"
@@ -286,7 +286,7 @@ def expected_frames(book: Path) -> int:
 def one_new_take(book: Path) -> set[str]:
     """A take written into segment 1 as a take job writes it; the files it may add."""
     try:
-        with store.opened(book) as handle:
+        with writer.opened(book) as handle:
             if not handle.project.segments:
                 return set()
             segment = handle.project.segments[0]

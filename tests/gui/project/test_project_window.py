@@ -14,7 +14,7 @@ from conftest import window_maker
 from project_window import make_project, prepare_project
 from PySide6.QtCore import Qt
 
-from chattts_studio.core.project import reading, store
+from chattts_studio.core.project import codec, reading, store, take_files, writer
 from chattts_studio.gui.common import dialogs
 from chattts_studio.gui.project.segment_model import Column
 
@@ -67,8 +67,8 @@ def test_a_project_from_the_text_is_reviewed_from_the_keyboard(
     qtbot.keyClick(view, Qt.Key.Key_R)  # re-roll segment 2: a new take, chosen
     qtbot.waitUntil(lambda: _idle(window) and len(window.projects.project.at(2).takes) == 2)
     after = store.load(folder)
-    assert store.to_json(after)["segments"][0] == store.to_json(before)["segments"][0]
-    assert store.to_json(after)["segments"][2] == store.to_json(before)["segments"][2]
+    assert codec.to_json(after)["segments"][0] == codec.to_json(before)["segments"][0]
+    assert codec.to_json(after)["segments"][2] == codec.to_json(before)["segments"][2]
     second = after.at(2)
     assert second.takes[0] == before.at(2).takes[0] and second.chosen == 2
     assert panel.model.index(1, Column.TAKE).data() == "2/2"
@@ -89,7 +89,7 @@ def test_a_project_from_the_text_is_reviewed_from_the_keyboard(
     qtbot.keyClick(view, Qt.Key.Key_Space)  # the chosen take of this segment, exactly
     qtbot.waitUntil(lambda: bool(played))
     chosen = store.load(folder).at(2).chosen_take
-    assert chosen is not None and np.array_equal(played[0], store.take_audio(folder, chosen))
+    assert chosen is not None and np.array_equal(played[0], take_files.take_audio(folder, chosen))
 
     # The same project state and the same click make the same take: its seed (shown in the
     # take list) and its samples.
@@ -100,7 +100,7 @@ def test_a_project_from_the_text_is_reviewed_from_the_keyboard(
     qtbot.waitUntil(lambda: _idle(window) and len(store.load(twin).at(2).takes) == 2)
     first, again = second.takes[1], store.load(twin).at(2).takes[1]
     assert again.seed == first.seed != second.takes[0].seed
-    assert np.array_equal(store.take_audio(twin, again), store.take_audio(folder, first))
+    assert np.array_equal(take_files.take_audio(twin, again), take_files.take_audio(folder, first))
     qtbot.waitUntil(lambda: str(first.seed) in _take_list_texts(panel))
 
 
@@ -151,7 +151,7 @@ def test_an_edited_segment_is_made_again_alone_and_the_export_is_the_chosen_take
     second, _ = sf.read(str(files[1]), dtype="float32")
     chosen = after.at(2).chosen_take
     assert chosen is not None
-    assert np.max(np.abs(second - store.take_audio(folder, chosen))) <= 1.0 / 32767
+    assert np.max(np.abs(second - take_files.take_audio(folder, chosen))) <= 1.0 / 32767
 
 
 def test_a_second_writer_and_a_damaged_project_are_one_sentence_each(
@@ -160,7 +160,7 @@ def test_a_second_writer_and_a_damaged_project_are_one_sentence_each(
     window = make_window(model="demo")
     folder = _new_project(qtbot, window, tmp_path / "shared.chattts", monkeypatch)
     before = (folder / store.PROJECT_FILE).read_text(encoding="utf-8")
-    with store.opened(folder):  # another process (the CLI) writes it now
+    with writer.opened(folder):  # another process (the CLI) writes it now
         window.projects.panel.lock_wanted.emit([1], True)
         qtbot.waitUntil(lambda: "open in another" in window.messages.notice.text())
     assert (folder / store.PROJECT_FILE).read_text(encoding="utf-8") == before

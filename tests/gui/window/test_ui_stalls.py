@@ -35,7 +35,7 @@ from chattts_studio.core.engine.request import (
     SegmentResult,
     SynthesisRequest,
 )
-from chattts_studio.core.project import store
+from chattts_studio.core.project import writer
 from chattts_studio.core.services.synthesize import SynthesisJob, SynthesisOutcome
 from chattts_studio.core.weights import hashcache, models
 from chattts_studio.gui.common import dialogs
@@ -323,7 +323,7 @@ def test_a_thousand_segment_project_opens_and_scrolls_without_stalls(  # type: i
     the keyboard. The time to a usable window is printed (a figure, not a limit here)."""
     window = make_window()
     folder = tmp_path / "big.chattts"
-    with store.created(folder, big_project(1_000)) as handle:
+    with writer.created(folder, big_project(1_000)) as handle:
         handle.save()
     projects = window.projects
     view = projects.panel.view
