@@ -75,9 +75,14 @@ class _Running(_Kept):
 def _in_use(folder: Path) -> bool:
     """Whether a run (in this process or another) is still writing `folder`. A folder that
     cannot be marked (removed meanwhile by another window's clear, unwritable) counts as in
-    use: it is not this caller's to remove."""
+    use: it is not this caller's to remove. A folder with no mark is not in use (a run marks
+    its folder as it makes it, under the history's lock), and gets none: a mark made here
+    would land in a folder another thread is removing and keep it on disk."""
+    mark = folder / IN_USE
+    if not mark.exists() and not mark.is_symlink():
+        return False
     try:
-        lock = try_hold(folder / IN_USE)
+        lock = try_hold(mark)
     except OSError:
         return True
     if lock is None:

@@ -257,7 +257,7 @@ class ResultHistory(ResultBase):
 
     def clear_history(self) -> None:
         """Every result goes, from the list and the disk (a run being made stays)."""
-        self._forget({id(e.store) for e in self.history})
+        self._forget({id(e.store) for e in self.history}, delete=False)  # clear() removes them
         running = self._running_store
         folder = self.history_store
         # Many large files: removed on the pool; the line says so once they are gone.
@@ -270,7 +270,7 @@ class ResultHistory(ResultBase):
             owner=self,
         )
 
-    def _forget(self, stores: set[int]) -> None:
+    def _forget(self, stores: set[int], delete: bool = True) -> None:
         gone = [e for e in self.history if id(e.store) in stores]
         if not gone:
             return
@@ -290,11 +290,8 @@ class ResultHistory(ResultBase):
         # The entries hold views of their audio (mapped): Windows deletes a file only once
         # the last view is gone, so none stays here while the pool deletes.
         del gone
-
-        def delete() -> int:
-            return sum(not store.delete() for store in doomed)  # those left on disk
-
-        in_background(delete, self._deleted, owner=self)
+        if delete:
+            in_background(lambda: sum(not s.delete() for s in doomed), self._deleted, owner=self)
 
     def _deleted(self, left: int) -> None:
         """Removed results whose files another window or program still holds (Windows) stay

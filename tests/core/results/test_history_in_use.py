@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 from windows_rules import WindowsRules
 
-from chattts_studio.core.results.history import HistoryStore, leftover_sentence
+from chattts_studio.core.results.history import IN_USE, HistoryStore, leftover_sentence
 from chattts_studio.core.results.store import AUDIO, META, ResultStore
 
 
@@ -98,3 +98,24 @@ def test_files_written_by_the_store_replace_through_windows_rules(
     assert not list(store.folder.glob(".*part*"))  # nothing half-written stays
     store.finish({"text": "again"})
     assert ResultStore.open(store.folder).info == {"text": "again"}
+
+
+def test_looking_for_leftovers_writes_nothing_into_a_folder_being_removed(
+    tmp_path: Path,
+) -> None:
+    """A sweep (after a deletion) may look at a folder while a clear on another thread
+    removes it: the look must not put a file there, or the folder stays on disk."""
+    history = HistoryStore(tmp_path / "history")
+    store = finished(history)
+    store.close()
+    (store.folder / META).unlink()  # what a removal does first, then its other files
+    (store.folder / IN_USE).unlink()
+    names = sorted(p.name for p in store.folder.iterdir())
+    assert history.leftovers() == [store.folder]
+    assert sorted(p.name for p in store.folder.iterdir()) == names
+    running = history.new()  # marked in use as it is made: never a leftover
+    assert history.leftovers() == [store.folder]
+    assert history.clear(keep=None) == [] and sorted(history.folder.iterdir()) == [
+        running.folder
+    ]
+    running.delete()
