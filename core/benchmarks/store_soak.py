@@ -14,7 +14,7 @@ import numpy as np
 from chattts_studio.core import SAMPLE_RATE
 from chattts_studio.core.audio.stream_writer import AudioStreamWriter, pause_samples
 from chattts_studio.core.engine.request import AudioChunk, SegmentRestarted, SynthesisRequest
-from chattts_studio.core.results.store import ResultStore
+from chattts_studio.core.results.result_store import ResultStore
 
 # Speech per character when the store is fed noise: 100,000 characters is about 3.5 hours
 # of speech, and the engine's chunks are 24 GPT steps of 512 samples.

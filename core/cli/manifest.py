@@ -18,7 +18,7 @@ from chattts_studio.core.cli.common import (
 )
 from chattts_studio.core.engine.cancel import CancelToken
 from chattts_studio.core.errors import StudioError
-from chattts_studio.core.render.manifest.store import ItemEntry
+from chattts_studio.core.render.manifest.item_store import ItemEntry
 
 if TYPE_CHECKING:
     from chattts_studio.core.render.manifest.cluster import ClusterRender

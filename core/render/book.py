@@ -2,9 +2,10 @@
 
 Segments are made in run groups of `group_size`, each one engine job seeded from (seed, chapter,
 first segment), so a group's audio depends only on its own texts and the settings. Each finished
-segment is kept at once (core/render/store.py); a resumed render skips complete groups and remakes
-a cut one from its start with the same seed, so the result equals an uninterrupted run's. Chapters
-are then assembled from the kept segments and the book files written (core/render/output.py)."""
+segment is kept at once (core/render/segment_store.py); a resumed render skips complete groups
+and remakes a cut one from its start with the same seed, so the result equals an uninterrupted
+run's. Chapters are then assembled from the kept segments and the book files written
+(core/render/output.py)."""
 
 import dataclasses
 import hashlib
@@ -18,7 +19,7 @@ from chattts_studio.core import SAMPLE_RATE
 from chattts_studio.core.engine.cancel import CancelToken
 from chattts_studio.core.engine.request import JobPlan, SynthesisRequest
 from chattts_studio.core.errors import BadTextError
-from chattts_studio.core.render.store import Entry, SegmentStore, audio_digest, digest
+from chattts_studio.core.render.segment_store import Entry, SegmentStore, audio_digest, digest
 from chattts_studio.core.text.chapters import Book
 from chattts_studio.core.text.lexicon import Lexicon
 from chattts_studio.core.text.prepare import Segment, split_segments

@@ -1,5 +1,5 @@
-"""A render folder's journal store, what the book render (render/store.py) and the manifest
-render (render/manifest/store.py) both keep: FOLDER/STORE/, a hidden folder holding the lock
+"""A render folder's journal store, what the book render (render/segment_store.py) and the manifest
+render (render/manifest/item_store.py) both keep: FOLDER/STORE/, a hidden folder holding the lock
 that keeps a second render out and a journal, one JSON line per finished piece, appended and
 fsync'd only after the piece's file is in place, so a render killed at any moment resumes.
 

@@ -21,7 +21,7 @@ from chattts_studio.core.engine.cancel import CancelToken
 from chattts_studio.core.errors import StudioError
 from chattts_studio.core.render.book import PlannedChapter, RenderJob
 from chattts_studio.core.render.names import safe_name
-from chattts_studio.core.render.store import Entry, digest, not_written
+from chattts_studio.core.render.segment_store import Entry, digest, not_written
 from chattts_studio.core.weights.models import RANDOM_LABEL
 
 

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from chattts_studio.core import SAMPLE_RATE
 from chattts_studio.core.audio.output import Player
 from chattts_studio.core.errors import StudioError
-from chattts_studio.core.results.store import BLOCK, ResultStore
+from chattts_studio.core.results.result_store import BLOCK, ResultStore
 
 LOOKAHEAD = 30 * SAMPLE_RATE  # queued ahead of the device: 2.9 MB, room for a slow disk
 POLL_SECONDS = 0.005

@@ -17,7 +17,7 @@ from chattts_studio.core.errors import StudioError
 from chattts_studio.core.file_lock import HISTORY, changing, try_hold
 from chattts_studio.core.messages import QT_TRANSLATE_NOOP, Sentence
 from chattts_studio.core.paths import cache_dir
-from chattts_studio.core.results.store import META, ResultStore, remove_result
+from chattts_studio.core.results.result_store import META, ResultStore, remove_result
 
 DEFAULT_LIMIT_BYTES = 1 << 30  # 1 GiB: about 3 hours of float32 audio at 24 kHz
 HISTORY_FOLDER = "history"

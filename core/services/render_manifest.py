@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from chattts_studio.core.engine.cancel import CancelToken
 from chattts_studio.core.errors import Cancelled
+from chattts_studio.core.render.manifest.item_store import ItemEntry
 from chattts_studio.core.render.manifest.items import ManifestItem, WorkItem, resolve_items
 from chattts_studio.core.render.manifest.run import (
     ItemRenderer,
@@ -18,7 +19,6 @@ from chattts_studio.core.render.manifest.run import (
     ManifestOptions,
     render_local,
 )
-from chattts_studio.core.render.manifest.store import ItemEntry
 
 if TYPE_CHECKING:
     from chattts_studio.core.engine.engine import Engine

@@ -27,7 +27,7 @@ from chattts_studio.core.voices.voice import Voice
 if TYPE_CHECKING:
     from chattts_studio.core.engine.engine import Engine, Listener
     from chattts_studio.core.engine.loading import LoadedModel
-    from chattts_studio.core.results.store import ResultStore
+    from chattts_studio.core.results.result_store import ResultStore
     from chattts_studio.core.text.dialogue import Turn
 
 NO_AUDIO = np.zeros(0, dtype=np.float32)

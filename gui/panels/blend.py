@@ -1,6 +1,6 @@
 """The speaker panel's Blend dialog: two to four speakers (library voices or voice seeds), a
 weight each, the blend's spec as synth --speaker and the API take it, a preview read on the
-worker (the window queues it as an audition: gui/window/auditions.py), and Keep, which puts
+worker (the window queues it as an audition: gui/window/audition_control.py), and Keep, which puts
 the voice heard in the speaker library with a note naming its parts.
 
 The dialog checks a blend as it is edited (core/voices/blend.py, no model needed): a cloned

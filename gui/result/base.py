@@ -10,7 +10,7 @@ from PySide6.QtWidgets import QCheckBox, QComboBox, QListWidget, QPushButton, QW
 from chattts_studio.core.audio.output import Player
 from chattts_studio.core.engine.request import SegmentResult
 from chattts_studio.core.results.history import HistoryStore
-from chattts_studio.core.results.store import ResultStore
+from chattts_studio.core.results.result_store import ResultStore
 from chattts_studio.gui.common.notices import MessageLabel
 
 

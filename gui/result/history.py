@@ -18,7 +18,7 @@ from chattts_studio.core.results.history import (
     leftover_sentence,
 )
 from chattts_studio.core.results.history import size_text as core_size_text
-from chattts_studio.core.results.store import ResultStore
+from chattts_studio.core.results.result_store import ResultStore
 from chattts_studio.core.services.synthesize import SynthesisJob, SynthesisOutcome
 from chattts_studio.core.voices.voice import Voice
 from chattts_studio.gui.common.notices import figure, plural

@@ -28,7 +28,7 @@ from chattts_studio.core.audio.output import Player, output_available
 from chattts_studio.core.audio.stream_writer import pause_samples
 from chattts_studio.core.engine.request import AudioChunk, JobPlan, SegmentResult
 from chattts_studio.core.results.history import HistoryStore
-from chattts_studio.core.results.store import ResultStore
+from chattts_studio.core.results.result_store import ResultStore
 from chattts_studio.core.services.synthesize import SynthesisOutcome
 from chattts_studio.gui.common.notices import MessageLabel, notes_box
 from chattts_studio.gui.common.plot_axis import nice_step

@@ -19,7 +19,7 @@ from chattts_studio.core.audio.subtitles import Cue, check_subtitle_path, cues_f
 from chattts_studio.core.engine.cancel import CancelToken
 from chattts_studio.core.errors import AudioError, Cancelled, StudioError
 from chattts_studio.core.messages import replaced
-from chattts_studio.core.results.store import ResultStore
+from chattts_studio.core.results.result_store import ResultStore
 from chattts_studio.gui.common import dialogs
 from chattts_studio.gui.common.notices import plural
 from chattts_studio.gui.common.tasks import in_background

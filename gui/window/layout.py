@@ -28,13 +28,13 @@ from chattts_studio.gui.panels.live import LivePanel
 from chattts_studio.gui.panels.speakers import SpeakerPanel
 from chattts_studio.gui.resources import sample_text
 from chattts_studio.gui.result.panel import ResultPanel
-from chattts_studio.gui.serve.control import ServeControl
+from chattts_studio.gui.serve.serve_control import ServeControl
 from chattts_studio.gui.settings import Key, Settings
-from chattts_studio.gui.voices.jobs import VoiceControl
-from chattts_studio.gui.window.auditions import AuditionControl
+from chattts_studio.gui.voices.voice_control import VoiceControl
+from chattts_studio.gui.window.audition_control import AuditionControl
 from chattts_studio.gui.window.messages import Messages
 from chattts_studio.gui.window.model_control import ModelControl
-from chattts_studio.gui.window.synthesis import SynthesisControl
+from chattts_studio.gui.window.synthesis_control import SynthesisControl
 
 SYSTEM_LANGUAGE: str = QT_TRANSLATE_NOOP("Window", "System language ({language})")  # type: ignore[assignment]  # stub says object; it returns the text
 

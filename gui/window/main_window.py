@@ -22,21 +22,21 @@ from chattts_studio.gui.panels.controls import ControlsPanel
 from chattts_studio.gui.panels.editor import EditorPanel
 from chattts_studio.gui.panels.live import LivePanel
 from chattts_studio.gui.panels.speakers import SpeakerPanel
-from chattts_studio.gui.project.control import ProjectControl
-from chattts_studio.gui.render.jobs import RenderControl
+from chattts_studio.gui.project.project_control import ProjectControl
+from chattts_studio.gui.render.render_control import RenderControl
 from chattts_studio.gui.resources import app_icon
 from chattts_studio.gui.result.history import save_history_limit, saved_history_limit
 from chattts_studio.gui.result.panel import ResultPanel
-from chattts_studio.gui.serve.control import ServeControl
+from chattts_studio.gui.serve.serve_control import ServeControl
 from chattts_studio.gui.settings import Key, Settings
-from chattts_studio.gui.voices.jobs import VoiceControl
+from chattts_studio.gui.voices.voice_control import VoiceControl
 from chattts_studio.gui.window import layout
-from chattts_studio.gui.window.auditions import AuditionControl
+from chattts_studio.gui.window.audition_control import AuditionControl
 from chattts_studio.gui.window.job_slot import LIVE_KINDS, JobSlot
 from chattts_studio.gui.window.messages import Messages
 from chattts_studio.gui.window.model_control import ModelControl
 from chattts_studio.gui.window.persistence import Persistence
-from chattts_studio.gui.window.synthesis import SynthesisControl
+from chattts_studio.gui.window.synthesis_control import SynthesisControl
 from chattts_studio.gui.worker.host import WorkerHost
 from chattts_studio.gui.worker.jobs import Job
 

@@ -19,7 +19,7 @@ from chattts_studio.gui.window.messages import Messages
 from chattts_studio.gui.window.script_mode import TurnPause
 
 if TYPE_CHECKING:
-    from chattts_studio.gui.project.control import ProjectControl
+    from chattts_studio.gui.project.project_control import ProjectControl
 
 # The text and the settings are written this long after the last change, so a crash loses at
 # most that much typing and a keystroke never waits for the disk.
@@ -81,7 +81,7 @@ class Persistence(QObject):
 
     def _projects(self) -> "ProjectControl | None":
         """The window's segment editor part, when it has one (made before restore)."""
-        from chattts_studio.gui.project.control import ProjectControl
+        from chattts_studio.gui.project.project_control import ProjectControl
 
         projects = getattr(self.window, "projects", None)
         return projects if isinstance(projects, ProjectControl) else None

@@ -339,7 +339,7 @@ def test_every_writer_gives_the_mode_a_plain_open_gives(
     from chattts_studio.core.atomic import write_with
     from chattts_studio.core.audio.output import save
     from chattts_studio.core.results.history import HistoryStore
-    from chattts_studio.core.results.store import AUDIO, ENVELOPE, META
+    from chattts_studio.core.results.result_store import AUDIO, ENVELOPE, META
     from chattts_studio.core.weights import hashcache
 
     monkeypatch.setenv("CHATTTS_STUDIO_HOME", str(tmp_path / "home"))

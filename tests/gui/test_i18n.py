@@ -127,7 +127,7 @@ WINDOW_CORE = (
     *("voices/speakers", "voices/speaker_file", "voices/clone", "voices/keep", "voices/blend"),
     *("text/dialogue", "text/lexicon", "voices/recorder", "text/chapters", "weights/download"),
     *("engine/engine", "engine/chattts/chat", "engine/request", "audio/stream_writer"),
-    *("audio/subtitles", "audio/m4b", "render/store"),
+    *("audio/subtitles", "audio/m4b", "render/segment_store"),
 )
 # Built with plain text on purpose: never shown (a temp file's cleanup is told why, nobody else).
 NEVER_SHOWN = {("audio/m4b", "abandoned")}

@@ -15,9 +15,9 @@ from chattts_studio.core.cluster import connect, plan_actors, ray_module, shutdo
 from chattts_studio.core.engine.cancel import CancelToken
 from chattts_studio.core.engine.onnxrt.choice import EngineKind
 from chattts_studio.core.errors import Cancelled, StudioError
+from chattts_studio.core.render.manifest.item_store import ItemEntry
 from chattts_studio.core.render.manifest.items import WorkItem
 from chattts_studio.core.render.manifest.run import ItemResult, ManifestJob, ManifestOptions
-from chattts_studio.core.render.manifest.store import ItemEntry
 from chattts_studio.core.services.render_manifest import ItemWorker
 
 MAX_RESTARTS = 3  # per actor; then it is left out of the run

@@ -21,9 +21,9 @@ import soundfile as sf
 from chattts_studio.core import SAMPLE_RATE
 from chattts_studio.core.engine.cancel import CancelToken
 from chattts_studio.core.errors import Cancelled, StudioError
+from chattts_studio.core.render.manifest.item_store import ItemEntry, ManifestStore, item_key
 from chattts_studio.core.render.manifest.items import WorkItem, speaker_id
-from chattts_studio.core.render.manifest.store import ItemEntry, ManifestStore, item_key
-from chattts_studio.core.render.store import digest
+from chattts_studio.core.render.segment_store import digest
 
 if TYPE_CHECKING:
     from chattts_studio.core.engine.batch.tickets import Delivery, Ticket

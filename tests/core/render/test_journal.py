@@ -12,8 +12,8 @@ import pytest
 
 from chattts_studio.core.errors import StudioError
 from chattts_studio.core.render.journal import JOURNAL, RenderFolder, journal_entries
-from chattts_studio.core.render.manifest.store import ManifestStore
-from chattts_studio.core.render.store import SegmentStore
+from chattts_studio.core.render.manifest.item_store import ManifestStore
+from chattts_studio.core.render.segment_store import SegmentStore
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from chattts_studio.core.engine.request import SynthesisRequest
 from chattts_studio.core.errors import Cancelled
 from chattts_studio.core.render.journal import JOURNAL
 from chattts_studio.core.render.manifest.cluster import ClusterRender
+from chattts_studio.core.render.manifest.item_store import OUTPUT, STORE, file_sha256
 from chattts_studio.core.render.manifest.items import (
     ManifestError,
     WorkItem,
@@ -34,7 +35,6 @@ from chattts_studio.core.render.manifest.run import (
     ManifestOptions,
     render_local,
 )
-from chattts_studio.core.render.manifest.store import OUTPUT, STORE, file_sha256
 from chattts_studio.core.voices.speakers import SpeakerLibrary
 from chattts_studio.core.voices.voice import Voice
 
@@ -594,7 +594,7 @@ def test_the_items_identity_names_the_engine_and_keeps_torchs(engine: Engine) ->
 
     from chattts_studio.core.engine.onnxrt.choice import EngineKind
     from chattts_studio.core.render.manifest.run import model_identity
-    from chattts_studio.core.render.store import digest
+    from chattts_studio.core.render.segment_store import digest
     from chattts_studio.core.weights.models import weights_identity
 
     loaded = engine.loaded

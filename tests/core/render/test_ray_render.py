@@ -16,9 +16,9 @@ from chattts_studio.core.engine.engine import Engine
 from chattts_studio.core.engine.onnxrt.choice import EngineKind, onnx_missing
 from chattts_studio.core.errors import StudioError
 from chattts_studio.core.render.manifest.cluster import ClusterRender, workers_engine
+from chattts_studio.core.render.manifest.item_store import OUTPUT, file_sha256
 from chattts_studio.core.render.manifest.items import read_manifest
 from chattts_studio.core.render.manifest.run import ManifestOptions
-from chattts_studio.core.render.manifest.store import OUTPUT, file_sha256
 from chattts_studio.core.services.render_manifest import render_manifest
 
 OPTIONS = ManifestOptions(format="flac")

@@ -32,7 +32,7 @@ from chattts_studio.core.errors import Cancelled
 from chattts_studio.core.render.book import RenderJob, RenderOptions, group_seed
 from chattts_studio.core.render.journal import JOURNAL
 from chattts_studio.core.render.output import Assembler
-from chattts_studio.core.render.store import STORE
+from chattts_studio.core.render.segment_store import STORE
 from chattts_studio.core.text.chapters import markdown_chapters, read_book, text_chapters
 
 FRAME = 256  # samples: one mel frame, 10.7 ms at 24 kHz

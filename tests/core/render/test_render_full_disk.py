@@ -14,7 +14,7 @@ from chattts_studio.core.errors import StudioError
 from chattts_studio.core.render import output as render_output
 from chattts_studio.core.render.book import RenderJob, RenderOptions
 from chattts_studio.core.render.output import Assembler
-from chattts_studio.core.render.store import STORE
+from chattts_studio.core.render.segment_store import STORE
 from chattts_studio.core.text.chapters import text_chapters
 
 BOOK = "第一章\n你好。今天好。\n\n第二章\n我们回家。\n"
@@ -119,7 +119,7 @@ def test_outputs_refused_by_the_disk_are_one_sentence(
     monkeypatch.setattr(render_output, "write_text_atomic", full)
     message = refused(engine, folder)
     assert message.startswith(f"Cannot write to {folder / 'chapters.json'}: the disk is full")
-    from chattts_studio.core.render import store as render_store
+    from chattts_studio.core.render import segment_store as render_store
 
     monkeypatch.setattr("chattts_studio.core.atomic.write_text_atomic", full)
     segments = render_store.SegmentStore(folder)

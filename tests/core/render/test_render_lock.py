@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from chattts_studio.core.errors import StudioError
-from chattts_studio.core.render.store import SegmentStore
+from chattts_studio.core.render.segment_store import SegmentStore
 
 
 def test_a_second_render_in_the_same_folder_is_refused_until_the_first_closes(
@@ -24,7 +24,7 @@ def test_a_second_render_in_the_same_folder_is_refused_until_the_first_closes(
     script = "\n".join(
         [
             "import sys",
-            "from chattts_studio.core.render.store import SegmentStore",
+            "from chattts_studio.core.render.segment_store import SegmentStore",
             "from chattts_studio.core.errors import StudioError",
             "try:",
             "    SegmentStore(sys.argv[1]).open()",

@@ -11,7 +11,7 @@ from audio_fakes import noise
 from disk_faults import enospc, files_under, fill, read_only, small_disk
 
 from chattts_studio.core.results.history import HistoryStore
-from chattts_studio.core.results.store import AUDIO, META, ResultStore
+from chattts_studio.core.results.result_store import AUDIO, META, ResultStore
 
 CHUNK = 24 * 512
 

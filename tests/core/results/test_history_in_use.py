@@ -11,7 +11,7 @@ import numpy as np
 from windows_rules import WindowsRules
 
 from chattts_studio.core.results.history import IN_USE, HistoryStore, leftover_sentence
-from chattts_studio.core.results.store import AUDIO, META, ResultStore
+from chattts_studio.core.results.result_store import AUDIO, META, ResultStore
 
 
 def finished(history: HistoryStore, samples: int = 4800) -> ResultStore:
@@ -115,7 +115,5 @@ def test_looking_for_leftovers_writes_nothing_into_a_folder_being_removed(
     assert sorted(p.name for p in store.folder.iterdir()) == names
     running = history.new()  # marked in use as it is made: never a leftover
     assert history.leftovers() == [store.folder]
-    assert history.clear(keep=None) == [] and sorted(history.folder.iterdir()) == [
-        running.folder
-    ]
+    assert history.clear(keep=None) == [] and sorted(history.folder.iterdir()) == [running.folder]
     running.delete()

@@ -27,7 +27,7 @@ from chattts_studio.core.results.envelope import (
     envelope_of,
 )
 from chattts_studio.core.results.history import HistoryStore
-from chattts_studio.core.results.store import ResultStore
+from chattts_studio.core.results.result_store import ResultStore
 from chattts_studio.core.services.synthesize import SynthesisJob, SynthesisOutcome
 from chattts_studio.gui.result.panel import ResultPanel
 

@@ -15,9 +15,9 @@ from chattts_studio.core.engine.engine import Engine
 from chattts_studio.core.engine.onnxrt.choice import EngineKind
 from chattts_studio.core.engine.request import SynthesisRequest
 from chattts_studio.core.render.book import RenderOptions, RenderProgress
+from chattts_studio.core.render.manifest.item_store import ItemEntry
 from chattts_studio.core.render.manifest.items import read_manifest
 from chattts_studio.core.render.manifest.run import ManifestJob, ManifestOptions, render_local
-from chattts_studio.core.render.manifest.store import ItemEntry
 from chattts_studio.core.services.render_book import (
     BookPlan,
     BookRendered,

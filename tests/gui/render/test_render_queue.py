@@ -12,7 +12,7 @@ from conftest import window_maker
 from PySide6.QtCore import Qt
 
 from chattts_studio.core.render.journal import JOURNAL
-from chattts_studio.core.render.store import STORE
+from chattts_studio.core.render.segment_store import STORE
 from chattts_studio.core.services.report import Progress
 from chattts_studio.gui.render import queue as render_queue
 from chattts_studio.gui.worker.jobs import JobKind

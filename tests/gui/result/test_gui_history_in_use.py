@@ -75,7 +75,7 @@ def test_a_result_the_history_cannot_keep_stays_shown_with_one_sentence(
 ) -> None:  # type: ignore[no-untyped-def]
     import errno
 
-    from chattts_studio.core.results.store import ResultStore
+    from chattts_studio.core.results.result_store import ResultStore
 
     def full(self, info=None) -> None:  # type: ignore[no-untyped-def]
         raise OSError(errno.ENOSPC, "No space left on device")

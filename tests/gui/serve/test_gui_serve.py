@@ -172,7 +172,7 @@ def test_a_render_queued_while_serving_waits_and_runs_when_serving_stops(  # typ
 def test_the_serving_port_is_chosen_saved_and_used(make_window, qtbot, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """Run > Serving port…: the port is kept in the settings, a new window reads it back, and
     serving listens on it (when it is free)."""
-    from chattts_studio.gui.serve import control as serve_control
+    from chattts_studio.gui.serve import serve_control as serve_control
 
     with socket.socket() as probe:  # a port that is free now
         probe.bind(("127.0.0.1", 0))

@@ -16,7 +16,7 @@ from pathlib import Path
 from chattts_studio.core.atomic import atomic_path, os_error_sentence, write_text_atomic
 from chattts_studio.core.errors import StudioError
 from chattts_studio.core.render.journal import RenderFolder, journal_entries
-from chattts_studio.core.render.store import digest
+from chattts_studio.core.render.segment_store import digest
 
 STORE = ".manifest"
 OUTPUT = "manifest.out.jsonl"

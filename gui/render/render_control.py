@@ -20,7 +20,7 @@ from chattts_studio.gui.common.actions import add_action
 from chattts_studio.gui.i18n import translate
 from chattts_studio.gui.panels.speakers import SpeakerPanel
 from chattts_studio.gui.render.queue import RenderQueue
-from chattts_studio.gui.serve.control import ServeControl
+from chattts_studio.gui.serve.serve_control import ServeControl
 from chattts_studio.gui.window.job_slot import JobSlot
 from chattts_studio.gui.window.messages import Messages
 from chattts_studio.gui.window.model_control import ModelControl

@@ -18,9 +18,9 @@ from chattts_studio.gui.panels.controls import ControlsPanel
 from chattts_studio.gui.panels.live import LivePanel
 from chattts_studio.gui.panels.speakers import SpeakerPanel
 from chattts_studio.gui.result.panel import ResultPanel
-from chattts_studio.gui.serve.control import ServeControl
+from chattts_studio.gui.serve.serve_control import ServeControl
 from chattts_studio.gui.voices.audition_dialog import AuditionDialog
-from chattts_studio.gui.voices.jobs import VoiceControl
+from chattts_studio.gui.voices.voice_control import VoiceControl
 from chattts_studio.gui.window.job_slot import JobSlot
 from chattts_studio.gui.window.messages import Messages
 from chattts_studio.gui.window.model_control import ModelControl

@@ -26,8 +26,8 @@ from chattts_studio.gui.panels.editor import EditorPanel
 from chattts_studio.gui.panels.live import LivePanel
 from chattts_studio.gui.panels.speakers import SpeakerPanel
 from chattts_studio.gui.result.panel import ResultPanel
-from chattts_studio.gui.serve.control import ServeControl
-from chattts_studio.gui.voices.jobs import VoiceControl
+from chattts_studio.gui.serve.serve_control import ServeControl
+from chattts_studio.gui.voices.voice_control import VoiceControl
 from chattts_studio.gui.window.job_slot import JobSlot
 from chattts_studio.gui.window.messages import Messages
 from chattts_studio.gui.window.model_control import ModelControl
@@ -138,7 +138,7 @@ class SynthesisControl(QObject):
 
     def synthesize(self) -> Job | None:
         refusal = self.serve.refusal()
-        if refusal is not None:  # the speech API owns the model (gui/serve/control.py)
+        if refusal is not None:  # the speech API owns the model (gui/serve/serve_control.py)
             self.messages.show(refusal)
             return None
         if self.jobs.current is not None and not self.jobs.will_be_free():

@@ -31,8 +31,8 @@ from chattts_studio.gui.project.exporting import export_chosen
 from chattts_studio.gui.project.panel import ProjectPanel
 from chattts_studio.gui.project.rows import SegmentRow, build_rows
 from chattts_studio.gui.result.panel import ResultPanel
-from chattts_studio.gui.serve.control import ServeControl
-from chattts_studio.gui.voices.jobs import VoiceControl
+from chattts_studio.gui.serve.serve_control import ServeControl
+from chattts_studio.gui.voices.voice_control import VoiceControl
 from chattts_studio.gui.window.job_slot import JobSlot
 from chattts_studio.gui.window.messages import Messages
 from chattts_studio.gui.window.model_control import ModelControl
