@@ -171,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     app = application()
     window = open_window(args.model, file, instance_name)
-    from chattts_studio.gui.window.messages import error_sentence
+    from chattts_studio.gui.control.messages import error_sentence
 
     previous = sys.excepthook
 

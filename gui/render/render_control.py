@@ -17,13 +17,13 @@ from chattts_studio.core.services import render_job
 from chattts_studio.core.services.render_job import RenderDone, RenderSpec
 from chattts_studio.core.services.report import Progress
 from chattts_studio.gui.common.actions import add_action
+from chattts_studio.gui.control.job_slot import JobSlot
+from chattts_studio.gui.control.messages import Messages
+from chattts_studio.gui.control.model_control import ModelControl
 from chattts_studio.gui.i18n import translate
 from chattts_studio.gui.panels.speakers import SpeakerPanel
 from chattts_studio.gui.render.queue import RenderQueue
 from chattts_studio.gui.serve.serve_control import ServeControl
-from chattts_studio.gui.window.job_slot import JobSlot
-from chattts_studio.gui.window.messages import Messages
-from chattts_studio.gui.window.model_control import ModelControl
 from chattts_studio.gui.worker.host import WorkerHost
 from chattts_studio.gui.worker.jobs import CancelledOutcome, Failure, Job, JobKind
 from chattts_studio.gui.worker.ops import Op

@@ -21,12 +21,12 @@ from PySide6.QtWidgets import QInputDialog, QMenu, QWidget
 
 from chattts_studio.core.services import serve_session
 from chattts_studio.core.services.serve_session import ModelServing
+from chattts_studio.gui.control.job_slot import JobSlot
+from chattts_studio.gui.control.messages import Messages
+from chattts_studio.gui.control.model_control import ModelControl
 from chattts_studio.gui.i18n import core_text, translate
 from chattts_studio.gui.serve.panel import ServePanel
 from chattts_studio.gui.settings import Key, Settings
-from chattts_studio.gui.window.job_slot import JobSlot
-from chattts_studio.gui.window.messages import Messages
-from chattts_studio.gui.window.model_control import ModelControl
 from chattts_studio.gui.worker.host import WorkerHost
 from chattts_studio.gui.worker.jobs import Job, JobKind
 from chattts_studio.gui.worker.ops import ModelUse, Op

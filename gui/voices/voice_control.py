@@ -17,6 +17,9 @@ from chattts_studio.core.services.synthesize import SynthesisJob
 from chattts_studio.core.voices.speakers import SpeakerLibrary
 from chattts_studio.core.voices.voice import Voice
 from chattts_studio.gui.common.notices import MessageLabel
+from chattts_studio.gui.control.job_slot import JobSlot
+from chattts_studio.gui.control.messages import Messages
+from chattts_studio.gui.control.model_control import ModelControl
 from chattts_studio.gui.i18n import core_text, translate
 from chattts_studio.gui.panels.controls import ControlsPanel
 from chattts_studio.gui.panels.editor import EditorPanel
@@ -24,16 +27,13 @@ from chattts_studio.gui.panels.lexicon import LexiconPanel
 from chattts_studio.gui.panels.live import LivePanel
 from chattts_studio.gui.panels.speakers import SpeakerPanel
 from chattts_studio.gui.result.panel import ResultPanel
-from chattts_studio.gui.voices.voice_dialog import Recording, VoiceDialog
-from chattts_studio.gui.window.job_slot import JobSlot
-from chattts_studio.gui.window.messages import Messages
-from chattts_studio.gui.window.model_control import ModelControl
-from chattts_studio.gui.window.script_mode import (
+from chattts_studio.gui.voices.script_mode import (
     ScriptHighlighter,
     TurnPause,
     check_script,
     script_problem,
 )
+from chattts_studio.gui.voices.voice_dialog import Recording, VoiceDialog
 from chattts_studio.gui.worker.host import WorkerHost
 from chattts_studio.gui.worker.jobs import Job, JobKind
 from chattts_studio.gui.worker.ops import Op

@@ -1,2 +1,2 @@
-"""The main window: its layout, turning clicks into worker requests, showing each outcome, the
-script mode and the model dialog."""
+"""The main window: its layout, what it keeps between runs, and the controls that turn its
+clicks into jobs (synthesis, auditions)."""

@@ -12,6 +12,9 @@ from chattts_studio.core.services import audition
 from chattts_studio.core.services.audition import AuditionJob, Candidate, SeedSpeaker
 from chattts_studio.core.services.report import Progress
 from chattts_studio.gui.common.notices import plural
+from chattts_studio.gui.control.job_slot import JobSlot
+from chattts_studio.gui.control.messages import Messages
+from chattts_studio.gui.control.model_control import ModelControl
 from chattts_studio.gui.i18n import core_text, translate
 from chattts_studio.gui.panels.blend import BlendDialog
 from chattts_studio.gui.panels.controls import ControlsPanel
@@ -21,9 +24,6 @@ from chattts_studio.gui.result.panel import ResultPanel
 from chattts_studio.gui.serve.serve_control import ServeControl
 from chattts_studio.gui.voices.audition_dialog import AuditionDialog
 from chattts_studio.gui.voices.voice_control import VoiceControl
-from chattts_studio.gui.window.job_slot import JobSlot
-from chattts_studio.gui.window.messages import Messages
-from chattts_studio.gui.window.model_control import ModelControl
 from chattts_studio.gui.worker.host import WorkerHost
 from chattts_studio.gui.worker.jobs import CancelledOutcome, Failure, Job, JobKind
 from chattts_studio.gui.worker.ops import Op

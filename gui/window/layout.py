@@ -21,6 +21,8 @@ from PySide6.QtWidgets import (
 from chattts_studio.core import platforms
 from chattts_studio.gui import desktop_entry, i18n
 from chattts_studio.gui.common.actions import Slot, add_action
+from chattts_studio.gui.control.messages import Messages
+from chattts_studio.gui.control.model_control import ModelControl
 from chattts_studio.gui.i18n import translate
 from chattts_studio.gui.panels.controls import ControlsPanel
 from chattts_studio.gui.panels.editor import EditorPanel
@@ -32,8 +34,6 @@ from chattts_studio.gui.serve.serve_control import ServeControl
 from chattts_studio.gui.settings import Key, Settings
 from chattts_studio.gui.voices.voice_control import VoiceControl
 from chattts_studio.gui.window.audition_control import AuditionControl
-from chattts_studio.gui.window.messages import Messages
-from chattts_studio.gui.window.model_control import ModelControl
 from chattts_studio.gui.window.synthesis_control import SynthesisControl
 
 SYSTEM_LANGUAGE: str = QT_TRANSLATE_NOOP("Window", "System language ({language})")  # type: ignore[assignment]  # stub says object; it returns the text

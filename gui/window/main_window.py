@@ -17,6 +17,9 @@ from PySide6.QtGui import QCloseEvent, QShowEvent
 from PySide6.QtWidgets import QApplication, QMainWindow
 
 from chattts_studio.gui.common import dialogs
+from chattts_studio.gui.control.job_slot import LIVE_KINDS, JobSlot
+from chattts_studio.gui.control.messages import Messages
+from chattts_studio.gui.control.model_control import ModelControl
 from chattts_studio.gui.i18n import core_text, translate
 from chattts_studio.gui.panels.controls import ControlsPanel
 from chattts_studio.gui.panels.editor import EditorPanel
@@ -32,9 +35,6 @@ from chattts_studio.gui.settings import Key, Settings
 from chattts_studio.gui.voices.voice_control import VoiceControl
 from chattts_studio.gui.window import layout
 from chattts_studio.gui.window.audition_control import AuditionControl
-from chattts_studio.gui.window.job_slot import LIVE_KINDS, JobSlot
-from chattts_studio.gui.window.messages import Messages
-from chattts_studio.gui.window.model_control import ModelControl
 from chattts_studio.gui.window.persistence import Persistence
 from chattts_studio.gui.window.synthesis_control import SynthesisControl
 from chattts_studio.gui.worker.host import WorkerHost

@@ -9,14 +9,14 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QByteArray, QObject, QTimer, SignalInstance
 from PySide6.QtWidgets import QWidget
 
+from chattts_studio.gui.control.messages import Messages
 from chattts_studio.gui.draft import DraftKeeper, load_draft
 from chattts_studio.gui.panels.controls import ControlsPanel
 from chattts_studio.gui.panels.editor import EditorPanel
 from chattts_studio.gui.panels.speakers import SpeakerPanel
 from chattts_studio.gui.result.panel import ResultPanel
 from chattts_studio.gui.settings import Key, Settings
-from chattts_studio.gui.window.messages import Messages
-from chattts_studio.gui.window.script_mode import TurnPause
+from chattts_studio.gui.voices.script_mode import TurnPause
 
 if TYPE_CHECKING:
     from chattts_studio.gui.project.project_control import ProjectControl

@@ -449,7 +449,7 @@ def test_export_and_import_the_speaker_library(qtbot, make_window, monkeypatch, 
 def test_a_speaker_library_from_a_newer_version_is_reported_and_kept(
     qtbot, make_window, home, monkeypatch
 ) -> None:  # type: ignore[no-untyped-def]
-    from chattts_studio.gui.window.messages import Messages
+    from chattts_studio.gui.control.messages import Messages
 
     shown: list[str] = []
     real = Messages.show

@@ -19,15 +19,15 @@ from chattts_studio.gui.common.notices import (
     set_banner_dismissed,
 )
 from chattts_studio.gui.common.theme import notifier, warning_colour
+from chattts_studio.gui.control.job_slot import JobSlot
+from chattts_studio.gui.control.messages import Messages, error_sentence
+from chattts_studio.gui.control.model_dialog import ModelDialog
 from chattts_studio.gui.i18n import core_text, model_label, translate
 from chattts_studio.gui.panels.controls import ControlsPanel
 from chattts_studio.gui.panels.engine_choice import engine_label
 from chattts_studio.gui.panels.live import LivePanel, stage_text
 from chattts_studio.gui.result.panel import ResultPanel
 from chattts_studio.gui.settings import Key, Settings
-from chattts_studio.gui.window.job_slot import JobSlot
-from chattts_studio.gui.window.messages import Messages, error_sentence
-from chattts_studio.gui.window.model_dialog import ModelDialog
 from chattts_studio.gui.worker.host import WorkerHost
 from chattts_studio.gui.worker.jobs import CancelledOutcome, Failure, Job, JobKind, Started
 from chattts_studio.gui.worker.ops import ModelUse, Op

@@ -12,9 +12,9 @@ from collections.abc import Callable
 from PySide6.QtCore import QObject, Signal
 
 from chattts_studio.core.services.report import Progress
+from chattts_studio.gui.control.messages import Messages, error_sentence
 from chattts_studio.gui.i18n import core_text, translate
 from chattts_studio.gui.panels.live import LivePanel
-from chattts_studio.gui.window.messages import Messages, error_sentence
 from chattts_studio.gui.worker.host import WorkerHost
 from chattts_studio.gui.worker.jobs import (
     CancelledOutcome,
