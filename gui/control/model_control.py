@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal
-from PySide6.QtWidgets import QProgressBar, QPushButton, QWidget
+from PySide6.QtWidgets import QProgressBar, QPushButton
 
 from chattts_studio.core.services import model_jobs
 from chattts_studio.core.services.model_jobs import DeviceProbe, LoadSpec
@@ -19,16 +19,13 @@ from chattts_studio.gui.common.notices import (
     set_banner_dismissed,
 )
 from chattts_studio.gui.common.theme import notifier, warning_colour
-from chattts_studio.gui.control.job_slot import JobSlot
-from chattts_studio.gui.control.messages import Messages, error_sentence
+from chattts_studio.gui.control.context import WindowContext
+from chattts_studio.gui.control.messages import error_sentence
 from chattts_studio.gui.control.model_dialog import ModelDialog
 from chattts_studio.gui.i18n import core_text, model_label, translate
-from chattts_studio.gui.panels.controls import ControlsPanel
 from chattts_studio.gui.panels.engine_choice import engine_label
-from chattts_studio.gui.panels.live import LivePanel, stage_text
-from chattts_studio.gui.result.panel import ResultPanel
-from chattts_studio.gui.settings import Key, Settings
-from chattts_studio.gui.worker.host import WorkerHost
+from chattts_studio.gui.panels.live import stage_text
+from chattts_studio.gui.settings import Key
 from chattts_studio.gui.worker.jobs import CancelledOutcome, Failure, Job, JobKind, Started
 from chattts_studio.gui.worker.ops import ModelUse, Op
 
@@ -43,20 +40,13 @@ BANNER_SITUATION = "official weights missing"
 class ModelControl(QObject):
     loaded_changed = Signal()
 
-    def __init__(
-        self,
-        window: QWidget,
-        settings: Settings,
-        host: WorkerHost,
-        jobs: JobSlot,
-        messages: Messages,
-        controls: ControlsPanel,
-        live: LivePanel,
-        result: ResultPanel,
-    ) -> None:
+    def __init__(self, context: WindowContext) -> None:
+        window = context.window
         super().__init__(window)
-        self.window, self.settings, self.host, self.jobs = window, settings, host, jobs
-        self.messages, self.controls, self.live, self.result = messages, controls, live, result
+        self.window, self.settings, self.host = window, context.settings, context.host
+        self.jobs, self.messages = context.jobs, context.messages
+        panels = context.panels
+        self.controls, self.live, self.result = panels.controls, panels.live, panels.result
         self.loaded: LoadedModel | None = None
         self.name = ""
         self.dialog = ModelDialog(window)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QKeySequence
-from PySide6.QtWidgets import QMainWindow, QMenu
+from PySide6.QtWidgets import QMenu
 
 from chattts_studio.core.engine.request import SynthesisRequest
 from chattts_studio.core.errors import AudioError, StudioError
@@ -24,19 +24,15 @@ from chattts_studio.core.text.prepare import check_text
 from chattts_studio.gui.common import dialogs
 from chattts_studio.gui.common.actions import add_action
 from chattts_studio.gui.common.tasks import in_background
-from chattts_studio.gui.control.job_slot import JobSlot
-from chattts_studio.gui.control.messages import Messages
+from chattts_studio.gui.control.context import WindowContext
 from chattts_studio.gui.control.model_control import ModelControl
 from chattts_studio.gui.i18n import core_text, translate
-from chattts_studio.gui.panels.speakers import SpeakerPanel
 from chattts_studio.gui.project import said
 from chattts_studio.gui.project.exporting import export_chosen
 from chattts_studio.gui.project.panel import ProjectPanel
 from chattts_studio.gui.project.rows import SegmentRow, build_rows
-from chattts_studio.gui.result.panel import ResultPanel
 from chattts_studio.gui.serve.serve_control import ServeControl
 from chattts_studio.gui.voices.voice_control import VoiceControl
-from chattts_studio.gui.worker.host import WorkerHost
 from chattts_studio.gui.worker.jobs import CancelledOutcome, Failure, Job, JobKind
 from chattts_studio.gui.worker.ops import Op
 
@@ -51,21 +47,20 @@ class ProjectControl(QObject):
 
     def __init__(
         self,
-        window: QMainWindow,
-        host: WorkerHost,
-        jobs: JobSlot,
-        messages: Messages,
-        parts: tuple[ModelControl, VoiceControl, ServeControl],
-        panels: tuple[SpeakerPanel, ResultPanel],
+        context: WindowContext,
+        *,
+        model: ModelControl,
+        voices: VoiceControl,
+        serve: ServeControl,
         settings_request: SettingsRequest,
-        text_source: Callable[[], str],
     ) -> None:
-        super().__init__(window)
-        self.window, self.host, self.jobs, self.messages = window, host, jobs, messages
+        super().__init__(context.window)
+        self.window, self.host, self.jobs = context.window, context.host, context.jobs
+        self.messages = context.messages
         self._warned: set[tuple[Path, str]] = set()  # the project's warnings already shown
-        self.model, self.voices, self.serve = parts
-        self.speakers, self.result = panels
-        self.settings_request, self.text_source = settings_request, text_source
+        self.model, self.voices, self.serve = model, voices, serve
+        self.speakers, self.result = context.panels.speakers, context.panels.result
+        self.settings_request, self.text_source = settings_request, context.panels.editor.text
         self.panel = ProjectPanel()
         self.project: Project | None = None
         self.folder: Path | None = None

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QKeySequence
-from PySide6.QtWidgets import QDockWidget, QMainWindow, QMenu
+from PySide6.QtWidgets import QDockWidget, QMenu
 
 from chattts_studio.core.engine.request import AUTO_BATCH_MAX, SynthesisRequest
 from chattts_studio.core.render.book import RenderOptions
@@ -17,14 +17,11 @@ from chattts_studio.core.services import render_job
 from chattts_studio.core.services.render_job import RenderDone, RenderSpec
 from chattts_studio.core.services.report import Progress
 from chattts_studio.gui.common.actions import add_action
-from chattts_studio.gui.control.job_slot import JobSlot
-from chattts_studio.gui.control.messages import Messages
+from chattts_studio.gui.control.context import WindowContext
 from chattts_studio.gui.control.model_control import ModelControl
 from chattts_studio.gui.i18n import translate
-from chattts_studio.gui.panels.speakers import SpeakerPanel
 from chattts_studio.gui.render.queue import RenderQueue
 from chattts_studio.gui.serve.serve_control import ServeControl
-from chattts_studio.gui.worker.host import WorkerHost
 from chattts_studio.gui.worker.jobs import CancelledOutcome, Failure, Job, JobKind
 from chattts_studio.gui.worker.ops import Op
 
@@ -35,22 +32,20 @@ SettingsRequest = Callable[[str], SynthesisRequest]
 class RenderControl(QObject):
     def __init__(
         self,
-        window: QMainWindow,
-        host: WorkerHost,
-        jobs: JobSlot,
-        messages: Messages,
-        parts: tuple[ModelControl, ServeControl],
-        speakers: SpeakerPanel,
+        context: WindowContext,
+        *,
+        model: ModelControl,
+        serve: ServeControl,
         settings_request: SettingsRequest,
-        text_source: Callable[[], str],
     ) -> None:
+        window, jobs, messages = context.window, context.jobs, context.messages
         super().__init__(window)
-        self.host, self.jobs, self.messages = host, jobs, messages
-        self.model, self.serve = parts
-        self.speakers, self.settings_request = speakers, settings_request
+        self.host, self.jobs, self.messages = context.host, jobs, messages
+        self.model, self.serve = model, serve
+        self.speakers, self.settings_request = context.panels.speakers, settings_request
         queue = self.queue = RenderQueue()
         queue.spec_for = self._spec
-        queue.text_source = text_source
+        queue.text_source = context.panels.editor.text
         dock = self.dock = QDockWidget(translate("RenderJobs", "Render queue"), window)
         dock.setObjectName("renderQueueDock")  # its place and visibility are saved
         dock.setWidget(queue)

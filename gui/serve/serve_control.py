@@ -17,17 +17,15 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QInputDialog, QMenu, QWidget
+from PySide6.QtWidgets import QInputDialog, QMenu
 
 from chattts_studio.core.services import serve_session
 from chattts_studio.core.services.serve_session import ModelServing
-from chattts_studio.gui.control.job_slot import JobSlot
-from chattts_studio.gui.control.messages import Messages
+from chattts_studio.gui.control.context import WindowContext
 from chattts_studio.gui.control.model_control import ModelControl
 from chattts_studio.gui.i18n import core_text, translate
 from chattts_studio.gui.serve.panel import ServePanel
-from chattts_studio.gui.settings import Key, Settings
-from chattts_studio.gui.worker.host import WorkerHost
+from chattts_studio.gui.settings import Key
 from chattts_studio.gui.worker.jobs import Job, JobKind
 from chattts_studio.gui.worker.ops import ModelUse, Op
 
@@ -40,25 +38,18 @@ POLL_MS = 500
 class ServeControl(QObject):
     ended = Signal()  # serving stopped: the model is the window's again
 
-    def __init__(
-        self,
-        window: QWidget,
-        settings: Settings,
-        host: WorkerHost,
-        jobs: JobSlot,
-        messages: Messages,
-        model: ModelControl,
-    ) -> None:
+    def __init__(self, context: WindowContext, model: ModelControl) -> None:
+        window = context.window
         super().__init__(window)
-        self.window, self.settings, self.host, self.jobs = window, settings, host, jobs
-        self.messages, self.model = messages, model
+        self.window, self.settings, self.host = window, context.settings, context.host
+        self.jobs, self.messages, self.model = context.jobs, context.messages, model
         # The saved port, taken when free, else the system picks one (the URL shows which).
-        self.port = min(65535, max(1, settings.number(Key.SERVE_PORT)))
+        self.port = min(65535, max(1, self.settings.number(Key.SERVE_PORT)))
         self.session: ServeSession | None = None
         self.panel = ServePanel()
         self.timer = QTimer(self)
         self.timer.setInterval(POLL_MS)
-        worker = host.worker
+        worker = self.host.worker
         worker.serving_ended.connect(self._serving_ended)
         self.timer.timeout.connect(self._poll)
         self.panel.stop_requested.connect(lambda: self.toggle(False))

@@ -7,7 +7,6 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QWidget
 
 from chattts_studio.core.engine.request import SynthesisRequest
 from chattts_studio.core.errors import StudioError
@@ -17,16 +16,10 @@ from chattts_studio.core.services.synthesize import SynthesisJob
 from chattts_studio.core.voices.speakers import SpeakerLibrary
 from chattts_studio.core.voices.voice import Voice
 from chattts_studio.gui.common.notices import MessageLabel
-from chattts_studio.gui.control.job_slot import JobSlot
-from chattts_studio.gui.control.messages import Messages
+from chattts_studio.gui.control.context import WindowContext
 from chattts_studio.gui.control.model_control import ModelControl
 from chattts_studio.gui.i18n import core_text, translate
-from chattts_studio.gui.panels.controls import ControlsPanel
-from chattts_studio.gui.panels.editor import EditorPanel
 from chattts_studio.gui.panels.lexicon import LexiconPanel
-from chattts_studio.gui.panels.live import LivePanel
-from chattts_studio.gui.panels.speakers import SpeakerPanel
-from chattts_studio.gui.result.panel import ResultPanel
 from chattts_studio.gui.voices.script_mode import (
     ScriptHighlighter,
     TurnPause,
@@ -34,7 +27,6 @@ from chattts_studio.gui.voices.script_mode import (
     script_problem,
 )
 from chattts_studio.gui.voices.voice_dialog import Recording, VoiceDialog
-from chattts_studio.gui.worker.host import WorkerHost
 from chattts_studio.gui.worker.jobs import Job, JobKind
 from chattts_studio.gui.worker.ops import Op
 
@@ -42,18 +34,14 @@ AUDITION_SEGMENT = 80
 
 
 class VoiceControl(QObject):
-    def __init__(
-        self,
-        window: QWidget,
-        host: WorkerHost,
-        jobs: JobSlot,
-        messages: Messages,
-        model: ModelControl,
-        panels: tuple[EditorPanel, ControlsPanel, SpeakerPanel, ResultPanel, LivePanel],
-    ) -> None:
+    def __init__(self, context: WindowContext, model: ModelControl) -> None:
+        window = context.window
         super().__init__(window)
-        self.host, self.jobs, self.messages, self.model = host, jobs, messages, model
-        self.editor, self.controls, self.speakers, self.result, self.live = panels
+        self.host, self.jobs, self.messages = context.host, context.jobs, context.messages
+        self.model = model
+        panels = context.panels
+        self.editor, self.controls, self.speakers = panels.editor, panels.controls, panels.speakers
+        self.result, self.live = panels.result, panels.live
         self.voice_dialog = VoiceDialog(self.result.player, window)
         self.lexicon = LexiconPanel(self.editor.text)
         self.script_action = QAction(translate("Voices", "S&cript mode (Name: text lines)"), window)

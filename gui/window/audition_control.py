@@ -5,26 +5,19 @@ whose outcome goes back to the dialog that asked."""
 from collections.abc import Callable
 
 from PySide6.QtCore import QObject
-from PySide6.QtWidgets import QWidget
 
 from chattts_studio.core.errors import StudioError
 from chattts_studio.core.services import audition
 from chattts_studio.core.services.audition import AuditionJob, Candidate, SeedSpeaker
 from chattts_studio.core.services.report import Progress
 from chattts_studio.gui.common.notices import plural
-from chattts_studio.gui.control.job_slot import JobSlot
-from chattts_studio.gui.control.messages import Messages
+from chattts_studio.gui.control.context import WindowContext
 from chattts_studio.gui.control.model_control import ModelControl
 from chattts_studio.gui.i18n import core_text, translate
 from chattts_studio.gui.panels.blend import BlendDialog
-from chattts_studio.gui.panels.controls import ControlsPanel
-from chattts_studio.gui.panels.live import LivePanel
-from chattts_studio.gui.panels.speakers import SpeakerPanel
-from chattts_studio.gui.result.panel import ResultPanel
 from chattts_studio.gui.serve.serve_control import ServeControl
 from chattts_studio.gui.voices.audition_dialog import AuditionDialog
 from chattts_studio.gui.voices.voice_control import VoiceControl
-from chattts_studio.gui.worker.host import WorkerHost
 from chattts_studio.gui.worker.jobs import CancelledOutcome, Failure, Job, JobKind
 from chattts_studio.gui.worker.ops import Op
 
@@ -35,18 +28,20 @@ Wait = Callable[[Callable[[], object], bool], None]
 class AuditionControl(QObject):
     def __init__(
         self,
-        window: QWidget,
-        host: WorkerHost,
-        jobs: JobSlot,
-        messages: Messages,
-        parts: tuple[ModelControl, VoiceControl, ServeControl],
-        panels: tuple[ControlsPanel, SpeakerPanel, ResultPanel, LivePanel],
+        context: WindowContext,
+        *,
+        model: ModelControl,
+        voices: VoiceControl,
+        serve: ServeControl,
         wait: Wait,
     ) -> None:
+        window, messages = context.window, context.messages
         super().__init__(window)
-        self.host, self.jobs, self.messages, self.wait = host, jobs, messages, wait
-        self.model, self.voices, self.serve = parts
-        self.controls, self.speakers, result, self.live = panels
+        self.host, self.jobs, self.messages, self.wait = context.host, context.jobs, messages, wait
+        self.model, self.voices, self.serve = model, voices, serve
+        panels = context.panels
+        self.controls, self.speakers, result = panels.controls, panels.speakers, panels.result
+        self.live = panels.live
         self.dialog = AuditionDialog(result.player, window)
         self.blend_dialog = BlendDialog(self.speakers, result.player, window)
         self.dialog.generate_requested.connect(self._audition)

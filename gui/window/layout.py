@@ -21,15 +21,11 @@ from PySide6.QtWidgets import (
 from chattts_studio.core import platforms
 from chattts_studio.gui import desktop_entry, i18n
 from chattts_studio.gui.common.actions import Slot, add_action
+from chattts_studio.gui.control.context import Panels
 from chattts_studio.gui.control.messages import Messages
 from chattts_studio.gui.control.model_control import ModelControl
 from chattts_studio.gui.i18n import translate
-from chattts_studio.gui.panels.controls import ControlsPanel
-from chattts_studio.gui.panels.editor import EditorPanel
-from chattts_studio.gui.panels.live import LivePanel
-from chattts_studio.gui.panels.speakers import SpeakerPanel
 from chattts_studio.gui.resources import sample_text
-from chattts_studio.gui.result.panel import ResultPanel
 from chattts_studio.gui.serve.serve_control import ServeControl
 from chattts_studio.gui.settings import Key, Settings
 from chattts_studio.gui.voices.voice_control import VoiceControl
@@ -37,8 +33,6 @@ from chattts_studio.gui.window.audition_control import AuditionControl
 from chattts_studio.gui.window.synthesis_control import SynthesisControl
 
 SYSTEM_LANGUAGE: str = QT_TRANSLATE_NOOP("Window", "System language ({language})")  # type: ignore[assignment]  # stub says object; it returns the text
-
-Panels = tuple[EditorPanel, ControlsPanel, SpeakerPanel, ResultPanel, LivePanel]
 
 
 def scrolling(page: QWidget) -> QScrollArea:
@@ -70,7 +64,8 @@ def central(
     serve: ServeControl,
     segments: QWidget,
 ) -> Body:
-    editor, controls, speakers, result, live = panels
+    editor, controls, speakers = panels.editor, panels.controls, panels.speakers
+    result, live = panels.result, panels.live
     # The run row: what is loaded, the load's progress, and every outcome the user must see,
     # beside the Synthesize button (the status bar may be below the screen's edge). Fixed
     # heights and elided text: a model name or a message never moves the splitter.
@@ -166,7 +161,7 @@ def add_menus(
     open_text: Slot,
 ) -> Actions:
     model, synthesis, auditions, voices, serve = parts
-    editor, _controls, speakers, result, _live = panels
+    editor, speakers, result = panels.editor, panels.speakers, panels.result
     bar = window.menuBar()
 
     def item(

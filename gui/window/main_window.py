@@ -17,6 +17,7 @@ from PySide6.QtGui import QCloseEvent, QShowEvent
 from PySide6.QtWidgets import QApplication, QMainWindow
 
 from chattts_studio.gui.common import dialogs
+from chattts_studio.gui.control.context import Panels, WindowContext
 from chattts_studio.gui.control.job_slot import LIVE_KINDS, JobSlot
 from chattts_studio.gui.control.messages import Messages
 from chattts_studio.gui.control.model_control import ModelControl
@@ -81,14 +82,10 @@ class MainWindow(QMainWindow):
         # After the menus (Render comes after Help, as before) and before restore: the dock's
         # saved place applies to it.
         self.render_jobs = RenderControl(
-            self,
-            self.host,
-            self.jobs,
-            self.messages,
-            (self.model, self.serve),
-            self.speakers,
-            self.synthesis.settings_request,
-            self.editor.text,
+            self.context,
+            model=self.model,
+            serve=self.serve,
+            settings_request=self.synthesis.settings_request,
         )
         self._connect()
         self.persistence.restore()
@@ -101,42 +98,30 @@ class MainWindow(QMainWindow):
         self.live = LivePanel(self.host.live)
         self.speakers = SpeakerPanel()
         self.result = ResultPanel()
-        self.panels = (self.editor, self.controls, self.speakers, self.result, self.live)
+        self.panels = Panels(self.editor, self.controls, self.speakers, self.result, self.live)
 
     def _parts(self) -> None:
         host, panels = self.host, self.panels
         self.messages = messages = Messages()
-        self.jobs = jobs = JobSlot(self, host, messages, self.live)
-        self.model = ModelControl(
-            self, self.settings, host, jobs, messages, self.controls, self.live, self.result
+        self.jobs = JobSlot(self, host, messages, self.live)
+        context = self.context = WindowContext(
+            self, self.settings, host, self.jobs, messages, panels
         )
-        self.serve = ServeControl(self, self.settings, host, jobs, messages, self.model)
-        self.voices = VoiceControl(self, host, jobs, messages, self.model, panels)
-        self.synthesis = SynthesisControl(
-            self, host, jobs, messages, self.model, self.voices, self.serve, panels
-        )
+        self.model = model = ModelControl(context)
+        self.serve = serve = ServeControl(context, model)
+        self.voices = voices = VoiceControl(context, model)
+        self.synthesis = SynthesisControl(context, model=model, voices=voices, serve=serve)
         self.auditions = AuditionControl(
-            self,
-            host,
-            jobs,
-            messages,
-            (self.model, self.voices, self.serve),
-            (self.controls, self.speakers, self.result, self.live),
-            self.synthesis.wait_for_worker,
+            context, model=model, voices=voices, serve=serve, wait=self.synthesis.wait_for_worker
         )
         self.projects = ProjectControl(
-            self,
-            host,
-            jobs,
-            messages,
-            (self.model, self.voices, self.serve),
-            (self.speakers, self.result),
-            self.synthesis.settings_request,
-            self.editor.text,
+            context,
+            model=model,
+            voices=voices,
+            serve=serve,
+            settings_request=self.synthesis.settings_request,
         )
-        self.persistence = Persistence(
-            self, self.settings, messages, panels[:4], self.voices.turn_pause
-        )
+        self.persistence = Persistence(context, self.voices.turn_pause)
 
     def showEvent(self, event: QShowEvent) -> None:  # Qt's name
         """Shown: the worker starts (torch, the devices, then the jobs asked for) as soon as

@@ -7,15 +7,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QByteArray, QObject, QTimer, SignalInstance
-from PySide6.QtWidgets import QWidget
 
-from chattts_studio.gui.control.messages import Messages
+from chattts_studio.gui.control.context import WindowContext
 from chattts_studio.gui.draft import DraftKeeper, load_draft
-from chattts_studio.gui.panels.controls import ControlsPanel
-from chattts_studio.gui.panels.editor import EditorPanel
-from chattts_studio.gui.panels.speakers import SpeakerPanel
-from chattts_studio.gui.result.panel import ResultPanel
-from chattts_studio.gui.settings import Key, Settings
+from chattts_studio.gui.settings import Key
 from chattts_studio.gui.voices.script_mode import TurnPause
 
 if TYPE_CHECKING:
@@ -27,17 +22,12 @@ PERSIST_DELAY_MS = 1_500
 
 
 class Persistence(QObject):
-    def __init__(
-        self,
-        window: QWidget,
-        settings: Settings,
-        messages: Messages,
-        panels: tuple[EditorPanel, ControlsPanel, SpeakerPanel, ResultPanel],
-        turn_pause: TurnPause,
-    ) -> None:
-        super().__init__(window)
-        self.window, self.settings, self.messages = window, settings, messages
-        self.editor, self.controls, self.speakers, self.result = panels
+    def __init__(self, context: WindowContext, turn_pause: TurnPause) -> None:
+        super().__init__(context.window)
+        self.window, self.settings = context.window, context.settings
+        self.messages, panels = context.messages, context.panels
+        self.editor, self.controls, self.speakers = panels.editor, panels.controls, panels.speakers
+        self.result = panels.result
         self.turn_pause = turn_pause
         self.saved_draft = ""  # the editor text as last written to the data folder
         self.draft_problem: str | None = None

@@ -20,18 +20,11 @@ from chattts_studio.core.services import synthesize as synthesis
 from chattts_studio.core.services.synthesize import SynthesisOutcome
 from chattts_studio.core.text.prepare import check_text
 from chattts_studio.gui.common.notices import figure, plural
-from chattts_studio.gui.control.job_slot import JobSlot
-from chattts_studio.gui.control.messages import Messages
+from chattts_studio.gui.control.context import WindowContext
 from chattts_studio.gui.control.model_control import ModelControl
 from chattts_studio.gui.i18n import core_text, translate
-from chattts_studio.gui.panels.controls import ControlsPanel
-from chattts_studio.gui.panels.editor import EditorPanel
-from chattts_studio.gui.panels.live import LivePanel
-from chattts_studio.gui.panels.speakers import SpeakerPanel
-from chattts_studio.gui.result.panel import ResultPanel
 from chattts_studio.gui.serve.serve_control import ServeControl
 from chattts_studio.gui.voices.voice_control import VoiceControl
-from chattts_studio.gui.worker.host import WorkerHost
 from chattts_studio.gui.worker.jobs import CancelledOutcome, Failure, Job, JobKind
 from chattts_studio.gui.worker.ops import Op
 
@@ -44,19 +37,19 @@ def synthesize_text() -> str:
 class SynthesisControl(QObject):
     def __init__(
         self,
-        window: QObject,
-        host: WorkerHost,
-        jobs: JobSlot,
-        messages: Messages,
+        context: WindowContext,
+        *,
         model: ModelControl,
         voices: VoiceControl,
         serve: ServeControl,
-        panels: tuple[EditorPanel, ControlsPanel, SpeakerPanel, ResultPanel, LivePanel],
     ) -> None:
-        super().__init__(window)  # gone with the window, like every part
-        self.host, self.jobs, self.messages = host, jobs, messages
+        super().__init__(context.window)  # gone with the window, like every part
+        jobs = context.jobs
+        self.host, self.jobs, self.messages = context.host, jobs, context.messages
         self.model, self.voices, self.serve = model, voices, serve
-        self.editor, self.controls, self.speakers, self.result, self.live = panels
+        panels = context.panels
+        self.editor, self.controls, self.speakers = panels.editor, panels.controls, panels.speakers
+        self.result, self.live = panels.result, panels.live
         self.button = QPushButton(synthesize_text())
         self.button.setMinimumHeight(34)
         self.button.clicked.connect(self.synthesize_or_cancel)
