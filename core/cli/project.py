@@ -166,7 +166,7 @@ def _new(args: argparse.Namespace) -> int:
     from chattts_studio.core.project import store, writer
     from chattts_studio.core.project.edits import check_takes
     from chattts_studio.core.project.model import TakeSettings
-    from chattts_studio.core.services.project import Line, NewProject, new_project
+    from chattts_studio.core.services.project import Line, new_project, new_project_for
     from chattts_studio.core.text.prepare import check_text
     from chattts_studio.core.voices.voice import Voice
 
@@ -198,19 +198,15 @@ def _new(args: argparse.Namespace) -> int:
     engine = load_engine(args.model, args.device, args.precision, args.engine)
     voice, seed = speaker_arg(args.speaker, engine)
     seed = seed if seed is not None else args.seed
-    lines = tuple(Line(n.speaker, engine.check_voice(n.voice), n.text) for n in lines)
-    spec = NewProject(
-        text=text,
-        voice=engine.check_voice(voice or Voice(embedding=engine.sample_speaker(seed))),
-        settings=TakeSettings(args.temperature, args.top_p, args.top_k, args.speed),
-        model=args.model,
+    spec = new_project_for(
+        engine,
+        text,
+        voice or Voice(embedding=engine.sample_speaker(seed)),
+        TakeSettings(args.temperature, args.top_p, args.top_k, args.speed),
         segment_size=args.segment_size,
         pause=args.pause,
         takes=args.takes,
         seed=args.seed,
-        device=args.device,
-        precision=args.precision,
-        engine=args.engine,
         lines=lines,
         turn_pause=args.turn_pause,
         lexicon=lexicon,
@@ -218,7 +214,7 @@ def _new(args: argparse.Namespace) -> int:
     token = cancel_on_interrupt()
     made = new_project(engine, folder, spec, token, TakesProgress())
     if recognizer is not None:  # best of N: every take heard, the lowest error chosen
-        from chattts_studio.core.asr.checking import check_project
+        from chattts_studio.core.services.project_check import check_project
         from chattts_studio.core.services.heard_takes import best_by_check
 
         check_project(made, recognizer, all_takes=True, cancel=token)
@@ -265,10 +261,10 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from chattts_studio.core.asr.checking import check_project
     from chattts_studio.core.asr.score import percent
     from chattts_studio.core.project import store
     from chattts_studio.core.project.reading import printable
+    from chattts_studio.core.services.project_check import check_project
 
     path = store.project_folder(args.project)
     store.load(path)  # a missing or damaged project: one sentence before the model

@@ -65,6 +65,44 @@ class NewProject:
     lexicon: Lexicon = ()
 
 
+def new_project_for(
+    engine: "Engine",
+    text: str,
+    voice: Voice,
+    settings: TakeSettings,
+    *,
+    segment_size: int,
+    pause: float,
+    takes: int,
+    seed: int | None,
+    lines: tuple[Line, ...] = (),
+    turn_pause: float = 0.4,
+    lexicon: Lexicon = (),
+) -> NewProject:
+    """What a new project is made from, for the window and `project new` alike: the voices
+    checked against the loaded model, and the model, device, precision and engine recorded
+    as loaded."""
+    loaded = engine.loaded
+    assert loaded is not None  # a project is made only with a model loaded
+    info = loaded.info
+    return NewProject(
+        text=text,
+        voice=engine.check_voice(voice),
+        settings=settings,
+        model=str(info.folder) if info.kind == "folder" else info.name,
+        segment_size=segment_size,
+        pause=pause,
+        takes=takes,
+        seed=seed,
+        device=loaded.device.id,
+        precision=loaded.precision.value,
+        engine=loaded.engine.value,
+        lines=tuple(Line(n.speaker, engine.check_voice(n.voice), n.text) for n in lines),
+        turn_pause=turn_pause,
+        lexicon=lexicon,
+    )
+
+
 def project_seed(project: Project, seed: int | None) -> int:
     """The seed a command's takes come from: the one it gave, else the project's own (drawn
     now for a project that has none; saved with the takes)."""

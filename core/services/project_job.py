@@ -56,7 +56,7 @@ def run_project(
     from chattts_studio.core.services import project as service
 
     request = spec.request or SynthesisRequest(text="")
-    settings = TakeSettings(request.temperature, request.top_p, request.top_k)
+    settings = TakeSettings(request.temperature, request.top_p, request.top_k, request.speed)
     made = 0
     start = time.perf_counter()
     checking = spec.action == "check"
@@ -155,26 +155,20 @@ def hears_with_demo(random_tts: bool) -> bool:
 def new_project_spec(engine: "Engine", spec: ProjectJob, settings: TakeSettings) -> "NewProject":
     """The window's "new" as `project new` would ask for it: the same text, settings and
     seed make the same takes."""
-    from chattts_studio.core.services.project import Line, NewProject
+    from chattts_studio.core.services.project import Line, new_project_for
 
     request = spec.request or SynthesisRequest(text="")
-    loaded = engine.loaded
-    assert loaded is not None  # the window asks only with a model loaded
     seed = spec.speaker_seed if spec.speaker_seed is not None else request.seed
     voice = request.voice or Voice(embedding=request.speaker or engine.sample_speaker(seed))
-    info = loaded.info
-    return NewProject(
-        text=request.text,
-        voice=engine.check_voice(voice),
-        settings=settings,
-        model=str(info.folder) if info.kind == "folder" else info.name,
+    return new_project_for(
+        engine,
+        request.text,
+        voice,
+        settings,
         segment_size=request.segment_size,
         pause=request.pause_seconds,
         takes=spec.takes,
-        device=loaded.device.id,
-        precision=loaded.precision.value,
-        engine=loaded.engine.value,
-        lines=tuple(Line(name, engine.check_voice(v), text) for name, v, text in spec.lines),
+        lines=tuple(Line(name, v, text) for name, v, text in spec.lines),
         turn_pause=request.turn_pause_seconds,
         lexicon=request.lexicon,
         seed=request.seed,

@@ -4,6 +4,7 @@ that must be one sentence and exit 2 with the project unchanged."""
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 import soundfile as sf
 
@@ -265,3 +266,36 @@ def test_a_full_disk_during_a_reroll_is_one_sentence_and_keeps_every_take(
         after = {p.name: p.read_bytes() for p in sorted(project.rglob("*")) if p.is_file()}
         assert after == before
     assert [len(s.takes) for s in store.load(project).segments] == [1, 1, 1]
+
+
+def test_the_window_s_new_project_is_the_command_line_s(
+    engine, private_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:  # type: ignore[no-untyped-def]
+    """One builder for both front ends: the same text, seed and settings (speed included)
+    give the same project, take for take, sample for sample."""
+    from chattts_studio.core.engine.cancel import CancelToken
+    from chattts_studio.core.engine.request import SynthesisRequest
+    from chattts_studio.core.project import store
+    from chattts_studio.core.project.take_files import take_audio
+    from chattts_studio.core.services.project_job import ProjectJob, run_project
+
+    cli = tmp_path / "cli.chattts"
+    asked = ("--segment-size", "10", "--seed", "4", "--speed", "7", "--top-k", "12")
+    code, _, err = run(capsys, "project", "new", TEXT, "-o", str(cli), *asked, *MODEL)
+    assert code == 0, err
+    window = tmp_path / "window.chattts"
+    request = SynthesisRequest(TEXT, refine_text=False, segment_size=10, seed=4, speed=7, top_k=12)
+    run_project(engine, ProjectJob("new", window, request=request), CancelToken(), print)
+    made, mine = store.load(cli), store.load(window)
+    assert (made.seed, made.settings, made.device, made.model) == (
+        mine.seed,
+        mine.settings,
+        mine.device,
+        mine.model,
+    )
+    assert made.settings.speed == 7 and made.settings.top_k == 12
+    assert [s.text for s in made.segments] == [s.text for s in mine.segments]
+    assert len(made.segments) >= 2
+    for ours, theirs in zip(made.segments, mine.segments, strict=True):
+        assert [t.seed for t in ours.takes] == [t.seed for t in theirs.takes]
+        assert np.array_equal(take_audio(cli, ours.takes[0]), take_audio(window, theirs.takes[0]))

@@ -21,8 +21,8 @@ MACHINERY = {
     "ManifestJob",
     "render_local",
     "resolve_items",
-    "plan_dialogue",  # core/text/dialogue.py: a script's plan
-    "keep_voice",  # core/voices/keep.py: a voice into the library
+    "plan_dialogue",  # core/engine/script_plan.py: a script's plan
+    "keep_voice",  # core/services/keep_voice.py: a voice into the library
 }
 # The engine's job methods: called on an engine, in a front end, they bypass the services.
 ENGINE_JOBS = {"synthesize", "audition", "clone_voice"}
