@@ -314,6 +314,45 @@ def window_maker(qtbot, ready):  # type: ignore[no-untyped-def]
     gc.collect()
 
 
+# When a window make_window builds is ready: its `ready` in a `window` marker.
+WINDOW_READY = {
+    "loaded and idle": lambda window: (
+        window.model.loaded is not None and window.jobs.current is None
+    ),
+    "idle": lambda window: window.jobs.current is None,  # the load ended, well or not
+    "loaded": lambda window: window.model.loaded is not None,  # its job may not have ended
+    "shown": lambda window: True,
+}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "window(home='private_home', ready='loaded and idle'): make_window's data folder (the "
+        "fixture's name) and when its windows are ready (a WINDOW_READY key)",
+    )
+
+
+def _window_options(home: str = "private_home", ready: str = "loaded and idle") -> tuple[str, str]:
+    """A `window` marker's arguments (one misspelt is a TypeError)."""
+    return home, ready
+
+
+@pytest.fixture
+def make_window(qtbot, request: pytest.FixtureRequest):  # type: ignore[no-untyped-def]
+    """The real window as the app builds it, shown: `make_window(model="demo", wait=True,
+    device=None)` makes one and, when it loads a model and waits, returns it once it is ready.
+    By default its data folder is private_home's (fresh, sharing the session's demo weights)
+    and ready means its model is loaded and no job runs; a test or module marked
+    `window(home=..., ready=...)` names another data folder fixture (own_home, or one of its
+    own) and another WINDOW_READY key. After the test every window is closed, and a worker
+    thread left running fails it (window_maker)."""
+    marker = request.node.get_closest_marker("window")
+    home, ready = _window_options(**(marker.kwargs if marker else {}))
+    request.getfixturevalue(home)
+    yield from window_maker(qtbot, WINDOW_READY[ready])
+
+
 # The Windows file rules (tests/windows_rules.py): `windows_rules` for any test, and applied to
 # every test in these folders and files, which write, replace and delete the app's files.
 from windows_rules import posix_file_rules, windows_rules  # noqa: E402, F401  (fixtures)

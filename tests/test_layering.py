@@ -4,6 +4,9 @@
 - One import root: every import of the project's own code names `chattts_studio` (a leftover
   `import core` would work from the checkout and fail from the wheel).
 - No import cycle between modules, function-level imports included (found from the AST).
+- No cycle between packages either: the second-level packages of core and of gui (core.engine,
+  gui.voices; a top-level module such as core/errors.py is a node of its own) import each other
+  one way only, so each sits above or below every other (core's order: docs/architecture.md).
 - No private name (`_x`) used from another module, and no re-export shim (`__all__`, an import
   kept only to be imported again from here).
 - gui uses core's services and plain data, never the decode loop, the producers or the ChatTTS
@@ -142,6 +145,82 @@ def test_no_import_cycle() -> None:
     graph = _graph()
     assert {"chattts_studio.core.cli.main", "chattts_studio.core.weights.models"} <= set(graph)
     assert not _cycles(graph), f"import cycles: {_cycles(graph)}"
+
+
+def _package(module: str) -> str:
+    """The second-level package a module belongs to (chattts_studio.core.engine for
+    chattts_studio.core.engine.chattts.chat); a top-level module is its own."""
+    return ".".join(module.split(".")[:3])
+
+
+def _packages(
+    graph: dict[str, set[str]],
+) -> tuple[dict[str, set[str]], dict[tuple[str, str], set[tuple[str, str]]]]:
+    """The module graph collapsed to packages: package -> the packages it imports, and for each
+    package edge the (importer, imported) module pairs that make it."""
+    packages: dict[str, set[str]] = {_package(name): set() for name in graph}
+    pairs: dict[tuple[str, str], set[tuple[str, str]]] = {}
+    for name, imported in graph.items():
+        for other in imported:
+            edge = (_package(name), _package(other))
+            if edge[0] != edge[1]:
+                packages[edge[0]].add(edge[1])
+                packages.setdefault(edge[1], set())
+                pairs.setdefault(edge, set()).add((name, other))
+    return packages, pairs
+
+
+def _package_cycles(graph: dict[str, set[str]]) -> list[str]:
+    """Each cycle between packages: its packages, then each of its package edges with the
+    module imports that make it."""
+    packages, pairs = _packages(graph)
+    found = []
+    for cycle in _cycles(packages):
+        lines = [" <-> ".join(cycle)]
+        for (a, b), modules in sorted(pairs.items()):
+            if a in cycle and b in cycle:
+                made = ", ".join(f"{m} imports {n}" for m, n in sorted(modules))
+                lines.append(f"  {a} -> {b}: {made}")
+        found.append("\n".join(lines))
+    return found
+
+
+def test_the_package_collapse_finds_a_cycle_the_modules_do_not_have() -> None:
+    core = f"{ROOT_PACKAGE}.core"
+    graph = {
+        f"{core}.a.x": {f"{core}.b.y", f"{core}.a.w"},
+        f"{core}.a.w": {f"{core}.errors"},
+        f"{core}.b.y": set(),
+        f"{core}.b.deep.z": {f"{core}.a.w"},
+        f"{core}.errors": set(),
+    }
+    assert _cycles(graph) == []
+    packages, pairs = _packages(graph)
+    assert packages == {
+        f"{core}.a": {f"{core}.b", f"{core}.errors"},
+        f"{core}.b": {f"{core}.a"},
+        f"{core}.errors": set(),
+    }
+    assert pairs[(f"{core}.b", f"{core}.a")] == {(f"{core}.b.deep.z", f"{core}.a.w")}
+    assert _package_cycles(graph) == [
+        f"{core}.a <-> {core}.b\n"
+        f"  {core}.a -> {core}.b: {core}.a.x imports {core}.b.y\n"
+        f"  {core}.b -> {core}.a: {core}.b.deep.z imports {core}.a.w"
+    ]
+    del graph[f"{core}.b.deep.z"]
+    assert _package_cycles(graph) == []
+
+
+def test_packages_import_each_other_one_way_only() -> None:
+    """core's and gui's packages form layers: a package that needs one above it is a move
+    waiting to happen (the needing part goes up, or what it needs comes down)."""
+    graph = _graph()
+    packages, _ = _packages(graph)
+    known = {"engine", "text", "voices", "services", "errors"}
+    assert {f"{ROOT_PACKAGE}.core.{name}" for name in known} <= set(packages)
+    assert f"{ROOT_PACKAGE}.gui.voices" in packages
+    cycles = _package_cycles(graph)
+    assert not cycles, "packages that import each other:\n" + "\n".join(cycles)
 
 
 def test_no_private_name_crosses_a_module() -> None:

@@ -22,7 +22,8 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from chattts_studio.core.text.lexicon import Lexicon, LexiconStore, preview
+    from chattts_studio.core.engine.text_preview import preview
+    from chattts_studio.core.text.lexicon import Lexicon, LexiconStore
 
     store = LexiconStore()
     if args.action == "list":

@@ -214,8 +214,8 @@ def _new(args: argparse.Namespace) -> int:
     token = cancel_on_interrupt()
     made = new_project(engine, folder, spec, token, TakesProgress())
     if recognizer is not None:  # best of N: every take heard, the lowest error chosen
-        from chattts_studio.core.services.project_check import check_project
         from chattts_studio.core.services.heard_takes import best_by_check
+        from chattts_studio.core.services.project_check import check_project
 
         check_project(made, recognizer, all_takes=True, cancel=token)
         with writer.opened(made) as handle:

@@ -1,5 +1,6 @@
 """`chattts-studio-cli serve`: the local speech API over one loaded model, through the serve
-service (chattts_studio.core.services.serve); its key, host and origin checked first."""
+service (chattts_studio.core.serve.running.SpeechService); its key, host and origin checked
+first."""
 
 import argparse
 import os
@@ -193,7 +194,7 @@ def run(args: argparse.Namespace) -> int:
     from chattts_studio.core.engine.decoder_pool import MAX_ROWS
     from chattts_studio.core.serve.access import Access, open_only_with_key
     from chattts_studio.core.serve.limits import ServeLimits
-    from chattts_studio.core.services.serve import ServeOptions, SpeechService
+    from chattts_studio.core.serve.running import ServeOptions, SpeechService
 
     # Checked before the model loads: a refusal costs nothing.
     key = api_key(args)

@@ -18,7 +18,6 @@ from starlette.exceptions import HTTPException
 from chattts_studio.core.engine.batch.batcher import Batcher
 from chattts_studio.core.engine.batch.tickets import SpeechOrder
 from chattts_studio.core.engine.chattts.chat import SpeakerLike
-from chattts_studio.core.engine.chattts.speaker_codec import speaker_string_limit
 from chattts_studio.core.engine.engine import Engine
 from chattts_studio.core.serve.access import Access
 from chattts_studio.core.serve.audio import CONTENT_TYPES
@@ -43,6 +42,7 @@ from chattts_studio.core.serve.sse import SpeechEvents
 from chattts_studio.core.serve.stream import Reply, respond
 from chattts_studio.core.serve.voices import ApiVoices
 from chattts_studio.core.voices.blend import MAX_PARTS
+from chattts_studio.core.voices.speaker_codec import speaker_string_limit
 from chattts_studio.core.voices.speaker_file import MAX_NAME
 from chattts_studio.core.voices.voice import OPENAI_VOICES
 

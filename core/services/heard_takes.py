@@ -35,7 +35,7 @@ def reroll_until_clean(
     until they are clean or have had `max_tries` new takes each: every take is kept and
     checked, and each segment not picked by hand ends on its best take (best_by_check). The
     tries each segment took, by segment number."""
-    from chattts_studio.core.asr.checking import check_project
+    from chattts_studio.core.services.project_check import check_project
 
     if not 1 <= max_tries <= MAX_TRIES:
         raise BadSettingError(
@@ -98,7 +98,7 @@ def best_of(
     """Best of N: each segment not locked gets new takes until it has `takes` current ones
     (takes of an older text do not count), every take not heard yet is checked, and each
     segment not picked by hand ends on its best take (best_by_check). The takes made."""
-    from chattts_studio.core.asr.checking import check_project
+    from chattts_studio.core.services.project_check import check_project
 
     check_takes(takes)
     token = cancel or CancelToken()

@@ -105,8 +105,8 @@ def run_project(
 def _hear(engine: "Engine", spec: ProjectJob, cancel: CancelToken, progress) -> None:  # type: ignore[no-untyped-def]
     """Check, re-roll until clean or best of N: the recogniser loaded for the job and let go
     after it."""
-    from chattts_studio.core.asr.checking import check_project
     from chattts_studio.core.services import heard_takes
+    from chattts_studio.core.services.project_check import check_project
 
     recognizer = recognizer_for(engine)
     lexicon = spec.request.lexicon if spec.request is not None else ()

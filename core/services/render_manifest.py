@@ -1,7 +1,7 @@
 """Rendering a manifest: every item to one audio file in a folder, here in one continuous batch
-or on a Ray cluster's workers, resumable (core/render/manifest/). The driver's side
-(render_manifest) resolves every speaker once, makes what the folder lacks and writes the
-output manifest; a Ray worker's side (ItemWorker) is one loaded model making items' bytes."""
+or on a Ray cluster's workers, resumable (core/render/manifest/): every speaker resolved once,
+what the folder lacks made and the output manifest written. A Ray worker's side is
+core/render/manifest/run.py's ItemWorker."""
 
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -11,14 +11,8 @@ from typing import TYPE_CHECKING, Protocol
 from chattts_studio.core.engine.cancel import CancelToken
 from chattts_studio.core.errors import Cancelled
 from chattts_studio.core.render.manifest.item_store import ItemEntry
-from chattts_studio.core.render.manifest.items import ManifestItem, WorkItem, resolve_items
-from chattts_studio.core.render.manifest.run import (
-    ItemRenderer,
-    ItemResult,
-    ManifestJob,
-    ManifestOptions,
-    render_local,
-)
+from chattts_studio.core.render.manifest.items import ManifestItem, resolve_items
+from chattts_studio.core.render.manifest.run import ManifestJob, ManifestOptions, render_local
 
 if TYPE_CHECKING:
     from chattts_studio.core.engine.engine import Engine
@@ -99,40 +93,3 @@ def render_manifest(
             raise ManifestCancelled(len(job.kept) + len(job.store.made), len(work)) from None
         output = job.finish()
     return ManifestRendered(Path(folder), output, len(work), made, len(job.kept), random_weights)
-
-
-class ItemWorker:
-    """The body of one Ray worker: one loaded model, one continuous batch; `render` makes a
-    chunk of items and sends their encoded files back to the driver."""
-
-    def __init__(
-        self,
-        model: str,
-        precision: str,
-        options: ManifestOptions,
-        cpus: int,
-        gpu: bool,
-        engine: str = "torch",
-    ) -> None:
-        """`engine`: auto, torch or onnx (render --engine, whose auto is onnx on a CPU worker
-        with ONNX Runtime installed, torch on a GPU); torch, the library's default, when not
-        given."""
-        from chattts_studio.core.engine.engine import Engine
-
-        if not gpu:
-            import torch
-
-            torch.set_num_threads(max(1, cpus))
-        self.engine = Engine()
-        self.engine.load(model, None if gpu else "cpu", precision, engine=engine)
-        self.renderer = ItemRenderer(self.engine, options)
-
-    def render(self, items: list[WorkItem]) -> list[ItemResult]:
-        results: list[ItemResult] = []
-        self.renderer.render(items, results.append)
-        return results
-
-    def where(self) -> str:
-        import socket
-
-        return socket.gethostname()

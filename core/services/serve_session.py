@@ -58,7 +58,7 @@ def lan_address() -> str:
 
 
 class ServeSession:
-    """The speech API service (chattts_studio.core.services.serve: one Batcher holding
+    """The speech API service (chattts_studio.core.serve.running.SpeechService: one Batcher holding
     `engine`'s model itself, no second copy, and one uvicorn thread), as the window asks for
     it. Built and closed by the worker thread; its counters are read from the UI thread.
 
@@ -69,7 +69,7 @@ class ServeSession:
 
     def __init__(self, engine: "Engine", port: int = DEFAULT_PORT, others: bool = False) -> None:
         from chattts_studio.core.serve.access import new_api_key
-        from chattts_studio.core.services.serve import CannotListen, ServeOptions, SpeechService
+        from chattts_studio.core.serve.running import CannotListen, ServeOptions, SpeechService
 
         self.host = ANY_HOST if others else HOST
         self.api_key: str | None = new_api_key() if others else None

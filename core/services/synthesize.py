@@ -45,7 +45,8 @@ def plan_synthesis(
     in one voice, its automatic batch settled for the device."""
     if voices is None:
         return engine.plan(request)
-    from chattts_studio.core.text.dialogue import parse_script, plan_dialogue
+    from chattts_studio.core.engine.script_plan import plan_dialogue
+    from chattts_studio.core.text.dialogue import parse_script
 
     script = turns if turns is not None else parse_script(request.text)
     return plan_dialogue(engine, script, dict(voices), request)

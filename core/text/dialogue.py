@@ -2,25 +2,21 @@
 
 One `Name: text` turn a line (ASCII or full-width colon; the name a library speaker, exactly as
 listed); an indented line continues the turn above; blank lines and `#` comments are ignored.
-Anything else is an error naming its line. All turns are planned as one job, each segment with its
-line's voice, so rows of different speakers decode side by side; the audio is joined in script
-order with the turn pause between turns. The format: docs/voices.md."""
+Anything else is an error naming its line. All turns are planned as one job
+(core/engine/script_plan.py); the audio is joined in script order with the turn pause between
+turns. The format: docs/voices.md."""
 
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TypeVar
 
-from chattts_studio.core.engine.request import JobPlan, Part, SynthesisRequest, auto_batch_size
-from chattts_studio.core.errors import BadTextError, StudioError
-from chattts_studio.core.messages import QT_TRANSLATE_NOOP, Sentence, cannot_read, not_text, said
-from chattts_studio.core.text.prepare import Segment, clean, split_segments
-from chattts_studio.core.voices.voice import Voice
+from chattts_studio.core.errors import StudioError
+from chattts_studio.core.messages import QT_TRANSLATE_NOOP, Sentence, cannot_read, not_text
+from chattts_studio.core.text.prepare import clean
 
-if TYPE_CHECKING:
-    from chattts_studio.core.engine.engine import Engine
-
+V = TypeVar("V")  # what the library holds for a name (a Voice)
 MAX_SCRIPT_BYTES = 4 << 20
 _TURN = re.compile(r"(?P<name>[^:：]{1,100}?)\s*[:：](?P<text>.*)")
 
@@ -95,7 +91,7 @@ def read_script(path: Path) -> list[Turn]:
         raise ScriptError(not_text(path)) from None
 
 
-def voices_for(turns: list[Turn], library: Mapping[str, Voice]) -> dict[str, Voice]:
+def voices_for(turns: list[Turn], library: Mapping[str, V]) -> dict[str, V]:
     """Each speaker's voice; ScriptError at the first line whose name the library lacks."""
     for turn in turns:
         if turn.name not in library:
@@ -115,37 +111,3 @@ def voices_for(turns: list[Turn], library: Mapping[str, Voice]) -> dict[str, Voi
                 )
             )
     return {turn.name: library[turn.name] for turn in turns}
-
-
-def plan_dialogue(
-    engine: "Engine", turns: list[Turn], voices: Mapping[str, Voice], request: SynthesisRequest
-) -> JobPlan:
-    """One job for the whole script: each turn split into segments (dictionary applied), every
-    segment carrying its turn's voice and speaker name."""
-    from chattts_studio.core.text.lexicon import Lexicon
-
-    request.validate()
-    lexicon = Lexicon(request.lexicon) if request.lexicon else None
-    checked = {name: engine.check_voice(voice) for name, voice in voices.items()}
-    segments: list[Segment] = []
-    parts: list[Part] = []
-    for number, turn in enumerate(turns):
-        try:
-            pieces = split_segments(turn.text, request.segment_size, lexicon)
-        except BadTextError as exc:
-            raise ScriptError(
-                Sentence(
-                    QT_TRANSLATE_NOOP("core", "Line {line} ({name}): {problem}"),
-                    line=turn.line,
-                    name=turn.name,
-                    problem=said(exc),
-                )
-            ) from None
-        for piece in pieces:
-            segments.append(replace(piece, index=len(segments)))
-            parts.append(Part(checked[turn.name], turn.name, number))
-    loaded = engine.loaded
-    device = loaded.device.id if loaded else "cpu"
-    batch = request.batch_size or auto_batch_size(device, len(segments))
-    text = "\n".join(f"{t.name}: {t.text}" for t in turns)
-    return JobPlan(replace(request, text=text), tuple(segments), batch, "", None, tuple(parts))

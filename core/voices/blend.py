@@ -225,7 +225,7 @@ def blend_speakers(spec: str, resolve: Callable[[str], str], values: int) -> str
     """The speaker string of the blend `spec`. `resolve` turns a part's source into its
     embedding string (SpeakerError for an unknown or cloned voice); `values` is the model's
     hidden size (an embedding's length)."""
-    from chattts_studio.core.engine.chattts.speaker_codec import decode_speaker, encode_speaker
+    from chattts_studio.core.voices.speaker_codec import decode_speaker, encode_speaker
 
     weights: dict[str, float] = {}  # parts naming one voice differently ("42", "seed:42")
     for part in parse_blend(spec):

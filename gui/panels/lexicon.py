@@ -1,7 +1,7 @@
 """The pronunciation dictionary tab: its entries (word -> replacement), add and remove, and a
 live preview of what the model will read for the editor's text
-(chattts_studio.core.text.lexicon.preview, on the
-thread pool: ChatTTS's normaliser is not instant)."""
+(chattts_studio.core.engine.text_preview.preview, on the thread pool: ChatTTS's normaliser is
+not instant)."""
 
 from PySide6.QtCore import QTimer, Signal
 from PySide6.QtWidgets import (
@@ -17,8 +17,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from chattts_studio.core.engine.text_preview import preview
 from chattts_studio.core.errors import StudioError
-from chattts_studio.core.text.lexicon import LexiconStore, lexicon_file, preview
+from chattts_studio.core.text.lexicon import LexiconStore, lexicon_file
 from chattts_studio.gui.common.file_watch import FileWatch
 from chattts_studio.gui.common.tasks import in_background
 from chattts_studio.gui.i18n import core_text, translate

@@ -25,8 +25,8 @@ from chattts_studio.core import file_lock
 from chattts_studio.core.errors import SpeakerError
 from chattts_studio.core.results.history import HistoryStore
 from chattts_studio.core.results.result_store import META
+from chattts_studio.core.services.keep_voice import keep_voice
 from chattts_studio.core.text.lexicon import LexiconError, LexiconStore
-from chattts_studio.core.voices.keep import keep_voice
 from chattts_studio.core.voices.speakers import SpeakerLibrary
 from chattts_studio.core.voices.voice import Voice
 

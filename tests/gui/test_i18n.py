@@ -124,10 +124,10 @@ def test_core_sentences_keep_their_template_and_are_said_in_chinese(qapp) -> Non
 # The core modules whose sentences the window shows (errors, a damaged library's problem, a
 # job's note): each sentence they make is a Sentence with a QT_TRANSLATE_NOOP template.
 WINDOW_CORE = (
-    *("voices/speakers", "voices/speaker_file", "voices/clone", "voices/keep", "voices/blend"),
-    *("text/dialogue", "text/lexicon", "voices/recorder", "text/chapters", "weights/download"),
-    *("engine/engine", "engine/chattts/chat", "engine/request", "audio/stream_writer"),
-    *("audio/subtitles", "audio/m4b", "render/segment_store"),
+    *("voices/speakers", "voices/speaker_file", "voices/clone", "voices/blend", "voices/recorder"),
+    *("text/dialogue", "text/lexicon", "text/chapters", "weights/download", "services/keep_voice"),
+    *("engine/engine", "engine/chattts/chat", "engine/request", "engine/script_plan"),
+    *("audio/stream_writer", "audio/subtitles", "audio/m4b", "render/segment_store"),
 )
 # Built with plain text on purpose: never shown (a temp file's cleanup is told why, nobody else).
 NEVER_SHOWN = {("audio/m4b", "abandoned")}

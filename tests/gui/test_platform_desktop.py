@@ -7,16 +7,12 @@ import ctypes
 from types import SimpleNamespace
 
 import pytest
-from conftest import window_maker
 
 from chattts_studio.core import platforms
 from chattts_studio.gui import app
 from chattts_studio.gui.window.layout import can_add_to_applications_menu
 
-
-@pytest.fixture
-def make_window(qtbot, private_home):  # type: ignore[no-untyped-def]
-    yield from window_maker(qtbot, lambda window: True)
+pytestmark = pytest.mark.window(ready="shown")
 
 
 @pytest.mark.parametrize("platform", ["win32", "darwin", "linux"])

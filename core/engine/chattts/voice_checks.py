@@ -8,9 +8,9 @@ import numpy as np
 import torch
 
 from chattts_studio.core import SAMPLE_RATE
-from chattts_studio.core.engine.chattts import speaker_codec
 from chattts_studio.core.errors import SpeakerError
 from chattts_studio.core.messages import QT_TRANSLATE_NOOP, Sentence
+from chattts_studio.core.voices import speaker_codec
 from chattts_studio.core.voices.clone import MAX_SECONDS
 
 # The most code frames a cloned voice's sample can have: the DVAE makes one frame per 512

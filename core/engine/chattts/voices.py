@@ -7,9 +7,9 @@ import torch
 from chattts_studio.core.engine import host_reads
 from chattts_studio.core.engine.chattts import voice_checks
 from chattts_studio.core.engine.chattts.parts import ChatParts
-from chattts_studio.core.engine.chattts.speaker_codec import encode_prompt, encode_speaker
 from chattts_studio.core.errors import ModelError
 from chattts_studio.core.messages import QT_TRANSLATE_NOOP, Sentence
+from chattts_studio.core.voices.speaker_codec import encode_prompt, encode_speaker
 
 
 class ChatVoices(ChatParts):

@@ -17,8 +17,12 @@ from chattts_studio.core.engine.onnxrt.choice import EngineKind
 from chattts_studio.core.errors import Cancelled, StudioError
 from chattts_studio.core.render.manifest.item_store import ItemEntry
 from chattts_studio.core.render.manifest.items import WorkItem
-from chattts_studio.core.render.manifest.run import ItemResult, ManifestJob, ManifestOptions
-from chattts_studio.core.services.render_manifest import ItemWorker
+from chattts_studio.core.render.manifest.run import (
+    ItemResult,
+    ItemWorker,
+    ManifestJob,
+    ManifestOptions,
+)
 
 MAX_RESTARTS = 3  # per actor; then it is left out of the run
 IN_FLIGHT = 2  # chunks per actor at a time

@@ -4,7 +4,8 @@ Each item is one exact Batcher request seeded from the item's seed, so its audio
 whatever shares the batch: alone, among thousands, or on a Ray worker (cluster.py). Only the device
 kind and torch's thread count change them besides the settings, so the same files come from the
 same --threads here as --ray-cpus-per-actor there. The driver plans, writes every file and journal
-line (store.py) and the output manifest; ItemRenderer makes the audio bytes."""
+line (item_store.py) and the output manifest; ItemRenderer makes the audio bytes, and ItemWorker is
+a Ray worker's body around it."""
 
 import io
 import queue
@@ -179,6 +180,43 @@ class ItemRenderer:
                 ticket.cancel()
             with self._guard:
                 self._active -= 1
+
+
+class ItemWorker:
+    """The body of one Ray worker: one loaded model, one continuous batch; `render` makes a
+    chunk of items and sends their encoded files back to the driver."""
+
+    def __init__(
+        self,
+        model: str,
+        precision: str,
+        options: ManifestOptions,
+        cpus: int,
+        gpu: bool,
+        engine: str = "torch",
+    ) -> None:
+        """`engine`: auto, torch or onnx (render --engine, whose auto is onnx on a CPU worker
+        with ONNX Runtime installed, torch on a GPU); torch, the library's default, when not
+        given."""
+        from chattts_studio.core.engine.engine import Engine
+
+        if not gpu:
+            import torch
+
+            torch.set_num_threads(max(1, cpus))
+        self.engine = Engine()
+        self.engine.load(model, None if gpu else "cpu", precision, engine=engine)
+        self.renderer = ItemRenderer(self.engine, options)
+
+    def render(self, items: list[WorkItem]) -> list[ItemResult]:
+        results: list[ItemResult] = []
+        self.renderer.render(items, results.append)
+        return results
+
+    def where(self) -> str:
+        import socket
+
+        return socket.gethostname()
 
 
 def item_file(item: WorkItem, options: ManifestOptions) -> str:

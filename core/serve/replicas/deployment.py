@@ -17,7 +17,7 @@ from chattts_studio.core.engine.engine import Engine
 from chattts_studio.core.serve.access import is_loopback, open_only_with_key
 from chattts_studio.core.serve.replicas.board import REPORT_SECONDS, ReplicaBoard, ReplicaReport
 from chattts_studio.core.serve.replicas.spec import BOARD, DEPLOYMENT, ReplicaSpec
-from chattts_studio.core.services.serve import ServeOptions, SpeechService
+from chattts_studio.core.serve.running import ServeOptions, SpeechService
 
 log = logging.getLogger(__name__)
 

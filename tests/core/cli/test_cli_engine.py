@@ -149,8 +149,7 @@ def test_a_ray_worker_loads_the_engine_it_is_given(private_home: Path, demo_mode
     """The body of a Ray worker (render --ray), made here without Ray."""
     import torch
 
-    from chattts_studio.core.render.manifest.run import ManifestOptions
-    from chattts_studio.core.services.render_manifest import ItemWorker
+    from chattts_studio.core.render.manifest.run import ItemWorker, ManifestOptions
 
     threads = torch.get_num_threads()  # a worker sets its own; this process keeps its count
     try:

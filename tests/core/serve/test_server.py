@@ -21,7 +21,6 @@ from chattts_studio.core import SAMPLES_PER_STEP
 from chattts_studio.core.cli import serve as serve_command
 from chattts_studio.core.engine.batch.batcher import Batcher
 from chattts_studio.core.engine.batch.tickets import Finished, SpeechOrder, collect
-from chattts_studio.core.engine.chattts.speaker_codec import speaker_string_limit
 from chattts_studio.core.engine.decode.loop import FastDecoder
 from chattts_studio.core.engine.engine import Engine
 from chattts_studio.core.engine.request import AudioChunk, SynthesisRequest
@@ -31,6 +30,7 @@ from chattts_studio.core.serve.app import SpeechServer
 from chattts_studio.core.serve.audio import pcm16
 from chattts_studio.core.serve.limits import ServeLimits, body_limit
 from chattts_studio.core.serve.running import serving_on_loopback
+from chattts_studio.core.voices.speaker_codec import speaker_string_limit
 from chattts_studio.core.voices.speakers import SpeakerLibrary
 
 PAUSE = 6000  # 0.25 s at 24 kHz between segments

@@ -20,7 +20,6 @@ import pytest
 from chattts_studio.core.cli import serve as serve_command
 from chattts_studio.core.cli.serve import KEY_ENV
 from chattts_studio.core.engine.batch.batcher import Batcher
-from chattts_studio.core.engine.chattts import speaker_codec
 from chattts_studio.core.engine.chattts.voice_checks import SPEAKER_VALUES_READ
 from chattts_studio.core.engine.engine import Engine
 from chattts_studio.core.errors import StudioError
@@ -28,6 +27,7 @@ from chattts_studio.core.serve.access import Access, new_api_key, read_key_file
 from chattts_studio.core.serve.app import SpeechServer
 from chattts_studio.core.serve.limits import ServeLimits
 from chattts_studio.core.serve.running import serving_on_loopback, uvicorn_server
+from chattts_studio.core.voices import speaker_codec
 from chattts_studio.core.voices.blend import MAX_PARTS
 
 PAGE = "http://localhost:3000"  # the one web page the served API lets in

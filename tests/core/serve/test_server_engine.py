@@ -10,8 +10,7 @@ import pytest
 from chattts_studio.core.engine.batch.batcher import Batcher
 from chattts_studio.core.engine.engine import Engine
 from chattts_studio.core.serve.app import SpeechServer
-from chattts_studio.core.serve.running import serving_on_loopback
-from chattts_studio.core.services.serve import ServeOptions, SpeechService
+from chattts_studio.core.serve.running import ServeOptions, SpeechService, serving_on_loopback
 
 BODY = {"model": "chattts", "input": "你好。", "voice": "seed:7", "response_format": "pcm"}
 

@@ -16,9 +16,9 @@ from chattts_studio.core.engine.cancel import CancelToken
 from chattts_studio.core.engine.engine import Engine
 from chattts_studio.core.engine.request import SegmentResult, SynthesisRequest
 from chattts_studio.core.errors import Cancelled
+from chattts_studio.core.serve.running import CannotListen, ServeOptions, SpeechService
 from chattts_studio.core.services.audition import audition_seeds
 from chattts_studio.core.services.keep_voice import VoiceSource, keep_new_voice
-from chattts_studio.core.services.serve import CannotListen, ServeOptions, SpeechService
 from chattts_studio.core.services.synthesize import (
     SynthesisRun,
     plan_synthesis,

@@ -32,7 +32,10 @@ def front_ends() -> list[Path]:
     found = [*(REPO / "core" / "cli").rglob("*.py"), *(REPO / "gui").rglob("*.py")]
     found += (REPO / "core" / "serve").rglob("*.py")
     found.append(REPO / "core" / "render" / "manifest" / "cluster.py")
-    return sorted(p for p in found if "__pycache__" not in p.parts)
+    # The API's own service (SpeechService: its batcher and app, built once for every caller)
+    # lives beside uvicorn, below core.services: the one place that builds them.
+    service = REPO / "core" / "serve" / "running.py"
+    return sorted(p for p in found if "__pycache__" not in p.parts and p != service)
 
 
 def built_here(source: str) -> list[str]:

@@ -67,7 +67,7 @@ def test_three_speakers_share_one_continuous_batch_each_in_its_own_voice(
     engine, three_voices: dict[str, Voice], monkeypatch: pytest.MonkeyPatch
 ) -> None:  # type: ignore[no-untyped-def]
     from chattts_studio.core.engine.request import SynthesisRequest
-    from chattts_studio.core.text.dialogue import plan_dialogue
+    from chattts_studio.core.engine.script_plan import plan_dialogue
 
     turns = parse_script(SCRIPT)
     request = SynthesisRequest(

@@ -7,7 +7,6 @@ import pytest
 import torch
 from conftest import REPO
 
-from chattts_studio.core.engine.chattts.speaker_codec import decode_speaker, encode_speaker
 from chattts_studio.core.errors import SpeakerError
 from chattts_studio.core.voices.blend import (
     BlendPart,
@@ -22,6 +21,7 @@ from chattts_studio.core.voices.blend import (
     parse_blend,
     seed_of,
 )
+from chattts_studio.core.voices.speaker_codec import decode_speaker, encode_speaker
 from chattts_studio.core.voices.voice import OPENAI_VOICES, Voice
 
 VALUES = 128  # an embedding string of more than 100 characters, as a model's

@@ -9,7 +9,6 @@ import time
 from typing import ClassVar
 
 import pytest
-from conftest import window_maker
 
 from chattts_studio.core.engine import pipeline
 from chattts_studio.gui.common import garbage
@@ -27,10 +26,13 @@ class Cycle:
         Cycle.freed_on.append(threading.current_thread())
 
 
-@pytest.fixture
-def make_window(qtbot, private_home):  # type: ignore[no-untyped-def]
+pytestmark = pytest.mark.window(ready="loaded")
+
+
+@pytest.fixture(autouse=True)
+def no_cycle_freed() -> None:
+    """Each test counts the cycles freed since it began."""
     Cycle.freed_on = []
-    yield from window_maker(qtbot, lambda window: window.model.loaded is not None)
 
 
 def from_another_thread(work) -> threading.Thread:  # type: ignore[no-untyped-def]

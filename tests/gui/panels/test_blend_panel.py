@@ -3,7 +3,6 @@ worker (an audition job) and kept in the library with the embedding core mixes f
 a cloned voice in a blend is one sentence and nothing is kept or run."""
 
 import pytest
-from conftest import window_maker
 from worker_events import done
 
 from chattts_studio.core.audio.output import Player
@@ -19,9 +18,7 @@ CLONED = "'Clone' is a cloned voice: it speaks through its recording, which a vo
 SHORT = "你好。"
 
 
-@pytest.fixture
-def make_window(qtbot, private_home):  # type: ignore[no-untyped-def]
-    yield from window_maker(qtbot, lambda window: window.jobs.current is None)
+pytestmark = pytest.mark.window(ready="idle")
 
 
 def _library(engine: Engine) -> SpeakerLibrary:

@@ -5,7 +5,6 @@ their bar ends full."""
 from pathlib import Path
 
 import pytest
-from conftest import window_maker
 from project_window import make_project, prepare_project
 from PySide6.QtCore import QTimer
 
@@ -13,9 +12,7 @@ RUN_MS = 120_000
 TEXT = "第一句话在这里。第二句话在这里。第三句话在这里。"
 
 
-@pytest.fixture
-def make_window(qtbot, private_home):  # type: ignore[no-untyped-def]
-    yield from window_maker(qtbot, lambda window: window.jobs.current is None)
+pytestmark = pytest.mark.window(ready="idle")
 
 
 def _watch(window) -> list[tuple[str, str, str, int]]:  # type: ignore[no-untyped-def]

@@ -8,7 +8,6 @@ flagged segment, keeping every take."""
 from pathlib import Path
 
 import pytest
-from conftest import window_maker
 from project_window import make_project, prepare_project
 
 from chattts_studio.core.asr.score import percent
@@ -20,9 +19,7 @@ RUN_MS = 120_000
 TEXT = "第一句话在这里。第二句话在这里。第三句话在这里。"
 
 
-@pytest.fixture
-def make_window(qtbot, private_home):  # type: ignore[no-untyped-def]
-    yield from window_maker(qtbot, lambda window: window.jobs.current is None)
+pytestmark = pytest.mark.window(ready="idle")
 
 
 def _best_heard(project: Project, number: int) -> int:

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import window_maker
 from project_fakes import saved_project, speech
 from PySide6.QtCore import Qt
 
@@ -22,9 +21,7 @@ NO_DEVICE = QT_TRANSLATE_NOOP(
 )
 
 
-@pytest.fixture
-def make_window(qtbot, private_home):  # type: ignore[no-untyped-def]
-    yield from window_maker(qtbot, lambda window: True)
+pytestmark = pytest.mark.window(ready="shown")
 
 
 @pytest.fixture

@@ -10,7 +10,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 import soundfile as sf
-from conftest import window_maker
 from project_window import make_project, prepare_project
 from PySide6.QtCore import Qt
 
@@ -23,9 +22,7 @@ RUN_MS = 120_000
 TEXT = "第一句话在这里。第二句话在这里。第三句话在这里。"
 
 
-@pytest.fixture
-def make_window(qtbot, private_home):  # type: ignore[no-untyped-def]
-    yield from window_maker(qtbot, lambda window: window.jobs.current is None)
+pytestmark = pytest.mark.window(ready="idle")
 
 
 def _idle(window) -> bool:  # type: ignore[no-untyped-def]

@@ -11,6 +11,7 @@ import pytest
 from project_fakes import big_project, clipped, saved_project, speech, stalled
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtWidgets import QComboBox
+from window_steps import collect
 
 from chattts_studio.core.project import store
 from chattts_studio.core.project.model import Project, edited
@@ -47,12 +48,6 @@ def project(folder: Path) -> Project:
 
 def cell(model: SegmentModel, row: int, column: Column, role: Qt.ItemDataRole = DISPLAY) -> object:
     return model.data(model.index(row, column), role)
-
-
-def collect(signal) -> list[tuple]:  # type: ignore[no-untyped-def, type-arg]
-    got: list[tuple] = []  # type: ignore[type-arg]
-    signal.connect(lambda *args: got.append(args))
-    return got
 
 
 @pytest.fixture

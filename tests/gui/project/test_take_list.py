@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from project_fakes import clipped, saved_project, speech
 from PySide6.QtCore import Qt
+from window_steps import collect
 
 from chattts_studio.core.asr.score import DEMO_RECOGNIZER, check, percent
 from chattts_studio.core.cli.main import main
@@ -44,12 +45,6 @@ def panel(qtbot, folder: Path) -> ProjectPanel:  # type: ignore[no-untyped-def]
     qtbot.waitExposed(panel)
     panel.show_project(store.load(folder), folder)
     return panel
-
-
-def collect(signal) -> list[tuple]:  # type: ignore[no-untyped-def, type-arg]
-    got: list[tuple] = []  # type: ignore[type-arg]
-    signal.connect(lambda *args: got.append(args))
-    return got
 
 
 def test_the_take_list_shows_every_take_and_picks_and_plays_one(

@@ -6,9 +6,7 @@ queue moves on, and the same job added again resumes without making them again."
 import json
 from pathlib import Path
 
-import pytest
 import soundfile as sf
-from conftest import window_maker
 from PySide6.QtCore import Qt
 
 from chattts_studio.core.render.journal import JOURNAL
@@ -21,13 +19,6 @@ RUN_MS = 180_000
 FIRST = "第一个。Hello one."
 SECOND = "Second text. 第二个。"
 THIRD = "你好。Hello there. 再见。Bye now."
-
-
-@pytest.fixture
-def make_window(qtbot, private_home):  # type: ignore[no-untyped-def]
-    yield from window_maker(
-        qtbot, lambda window: window.model.loaded is not None and window.jobs.current is None
-    )
 
 
 def quick(window) -> None:  # type: ignore[no-untyped-def]

@@ -8,31 +8,23 @@ from pathlib import Path
 import numpy as np
 import pytest
 import soundfile as sf
-from conftest import GUI_WAIT_MS, window_maker
+from conftest import GUI_WAIT_MS
+from window_steps import fast
 from worker_events import done
 
 from chattts_studio.core import SAMPLE_RATE
 from chattts_studio.core.audio.stream_writer import pause_samples
 from chattts_studio.core.audio.subtitles import Cue, parse_subtitles
 from chattts_studio.core.engine.request import SynthesisRequest
-from chattts_studio.core.text.dialogue import parse_script, plan_dialogue
+from chattts_studio.core.engine.script_plan import plan_dialogue
+from chattts_studio.core.text.dialogue import parse_script
 from chattts_studio.core.voices.speakers import SpeakerLibrary
 from chattts_studio.gui.worker.jobs import JobKind
 
 TOLERANCE = 0.0107  # seconds: a cue's millisecond stamp against the segment's sample
 
 
-@pytest.fixture
-def make_window(qtbot, private_home):  # type: ignore[no-untyped-def]
-    yield from window_maker(qtbot, lambda window: window.jobs.current is None)
-
-
-def quick(window, text: str) -> None:  # type: ignore[no-untyped-def]
-    window.editor.set_text(text)
-    window.controls.segment_slider.setValue(10)
-    window.controls.batch_box.setValue(2)
-    window.controls.refine_box.setChecked(False)
-    window.result.stream_box.setChecked(False)
+pytestmark = pytest.mark.window(ready="idle")
 
 
 def synthesize(qtbot, window):  # type: ignore[no-untyped-def]
@@ -65,7 +57,7 @@ def test_save_with_subtitles_ticked_writes_cues_on_the_segment_boundaries(
     out = tmp_path / "out"
     out.mkdir()
     window = make_window()
-    quick(window, "你好。今天天气不错。我们去散步吧。明天见，再见。")
+    fast(window, "你好。今天天气不错。我们去散步吧。明天见，再见。", batch=2)
     outcome = synthesize(qtbot, window)
     result = window.result
     segments = [span for _, span in sorted(result.store.segments.items())]
@@ -123,7 +115,7 @@ def test_a_dialogue_has_the_turn_pause_between_its_lines(qtbot, make_window, eng
     window = make_window()
     window.speakers.refresh()
     window.voices.script_action.setChecked(True)
-    quick(window, "Alice: 你好。今天天气不错。我们去散步吧。\nBob: 好的，再见。")
+    fast(window, "Alice: 你好。今天天气不错。我们去散步吧。\nBob: 好的，再见。", batch=2)
     window.controls.pause_box.setValue(0.1)  # the segment pause, inside a turn
     outcome = synthesize(qtbot, window)
     store = window.result.store

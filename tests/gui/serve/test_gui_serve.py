@@ -10,9 +10,7 @@ from pathlib import Path
 
 import httpx2 as httpx
 import numpy as np
-import pytest
 import soundfile as sf
-from conftest import window_maker
 from worker_events import done, failed
 
 from chattts_studio.core.services.audition import seed_speaker
@@ -22,13 +20,6 @@ from chattts_studio.gui.worker.ops import Op
 
 API_THREADS = ("speech-api", "batcher")
 WAIT_MS = 60_000
-
-
-@pytest.fixture
-def make_window(qtbot, private_home):  # type: ignore[no-untyped-def]
-    yield from window_maker(
-        qtbot, lambda window: window.model.loaded is not None and window.jobs.current is None
-    )
 
 
 def _api_threads() -> list[str]:

@@ -3,7 +3,6 @@ generation under way, and each kept candidate marked in its row with the name it
 
 import numpy as np
 import pytest
-from conftest import window_maker
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDialogButtonBox
 
@@ -14,9 +13,7 @@ from chattts_studio.gui.common import dialogs
 EMB = "豆" * 40
 
 
-@pytest.fixture
-def make_window(qtbot, private_home):  # type: ignore[no-untyped-def]
-    yield from window_maker(qtbot, lambda window: window.jobs.current is None)
+pytestmark = pytest.mark.window(ready="idle")
 
 
 def candidates() -> list[Candidate]:

@@ -5,9 +5,9 @@ import json
 
 import numpy as np
 import pytest
-from conftest import window_maker
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFormLayout, QLabel
+from window_steps import fast
 
 from chattts_studio.core.engine.request import AUTO_BATCH_MAX, BATCH_SIZE_RANGE
 from chattts_studio.core.services.audition import Candidate
@@ -20,19 +20,7 @@ LONG = "你好，世界。今天天气很好。" * 30
 RUN_MS = 120_000
 
 
-@pytest.fixture
-def make_window(qtbot, private_home):  # type: ignore[no-untyped-def]
-    """Windows on a private data folder (an empty speaker library of their own) sharing the
-    built demo weights; ready once the first job (the load) has ended."""
-    yield from window_maker(qtbot, lambda window: window.jobs.current is None)
-
-
-def quick(window, text: str) -> None:  # type: ignore[no-untyped-def]
-    window.editor.set_text(text)
-    window.controls.segment_slider.setValue(10)
-    window.controls.batch_box.setValue(1)
-    window.controls.refine_box.setChecked(False)
-    window.result.stream_box.setChecked(False)
+pytestmark = pytest.mark.window(ready="idle")
 
 
 def test_keep_under_a_taken_name_says_so_and_offers_another_name_or_replace(
@@ -157,7 +145,7 @@ def test_the_two_seeds_are_named_for_what_they_do_and_history_spells_them_out(
     assert "voice seed" in controls.seed_box.toolTip()
     speakers.seed_box.setValue(2)
     controls.seed_box.setValue(0)
-    quick(window, "你好。")
+    fast(window, "你好。")
     window.menu_actions.synth.trigger()
     qtbot.waitUntil(lambda: window.jobs.current is None, timeout=RUN_MS)
     title = window.result.history_list.item(0).text()
@@ -177,7 +165,7 @@ def test_segment_and_batch_size_are_locked_while_a_synthesis_runs(qtbot, make_wi
     assert window.jobs.current is not None and window.jobs.current.kind is JobKind.LOAD
     assert slider.isEnabled() and batch.isEnabled()
     qtbot.waitUntil(lambda: window.jobs.current is None, timeout=RUN_MS)
-    quick(window, LONG)
+    fast(window, LONG)
     slider_tip, batch_tip = slider.toolTip(), batch.toolTip()
     window.menu_actions.synth.trigger()
     assert window.jobs.current is not None and window.jobs.current.kind is JobKind.SYNTHESIZE

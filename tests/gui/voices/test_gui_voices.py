@@ -11,7 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 import soundfile as sf
-from conftest import GUI_WAIT_MS, REPO, microphone_env, window_maker
+from conftest import GUI_WAIT_MS, REPO, microphone_env
+from window_steps import fast
 from worker_events import cancelled, done, failed
 
 from chattts_studio.core.engine.request import SynthesisRequest
@@ -24,22 +25,12 @@ from chattts_studio.gui.worker.jobs import JobKind
 ROOT = REPO
 
 
-@pytest.fixture
-def make_window(qtbot, private_home):  # type: ignore[no-untyped-def]
-    yield from window_maker(qtbot, lambda window: window.jobs.current is None)
+pytestmark = pytest.mark.window(ready="idle")
 
 
 def noise(seconds: float, seed: int = 5, rate: int = 24000) -> np.ndarray:
     rng = np.random.default_rng(seed)
     return (rng.standard_normal(int(seconds * rate)) * 0.2).astype(np.float32)
-
-
-def quick(window, text: str) -> None:  # type: ignore[no-untyped-def]
-    window.editor.set_text(text)
-    window.controls.segment_slider.setValue(10)
-    window.controls.batch_box.setValue(2)
-    window.controls.refine_box.setChecked(False)
-    window.result.stream_box.setChecked(False)
 
 
 def synthesize(qtbot, window):  # type: ignore[no-untyped-def]
@@ -71,7 +62,7 @@ def test_a_cloned_library_voice_is_the_voice_synthesize_uses(qtbot, make_window,
     window.speakers.refresh(select="Clone")
     window.speakers.library_mode.setChecked(True)
     window.voices.lexicon.store.add("AI", "人工智能")
-    quick(window, "AI 你好。")
+    fast(window, "AI 你好。", batch=2)
     spec, outcome = synthesize(qtbot, window)
     request = spec.request
     assert request.voice == voice and spec.speaker_seed is None
@@ -207,7 +198,7 @@ def test_a_two_speaker_script_names_each_segments_speaker(qtbot, make_window, en
     window.speakers.refresh()
     window.voices.script_action.setChecked(True)
     assert window.voices.highlighter is not None
-    quick(window, "Alice: 你好。\nBob: 再见。")
+    fast(window, "Alice: 你好。\nBob: 再见。", batch=2)
     assert window.voices.script_label.isHidden()
     spec, outcome = synthesize(qtbot, window)
     assert set(spec.voices) == {"Alice", "Bob"}
@@ -384,12 +375,12 @@ def test_closing_the_dialog_while_it_encodes_adds_nothing_and_writes_nothing(
 def test_cancel_while_the_preview_is_made_adds_nothing(
     qtbot, make_window, tmp_path, monkeypatch, private_home, blocked
 ) -> None:  # type: ignore[no-untyped-def]
-    from chattts_studio.core.voices import keep
+    from chattts_studio.core.services import keep_voice
 
     window = make_window()
     dialog = ready_dialog(window, tmp_path, monkeypatch)
     before = files_in(private_home)
-    entered, release = blocked(keep, "make_preview")
+    entered, release = blocked(keep_voice, "make_preview")
     dialog.keep_button.click()
     qtbot.waitUntil(entered.is_set, timeout=GUI_WAIT_MS)
     with qtbot.waitSignal(window.host.worker.ended, timeout=GUI_WAIT_MS, check_params_cb=cancelled):

@@ -2,10 +2,8 @@
 cannot run, kept across starts, and a change reloads the model with that engine."""
 
 import importlib.util
-from pathlib import Path
 
 import pytest
-from conftest import window_maker
 from PySide6.QtCore import Qt
 from worker_events import done
 
@@ -15,13 +13,6 @@ from chattts_studio.gui.worker.jobs import JobKind
 
 LOAD_MS = 120_000
 MISSING = "ONNX Runtime is not installed (onnxruntime missing)"
-
-
-@pytest.fixture
-def make_window(qtbot, private_home: Path):  # type: ignore[no-untyped-def]
-    yield from window_maker(
-        qtbot, lambda window: window.model.loaded is not None and window.jobs.current is None
-    )
 
 
 def _onnx_item(window):  # type: ignore[no-untyped-def]

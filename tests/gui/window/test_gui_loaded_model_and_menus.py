@@ -4,20 +4,12 @@ bar ends with Help, the Render menu before it."""
 
 from pathlib import Path
 
-import pytest
-from conftest import GUI_WAIT_MS, window_maker
+from conftest import GUI_WAIT_MS
 
 from chattts_studio.core import paths
 from chattts_studio.gui.common import dialogs
 
 LOADED_TIP = "This model is loaded already; load another one to switch."
-
-
-@pytest.fixture
-def make_window(qtbot, private_home):  # type: ignore[no-untyped-def]
-    yield from window_maker(
-        qtbot, lambda window: window.model.loaded is not None and window.jobs.current is None
-    )
 
 
 def loaded_name(window) -> str:  # type: ignore[no-untyped-def]

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 import soundfile as sf
-from conftest import window_maker
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtWidgets import QLabel, QStatusBar
+from window_steps import fast, run
 
 import chattts_studio.core.weights.download
 from chattts_studio.core.engine.devices import Precision
@@ -26,11 +26,7 @@ SCREEN = (1280, 800)
 LONG = "你好，世界。Hello there. 今天天气很好。" * 6
 
 
-@pytest.fixture
-def make_window(qtbot, own_home):  # type: ignore[no-untyped-def]
-    yield from window_maker(
-        qtbot, lambda window: window.model.loaded is not None and window.jobs.current is None
-    )
+pytestmark = pytest.mark.window(home="own_home")
 
 
 def on_screen(window) -> None:  # type: ignore[no-untyped-def]
@@ -58,20 +54,6 @@ def visible_in_window(window, widget) -> bool:  # type: ignore[no-untyped-def]
         and top.y() + widget.height() <= window.height()
         and top.x() + widget.width() <= window.width()
     )
-
-
-def fast(window, text: str, segment: int = 10) -> None:  # type: ignore[no-untyped-def]
-    window.editor.set_text(text)
-    window.controls.segment_slider.setValue(segment)
-    window.controls.batch_box.setValue(1)
-    window.controls.refine_box.setChecked(False)
-    window.result.stream_box.setChecked(False)
-
-
-def run(qtbot, window) -> None:  # type: ignore[no-untyped-def]
-    window.menu_actions.synth.trigger()
-    assert window.jobs.current is not None, window.messages.notice.text()
-    qtbot.waitUntil(lambda: window.jobs.current is None, timeout=RUN_MS)
 
 
 def screen_texts(window) -> list[str]:  # type: ignore[no-untyped-def]

@@ -6,7 +6,6 @@ import threading
 import time
 
 import pytest
-from conftest import window_maker
 
 import chattts_studio.core.weights.models
 from chattts_studio.core.engine.devices import Precision
@@ -16,9 +15,7 @@ RUN_MS = 120_000
 TEXT = "你好。Hello."
 
 
-@pytest.fixture
-def make_window(qtbot, private_home):  # type: ignore[no-untyped-def]
-    yield from window_maker(qtbot, lambda window: window.jobs.current is None)
+pytestmark = pytest.mark.window(ready="idle")
 
 
 @pytest.fixture

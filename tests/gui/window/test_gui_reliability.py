@@ -12,9 +12,9 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 import soundfile as sf
-from conftest import window_maker
 from PySide6.QtCore import QSettings
 from PySide6.QtGui import QGuiApplication, QTextCursor
+from window_steps import SHORT, fast
 
 import chattts_studio.core.engine.producers
 import chattts_studio.core.weights.download
@@ -27,24 +27,11 @@ from chattts_studio.core.weights import models
 from chattts_studio.gui.common import dialogs
 from chattts_studio.gui.settings import Key, Settings
 
-SHORT = "你好。Hello. 再见。Bye."
 LOAD_MS = 120_000
 RUN_MS = 120_000
 
 
-@pytest.fixture
-def make_window(qtbot, private_home):  # type: ignore[no-untyped-def]
-    """Windows on a private data folder (settings, text, speakers) sharing the built demo
-    weights; a window is ready once its first job (the load, good or bad) has ended."""
-    yield from window_maker(qtbot, lambda window: window.jobs.current is None)
-
-
-def fast(window, text: str = SHORT, batch: int = 1, refine: bool = False) -> None:  # type: ignore[no-untyped-def]
-    window.editor.set_text(text)
-    window.controls.segment_slider.setValue(10)
-    window.controls.batch_box.setValue(batch)
-    window.controls.refine_box.setChecked(refine)
-    window.result.stream_box.setChecked(False)
+pytestmark = pytest.mark.window(ready="idle")  # a load that fails ends too
 
 
 def idle(qtbot, window, timeout: int = RUN_MS) -> None:  # type: ignore[no-untyped-def]

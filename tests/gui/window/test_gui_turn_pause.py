@@ -4,7 +4,7 @@ dialogue's two turns, and is kept across a restart (with its Chinese translation
 
 import numpy as np
 import pytest
-from conftest import GUI_WAIT_MS, window_maker
+from conftest import GUI_WAIT_MS
 from worker_events import done
 
 from chattts_studio.core.audio.stream_writer import pause_samples
@@ -17,9 +17,7 @@ from chattts_studio.gui.worker.jobs import JobKind
 TURN_PAUSE = 1.3  # seconds: not the default (0.4), nor the segment pause
 
 
-@pytest.fixture
-def make_window(qtbot, private_home):  # type: ignore[no-untyped-def]
-    yield from window_maker(qtbot, lambda window: window.jobs.current is None)
+pytestmark = pytest.mark.window(ready="idle")
 
 
 def test_the_turn_pause_is_the_silence_between_two_speakers_and_is_kept(

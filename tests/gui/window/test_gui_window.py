@@ -12,9 +12,10 @@ from audio_fakes import noise, paced_output
 
 # conftest.py has already pointed Qt offscreen and ALSA at a capturing device.
 from conftest import CAPTURE_DIR as _ALSA_DIR
-from conftest import HOME, window_maker
+from conftest import HOME
 from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
 from PySide6.QtGui import QDropEvent, QGuiApplication
+from window_steps import SHORT, fast, run
 from worker_events import event
 
 from chattts_studio.core.engine.request import AudioChunk, SegmentResult
@@ -23,7 +24,6 @@ from chattts_studio.gui.common import dialogs
 from chattts_studio.gui.result.panel import ResultPanel
 from chattts_studio.gui.settings import Key
 
-SHORT = "你好。Hello. 再见。Bye."
 LONG = "你好，世界。Hello there. 今天天气很好。" * 6
 LOAD_MS = 120_000
 RUN_MS = 120_000
@@ -47,27 +47,7 @@ def home(studio_home: Path) -> Path:
     return studio_home
 
 
-@pytest.fixture
-def make_window(qtbot, home):  # type: ignore[no-untyped-def]
-    """Windows on the session's data folder, ready once the model is loaded."""
-    yield from window_maker(
-        qtbot, lambda window: window.model.loaded is not None and window.jobs.current is None
-    )
-
-
-def fast(window, text: str = SHORT, batch: int = 1) -> None:  # type: ignore[no-untyped-def]
-    """Small, quick settings: short segments, no refine pass, no streaming playback."""
-    window.editor.set_text(text)
-    window.controls.segment_slider.setValue(10)
-    window.controls.batch_box.setValue(batch)
-    window.controls.refine_box.setChecked(False)
-    window.result.stream_box.setChecked(False)
-
-
-def run(qtbot, window) -> None:  # type: ignore[no-untyped-def]
-    window.menu_actions.synth.trigger()
-    assert window.jobs.current is not None, window.messages.notice.text()
-    qtbot.waitUntil(lambda: window.jobs.current is None, timeout=RUN_MS)
+pytestmark = pytest.mark.window(home="home")  # the session's data folder, made fresh
 
 
 def test_type_and_synthesize_gives_audio_and_a_live_panel(qtbot, make_window) -> None:

@@ -7,7 +7,6 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import window_maker
 from PySide6.QtWidgets import QAbstractButton, QGroupBox, QLabel, QMenu, QTabWidget
 
 README = Path(__file__).resolve().parents[3] / "README.md"
@@ -25,11 +24,7 @@ NOT_CONTROLS = {
 }
 
 
-@pytest.fixture
-def make_window(qtbot, own_home):  # type: ignore[no-untyped-def]
-    yield from window_maker(
-        qtbot, lambda window: window.model.loaded is not None and window.jobs.current is None
-    )
+pytestmark = pytest.mark.window(home="own_home")
 
 
 def section(title: str) -> str:

@@ -22,7 +22,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 import soundfile as sf
-from conftest import window_maker
 from project_fakes import big_project
 from PySide6.QtCore import QCoreApplication, Qt, QTimer
 from PySide6.QtGui import QGuiApplication, QTextCursor
@@ -123,13 +122,6 @@ def least_stall(what: str, attempt: Callable[[], None], tries: int = 5) -> None:
             return
         problems.append(problem)
     pytest.fail(f"in each of {tries} tries: " + "; ".join(problems))
-
-
-@pytest.fixture
-def make_window(qtbot, private_home):  # type: ignore[no-untyped-def]
-    yield from window_maker(
-        qtbot, lambda window: window.model.loaded is not None and window.jobs.current is None
-    )
 
 
 @pytest.fixture
@@ -238,7 +230,7 @@ def test_the_ui_thread_never_stalls(  # type: ignore[no-untyped-def]
     # A synthesis was held to 150 ms for a while: the UI thread waited 30-70 ms for the GIL at
     # every job's start. The cause, found by sampling the threads: drawing a speaker encodes it
     # as ChatTTS does (LZMA2 at preset 9e), whose encoder set up a 64 MiB dictionary in 35-45 ms
-    # with the GIL held; core/engine/chattts/speaker_codec.py makes the same bytes with a small
+    # with the GIL held; core/voices/speaker_codec.py makes the same bytes with a small
     # dictionary.
     least_stall("a synthesis", synthesis)
 

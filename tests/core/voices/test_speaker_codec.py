@@ -9,8 +9,8 @@ import pytest
 import torch
 from ChatTTS.model.speaker import Speaker
 
-from chattts_studio.core.engine.chattts import speaker_codec
 from chattts_studio.core.engine.engine import Engine
+from chattts_studio.core.voices import speaker_codec
 
 
 def test_speaker_strings_equal_chattts_own(engine: Engine) -> None:
