@@ -342,8 +342,9 @@ def test_a_thousand_segment_project_opens_and_scrolls_without_stalls(  # type: i
             qtbot.wait(5)
         view.setFocus()
         view.go_to(1)
-        for _ in range(30):
-            qtbot.keyClick(view, Qt.Key.Key_Down)
+        for _ in range(30):  # each key in a turn of its own, as typed: a stall is one event's
+            qtbot.keyClick(view, Qt.Key.Key_Down)  # (keyClick sends it at once, unqueued)
+            qtbot.wait(1)
         qtbot.keyClick(view, Qt.Key.Key_End, Qt.KeyboardModifier.ControlModifier)
         qtbot.wait(20)
         assert view.current_number() == 1_000
