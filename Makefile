@@ -47,7 +47,7 @@ test: install
 	$(MAKE) --no-print-directory lint
 	$(MAKE) --no-print-directory pytest
 
-# The fast tier, for every change: lint, then the tests that took under 2 s in the last full run
+# The fast tier, for every change: lint, then the tests that took under 1 s in the last full run
 # (tests/slow.txt lists the others, made by `make slow-list`). `make test` runs everything.
 check: install
 	@$(MAKE) --no-print-directory debs DEBS="$(TEST_DEBS) $(SPEECH_DEBS)"

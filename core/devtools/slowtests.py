@@ -39,7 +39,7 @@ def slow_tests(reports: list[Path], over: float) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("reports", type=Path, nargs="+")
-    parser.add_argument("--over", type=float, default=2.0)
+    parser.add_argument("--over", type=float, default=1.0)
     args = parser.parse_args(argv)
     slow = slow_tests(args.reports, args.over)
     SLOW_LIST.write_text(HEADER.format(over=args.over) + "".join(f"{t}\n" for t in slow))
