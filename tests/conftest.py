@@ -8,6 +8,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+import playback_guard
 import pytest
 
 # All of this must happen before Qt or sounddevice is imported (PortAudio lists devices then).
@@ -93,8 +94,11 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None):  #
     finally:
         delete_leftover_widgets()
         messages = teardown_log.stop() if teardown_log is not None else []
+        playing = playback_guard.stop_left_playing()
     if messages:  # after a teardown that raised nothing itself
         pytest.fail("Qt messages during teardown:\n" + "\n".join(messages))
+    if playing:
+        pytest.fail(f"{playing} audio output stream(s) still playing after the test")
     return result
 
 
@@ -326,6 +330,7 @@ WINDOW_READY = {
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    playback_guard.watch()
     config.addinivalue_line(
         "markers",
         "window(home='private_home', ready='loaded and idle'): make_window's data folder (the "

@@ -184,6 +184,9 @@ class Player:
         # (expect_stream): `playing` is true and wait() waits for it.
         self._settled = threading.Event()
         self._settled.set()
+        # Bumped by expect_stream(), play() and stop(): a stream expected under an older
+        # ticket was superseded, so it is not opened (or is closed at once if it just was).
+        self._ticket = 0
         self._stop_exception: type[BaseException] = Exception
         self._queue: deque[np.ndarray] = deque()  # what is still to play, in order
         self._offset = 0  # samples of _queue[0] already played
@@ -203,14 +206,20 @@ class Player:
     def playing(self) -> bool:
         return not self._settled.is_set() or not self._done.is_set()
 
-    def expect_stream(self) -> None:
+    def expect_stream(self) -> int:
         """A stream is about to be opened on another thread (opening can take 50-100 ms, too
-        long for a UI thread): count as playing until it is open or has failed (settle())."""
-        self._settled.clear()
+        long for a UI thread): count as playing until it is open or has failed (settle()).
+        The ticket goes to open_stream(): a stop() or play() meanwhile voids it."""
+        with self._lock:
+            self._ticket += 1
+            self._settled.clear()
+            return self._ticket
 
-    def settle(self) -> None:
-        """The expected stream is open, or will not be."""
-        self._settled.set()
+    def settle(self, ticket: int | None = None) -> None:
+        """The expected stream is open, or will not be (a voided ticket settles nothing)."""
+        with self._lock:
+            if ticket is None or ticket == self._ticket:
+                self._settled.set()
 
     @property
     def underruns(self) -> int:
@@ -227,15 +236,22 @@ class Player:
         """Play a whole buffer from `start`; stops whatever played before."""
         data = np.ascontiguousarray(audio, dtype=np.float32)
         start = max(0, min(int(start), len(data)))
+        self._void_expected()
         self._start(sample_rate, data[start:], start, ended=True)
 
     def open_stream(
-        self, sample_rate: int = SAMPLE_RATE, audio: np.ndarray | None = None, start: int = 0
-    ) -> None:
+        self,
+        sample_rate: int = SAMPLE_RATE,
+        audio: np.ndarray | None = None,
+        start: int = 0,
+        ticket: int | None = None,
+    ) -> bool:
         """Start one continuous stream that plays what feed() queues (`audio` first, if
-        given); `start` is the position of its first sample. Stops whatever played before."""
+        given); `start` is the position of its first sample. Stops whatever played before.
+        False, and nothing plays, when `ticket` (from expect_stream) was voided meanwhile: a
+        stream nobody would end must not play silence for ever."""
         first = np.zeros(0, dtype=np.float32) if audio is None else _samples(audio)
-        self._start(sample_rate, first, max(0, int(start)), ended=False)
+        return self._start(sample_rate, first, max(0, int(start)), ended=False, ticket=ticket)
 
     def feed(self, chunk: np.ndarray) -> bool:
         """Queue audio at the end of the open stream; False (nothing queued) when no stream
@@ -285,6 +301,16 @@ class Player:
         return finished
 
     def stop(self) -> None:
+        """Stop what plays now, and void a stream expected but not open yet."""
+        self._void_expected()
+        self._halt()
+
+    def _void_expected(self) -> None:
+        with self._lock:
+            self._ticket += 1
+        self._settled.set()
+
+    def _halt(self) -> None:
         stream = self._stream
         if stream is not None:
             try:
@@ -298,8 +324,18 @@ class Player:
         self._done.set()
         self._close()
 
-    def _start(self, sample_rate: int, first: np.ndarray, origin: int, ended: bool) -> None:
-        self.stop()
+    def _start(
+        self,
+        sample_rate: int,
+        first: np.ndarray,
+        origin: int,
+        ended: bool,
+        ticket: int | None = None,
+    ) -> bool:
+        with self._lock:
+            if ticket is not None and ticket != self._ticket:
+                return False
+        self._halt()
         sd = _sounddevice()
         problem = output_available()
         if problem:
@@ -332,7 +368,19 @@ class Player:
             raise AudioError(
                 f"Cannot play audio: {str(exc).splitlines()[0]}. The audio can still be saved."
             ) from None
-        self._stream = stream
+        with self._lock:
+            voided = ticket is not None and ticket != self._ticket
+            if voided:
+                self._ended = True
+                self._queue = deque()
+            else:
+                self._stream = stream
+        if voided:  # stopped while it opened: the stop could not reach it
+            stream.abort()
+            stream.close()
+            self._done.set()
+            return False
+        return True
 
     def _callback(self, outdata: np.ndarray, frames: int, _time: object, _status: object) -> None:
         """PortAudio's thread: copy the next frames from the queue, silence when it is empty.

@@ -36,19 +36,22 @@ class StoreFeeder:
         # PortAudio/ALSA: it happens on the feeder's thread, never on the caller's (the UI's).
         self.opening = False  # the stream is being opened
         self.error: StudioError | None = None  # why it could not be opened
+        self._ticket: int | None = None  # the player's, for the stream this feeder opens
 
     def open(self) -> None:
         """Start the stream with its first block, on the feeder's thread; a failure to open
         ends the feeder with `error` set (`opening` is true until then)."""
         self.opening = True
-        self.player.expect_stream()
+        self._ticket = self.player.expect_stream()
         self._thread = threading.Thread(target=self._run, name="store-feeder", daemon=True)
         self._thread.start()
 
     def _open(self) -> bool:
         try:
             first = self.store.read(self.fed, self.fed + min(self.lookahead, BLOCK))
-            self.player.open_stream(SAMPLE_RATE, first, self.fed)
+            if not self.player.open_stream(SAMPLE_RATE, first, self.fed, ticket=self._ticket):
+                self.lost = True  # stopped (or superseded) while it opened
+                return False
         except StudioError as exc:
             self.error, self.lost = exc, True
             return False
@@ -57,7 +60,7 @@ class StoreFeeder:
             return False
         finally:
             self.opening = False
-            self.player.settle()
+            self.player.settle(self._ticket)
         self.fed += len(first)
         return True
 

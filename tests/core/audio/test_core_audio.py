@@ -215,3 +215,71 @@ def test_no_output_device_is_a_clear_error(tmp_path: Path) -> None:
     ).stdout
     assert "No audio output device" in out and "AudioError" in out
     assert output_available() is None  # the test session's virtual device is fine
+
+
+def test_a_stop_while_a_stream_opens_leaves_nothing_playing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A growing stream is opened on a thread of its own: a stop() that comes while it opens
+    (before the player holds the stream) still ends it, or it would play silence for ever."""
+    import sounddevice as sd
+
+    player = Player()
+    real = sd.OutputStream
+    opened: list[object] = []
+
+    def stopped_while_opening(*args: object, **kwargs: object) -> object:
+        stream = real(*args, **kwargs)
+        opened.append(stream)
+        player.stop()  # the UI thread's Stop, while this thread opens the stream
+        return stream
+
+    monkeypatch.setattr(sd, "OutputStream", stopped_while_opening)
+    ticket = player.expect_stream()
+    assert player.playing
+    assert player.open_stream(24000, noise(0.2), ticket=ticket) is False
+    assert len(opened) == 1 and opened[0].closed  # type: ignore[attr-defined]
+    assert not player.playing and not player.feed(noise(0.1))
+    ticket = player.expect_stream()
+    player.play(noise(0.05))  # a whole buffer (an audition) takes the player over
+    assert player.open_stream(24000, noise(0.2), ticket=ticket) is False
+    assert len(opened) == 2  # the audition's: the voided stream was never made
+    player.stop()
+
+
+def test_a_feeder_stopped_while_its_stream_opens_leaves_nothing_playing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The result panel's Stop (or the window closing) while the feeder's thread is still
+    opening the stream: once that open returns, nothing plays and nothing waits to."""
+    import threading
+
+    import sounddevice as sd
+
+    from chattts_studio.core.results.feeder import StoreFeeder
+    from chattts_studio.core.results.result_store import ResultStore
+
+    store = ResultStore.create(tmp_path)
+    store.append(noise(0.5))
+    player = Player()
+    real = sd.OutputStream
+    opening, go_on = threading.Event(), threading.Event()
+    opened: list[object] = []
+
+    def slow(*args: object, **kwargs: object) -> object:
+        opening.set()
+        go_on.wait(10)
+        stream = real(*args, **kwargs)
+        opened.append(stream)
+        return stream
+
+    monkeypatch.setattr(sd, "OutputStream", slow)
+    feeder = StoreFeeder(player, store, 0)
+    feeder.open()
+    assert opening.wait(10) and player.playing
+    player.stop()  # as ResultPlayback.stop: the feeder's stop, then the player's
+    go_on.set()
+    feeder.stop()
+    assert not feeder.alive and feeder.lost
+    assert not player.playing
+    assert all(stream.closed for stream in opened)  # type: ignore[attr-defined]
