@@ -33,18 +33,18 @@ MIN_SNR_DB = 40.0
 
 
 def receptive_field(
-    model: ChatModel, threshold: float = 0.0, steps: int = 128, seed: int = 0
+    model: ChatModel, threshold: float = 0.0, steps: int = 128, seed: int = 0, push: float = 0.5
 ) -> tuple[int, int]:
     """(left, right): how many steps before and after an output step its audio depends on,
-    measured by perturbing the middle step of random hidden states (randn * 0.5) and finding
-    the audio that changes by more than `threshold` times the peak (0: any change at all).
-    A perturbed step k changes the audio of steps k - right .. k + left."""
+    measured by perturbing the middle step of random hidden states (randn * 0.5) by randn *
+    `push` and finding the audio that changes by more than `threshold` times the peak (0: any
+    change at all). A perturbed step k changes the audio of steps k - right .. k + left."""
     generator = torch.Generator().manual_seed(seed)
     hiddens = torch.randn(steps, model.hidden_size, generator=generator) * 0.5
     at = steps // 2
     base = model.vocode([hiddens])[0]
     moved = hiddens.clone()
-    moved[at] += torch.randn(model.hidden_size, generator=generator) * 0.5
+    moved[at] += torch.randn(model.hidden_size, generator=generator) * push
     changed = np.nonzero(np.abs(model.vocode([moved])[0] - base) > threshold * np.abs(base).max())
     first, last = int(changed[0][0]), int(changed[0][-1])
     return last // SAMPLES_PER_STEP - at, at - first // SAMPLES_PER_STEP
@@ -133,7 +133,9 @@ def test_context_and_hold_cover_the_measured_receptive_field(full: ChatModel) ->
     bound = architectural_field(full)
     assert bound == RECEPTIVE_STEPS == 52  # ChatTTS 0.2.5's real dimensions
     with blocks_switched_on(full):
-        assert receptive_field(full) == (bound, bound)  # any change at all reaches the bound
+        # Any change at all reaches the bound. The push is large: at the bound's edge the
+        # change is a few float32 ulps, and how many round away depends on the thread count.
+        assert receptive_field(full, push=100.0) == (bound, bound)
         for seed in (0, 1, 2):
             left, right = receptive_field(full, FILE_FLOOR, seed=seed)
             assert 0 < left <= AUDIBLE_STEPS and 0 < right <= AUDIBLE_STEPS, (left, right)
