@@ -1,6 +1,7 @@
 """Audio stand-ins several test modules use: noise, a speech-like clip, an output device that
 keeps time."""
 
+import threading
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -42,6 +43,26 @@ def paced_output(monkeypatch: pytest.MonkeyPatch, silence_only: bool = False) ->
 
     monkeypatch.setattr(sd, "OutputStream", make)
     return opened
+
+
+class VanishingStream:
+    """PortAudio's stream when the device is unplugged: a block plays, then it ends (stands in
+    for sounddevice.OutputStream)."""
+
+    def __init__(self, *, samplerate, channels, dtype, callback, finished_callback):  # type: ignore[no-untyped-def]
+        self.callback, self.finished = callback, finished_callback
+
+    def start(self) -> None:
+        self.callback(np.zeros((512, 1), np.float32), 512, None, None)
+        threading.Timer(0.05, self.finished).start()
+
+    def abort(self) -> None:
+        import sounddevice
+
+        raise sounddevice.PortAudioError("Device unavailable")
+
+    def close(self) -> None:
+        pass
 
 
 def speech_like(seconds: float, rate: int, channels: int = 1, seed: int = 0) -> np.ndarray:

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 from types import SimpleNamespace
 
-import numpy as np
+import audio_fakes
 import pytest
 import soundfile as sf
 from PySide6.QtCore import QSettings
@@ -510,24 +510,8 @@ def test_an_audio_device_that_disappears_is_a_message_and_saving_works(
         assert result.output_note.isVisible()
     assert result.save_to(tmp_path / "a.wav")
 
-    class VanishingStream:
-        """PortAudio's stream when the device is unplugged: a block plays, then it ends."""
-
-        def __init__(self, *, samplerate, channels, dtype, callback, finished_callback):  # type: ignore[no-untyped-def]
-            self.callback, self.finished = callback, finished_callback
-
-        def start(self) -> None:
-            self.callback(np.zeros((512, 1), np.float32), 512, None, None)
-            threading.Timer(0.05, self.finished).start()
-
-        def abort(self) -> None:
-            raise sounddevice.PortAudioError("Device unavailable")
-
-        def close(self) -> None:
-            pass
-
     with monkeypatch.context() as m:
-        m.setattr(sounddevice, "OutputStream", VanishingStream)
+        m.setattr(sounddevice, "OutputStream", audio_fakes.VanishingStream)
         result.play_button.click()  # the device is back (asked again), then it vanishes
         assert not result.output_note.isVisible()
         qtbot.waitUntil(

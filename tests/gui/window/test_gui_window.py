@@ -5,6 +5,7 @@ import shutil
 import threading
 from pathlib import Path
 
+import audio_fakes
 import numpy as np
 import pytest
 import soundfile as sf
@@ -379,23 +380,7 @@ def test_a_restarted_segment_already_heard_plays_again_from_its_start(qtbot, mon
 def test_a_stream_that_loses_its_device_mid_run_is_a_message(qtbot, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     import sounddevice
 
-    class VanishingStream:
-        """PortAudio's stream when the device is unplugged: a block plays, then it ends."""
-
-        def __init__(self, *, samplerate, channels, dtype, callback, finished_callback):  # type: ignore[no-untyped-def]
-            self.callback, self.finished = callback, finished_callback
-
-        def start(self) -> None:
-            self.callback(np.zeros((512, 1), np.float32), 512, None, None)
-            threading.Timer(0.05, self.finished).start()
-
-        def abort(self) -> None:
-            raise sounddevice.PortAudioError("Device unavailable")
-
-        def close(self) -> None:
-            pass
-
-    monkeypatch.setattr(sounddevice, "OutputStream", VanishingStream)
+    monkeypatch.setattr(sounddevice, "OutputStream", audio_fakes.VanishingStream)
     panel = ResultPanel()
     qtbot.addWidget(panel)
     messages: list[str] = []
