@@ -25,6 +25,7 @@ from chattts_studio.gui.resources import app_icon
 
 if TYPE_CHECKING:
     from chattts_studio.gui.window.main_window import MainWindow
+    from chattts_studio.gui.worker.worker import EngineFactory
 
 # Overrides the saved language for one run ("en", "zh_CN"): screenshots, bug reports.
 LANGUAGE_ENV = "CHATTTS_STUDIO_LANGUAGE"
@@ -74,21 +75,23 @@ def set_up_language() -> str:
     return i18n.active()
 
 
-def build_window(model: str | None = None, device: str | None = None) -> "MainWindow":
+def build_window(
+    model: str | None = None, device: str | None = None, *, engine: "EngineFactory | None" = None
+) -> "MainWindow":
     """The full window; `model` ('demo', 'demo-full', 'official' or a folder) is loaded at once
     instead of the saved choice, on `device` ('cpu', 'cuda:0', ...) instead of the saved one
-    when given (it is saved, as a choice in the window would be)."""
+    when given (it is saved, as a choice in the window would be). With `engine` (tests: a
+    stand-in's factory) its worker runs each op inline on the UI thread with that engine."""
     application()
     set_up_language()
+    from chattts_studio.gui.settings import Key, Settings
     from chattts_studio.gui.window.main_window import MainWindow
 
-    if device is None:
-        return MainWindow(model)
-    from chattts_studio.gui.settings import Key, Settings
-
-    settings = Settings()
-    settings.set(Key.DEVICE, device)
-    return MainWindow(model, settings)
+    settings: Settings | None = None
+    if device is not None:
+        settings = Settings()
+        settings.set(Key.DEVICE, device)
+    return MainWindow(model, settings, engine=engine)
 
 
 def open_file(window: "MainWindow", path: Path) -> None:

@@ -290,9 +290,10 @@ def read_capture(directory: Path) -> "object":
 GUI_WAIT_MS = 120_000
 
 
-def window_maker(qtbot, ready):  # type: ignore[no-untyped-def]
+def window_maker(qtbot, ready, engine: str = "thread"):  # type: ignore[no-untyped-def]
     """For the GUI fixtures: builds real windows (waiting until `ready(window)` once the model
-    is asked for), and afterwards closes them and fails if a worker thread is left running."""
+    is asked for), and afterwards closes them and fails if a worker thread is left running.
+    `engine`: a WINDOW_ENGINES key, the worker's engine and where it runs its ops."""
     import gc
 
     from PySide6.QtCore import QCoreApplication, QEvent
@@ -300,9 +301,10 @@ def window_maker(qtbot, ready):  # type: ignore[no-untyped-def]
     from chattts_studio.gui.app import build_window
 
     windows = []
+    factory = WINDOW_ENGINES[engine]()
 
     def make(model: str | None = "demo", wait: bool = True, device: str | None = None):  # type: ignore[no-untyped-def]
-        window = build_window(model, device)
+        window = build_window(model, device, engine=factory)
         window.show()
         windows.append(window)
         if wait and model:
@@ -329,18 +331,33 @@ WINDOW_READY = {
 }
 
 
+def _standin_engine():  # type: ignore[no-untyped-def]
+    from standin_engine import StandinEngine
+
+    return StandinEngine
+
+
+# What a window's worker runs its ops with: its `engine` in a `window` marker. "thread": the
+# real Engine on the worker's thread, as the app runs; "standin": tests/standin_engine.py's
+# stand-in, each op run inline on the UI thread (window logic only: no speech, no threads).
+WINDOW_ENGINES = {"thread": lambda: None, "standin": _standin_engine}
+
+
 def pytest_configure(config: pytest.Config) -> None:
     playback_guard.watch()
     config.addinivalue_line(
         "markers",
-        "window(home='private_home', ready='loaded and idle'): make_window's data folder (the "
-        "fixture's name) and when its windows are ready (a WINDOW_READY key)",
+        "window(home='private_home', ready='loaded and idle', engine='thread'): make_window's "
+        "data folder (the fixture's name), when its windows are ready (a WINDOW_READY key) and "
+        "what their worker runs ops with (a WINDOW_ENGINES key)",
     )
 
 
-def _window_options(home: str = "private_home", ready: str = "loaded and idle") -> tuple[str, str]:
+def _window_options(
+    home: str = "private_home", ready: str = "loaded and idle", engine: str = "thread"
+) -> tuple[str, str, str]:
     """A `window` marker's arguments (one misspelt is a TypeError)."""
-    return home, ready
+    return home, ready, engine
 
 
 @pytest.fixture
@@ -349,13 +366,14 @@ def make_window(qtbot, request: pytest.FixtureRequest):  # type: ignore[no-untyp
     device=None)` makes one and, when it loads a model and waits, returns it once it is ready.
     By default its data folder is private_home's (fresh, sharing the session's demo weights)
     and ready means its model is loaded and no job runs; a test or module marked
-    `window(home=..., ready=...)` names another data folder fixture (own_home, or one of its
-    own) and another WINDOW_READY key. After the test every window is closed, and a worker
+    `window(home=..., ready=..., engine=...)` names another data folder fixture (own_home, or
+    one of its own), another WINDOW_READY key and another WINDOW_ENGINES key ("standin": the
+    stand-in engine, ops run inline). After the test every window is closed, and a worker
     thread left running fails it (window_maker)."""
     marker = request.node.get_closest_marker("window")
-    home, ready = _window_options(**(marker.kwargs if marker else {}))
+    home, ready, engine = _window_options(**(marker.kwargs if marker else {}))
     request.getfixturevalue(home)
-    yield from window_maker(qtbot, WINDOW_READY[ready])
+    yield from window_maker(qtbot, WINDOW_READY[ready], engine)
 
 
 # The Windows file rules (tests/windows_rules.py): `windows_rules` for any test, and applied to

@@ -45,17 +45,26 @@ CLOSE_WAIT_MS = 30_000  # how long closing waits for the worker before it lets t
 
 if TYPE_CHECKING:
     from chattts_studio.gui.single_instance import InstanceServer
+    from chattts_studio.gui.worker.worker import EngineFactory
 
 
 class MainWindow(QMainWindow):
     instance_server: "InstanceServer"  # set by app.py: other launches hand it their file
 
-    def __init__(self, model: str | None = None, settings: Settings | None = None) -> None:
+    def __init__(
+        self,
+        model: str | None = None,
+        settings: Settings | None = None,
+        *,
+        engine: "EngineFactory | None" = None,
+    ) -> None:
+        """`engine` (tests: a stand-in's factory): the worker runs each op on the UI thread
+        with that engine instead of the real one on its own thread."""
         super().__init__()
         self.setWindowTitle("ChatTTS Studio")
         self.setWindowIcon(app_icon())
         self.settings = settings or Settings()
-        self.host = WorkerHost(self)
+        self.host = WorkerHost(self, inline=engine is not None, engine_factory=engine)
         self._panels()
         self._parts()
         body = layout.central(

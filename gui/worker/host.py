@@ -1,15 +1,19 @@
 """The worker's host on the UI thread: owns the worker's QThread, numbers the jobs and hands
-each op to the worker through a queued signal."""
+each op to the worker through a queued signal.
+
+Inline (tests only, like Picard's FakeThreadPool): the worker stays on the UI thread and its
+thread never starts; each op is still queued, so it runs whole at the event loop's next turn,
+after the job slot has recorded it, and its reports reach the slot directly."""
 
 import sys
 
-from PySide6.QtCore import QObject, QThread, Signal
+from PySide6.QtCore import QCoreApplication, QEvent, QObject, Qt, QThread, Signal
 
 from chattts_studio.core.engine.metrics import LiveMetrics
 from chattts_studio.gui.common import garbage
 from chattts_studio.gui.worker.jobs import Job, Outcome
 from chattts_studio.gui.worker.ops import Op
-from chattts_studio.gui.worker.worker import Worker
+from chattts_studio.gui.worker.worker import EngineFactory, Worker
 
 # While the worker thread runs, a thread that wants the GIL gets it within 1 ms instead of
 # Python's 5 ms: the UI thread takes it back each time it returns from Qt, and each wait for a
@@ -24,15 +28,24 @@ class WorkerHost(QObject):
     _run = Signal(object, object)
     _end_serving = Signal()
 
-    def __init__(self, parent: QObject | None = None) -> None:
+    def __init__(
+        self,
+        parent: QObject | None = None,
+        *,
+        inline: bool = False,
+        engine_factory: EngineFactory | None = None,
+    ) -> None:
         super().__init__(parent)
-        self.worker_thread = QThread()
+        self.inline = inline
+        self.worker_thread = QThread()  # never started when inline
         self.worker_thread.setObjectName("chattts-worker")
-        self.worker = Worker()
-        self.worker.moveToThread(self.worker_thread)
-        self._probe.connect(self.worker.probe)
-        self._run.connect(self.worker.run)
-        self._end_serving.connect(self.worker.end_serving)
+        self.worker = Worker(engine_factory=engine_factory)
+        if not inline:
+            self.worker.moveToThread(self.worker_thread)
+        queued = Qt.ConnectionType.QueuedConnection  # what Qt picks across threads anyway
+        self._probe.connect(self.worker.probe, queued)
+        self._run.connect(self.worker.run, queued)
+        self._end_serving.connect(self.worker.end_serving, queued)
         self._count = 0
         self._released = False
         self._holding_garbage = False
@@ -46,6 +59,8 @@ class WorkerHost(QObject):
 
     def start(self) -> None:
         """Start the worker thread: the probe, then the jobs queued so far, run."""
+        if self.inline:
+            return  # they run at the event loop's next turn
         if not self._released and not self.worker_thread.isRunning():
             if not self._holding_garbage:  # from now on cycles are collected on this thread
                 garbage.hold()
@@ -80,6 +95,10 @@ class WorkerHost(QObject):
 
     def stop(self, timeout_ms: int = 30_000) -> bool:
         """Cancel what runs, let the thread finish its slot, and wait for it; True when gone."""
+        if self.inline:  # nothing runs now; what is queued is dropped, as a quit thread does
+            self.cancel()
+            QCoreApplication.removePostedEvents(self.worker, QEvent.Type.MetaCall)
+            return True
         if not self.worker_thread.isRunning():
             return True
         self.cancel()

@@ -3,9 +3,11 @@
 Ops arrive through a queued signal, so no engine work runs on the UI thread. Its first job
 imports the engine (torch, ChatTTS) and probes the devices, so the window is on screen before
 any of that is imported. Every op's events leave through `progress` and its outcome through
-`ended`; a failure carries the exception itself.
+`ended`; a failure carries the exception itself. Its engine is the real Engine, or what an
+`engine_factory` makes (a test's stand-in).
 """
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Signal, Slot
@@ -29,6 +31,8 @@ if TYPE_CHECKING:  # imported by the worker thread, never by the window's import
     from chattts_studio.core.engine.engine import Engine
     from chattts_studio.core.engine.loading import LoadedModel
 
+EngineFactory = Callable[[], "Engine"]
+
 
 class Worker(QObject):
     progress = Signal(object, object)  # Job, an event: Started, a Progress, or the job's own
@@ -37,11 +41,14 @@ class Worker(QObject):
     probe_failed = Signal(object)  # Exception: the engine cannot be imported (a broken install)
     serving_ended = Signal()  # the speech API stopped; the model is the worker's again
 
-    def __init__(self, live: LiveMetrics | None = None) -> None:
+    def __init__(
+        self, live: LiveMetrics | None = None, engine_factory: EngineFactory | None = None
+    ) -> None:
         super().__init__()
         # Made on the UI thread, where the live panel reads it; the engine writes to it.
         self.live = live or LiveMetrics()
         self.engine: Engine | None = None  # made by the first job, on the worker thread
+        self._engine_factory = engine_factory  # None: the real Engine
         self.devices: Any = None  # the DeviceProbe, once found
         self._broken: Exception | None = None  # why the engine could not be imported
         # While a ServeSession lives, its Batcher owns the model: ops that use it are refused
@@ -59,9 +66,12 @@ class Worker(QObject):
         if self.engine is None:
             if self._broken is not None:
                 raise self._broken
-            from chattts_studio.core.engine.engine import Engine
+            if self._engine_factory is not None:
+                engine = self._engine_factory()
+            else:
+                from chattts_studio.core.engine.engine import Engine
 
-            engine = Engine()
+                engine = Engine()
             engine.live = self.live
             self.engine = engine
         return self.engine

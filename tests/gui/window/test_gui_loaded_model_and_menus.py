@@ -1,15 +1,18 @@
-"""The real window, offscreen, on the demo weights: the Models dialog never offers Load for
-the model already loaded (its button says Loaded, disabled, with the reason), and the menu
-bar ends with Help, the Render menu before it."""
+"""The real window, offscreen, on the stand-in engine (window logic: tests/standin_engine.py):
+the Models dialog never offers Load for the model already loaded (its button says Loaded,
+disabled, with the reason), and the menu bar ends with Help, the Render menu before it."""
 
 from pathlib import Path
 
+import pytest
 from conftest import GUI_WAIT_MS
 
 from chattts_studio.core import paths
 from chattts_studio.gui.common import dialogs
 
 LOADED_TIP = "This model is loaded already; load another one to switch."
+
+pytestmark = pytest.mark.window(engine="standin")
 
 
 def loaded_name(window) -> str:  # type: ignore[no-untyped-def]

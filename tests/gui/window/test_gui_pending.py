@@ -1,36 +1,24 @@
 """A synthesis asked for while the model loads (or reloads) waits for it and then runs; a
-load that fails drops it with the load's reason; Esc drops what waits."""
+load that fails drops it with the load's reason; Esc drops what waits.
+
+The waiting is the window's logic: those tests run on the stand-in engine, inline, where a
+load asked for has not run until the event loop turns, so a click lands while the model is
+loading without a slowed load. The damaged folder needs the real engine's file checks."""
 
 import shutil
-import threading
-import time
 
 import pytest
 
-import chattts_studio.core.weights.models
 from chattts_studio.core.engine.devices import Precision
 from chattts_studio.core.weights import models
+from chattts_studio.gui.worker.jobs import JobKind
 
 RUN_MS = 120_000
 TEXT = "你好。Hello."
 
 
 pytestmark = pytest.mark.window(ready="idle")
-
-
-@pytest.fixture
-def slow_load(monkeypatch):  # type: ignore[no-untyped-def]
-    """Loads take at least a second, so a click lands while the model is loading."""
-    real = chattts_studio.core.weights.models.ensure
-    entered = threading.Event()
-
-    def slow(*args, **kwargs):  # type: ignore[no-untyped-def]
-        entered.set()
-        time.sleep(1.0)
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(chattts_studio.core.weights.models, "ensure", slow)
-    return entered
+STANDIN = pytest.mark.window(ready="idle", engine="standin")
 
 
 def prepare(window) -> None:  # type: ignore[no-untyped-def]
@@ -39,12 +27,10 @@ def prepare(window) -> None:  # type: ignore[no-untyped-def]
     window.result.stream_box.setChecked(False)
 
 
-def test_synthesize_clicked_while_loading_runs_when_the_model_is_ready(
-    qtbot, make_window, slow_load
-) -> None:  # type: ignore[no-untyped-def]
+@STANDIN
+def test_synthesize_clicked_while_loading_runs_when_the_model_is_ready(qtbot, make_window) -> None:  # type: ignore[no-untyped-def]
     window = make_window(model="demo", wait=False)
     prepare(window)
-    qtbot.wait(200)
     assert window.jobs.current is not None and window.model.loaded is None  # still loading
     window.synthesis.button.click()
     assert window.synthesis.button.text().startswith("Waiting for the model")
@@ -55,6 +41,7 @@ def test_synthesize_clicked_while_loading_runs_when_the_model_is_ready(
     assert window.live.stage.text() == "done"
 
 
+@STANDIN
 def test_ctrl_enter_during_a_precision_reload_runs_with_the_new_precision(
     qtbot, make_window
 ) -> None:  # type: ignore[no-untyped-def]
@@ -90,12 +77,11 @@ def test_a_request_waiting_on_a_load_that_fails_ends_with_the_loads_reason(
     assert not window.result.history  # no job ran
 
 
-def test_esc_while_waiting_drops_the_request_and_the_next_click_works(
-    qtbot, make_window, slow_load
-) -> None:  # type: ignore[no-untyped-def]
+@STANDIN
+def test_esc_while_waiting_drops_the_request_and_the_next_click_works(qtbot, make_window) -> None:  # type: ignore[no-untyped-def]
     window = make_window(model="demo", wait=False)
     prepare(window)
-    qtbot.waitUntil(slow_load.is_set, timeout=RUN_MS)
+    assert window.jobs.running(JobKind.LOAD)  # asked for, not run yet
     window.synthesis.button.click()
     assert window.jobs.waiting is not None
     window.menu_actions.cancel.trigger()  # Esc
@@ -103,7 +89,7 @@ def test_esc_while_waiting_drops_the_request_and_the_next_click_works(
     assert window.synthesis.button.text().startswith("Synthesize")
     assert window.messages.notice.text() == "The waiting request is cancelled."
     qtbot.waitUntil(lambda: window.model.loaded is not None, timeout=RUN_MS)  # the load went on
-    qtbot.wait(200)
+    assert window.jobs.current is None  # the load's handlers have run: nothing else came
     assert not window.result.history  # nothing ran
     window.synthesis.button.click()
     assert window.jobs.current is not None

@@ -1,10 +1,12 @@
-"""The real window, offscreen, on demo weights: script mode's "Pause between turns" spin box is
-shown only in script mode, goes into the request, puts exactly that silence between a
-dialogue's two turns, and is kept across a restart (with its Chinese translation)."""
+"""The real window, offscreen, on the stand-in engine (window logic: tests/standin_engine.py):
+script mode's "Pause between turns" spin box is shown only in script mode, goes into the
+request, puts exactly that silence between a dialogue's two turns, and is kept across a
+restart (with its Chinese translation)."""
 
 import numpy as np
 import pytest
 from conftest import GUI_WAIT_MS
+from standin_engine import StandinEngine
 from worker_events import done
 
 from chattts_studio.core.audio.stream_writer import pause_samples
@@ -17,12 +19,14 @@ from chattts_studio.gui.worker.jobs import JobKind
 TURN_PAUSE = 1.3  # seconds: not the default (0.4), nor the segment pause
 
 
-pytestmark = pytest.mark.window(ready="idle")
+pytestmark = pytest.mark.window(ready="idle", engine="standin")
 
 
 def test_the_turn_pause_is_the_silence_between_two_speakers_and_is_kept(
-    qtbot, make_window, engine, private_home
+    qtbot, make_window, private_home
 ) -> None:  # type: ignore[no-untyped-def]
+    engine = StandinEngine()
+    engine.load("demo", "cpu")  # its speakers have the demo model's width
     library = SpeakerLibrary()
     library.add("Alice", engine.sample_speaker(1))
     library.add("Bob", engine.sample_speaker(2))
