@@ -62,7 +62,9 @@ def _stop_signal_timer_on_its_thread() -> None:
     for a worker thread's signal (window.host.worker.finished) that runs on the worker
     thread, and Qt warns "QObject::killTimer: Timers cannot be stopped from another thread".
     The timer is stopped on its own thread instead, as pytest-qt's open pull request 649
-    does; without this, every waitSignal on a worker's signal fails the test."""
+    does; without this, every waitSignal on a worker's signal fails the test. From that thread
+    the loop's quit is queued too: a direct quit() that comes after wait() looked for the signal
+    and before its loop runs is lost, and with the timer stopped the wait never ended."""
     try:
         from pytestqt import wait_signal
     except ImportError:  # pytest-qt absent: nothing to mend
@@ -79,6 +81,7 @@ def _stop_signal_timer_on_its_thread() -> None:
             self._timer.stop()
         else:
             QMetaObject.invokeMethod(self._timer, "stop", Qt.ConnectionType.QueuedConnection)
+            QMetaObject.invokeMethod(self._loop, "quit", Qt.ConnectionType.QueuedConnection)
 
     base._cleanup = _cleanup  # type: ignore[method-assign]
     base._timer_stopped_on_its_thread = True  # type: ignore[attr-defined]

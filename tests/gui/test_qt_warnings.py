@@ -96,3 +96,49 @@ def test_an_exception_left_in_a_thread_fails_a_gui_test(request: pytest.FixtureR
 
 def _env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+
+
+def test_a_thread_s_signal_just_before_the_wait_runs_still_ends_it(qtbot, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The signal comes from another thread after waitSignal looked for it and before its loop
+    runs (a job that ends as the test releases it): the wait ends at once. It used to wait for
+    ever: the direct quit() was lost before exec(), and the timeout timer had been stopped."""
+    import threading
+    import time
+
+    from PySide6.QtCore import QMetaObject, QObject, Qt, QThread, Signal
+    from pytestqt.qt_compat import qt_api
+
+    class Source(QObject):
+        fired = Signal()
+
+    thread = QThread()
+    source = Source()
+    source.moveToThread(thread)  # pytest-qt's slot then runs on `thread`, as for a worker's
+    thread.start()
+    real_exec = qt_api.exec
+
+    def exec_after_the_signal(loop, *args):  # type: ignore[no-untyped-def]
+        emitter = threading.Thread(target=source.fired.emit)
+        emitter.start()
+        emitter.join()
+        time.sleep(0.5)  # the slot has run on `thread` before the loop below starts
+        # A rescue, so the old behaviour fails this test instead of hanging the run.
+        rescue = threading.Timer(
+            5.0,
+            lambda: QMetaObject.invokeMethod(loop, "quit", Qt.ConnectionType.QueuedConnection),
+        )
+        rescue.start()
+        try:
+            return real_exec(loop, *args)
+        finally:
+            rescue.cancel()
+
+    monkeypatch.setattr(qt_api, "exec", exec_after_the_signal)
+    began = time.monotonic()
+    try:
+        with qtbot.waitSignal(source.fired, timeout=60_000):
+            pass
+    finally:
+        thread.quit()
+        thread.wait()
+    assert time.monotonic() - began < 4.0
