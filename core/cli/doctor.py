@@ -87,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
         usable = [p.value for p, why in precision_support(device).items() if why is None]
         print(f"    engines: {engines_line(device, usable)}")
     print(f"data folder {paths.data_dir()}")
-    from chattts_studio.core.audio.output import output_available
+    from chattts_studio.core.audio.player import output_available
 
     print(f"audio output: {output_available() or 'ok'}")
     return 0

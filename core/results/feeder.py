@@ -9,7 +9,7 @@ import threading
 from collections.abc import Callable
 
 from chattts_studio.core import SAMPLE_RATE
-from chattts_studio.core.audio.output import Player
+from chattts_studio.core.audio.player import Player
 from chattts_studio.core.errors import StudioError
 from chattts_studio.core.results.result_store import BLOCK, ResultStore
 

@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from chattts_studio.core.audio.output import Player
+from chattts_studio.core.audio.player import Player
 from chattts_studio.core.errors import StudioError
 from chattts_studio.core.voices.blend import blend_note, check_library_parts, format_blend
 from chattts_studio.core.voices.speaker_file import SpeakerNameTaken

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QCheckBox, QComboBox, QListWidget, QPushButton, QWidget
 
-from chattts_studio.core.audio.output import Player
+from chattts_studio.core.audio.player import Player
 from chattts_studio.core.engine.request import SegmentResult
 from chattts_studio.core.results.history import HistoryStore
 from chattts_studio.core.results.result_store import ResultStore

@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from chattts_studio.core import SAMPLE_RATE
-from chattts_studio.core.audio.output import Player, output_available
+from chattts_studio.core.audio.player import Player, output_available
 from chattts_studio.core.audio.stream_writer import pause_samples
 from chattts_studio.core.engine.request import AudioChunk, JobPlan, SegmentResult
 from chattts_studio.core.results.history import HistoryStore

@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (
 )
 
 from chattts_studio.core import SAMPLE_RATE
-from chattts_studio.core.audio.output import Player
+from chattts_studio.core.audio.player import Player
 from chattts_studio.core.errors import StudioError
 from chattts_studio.core.services.audition import Candidate
 from chattts_studio.gui.common import dialogs

@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from chattts_studio.core.audio.output import Player
+from chattts_studio.core.audio.player import Player
 from chattts_studio.core.errors import StudioError
 from chattts_studio.core.voices.clone import MAX_SECONDS, MIN_SECONDS
 from chattts_studio.gui.i18n import core_text, translate

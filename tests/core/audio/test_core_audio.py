@@ -13,7 +13,8 @@ import soundfile as sf
 from audio_fakes import noise, paced_output
 from conftest import read_capture
 
-from chattts_studio.core.audio.output import Player, output_available, save
+from chattts_studio.core.audio.output import save
+from chattts_studio.core.audio.player import Player, output_available
 from chattts_studio.core.errors import AudioError
 
 
@@ -203,7 +204,7 @@ def test_no_output_device_is_a_clear_error(tmp_path: Path) -> None:
     empty = tmp_path / "asound.conf"
     empty.write_text("pcm.!default { type hw; card 99 }\n")
     code = (
-        "from chattts_studio.core.audio.output import Player, output_available\n"
+        "from chattts_studio.core.audio.player import Player, output_available\n"
         "import numpy as np\n"
         "print(output_available())\n"
         "try:\n    Player().play(np.zeros(10, dtype=np.float32))\n"

@@ -5,7 +5,7 @@ dialogs."""
 
 from PySide6.QtCore import Qt
 
-from chattts_studio.core.audio.output import Player
+from chattts_studio.core.audio.player import Player
 from chattts_studio.gui.common.job_dialog import JobDialog
 from chattts_studio.gui.panels.blend import BlendDialog
 from chattts_studio.gui.panels.speakers import SpeakerPanel

@@ -5,7 +5,7 @@ a cloned voice in a blend is one sentence and nothing is kept or run."""
 import pytest
 from worker_events import done
 
-from chattts_studio.core.audio.output import Player
+from chattts_studio.core.audio.player import Player
 from chattts_studio.core.engine.engine import Engine
 from chattts_studio.core.voices.blend import blend_speakers, library_resolver
 from chattts_studio.core.voices.speakers import SpeakerLibrary

@@ -33,7 +33,7 @@ from chattts_studio.gui.common.theme import apply_scheme
 
 SIZES = ((1280, 800), (1200, 760))
 SCHEMES = (Qt.ColorScheme.Light, Qt.ColorScheme.Dark)
-# What a machine without libportaudio2 says (core/audio/output.py), the longest of the notices.
+# What a machine without libportaudio2 says (core/audio/player.py), the longest of the notices.
 NO_PORTAUDIO = (
     "Audio playback needs the PortAudio library (libportaudio2); the audio can still be saved."
 )
