@@ -89,39 +89,34 @@ class StandinEngine(Engine):
         super().__init__()
         self.fail_at: int | None = None
 
-    def load(
+    def _load(
         self,
-        model: str = "demo",
-        device: str | None = None,
-        precision: str = "fp32",
-        compile: bool = False,
-        progress: LoadProgress | None = None,
-        cancel: CancelToken | None = None,
-        engine: str = "torch",
+        model: str,
+        device: str | None,
+        precision: str,
+        compile: bool,
+        report: LoadProgress,
+        cancel: CancelToken,
+        engine: str,
     ) -> LoadedModel:
-        """The real choice of device, precision and engine (and their refusals); the model's
-        name resolved, its files never read."""
-        report = progress or (lambda _stage, _fraction: None)
-        token = self._start(cancel)
-        try:
-            target = resolve_device(device)
-            chosen = check_precision(target, precision)
-            kind = check_engine(target, chosen, engine)
-            info = models.resolve(model)
-            if not info.random_weights and not info.folder.is_dir():
-                raise ModelError(f"Model '{model}' is not downloaded (stand-in engine).")
-            self.live.start("loading")
-            report("loading", 0.5)
-            token.check()
-            hidden = ((info.dims or {}).get("gpt") or {}).get("hidden_size", OFFICIAL_HIDDEN)
-            self.model = StandinModel(int(hidden))  # type: ignore[assignment]
-            self.loaded = LoadedModel(info, target, chosen, compile, 0.0, kind)
-            self.live.device = target.id
-            self.live.update(stage="idle")
-            report("ready", 1.0)
-            return self.loaded
-        finally:
-            self._running = None
+        """Engine.load's inner step: the real choice of device, precision and engine (and their
+        refusals); the model's name resolved, its files never read."""
+        target = resolve_device(device)
+        chosen = check_precision(target, precision)
+        kind = check_engine(target, chosen, engine)
+        info = models.resolve(model)
+        if not info.random_weights and not info.folder.is_dir():
+            raise ModelError(f"Model '{model}' is not downloaded (stand-in engine).")
+        self.live.start("loading")
+        report("loading", 0.5)
+        cancel.check()
+        hidden = ((info.dims or {}).get("gpt") or {}).get("hidden_size", OFFICIAL_HIDDEN)
+        self.model = StandinModel(int(hidden))  # type: ignore[assignment]
+        self.loaded = LoadedModel(info, target, chosen, compile, 0.0, kind)
+        self.live.device = target.id
+        self.live.update(stage="idle")
+        report("ready", 1.0)
+        return self.loaded
 
     def unload(self) -> None:
         self.model = None
