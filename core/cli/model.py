@@ -1,5 +1,6 @@
-"""chattts-studio-cli model status | download | verify | build-demo | download-asr | verify-asr:
-the weights on disk, and the speech recognition check's model (core/asr/models.py)."""
+"""chattts-studio-cli model status | download | verify | build-demo | download-asr | verify-asr |
+download-speaker | verify-speaker: the weights on disk, the speech recognition check's model
+(core/asr/models.py) and the voice check's (core/speaker/models.py)."""
 
 import argparse
 import time
@@ -22,6 +23,11 @@ def add_parser(sub: Any) -> None:
         help="download the speech recognition check's model (SenseVoice-Small, int8, 239 MB)",
     )
     msub.add_parser("verify-asr")
+    msub.add_parser(
+        "download-speaker",
+        help="download the voice check's speaker model (3D-Speaker CAM++, zh/en, 28 MB)",
+    )
+    msub.add_parser("verify-speaker")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -49,6 +55,12 @@ def run(args: argparse.Namespace) -> int:
             f"SenseVoice-Small: every file matches its sha256 hash ({asr_models.official_folder()})"
         )
         return 0
+    if args.action == "verify-speaker":
+        from chattts_studio.core.speaker import models as speaker_models
+
+        speaker_models.verify()
+        print(f"CAM++: its file matches its sha256 hash ({speaker_models.official_file()})")
+        return 0
     if args.action == "verify":
         info = models.resolve(args.name)
         models.verify(info.folder, models.hashes_for(info), info.name)
@@ -74,6 +86,12 @@ def run(args: argparse.Namespace) -> int:
             f"downloaded and verified SenseVoice-Small ({asr_models.SENSEVOICE_REPO}) into {folder}"
         )
         return 0
+    if args.action == "download-speaker":
+        from chattts_studio.core.speaker import models as speaker_models
+
+        path = speaker_models.download(progress)
+        print(f"downloaded and verified CAM++ ({speaker_models.CAMPPLUS.repo}) into {path}")
+        return 0
     from chattts_studio.core.weights.download import download_official
 
     info = download_official(progress)
@@ -84,6 +102,9 @@ def run(args: argparse.Namespace) -> int:
 def _asr_status() -> None:
     """The recogniser's row: present (verified by `model verify-asr`) or absent."""
     from chattts_studio.core.asr import models as asr_models
+    from chattts_studio.core.speaker import models as speaker_models
 
     state = "present" if asr_models.official_present() else "absent"
     print(f"{'sensevoice':10} {'asr':9} {state:22} {asr_models.official_folder()}")
+    state = "present" if speaker_models.CAMPPLUS.present() else "absent"
+    print(f"{'campplus':10} {'speaker':9} {state:22} {speaker_models.official_file()}")

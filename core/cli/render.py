@@ -23,12 +23,14 @@ from chattts_studio.core.cli.common import (
     speaker_arg,
 )
 from chattts_studio.core.cli.progress import CommandProgress, facts
+from chattts_studio.core.cli.voice import add_voice_check_options, speaker_model_before_synthesis
 from chattts_studio.core.engine.request import AUTO_BATCH_MAX, SynthesisRequest
 from chattts_studio.core.errors import StudioError
 from chattts_studio.core.messages import clock
 from chattts_studio.core.render.book import FORMATS, RenderProgress
 
 if TYPE_CHECKING:
+    from chattts_studio.core.render.voice_guard import VoiceGuard
     from chattts_studio.core.services.render_book import BookPlan
 
 
@@ -114,6 +116,19 @@ def add_parser(sub: Any) -> None:
     render.add_argument(
         "--ray-actors", type=int, default=None, metavar="N", help="at most N Ray workers"
     )
+    add_voice_check_options(
+        render,
+        "a book only: compare each segment's voice with the render's reference and make one "
+        "that drifts again (--voice-tries times at most, the most alike kept)",
+        flag="--voice-check",
+    )
+    render.add_argument("--voice-tries", type=int, default=3, metavar="N", help="default 3")
+    render.add_argument(
+        "--voice-reference",
+        metavar="FILE",
+        help="the voice to hold to (a speaker's preview or recording; default: the render's "
+        "first segment long enough to judge)",
+    )
 
 
 class ProgressView:
@@ -136,6 +151,27 @@ class ProgressView:
         self.view.close()
 
 
+def _voice_guard(args: argparse.Namespace) -> "VoiceGuard | None":
+    """--voice-check's guard, every option checked before the model loads; None without it."""
+    if not args.voice:
+        return None
+    from chattts_studio.core.render.voice_guard import MAX_TRIES, VoiceGuard
+    from chattts_studio.core.speaker import models
+    from chattts_studio.core.speaker.compare import read_clip
+    from chattts_studio.core.speaker.encoder import usable
+
+    if not 1 <= args.voice_tries <= MAX_TRIES:
+        raise StudioError(f"--voice-tries must be between 1 and {MAX_TRIES}.")
+    if not -1.0 <= args.voice_threshold <= 1.0:
+        raise StudioError("--voice-threshold is a cosine similarity, from -1 to 1.")
+    speaker_model_before_synthesis(args)
+    reference = Path(args.voice_reference) if args.voice_reference else None
+    if reference is not None:
+        usable(*read_clip(reference), str(reference))  # a bad clip is said now
+    encoder = models.encoder(args.speaker_model, args.threads or 1)
+    return VoiceGuard(encoder, args.voice_threshold, args.voice_tries, reference)
+
+
 def run(args: argparse.Namespace) -> int:
     from chattts_studio.core.engine.cancel import CancelToken
     from chattts_studio.core.render.book import RenderOptions
@@ -150,6 +186,8 @@ def run(args: argparse.Namespace) -> int:
     if is_manifest(Path(args.book)):
         from chattts_studio.core.cli.manifest import render_manifest_command
 
+        if args.voice:
+            raise StudioError("--voice-check works on a book; a manifest's items are not checked.")
         return render_manifest_command(args)
     if args.ray is not None:
         raise StudioError("--ray renders a manifest (.jsonl or .csv), not a book.")
@@ -171,6 +209,7 @@ def run(args: argparse.Namespace) -> int:
         loudness=args.loudness,
         peak=args.peak,
         group_size=args.batch_size or AUTO_BATCH_MAX,
+        voice=_voice_guard(args),
     )
     engine = load_engine(args.model, args.device, args.precision, args.engine)
     voice, seed = speaker_arg(args.speaker, engine)
@@ -219,6 +258,9 @@ def run(args: argparse.Namespace) -> int:
         f"rendered {folder}: {len(done.chapter_files)} chapter(s), {clock(done.audio_seconds)} "
         f"of audio; {done.made} segment(s) made{rtf}, {done.kept} kept from before{note}"
     )
+    if options.voice is not None:
+        held = done.voice_reference or "no segment long enough to judge yet"
+        print(f"voice check: {done.voice_rerolled} segment(s) made again; reference: {held}")
     for path in done.book_files:
         print(f"  {path}")
     return 0

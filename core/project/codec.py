@@ -41,6 +41,7 @@ from chattts_studio.core.project.checked import (
 )
 from chattts_studio.core.project.model import FORMAT, Maker, Project, Segment, Take, TakeSettings
 from chattts_studio.core.seeds import MAX_SEED
+from chattts_studio.core.speaker.check import VoiceCheck
 from chattts_studio.core.voices.voice import Voice
 
 # A take's audio: a plain file in takes/ (not a temp file: those start with a dot and are
@@ -57,6 +58,7 @@ def take_to_json(take: Take) -> dict[str, Any]:
     data = asdict(take)
     data["measures"] = flags.to_json(take.measures)
     data["asr"] = None if take.asr is None else take.asr.to_json()
+    data["voice_check"] = None if take.voice_check is None else take.voice_check.to_json()
     return data
 
 
@@ -72,6 +74,7 @@ def to_json(project: Project) -> dict[str, Any]:
             "chosen": s.chosen,
             "picked": s.picked,
             "locked": s.locked,
+            "reference": s.reference,
             "takes": [take_to_json(t) for t in s.takes],
         }
         for s in project.segments
@@ -176,6 +179,7 @@ def take_from(value: Any, where: str = "take: ") -> Take:
         measures=_measures(data.get("measures"), where),
         made_at=text(data, "made_at", MAX_NAME, where),
         asr=asr_from(data.get("asr")),
+        voice_check=VoiceCheck.from_json(data.get("voice_check")),
     )
 
 
@@ -228,7 +232,7 @@ def _segment(value: Any, voices: dict[str, Voice], n: int) -> Segment:
     ids = [t.id for t in takes]
     if len(set(ids)) != len(ids):
         raise ValueError(f"{where}two takes share an id")
-    chosen = data.get("chosen")
+    chosen, reference = data.get("chosen"), data.get("reference")
     segment = Segment(
         id=whole(data, "id", 1, MAX_ID, where),
         text=text(data, "text", MAX_TEXT, where),
@@ -239,9 +243,12 @@ def _segment(value: Any, voices: dict[str, Voice], n: int) -> Segment:
         chosen=None if chosen is None else whole(data, "chosen", 1, MAX_ID, where),
         picked=flag(data, "picked", where, False),
         locked=flag(data, "locked", where, False),
+        reference=None if reference is None else whole(data, "reference", 1, MAX_ID, where),
     )
     if segment.chosen is not None and segment.take(segment.chosen) is None:
         raise ValueError(f"{where}it chooses take {segment.chosen}, which is not there")
+    if segment.reference is not None and segment.take(segment.reference) is None:
+        segment.reference = None  # its take was deleted: no reference, nothing else lost
     return segment
 
 

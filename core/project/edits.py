@@ -86,6 +86,29 @@ def pick(path: Path, number: int, take_id: int) -> None:
         handle.save()
 
 
+def mark_reference(path: Path, number: int, take_id: int | None = None) -> int:
+    """Take `take_id` of segment `number` (its chosen take by default) becomes its voice's
+    reference for the voice check, in place of any other take of that voice; the take id."""
+    with writer.opened(path) as handle:
+        project = handle.project
+        segment = project.at(parse_numbers(str(number), len(project.segments))[0])
+        take_id = segment.chosen if take_id is None else take_id
+        if take_id is None:
+            raise ProjectError(
+                Sentence(
+                    QT_TRANSLATE_NOOP("core", "Segment {number} has no take to mark yet."),
+                    number=str(number),
+                )
+            )
+        _take_of(segment, number, take_id)
+        for other in project.segments:
+            if other.voice.key() == segment.voice.key():
+                other.reference = None
+        segment.reference = take_id
+        handle.save()
+        return take_id
+
+
 def set_locked(path: Path, spec: str, locked: bool) -> list[int]:
     with writer.opened(path) as handle:
         project = handle.project

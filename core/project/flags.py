@@ -73,8 +73,9 @@ class Flag:
 
 
 # Every kind, in the order a take's flags come (the most serious first): flags_for gives all
-# but the last, "asr", which reading.take_flags adds from the take's speech recognition check.
-KINDS = ("nonfinite", "cap", "short", "long", "silence", "clipping", "loudness", "asr")
+# but the last two, which reading.take_flags adds from the take's checks: "asr" (speech
+# recognition) and "voice" (the voice check, core/speaker).
+KINDS = ("nonfinite", "cap", "short", "long", "silence", "clipping", "loudness", "asr", "voice")
 # Each kind as a person reads it, one word or two (the window's badge, `project list`'s
 # brackets): the kinds stay the JSON's keys, these are what both front ends show.
 FLAG_NAMES = {
@@ -86,6 +87,7 @@ FLAG_NAMES = {
     "clipping": QT_TRANSLATE_NOOP("core", "clipped"),
     "loudness": QT_TRANSLATE_NOOP("core", "level"),
     "asr": QT_TRANSLATE_NOOP("core", "ASR"),
+    "voice": QT_TRANSLATE_NOOP("core", "voice"),
 }
 
 

@@ -12,6 +12,7 @@ from typing import Any
 
 from chattts_studio.core.asr.score import AsrCheck
 from chattts_studio.core.project.flags import Measures
+from chattts_studio.core.speaker.check import VoiceCheck
 from chattts_studio.core.voices.voice import Voice
 
 FORMAT = 1  # project.json's schema; a newer one is refused (store.py), an older one upgraded
@@ -63,6 +64,8 @@ class Take:
     # What speech recognition heard in it, scored against spoken_text (core/asr); None until
     # checked. A check of a stale take is kept: it says what that take says.
     asr: AsrCheck | None = None
+    # How alike its voice is to its voice's reference (core/speaker); None until checked.
+    voice_check: VoiceCheck | None = None
 
 
 @dataclass
@@ -76,6 +79,8 @@ class Segment:
     chosen: int | None = None  # a take id
     picked: bool = False  # chosen by hand: never replaced automatically
     locked: bool = False  # never re-rolled, edited or replaced
+    # A take of this segment the user marked as its voice's reference for the voice check.
+    reference: int | None = None
     # The highest take id whose files lie in takes/ (store.load sets it): a record that did
     # not read, a take whose writer died before its record. A new take's id is above it, so
     # its files never replace them. Not saved.

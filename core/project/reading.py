@@ -12,6 +12,7 @@ from chattts_studio.core.messages import QT_TRANSLATE_NOOP, Sentence
 from chattts_studio.core.project import flags, store, take_files
 from chattts_studio.core.project.model import Project, Segment, Take
 from chattts_studio.core.project.store import ProjectError
+from chattts_studio.core.speaker.check import voice_flag
 
 Lexicon = tuple[tuple[str, str], ...]  # pronunciation dictionary entries (word, replacement)
 
@@ -40,6 +41,7 @@ def take_flags(project: Project) -> dict[tuple[int, int], list[flags.Flag]]:
             random_weights=t.maker.random_weights,
         )
         + _asr_flags(t)
+        + _voice_flags(t)
         for s in project.segments
         for t in s.takes
     }
@@ -68,6 +70,11 @@ def _asr_flags(take: Take) -> list[flags.Flag]:
     return [] if said is None else [flags.Flag("asr", said)]
 
 
+def _voice_flags(take: Take) -> list[flags.Flag]:
+    said = None if take.voice_check is None else voice_flag(take.voice_check)
+    return [] if said is None else [flags.Flag("voice", said)]
+
+
 def printable(text: str, limit: int = 200) -> str:
     """`text` safe to show in one tooltip or line: control and other unprintable characters as
     U+FFFD, runs of white space as one space, cut to `limit` characters with an ellipsis."""
@@ -87,10 +94,12 @@ def flagged_numbers(project: Project) -> list[int]:
 
 def listing(project: Project, lexicon: Lexicon | None = None) -> list[dict[str, Any]]:
     """Per segment what `project list --json` gives: index (1-based), text, chosen, takes
-    (each with seed, seconds, flags, stale and its speech recognition check `asr`: score,
-    cer, wer, missing, extra, changed, transcript; null until checked), locked, picked,
-    speaker. A take is stale when its segment's text or voice changed since, or (given
-    today's `lexicon`) when the pronunciation dictionary now reads the text otherwise."""
+    (each with seed, seconds, flags, stale, its speech recognition check `asr`: score, cer,
+    wer, missing, extra, changed, transcript, its voice check `voice`: similarity, threshold,
+    reference; each null until checked, and whether it is its voice's marked `reference`),
+    locked, picked, speaker. A take is stale when its segment's text or voice changed since,
+    or (given today's `lexicon`) when the pronunciation dictionary now reads the text
+    otherwise."""
     found = take_flags(project)
     rows = []
     for number, s in enumerate(project.segments, 1):
@@ -113,6 +122,8 @@ def listing(project: Project, lexicon: Lexicon | None = None) -> list[dict[str, 
                         ],
                         "stale": not s.current(t, now),
                         "asr": None if t.asr is None else t.asr.to_json(),
+                        "voice": None if t.voice_check is None else t.voice_check.to_json(),
+                        "reference": s.reference == t.id,
                     }
                     for t in s.takes
                 ],

@@ -15,11 +15,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from chattts_studio.core import SAMPLE_RATE
 from chattts_studio.core.engine.cancel import CancelToken
 from chattts_studio.core.engine.request import JobPlan, SynthesisRequest
 from chattts_studio.core.errors import BadTextError
 from chattts_studio.core.render.segment_store import Entry, SegmentStore, audio_digest, digest
+from chattts_studio.core.render.voice_guard import Judged, VoiceGuard, VoiceWatch
 from chattts_studio.core.text.chapters import Book
 from chattts_studio.core.text.lexicon import Lexicon
 from chattts_studio.core.text.prepare import Segment, split_segments
@@ -47,6 +50,7 @@ class RenderOptions:
     peak: float = -1.0  # true-peak ceiling, dBTP
     group_size: int = 16  # segments per run group (and batch)
     chapter_pause: float = CHAPTER_PAUSE_SECONDS
+    voice: VoiceGuard | None = None  # the voice check and its re-rolls; None: off
 
 
 @dataclass
@@ -98,6 +102,8 @@ class RenderStats:
     mismatched: int = 0  # of those, how many came out different (another device, ...)
     made_audio_seconds: float = 0.0
     made_wall_seconds: float = 0.0
+    voice_rerolled: int = 0  # segments made again because their voice drifted
+    voice_reference: str = ""  # what the voice check held them to
     warnings: list[str] = field(default_factory=list)
 
 
@@ -160,6 +166,8 @@ class RenderJob:
         if self.voice is not None and self.voice.cloned:
             # Only then: the records (and so the kept segments) of earlier renders stay valid.
             record["voice"] = self.voice.key()
+        if self.options.voice is not None:  # likewise: its re-rolls make other audio
+            record["voice_check"] = self.options.voice.record()
         return record
 
     # -- planning --------------------------------------------------------------------------
@@ -242,10 +250,47 @@ class RenderJob:
                 )
             )
 
+        def keep(
+            position: int,
+            ch: PlannedChapter,
+            i: int,
+            made: np.ndarray,
+            hit_cap: bool,
+            judged: Judged | None,
+        ) -> None:
+            nonlocal done, audio, made_est, left_est
+            voice, tries = (judged.similarity, judged.tries) if judged else (None, 0)
+            ch.entries[i] = self.store.add(
+                ch.number, i, ch.text_hashes[i], ch.group_hashes[i], self.settings, made,
+                voice, tries,
+            )  # fmt: skip
+            seconds = len(made) / SAMPLE_RATE
+            done += 1
+            stats.made += 1
+            audio += seconds
+            stats.made_audio_seconds += seconds
+            made_est += ch.segments[i].est_seconds
+            left_est -= ch.segments[i].est_seconds
+            notes = []
+            if hit_cap:
+                notes.append(
+                    f"segment {i + 1} of chapter {ch.number + 1} reached the step cap: its "
+                    "speech may be cut short; lower --segment-size"
+                )
+            if tries:
+                stats.voice_rerolled += 1
+                notes.append(voice_note(ch, i, judged))
+            stats.warnings.extend(notes)
+            send(position, "; ".join(notes))
+
+        watch = VoiceWatch(self.options.voice) if self.options.voice is not None else None
+        if watch is not None:
+            self._reference_from_kept(watch)
         for position, ch in enumerate(self.chapters):
             for first, last in ch.groups(self.options.group_size):
                 if all(ch.entries[i] is not None for i in range(first, last)):
                     continue
+                fresh: dict[int, tuple[np.ndarray, bool]] = {}
                 for result in self.engine.synthesize(
                     self._group_plan(ch, first, last), cancel=cancel
                 ):
@@ -258,39 +303,79 @@ class RenderJob:
                         if kept.audio != audio_digest(result.audio):
                             stats.mismatched += 1
                         continue
-                    ch.entries[i] = self.store.add(
-                        ch.number,
-                        i,
-                        ch.text_hashes[i],
-                        ch.group_hashes[i],
-                        self.settings,
-                        result.audio,
-                    )
-                    done += 1
-                    stats.made += 1
-                    audio += result.audio_seconds
-                    stats.made_audio_seconds += result.audio_seconds
-                    made_est += ch.segments[i].est_seconds
-                    left_est -= ch.segments[i].est_seconds
-                    note = (
-                        f"segment {i + 1} of chapter {ch.number + 1} reached the step cap: its "
-                        "speech may be cut short; lower --segment-size"
-                        if result.hit_cap
-                        else ""
-                    )
-                    if note:
-                        stats.warnings.append(note)
-                    send(position, note)
+                    if watch is None:
+                        keep(position, ch, i, result.audio, result.hit_cap, None)
+                    else:  # judged once the group is made (the reference may be in it)
+                        fresh[i] = (result.audio, result.hit_cap)
+                if watch is not None:
+                    self._offer_reference(
+                        watch, ch, first, last,
+                        lambda i: keep(position, ch, i, *fresh.pop(i), None),  # noqa: B023
+                    )  # fmt: skip
+                    for i, (made, hit_cap) in sorted(fresh.items()):
+                        judged = watch.judge(made, self._remaker(ch, i, first, cancel))
+                        keep(position, ch, i, judged.audio, hit_cap, judged)
             if on_chapter is not None:
                 begun = time.perf_counter()
                 on_chapter(ch)
                 assembling[0] += time.perf_counter() - begun
+        if watch is not None:
+            stats.voice_reference = watch.source
         if stats.mismatched:
             stats.warnings.append(
                 f"{stats.mismatched} kept segment(s) came out differently when their group was "
                 "made again (another device or thread count?): the kept audio was used"
             )
         return stats
+
+    def _reference_from_kept(self, watch: VoiceWatch) -> None:
+        """A resumed render's reference: the first kept segment long enough, in book order,
+        as long as every segment before it is kept (else it is found as they are made)."""
+        for ch in self.chapters:
+            for i, entry in enumerate(ch.entries):
+                if entry is None or watch.offer(self.store.read(entry), segment_name(ch, i)):
+                    return
+
+    def _offer_reference(
+        self,
+        watch: VoiceWatch,
+        ch: PlannedChapter,
+        first: int,
+        last: int,
+        keep_now: Callable[[int], None],
+    ) -> None:
+        """No reference yet: the group's first segment long enough, in order, read back from
+        the store (as a resumed render will read it). Segments before it are too short to
+        judge, so they are kept as made; `keep_now` keeps one just made."""
+        for i in range(first, last):
+            if watch.reference is not None:
+                return
+            if ch.entries[i] is None:
+                keep_now(i)
+            entry = ch.entries[i]
+            if entry is not None:
+                watch.offer(self.store.read(entry), segment_name(ch, i))
+
+    def _remaker(
+        self, ch: PlannedChapter, i: int, first: int, cancel: CancelToken
+    ) -> Callable[[int], np.ndarray]:
+        """Segment `i` made alone, each try with a seed of its own drawn from its group's."""
+
+        def remake(attempt: int) -> np.ndarray:
+            segment = dataclasses.replace(ch.segments[i], index=0)
+            base = group_seed(self.request.seed, ch.number, first)
+            request = dataclasses.replace(
+                self.request,
+                text=segment.text,
+                speaker=self.speaker,
+                seed=group_seed(base, i, attempt),
+                batch_size=1,
+            )
+            plan = JobPlan(request, (segment,), 1, self.speaker, self.voice)
+            results = self.engine.synthesize(plan, cancel=cancel)
+            return next(r.audio for r in results if not r.partial)
+
+        return remake
 
     def _group_plan(self, ch: PlannedChapter, first: int, last: int) -> JobPlan:
         segments = tuple(
@@ -304,3 +389,16 @@ class RenderJob:
             batch_size=len(segments),
         )
         return JobPlan(request, segments, len(segments), self.speaker, self.voice)
+
+
+def segment_name(ch: PlannedChapter, i: int) -> str:
+    return f"segment {i + 1} of chapter {ch.number + 1}"
+
+
+def voice_note(ch: PlannedChapter, i: int, judged: Judged | None) -> str:
+    """What the voice check did to a segment, for the render's warnings."""
+    assert judged is not None and judged.similarity is not None
+    return (
+        f"{segment_name(ch, i)}: its voice drifted; made again {judged.tries} time(s), the "
+        f"most alike kept (similarity {judged.similarity:.2f})"
+    )

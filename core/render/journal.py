@@ -68,11 +68,12 @@ def journal_records(path: Path) -> list[dict[str, Any]]:
 
 def journal_entries(path: Path, kind: type[T]) -> list[T]:
     """A journal's records made into `kind` (a dataclass), in order; a record missing a field
-    or holding a wrong one (a journal from another version) is skipped."""
+    that has no default or holding a wrong one (a journal from another version) is skipped."""
     entries = []
+    fields = kind.__dataclass_fields__  # type: ignore[attr-defined]
     for data in journal_records(path):
         try:
-            entries.append(kind(**{k: data[k] for k in kind.__dataclass_fields__}))  # type: ignore[attr-defined]
+            entries.append(kind(**{k: data[k] for k in fields if k in data}))
         except (TypeError, KeyError):
             continue
     return entries

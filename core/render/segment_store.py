@@ -3,7 +3,8 @@ FOLDER/.segments/ holds one FLAC per finished segment (written atomically) and a
 JSON line per segment, appended and fsync'd only after the segment's file is in place.
 
 A journal line names the segment (chapter, index), hashes of its text, of its run group and
-of the settings, its length in samples and a hash of the audio as it was made. A line is
+of the settings, its length in samples and a hash of the audio as it was made (and, with the
+voice check, its similarity to the reference and the tries it took). A line is
 trusted only when those hashes match the render being planned, it is the last line written
 for its file, and the file is there with that many samples. A line cut short by a kill is
 ignored; its segment is made again."""
@@ -52,6 +53,10 @@ class Entry:
     samples: int
     audio: str  # hash of the float32 audio as it was made
     file: str  # name in the store
+    # With the voice check (render/voice_guard.py): the kept audio's similarity to the
+    # render's reference (None: not judged) and how many times it was made again.
+    voice: float | None = None
+    tries: int = 0
 
     def matches(self, text: str, group: str, settings: str) -> bool:
         return (self.text, self.group, self.settings) == (text, group, settings)
@@ -94,13 +99,18 @@ class SegmentStore(RenderFolder):
         group: str,
         settings: str,
         audio: np.ndarray,
+        voice: float | None = None,
+        tries: int = 0,
     ) -> Entry:
         """Keep one finished segment: its file first (atomically), then its journal line,
         flushed to the disk."""
         assert self._journal is not None, "the store is not open"
         data = np.clip(np.asarray(audio, dtype=np.float32).reshape(-1), -1.0, 1.0)
         name = self.file_name(chapter, index, settings)
-        entry = Entry(chapter, index, text, group, settings, len(data), audio_digest(audio), name)
+        entry = Entry(
+            chapter, index, text, group, settings, len(data), audio_digest(audio), name,
+            voice=None if voice is None else round(voice, 4), tries=tries,
+        )  # fmt: skip
         target = self.store / name
         try:
             with atomic_path(target) as tmp:

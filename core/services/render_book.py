@@ -59,6 +59,8 @@ class BookRendered:
     made_wall_seconds: float
     warnings: list[str]
     random_weights: bool
+    voice_rerolled: int = 0  # segments the voice check made again (render/voice_guard.py)
+    voice_reference: str = ""  # what it held them to; "" without the check
 
     @property
     def files(self) -> list[Path]:
@@ -124,6 +126,8 @@ def render_book(
         stats.made_wall_seconds,
         list(stats.warnings),
         job.random_weights,
+        stats.voice_rerolled,
+        stats.voice_reference,
     )
 
 

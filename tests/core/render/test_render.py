@@ -418,3 +418,40 @@ def test_a_book_resumed_with_other_weights_in_the_same_folder_makes_it_again(
     monkeypatch.setattr(render_module, "weights_identity", lambda info: "other-weights")
     job = render(engine, folder)
     assert job.stats.kept == 0 and job.stats.made == job.total_segments
+
+
+def test_the_voice_check_remakes_drifting_segments_says_so_and_resumes_alike(
+    engine,
+    one_thread,
+    reference: Path,
+    tmp_path: Path,  # type: ignore[no-untyped-def]
+) -> None:
+    """With the voice check on (here the demo speaker model, held to a threshold noise cannot
+    reach, so every segment it can judge "drifts"), each judged segment is made again once and
+    the journal says its similarity and tries; the reference segment (the first long enough)
+    is not. A render cancelled midway resumes to the audio of an uninterrupted one."""
+    from chattts_studio.core.render.voice_guard import VoiceGuard
+    from chattts_studio.core.speaker import models
+
+    guard = VoiceGuard(models.encoder("demo"), threshold=0.99999, tries=1)
+    whole = render(engine, tmp_path / "whole", voice=guard)
+    entries = [json.loads(line) for line in journal_lines(tmp_path / "whole")]
+    assert len(entries) == whole.total_segments
+    assert entries[0]["voice"] is None and entries[0]["tries"] == 0  # the reference
+    remade = [e for e in entries if e["tries"]]
+    assert whole.stats.voice_rerolled == len(remade) > 0
+    assert all(e["tries"] == 1 and -1.0 <= e["voice"] < 0.99999 for e in remade)
+    assert whole.stats.voice_reference == "segment 1 of chapter 1"
+    assert any("its voice drifted; made again 1 time(s)" in w for w in whole.stats.warnings)
+    differs = [
+        not np.array_equal(a, b)
+        for a, b in zip(chapter_audio(tmp_path / "whole"), chapter_audio(reference), strict=True)
+    ]
+    assert any(differs)  # the remade segments are other audio than the plain render's
+    folder = tmp_path / "cancelled"
+    with pytest.raises(Cancelled):
+        render(engine, folder, cancel_after=3, voice=guard)
+    resumed = render(engine, folder, voice=guard)
+    assert resumed.stats.kept >= 3
+    for got, want in zip(chapter_audio(folder), chapter_audio(tmp_path / "whole"), strict=True):
+        np.testing.assert_array_equal(got, want)

@@ -563,3 +563,40 @@ def test_verify_holds_the_recogniser_to_its_first_download(online: Path, unpinne
         asr_models.verify()
     with pytest.raises(ModelError, match=r"is damaged; delete it to trust"):
         asr_models.download(endpoint="http://127.0.0.1:9")
+
+
+def test_the_speaker_model_is_pinned_trusted_and_verified(
+    online: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The voice check's model goes the recogniser's way (core/weights/pinned.py): the pinned
+    commit and sha256 refuse other bytes, a matching first download is recorded, verify finds
+    a file changed later, and its own sentence says when it is not downloaded."""
+    from dataclasses import replace
+
+    from chattts_studio.core.speaker import models as speaker_models
+
+    name = speaker_models.CAMPPLUS_FILE
+    files = {name: b"onnx bytes of a speaker model"}
+    pinned = speaker_models.CAMPPLUS.revision
+    assert pinned is not None and len(pinned) == 40
+    with pytest.raises(ModelError, match=r"not downloaded yet: run 'chattts-studio-cli model "):
+        speaker_models.verify()
+    with FakeHub(files, speaker_models.CAMPPLUS.repo) as hub:
+        hub.commit = pinned
+        with pytest.raises(DownloadError, match=r"does not match its published hash"):
+            speaker_models.download(endpoint=hub.endpoint)
+    assert not speaker_models.CAMPPLUS.present()
+    digests = {name: hashlib.sha256(files[name]).hexdigest()}
+    monkeypatch.setattr(
+        speaker_models, "CAMPPLUS", replace(speaker_models.CAMPPLUS, sha256=digests)
+    )
+    with FakeHub(files, speaker_models.CAMPPLUS.repo) as hub:
+        hub.commit = pinned
+        path = speaker_models.download(endpoint=hub.endpoint)
+    assert path == speaker_models.official_file() and path.read_bytes() == files[name]
+    record = json.loads(speaker_models.CAMPPLUS.trusted_file().read_text(encoding="utf-8"))
+    assert record["revision"] == pinned and record["files"] == digests
+    speaker_models.verify()
+    path.write_bytes(b"changed")
+    with pytest.raises(ModelError, match=r"does not match its sha256"):
+        speaker_models.verify()

@@ -1,12 +1,14 @@
 """chattts-studio-cli project: a text as a project of segments with takes; re-roll, pick, edit
 and lock segments, list them and export the chosen takes (core/services/project.py).
 
-    project new TEXT|--file F -o P.chattts [--takes N] [--best asr [--asr-model M]]
+    project new TEXT|--file F -o P.chattts [--takes N] [--best asr [--asr-model M]] [--voice]
         [synth's voice and model options]
     project list P [--json]
     project check P [SEGMENTS] [--all-takes] [--asr-model official|demo|FOLDER] [--json]
+    project check P [SEGMENTS] --voice [--speaker-model M] [--voice-threshold X] [--json]
+    project reference P SEGMENT [TAKE]
     project reroll P [SEGMENTS] [--takes N] [--flagged] [--unlocked] [--seed S]
-    project reroll P --flagged --until-clean [--max-tries K] [--asr-model official|demo|FOLDER]
+    project reroll P --flagged --until-clean [--max-tries K] [--asr-model M] [--voice]
     project split P SEGMENT AT / project merge P SEGMENT / project speaker P SEGMENTS NAME
     project pick P SEGMENT TAKE
     project edit P SEGMENT "text"
@@ -24,6 +26,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from chattts_studio.core.cli import voice as voice_options
 from chattts_studio.core.cli.common import (
     DEMO_RECOGNIZER_NOTE,
     add_asr_model_option,
@@ -42,6 +45,7 @@ from chattts_studio.core.cli.common import (
     speaker_arg,
 )
 from chattts_studio.core.cli.progress import TakesProgress, cancel_on_interrupt
+from chattts_studio.core.cli.project import checks
 from chattts_studio.core.errors import StudioError
 
 
@@ -83,6 +87,9 @@ def add_parser(sub: Any) -> None:
         help="which take is chosen: the fewest flags, or also checked by speech recognition",
     )  # fmt: skip
     add_asr_model_option(new)
+    voice_options.add_voice_check_options(
+        new, "with --takes: the voice check weighs in on the best take"
+    )
     _model_options(new, defaults=True)
     add_voice_options(new)
     add_lexicon_option(new)
@@ -92,12 +99,15 @@ def add_parser(sub: Any) -> None:
     listed.add_argument("--json", action="store_true", help="machine-readable")
 
     check = actions.add_parser(
-        "check", help="speech recognition of the chosen takes, scored against their text"
+        "check",
+        help="speech recognition of the chosen takes, scored against their text; with --voice, "
+        "their voices compared with their voice's reference",
     )
     check.add_argument("project")
     check.add_argument("segments", nargs="?", default="", help="like 3,7-9 (default: all)")
     check.add_argument("--all-takes", action="store_true", help="every take, not only the chosen")
     add_asr_model_option(check)
+    voice_options.add_voice_check_options(check, "the voice check instead of speech recognition")
     check.add_argument("--threads", type=int, default=None, help="CPU threads")
     check.add_argument("--json", action="store_true", help="machine-readable")
 
@@ -117,8 +127,13 @@ def add_parser(sub: Any) -> None:
     )
     reroll.add_argument("--max-tries", type=int, default=3, help="--until-clean's limit")
     add_asr_model_option(reroll)
+    voice_options.add_voice_check_options(
+        reroll, "with --until-clean: the voice check's flag counts too"
+    )
     _model_options(reroll, defaults=False)
     add_lexicon_option(reroll)
+
+    checks.add_reference_parser(actions)
 
     pick = actions.add_parser("pick", help="choose a segment's take by hand")
     pick.add_argument("project")
@@ -163,7 +178,7 @@ def add_parser(sub: Any) -> None:
 
 
 def _new(args: argparse.Namespace) -> int:
-    from chattts_studio.core.project import store, writer
+    from chattts_studio.core.project import store
     from chattts_studio.core.project.edits import check_takes
     from chattts_studio.core.project.model import TakeSettings
     from chattts_studio.core.services.project import Line, new_project, new_project_for
@@ -192,6 +207,7 @@ def _new(args: argparse.Namespace) -> int:
         args.turn_pause,
     )
     recognizer, demo = recognizer_arg(args) if args.best == "asr" else (None, False)
+    voice_options.speaker_model_before_synthesis(args)
     lexicon = lexicon_entries(args)
     set_threads(args.threads)
     check_engine_choice(args.device, args.precision, args.engine)
@@ -213,14 +229,8 @@ def _new(args: argparse.Namespace) -> int:
     )
     token = cancel_on_interrupt()
     made = new_project(engine, folder, spec, token, TakesProgress())
-    if recognizer is not None:  # best of N: every take heard, the lowest error chosen
-        from chattts_studio.core.services.heard_takes import best_by_check
-        from chattts_studio.core.services.project_check import check_project
-
-        check_project(made, recognizer, all_takes=True, cancel=token)
-        with writer.opened(made) as handle:
-            best_by_check(handle.project, handle.project.segments)
-            handle.save()
+    if recognizer is not None or args.voice:  # best of N by the checks
+        checks.best_of_new(args, made, recognizer, token)
     project = store.load(made)
     note = ""
     if engine.loaded is not None and engine.loaded.info.random_weights:
@@ -260,29 +270,6 @@ def _list(args: argparse.Namespace) -> int:
     return 0
 
 
-def _check(args: argparse.Namespace) -> int:
-    from chattts_studio.core.asr.score import percent
-    from chattts_studio.core.project import store
-    from chattts_studio.core.project.reading import printable
-    from chattts_studio.core.services.project_check import check_project
-
-    path = store.project_folder(args.project)
-    store.load(path)  # a missing or damaged project: one sentence before the model
-    recognizer, demo = recognizer_arg(args)
-    checked = check_project(path, recognizer, args.segments, args.all_takes, cancel_on_interrupt())
-    note = DEMO_RECOGNIZER_NOTE if demo else ""
-    if args.json:
-        rows = [{"index": n, "take": t, "asr": got.to_json()} for n, t, got in checked]
-        json.dump({"checked": rows, "demo": demo}, sys.stdout, ensure_ascii=False)
-        print()
-        return 0
-    for n, take, got in checked:
-        shown = printable(got.transcript)
-        print(f"{n:4d} take {take}: {percent(got.score):>5} differs  {shown}")
-    print(f"checked {len(checked)} take(s){note}")
-    return 0
-
-
 def _reroll(args: argparse.Namespace) -> int:
     from chattts_studio.core.project import store
     from chattts_studio.core.project.edits import check_takes, parse_numbers, refuse_locked
@@ -295,7 +282,7 @@ def _reroll(args: argparse.Namespace) -> int:
             "Name the segments to re-roll (like 3,7-9), or give --flagged or --unlocked."
         )
     if args.until_clean:
-        return _until_clean(args, path)
+        return checks.until_clean(args, path)
     check_takes(args.takes)  # checked before the model loads
     if args.segments:
         refuse_locked(project, parse_numbers(args.segments, len(project.segments)))
@@ -306,31 +293,6 @@ def _reroll(args: argparse.Namespace) -> int:
         cancel_on_interrupt(), TakesProgress(), lexicon, args.unlocked,
     )  # fmt: skip
     print(f"re-rolled {len(numbers)} segment(s): {', '.join(map(str, numbers)) or 'none'}")
-    return 0
-
-
-def _until_clean(args: argparse.Namespace, path: Path) -> int:
-    from chattts_studio.core.project.edits import MAX_TRIES
-    from chattts_studio.core.services.heard_takes import reroll_until_clean
-
-    if not args.flagged or args.segments or args.unlocked or args.takes != 1:
-        raise StudioError("--until-clean re-rolls the flagged segments one take at a time: give "
-                          "it with --flagged alone.")  # fmt: skip
-    if not 1 <= args.max_tries <= MAX_TRIES:
-        raise StudioError(f"--max-tries must be between 1 and {MAX_TRIES}.")
-    recognizer, demo = recognizer_arg(args)
-    engine = engine_for_project(args, path)
-    tries = reroll_until_clean(
-        engine, path, recognizer, args.max_tries, args.seed, cancel_on_interrupt(), TakesProgress(),
-        lexicon_entries(args),
-    )  # fmt: skip
-    from chattts_studio.core.project import store
-    from chattts_studio.core.project.reading import flagged_numbers
-
-    left = flagged_numbers(store.load(path))
-    done = ", ".join(f"{n} ({t} {'try' if t == 1 else 'tries'})" for n, t in tries.items())
-    print(f"re-rolled: {done or 'none'}; still flagged: {', '.join(map(str, left)) or 'none'}"
-          + (DEMO_RECOGNIZER_NOTE if demo else ""))  # fmt: skip
     return 0
 
 
@@ -378,7 +340,9 @@ def run(args: argparse.Namespace) -> int:
     if args.action == "list":
         return _list(args)
     if args.action == "check":
-        return _check(args)
+        return checks.check(args)
+    if args.action == "reference":
+        return checks.reference(args)
     if args.action == "reroll":
         return _reroll(args)
     if args.action == "edit":

@@ -1,0 +1,108 @@
+"""chattts-studio-cli voice compare REF.wav OTHER.wav... [--json]: how alike each file's voice
+is to the reference's, and the verdict same/different at the voice check's threshold
+(core/speaker). A file that cannot be read or judged is one sentence and exit 2. Also the voice
+check's options the project and render commands share."""
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from chattts_studio.core.cli.common import EXIT_USER_ERROR, err
+
+
+def add_parser(sub: Any) -> None:
+    from chattts_studio.core.speaker.encoder import MIN_RATE, MIN_SECONDS, THRESHOLD
+
+    voice = sub.add_parser("voice")
+    vsub = voice.add_subparsers(dest="action", required=True)
+    compare = vsub.add_parser(
+        "compare",
+        help=f"each file's voice against the reference's (clips of at least {MIN_SECONDS:g} s "
+        f"at {MIN_RATE:,} Hz or more)",
+    )
+    compare.add_argument("reference", type=Path)
+    compare.add_argument("others", type=Path, nargs="+", metavar="other")
+    compare.add_argument("--json", action="store_true", help="one JSON object on stdout")
+    compare.add_argument(
+        "--model",
+        default="official",
+        help="the speaker model: official (default; 'model download-speaker' fetches it), "
+        "demo (random weights: judges noise) or a path to a sherpa-onnx speaker .onnx file",
+    )
+    compare.add_argument(
+        "--threshold",
+        type=float,
+        default=THRESHOLD,
+        help=f"the similarity at or above which a voice is the same (default {THRESHOLD}, "
+        "measured on real speech: docs/voice-check.md)",
+    )
+    compare.add_argument("--threads", type=int, default=1, help="CPU threads for the model")
+
+
+def run(args: argparse.Namespace) -> int:
+    from chattts_studio.core.speaker import models
+    from chattts_studio.core.speaker.compare import compare
+
+    if not -1.0 <= args.threshold <= 1.0:
+        err("error: --threshold is a cosine similarity, from -1 to 1.")
+        return EXIT_USER_ERROR
+    encoder = models.encoder(args.model, args.threads)
+    got = compare(encoder, args.reference, args.others, args.threshold)
+    if got.demo:
+        err("note: the demo speaker model has random weights: these scores judge noise, not voices")
+    if args.json:
+        body = {
+            "threshold": got.threshold,
+            "reference": str(args.reference),
+            "files": [str(p) for p in args.others],
+            "scores": [round(s, 4) for s in got.scores],
+            "same": got.same,
+            "model": str(encoder.model_file),
+            "demo": got.demo,
+        }
+        print(json.dumps(body, ensure_ascii=False))
+        return 0
+    print(f"reference: {args.reference}")
+    for path, score, same in zip(args.others, got.scores, got.same, strict=True):
+        print(f"{score:6.3f}  {'same' if same else 'different':9}  {path}")
+    print(f"threshold {got.threshold:g} (cosine similarity; same at or above it)")
+    return 0
+
+
+def add_voice_check_options(
+    parser: argparse.ArgumentParser, switch: str, flag: str = "--voice"
+) -> None:
+    """The voice check's switch (`flag`, what it does `switch`), speaker model and threshold."""
+    from chattts_studio.core.speaker.encoder import THRESHOLD
+
+    parser.add_argument(flag, dest="voice", action="store_true", help=switch)
+    parser.add_argument(
+        "--speaker-model",
+        default="auto",
+        help="the voice check's model: auto (default: official when downloaded, else demo for "
+        "a project of demo weights), official ('model download-speaker'), demo (random "
+        "weights: judges noise) or a sherpa-onnx speaker .onnx file",
+    )
+    parser.add_argument(
+        "--voice-threshold",
+        type=float,
+        default=THRESHOLD,
+        help=f"similarity below which a take's voice is flagged (default {THRESHOLD}: "
+        "docs/voice-check.md says how it was measured and how to tune it)",
+    )
+
+
+def speaker_model_before_synthesis(args: argparse.Namespace) -> None:
+    """`project new --voice`, `render --voice-check`: the speaker model settled (auto
+    resolved by the TTS model's kind) and a missing one said before any audio is made."""
+    if not args.voice:
+        return
+    from chattts_studio.core.speaker import models
+    from chattts_studio.core.weights.models import resolve
+
+    if args.speaker_model == "auto":
+        demo = resolve(args.model).random_weights
+        official = models.CAMPPLUS.present()
+        args.speaker_model = models.DEMO if demo and not official else models.OFFICIAL
+    models.model_file(args.speaker_model)

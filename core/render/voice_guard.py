@@ -1,0 +1,112 @@
+"""A long render's optional voice check: each segment made is compared with the render's voice
+reference, and one whose voice drifts is made again alone with other seeds, up to `tries`
+times, keeping the take most like the reference. Off unless asked for.
+
+The reference is a clip the user gives (a speaker's preview or recording), else the render's
+first segment long enough to judge, in book order. That rule needs no file of its own: a
+resumed render finds the same segment among its kept ones, and since every seed comes from
+the plan, a resumed render makes the same choices an uninterrupted one does."""
+
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from chattts_studio.core import SAMPLE_RATE
+from chattts_studio.core.speaker.encoder import (
+    MIN_SECONDS,
+    THRESHOLD,
+    SpeakerEncoder,
+    VoiceCheckError,
+    similarity,
+)
+
+MAX_TRIES = 20
+
+
+@dataclass(frozen=True)
+class VoiceGuard:
+    """What the check is asked to do: its encoder, threshold and tries, and the reference
+    clip (None: the render's first segment long enough to judge)."""
+
+    encoder: SpeakerEncoder
+    threshold: float = THRESHOLD
+    tries: int = 3
+    reference_clip: Path | None = None
+
+    def record(self) -> dict[str, object]:
+        """What of it shapes the kept audio (a render's settings record holds it)."""
+        clip = None
+        if self.reference_clip is not None:
+            clip = hashlib.sha256(self.reference_clip.read_bytes()).hexdigest()[:16]
+        return {
+            "model": self.encoder.model_file.name,
+            "threshold": self.threshold,
+            "tries": self.tries,
+            "reference": clip,
+        }
+
+
+@dataclass(frozen=True)
+class Judged:
+    """The audio kept for a segment: its similarity to the reference (None: too short to
+    judge, or no reference yet) and how many times it was made again."""
+
+    audio: np.ndarray
+    similarity: float | None
+    tries: int
+
+
+class VoiceWatch:
+    """One render's guard at work: the reference (found once) and each segment judged."""
+
+    def __init__(self, guard: VoiceGuard) -> None:
+        self.guard = guard
+        self.reference: np.ndarray | None = None
+        self.source = ""  # what the reference is, as the render says it
+        if guard.reference_clip is not None:
+            from chattts_studio.core.speaker.compare import embed_file
+
+            self.reference = embed_file(guard.encoder, guard.reference_clip)
+            self.source = guard.reference_clip.name
+
+    def offer(self, audio: np.ndarray, name: str) -> bool:
+        """Take `audio` as the reference when none is set and it is long enough; whether the
+        reference is set now."""
+        if self.reference is None and len(audio) >= MIN_SECONDS * SAMPLE_RATE:
+            embedding = self._embedding(audio)
+            if embedding is not None:
+                self.reference, self.source = embedding, name
+        return self.reference is not None
+
+    def judge(self, audio: np.ndarray, remake: Callable[[int], np.ndarray]) -> Judged:
+        """`audio` kept when its voice is the reference's (or cannot be judged); else
+        `remake(try)` made up to `tries` times, stopping at the first that passes, and the
+        one most like the reference kept."""
+        score = self.score(audio)
+        if score is None or score >= self.guard.threshold:
+            return Judged(audio, score, 0)
+        best, best_score, made = audio, score, 0
+        for attempt in range(1, self.guard.tries + 1):
+            other = remake(attempt)
+            made = attempt
+            other_score = self.score(other)
+            if other_score is not None and other_score > best_score:
+                best, best_score = other, other_score
+            if best_score >= self.guard.threshold:
+                break
+        return Judged(best, best_score, made)
+
+    def score(self, audio: np.ndarray) -> float | None:
+        if self.reference is None:
+            return None
+        embedding = self._embedding(audio)
+        return None if embedding is None else similarity(self.reference, embedding)
+
+    def _embedding(self, audio: np.ndarray) -> np.ndarray | None:
+        try:
+            return self.guard.encoder.embed(audio, SAMPLE_RATE)
+        except VoiceCheckError:  # too short or silent: not judged, kept as made
+            return None

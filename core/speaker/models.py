@@ -1,0 +1,78 @@
+"""Which speaker model the voice check uses: the official one (3D-Speaker's CAM++, zh/en, as
+sherpa-onnx publishes it, downloaded into the data folder at one pinned revision and trusted on
+first use like the recogniser), the demo one (random weights, made once in the cache: it judges
+noise and says so) or an .onnx file the user has. Where the pins come from: docs/voice-check.md."""
+
+from pathlib import Path
+
+from chattts_studio.core.errors import ModelError
+from chattts_studio.core.messages import QT_TRANSLATE_NOOP
+from chattts_studio.core.speaker.encoder import SpeakerEncoder
+from chattts_studio.core.weights import pinned
+from chattts_studio.core.weights.models import ByteProgress, CancelCheck
+from chattts_studio.core.weights.pinned import Pinned
+
+OFFICIAL = "official"
+DEMO = "demo"
+CAMPPLUS_FILE = "3dspeaker_speech_campplus_sv_zh_en_16k-common_advanced.onnx"  # 28,281,164 bytes
+CAMPPLUS = Pinned(
+    repo="csukuangfj/speaker-embedding-models",
+    files=(CAMPPLUS_FILE,),
+    revision="0743f301363dec56491a490f6d6cbc9d67f9a3bf",
+    sha256={CAMPPLUS_FILE: "aa3cfc16963a10586a9393f5035d6d6b57e98d358b347f80c2a30bf4f00ceba2"},
+    key="speaker-campplus",
+    what=QT_TRANSLATE_NOOP("core", "the voice check's speaker model"),
+    trusted_name="speaker-campplus-trusted.json",
+)
+
+
+def official_file() -> Path:
+    return CAMPPLUS.folder() / CAMPPLUS_FILE
+
+
+def model_file(name: str) -> Path:
+    """The model file `name` names ("official", "demo" or a path to an .onnx file); one
+    sentence when the official one is not downloaded."""
+    if name == DEMO:
+        from chattts_studio.core.speaker import demo_model
+
+        return demo_model.demo_file()
+    if name == OFFICIAL:
+        if not CAMPPLUS.present():
+            raise ModelError(
+                QT_TRANSLATE_NOOP(
+                    "core",
+                    "The voice check's speaker model is not downloaded yet: run "
+                    "'chattts-studio-cli model download-speaker' or use the Models dialog.",
+                )
+            )
+        return official_file()
+    return Path(name).expanduser()
+
+
+def encoder(name: str = OFFICIAL, threads: int = 1) -> SpeakerEncoder:
+    """The encoder of the model `name` names, not loaded yet (its first clip loads it)."""
+    from chattts_studio.core.speaker.demo_model import is_demo
+
+    path = model_file(name)
+    return SpeakerEncoder(path, threads, demo=is_demo(path))
+
+
+def download(
+    progress: ByteProgress | None = None,
+    cancelled: CancelCheck | None = None,
+    endpoint: str | None = None,
+    timeout: float = 30.0,
+    retries: int = 2,
+) -> Path:
+    """Fetch the official speaker model (core/weights/pinned.py); its file."""
+    pinned.download(CAMPPLUS, progress, cancelled, endpoint, timeout, retries)
+    return official_file()
+
+
+def verify(
+    progress: ByteProgress | None = None, cancelled: CancelCheck | None = None, quick: bool = False
+) -> None:
+    """Check the official file against the sha256 recorded at its first download."""
+    model_file(OFFICIAL)  # says it is not downloaded
+    pinned.verify(CAMPPLUS, progress, cancelled, quick)
