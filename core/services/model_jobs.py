@@ -1,6 +1,6 @@
 """The jobs about models: what the devices can do, loading a model (the saved choice settled
-for this machine), downloading the official weights or the recogniser, building demo weights.
-Each reports its progress as `Progress` events."""
+for this machine), downloading the official weights, the recogniser or the voice check's
+speaker model, building demo weights. Each reports its progress as `Progress` events."""
 
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -107,8 +107,8 @@ def load_model(
 
 
 def download(what: str, cancel: CancelToken, report: Report) -> models.ModelInfo | Path:
-    """The official ChatTTS weights, or (`what` "asr") the speech recognition check's model:
-    downloaded, verified and in place."""
+    """The official ChatTTS weights, or (`what` "asr") the speech recognition check's model,
+    or (`what` "speaker") the voice check's speaker model: downloaded, verified and in place."""
 
     def downloaded(done: int, _total: int) -> None:
         said = Sentence(QT_TRANSLATE_NOOP("core", "{size:.0f} MiB downloaded"), size=done / 2**20)
@@ -118,6 +118,10 @@ def download(what: str, cancel: CancelToken, report: Report) -> models.ModelInfo
         from chattts_studio.core.asr import models as asr_models
 
         return asr_models.download(downloaded, lambda: cancel.cancelled)
+    if what == "speaker":
+        from chattts_studio.core.speaker import models as speaker_models
+
+        return speaker_models.download(downloaded, lambda: cancel.cancelled)
     from chattts_studio.core.weights import download as weights
 
     return weights.download_official(downloaded, lambda: cancel.cancelled)

@@ -16,7 +16,7 @@ from chattts_studio.core import SAMPLE_RATE
 from chattts_studio.core.asr.recognizer import Recognizer, hear
 from chattts_studio.core.asr.score import AsrCheck
 from chattts_studio.core.engine.cancel import CancelToken
-from chattts_studio.core.messages import QT_TRANSLATE_NOOP, Sentence
+from chattts_studio.core.messages import QT_TRANSLATE_NOOP, Sentence, said
 from chattts_studio.core.project import take_files, writer
 from chattts_studio.core.project.edits import parse_numbers
 from chattts_studio.core.project.flags import spoken_count
@@ -173,7 +173,7 @@ def check_voices(
                         if len(run.checked) % SAVE_EVERY == 0:
                             handle.save()
                 except (VoiceCheckError, ProjectError) as exc:  # said; the others go on
-                    run.skipped.append((n, take.id, str(exc)))
+                    run.skipped.append((n, take.id, said(exc)))
                 if progress is not None:
                     progress(count, len(work))
         finally:

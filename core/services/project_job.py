@@ -1,6 +1,8 @@
 """A segment editor job for the window's worker, on the engine it already holds: a new
-project, re-rolls, an edited segment made again (core/services/project.py), or takes heard by
-the recogniser (check, re-roll until clean, best of N). Progress is reported as takes made."""
+project, re-rolls, an edited segment made again (core/services/project.py), takes heard by the
+recogniser (check, re-roll until clean, best of N) or compared by the voice check with their
+voice's reference (voice; until clean and best of N too when asked). Progress is reported as
+takes made or checked."""
 
 import time
 from dataclasses import dataclass
@@ -17,18 +19,24 @@ from chattts_studio.core.voices.voice import Voice
 if TYPE_CHECKING:
     from chattts_studio.core.asr.sensevoice import SenseVoice
     from chattts_studio.core.engine.engine import Engine
+    from chattts_studio.core.services.heard_takes import VoiceChecker
     from chattts_studio.core.services.project import NewProject
+    from chattts_studio.core.services.project_check import VoiceRun
+    from chattts_studio.core.speaker.encoder import SpeakerEncoder
 
 HEARING = ("check", "clean", "best")
+CHECKING = ("check", "voice")  # the actions that check takes and make none
 
 
 @dataclass(frozen=True)
 class ProjectJob:
     """ "new" (the request's text, or the script `lines`, as a new project at `path`),
     "reroll" (segments `numbers`, or the flagged or the unlocked ones), "edit" (segment
-    numbers[0] says `text` now), "check" (every chosen take not heard yet), "clean" (flagged
-    segments re-rolled until clean, `tries` takes at most each) or "best" (best of `takes`).
-    The request carries the window's sampling settings, seed and dictionary."""
+    numbers[0] says `text` now), "check" (every chosen take not heard yet), "voice" (every
+    chosen take not compared with its voice's reference of today yet), "clean" (flagged
+    segments re-rolled until clean, `tries` takes at most each) or "best" (best of `takes`);
+    with `voice`, "clean" and "best" weigh the voice check too. The request carries the
+    window's sampling settings, seed and dictionary."""
 
     action: str
     path: Path
@@ -41,13 +49,17 @@ class ProjectJob:
     speaker_seed: int | None = None  # "new": the speaker of this seed when no voice is given
     lines: tuple[tuple[str, Voice, str], ...] = ()  # "new": a script's speaker, voice, text
     tries: int = 0  # "clean": new takes of a segment at most
+    voice: bool = False  # "clean", "best": every take's voice compared too (and flagged)
 
 
 @dataclass(frozen=True)
 class ProjectDone:
     folder: Path
-    made: int  # takes made
+    made: int  # takes made (checked, for "check" and "voice")
     seconds: float  # the job's wall time
+    # "voice": a sentence for each take the voice check could not judge (too short, silent,
+    # no reference), which the others did not wait for.
+    skipped: tuple[str, ...] = ()
 
 
 def run_project(
@@ -59,7 +71,7 @@ def run_project(
     settings = TakeSettings(request.temperature, request.top_p, request.top_k, request.speed)
     made = 0
     start = time.perf_counter()
-    checking = spec.action == "check"
+    checking = spec.action in CHECKING
 
     def progress(done: int, asked: int, _seconds: float) -> None:
         nonlocal made
@@ -97,20 +109,30 @@ def run_project(
         service.edit(engine, spec.path, number, spec.text, None, cancel, progress, lexicon)
     elif spec.action in HEARING:
         _hear(engine, spec, cancel, progress)
+    elif spec.action == "voice":
+        run = _compare(engine, spec, cancel, progress)
+        skipped = tuple(why for _number, _take, why in run.skipped)
+        return ProjectDone(folder, len(run.checked), time.perf_counter() - start, skipped)
     else:
         raise ValueError(f"unknown project action {spec.action!r}")
     return ProjectDone(folder, made, time.perf_counter() - start)
 
 
 def _hear(engine: "Engine", spec: ProjectJob, cancel: CancelToken, progress) -> None:  # type: ignore[no-untyped-def]
-    """Check, re-roll until clean or best of N: the recogniser loaded for the job and let go
-    after it."""
+    """Check, re-roll until clean or best of N: the recogniser (and with `spec.voice` the
+    speaker encoder) loaded for the job and let go after it."""
     from chattts_studio.core.services import heard_takes
     from chattts_studio.core.services.project_check import check_project
+    from chattts_studio.core.speaker.encoder import THRESHOLD
 
     recognizer = recognizer_for(engine)
+    encoder = None
     lexicon = spec.request.lexicon if spec.request is not None else ()
     try:
+        voices: VoiceChecker | None = None
+        if spec.voice and spec.action != "check":
+            encoder = speaker_for(engine)
+            voices = heard_takes.voice_checker(encoder, THRESHOLD, _library_clips())
         if spec.action == "check":
             check_project(
                 spec.path,
@@ -121,14 +143,45 @@ def _hear(engine: "Engine", spec: ProjectJob, cancel: CancelToken, progress) -> 
             )
         elif spec.action == "clean":
             heard_takes.reroll_until_clean(
-                engine, spec.path, recognizer, spec.tries, None, cancel, progress, lexicon
+                engine, spec.path, recognizer, spec.tries, None, cancel, progress, lexicon, voices
             )
         else:
             heard_takes.best_of(
-                engine, spec.path, recognizer, spec.takes, None, cancel, progress, lexicon
+                engine, spec.path, recognizer, spec.takes, None, cancel, progress, lexicon, voices
             )
     finally:
         recognizer.unload()
+        if encoder is not None:
+            encoder.unload()
+
+
+def _compare(engine: "Engine", spec: ProjectJob, cancel: CancelToken, progress) -> "VoiceRun":  # type: ignore[no-untyped-def]
+    """The voice check of every chosen take not compared with today's reference yet, the
+    speaker encoder loaded for the job and let go after it."""
+    from chattts_studio.core.services.project_check import check_voices
+
+    encoder = speaker_for(engine)
+    try:
+        run = check_voices(
+            spec.path,
+            encoder,
+            cancel=cancel,
+            progress=lambda done, asked: progress(done, asked, 0.0),
+            unchecked_only=True,
+            clips=_library_clips(),
+        )
+    finally:
+        encoder.unload()
+    return run
+
+
+def _library_clips() -> dict[str, tuple[str, Path]]:
+    """The speaker library's recordings and previews, a voice's reference before its typical
+    take (as `project check --voice` finds them)."""
+    from chattts_studio.core.services.project_check import library_clips
+    from chattts_studio.core.voices.speakers import SpeakerLibrary
+
+    return library_clips(SpeakerLibrary())
 
 
 def recognizer_for(engine: "Engine") -> "SenseVoice":
@@ -150,6 +203,27 @@ def hears_with_demo(random_tts: bool) -> bool:
     from chattts_studio.core.asr import models
 
     return random_tts and not models.official_present()
+
+
+def speaker_for(engine: "Engine") -> "SpeakerEncoder":
+    """The voice check's encoder, as recognizer_for chooses the recogniser: the official
+    speaker model when it is downloaded; with random TTS weights loaded, the demo one (random
+    too: its similarities judge noise); else the sentence that says how to get the official
+    one."""
+    from chattts_studio.core.speaker import models
+
+    loaded = engine.loaded
+    random_tts = loaded is not None and loaded.info.random_weights
+    name = models.DEMO if compares_with_demo(random_tts) else models.OFFICIAL
+    return models.encoder(name, threads=2)
+
+
+def compares_with_demo(random_tts: bool) -> bool:
+    """Whether a voice check on a model with (or without) random weights uses the demo
+    speaker model: random TTS weights and no official speaker model downloaded."""
+    from chattts_studio.core.speaker import models
+
+    return random_tts and not models.CAMPPLUS.present()
 
 
 def new_project_spec(engine: "Engine", spec: ProjectJob, settings: TakeSettings) -> "NewProject":

@@ -85,6 +85,7 @@ class ModelControl(QObject):
         self.dialog.model_chosen.connect(self.load)
         self.dialog.download_requested.connect(self._download)
         self.dialog.asr_download_requested.connect(lambda: self._download("asr"))
+        self.dialog.speaker_download_requested.connect(lambda: self._download("speaker"))
         self.dialog.build_requested.connect(self._build_model)
         self.dialog.cancel_requested.connect(self.host.cancel)
         notifier().changed.connect(self.restyle)  # the scheme changed: new colours
@@ -273,7 +274,7 @@ class ModelControl(QObject):
         self._dialog_job(
             JobKind.DOWNLOAD,
             lambda _engine, cancel, report: model_jobs.download(what, cancel, report),
-            self._downloaded,
+            lambda job, info: self._downloaded(job, info, what),
             self._download_progress,
             self.dialog.download_ended,
             translate("JobOutcomes", "Download cancelled; the next try resumes."),
@@ -317,7 +318,14 @@ class ModelControl(QObject):
         if isinstance(event, Progress):
             self.dialog.build_progress(event.stage, event.fraction, event.detail)
 
-    def _downloaded(self, _job: Job, info: models.ModelInfo | Path) -> None:
+    def _downloaded(self, _job: Job, info: models.ModelInfo | Path, what: str) -> None:
+        if what == "speaker":  # the voice check's model
+            self.dialog.download_ended(
+                translate(
+                    "JobOutcomes", "The voice check's speaker model is downloaded and verified."
+                )
+            )
+            return
         if not isinstance(info, models.ModelInfo):  # the speech recognition check's model
             self.dialog.download_ended(
                 translate("JobOutcomes", "The speech recognition model is downloaded and verified.")

@@ -1,8 +1,9 @@
 """The model dialog: what is loaded, each known model with its state and the one action it
-needs (load, build, download), downloads and builds with progress and cancel, and a folder of
-one's own. Outcomes are said under the list; the list itself always stays. The states are
-checked while the dialog is shown, on the thread pool (a changed file is hashed again, up to
-1.1 GB), never on the UI thread."""
+needs (load, build, download), the checks' helper models (the recogniser, the speaker model)
+with their download, downloads and builds with progress and cancel, and a folder of one's own.
+Outcomes are said under the list; the list itself always stays. The states are checked while
+the dialog is shown, on the thread pool (a changed file is hashed again, up to 1.1 GB), never
+on the UI thread."""
 
 from typing import TYPE_CHECKING
 
@@ -51,6 +52,7 @@ class ModelDialog(QDialog):
     model_chosen = Signal(str)  # a model name or folder to load
     download_requested = Signal()
     asr_download_requested = Signal()  # the speech recognition check's model
+    speaker_download_requested = Signal()  # the voice check's speaker model
     build_requested = Signal(str)  # a demo model to build (without loading it)
     cancel_requested = Signal()
 
@@ -78,6 +80,15 @@ class ModelDialog(QDialog):
         grid.addWidget(self.asr.state, len(self.rows), 1)
         grid.addWidget(self.asr.action, len(self.rows), 2)
         self.asr.action.clicked.connect(self.start_asr_download)
+        # The voice check's speaker model (core/speaker/models.py): downloaded or not.
+        self.speaker = ModelRow(translate("Models", "Speaker model"))  # CAM++, 3D-Speaker's
+        self.speaker.title.setToolTip(
+            translate("Models", "The speaker model the segment editor's voice check uses")
+        )
+        grid.addWidget(self.speaker.title, len(self.rows) + 1, 0)
+        grid.addWidget(self.speaker.state, len(self.rows) + 1, 1)
+        grid.addWidget(self.speaker.action, len(self.rows) + 1, 2)
+        self.speaker.action.clicked.connect(self.start_speaker_download)
         # What a download or build said last: beside the list, never instead of it.
         self.status_label = MessageLabel(lines=3)
         self.progress = QProgressBar()
@@ -146,6 +157,7 @@ class ModelDialog(QDialog):
         self._checks += 1
         number = self._checks
         self._show_asr()
+        self._show_speaker()
         present = []
         try:
             for name, row in self.rows.items():
@@ -284,10 +296,33 @@ class ModelDialog(QDialog):
         self._working(translate("Models", "Downloading the speech recognition model…"))
         self.asr_download_requested.emit()
 
+    def _show_speaker(self) -> None:
+        from chattts_studio.core.speaker.models import CAMPPLUS
+
+        downloaded = CAMPPLUS.present()
+        self.speaker.state.setText(
+            translate("Models", "voice check: downloaded")
+            if downloaded
+            else translate("Models", "voice check: not downloaded yet (28 MB)")
+        )
+        self._set_action(
+            self.speaker,
+            translate("Models", "Download again")
+            if downloaded
+            else translate("Models", "Download"),
+        )
+        self.speaker.action.setVisible(True)
+        self.speaker.action.setEnabled(not self.cancel.isEnabled())
+
+    def start_speaker_download(self) -> None:
+        self._working(translate("Models", "Downloading the voice check's speaker model…"))
+        self.speaker_download_requested.emit()
+
     def _working(self, text: str) -> None:
         self.download.setEnabled(False)
         self.cancel.setEnabled(True)
         self.asr.action.setEnabled(False)
+        self.speaker.action.setEnabled(False)
         for row in self.rows.values():
             row.action.setEnabled(False)
         self.progress.setVisible(True)
@@ -315,6 +350,7 @@ class ModelDialog(QDialog):
         self.download.setEnabled(True)
         self.cancel.setEnabled(False)
         self.asr.action.setEnabled(True)
+        self.speaker.action.setEnabled(True)
         for row in self.rows.values():
             row.action.setEnabled(True)
             self._show_loaded_row(row)

@@ -1,8 +1,8 @@
 """The segment editor's panel: the open project's name and counts, its segments, and the
-actions on the current segment (play, re-roll, edit, split, merge, speaker, lock) or the whole
-project (re-roll the flagged or unlocked ones, export). Every action is a signal with plain
-arguments; the window runs it (in the worker when it needs the model) and hands back the
-changed project."""
+actions on the current segment (play, re-roll, edit, split, merge, speaker, lock), on a take
+(pick, mark as its voice's reference) or on the whole project (re-roll the flagged or unlocked
+ones, the checks: hearing_bar.py, export). Every action is a signal with plain arguments; the
+window runs it (in the worker when it needs the model) and hands back the changed project."""
 
 from pathlib import Path
 
@@ -19,18 +19,18 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from chattts_studio.core.project.edits import MAX_TAKES, MAX_TRIES
+from chattts_studio.core.project.edits import MAX_TAKES
 from chattts_studio.core.project.model import Project
 from chattts_studio.core.project.reading import Lexicon
 from chattts_studio.gui.common.notices import plural
 from chattts_studio.gui.i18n import translate
+from chattts_studio.gui.project.hearing_bar import HearingBar, panel_button
 from chattts_studio.gui.project.rows import SegmentRow
 from chattts_studio.gui.project.segment_model import SegmentModel
 from chattts_studio.gui.project.segment_view import SegmentView
 from chattts_studio.gui.project.take_list import TakeList
 
 # Where a cut sounds natural: after a sentence's end, else after a clause's.
-DEFAULT_TRIES = 3  # "Tries:" at first, as `project reroll --until-clean` without --max-tries
 BREAKS = ("。！？；.!?;…", "，、：,:")
 
 
@@ -69,9 +69,11 @@ class ProjectPanel(QWidget):
     reroll_flagged_wanted = Signal(int)  # takes to make of each flagged, unlocked segment
     reroll_unlocked_wanted = Signal(int)  # takes to make of each unlocked segment
     check_wanted = Signal()  # every chosen take heard by speech recognition
+    voice_check_wanted = Signal()  # every chosen take's voice compared with its reference
     clean_wanted = Signal(int)  # the flagged re-rolled until clean: new takes at most each
     best_wanted = Signal(int)  # best of N: takes each segment has
     pick_wanted = Signal(int, int)  # segment number, take id
+    reference_wanted = Signal(int, int)  # segment number, take id: its voice's reference
     lock_wanted = Signal(list, bool)  # list[int] segment numbers, locked
     text_edited = Signal(int, str)  # segment number, its new text
     split_wanted = Signal(int, int)  # segment number, characters kept in its first part
@@ -113,15 +115,7 @@ class ProjectPanel(QWidget):
         self.pages = QStackedWidget()
         self.pages.addWidget(self.empty)
         self.pages.addWidget(self.split)
-
-        def button(text: str, tip: str) -> QPushButton:
-            made = QPushButton(text)
-            made.setToolTip(tip)
-            # A click leaves the focus in the table (and its text editor open: a split cuts
-            # at the editor's cursor).
-            made.setFocusPolicy(Qt.FocusPolicy.TabFocus)
-            return made
-
+        button = panel_button
         self.play_button = button(
             translate("Segments", "Play segment (Space)"),
             translate("Segments", "Play the current segment, or stop it (Space)"),
@@ -146,37 +140,10 @@ class ProjectPanel(QWidget):
             translate("Segments", "Re-roll unlocked"),
             translate("Segments", "Make new takes of every segment that is not locked"),
         )
-        self.check_button = button(
-            translate("Segments", "Check all"),
-            translate(
-                "Segments",
-                "Hear every chosen take with speech recognition: a take that drops or adds "
-                "words is flagged ASR",
-            ),
-        )
-        self.tries_box = QSpinBox()
-        self.tries_box.setRange(1, MAX_TRIES)
-        self.tries_box.setValue(DEFAULT_TRIES)
-        self.tries_box.setPrefix(translate("Segments", "Tries: "))
-        self.tries_box.setToolTip(
-            translate("Segments", "How many new takes of a segment until clean makes at most")
-        )
-        self.clean_button = button(
-            translate("Segments", "Re-roll flagged until clean"),
-            translate(
-                "Segments",
-                "New takes of each flagged segment, one at a time, each heard, until one is "
-                "clean; every take is kept",
-            ),
-        )
-        self.best_button = button(
-            translate("Segments", "Best of N"),
-            translate(
-                "Segments",
-                "Give each segment as many takes as Takes says, hear them all and choose the "
-                "one heard best (a take chosen by hand or locked stays)",
-            ),
-        )
+        self.hearing = hearing = HearingBar()
+        self.check_button, self.voice_button = hearing.check_button, hearing.voice_button
+        self.tries_box, self.voice_box = hearing.tries_box, hearing.voice_box
+        self.clean_button, self.best_button = hearing.clean_button, hearing.best_button
         self.edit_button = button(
             translate("Segments", "Edit text… (F2)"),
             translate("Segments", "Edit the current segment's text (Enter or F2)"),
@@ -209,12 +176,6 @@ class ProjectPanel(QWidget):
         review.addWidget(self.reroll_flagged_button)
         review.addWidget(self.reroll_unlocked_button)
         review.addStretch(1)
-        hearing = QHBoxLayout()
-        hearing.addWidget(self.check_button)
-        hearing.addWidget(self.tries_box)
-        hearing.addWidget(self.clean_button)
-        hearing.addWidget(self.best_button)
-        hearing.addStretch(1)
         edits = QHBoxLayout()
         for widget in self.edit_buttons():
             edits.addWidget(widget)
@@ -224,7 +185,7 @@ class ProjectPanel(QWidget):
         layout.addWidget(self.title)
         layout.addWidget(self.pages, 1)
         layout.addLayout(review)
-        layout.addLayout(hearing)
+        layout.addWidget(self.hearing)
         layout.addLayout(edits)
 
     def edit_buttons(self) -> tuple[QPushButton, ...]:
@@ -242,6 +203,7 @@ class ProjectPanel(QWidget):
         view.pick_wanted.connect(self.pick_wanted)
         self.take_list.pick_wanted.connect(self.pick_wanted)
         self.take_list.play_wanted.connect(self.play_take_wanted)
+        self.take_list.reference_wanted.connect(self.reference_wanted)
         model.dataChanged.connect(self._row_changed)
         view.lock_wanted.connect(self.lock_wanted)
         view.reroll_wanted.connect(lambda numbers: self.reroll_wanted.emit(numbers, self.takes))
@@ -265,6 +227,7 @@ class ProjectPanel(QWidget):
             lambda: self.reroll_flagged_wanted.emit(self.takes)
         )
         self.check_button.clicked.connect(self.check_wanted.emit)
+        self.voice_button.clicked.connect(self.voice_check_wanted.emit)
         self.clean_button.clicked.connect(lambda: self.clean_wanted.emit(self.tries_box.value()))
         self.best_button.clicked.connect(lambda: self.best_wanted.emit(self.takes))
         self.reroll_unlocked_button.clicked.connect(
@@ -282,6 +245,11 @@ class ProjectPanel(QWidget):
     @property
     def takes(self) -> int:
         return self.takes_box.value()
+
+    @property
+    def with_voice(self) -> bool:
+        """Until clean and Best of N compare voices too."""
+        return self.voice_box.isChecked()
 
     def show_project(
         self,
@@ -373,10 +341,7 @@ class ProjectPanel(QWidget):
             self.reroll_button: changeable,
             self.reroll_flagged_button: free and project is not None,
             self.reroll_unlocked_button: free and project is not None,
-            self.check_button: free and project is not None,
-            self.tries_box: free and project is not None,
-            self.clean_button: free and project is not None,
-            self.best_button: free and project is not None,
+            **{widget: free and project is not None for widget in self.hearing.widgets()},
             self.edit_button: changeable,
             self.split_button: changeable,
             self.merge_button: mergeable,

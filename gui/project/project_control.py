@@ -1,9 +1,10 @@
 """The segment editor's part of the window: the Project menu, the segments panel (a tab beside
 the editor), and each of its actions run where it belongs: takes (a new project, re-rolls, an
-edited segment made again) as worker jobs on the loaded model; picks, locks, splits, merges and
-another speaker on the thread pool (no model: core/project/edits.py); playing chosen takes;
-export. Every change is saved by the core as it is made; the panel then shows the project as
-it is on disk, read again off the UI thread."""
+edited segment made again, the checks) as worker jobs on the loaded model; picks, locks,
+splits, merges, another speaker and a voice's reference on the thread pool (no model:
+core/project/edits.py); playing chosen takes (playing.py); export. Every change is saved by
+the core as it is made; the panel then shows the project as it is on disk, read again off the
+UI thread."""
 
 from collections.abc import Callable
 from dataclasses import replace
@@ -14,11 +15,16 @@ from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import QMenu
 
 from chattts_studio.core.engine.request import SynthesisRequest
-from chattts_studio.core.errors import AudioError, StudioError
-from chattts_studio.core.project import edits, reading, store, take_files
+from chattts_studio.core.errors import StudioError
+from chattts_studio.core.project import edits, store
 from chattts_studio.core.project.model import Project
 from chattts_studio.core.services import project_job
-from chattts_studio.core.services.project_job import ProjectDone, ProjectJob, hears_with_demo
+from chattts_studio.core.services.project_job import (
+    ProjectDone,
+    ProjectJob,
+    compares_with_demo,
+    hears_with_demo,
+)
 from chattts_studio.core.services.report import Progress
 from chattts_studio.core.text.prepare import check_text
 from chattts_studio.gui.common import dialogs
@@ -30,6 +36,7 @@ from chattts_studio.gui.i18n import core_text, translate
 from chattts_studio.gui.project import said
 from chattts_studio.gui.project.exporting import export_chosen
 from chattts_studio.gui.project.panel import ProjectPanel
+from chattts_studio.gui.project.playing import TakePlayer
 from chattts_studio.gui.project.rows import SegmentRow, build_rows
 from chattts_studio.gui.serve.serve_control import ServeControl
 from chattts_studio.gui.voices.voice_control import VoiceControl
@@ -65,6 +72,8 @@ class ProjectControl(QObject):
         self.project: Project | None = None
         self.folder: Path | None = None
         self.action = ""  # the running takes job's action ("new", "check", ...)
+        self.voice = False  # and whether it compares voices
+        self.player = TakePlayer(self.result, self.messages.show, self._problem, self)
         self._connect()
 
     def add_menu(self) -> None:
@@ -99,10 +108,13 @@ class ProjectControl(QObject):
 
     def _connect(self) -> None:
         panel = self.panel
-        panel.play_toggled.connect(self.play_toggled)
+        player = self.player
+        panel.play_toggled.connect(lambda number: player.toggle(self.folder, self.project, number))
         panel.play_segment_wanted.connect(lambda number: self.play(number, number))
         panel.play_from_wanted.connect(lambda number: self.play(number, None))
-        panel.play_take_wanted.connect(self.play_take)
+        panel.play_take_wanted.connect(
+            lambda number, take: player.take(self.folder, self.project, number, take)
+        )
         panel.reroll_wanted.connect(
             lambda numbers, takes: self._make(ProjectJob("reroll", self._path(), numbers, takes))
         )
@@ -113,16 +125,14 @@ class ProjectControl(QObject):
             lambda takes: self._make(ProjectJob("reroll", self._path(), (), takes, unlocked=True))
         )
         panel.check_wanted.connect(lambda: self._make(ProjectJob("check", self._path())))
-        panel.clean_wanted.connect(
-            lambda tries: self._make(ProjectJob("clean", self._path(), tries=tries))
-        )
-        panel.best_wanted.connect(
-            lambda takes: self._make(ProjectJob("best", self._path(), (), takes))
-        )
+        panel.voice_check_wanted.connect(lambda: self._make(ProjectJob("voice", self._path())))
+        panel.clean_wanted.connect(lambda tries: self._heard("clean", tries=tries))
+        panel.best_wanted.connect(lambda takes: self._heard("best", takes=takes))
         panel.text_edited.connect(
             lambda number, text: self._make(ProjectJob("edit", self._path(), (number,), text=text))
         )
         panel.pick_wanted.connect(self._pick)
+        panel.reference_wanted.connect(self._reference)
         panel.lock_wanted.connect(self._lock)
         panel.split_wanted.connect(
             lambda number, at: self._change(lambda p: edits.split(p, number, at))
@@ -255,9 +265,14 @@ class ProjectControl(QObject):
                 cancelled=self._cancelled,
             )
         )
-        self.action = spec.action
+        self.action, self.voice = spec.action, spec.voice or spec.action == "voice"
         self.messages.show(said.working(spec.action))
         return job
+
+    def _heard(self, action: str, tries: int = 0, takes: int = 1) -> None:
+        """Re-roll until clean or best of N, comparing voices too when the panel asks."""
+        voice = self.panel.with_voice
+        self._make(ProjectJob(action, self._path(), (), takes, tries=tries, voice=voice))
 
     def _busy(self, busy: bool) -> None:
         # A takes job holds the project (its lock): nothing else may change it meanwhile.
@@ -270,8 +285,12 @@ class ProjectControl(QObject):
 
     def _done(self, _job: Job, done: ProjectDone) -> None:
         loaded = self.model.loaded
-        demo = hears_with_demo(loaded is not None and loaded.info.random_weights)
-        self.messages.show(said.finished(self.action, done.made, done.seconds, demo))
+        random_tts = loaded is not None and loaded.info.random_weights
+        demo, voice_demo = hears_with_demo(random_tts), compares_with_demo(random_tts)
+        made, seconds, skipped = done.made, done.seconds, done.skipped
+        self.messages.show(
+            said.finished(self.action, made, seconds, demo, self.voice, voice_demo, skipped)
+        )
         self.show_folder(done.folder)
 
     def _failed(self, failure: Failure, _sentence: str) -> None:
@@ -305,11 +324,21 @@ class ProjectControl(QObject):
 
         in_background(lambda: change(folder), changed, self._problem, self)
 
-    def _pick(self, number: int, take: int) -> None:
+    def _place(self, number: int, take: int) -> int:
+        """Take `take`'s place among segment `number`'s takes, as the take list counts them."""
         segment = self.project.at(number) if self.project is not None else None
         ids = [t.id for t in segment.takes] if segment is not None else []
-        place = ids.index(take) + 1 if take in ids else take
-        self._change(lambda p: edits.pick(p, number, take), [number], said.picked(number, place))
+        return ids.index(take) + 1 if take in ids else take
+
+    def _pick(self, number: int, take: int) -> None:
+        done = said.picked(number, self._place(number, take))
+        self._change(lambda p: edits.pick(p, number, take), [number], done)
+
+    def _reference(self, number: int, take: int) -> None:
+        """The take becomes its voice's reference (any other take of that voice stops being
+        one: every row of the voice is shown again)."""
+        done = said.reference(number, self._place(number, take))
+        self._change(lambda p: edits.mark_reference(p, number, take), None, done)
 
     def _lock(self, numbers: list[int], locked: bool) -> None:
         spec = ",".join(str(n) for n in numbers)
@@ -338,45 +367,9 @@ class ProjectControl(QObject):
         self._change(lambda p: edits.set_voice(p, spec, voice, name), numbers)
 
     # -- hearing and exporting ---------------------------------------------------------------
-    def play_toggled(self, number: int) -> None:
-        if self.result.player.playing:
-            self.result.player.stop()
-            return
-        self.play(number, number)
-
     def play(self, first: int, last: int | None) -> None:
         """Segments `first`..`last` (to the end when None): their chosen takes and pauses."""
-        if self.project is None or self.folder is None:
-            return
-        folder, project = self.folder, self.project
-        if last is not None:
-            project = Project(
-                project.title,
-                project.settings,
-                project.model,
-                project.segments[:last],
-            )
-
-        in_background(
-            lambda: reading.joined(folder, project, first), self._hear, self._problem, self
-        )
-
-    def play_take(self, number: int, take_id: int) -> None:
-        """One take of segment `number`, chosen or not (the take list's Play take)."""
-        take = self.project.at(number).take(take_id) if self.project is not None else None
-        folder = self.folder
-        if take is None or folder is None:
-            return
-        in_background(lambda: take_files.take_audio(folder, take), self._hear, self._problem, self)
-
-    def _hear(self, audio: object) -> None:
-        """Play `audio` on the window's player; no sound device is one sentence, as the
-        Result panel says it."""
-        self.result.forget_playback()
-        try:
-            self.result.player.play(audio)  # type: ignore[arg-type]
-        except AudioError as exc:
-            self.messages.show(core_text(exc))
+        self.player.play(self.folder, self.project, first, last)
 
     def add_to_queue(self) -> None:
         """The chosen takes exported by the render queue, in its format, after its other

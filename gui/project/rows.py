@@ -3,7 +3,8 @@ once per project given (flags are judged project-wide), so the models' `data` is
 Plain data and translated strings, no widgets: made off the UI thread for a large project.
 
 A check heard by the demo recogniser (random weights) says so wherever its numbers show: the
-heard cell, its tooltip and the flag's sentence (core/project/reading.py)."""
+heard cell, its tooltip and the flag's sentence (core/project/reading.py); so does a voice
+check by the demo speaker model (its similarities judge noise)."""
 
 from dataclasses import dataclass
 
@@ -12,9 +13,18 @@ from chattts_studio.core.project import reading
 from chattts_studio.core.project.flags import FLAG_NAMES, Flag
 from chattts_studio.core.project.model import Project, Segment, Take
 from chattts_studio.core.project.reading import Lexicon, printable
+from chattts_studio.core.speaker.check import (
+    REFERENCE_PREVIEW,
+    REFERENCE_RECORDING,
+    REFERENCE_TAKE,
+    VoiceCheck,
+    voice_flag,
+)
 from chattts_studio.gui.i18n import core_text, translate
 
 NONE = "-"  # a segment with no take yet: no length, no take
+UNCHECKED = "—"  # a take whose voice is not compared with its reference yet
+DRIFT_MARK = "⚠"  # after a similarity below its threshold: the voice drifts
 TRANSCRIPT_CHARS = 200  # a tooltip's transcript at most: the demo's can run on for lines
 
 
@@ -30,6 +40,9 @@ class TakeInfo:
     heard: str = ""  # its speech recognition error rate ("4%", ">100% (demo)"); "" unchecked
     transcript: str = ""  # what speech recognition heard, and what it missed
     stale: bool = False
+    voice: str = UNCHECKED  # its similarity to its voice's reference ("0.64 ⚠" drifts)
+    voice_tip: str = ""  # against which reference, and the verdict
+    reference: bool = False  # the take marked as its voice's reference
 
 
 @dataclass(frozen=True)
@@ -50,6 +63,8 @@ class SegmentRow:
     stale: bool  # the chosen take reads an older text (or voice, or dictionary)
     picked: bool
     locked: bool
+    voice: str = UNCHECKED  # the chosen take's similarity to its voice's reference
+    voice_tip: str = ""
 
     def take_info(self, take_id: int | None) -> TakeInfo | None:
         return next((t for t in self.takes if t.id == take_id), None)
@@ -99,10 +114,106 @@ def _heard_cell(take: Take) -> tuple[str, str]:
     return shown, _heard(take.asr, demo)
 
 
+@dataclass(frozen=True)
+class References:
+    """What the voice cells of one project need to name a check's reference: each segment's
+    number by its id, and each voice's marked reference ("segment-id/take-id") by its key."""
+
+    numbers: dict[int, int]
+    marked: dict[str, str]
+
+    @staticmethod
+    def of(project: Project) -> "References":
+        segments = project.segments
+        return References(
+            {s.id: n for n, s in enumerate(segments, 1)},
+            {s.voice.key(): f"{s.id}/{s.reference}" for s in segments if s.reference is not None},
+        )
+
+    def place(self, project: Project, reference_id: str) -> tuple[int, int] | None:
+        """(segment number, the take's place among its takes) of "segment-id/take-id"; None
+        when that take is gone (a merge, a split) or the id does not read."""
+        segment_id, _, take_id = reference_id.partition("/")
+        if not (segment_id.isdigit() and take_id.isdigit()):
+            return None
+        number = self.numbers.get(int(segment_id))
+        ids = [t.id for t in project.at(number).takes] if number is not None else []
+        return (number, ids.index(int(take_id)) + 1) if number and int(take_id) in ids else None
+
+
+def _voice_cell(
+    project: Project, segment: Segment, take: Take, references: References
+) -> tuple[str, str]:
+    """The voice cell's text and tooltip for `take`: its similarity (DRIFT_MARK after it below
+    the threshold), the reference it was compared with, and whether that is still the voice's
+    marked reference."""
+    check = take.voice_check
+    if check is None:
+        return UNCHECKED, translate(
+            "Segments", "Not compared with its voice's reference yet (Check voices)."
+        )
+    shown = f"{check.similarity:.2f}" + ("" if check.same else f" {DRIFT_MARK}")
+    reference = _reference_text(project, check, references)
+    flag = voice_flag(check)  # says the demo model judged it, when it did
+    if flag is None:
+        said = translate("Segments", "Same voice as its reference ({reference}).")
+        lines = [said.format(reference=reference)]
+        if check.demo:
+            lines.insert(
+                0,
+                translate(
+                    "Segments",
+                    "Demo speaker model (random weights): its similarities judge noise, "
+                    "not voices.",
+                ),
+            )
+    else:
+        said = translate("Segments", "Reference: {reference}.")
+        lines = [core_text(flag), said.format(reference=reference)]
+    if check.demo:
+        shown = translate("Segments", "{score} (demo)").format(score=shown)
+    marked = references.marked.get(segment.voice.key()) if references.marked else None
+    if marked is not None and marked != check.reference_id:
+        lines.append(
+            translate(
+                "Segments",
+                "Compared with an earlier reference: Check voices compares it with the marked one.",
+            )
+        )
+    return shown, "\n".join(lines)
+
+
+def _reference_text(project: Project, check: VoiceCheck, references: References) -> str:
+    """What a check's reference was, as the window names it ("take 3 of segment 2")."""
+    if check.reference == REFERENCE_RECORDING:
+        said = translate("Segments", "the voice's recording, {file}")
+        return said.format(file=printable(check.reference_id, TRANSCRIPT_CHARS))
+    if check.reference == REFERENCE_PREVIEW:
+        said = translate("Segments", "the voice's preview clip, {file}")
+        return said.format(file=printable(check.reference_id, TRANSCRIPT_CHARS))
+    place = references.place(project, check.reference_id)
+    if place is None:
+        return translate("Segments", "a take no longer in the project")
+    if check.reference == REFERENCE_TAKE:
+        said = translate("Segments", "take {take} of segment {number}")
+    else:
+        said = translate(
+            "Segments", "its voice's most typical take, take {take} of segment {number}"
+        )
+    return said.format(take=place[1], number=place[0])
+
+
 def _take_info(
-    segment: Segment, take: Take, marks: list[Flag], spoken: str | None, words: dict[str, str]
+    project: Project,
+    segment: Segment,
+    take: Take,
+    marks: list[Flag],
+    spoken: str | None,
+    words: dict[str, str],
+    references: References,
 ) -> TakeInfo:
     heard, transcript = _heard_cell(take)
+    voice, voice_tip = _voice_cell(project, segment, take, references)
     return TakeInfo(
         id=take.id,
         seed=take.seed,
@@ -112,19 +223,26 @@ def _take_info(
         heard=heard,
         transcript=transcript,
         stale=not segment.current(take, spoken),
+        voice=voice,
+        voice_tip=voice_tip,
+        reference=segment.reference == take.id,
     )
 
 
 def _row(
+    project: Project,
     number: int,
-    segment: Segment,
     found: dict[tuple[int, int], list[Flag]],
     lexicon: Lexicon | None,
     words: dict[str, str],
+    references: References,
 ) -> SegmentRow:
+    segment = project.at(number)
     spoken = None if lexicon is None else reading.spoken(segment.text, lexicon)
     takes = tuple(
-        _take_info(segment, t, found.get((segment.id, t.id), []), spoken, words)
+        _take_info(
+            project, segment, t, found.get((segment.id, t.id), []), spoken, words, references
+        )
         for t in segment.takes
     )
     take = segment.chosen_take
@@ -145,6 +263,7 @@ def _row(
             stale=False,
             picked=segment.picked,
             locked=segment.locked,
+            voice="",
         )
     place = [t.id for t in segment.takes].index(take.id) + 1
     return SegmentRow(
@@ -162,6 +281,8 @@ def _row(
         stale=info.stale,
         picked=segment.picked,
         locked=segment.locked,
+        voice=info.voice,
+        voice_tip=info.voice_tip,
     )
 
 
@@ -174,8 +295,9 @@ def build_rows(
     language."""
     found = reading.take_flags(project)
     words = _flag_words()
+    references = References.of(project)
     chosen = range(len(project.segments)) if rows is None else rows
-    return [_row(r + 1, project.segments[r], found, lexicon, words) for r in chosen]
+    return [_row(project, r + 1, found, lexicon, words, references) for r in chosen]
 
 
 def _flag_words() -> dict[str, str]:

@@ -1,9 +1,9 @@
 """What the segment editor says on the status line when a job or a change is done: the right
-verb for each kind of job (a check makes no takes), which recogniser listened, and what a pick
-or a lock did."""
+verb for each kind of job (a check makes no takes), which recogniser listened or which speaker
+model compared voices, and what a pick, a lock or a new voice reference did."""
 
 from chattts_studio.gui.common.notices import figure, plural
-from chattts_studio.gui.i18n import translate
+from chattts_studio.gui.i18n import core_text, translate
 
 HEARING = ("check", "clean", "best")  # the jobs that run speech recognition
 
@@ -15,15 +15,33 @@ def working(action: str, detail: str = "") -> str:
         return translate("Projects", "{detail}  (Esc cancels)").format(detail=detail)
     if action == "check":
         return translate("Projects", "Hearing takes…  (Esc cancels)")
+    if action == "voice":
+        return translate("Projects", "Comparing voices…  (Esc cancels)")
     return translate("Projects", "Making takes…  (Esc cancels)")
 
 
-def finished(action: str, count: int, seconds: float, demo: bool) -> str:
+def finished(
+    action: str,
+    count: int,
+    seconds: float,
+    demo: bool,
+    voice: bool = False,
+    voice_demo: bool = False,
+    skipped: tuple[str, ...] = (),
+) -> str:
     """A job's end: `count` takes checked (a check) or made (anything else) in `seconds`, and,
-    when the demo recogniser listened (`demo`), that its hearing is not real."""
+    when the demo recogniser listened (`demo`), that its hearing is not real. `voice`: the job
+    compared voices too (or only, for "voice"), with the demo speaker model when `voice_demo`;
+    `skipped`: why takes were left out of the voice check (the first reason is said)."""
     takes, time = plural(count, "take"), figure(seconds, ".1f")
     if action == "check":
         said = translate("Projects", "{takes} checked in {seconds} s.")
+    elif action == "voice":
+        said = translate("Projects", "Voices of {takes} compared in {seconds} s.")
+    elif action in HEARING and voice:
+        said = translate(
+            "Projects", "{takes} made in {seconds} s; every take heard and its voice compared."
+        )
     elif action in HEARING:
         said = translate("Projects", "{takes} made in {seconds} s; every take heard.")
     else:
@@ -34,7 +52,25 @@ def finished(action: str, count: int, seconds: float, demo: bool) -> str:
             "Projects",
             "Heard by the demo recogniser (random weights): not a real hearing.",
         )
+    if (action == "voice" or (action in HEARING and voice)) and voice_demo:
+        said += " " + translate(
+            "Projects",
+            "Compared by the demo speaker model (random weights): its similarities judge noise.",
+        )
+    if skipped:
+        said += " " + translate("Projects", "{takes} not compared: {reason}").format(
+            takes=plural(len(skipped), "take"), reason=core_text(skipped[0])
+        )
     return said
+
+
+def reference(number: int, place: int) -> str:
+    """What marking a take as its voice's reference did."""
+    return translate(
+        "Projects",
+        "Segment {number}: take {take} is its voice's reference; Check voices compares the "
+        "voice's other takes with it.",
+    ).format(number=number, take=place)
 
 
 def picked(number: int, place: int) -> str:

@@ -1,8 +1,9 @@
 """A project's segments as a Qt table model: one row per segment with its chosen take's length,
-place among the takes, flags and lock. Rows are worked out once per project given (flags are
-judged project-wide) and cached, so `data` is a lookup and a view of 1,000 segments asks only
-for the rows it shows. The model never changes the project: an edit made in a cell is a
-signal for the window, which changes the project and gives the model the new one."""
+place among the takes, flags, checks (heard, voice) and lock. Rows are worked out once per
+project given (flags are judged project-wide) and cached, so `data` is a lookup and a view of
+1,000 segments asks only for the rows it shows. The model never changes the project: an edit
+made in a cell is a signal for the window, which changes the project and gives the model the
+new one."""
 
 from enum import IntEnum
 
@@ -36,7 +37,8 @@ class Column(IntEnum):
     TAKE = 4
     FLAGS = 5
     HEARD = 6
-    LOCK = 7
+    VOICE = 7
+    LOCK = 8
 
 
 HEADERS = {
@@ -47,6 +49,7 @@ HEADERS = {
     Column.TAKE: QT_TRANSLATE_NOOP("Segments", "Take"),
     Column.FLAGS: QT_TRANSLATE_NOOP("Segments", "Flags"),
     Column.HEARD: QT_TRANSLATE_NOOP("Segments", "Heard"),
+    Column.VOICE: QT_TRANSLATE_NOOP("Segments", "Voice"),
     Column.LOCK: QT_TRANSLATE_NOOP("Segments", "Locked"),
 }
 
@@ -164,6 +167,7 @@ class SegmentModel(QAbstractTableModel):
             Column.DURATION,
             Column.TAKE,
             Column.HEARD,
+            Column.VOICE,
         ):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         return None
@@ -177,6 +181,7 @@ class SegmentModel(QAbstractTableModel):
             Column.TAKE: row.take,
             Column.FLAGS: row.badges,
             Column.HEARD: row.heard,
+            Column.VOICE: row.voice,
         }
         return texts.get(Column(column))
 
@@ -187,6 +192,8 @@ class SegmentModel(QAbstractTableModel):
             return row.transcript or translate(
                 "Segments", "Not checked by speech recognition yet (Check all)."
             )
+        if column == Column.VOICE:
+            return row.voice_tip or None
         if column == Column.LOCK:
             return translate("Segments", "A locked segment is never re-rolled, edited or replaced.")
         if column == Column.TAKE and row.picked:

@@ -28,6 +28,7 @@ SAMPLES = {
     Column.TAKE: "16/16",
     Column.FLAGS: "clipped · silence",
     Column.HEARD: ">100% (demo)",
+    Column.VOICE: "0.00 ⚠ (demo)",
     Column.LOCK: "Locked",
 }
 DIGITS = {getattr(Qt.Key, f"Key_{n}"): n for n in range(1, 10)}

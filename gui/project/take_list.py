@@ -1,7 +1,8 @@
-"""The current segment's takes side by side: each take's seed, length, flags and what speech
-recognition heard, the chosen one marked, so the user can compare them, play any one and pick
-it. A small table model over the segment's row (rows.py); picking and playing are signals for
-the window, which changes the project and hands the new row back."""
+"""The current segment's takes side by side: each take's seed, length, flags, what speech
+recognition heard and how alike its voice is to its voice's reference, the chosen one and the
+reference marked, so the user can compare them, play any one, pick it or mark it as the
+reference. A small table model over the segment's row (rows.py); picking, playing and marking
+are signals for the window, which changes the project and hands the new row back."""
 
 from enum import IntEnum
 
@@ -31,6 +32,7 @@ from chattts_studio.gui.project.rows import SegmentRow, TakeInfo
 
 Index = QModelIndex | QPersistentModelIndex
 CHOSEN_MARK = "✓"
+REFERENCE_MARK = "★"  # the take its voice's other takes are compared with
 
 
 class TakeColumn(IntEnum):
@@ -39,6 +41,7 @@ class TakeColumn(IntEnum):
     LENGTH = 2
     FLAGS = 3
     HEARD = 4
+    VOICE = 5
 
 
 TAKE_HEADERS = {
@@ -47,6 +50,7 @@ TAKE_HEADERS = {
     TakeColumn.LENGTH: QT_TRANSLATE_NOOP("Segments", "Length"),
     TakeColumn.FLAGS: QT_TRANSLATE_NOOP("Segments", "Flags"),
     TakeColumn.HEARD: QT_TRANSLATE_NOOP("Segments", "Heard"),
+    TakeColumn.VOICE: QT_TRANSLATE_NOOP("Segments", "Voice"),
 }
 
 
@@ -105,6 +109,8 @@ class TakeModel(QAbstractTableModel):
             return translate("Segments", "{seconds} s").format(seconds=f"{take.seconds:.1f}")
         if column == TakeColumn.FLAGS:
             return take.badges
+        if column == TakeColumn.VOICE:
+            return f"{REFERENCE_MARK} {take.voice}" if take.reference else take.voice
         return take.heard
 
     def _tooltip(self, take: TakeInfo, column: TakeColumn, chosen: bool) -> str | None:
@@ -114,6 +120,14 @@ class TakeModel(QAbstractTableModel):
             return take.transcript or translate(
                 "Segments", "Not checked by speech recognition yet (Check all)."
             )
+        if column == TakeColumn.VOICE and take.reference:
+            marked = translate(
+                "Segments",
+                "Its voice's reference: Check voices compares the voice's other takes with it.",
+            )
+            return f"{marked}\n{take.voice_tip}" if take.voice_tip else marked
+        if column == TakeColumn.VOICE:
+            return take.voice_tip or None
         if column == TakeColumn.NUMBER and chosen:
             return translate("Segments", "The chosen take: the one played and exported.")
         if take.stale:
@@ -124,10 +138,12 @@ class TakeModel(QAbstractTableModel):
 
 
 class TakeList(QWidget):
-    """The take table with Play take and Pick take; double-clicking a take picks it too."""
+    """The take table with Play take, Pick take and Mark as voice reference; double-clicking a
+    take picks it too."""
 
     play_wanted = Signal(int, int)  # segment number, take id
     pick_wanted = Signal(int, int)  # segment number, take id
+    reference_wanted = Signal(int, int)  # segment number, take id: its voice's reference
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -160,11 +176,18 @@ class TakeList(QWidget):
                 "its number in the segments table)",
             )
         )
-        for button in (self.play_button, self.pick_button):
-            button.setFocusPolicy(Qt.FocusPolicy.TabFocus)
+        self.reference_button = QPushButton(translate("Segments", "Mark as voice reference"))
+        self.reference_button.setToolTip(
+            translate(
+                "Segments",
+                "Compare every take of this voice with the selected take from now on (Check "
+                "voices): a take whose voice drifts from it is flagged",
+            )
+        )
         buttons = QVBoxLayout()
-        buttons.addWidget(self.play_button)
-        buttons.addWidget(self.pick_button)
+        for button in (self.play_button, self.pick_button, self.reference_button):
+            button.setFocusPolicy(Qt.FocusPolicy.TabFocus)
+            buttons.addWidget(button)
         buttons.addStretch(1)
         body = QHBoxLayout()
         body.addWidget(self.view, 1)
@@ -177,6 +200,7 @@ class TakeList(QWidget):
     def _connect(self) -> None:
         self.play_button.clicked.connect(lambda: self._ask(pick=False))
         self.pick_button.clicked.connect(lambda: self._ask(pick=True))
+        self.reference_button.clicked.connect(self._mark)
         self.view.doubleClicked.connect(lambda _index: self._ask(pick=True))
         self.view.selectionModel().currentRowChanged.connect(lambda *_: self._update_actions())
 
@@ -212,6 +236,11 @@ class TakeList(QWidget):
         elif self._pickable(take):
             self.pick_wanted.emit(row.number, take.id)
 
+    def _mark(self) -> None:
+        row, take = self.model.row, self.selected()
+        if row is not None and take is not None and not self.busy and not take.reference:
+            self.reference_wanted.emit(row.number, take.id)
+
     def _pickable(self, take: TakeInfo | None) -> bool:
         row = self.model.row
         return (
@@ -226,3 +255,4 @@ class TakeList(QWidget):
         take = self.selected()
         self.play_button.setEnabled(take is not None)
         self.pick_button.setEnabled(self._pickable(take))
+        self.reference_button.setEnabled(not self.busy and take is not None and not take.reference)

@@ -27,18 +27,14 @@ DEMO_SPEAKER_NOTE = " (demo speaker model, random weights: its similarities judg
 
 def speaker_encoder(args: argparse.Namespace, path: Path) -> "SpeakerEncoder":
     """The --speaker-model's encoder; auto takes the demo model only for a project whose
-    takes are of random (demo) weights, where any judgement is of noise."""
+    takes are all of random (demo) weights, where any judgement is of noise."""
+    from chattts_studio.core.cli.voice import settle_voice_check
     from chattts_studio.core.project import store
     from chattts_studio.core.speaker import models
 
-    if not -1.0 <= args.voice_threshold <= 1.0:
-        raise StudioError("--voice-threshold is a cosine similarity, from -1 to 1.")
-    name = args.speaker_model
-    if name == "auto":
-        takes = [t for s in store.load(path).segments for t in s.takes]
-        demo = bool(takes) and all(t.maker.random_weights for t in takes)
-        name = models.DEMO if demo and not models.CAMPPLUS.present() else models.OFFICIAL
-    return models.encoder(name, getattr(args, "threads", None) or 1)
+    takes = [t for s in store.load(path).segments for t in s.takes]
+    settle_voice_check(args, bool(takes) and all(t.maker.random_weights for t in takes))
+    return models.encoder(args.speaker_model, getattr(args, "threads", None) or 1)
 
 
 def voice_checker(args: argparse.Namespace, path: Path) -> "VoiceChecker | None":

@@ -207,7 +207,7 @@ def _new(args: argparse.Namespace) -> int:
         args.turn_pause,
     )
     recognizer, demo = recognizer_arg(args) if args.best == "asr" else (None, False)
-    voice_options.speaker_model_before_synthesis(args)
+    voice_options.settle_for_model(args)
     lexicon = lexicon_entries(args)
     set_threads(args.threads)
     check_engine_choice(args.device, args.precision, args.engine)

@@ -54,14 +54,14 @@ def test_stereo_is_mixed_to_mono_and_the_lowest_rate_is_taken() -> None:
     assert mono.shape == (len(left),) and np.allclose(mono, left / 2)
 
 
-def test_the_same_clip_at_another_rate_is_the_same_voice(encoder: SpeakerEncoder) -> None:
+def test_the_same_clip_at_another_rate_is_the_same_voice(speaker_encoder: SpeakerEncoder) -> None:
     """A reference of another sample rate is resampled, not refused: 24 kHz and 48 kHz copies
     of one tone embed alike."""
     from scipy.signal import resample_poly
 
     clip = _tone(2.0) + 0.01 * np.random.default_rng(1).standard_normal(RATE * 2).astype("f4")
     doubled = resample_poly(clip, 2, 1).astype(np.float32)
-    score = similarity(encoder.embed(clip, RATE), encoder.embed(doubled, 2 * RATE))
+    score = similarity(speaker_encoder.embed(clip, RATE), speaker_encoder.embed(doubled, 2 * RATE))
     assert score > 0.99
 
 

@@ -19,10 +19,10 @@ CHOSEN = VOICES[::2]  # every other voice: ten, male and female, English and Man
 
 
 def test_same_voices_score_above_the_threshold_and_others_below(
-    encoder: SpeakerEncoder,
+    speaker_encoder: SpeakerEncoder,
 ) -> None:
     embedded = {
-        (voice, i): encoder.embed(*speak(voice, text))
+        (voice, i): speaker_encoder.embed(*speak(voice, text))
         for voice in CHOSEN
         for i, text in enumerate(SENTENCES)
     }

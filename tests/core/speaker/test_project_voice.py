@@ -51,9 +51,9 @@ def _cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]
 
 
 def test_a_take_in_another_voice_is_flagged_against_the_typical_take(
-    book: Path, real_model: Path, capsys: pytest.CaptureFixture[str]
+    book: Path, real_speaker_model: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    argv = ("project", "check", str(book), "--voice", "--speaker-model", str(real_model))
+    argv = ("project", "check", str(book), "--voice", "--speaker-model", str(real_speaker_model))
     code, out, err = _cli(capsys, *argv, "--json")
     assert code == 0, err
     body = json.loads(out)
@@ -76,13 +76,13 @@ def test_a_take_in_another_voice_is_flagged_against_the_typical_take(
 
 
 def test_a_marked_reference_replaces_the_typical_take_and_best_of_n_weighs_the_voice(
-    book: Path, encoder: SpeakerEncoder, capsys: pytest.CaptureFixture[str]
+    book: Path, speaker_encoder: SpeakerEncoder, capsys: pytest.CaptureFixture[str]
 ) -> None:
     code, out, _ = _cli(capsys, "project", "reference", str(book), "2")
     assert code == 0 and "take 1 is its voice's reference" in out
     project = store.load(book)
     assert [s.reference for s in project.segments] == [None, 1, None, None]
-    run = check_voices(book, encoder, all_takes=True)
+    run = check_voices(book, speaker_encoder, all_takes=True)
     got = {(n, t): c for n, t, c in run.checked}
     assert len(got) == 5 and run.skipped == []
     second = project.segments[1].id
@@ -90,7 +90,7 @@ def test_a_marked_reference_replaces_the_typical_take_and_best_of_n_weighs_the_v
     assert {c.reference_id for c in got.values()} == {f"{second}/1"}
     assert got[(2, 1)].similarity == pytest.approx(1.0, abs=1e-5)  # the reference itself
     assert got[(4, 1)].same and not got[(4, 2)].same
-    again = check_voices(book, encoder, all_takes=True, unchecked_only=True)
+    again = check_voices(book, speaker_encoder, all_takes=True, unchecked_only=True)
     assert again.checked == []  # checked against this reference already
     with writer.opened(book) as handle:
         best_by_check(handle.project, handle.project.segments)
@@ -104,11 +104,11 @@ def test_a_marked_reference_replaces_the_typical_take_and_best_of_n_weighs_the_v
 
 
 def test_takes_it_cannot_judge_are_said_and_the_rest_checked(
-    tmp_path: Path, encoder: SpeakerEncoder
+    tmp_path: Path, speaker_encoder: SpeakerEncoder
 ) -> None:
     clips = [[_take(VOICE, TEXTS[0])], [_take(VOICE, "Yes.")[:12_000]], [_take(VOICE, TEXTS[2])]]
     book = saved_project(tmp_path / "short.chattts", [TEXTS[0], "Yes.", TEXTS[2]], clips)
-    run = check_voices(book, encoder)
+    run = check_voices(book, speaker_encoder)
     assert [n for n, _, _ in run.checked] == [1, 3]
     assert run.skipped == [
         (2, 1, "Take 1 of segment 2 is 0.50 s long; the voice check needs at least 1 s.")
@@ -117,14 +117,14 @@ def test_takes_it_cannot_judge_are_said_and_the_rest_checked(
 
 
 def test_one_take_alone_has_no_reference_until_one_is_marked(
-    tmp_path: Path, encoder: SpeakerEncoder
+    tmp_path: Path, speaker_encoder: SpeakerEncoder
 ) -> None:
     book = saved_project(tmp_path / "one.chattts", TEXTS[:1], [[_take(VOICE, TEXTS[0])]])
-    run = check_voices(book, encoder)
+    run = check_voices(book, speaker_encoder)
     assert run.checked == [] and len(run.skipped) == 1
     assert run.skipped[0][2].startswith("Its voice has no reference: mark a take")
     edits.mark_reference(book, 1)
-    assert [c.reference for _, _, c in check_voices(book, encoder).checked] == ["take"]
+    assert [c.reference for _, _, c in check_voices(book, speaker_encoder).checked] == ["take"]
 
 
 def test_a_missing_model_or_a_bad_threshold_is_one_sentence_and_changes_nothing(

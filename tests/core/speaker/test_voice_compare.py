@@ -37,7 +37,7 @@ def _wav(folder: Path, name: str, voice: str, text: str) -> Path:
 
 
 def test_the_same_voice_is_same_and_others_are_different(
-    tmp_path: Path, real_model: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, real_speaker_model: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     ref = _wav(tmp_path, "ref.wav", "en+m1", HELD_OUT[0])
     same = [_wav(tmp_path, f"same{i}.wav", "en+m1", t) for i, t in enumerate(HELD_OUT[1:])]
@@ -47,7 +47,7 @@ def test_the_same_voice_is_same_and_others_are_different(
     ]
     files = [str(p) for p in [*same, *other]]
     code, out, err = _cli(
-        capsys, "voice", "compare", str(ref), *files, "--model", str(real_model), "--json"
+        capsys, "voice", "compare", str(ref), *files, "--model", str(real_speaker_model), "--json"
     )
     assert code == 0, err
     body = json.loads(out)
@@ -55,7 +55,8 @@ def test_the_same_voice_is_same_and_others_are_different(
     assert body["same"] == [True, True, False, False], body["scores"]
     assert all(s >= THRESHOLD for s in body["scores"][:2])
     assert all(s < THRESHOLD for s in body["scores"][2:])
-    code, out, _ = _cli(capsys, "voice", "compare", str(ref), *files, "--model", str(real_model))
+    model = str(real_speaker_model)
+    code, out, _ = _cli(capsys, "voice", "compare", str(ref), *files, "--model", model)
     lines = out.splitlines()
     assert code == 0 and lines[0] == f"reference: {ref}"
     assert [line.split()[1] for line in lines[1:5]] == ["same", "same", "different", "different"]
@@ -63,7 +64,7 @@ def test_the_same_voice_is_same_and_others_are_different(
 
 
 def test_altered_copies_of_the_voice_stay_the_same_voice(
-    tmp_path: Path, real_model: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, real_speaker_model: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The same voice resampled to 48 kHz with a little white noise, and made 3% slower by sox
     (tempo: the pitch kept), is still itself."""
@@ -79,7 +80,7 @@ def test_altered_copies_of_the_voice_stay_the_same_voice(
     subprocess.run(["sox", str(other), str(slower), "tempo", "0.97"], check=True)
     code, out, err = _cli(
         capsys, "voice", "compare", str(ref), str(tmp_path / "48k.wav"), str(slower),
-        "--model", str(real_model), "--json",
+        "--model", str(real_speaker_model), "--json",
     )  # fmt: skip
     assert code == 0, err
     assert json.loads(out)["same"] == [True, True], out
@@ -100,7 +101,7 @@ def test_altered_copies_of_the_voice_stay_the_same_voice(
 )  # fmt: skip
 def test_a_file_it_cannot_judge_is_one_sentence_and_exit_2(
     tmp_path: Path,
-    real_model: Path,
+    real_speaker_model: Path,
     capsys: pytest.CaptureFixture[str],
     make,
     said: str,  # type: ignore[no-untyped-def]
@@ -109,7 +110,7 @@ def test_a_file_it_cannot_judge_is_one_sentence_and_exit_2(
     bad = tmp_path / "bad.wav"
     make(bad)
     code, out, err = _cli(
-        capsys, "voice", "compare", str(ref), str(bad), "--model", str(real_model)
+        capsys, "voice", "compare", str(ref), str(bad), "--model", str(real_speaker_model)
     )
     assert code == 2 and out == ""
     assert err.startswith("error: " + said.format(p=bad)), err

@@ -1,0 +1,61 @@
+"""Playing a project from the segment editor: its chosen takes from a segment on (with their
+pauses), or one take, read off the UI thread and played on the window's player."""
+
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+from PySide6.QtCore import QObject
+
+from chattts_studio.core.errors import AudioError
+from chattts_studio.core.project import reading, take_files
+from chattts_studio.core.project.model import Project
+from chattts_studio.gui.common.tasks import in_background
+from chattts_studio.gui.i18n import core_text
+from chattts_studio.gui.result.panel import ResultPanel
+
+
+class TakePlayer(QObject):
+    def __init__(
+        self,
+        result: ResultPanel,
+        show: Callable[[str], object],
+        problem: Callable[[Exception], None],
+        parent: QObject,
+    ) -> None:
+        super().__init__(parent)
+        self.result, self.show, self.problem = result, show, problem
+
+    def toggle(self, folder: Path | None, project: Project | None, number: int) -> None:
+        """Segment `number`, or stop what plays (Space)."""
+        if self.result.player.playing:
+            self.result.player.stop()
+            return
+        self.play(folder, project, number, number)
+
+    def play(
+        self, folder: Path | None, project: Project | None, first: int, last: int | None
+    ) -> None:
+        """Segments `first`..`last` (to the end when None): their chosen takes and pauses."""
+        if project is None or folder is None:
+            return
+        if last is not None:
+            project = replace(project, segments=project.segments[:last])
+        shown = project
+        in_background(lambda: reading.joined(folder, shown, first), self._hear, self.problem, self)
+
+    def take(self, folder: Path | None, project: Project | None, number: int, take_id: int) -> None:
+        """One take of segment `number`, chosen or not (the take list's Play take)."""
+        take = project.at(number).take(take_id) if project is not None else None
+        if take is None or folder is None:
+            return
+        in_background(lambda: take_files.take_audio(folder, take), self._hear, self.problem, self)
+
+    def _hear(self, audio: object) -> None:
+        """Play `audio` on the window's player; no sound device is one sentence, as the
+        Result panel says it."""
+        self.result.forget_playback()
+        try:
+            self.result.player.play(audio)  # type: ignore[arg-type]
+        except AudioError as exc:
+            self.show(core_text(exc))
