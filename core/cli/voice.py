@@ -107,7 +107,7 @@ def settle_voice_check(args: argparse.Namespace, random_weights: bool) -> None:
     if not -1.0 <= args.voice_threshold <= 1.0:
         raise StudioError("--voice-threshold is a cosine similarity, from -1 to 1.")
     if args.speaker_model == "auto":
-        official = models.CAMPPLUS.present()
+        official = models.official_present()
         args.speaker_model = models.DEMO if random_weights and not official else models.OFFICIAL
     models.model_file(args.speaker_model)
 

@@ -223,7 +223,7 @@ def compares_with_demo(random_tts: bool) -> bool:
     speaker model: random TTS weights and no official speaker model downloaded."""
     from chattts_studio.core.speaker import models
 
-    return random_tts and not models.CAMPPLUS.present()
+    return random_tts and not models.official_present()
 
 
 def new_project_spec(engine: "Engine", spec: ProjectJob, settings: TakeSettings) -> "NewProject":

