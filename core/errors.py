@@ -52,5 +52,9 @@ class DownloadError(StudioError):
     """The official weights could not be fetched."""
 
 
+class UnreachableError(DownloadError):
+    """The server could not be reached or stopped answering (not: it sent the wrong bytes)."""
+
+
 class Cancelled(Exception):  # a state, not a failure
     """The user cancelled the operation; what was finished is kept."""

