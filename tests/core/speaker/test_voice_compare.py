@@ -98,6 +98,7 @@ def test_altered_copies_of_the_voice_stay_the_same_voice(
         (lambda p: sf.write(p, 0.1 * np.ones(8_000 * 2, "f4"), 8_000),
          "{p} is 8,000 Hz audio; the voice check needs at least 16,000 Hz."),
     ],
+    ids=["missing", "not-audio", "silent", "short", "8-khz"],
 )  # fmt: skip
 def test_a_file_it_cannot_judge_is_one_sentence_and_exit_2(
     tmp_path: Path,
