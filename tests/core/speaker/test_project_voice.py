@@ -25,7 +25,7 @@ TEXTS = [
     "Three green apples were left in the basket on the kitchen table.",
     "The last bus leaves the station at a quarter past eleven.",
 ]
-VOICE, OTHER = "en+m1", "en+f3"
+SAID, OTHER = "en+m1", "en+f3"
 
 
 def _take(voice: str, text: str) -> np.ndarray:
@@ -36,9 +36,9 @@ def _take(voice: str, text: str) -> np.ndarray:
 
 @pytest.fixture
 def book(tmp_path: Path) -> Path:
-    """Segments 1-3 in VOICE; segment 4 has a take in VOICE and then one in OTHER (chosen)."""
-    clips = [[_take(VOICE, t)] for t in TEXTS[:3]]
-    clips.append([_take(VOICE, TEXTS[3]), _take(OTHER, TEXTS[3])])
+    """Segments 1-3 in SAID; segment 4 has a take in SAID and then one in OTHER (chosen)."""
+    clips = [[_take(SAID, t)] for t in TEXTS[:3]]
+    clips.append([_take(SAID, TEXTS[3]), _take(OTHER, TEXTS[3])])
     return saved_project(tmp_path / "book.chattts", TEXTS, clips)
 
 
@@ -106,7 +106,7 @@ def test_a_marked_reference_replaces_the_typical_take_and_best_of_n_weighs_the_v
 def test_takes_it_cannot_judge_are_said_and_the_rest_checked(
     tmp_path: Path, speaker_encoder: SpeakerEncoder
 ) -> None:
-    clips = [[_take(VOICE, TEXTS[0])], [_take(VOICE, "Yes.")[:12_000]], [_take(VOICE, TEXTS[2])]]
+    clips = [[_take(SAID, TEXTS[0])], [_take(SAID, "Yes.")[:12_000]], [_take(SAID, TEXTS[2])]]
     book = saved_project(tmp_path / "short.chattts", [TEXTS[0], "Yes.", TEXTS[2]], clips)
     run = check_voices(book, speaker_encoder)
     assert [n for n, _, _ in run.checked] == [1, 3]
@@ -119,7 +119,7 @@ def test_takes_it_cannot_judge_are_said_and_the_rest_checked(
 def test_one_take_alone_has_no_reference_until_one_is_marked(
     tmp_path: Path, speaker_encoder: SpeakerEncoder
 ) -> None:
-    book = saved_project(tmp_path / "one.chattts", TEXTS[:1], [[_take(VOICE, TEXTS[0])]])
+    book = saved_project(tmp_path / "one.chattts", TEXTS[:1], [[_take(SAID, TEXTS[0])]])
     run = check_voices(book, speaker_encoder)
     assert run.checked == [] and len(run.skipped) == 1
     assert run.skipped[0][2].startswith("Its voice has no reference: mark a take")
@@ -161,3 +161,60 @@ def test_a_demo_project_is_checked_by_the_demo_model_which_says_it_judges_noise(
     assert len(checked) + len(skipped) == takes and checked, (out, err)
     demo = [t.voice_check for s in store.load(project).segments for t in s.takes]
     assert all(c is None or c.demo for c in demo) and any(c is not None for c in demo)
+
+
+RECORD = """
+import sys
+import numpy as np
+from chattts_studio.core.voices.recorder import Recorder
+
+recorder = Recorder(rate=24000, max_seconds=float(sys.argv[2]))
+recorder.start()
+assert recorder.wait(60), "the take never filled"
+np.save(sys.argv[1], recorder.stop())
+"""
+
+
+def test_a_cloned_voice_s_recording_made_through_the_recorder_is_the_reference(
+    book: Path, tmp_path: Path, speaker_encoder: SpeakerEncoder
+) -> None:
+    """The speaker library keeps a cloned voice's recording: here one the suite records through
+    the app's Recorder from a capture device that plays espeak-ng's speech. It becomes the
+    project voice's reference ("recording"), before the preview, which counts without it."""
+    import subprocess
+    import sys
+
+    import soundfile as sf
+    from conftest import REPO, microphone_env
+    from project_fakes import VOICE
+
+    from chattts_studio.core.services.project_check import library_clips
+    from chattts_studio.core.voices.speakers import SpeakerLibrary
+
+    said = _take(SAID, "Good evening, this is the voice I would like you to keep.")
+    taken = tmp_path / "take.npy"
+    child = subprocess.run(
+        [sys.executable, "-c", RECORD, str(taken), str(len(said) / 24_000)],
+        capture_output=True, text=True, timeout=120, cwd=REPO,
+        env=microphone_env(tmp_path, said),
+    )  # fmt: skip
+    assert child.returncode == 0, child.stderr[-2000:]
+    library = SpeakerLibrary(tmp_path / "library" / "speakers.json")
+    (tmp_path / "library").mkdir()
+    sf.write(tmp_path / "library" / "rec.flac", np.load(taken), 24_000)
+    sf.write(tmp_path / "library" / "pre.wav", _take(OTHER, TEXTS[0]), 24_000)
+    library.add("Kept", VOICE.embedding, recording="rec.flac", preview="pre.wav")
+    clips = library_clips(library)
+    assert clips == {VOICE.key(): ("recording", tmp_path / "library" / "rec.flac")}
+    run = check_voices(book, speaker_encoder, all_takes=True, clips=clips)
+    got = {(n, t): c for n, t, c in run.checked}
+    assert {c.reference for c in got.values()} == {"recording"}
+    assert {c.reference_id for c in got.values()} == {"rec.flac"}
+    assert [got[(n, 1)].same for n in (1, 2, 3, 4)] == [True] * 4 and not got[(4, 2)].same
+    library.add("Kept", VOICE.embedding, replace=True, preview="pre.wav")  # no recording
+    clips = library_clips(library)
+    assert clips[VOICE.key()][0] == "preview"
+    run = check_voices(book, speaker_encoder, "4", all_takes=True, clips=clips)
+    first, second = (c for _, _, c in run.checked)
+    assert (first.reference, first.reference_id) == ("preview", "pre.wav")
+    assert second.similarity > first.similarity + 0.2  # the preview is OTHER's voice
