@@ -384,3 +384,22 @@ def online(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path / "home"
     monkeypatch.setenv("CHATTTS_STUDIO_HOME", str(home))
     return home
+
+
+@pytest.fixture
+def chosen_speaker_models(
+    monkeypatch: pytest.MonkeyPatch, real_speaker_model: Path
+) -> "list[SpeakerEncoder]":
+    """The window's and the audition's speaker model choice (project_job.speaker_for) gives
+    the real encoder; the list holds each one it gave (to see it let go)."""
+    from chattts_studio.core.services import project_job
+    from chattts_studio.core.speaker.encoder import SpeakerEncoder
+
+    given: list[SpeakerEncoder] = []
+
+    def speaker_for(_engine: object) -> SpeakerEncoder:
+        given.append(SpeakerEncoder(real_speaker_model, 2))
+        return given[-1]
+
+    monkeypatch.setattr(project_job, "speaker_for", speaker_for)
+    return given

@@ -12,8 +12,9 @@ import numpy as np
 from chattts_studio.core import SAMPLE_RATE
 from chattts_studio.core.engine.cancel import CancelToken
 from chattts_studio.core.engine.request import SynthesisRequest
+from chattts_studio.core.messages import QT_TRANSLATE_NOOP, Sentence
 from chattts_studio.core.services.keep_voice import VoiceSource, keep_new_voice, voice_from
-from chattts_studio.core.services.report import Progress, Report
+from chattts_studio.core.services.report import Partial, Progress, Report
 from chattts_studio.core.speaker.encoder import THRESHOLD
 from chattts_studio.core.voices.speakers import SpeakerLibrary
 from chattts_studio.core.voices.voice import Voice
@@ -93,21 +94,26 @@ def stability_of(
     lines: tuple[str, ...] = (),
     cancel: CancelToken | None = None,
     threshold: float = THRESHOLD,
+    progress: Callable[[int, int], object] | None = None,
 ) -> list["Stability | None"]:
     """Each speaker's stability: every speaker reads each of `lines` (the stability lines in
     the request text's language by default; one batched pass a line) and its clips'
     similarities are scored. None for a speaker with fewer than two clips long enough to
-    judge."""
+    judge. `progress` hears (lines read, lines) before the first line and after each."""
     from chattts_studio.core.project.flags import spoken_count
     from chattts_studio.core.speaker.encoder import VoiceCheckError
     from chattts_studio.core.speaker.stability import LINES, stability
 
     lines = lines or LINES[spoken_count(request.text)[1] if request.text else "en"]
     clips: list[list[np.ndarray]] = [[] for _ in voices]
-    for line in lines:
+    if progress is not None:
+        progress(0, len(lines))
+    for number, line in enumerate(lines, 1):
         read = engine.audition(replace(request, text=line, speaker=None), voices, cancel)
         for mine, audio in zip(clips, read, strict=True):
             mine.append(audio)
+        if progress is not None:
+            progress(number, len(lines))
     found: list[Stability | None] = []
     for mine in clips:
         vectors = []
@@ -129,6 +135,8 @@ class AuditionJob:
     # seeds; `library` holds the library voices its parts may name (no file read by the job).
     blend: str = ""
     library: "dict[str, Voice]" = field(default_factory=dict, compare=False, repr=False)
+    # Set: each seed candidate also reads the stability lines and is scored (stability_of).
+    stability: bool = False
 
 
 @dataclass(frozen=True)
@@ -136,6 +144,9 @@ class Candidate:
     seed: int | None  # None: a blend's voice
     embedding: str
     audio: np.ndarray = field(repr=False)
+    rated: bool = False  # its stability was measured (the job asked for it and was not stopped)
+    stability: "Stability | None" = None  # None when rated: too little audio to judge
+    stability_demo: bool = False  # scored by the demo speaker model: its scores judge noise
 
 
 @dataclass(frozen=True)
@@ -148,15 +159,61 @@ def audition(
     engine: "Engine", spec: AuditionJob, cancel: CancelToken, report: Report
 ) -> list[Candidate]:
     """Every candidate reads the sentence in one batched pass (one row per speaker); a blend's
-    one voice is the only candidate."""
+    one voice is the only candidate. With `spec.stability` each seed candidate is then rated;
+    the unrated candidates are the Partial a cancel or failure while rating hands over."""
     request = replace(spec.base, text=spec.text)
     if spec.blend:
         embedding, audio = audition_blend(engine, spec.blend, spec.library, request, cancel)
         return [Candidate(None, embedding, audio)]
-    report(Progress("audition", 0.0))
-    heard = audition_seeds(engine, request, spec.count, cancel)
-    report(Progress("audition", 1.0))
-    return [Candidate(c.seed, c.embedding, c.audio) for c in heard]
+    if not spec.stability:
+        report(Progress("audition", 0.0))
+        heard = audition_seeds(engine, request, spec.count, cancel)
+        report(Progress("audition", 1.0))
+        return [Candidate(c.seed, c.embedding, c.audio) for c in heard]
+    from chattts_studio.core.services import project_job
+
+    encoder = project_job.speaker_for(engine)  # a missing speaker model says so before any work
+    try:
+        report(Progress("audition", 0.0))
+        heard = audition_seeds(engine, request, spec.count, cancel)
+        candidates = [Candidate(c.seed, c.embedding, c.audio) for c in heard]
+        report(Partial(candidates))
+        return _rated(engine, request, candidates, encoder, cancel, report)
+    finally:
+        encoder.unload()
+
+
+def _rated(
+    engine: "Engine",
+    request: SynthesisRequest,
+    candidates: list[Candidate],
+    encoder: "SpeakerEncoder",
+    cancel: CancelToken,
+    report: Report,
+) -> list[Candidate]:
+    """The candidates with their stability (stability_of); progress counts the audition, each
+    line and the scoring as one step each, and a cancel is heard between lines."""
+
+    def line_read(done: int, lines: int) -> None:
+        cancel.check()
+        report(Progress("stability", (1 + done) / (lines + 2), _rating(done, lines)))
+
+    voices = [Voice(c.embedding) for c in candidates]
+    found = stability_of(engine, request, voices, encoder, cancel=cancel, progress=line_read)
+    cancel.check()
+    report(Progress("stability", 1.0))
+    return [
+        replace(c, rated=True, stability=got, stability_demo=encoder.demo)
+        for c, got in zip(candidates, found, strict=True)
+    ]
+
+
+def _rating(done: int, lines: int) -> Sentence:
+    return Sentence(
+        QT_TRANSLATE_NOOP("core", "Rating stability: {done} of {lines} lines read."),
+        done=done,
+        lines=lines,
+    )
 
 
 def seed_speaker(seed: int) -> "Callable[[Engine, CancelToken, Report], SeedSpeaker]":

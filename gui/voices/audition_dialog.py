@@ -1,8 +1,11 @@
 """Audition: several random speakers read the same sentence; play, keep or drop each one.
-A kept candidate's row says under which name it was kept."""
+A kept candidate's row says under which name it was kept. Asked for, each candidate is also
+rated for stability (how alike its voice stays over a few short lines), its score shown in its
+row, and the steadiest can be put first."""
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
+    QCheckBox,
     QDialogButtonBox,
     QGridLayout,
     QHBoxLayout,
@@ -19,17 +22,22 @@ from chattts_studio.core import SAMPLE_RATE
 from chattts_studio.core.audio.player import Player
 from chattts_studio.core.errors import StudioError
 from chattts_studio.core.services.audition import Candidate
+from chattts_studio.core.speaker.stability import LINES
 from chattts_studio.gui.common import dialogs
 from chattts_studio.gui.common.job_dialog import JobDialog
 from chattts_studio.gui.common.notices import plural
 from chattts_studio.gui.i18n import core_text, translate
 from chattts_studio.gui.resources import AUDITION_SENTENCE
+from chattts_studio.gui.voices.stability_text import stability_text, steadiness
+
+LABEL, SCORE, PLAY, KEEP, DROP = range(5)  # a candidate's row, column by column
 
 
 class AuditionDialog(JobDialog):
     """The job it runs makes the candidates; closing the dialog cancels it (JobDialog)."""
 
-    generate_requested = Signal(str, int)  # sentence, number of candidates
+    # sentence, number of candidates (rated for stability too while `rate` is checked)
+    generate_requested = Signal(str, int)
     # name, Candidate, replace: give a speaker already of that name this voice
     keep_requested = Signal(str, object, bool)
     playing = Signal()  # the shared player is about to play a candidate
@@ -41,6 +49,8 @@ class AuditionDialog(JobDialog):
         self.player = player
         self.candidates: list[Candidate] = []
         self.rows: list[QWidget] = []  # each candidate's label, play, keep and drop
+        # Each shown candidate, the number it came with and its widgets by grid column.
+        self._placed: list[tuple[Candidate, int, dict[int, QWidget]]] = []
         # Each candidate's label and Keep button, marked when the library keeps its voice.
         self._marks: list[tuple[Candidate, QLabel, QPushButton, str]] = []
         self.sentence = QLineEdit(AUDITION_SENTENCE)
@@ -48,6 +58,21 @@ class AuditionDialog(JobDialog):
         self.count.setRange(4, 8)
         self.count.setValue(4)
         self.generate = QPushButton(translate("Audition", "&Generate candidates"))
+        self.rate = QCheckBox(
+            translate("Audition", "&Rate stability (slower: {lines} more lines each)").format(
+                lines=len(LINES["en"])
+            )
+        )
+        self.rate.setToolTip(
+            translate(
+                "Audition",
+                "Each candidate also reads a few short lines; how alike its voice sounds across "
+                "them (the voice check's speaker model) is its stability score.",
+            )
+        )
+        self.sort = QCheckBox(translate("Audition", "S&ort by stability"))
+        self.sort.setToolTip(translate("Audition", "The steadiest voices first."))
+        self.sort.setEnabled(False)  # until candidates are rated
         self.progress = QProgressBar()
         self.progress.setRange(0, 100)
         self.status = QLabel(
@@ -81,6 +106,11 @@ class AuditionDialog(JobDialog):
         layout.addWidget(sentence_label)
         layout.addWidget(self.sentence)
         layout.addLayout(top)
+        stable = QHBoxLayout()
+        stable.addWidget(self.rate)
+        stable.addWidget(self.sort)
+        stable.addStretch(1)
+        layout.addLayout(stable)
         layout.addWidget(self.progress)
         layout.addWidget(self.status)
         layout.addWidget(self.taken_row)
@@ -89,6 +119,7 @@ class AuditionDialog(JobDialog):
         self.buttons.rejected.connect(self.reject)  # as Esc: a running generation is cancelled
         layout.addWidget(self.buttons)
         self.generate.clicked.connect(self._generate)
+        self.sort.toggled.connect(self._arrange)
         self.replace_button.clicked.connect(self._replace_taken)
         self.another_name.clicked.connect(self._rename_taken)
         self.sentence.setAccessibleName(translate("Audition", "Sample sentence"))
@@ -118,18 +149,26 @@ class AuditionDialog(JobDialog):
         self.cancel.setEnabled(False)
         self.progress.setValue(100)
         self._clear_taken()
-        self.status.setText(
-            translate("Audition", "{count} ready: play, keep or drop each.").format(
-                count=plural(len(candidates), "candidate")
-            )
+        rated = any(candidate.rated for candidate in candidates)
+        ready = (
+            translate("Audition", "{count} ready, rated for stability: play, keep or drop each.")
+            if rated
+            else translate("Audition", "{count} ready: play, keep or drop each.")
         )
+        self.status.setText(ready.format(count=plural(len(candidates), "candidate")))
         for row in self.rows:
             row.deleteLater()
+        for _candidate, _number, columns in self._placed:
+            if SCORE in columns:
+                columns[SCORE].deleteLater()
         self.rows = []
         self._marks = []
+        self._placed = []
         self.candidates = list(candidates)
         for number, candidate in enumerate(candidates):
             self._add_row(number, candidate)
+        self.sort.setEnabled(rated)
+        self._arrange()
 
     def _add_row(self, number: int, candidate: Candidate) -> None:
         seconds = len(candidate.audio) / SAMPLE_RATE
@@ -149,13 +188,46 @@ class AuditionDialog(JobDialog):
         ):
             button.setAccessibleName(f"{action} {which}")
         widgets = [label, play, keep, drop]
-        for column, widget in enumerate(widgets):
+        columns: dict[int, QWidget] = {LABEL: label, PLAY: play, KEEP: keep, DROP: drop}
+        if candidate.rated:
+            shown, explained = stability_text(candidate)
+            score = QLabel(shown)
+            score.setToolTip(explained)
+            score.setAccessibleName(
+                translate("Audition", "Stability of {which}").format(which=which)
+            )
+            columns[SCORE] = score
+        for column, widget in columns.items():
             self.grid.addWidget(widget, number, column)
         self.rows.extend(widgets)
+        self._placed.append((candidate, number, columns))
         self._marks.append((candidate, label, keep, label.text()))
         play.clicked.connect(lambda: self.play(candidate))
         keep.clicked.connect(lambda: self.keep(candidate))
         drop.clicked.connect(lambda: self.drop(candidate, widgets))
+
+    def score_of(self, candidate: Candidate) -> QLabel | None:
+        """The stability label of a shown candidate's row (None: not rated)."""
+        for shown, _number, columns in self._placed:
+            if shown is candidate:
+                score = columns.get(SCORE)
+                return score if isinstance(score, QLabel) else None
+        return None
+
+    def _arrange(self) -> None:
+        """Lay the rows out: in the order the candidates came, or the steadiest first while
+        Sort by stability is on; `candidates` follows the order shown."""
+        placed = sorted(self._placed, key=lambda entry: entry[1])
+        if self.sort.isChecked():
+            placed.sort(key=lambda entry: steadiness(entry[0]))  # stable: ties keep their order
+        for _candidate, _number, columns in placed:
+            for widget in columns.values():
+                self.grid.removeWidget(widget)
+        for row, (_candidate, _number, columns) in enumerate(placed):
+            for column, widget in columns.items():
+                self.grid.addWidget(widget, row, column)
+        self._placed = placed
+        self.candidates = [candidate for candidate, _n, _w in placed]
 
     def play(self, candidate: Candidate) -> None:
         self.playing.emit()
@@ -250,6 +322,10 @@ class AuditionDialog(JobDialog):
         if candidate in self.candidates:
             self.candidates.remove(candidate)
         self._marks = [mark for mark in self._marks if mark[0] is not candidate]
+        for shown, _number, columns in self._placed:
+            if shown is candidate and SCORE in columns:
+                columns[SCORE].deleteLater()
+        self._placed = [entry for entry in self._placed if entry[0] is not candidate]
         for widget in widgets:
             widget.deleteLater()
             if widget in self.rows:

@@ -1,6 +1,6 @@
 """Speakers heard before they are used: the Audition dialog's candidates (kept in the library
-by name), the blend dialog's preview, and a voice seed's embedding copied; each a worker job
-whose outcome goes back to the dialog that asked."""
+by name, rated for stability when asked), the blend dialog's preview, and a voice seed's
+embedding copied; each a worker job whose outcome goes back to the dialog that asked."""
 
 from collections.abc import Callable
 
@@ -65,13 +65,15 @@ class AuditionControl(QObject):
         self.blend_dialog.raise_()
 
     # -- requests ------------------------------------------------------------------------------
-    def _audition(self, text: str, count: int) -> None:
+    def _audition(self, text: str, count: int, stability: bool | None = None) -> None:
+        """Candidates for the dialog; rated for stability when its box is checked as asked."""
+        rate = self.dialog.rate.isChecked() if stability is None else stability
         refusal = self.serve.refusal()
         if refusal is not None:
             self.dialog.failed(refusal)
             return
         if self.jobs.will_be_free():
-            self.wait(lambda: self._audition(text, count), True)
+            self.wait(lambda: self._audition(text, count, rate), True)
             return
         if self.jobs.current is not None or self.model.loaded is None:
             self.dialog.failed(
@@ -79,7 +81,7 @@ class AuditionControl(QObject):
             )
             return
         base = self.voices.short_request(text, batch_size=4)
-        self._submit(AuditionJob(text, count, base))
+        self._submit(AuditionJob(text, count, base, stability=rate))
 
     def _preview_blend(self, spec: str, text: str) -> None:
         """The blend dialog's preview: an audition of one voice, the blend (mixed and read on
@@ -155,7 +157,8 @@ class AuditionControl(QObject):
 
     def _progress(self, job: Job, event: object, count: int) -> None:
         if isinstance(event, Progress):
-            self._asker(job).set_progress(event.fraction, plural(count, "candidate"))
+            detail = core_text(event.detail) if event.detail else plural(count, "candidate")
+            self._asker(job).set_progress(event.fraction, detail)
 
     def _auditioned(self, job: Job, candidates: list[Candidate]) -> None:
         self.live.stop(None)
@@ -173,9 +176,27 @@ class AuditionControl(QObject):
         )
 
     def _failed(self, failure: Failure, sentence: str) -> None:
-        self._asker(failure.job).failed(sentence)
+        asker = self._asker(failure.job)
+        if self._show_unrated(asker, failure.partial):
+            sentence = translate(
+                "JobOutcomes", "Stability not rated: {reason} The candidates are here, unrated."
+            ).format(reason=sentence)
+        asker.failed(sentence)
 
     def _cancelled(self, outcome: CancelledOutcome) -> None:
+        asker = self._asker(outcome.job)
         said = translate("JobOutcomes", "Audition cancelled.")
-        self._asker(outcome.job).failed(said)
+        if self._show_unrated(asker, outcome.partial):
+            said = translate(
+                "JobOutcomes", "Stability rating cancelled: the candidates are here, unrated."
+            )
+        asker.failed(said)
         self.messages.show(said)
+
+    def _show_unrated(self, asker: AuditionDialog | BlendDialog, partial: object) -> bool:
+        """Whether the job stopped while rating candidates it had made: they are shown, unrated,
+        so a stopped rating loses no voice already heard."""
+        if asker is not self.dialog or not isinstance(partial, list) or not partial:
+            return False
+        self.dialog.show_candidates(partial)
+        return True

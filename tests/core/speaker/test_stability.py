@@ -3,15 +3,14 @@ similarities is its stability. Here an engine stands in for ChatTTS whose "speak
 espeak-ng voices: a steady one reads every line in one voice, a wandering one changes voice
 between lines, and the real CAM++ encoder must rank the steady one first."""
 
-import collections
 import json
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from scipy.signal import resample_poly
+from espeak_speakers import EspeakVoices
 
-from chattts_studio.core.devtools.voiceeer import speak
 from chattts_studio.core.engine.request import SynthesisRequest
 from chattts_studio.core.services.audition import stability_of
 from chattts_studio.core.speaker.encoder import SpeakerEncoder
@@ -22,31 +21,17 @@ STEADY, WANDERING = Voice("steady"), Voice("wandering")
 SPEAKS = {"steady": ["en+m1"], "wandering": ["en+m1", "en+f3", "en+grandma", "en-us+m5"]}
 
 
-class EspeakEngine:
-    """What stability_of asks of an engine: each voice reads the request's text, one clip
-    each (24 kHz); `heard` keeps every text read."""
-
-    def __init__(self) -> None:
-        self.turns: collections.Counter[str] = collections.Counter()
-        self.heard: list[str] = []
-
-    def audition(self, request: SynthesisRequest, voices: list[Voice], cancel=None):  # type: ignore[no-untyped-def]
-        self.heard.append(request.text)
-        clips = []
-        for voice in voices:
-            names = SPEAKS[voice.embedding]
-            name = names[self.turns[voice.embedding] % len(names)]
-            self.turns[voice.embedding] += 1
-            audio, _ = speak(name, request.text)
-            clips.append(resample_poly(audio, 160, 147).astype(np.float32))
-        return clips
+def _engine() -> SimpleNamespace:
+    return SimpleNamespace(audition=EspeakVoices(SPEAKS))
 
 
 def test_a_steady_voice_ranks_above_one_that_wanders(speaker_encoder: SpeakerEncoder) -> None:
-    engine = EspeakEngine()
+    engine = _engine()
     request = SynthesisRequest(text="A sentence of the book in English.")
     steady, wandering = stability_of(engine, request, [STEADY, WANDERING], speaker_encoder)  # type: ignore[arg-type]
-    assert engine.heard == list(LINES["en"])  # one batched pass a line, both speakers in it
+    assert engine.audition.texts == list(
+        LINES["en"]
+    )  # one batched pass a line, both speakers in it
     assert steady is not None and wandering is not None
     assert steady.pairs == wandering.pairs == 6
     assert steady.mean > wandering.mean + 0.2 and steady.below == 0
@@ -56,10 +41,10 @@ def test_a_steady_voice_ranks_above_one_that_wanders(speaker_encoder: SpeakerEnc
 def test_the_lines_follow_the_text_s_language_and_short_clips_are_left_out(
     speaker_encoder: SpeakerEncoder,
 ) -> None:
-    engine = EspeakEngine()
+    engine = _engine()
     request = SynthesisRequest(text="今天的天气很好。")
     found = stability_of(engine, request, [STEADY], speaker_encoder)  # type: ignore[arg-type]
-    assert engine.heard == list(LINES["zh"]) and found[0] is not None
+    assert engine.audition.texts == list(LINES["zh"]) and found[0] is not None
     short = stability_of(engine, request, [STEADY], speaker_encoder, ("Yes.", "No.", "Hi."))  # type: ignore[arg-type]
     assert short == [None]  # every clip under a second: nothing to judge
 
