@@ -29,6 +29,7 @@ NOT_LANGUAGE = {
     *(
         "LUFS",
         "dB",
+        "Hz",
         "Linux",
         "BSD",
         "English",
@@ -44,6 +45,7 @@ NOT_LANGUAGE = {
     # device ids, and the names of libraries, GPU generations and the vendors' platforms
     *("cpu", "cuda", "mps", "PyTorch", "GPT", "Pascal", "Ampere", "Apple", "PortAudio", "NUL"),
     *("ONNX", "onnx", "onnxruntime", "onnxscript", "torch"),  # the engines and their packages
+    "PyPI",  # the package registry a model can come from
     "SenseVoice",  # the speech recognition model's name
     "libportaudio2",
     "sha256",  # a hash's name

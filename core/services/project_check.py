@@ -267,8 +267,8 @@ class _References:
             raise VoiceCheckError(
                 QT_TRANSLATE_NOOP(
                     "core",
-                    "Its voice has no reference: mark a take as the reference (project "
-                    "reference), or make two takes or more of this voice.",
+                    "Its voice has no reference: mark a take as its reference, or make two "
+                    "takes or more of this voice.",
                 )
             )
         vectors = np.stack([e for _, _, e in usable])

