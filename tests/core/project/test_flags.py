@@ -244,17 +244,21 @@ def test_cap_fires_only_at_the_cap_without_eos_and_with_real_weights() -> None:
     assert cap.sentence.params == {"cap": "100"}
 
 
+# The kinds reading.take_flags adds from a take's checks (core/asr, core/speaker), not flags_for.
+FROM_CHECKS = ("asr", "voice")
+
+
 def test_flags_come_in_a_fixed_order() -> None:
     norms = Norms({"zh": Rate(0.22, 0.01)}, -25.0)
     slow = Measures(8.0, 10, "zh", -5.0, 2.5, 40, False)  # every flag there is, but "short"
     assert kinds(slow, norms, steps=100, ended_by_eos=False) == [
         k
         for k in KINDS
-        if k not in ("short", "asr")  # asr: reading.py adds it from a check
+        if k not in ("short", *FROM_CHECKS)
     ]
     fast = Measures(0.5, 10, "zh", -45.0, 2.5, 40, False)
     assert kinds(fast, norms, steps=100, ended_by_eos=False) == [
-        k for k in KINDS if k not in ("long", "asr")
+        k for k in KINDS if k not in ("long", *FROM_CHECKS)
     ]
 
 
@@ -334,10 +338,10 @@ def test_every_flag_sentence_is_a_marked_template() -> None:
         seen += flags.flags_for(
             m, norms, steps=100, cap=100, ended_by_eos=False, random_weights=False
         )
-    assert {f.kind for f in seen} == set(KINDS) - {"asr"}  # asr: core/asr, from a check
+    assert {f.kind for f in seen} == set(KINDS) - set(FROM_CHECKS)
     # Every marked template is said by some flag (loudness has two: louder, quieter).
     assert {f.sentence.template for f in seen} == templates
-    assert len(templates) == (len(KINDS) - 1) + 1  # all but asr (core/asr), loudness twice
+    assert len(templates) == (len(KINDS) - len(FROM_CHECKS)) + 1  # loudness has two
     for f in seen:
         assert isinstance(f.sentence, Sentence)
         assert f.sentence.template in templates, f.kind

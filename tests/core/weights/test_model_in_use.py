@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_download import FakeHub, check_installed, hashes_of, hub, official, online, staging
+from test_download import FakeHub, check_installed, hashes_of, hub, official, staging
 from windows_rules import WindowsRules
 
 from chattts_studio.core import paths
@@ -17,7 +17,7 @@ from chattts_studio.core.engine.engine import Engine
 from chattts_studio.core.errors import DownloadError, ModelError
 from chattts_studio.core.weights import download, models
 
-__all__ = ["hub", "online"]  # fixtures of test_download, used here
+__all__ = ["hub"]  # a fixture of test_download, used here
 
 
 def tree(folder: Path) -> dict[str, bytes]:
