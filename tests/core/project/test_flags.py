@@ -252,9 +252,7 @@ def test_flags_come_in_a_fixed_order() -> None:
     norms = Norms({"zh": Rate(0.22, 0.01)}, -25.0)
     slow = Measures(8.0, 10, "zh", -5.0, 2.5, 40, False)  # every flag there is, but "short"
     assert kinds(slow, norms, steps=100, ended_by_eos=False) == [
-        k
-        for k in KINDS
-        if k not in ("short", *FROM_CHECKS)
+        k for k in KINDS if k not in ("short", *FROM_CHECKS)
     ]
     fast = Measures(0.5, 10, "zh", -45.0, 2.5, 40, False)
     assert kinds(fast, norms, steps=100, ended_by_eos=False) == [
