@@ -22,7 +22,13 @@ from chattts_studio.core.engine.cancel import CancelToken
 from chattts_studio.core.engine.request import JobPlan, SynthesisRequest
 from chattts_studio.core.errors import BadTextError
 from chattts_studio.core.render.segment_store import Entry, SegmentStore, audio_digest, digest
-from chattts_studio.core.render.voice_guard import Judged, VoiceGuard, VoiceWatch
+from chattts_studio.core.render.voice_guard import (
+    Judged,
+    VoiceGuard,
+    VoiceWatch,
+    segment_name,
+    voice_note,
+)
 from chattts_studio.core.text.chapters import Book
 from chattts_studio.core.text.lexicon import Lexicon
 from chattts_studio.core.text.prepare import Segment, split_segments
@@ -279,7 +285,7 @@ class RenderJob:
                 )
             if tries:
                 stats.voice_rerolled += 1
-                notes.append(voice_note(ch, i, judged))
+                notes.append(voice_note(ch.number, i, judged))
             stats.warnings.extend(notes)
             send(position, "; ".join(notes))
 
@@ -333,7 +339,7 @@ class RenderJob:
         as long as every segment before it is kept (else it is found as they are made)."""
         for ch in self.chapters:
             for i, entry in enumerate(ch.entries):
-                if entry is None or watch.offer(self.store.read(entry), segment_name(ch, i)):
+                if entry is None or watch.offer(self.store.read(entry), segment_name(ch.number, i)):
                     return
 
     def _offer_reference(
@@ -354,7 +360,7 @@ class RenderJob:
                 keep_now(i)
             entry = ch.entries[i]
             if entry is not None:
-                watch.offer(self.store.read(entry), segment_name(ch, i))
+                watch.offer(self.store.read(entry), segment_name(ch.number, i))
 
     def _remaker(
         self, ch: PlannedChapter, i: int, first: int, cancel: CancelToken
@@ -389,16 +395,3 @@ class RenderJob:
             batch_size=len(segments),
         )
         return JobPlan(request, segments, len(segments), self.speaker, self.voice)
-
-
-def segment_name(ch: PlannedChapter, i: int) -> str:
-    return f"segment {i + 1} of chapter {ch.number + 1}"
-
-
-def voice_note(ch: PlannedChapter, i: int, judged: Judged | None) -> str:
-    """What the voice check did to a segment, for the render's warnings."""
-    assert judged is not None and judged.similarity is not None
-    return (
-        f"{segment_name(ch, i)}: its voice drifted; made again {judged.tries} time(s), the "
-        f"most alike kept (similarity {judged.similarity:.2f})"
-    )

@@ -110,3 +110,17 @@ class VoiceWatch:
             return self.guard.encoder.embed(audio, SAMPLE_RATE)
         except VoiceCheckError:  # too short or silent: not judged, kept as made
             return None
+
+
+def segment_name(chapter: int, index: int) -> str:
+    """A segment as a render's messages name it (both 0-based here, 1-based there)."""
+    return f"segment {index + 1} of chapter {chapter + 1}"
+
+
+def voice_note(chapter: int, index: int, judged: Judged | None) -> str:
+    """What the voice check did to a segment, for the render's warnings."""
+    assert judged is not None and judged.similarity is not None
+    return (
+        f"{segment_name(chapter, index)}: its voice drifted; made again {judged.tries} "
+        f"time(s), the most alike kept (similarity {judged.similarity:.2f})"
+    )
