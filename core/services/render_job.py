@@ -13,6 +13,7 @@ from chattts_studio.core.messages import QT_TRANSLATE_NOOP, Sentence, clock
 from chattts_studio.core.project import store
 from chattts_studio.core.render.names import safe_name
 from chattts_studio.core.services.report import Progress, Report
+from chattts_studio.core.speaker.encoder import THRESHOLD
 from chattts_studio.core.text.chapters import Book, read_book, text_chapters
 
 if TYPE_CHECKING:
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
     from chattts_studio.core.services.render_book import BookPlan
 
 PROJECT_FORMATS = ("wav", "flac", "ogg", "mp3")  # what a project exports to (no m4b)
+VOICE_THRESHOLD = THRESHOLD  # the voice check's similarity below which a segment is made again
 
 
 @dataclass(frozen=True)
@@ -34,6 +36,8 @@ class RenderSpec:
     text: str = ""
     title: str = ""
     speaker_seed: int | None = None  # the speaker of this seed when request.speaker is None
+    voice_check: bool = False  # a book's segments held to its voice (render/voice_guard.py)
+    voice_tries: int = 3  # how many times the check makes a drifting segment again
 
 
 @dataclass(frozen=True)
@@ -46,6 +50,8 @@ class RenderDone:
     kept: int
     audio_seconds: float
     warnings: list[str] = field(default_factory=list)
+    voice_checked: bool = False  # the voice check ran (a book asked for it; no project export)
+    voice_rerolled: int = 0  # segments it made again because their voice drifted
 
 
 def progress_line(p: "RenderProgress") -> Sentence:
@@ -108,7 +114,11 @@ def run_render(
     engine: "Engine", spec: RenderSpec, cancel: CancelToken, report: Report
 ) -> RenderDone:
     """Render the spec's book into its folder; raises Cancelled once what was finished is
-    kept there (the same job later resumes from it), StudioError for a bad book or folder."""
+    kept there (the same job later resumes from it), StudioError for a bad book or folder.
+    With the voice check, the speaker encoder is chosen for the loaded model and let go after
+    the render."""
+    from chattts_studio.core.render.voice_guard import VoiceGuard
+    from chattts_studio.core.services import project_job
     from chattts_studio.core.services.render_book import NothingToSpeak, render_book
 
     if spec.source is not None and spec.source.suffix == store.SUFFIX:  # a project
@@ -124,6 +134,10 @@ def run_render(
     options = spec.options
     if not options.group_size:
         options = replace(options, group_size=request.batch_size or AUTO_BATCH_MAX)
+    encoder = project_job.speaker_for(engine) if spec.voice_check else None  # or its sentence
+    if encoder is not None:
+        guard = VoiceGuard(encoder, threshold=VOICE_THRESHOLD, tries=spec.voice_tries)
+        options = replace(options, voice=guard)
 
     def planned(plan: "BookPlan") -> None:
         said = Sentence(
@@ -156,6 +170,16 @@ def run_render(
                 title=book.title,
             )
         ) from None
+    finally:
+        if encoder is not None:
+            encoder.unload()
     return RenderDone(
-        done.folder, done.files, done.made, done.kept, done.audio_seconds, done.warnings
+        done.folder,
+        done.files,
+        done.made,
+        done.kept,
+        done.audio_seconds,
+        done.warnings,
+        voice_checked=encoder is not None,
+        voice_rerolled=done.voice_rerolled,
     )

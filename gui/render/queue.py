@@ -119,6 +119,14 @@ class RenderQueue(QWidget):
         self.format_box.setAccessibleName(self.tr("Format"))
         self.subtitles_box = QCheckBox(self.tr("Subtitles (SRT)"))
         self.loudness_box = QCheckBox(self.tr("Normalise loudness (-16 LUFS)"))
+        self.voice_box = QCheckBox(self.tr("Voice check"))
+        self.voice_box.setToolTip(
+            self.tr(
+                "Compare each segment's voice with the render's first segment long enough to "
+                "judge, and make one that drifts again, up to 3 times, keeping the most alike "
+                "(books only; slower)"
+            )
+        )
         self.jobs = QListWidget()
         self.jobs.setWordWrap(True)
         self.jobs.setAccessibleName(self.tr("Render jobs"))
@@ -138,6 +146,7 @@ class RenderQueue(QWidget):
         options.addWidget(self.format_box)
         options.addWidget(self.subtitles_box)
         options.addWidget(self.loudness_box)
+        options.addWidget(self.voice_box)
         options.addStretch(1)
         actions = QHBoxLayout()
         actions.addWidget(self.progress, 1)
@@ -199,6 +208,10 @@ class RenderQueue(QWidget):
             "loudness": -16.0 if self.loudness_box.isChecked() else None,
         }
 
+    def voice_check(self) -> bool:
+        """Whether a book's segments are held to its voice (RenderSpec.voice_check)."""
+        return self.voice_box.isChecked()
+
     # -- the window's side -----------------------------------------------------------------
     def next_waiting(self) -> RenderItem | None:
         return next((i for i in self.items if i.state == "waiting"), None)
@@ -231,6 +244,10 @@ class RenderQueue(QWidget):
         item.detail = self.tr("{made} segments made, {kept} kept from before; {files}").format(
             made=done.made, kept=done.kept, files=plural(len(done.files), "file")
         )
+        if done.voice_checked:
+            item.detail += self.tr("; voice check: {segments} made again").format(
+                segments=plural(done.voice_rerolled, "segment")
+            )
         self._show(item)
         self.message.emit(self.tr("Rendered into {0}.").format(done.folder))
 

@@ -99,7 +99,16 @@ class RenderControl(QObject):
             group_size=request.batch_size or AUTO_BATCH_MAX,
         )
         seed = speaker.seed if speaker.embedding is None else None
-        return RenderSpec(replace(request, text=""), folder, options, source, text, title, seed)
+        return RenderSpec(
+            replace(request, text=""),
+            folder,
+            options,
+            source,
+            text,
+            title,
+            seed,
+            voice_check=self.queue.voice_check(),
+        )
 
     def _wanted(self) -> None:
         self.show_queue()

@@ -1402,6 +1402,14 @@ Pairs below {threshold:.2f}: {below} of {pairs}</source>
         <translation>文本</translation>
     </message>
     <message>
+        <source>Voice check</source>
+        <translation>声音检查</translation>
+    </message>
+    <message>
+        <source>Compare each segment&apos;s voice with the render&apos;s first segment long enough to judge, and make one that drifts again, up to 3 times, keeping the most alike (books only; slower)</source>
+        <translation>将每个分段的声音与本次渲染中第一个足够长的分段比较，声音偏离的分段会重新生成，最多 3 次，保留最相似的一次（仅限书籍；较慢）</translation>
+    </message>
+    <message>
         <source>Render jobs</source>
         <translation>渲染任务</translation>
     </message>
@@ -1420,6 +1428,10 @@ Pairs below {threshold:.2f}: {below} of {pairs}</source>
     <message>
         <source>starting…</source>
         <translation>正在启动…</translation>
+    </message>
+    <message>
+        <source>; voice check: {segments} made again</source>
+        <translation>；声音检查：重新生成了 {segments}</translation>
     </message>
     <message>
         <source>Rendered into {0}.</source>
