@@ -403,3 +403,12 @@ def chosen_speaker_models(
 
     monkeypatch.setattr(project_job, "speaker_for", speaker_for)
     return given
+
+
+def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    """chattts-studio-cli ARGV run in this process: its exit code, stdout and stderr."""
+    from chattts_studio.core.cli.main import main
+
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err

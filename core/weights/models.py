@@ -62,6 +62,19 @@ CancelCheck = Callable[[], bool]
 
 
 @dataclass(frozen=True)
+class Transfer:
+    """How a helper model's download talks to its server: the Hub's address (None: the
+    default), how long it waits for an answer, how often it resumes a broken transfer."""
+
+    endpoint: str | None = None
+    timeout: float = 30.0
+    retries: int = 2
+
+
+DEFAULT_TRANSFER = Transfer()
+
+
+@dataclass(frozen=True)
 class ModelInfo:
     """A model the user can pick, with what kind it is."""
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from chattts_studio.core import paths
 from chattts_studio.core.errors import ModelError
 from chattts_studio.core.messages import QT_TRANSLATE_NOOP, Sentence
-from chattts_studio.core.weights.models import ByteProgress, CancelCheck
+from chattts_studio.core.weights.models import DEFAULT_TRANSFER, ByteProgress, CancelCheck, Transfer
 
 TRUSTED_FORMAT = 1
 
@@ -84,9 +84,7 @@ def download(
     model: Pinned,
     progress: ByteProgress | None = None,
     cancelled: CancelCheck | None = None,
-    endpoint: str | None = None,
-    timeout: float = 30.0,
-    retries: int = 2,
+    transfer: Transfer = DEFAULT_TRANSFER,
 ) -> Path:
     """Fetch `model` into its folder, resumable and cancellable as the ChatTTS weights are:
     the first time the pinned revision, checked against the pinned sha256 (or the Hub's
@@ -117,9 +115,9 @@ def download(
         hub,
         progress,
         cancelled,
-        endpoint,
-        timeout,
-        retries,
+        transfer.endpoint,
+        transfer.timeout,
+        transfer.retries,
         revision,
         verified=lambda staging, commit: _record(model, staging, commit, record),
     )

@@ -278,19 +278,13 @@ class ModelDialog(QDialog):
 
     def _show_asr(self) -> None:
         downloaded = asr_models.official_present()
-        self.asr.state.setText(
+        self._show_helper(
+            self.asr,
+            downloaded,
             translate("Models", "speech recognition: downloaded")
             if downloaded
-            else translate("Models", "speech recognition: not downloaded yet (239 MB)")
+            else translate("Models", "speech recognition: not downloaded yet (239 MB)"),
         )
-        self._set_action(
-            self.asr,
-            translate("Models", "Download again")
-            if downloaded
-            else translate("Models", "Download"),
-        )
-        self.asr.action.setVisible(True)
-        self.asr.action.setEnabled(not self.cancel.isEnabled())
 
     def start_asr_download(self) -> None:
         self._working(translate("Models", "Downloading the speech recognition model…"))
@@ -300,19 +294,26 @@ class ModelDialog(QDialog):
         from chattts_studio.core.speaker.models import official_present
 
         downloaded = official_present()
-        self.speaker.state.setText(
+        self._show_helper(
+            self.speaker,
+            downloaded,
             translate("Models", "voice check: downloaded")
             if downloaded
-            else translate("Models", "voice check: not downloaded yet (28 MB)")
+            else translate("Models", "voice check: not downloaded yet (28 MB)"),
         )
+
+    def _show_helper(self, row: ModelRow, downloaded: bool, state: str) -> None:
+        """A helper model's row (the recogniser's, the speaker model's): its state and its
+        Download button, enabled unless a download is running."""
+        row.state.setText(state)
         self._set_action(
-            self.speaker,
+            row,
             translate("Models", "Download again")
             if downloaded
             else translate("Models", "Download"),
         )
-        self.speaker.action.setVisible(True)
-        self.speaker.action.setEnabled(not self.cancel.isEnabled())
+        row.action.setVisible(True)
+        row.action.setEnabled(not self.cancel.isEnabled())
 
     def start_speaker_download(self) -> None:
         self._working(translate("Models", "Downloading the voice check's speaker model…"))

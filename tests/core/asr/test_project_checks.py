@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import run_cli
 from project_fakes import saved_project, speech
 
 from chattts_studio.core.asr.score import check
@@ -68,14 +69,6 @@ def test_projects_before_checks_and_damaged_checks_open(folder: Path) -> None:
     assert len(project.segments[0].takes) == 2  # the takes themselves are whole
 
 
-def _cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    from chattts_studio.core.cli.main import main
-
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 def test_project_check_hears_the_chosen_takes_and_keeps_what_it_heard(
     folder: Path,
     tmp_path: Path,
@@ -85,7 +78,9 @@ def test_project_check_hears_the_chosen_takes_and_keeps_what_it_heard(
     """The CLI through the real recogniser path (sherpa-onnx) with the demo model: random
     weights, so the transcripts are noise, and the checks say so."""
     monkeypatch.setenv("CHATTTS_STUDIO_HOME", str(tmp_path / "home"))
-    code, out, err = _cli(capsys, "project", "check", str(folder), "--asr-model", "demo", "--json")
+    code, out, err = run_cli(
+        capsys, "project", "check", str(folder), "--asr-model", "demo", "--json"
+    )
     assert code == 0, err
     checked = json.loads(out)
     assert checked["demo"] is True
@@ -95,7 +90,7 @@ def test_project_check_hears_the_chosen_takes_and_keeps_what_it_heard(
     listed = reading.listing(store.load(folder))
     assert listed[0]["takes"][1]["asr"] == checked["checked"][0]["asr"]
     assert listed[0]["takes"][0]["asr"] is None  # not chosen, not checked
-    code, out, err = _cli(
+    code, out, err = run_cli(
         capsys, "project", "check", str(folder), "1", "--all-takes", "--asr-model", "demo"
     )
     assert code == 0, err
@@ -107,9 +102,9 @@ def test_project_check_without_a_model_is_one_sentence(
     folder: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     before = (folder / "project.json").read_bytes()
-    code, out, err = _cli(capsys, "project", "check", str(folder))
+    code, out, err = run_cli(capsys, "project", "check", str(folder))
     assert code == 2 and "model download-asr" in err and err.count("\n") == 1 and not out
-    code, out, err = _cli(capsys, "project", "check", str(folder), "--asr-model", str(tmp_path))
+    code, out, err = run_cli(capsys, "project", "check", str(folder), "--asr-model", str(tmp_path))
     assert code == 2 and "No speech recognition model in" in err and err.count("\n") == 1
     assert (folder / "project.json").read_bytes() == before
 

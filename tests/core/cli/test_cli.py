@@ -9,21 +9,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 import soundfile as sf
-
-from chattts_studio.core.cli.main import main
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
+from conftest import run_cli
 
 
 def test_synth_writes_audio_and_reports_figures(
     private_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "hello.flac"
-    code, stdout, stderr = run(
+    code, stdout, stderr = run_cli(
         capsys,
         "synth",
         "你好，世界。Hello world.",
@@ -61,9 +54,9 @@ def test_synth_from_file_with_a_library_speaker(
 ) -> None:
     text = tmp_path / "in.txt"
     text.write_text("第一句。第二句。", encoding="utf-8")
-    assert run(capsys, "speakers", "add", "Ann", "--seed", "5")[0] == 0
+    assert run_cli(capsys, "speakers", "add", "Ann", "--seed", "5")[0] == 0
     out = tmp_path / "o.wav"
-    code, _, stderr = run(
+    code, _, stderr = run_cli(
         capsys, "synth", "--file", str(text), "-o", str(out), "--speaker", "Ann", "--no-refine"
     )
     assert code == 0, stderr
@@ -77,7 +70,7 @@ def synth_audio(
     false: a library speaker, or a blend's first part, then brings its own)."""
     argv = ["synth", "你好。", "-o", str(out), "--speaker", speaker]
     argv += ["--seed", "5"] if seed else []
-    code, _, stderr = run(capsys, *argv, "--no-refine", "--device", "cpu", "--float")
+    code, _, stderr = run_cli(capsys, *argv, "--no-refine", "--device", "cpu", "--float")
     assert code == 0, stderr
     return sf.read(str(out), dtype="float32")[0]
 
@@ -87,8 +80,8 @@ def test_synth_speaks_a_voice_blend(
 ) -> None:
     from chattts_studio.core.voices.speakers import SpeakerLibrary
 
-    assert run(capsys, "speakers", "add", "Ann", "--seed", "5")[0] == 0
-    assert run(capsys, "speakers", "add", "Bob", "--seed", "6")[0] == 0
+    assert run_cli(capsys, "speakers", "add", "Ann", "--seed", "5")[0] == 0
+    assert run_cli(capsys, "speakers", "add", "Bob", "--seed", "6")[0] == 0
     ann = synth_audio(capsys, tmp_path / "ann.wav", "Ann")
     bob = synth_audio(capsys, tmp_path / "bob.wav", "Bob")
     mixed = synth_audio(capsys, tmp_path / "mix.wav", "Ann*0.5+Bob*0.5")
@@ -109,7 +102,7 @@ def test_synth_speaks_a_voice_blend(
     assert np.array_equal(synth_audio(capsys, tmp_path / "k.wav", "Ann(1)+Bob(1)"), mixed)
     # A library name holding '+' is that speaker, not a blend.
     ann_embedding = SpeakerLibrary().get("Ann").embedding  # type: ignore[union-attr]
-    assert run(capsys, "speakers", "add", "Ann+Bob", "--embedding", ann_embedding)[0] == 0
+    assert run_cli(capsys, "speakers", "add", "Ann+Bob", "--embedding", ann_embedding)[0] == 0
     assert np.array_equal(synth_audio(capsys, tmp_path / "named.wav", "Ann+Bob"), ann)
 
 
@@ -129,8 +122,8 @@ def test_a_bad_blend_is_one_sentence(
     speaker: str,
     message: str,
 ) -> None:
-    assert run(capsys, "speakers", "add", "Ann", "--seed", "5")[0] == 0
-    code, _, stderr = run(
+    assert run_cli(capsys, "speakers", "add", "Ann", "--seed", "5")[0] == 0
+    code, _, stderr = run_cli(
         capsys, "synth", "hi", "-o", str(tmp_path / "a.wav"), "--speaker", speaker
     )
     assert code == 2
@@ -172,7 +165,7 @@ def test_user_mistakes_give_one_line_and_exit_2(
     message: str,
 ) -> None:
     argv = [a.replace("{tmp}", str(tmp_path)) for a in args]
-    code, _, stderr = run(capsys, *argv)
+    code, _, stderr = run_cli(capsys, *argv)
     assert code == 2
     last = stderr.strip().splitlines()[-1]
     assert last.startswith("error: ") and message in last
@@ -183,11 +176,11 @@ def test_user_mistakes_give_one_line_and_exit_2(
 def test_devices_and_doctor(capsys: pytest.CaptureFixture[str]) -> None:
     from chattts_studio.core.engine.devices import default_device
 
-    code, out, _ = run(capsys, "devices")
+    code, out, _ = run_cli(capsys, "devices")
     assert code == 0 and f"* {default_device().id}" in out and "CUDA" in out
     assert "cpu - " in out  # the CPU is always listed
     assert "precisions: fp32, bf16, int8" in out  # the CPU's, on any machine
-    code, out, _ = run(capsys, "doctor")
+    code, out, _ = run_cli(capsys, "doctor")
     assert code == 0
     for needle in (
         "torch 2.14.1",
@@ -202,44 +195,45 @@ def test_devices_and_doctor(capsys: pytest.CaptureFixture[str]) -> None:
 def test_model_status_verify_and_build(
     private_home: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, out, _ = run(capsys, "model", "status")
+    code, out, _ = run_cli(capsys, "model", "status")
     assert code == 0
     lines = {line.split()[0]: line for line in out.splitlines() if line and not line[0].isspace()}
     assert "verified" in lines["demo"] and "absent" in lines["official"]
     assert "absent" in lines["sensevoice"]  # the speech recognition check's model
     assert "noise, not speech" in out
-    code, _, err = run(capsys, "model", "verify-asr")
+    code, _, err = run_cli(capsys, "model", "verify-asr")
     assert code == 2 and "not downloaded yet" in err and err.count("\n") == 1
-    code, out, _ = run(capsys, "model", "verify", "demo")
+    code, out, _ = run_cli(capsys, "model", "verify", "demo")
     assert code == 0 and "matches" in out
     folder = private_home / "models" / "demo"
     (folder / "asset" / "DVAE.safetensors").write_bytes(b"broken")
-    code, _, err = run(capsys, "model", "verify", "demo")
+    code, _, err = run_cli(capsys, "model", "verify", "demo")
     assert code == 2 and "DVAE.safetensors does not match" in err
-    code, out, _ = run(capsys, "model", "build-demo", "demo")
+    code, out, _ = run_cli(capsys, "model", "build-demo", "demo")
     assert code == 0 and "built demo" in out
-    assert run(capsys, "model", "verify", "demo")[0] == 0
+    assert run_cli(capsys, "model", "verify", "demo")[0] == 0
 
 
 def test_speakers_commands(
     private_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, sample, _ = run(capsys, "speakers", "sample", "--seed", "9")
+    code, sample, _ = run_cli(capsys, "speakers", "sample", "--seed", "9")
     assert code == 0 and len(sample.strip()) > 16
-    assert run(capsys, "speakers", "sample", "--seed", "9")[1] == sample
+    assert run_cli(capsys, "speakers", "sample", "--seed", "9")[1] == sample
     assert (
-        run(capsys, "speakers", "add", "Bo", "--embedding", sample.strip(), "--note", "n")[0] == 0
+        run_cli(capsys, "speakers", "add", "Bo", "--embedding", sample.strip(), "--note", "n")[0]
+        == 0
     )
-    assert run(capsys, "speakers", "add", "Cy", "--seed", "8")[0] == 0  # another voice
-    code, out, _ = run(capsys, "speakers", "list")
+    assert run_cli(capsys, "speakers", "add", "Cy", "--seed", "8")[0] == 0  # another voice
+    code, out, _ = run_cli(capsys, "speakers", "list")
     assert code == 0 and out.splitlines()[0].startswith("Bo\tno seed")
     assert out.splitlines()[1].startswith("Cy\tseed 8")
-    assert run(capsys, "speakers", "rename", "Bo", "Bea")[0] == 0
+    assert run_cli(capsys, "speakers", "rename", "Bo", "Bea")[0] == 0
     export = tmp_path / "s.json"
-    assert run(capsys, "speakers", "export", str(export))[0] == 0
+    assert run_cli(capsys, "speakers", "export", str(export))[0] == 0
     assert [s["name"] for s in json.loads(export.read_text())["speakers"]] == ["Bea", "Cy"]
-    assert run(capsys, "speakers", "remove", "Cy")[0] == 0
-    code, out, _ = run(capsys, "speakers", "import", str(export))
+    assert run_cli(capsys, "speakers", "remove", "Cy")[0] == 0
+    code, out, _ = run_cli(capsys, "speakers", "import", str(export))
     assert code == 0 and "1 added, 1 skipped (already in the library), 0 renamed" in out
     assert "added: Cy" in out and "skipped, voice already in the library: Bea" in out
     bea = json.loads((private_home / "speakers.json").read_text())["speakers"][0]

@@ -8,16 +8,11 @@ from pathlib import Path
 
 import pytest
 import soundfile as sf
+from conftest import run_cli
 
 from chattts_studio.core.cli.main import main
 
 MISSING = "ONNX Runtime is not installed (onnxruntime missing)"
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture
@@ -32,7 +27,7 @@ def no_onnxruntime(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _synth(capsys: pytest.CaptureFixture[str], out: Path, *extra: str) -> tuple[int, str]:
-    code, _, stderr = run(
+    code, _, stderr = run_cli(
         capsys,
         "synth",
         "你好，世界。",
@@ -88,25 +83,25 @@ def test_onnx_without_onnxruntime_is_one_sentence_everywhere(
     assert "pip install 'chattts-studio[onnx]'" in stderr and not out.exists()
     book = tmp_path / "book.txt"
     book.write_text("第一章\n\n你好。\n", encoding="utf-8")
-    code, _, stderr = run(
+    code, _, stderr = run_cli(
         capsys, "render", str(book), "-o", str(tmp_path / "r"), "--engine", "onnx"
     )
     _one_sentence(code, stderr, MISSING)
     manifest = tmp_path / "items.jsonl"
     manifest.write_text(json.dumps({"id": "a", "text": "你好。", "speaker": "1"}) + "\n")
-    code, _, stderr = run(
+    code, _, stderr = run_cli(
         capsys, "render", str(manifest), "-o", str(tmp_path / "m"), "--engine", "onnx"
     )
     _one_sentence(code, stderr, MISSING)
-    code, _, stderr = run(capsys, "serve", "--port", "65000", "--engine", "onnx")
+    code, _, stderr = run_cli(capsys, "serve", "--port", "65000", "--engine", "onnx")
     _one_sentence(code, stderr, MISSING)
     # auto falls back to torch, and says so.
     code, stderr = _synth(capsys, out)
     assert code == 0, stderr
     assert "fp32, torch engine" in stderr and out.exists()
-    code, stdout, _ = run(capsys, "devices")
+    code, stdout, _ = run_cli(capsys, "devices")
     assert code == 0 and f"engines: torch; onnx unavailable: {MISSING}" in stdout
-    code, stdout, _ = run(capsys, "doctor")
+    code, stdout, _ = run_cli(capsys, "doctor")
     assert code == 0 and f"engines: torch; onnx unavailable: {MISSING}" in stdout
 
 
@@ -130,7 +125,7 @@ def test_onnx_where_it_cannot_run_is_one_sentence(
 
 def test_devices_and_doctor_name_the_engines(capsys: pytest.CaptureFixture[str]) -> None:
     for command in ("devices", "doctor"):
-        code, out, _ = run(capsys, command)
+        code, out, _ = run_cli(capsys, command)
         assert code == 0 and "engines: torch, onnx (fp32, int8)" in out  # the CPU's
 
 

@@ -7,21 +7,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 import soundfile as sf
-
-from chattts_studio.core.cli.main import main
+from conftest import run_cli
 
 TEXT = "今天天气很好。我们去公园散步吧！然后回家。"
 MODEL = ("--device", "cpu", "--engine", "torch")
 
 
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 def _listed(capsys: pytest.CaptureFixture[str], project: Path) -> dict:  # type: ignore[type-arg]
-    code, out, err = run(capsys, "project", "list", str(project), "--json")
+    code, out, err = run_cli(capsys, "project", "list", str(project), "--json")
     assert code == 0, err
     return json.loads(out)  # type: ignore[no-any-return]
 
@@ -30,7 +23,7 @@ def test_a_project_from_new_to_export(
     private_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     project = tmp_path / "walk.chattts"
-    code, out, err = run(
+    code, out, err = run_cli(
         capsys, "project", "new", TEXT, "-o", str(project), "--takes", "2",
         "--segment-size", "10", "--seed", "4", *MODEL,
     )  # fmt: skip
@@ -42,24 +35,24 @@ def test_a_project_from_new_to_export(
     assert [s["index"] for s in segments] == [1, 2, 3]
     assert all(len(s["takes"]) == 2 and s["chosen"] in (1, 2) for s in segments)
     assert {"seed", "seconds", "flags", "stale"} <= set(segments[0]["takes"][0])
-    code, out, err = run(capsys, "project", "reroll", str(project), "2", "--seed", "8", *MODEL)
+    code, out, err = run_cli(capsys, "project", "reroll", str(project), "2", "--seed", "8", *MODEL)
     assert code == 0 and "re-rolled 1 segment(s): 2" in out, err
     after = _listed(capsys, project)["segments"]
     assert after[0] == segments[0] and after[2] == segments[2]
     assert len(after[1]["takes"]) == 3 and after[1]["chosen"] == 3
-    assert run(capsys, "project", "pick", str(project), "2", "1")[0] == 0
-    assert run(capsys, "project", "lock", str(project), "1,3")[0] == 0
+    assert run_cli(capsys, "project", "pick", str(project), "2", "1")[0] == 0
+    assert run_cli(capsys, "project", "lock", str(project), "1,3")[0] == 0
     listed = _listed(capsys, project)["segments"]
     assert [s["locked"] for s in listed] == [True, False, True] and listed[1]["picked"]
-    code, out, err = run(capsys, "project", "edit", str(project), "2", "我们去河边吧！", *MODEL)
+    code, out, err = run_cli(capsys, "project", "edit", str(project), "2", "我们去河边吧！", *MODEL)
     assert code == 0, err
     listed = _listed(capsys, project)["segments"]
     assert listed[1]["text"] == "我们去河边吧！" and listed[1]["chosen"] == 4
-    code, out, _ = run(capsys, "project", "list", str(project))
+    code, out, _ = run_cli(capsys, "project", "list", str(project))
     assert out.splitlines()[0].startswith("   1 L") and "我们去河边吧！" in out
     wav, srt = tmp_path / "walk.wav", tmp_path / "walk.srt"
     exporting = ("project", "export", str(project), str(wav), "--subtitles", str(srt))
-    code, out, err = run(capsys, *exporting)
+    code, out, err = run_cli(capsys, *exporting)
     assert code == 0, err
     audio, rate = sf.read(str(wav))
     seconds = sum(t["seconds"] for s in listed for t in s["takes"] if t["take"] == s["chosen"])
@@ -72,11 +65,11 @@ def test_mistakes_are_one_sentence_and_change_nothing(
     private_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     project = tmp_path / "walk.chattts"
-    code, _, err = run(
+    code, _, err = run_cli(
         capsys, "project", "new", TEXT, "-o", str(project), "--segment-size", "10", *MODEL
     )
     assert code == 0, err
-    assert run(capsys, "project", "lock", str(project), "2")[0] == 0
+    assert run_cli(capsys, "project", "lock", str(project), "2")[0] == 0
     before = (project / "project.json").read_bytes()
     mistakes = [
         (("project", "reroll", str(project), "9", *MODEL), "no segment 9"),
@@ -90,7 +83,7 @@ def test_mistakes_are_one_sentence_and_change_nothing(
         (("project", "export", str(project), str(tmp_path / "x.doc")), "Cannot save as"),
     ]
     for argv, words in mistakes:
-        code, out, err = run(capsys, *argv)
+        code, out, err = run_cli(capsys, *argv)
         assert code == 2, (argv, out, err)
         assert words in err and len(err.strip().splitlines()) == 1, (argv, err)
         assert "Traceback" not in err
@@ -112,7 +105,7 @@ def test_a_script_project_keeps_each_line_s_speaker_and_voice(
     script = tmp_path / "talk.txt"
     script.write_text("Alice: 你好。今天去哪里？\nBob: 好的。\n", encoding="utf-8")
     project = tmp_path / "talk.chattts"
-    code, _, err = run(
+    code, _, err = run_cli(
         capsys, "project", "new", "--script", str(script), "-o", str(project),
         "--segment-size", "6", "--turn-pause", "0.5", *MODEL,
     )  # fmt: skip
@@ -125,11 +118,11 @@ def test_a_script_project_keeps_each_line_s_speaker_and_voice(
         voices[n].embedding for n in ("Alice", "Alice", "Bob")
     ]
     srt = tmp_path / "talk.vtt"
-    assert run(capsys, "project", "export", str(project), str(tmp_path / "t.wav"),
+    assert run_cli(capsys, "project", "export", str(project), str(tmp_path / "t.wav"),
                "--subtitles", str(srt))[0] == 0  # fmt: skip
     assert "<v Bob>好的。" in srt.read_text(encoding="utf-8")
     script.write_text("Alice: 你好。\nEve: Who am I?\n", encoding="utf-8")
-    code, _, err = run(
+    code, _, err = run_cli(
         capsys, "project", "new", "--script", str(script), "-o", str(tmp_path / "eve"), *MODEL
     )
     assert code == 2 and "Line 2: there is no speaker named 'Eve'" in err
@@ -140,8 +133,8 @@ def test_a_changed_dictionary_entry_marks_the_takes_it_reads_otherwise_stale(
     private_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     project = tmp_path / "words.chattts"
-    assert run(capsys, "lexicon", "add", "公园", "花园")[0] == 0
-    code, _, err = run(
+    assert run_cli(capsys, "lexicon", "add", "公园", "花园")[0] == 0
+    code, _, err = run_cli(
         capsys, "project", "new", TEXT, "-o", str(project), "--segment-size", "10", *MODEL
     )
     assert code == 0, err
@@ -152,7 +145,7 @@ def test_a_changed_dictionary_entry_marks_the_takes_it_reads_otherwise_stale(
     assert [t["stale"] for s in _listed(capsys, project)["segments"] for t in s["takes"]] == [
         False, False, False,
     ]  # fmt: skip
-    assert run(capsys, "lexicon", "add", "公园", "乐园")[0] == 0
+    assert run_cli(capsys, "lexicon", "add", "公园", "乐园")[0] == 0
     stale = [t["stale"] for s in _listed(capsys, project)["segments"] for t in s["takes"]]
     assert stale == [False, True, False]  # only the segment the entry reads
 
@@ -166,31 +159,31 @@ def test_split_merge_speaker_and_reroll_unlocked_from_the_command_line(
     from chattts_studio.core.voices.speakers import SpeakerLibrary
 
     project = tmp_path / "walk.chattts"
-    code, _, err = run(
+    code, _, err = run_cli(
         capsys, "project", "new", TEXT, "-o", str(project), "--segment-size", "10", *MODEL
     )
     assert code == 0, err
-    assert run(capsys, "project", "split", str(project), "2", "5")[0] == 0
+    assert run_cli(capsys, "project", "split", str(project), "2", "5")[0] == 0
     assert [s["text"] for s in _listed(capsys, project)["segments"]][1:3] == [
         "我们去公园",
         "散步吧！",
     ]
-    code, _, err = run(capsys, "project", "split", str(project), "2", "9")
+    code, _, err = run_cli(capsys, "project", "split", str(project), "2", "9")
     assert code == 2 and "keep from 1 to 4" in err
-    assert run(capsys, "project", "merge", str(project), "2")[0] == 0
+    assert run_cli(capsys, "project", "merge", str(project), "2")[0] == 0
     assert len(_listed(capsys, project)["segments"]) == 3
     SpeakerLibrary().add("Bob", engine.sample_speaker(2))
-    assert run(capsys, "project", "speaker", str(project), "3", "Bob")[0] == 0
-    code, _, err = run(capsys, "project", "speaker", str(project), "3", "Eve")
+    assert run_cli(capsys, "project", "speaker", str(project), "3", "Bob")[0] == 0
+    code, _, err = run_cli(capsys, "project", "speaker", str(project), "3", "Eve")
     assert code == 2 and "no speaker named 'Eve'" in err
-    assert run(capsys, "project", "lock", str(project), "1")[0] == 0
-    code, out, err = run(capsys, "project", "reroll", str(project), "--unlocked", *MODEL)
+    assert run_cli(capsys, "project", "lock", str(project), "1")[0] == 0
+    code, out, err = run_cli(capsys, "project", "reroll", str(project), "--unlocked", *MODEL)
     assert code == 0 and "re-rolled 2 segment(s): 2, 3" in out, err
     listed = _listed(capsys, project)["segments"]
     assert listed[2]["speaker"] == "Bob" and not any(
         t["stale"] for t in listed[2]["takes"] if t["take"] == listed[2]["chosen"]
     )
-    code, _, err = run(capsys, "project", "reroll", str(project), "2", "--takes", "99", *MODEL)
+    code, _, err = run_cli(capsys, "project", "reroll", str(project), "2", "--takes", "99", *MODEL)
     assert code == 2 and "from 1 to 16 takes" in err and len(err.strip().splitlines()) == 1
 
 
@@ -201,7 +194,7 @@ def test_best_of_n_and_until_clean_through_speech_recognition(
     reroll --until-clean re-rolls the flagged segments, each take heard; its misuse is one
     sentence."""
     project = tmp_path / "heard.chattts"
-    code, out, err = run(
+    code, out, err = run_cli(
         capsys, "project", "new", TEXT, "-o", str(project), "--takes", "2", "--segment-size",
         "10", "--seed", "4", "--best", "asr", "--asr-model", "demo", *MODEL,
     )  # fmt: skip
@@ -209,7 +202,7 @@ def test_best_of_n_and_until_clean_through_speech_recognition(
     assert "its transcripts are noise" in out
     listed = _listed(capsys, project)["segments"]
     assert all(t["asr"] is not None for row in listed for t in row["takes"])
-    code, out, err = run(
+    code, out, err = run_cli(
         capsys, "project", "reroll", str(project), "--flagged", "--until-clean", "--max-tries",
         "1", "--asr-model", "demo", *MODEL,
     )  # fmt: skip
@@ -219,9 +212,9 @@ def test_best_of_n_and_until_clean_through_speech_recognition(
     assert all(len(row["takes"]) == 3 for row in again)  # one more take each, all kept
     assert all(t["asr"] is not None for row in again for t in row["takes"])
     for wrong in (["--until-clean"], ["1", "--flagged", "--until-clean"]):
-        code, out, err = run(capsys, "project", "reroll", str(project), *wrong, *MODEL)
+        code, out, err = run_cli(capsys, "project", "reroll", str(project), *wrong, *MODEL)
         assert code == 2 and err.count("\n") == 1, err
-    code, out, err = run(
+    code, out, err = run_cli(
         capsys, "project", "reroll", str(project), "--flagged", "--until-clean", *MODEL
     )
     assert code == 2 and "not downloaded yet" in err and "model download-asr" in err
@@ -241,7 +234,7 @@ def test_a_full_disk_during_a_reroll_is_one_sentence_and_keeps_every_take(
     from chattts_studio.core.project import store, writer
 
     project = tmp_path / "walk.chattts"
-    code, _, err = run(
+    code, _, err = run_cli(
         capsys, "project", "new", TEXT, "-o", str(project), "--segment-size", "10", *MODEL
     )
     assert code == 0, err
@@ -259,7 +252,7 @@ def test_a_full_disk_during_a_reroll_is_one_sentence_and_keeps_every_take(
     ):
         with monkeypatch.context() as patched:
             patched.setattr(module, name, failing)
-            code, out, err = run(capsys, "project", "reroll", str(project), "2", *MODEL)
+            code, out, err = run_cli(capsys, "project", "reroll", str(project), "2", *MODEL)
         assert code == 2 and words in err and "s00002-t002.wav" in err, (out, err)
         errors = [line for line in err.splitlines() if line.startswith("error:")]
         assert errors == [err.strip().splitlines()[-1]] and "Traceback" not in err
@@ -281,7 +274,7 @@ def test_the_window_s_new_project_is_the_command_line_s(
 
     cli = tmp_path / "cli.chattts"
     asked = ("--segment-size", "10", "--seed", "4", "--speed", "7", "--top-k", "12")
-    code, _, err = run(capsys, "project", "new", TEXT, "-o", str(cli), *asked, *MODEL)
+    code, _, err = run_cli(capsys, "project", "new", TEXT, "-o", str(cli), *asked, *MODEL)
     assert code == 0, err
     window = tmp_path / "window.chattts"
     request = SynthesisRequest(TEXT, refine_text=False, segment_size=10, seed=4, speed=7, top_k=12)

@@ -10,11 +10,9 @@ import numpy as np
 import onnx
 import pytest
 import torch
-from disk_faults import files_under, fill, read_only, small_disk
 from speaker_model import WEIGHTS, WHEEL, real_model_file
 
 from chattts_studio.core.child_process import child_env
-from chattts_studio.core.errors import ModelError
 from chattts_studio.core.speaker import demo_model
 from chattts_studio.core.speaker.campplus import (
     EMBEDDING,
@@ -118,27 +116,3 @@ def test_is_demo_is_false_for_what_is_no_model(tmp_path: Path) -> None:
     assert not demo_model.is_demo(junk)
     assert not demo_model.is_demo(tmp_path / "missing.onnx")
     assert not demo_model.is_demo(tmp_path)
-
-
-@pytest.mark.parametrize("disk_state", ["full", "read-only"])
-def test_the_demo_on_a_refusing_disk_is_one_sentence(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, disk_state: str
-) -> None:
-    home = tmp_path / "home"
-    monkeypatch.setenv("CHATTTS_STUDIO_HOME", str(home))
-    with small_disk(home / "cache", size="256k") as cache:
-        (cache / "speaker").mkdir()
-        (cache / "speaker" / "kept.txt").write_text("made before", encoding="utf-8")
-        before = files_under(cache)
-        if disk_state == "full":
-            fill(cache, leave=4096)
-        else:
-            read_only(cache)
-        with pytest.raises(ModelError) as caught:
-            demo_model.demo_file()
-        message = str(caught.value)
-        assert message.startswith("Could not make the demo speaker encoder: "), message
-        assert "\n" not in message and "Traceback" not in message and "Errno" not in message
-        expected = "the disk is full" if disk_state == "full" else "the file system is read-only"
-        assert expected in message, message
-        assert files_under(cache) == before

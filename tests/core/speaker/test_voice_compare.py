@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import soundfile as sf
+from conftest import run_cli
 
 from chattts_studio.core.devtools.voiceeer import speak
 from chattts_studio.core.speaker.encoder import THRESHOLD
@@ -19,14 +20,6 @@ HELD_OUT = [
     "My brother fixed the old bicycle with a bag of spare parts.",
     "Three green apples were left in the basket on the kitchen table.",
 ]
-
-
-def _cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    from chattts_studio.core.cli.main import main
-
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def _wav(folder: Path, name: str, voice: str, text: str) -> Path:
@@ -46,7 +39,7 @@ def test_the_same_voice_is_same_and_others_are_different(
         _wav(tmp_path, "grandma.wav", "en+grandma", HELD_OUT[2]),
     ]
     files = [str(p) for p in [*same, *other]]
-    code, out, err = _cli(
+    code, out, err = run_cli(
         capsys, "voice", "compare", str(ref), *files, "--model", str(real_speaker_model), "--json"
     )
     assert code == 0, err
@@ -56,7 +49,7 @@ def test_the_same_voice_is_same_and_others_are_different(
     assert all(s >= THRESHOLD for s in body["scores"][:2])
     assert all(s < THRESHOLD for s in body["scores"][2:])
     model = str(real_speaker_model)
-    code, out, _ = _cli(capsys, "voice", "compare", str(ref), *files, "--model", model)
+    code, out, _ = run_cli(capsys, "voice", "compare", str(ref), *files, "--model", model)
     lines = out.splitlines()
     assert code == 0 and lines[0] == f"reference: {ref}"
     assert [line.split()[1] for line in lines[1:5]] == ["same", "same", "different", "different"]
@@ -78,7 +71,7 @@ def test_altered_copies_of_the_voice_stay_the_same_voice(
     sf.write(tmp_path / "48k.wav", noisy, 48_000)
     slower = tmp_path / "slower.wav"
     subprocess.run(["sox", str(other), str(slower), "tempo", "0.97"], check=True)
-    code, out, err = _cli(
+    code, out, err = run_cli(
         capsys, "voice", "compare", str(ref), str(tmp_path / "48k.wav"), str(slower),
         "--model", str(real_speaker_model), "--json",
     )  # fmt: skip
@@ -110,7 +103,7 @@ def test_a_file_it_cannot_judge_is_one_sentence_and_exit_2(
     ref = _wav(tmp_path, "ref.wav", "en+m1", HELD_OUT[0])
     bad = tmp_path / "bad.wav"
     make(bad)
-    code, out, err = _cli(
+    code, out, err = run_cli(
         capsys, "voice", "compare", str(ref), str(bad), "--model", str(real_speaker_model)
     )
     assert code == 2 and out == ""
@@ -122,7 +115,7 @@ def test_without_the_official_model_it_says_how_to_get_it(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     ref = _wav(tmp_path, "ref.wav", "en+m1", HELD_OUT[0])
-    code, out, err = _cli(capsys, "voice", "compare", str(ref), str(ref))
+    code, out, err = run_cli(capsys, "voice", "compare", str(ref), str(ref))
     assert code == 2 and out == ""
     assert err == (
         "error: The voice check's speaker model is not downloaded yet: run 'chattts-studio-cli "
@@ -134,7 +127,7 @@ def test_the_demo_model_runs_and_says_it_judges_noise(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     ref = _wav(tmp_path, "ref.wav", "en+m1", HELD_OUT[0])
-    code, out, err = _cli(
+    code, out, err = run_cli(
         capsys, "voice", "compare", str(ref), str(ref), "--model", "demo", "--json"
     )
     assert code == 0 and json.loads(out)["demo"] is True

@@ -16,6 +16,7 @@ from chattts_studio.core import paths
 from chattts_studio.core.asr import models as asr_models
 from chattts_studio.core.errors import Cancelled, DownloadError, ModelError
 from chattts_studio.core.weights import download, models
+from chattts_studio.core.weights.models import Transfer
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 
@@ -387,11 +388,11 @@ def test_the_recogniser_is_checked_against_the_hubs_own_hashes(
             asr_models.recognizer_folder(asr_models.OFFICIAL)
         hub.wrong["tokens.txt"] = "<blk> 0\n的 2\n".encode()  # not the file the Hub names
         with pytest.raises(DownloadError, match=r"tokens\.txt does not match its published hash"):
-            asr_models.download(endpoint=hub.endpoint)
+            asr_models.download(transfer=Transfer(hub.endpoint))
         assert not asr_models.official_present()
         del hub.wrong["tokens.txt"]
         onnx_gets = len(hub.gets("model.int8.onnx"))
-        folder = asr_models.download(endpoint=hub.endpoint)
+        folder = asr_models.download(transfer=Transfer(hub.endpoint))
     assert len(hub.gets("model.int8.onnx")) == onnx_gets  # verified already: not fetched again
     assert folder == asr_models.recognizer_folder(asr_models.OFFICIAL)
     for name, body in files.items():
@@ -480,14 +481,14 @@ def test_the_recogniser_asks_for_its_pinned_commit_and_hashes(
     with FakeHub(ASR_FILES, asr_models.SENSEVOICE_REPO) as hub:
         hub.commit = pinned
         with pytest.raises(DownloadError, match=r"does not match its published hash"):
-            asr_models.download(endpoint=hub.endpoint)
+            asr_models.download(transfer=Transfer(hub.endpoint))
     assert {path.split("/")[4] for path in hub.paths} == {pinned}
     assert not asr_models.official_present() and not asr_models.trusted_file().exists()
     digests = {name: hashlib.sha256(body).hexdigest() for name, body in ASR_FILES.items()}
     monkeypatch.setattr(asr_models, "SENSEVOICE_SHA256", digests)  # pins these files match
     with FakeHub(ASR_FILES, asr_models.SENSEVOICE_REPO) as hub:
         hub.commit = pinned
-        asr_models.download(endpoint=hub.endpoint)
+        asr_models.download(transfer=Transfer(hub.endpoint))
     assert _trusted()["revision"] == pinned and _trusted()["files"] == digests
     assert _installed() == ASR_FILES
 
@@ -500,7 +501,7 @@ def test_the_recogniser_is_trusted_on_first_use_and_held_to_it(
     nothing replaced) when the Hub now serves another file there, or another commit."""
     digests = {name: hashlib.sha256(body).hexdigest() for name, body in ASR_FILES.items()}
     with FakeHub(ASR_FILES, asr_models.SENSEVOICE_REPO) as hub:
-        asr_models.download(endpoint=hub.endpoint)
+        asr_models.download(transfer=Transfer(hub.endpoint))
         assert {r[1] for r in hub.requests} == set(ASR_FILES)
     record = _trusted()
     assert record["revision"] == COMMIT and record["files"] == digests
@@ -509,11 +510,11 @@ def test_the_recogniser_is_trusted_on_first_use_and_held_to_it(
     with FakeHub(changed, asr_models.SENSEVOICE_REPO) as hub:
         hub.commit = "f" * 40  # "main" moved on...
         with pytest.raises(DownloadError, match=r"404"):  # ...and the recorded commit is asked
-            asr_models.download(endpoint=hub.endpoint)
+            asr_models.download(transfer=Transfer(hub.endpoint))
         assert hub.paths and all(f"/resolve/{COMMIT}/" in path for path in hub.paths)
         hub.commit = COMMIT  # the same commit, a changed file: the Hub's own hash agrees
         with pytest.raises(DownloadError) as caught:
-            asr_models.download(endpoint=hub.endpoint)
+            asr_models.download(transfer=Transfer(hub.endpoint))
         assert str(caught.value) == (
             "The downloaded tokens.txt does not match the sha256 recorded at the model's "
             "first download; it was discarded and nothing was replaced."
@@ -521,7 +522,7 @@ def test_the_recogniser_is_trusted_on_first_use_and_held_to_it(
         hub.files = dict(ASR_FILES)
         hub.sent_commit = "e" * 40  # the right files, said to be another commit
         with pytest.raises(DownloadError) as caught:
-            asr_models.download(endpoint=hub.endpoint)
+            asr_models.download(transfer=Transfer(hub.endpoint))
         assert str(caught.value) == (
             f"The server did not send revision {COMMIT} of the speech recognition model; "
             "nothing was replaced."
@@ -534,7 +535,7 @@ def test_verify_holds_the_recogniser_to_its_first_download(online: Path, unpinne
     """A file changed beside its folder's own list of hashes (changed to agree) is still
     found: verify compares with the record in the data folder."""
     with FakeHub(ASR_FILES, asr_models.SENSEVOICE_REPO) as hub:
-        folder = asr_models.download(endpoint=hub.endpoint)
+        folder = asr_models.download(transfer=Transfer(hub.endpoint))
     asr_models.verify()
     changed = "<blk> 0\n了 1\n".encode()
     (folder / "tokens.txt").write_bytes(changed)
@@ -548,7 +549,7 @@ def test_verify_holds_the_recogniser_to_its_first_download(online: Path, unpinne
     with pytest.raises(ModelError, match=r"is damaged; delete it to trust"):
         asr_models.verify()
     with pytest.raises(ModelError, match=r"is damaged; delete it to trust"):
-        asr_models.download(endpoint="http://127.0.0.1:9")
+        asr_models.download(transfer=Transfer("http://127.0.0.1:9"))
 
 
 def test_the_speaker_model_is_pinned_trusted_and_verified(
@@ -570,7 +571,7 @@ def test_the_speaker_model_is_pinned_trusted_and_verified(
     with FakeHub(files, speaker_models.CAMPPLUS.repo) as hub:
         hub.commit = pinned
         with pytest.raises(DownloadError, match=r"does not match its published hash"):
-            speaker_models.download(endpoint=hub.endpoint)
+            speaker_models.download(transfer=Transfer(hub.endpoint))
     assert not speaker_models.CAMPPLUS.present()
     digests = {name: hashlib.sha256(files[name]).hexdigest()}
     monkeypatch.setattr(
@@ -578,7 +579,7 @@ def test_the_speaker_model_is_pinned_trusted_and_verified(
     )
     with FakeHub(files, speaker_models.CAMPPLUS.repo) as hub:
         hub.commit = pinned
-        path = speaker_models.download(endpoint=hub.endpoint)
+        path = speaker_models.download(transfer=Transfer(hub.endpoint))
     assert path == speaker_models.official_file() and path.read_bytes() == files[name]
     record = json.loads(speaker_models.CAMPPLUS.trusted_file().read_text(encoding="utf-8"))
     assert record["revision"] == pinned and record["files"] == digests
