@@ -11,10 +11,11 @@ import platform
 import shutil
 import subprocess
 import sys
+import tempfile
 import tomllib
 from pathlib import Path
 
-from chattts_studio.core.install import plan, support, torch_build
+from chattts_studio.core.install import plan, support, torch_build, torch_env
 
 DATA_FOLDERS = {
     "win32": r"%LOCALAPPDATA%\chattts-studio",
@@ -57,14 +58,25 @@ def main(argv: list[str] | None = None) -> int:
         print(problem, file=sys.stderr)
         return 2
     layout = plan.Layout(root, plat)
-    choice = torch_build.choose_here(plat, str(layout.python), False, args.nvidia_smi_output)
+    try:
+        choice = torch_build.choose_here(plat, str(layout.python), False, args.nvidia_smi_output)
+    except torch_build.SmiFileError as exc:
+        print(exc, file=sys.stderr)
+        return 2
     print(f"PyTorch build: {choice.build}. {choice.reason}")
+    installed = torch_env.read_installed(layout.python) if layout.python.exists() else None
+    if installed is not None and not torch_env.is_build(installed, choice.build):
+        print(f"The environment has {installed.describe()}; the {choice.build} build replaces it.")
     uv = os.environ.get("UV") or shutil.which("uv") or "uv"
-    steps = plan.commands(layout, choice.build, sys.executable, uv)
+    steps = plan.commands(layout, choice.build, sys.executable, uv, installed)
     if args.dry_run:
         for step in steps:
             print(torch_build.join_command(step, plat))
         return 0
+    problem = _unwritable(layout) or _unreachable_index(steps, choice.build)
+    if problem:
+        print(problem, file=sys.stderr)
+        return 2
     for step in steps:
         if step[1:2] == ["pip"] and "-c" in step:
             layout.build_lock.write_text(
@@ -80,6 +92,13 @@ def main(argv: list[str] | None = None) -> int:
                 file=sys.stderr,
             )
             return code
+    command = torch_build.install_command(choice.build, str(layout.python), plat, has_pip=False)
+    try:
+        found = torch_env.verify(layout.python, choice.build, command)
+    except torch_env.CheckFailed as exc:
+        print(exc, file=sys.stderr)
+        return 1
+    print(f"Checked: {found.describe()} (torch.version.cuda: {found.cuda}).")
     launcher = _add_launcher(layout, root)
     print(f"\n{plan.APP_NAME} is installed. Start it with: {layout.app}")
     if launcher is not None:
@@ -89,19 +108,57 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def _unwritable(layout: plan.Layout) -> str | None:
+    """One sentence when the installer cannot write the environment (a read-only folder, or
+    one of another user), checked before anything is made."""
+    for folder in (layout.root, layout.venv):
+        if not folder.is_dir():
+            continue
+        try:
+            with tempfile.TemporaryFile(dir=folder):
+                pass
+        except OSError as exc:
+            return (
+                f"The installer cannot write to {folder} ({exc.strerror or exc}); copy the "
+                f"folder somewhere you can write to, or make it writable, and run it again."
+            )
+    return None
+
+
+def _unreachable_index(steps: list[list[str]], build: str) -> str | None:
+    """One sentence when PyTorch's index, which the torch step needs, cannot be reached, checked
+    before anything is installed."""
+    for step in steps:
+        if torch_build.UV_INDEX_FLAG not in step:
+            continue
+        url = step[step.index(torch_build.UV_INDEX_FLAG) + 1]
+        reason = torch_build.unreachable(url)
+        if reason is not None:
+            return (
+                f"PyTorch's index {url} cannot be reached ({reason}), and the {build} build "
+                f"comes only from there; nothing was installed: connect to it (or name a mirror "
+                f"in {torch_build.INDEX_VARIABLE}) and run the installer again."
+            )
+    return None
+
+
 def _add_launcher(layout: plan.Layout, root: Path) -> Path | None:
     """The Start-menu shortcut (Windows) or the app in ~/Applications (macOS); on Linux the
     desktop entry is one of the commands."""
+    if layout.platform not in ("win32", "darwin"):
+        return None
     png = (root / "resources" / "icon.png").read_bytes()
     if layout.platform == "win32":
         icon = layout.venv / "chattts-studio.ico"
         icon.write_bytes(plan.png_to_ico(png))
         start_menu = Path(os.environ["APPDATA"]) / "Microsoft/Windows/Start Menu/Programs"
-        link, script = plan.windows_shortcut(layout, start_menu, icon)
+        shortcut = plan.windows_shortcut(layout, start_menu, icon)
         done = subprocess.run(
-            ["powershell", "-NoProfile", "-NonInteractive", "-Command", script], check=False
+            ["powershell", "-NoProfile", "-NonInteractive", "-Command", shortcut.script],
+            env={**os.environ, **shortcut.env},
+            check=False,
         )
-        return link if done.returncode == 0 else None
+        return shortcut.link if done.returncode == 0 else None
     if layout.platform == "darwin":
         files = plan.mac_bundle(layout, Path.home() / "Applications", plan.png_to_icns(png))
         for path, (data, mode) in files.items():

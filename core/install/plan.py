@@ -1,13 +1,15 @@
 """The installer's work for one machine, as data (the uv commands and the launcher's files), so the
 suite checks it without installing anything: the chosen torch build into the checkout's .venv
-first, from PyTorch's index, then the app with the lock."""
+first (from PyTorch's index, or PyPI's for the lock's own build), replacing any other build found
+there, then the app with the lock."""
 
 import plistlib
+import shlex
 import struct
 from dataclasses import dataclass
 from pathlib import Path
 
-from chattts_studio.core.install import torch_build
+from chattts_studio.core.install import torch_build, torch_env
 
 APP_NAME = "ChatTTS Studio"
 # What the lock's `torch==` resolves to from PyPI on each platform.
@@ -62,25 +64,54 @@ def lock_for(lock_text: str, build: str, platform: str) -> str:
     return "\n".join(kept) + "\n"
 
 
-def commands(layout: Layout, build: str, base_python: str, uv: str = "uv") -> list[list[str]]:
-    """The uv commands, in order: the environment, the torch build (unless the lock's own),
-    then the app with the onnx extra under the lock."""
+def torch_step(
+    layout: Layout, build: str, uv: str = "uv", installed: torch_env.Installed | None = None
+) -> list[str] | None:
+    """The uv command that puts `build` of torch and torchaudio into the environment, or None
+    when nothing needs it: the build is there already, or the environment has no torch yet and
+    the lock's own build (PyPI's) comes with the app.
+
+    Another build found there is replaced (--reinstall-package): `uv pip install -c` alone
+    keeps a 2.14.1+cpu, since it satisfies the lock's torch==2.14.1."""
+    if torch_env.is_build(installed, build):
+        return None
+    from_pypi = build == LOCK_BUILD[layout.platform]
+    if installed is None and from_pypi:
+        return None
+    step = [uv, "pip", "install", "--python", str(layout.python)]
+    if installed is not None:
+        step += ["--reinstall-package", "torch", "--reinstall-package", "torchaudio"]
+    if from_pypi:
+        return [
+            *step,
+            "-c",
+            str(layout.build_lock),
+            f"torch=={torch_build.TORCH}",
+            f"torchaudio=={torch_build.TORCHAUDIO}",
+        ]
+    return [
+        *step,
+        f"torch=={torch_build.TORCH}+{build}",
+        f"torchaudio=={torch_build.TORCHAUDIO}+{build}",
+        torch_build.UV_INDEX_FLAG,
+        torch_build.index_url(build),
+    ]
+
+
+def commands(
+    layout: Layout,
+    build: str,
+    base_python: str,
+    uv: str = "uv",
+    installed: torch_env.Installed | None = None,
+) -> list[list[str]]:
+    """The uv commands, in order: the environment, the torch build (see torch_step; `installed`
+    is the torch the environment has now), then the app with the onnx extra under the lock."""
     python = str(layout.python)
     steps = [[uv, "venv", "--allow-existing", "--python", base_python, str(layout.venv)]]
-    if build != LOCK_BUILD[layout.platform]:
-        steps.append(
-            [
-                uv,
-                "pip",
-                "install",
-                "--python",
-                python,
-                f"torch=={torch_build.TORCH}+{build}",
-                f"torchaudio=={torch_build.TORCHAUDIO}+{build}",
-                "--index-url",
-                torch_build.INDEX.format(build=build),
-            ]
-        )
+    step = torch_step(layout, build, uv, installed)
+    if step is not None:
+        steps.append(step)
     steps.append(
         [
             uv,
@@ -111,31 +142,58 @@ def png_to_icns(png: bytes) -> bytes:
     return b"icns" + struct.pack(">I", 8 + len(chunk)) + chunk
 
 
-def _ps_quote(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
+# The shortcut's values reach PowerShell as environment variables, never inside its script
+# text: a path then cannot end a string early (PowerShell's single quotes end at ' and at the
+# typographic quotes U+2018 to U+201B too) or run anything.
+SHORTCUT_VARIABLES = {
+    "link": "CHATTTS_STUDIO_LINK",
+    "target": "CHATTTS_STUDIO_TARGET",
+    "icon": "CHATTTS_STUDIO_ICON",
+    "folder": "CHATTTS_STUDIO_FOLDER",
+}
 
 
-def windows_shortcut(layout: Layout, start_menu: Path, icon: Path) -> tuple[Path, str]:
+@dataclass(frozen=True)
+class Shortcut:
+    link: Path  # where the .lnk goes
+    script: str  # the PowerShell that makes it: fixed text, no path in it
+    env: dict[str, str]  # the values it reads, to add to its environment
+
+
+def windows_shortcut(layout: Layout, start_menu: Path, icon: Path) -> Shortcut:
     """The Start-menu shortcut's path and the PowerShell that makes it with the app's icon."""
     link = start_menu / f"{APP_NAME}.lnk"
+    var = SHORTCUT_VARIABLES
     script = "; ".join(
         [
-            f"$s = (New-Object -ComObject WScript.Shell).CreateShortcut({_ps_quote(str(link))})",
-            f"$s.TargetPath = {_ps_quote(str(layout.app))}",
-            f"$s.IconLocation = {_ps_quote(str(icon))}",
-            f"$s.WorkingDirectory = {_ps_quote(str(layout.root))}",
-            f"$s.Description = {_ps_quote('Text to speech with ChatTTS')}",
+            f"$s = (New-Object -ComObject WScript.Shell).CreateShortcut($env:{var['link']})",
+            f"$s.TargetPath = $env:{var['target']}",
+            f"$s.IconLocation = $env:{var['icon']}",
+            f"$s.WorkingDirectory = $env:{var['folder']}",
+            "$s.Description = 'Text to speech with ChatTTS'",
             "$s.Save()",
         ]
     )
-    return link, script
+    env = {
+        var["link"]: str(link),
+        var["target"]: str(layout.app),
+        var["icon"]: str(icon),
+        var["folder"]: str(layout.root),
+    }
+    return Shortcut(link, script, env)
+
+
+def mac_launcher(app: Path) -> bytes:
+    """The macOS app's launcher script: runs `app` with the arguments it was given. The path is
+    quoted for sh (shlex.quote), so `$(...)`, backticks or quotes in a folder name stay text."""
+    return f'#!/bin/sh\nexec {shlex.quote(str(app))} "$@"\n'.encode()
 
 
 def mac_bundle(layout: Layout, applications: Path, icns: bytes) -> dict[Path, tuple[bytes, int]]:
     """The files of ~/Applications/ChatTTS Studio.app, each with its mode: a launcher script
     that starts the app from .venv, its Info.plist and its icon."""
     contents = applications / f"{APP_NAME}.app" / "Contents"
-    launcher = f'#!/bin/sh\nexec "{layout.app}" "$@"\n'.encode()
+    launcher = mac_launcher(layout.app)
     info = plistlib.dumps(
         {
             "CFBundleName": APP_NAME,

@@ -1,17 +1,31 @@
 """Which PyTorch build to install: the newest CUDA build that the NVIDIA driver supports and whose
-kernels include the card, an older build for cards the newer ones dropped, else the CPU build with
-the reason; on macOS PyPI's default build (MPS). The tables follow PyTorch's and NVIDIA's
-(docs/install.md cites both). Standard library only."""
+kernels include the cards (with several cards and no build for all of them, the most capable
+card's), an older build for cards the newer ones dropped, else the CPU build with the reason; on
+macOS PyPI's default build (MPS). The tables follow PyTorch's and NVIDIA's (docs/install.md cites
+both). Standard library only, besides the package's own error class."""
 
+import codecs
 import json
+import os
 import shlex
+import socket
 import subprocess
-from dataclasses import dataclass
+import unicodedata
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
 from pathlib import Path
+
+from chattts_studio.core.errors import StudioError
 
 TORCH = "2.14.1"
 TORCHAUDIO = "2.11.1"
 INDEX = "https://download.pytorch.org/whl/{build}"
+# PyTorch's index or a mirror of it, as a URL in which {build} stands for cu126, cpu, ...
+INDEX_VARIABLE = "CHATTTS_STUDIO_TORCH_INDEX"
+# uv's option for the one index to use: --index-url loses to a UV_DEFAULT_INDEX in the
+# environment (uv 0.13), --default-index does not.
+UV_INDEX_FLAG = "--default-index"
 NVIDIA_SMI_QUERY = (
     "nvidia-smi",
     "--query-gpu=name,compute_cap,driver_version",
@@ -28,7 +42,7 @@ _LEGACY = ((5, 0), (6, 0), (7, 0), (7, 5), (8, 0), (8, 6), (9, 0))
 @dataclass(frozen=True)
 class CudaBuild:
     name: str  # the index's name: cu130
-    cuda: str  # 13.0
+    cuda: str  # 13.0, what torch.version.cuda says in this build
     archs: tuple[tuple[int, int], ...]
     min_driver: dict[str, str]  # by platform ("linux", "win32"), as NVIDIA writes it
     ptx_on_linux: bool  # the newest arch also as PTX, which newer cards compile at first use
@@ -51,10 +65,20 @@ class Gpu:
     name: str
     compute_cap: tuple[int, int]
     driver: Version
+    # The driver version as nvidia-smi printed it (575.64.03, not 575.64.3).
+    driver_text: str = field(default="", compare=False)
 
     @property
     def cap_text(self) -> str:
         return f"{self.compute_cap[0]}.{self.compute_cap[1]}"
+
+    @property
+    def driver_shown(self) -> str:
+        return self.driver_text or ".".join(map(str, self.driver))
+
+    @property
+    def label(self) -> str:
+        return f"{self.name} (compute {self.cap_text})"
 
 
 @dataclass(frozen=True)
@@ -64,6 +88,7 @@ class Choice:
     command: str
     gpus: tuple[Gpu, ...] = ()  # what nvidia-smi found (none when it failed or is absent)
     smi_failed: bool = False
+    left_out: tuple[Gpu, ...] = ()  # cards the chosen build does not serve
 
     def as_json(self) -> str:
         return json.dumps({"build": self.build, "reason": self.reason, "command": self.command})
@@ -71,6 +96,41 @@ class Choice:
 
 class SmiError(ValueError):
     """nvidia-smi failed or printed something that is not its CSV answer."""
+
+
+class SmiFileError(StudioError):
+    """A saved nvidia-smi output that is missing, unreadable, empty or not text: the user's to
+    fix, so one sentence and no fallback."""
+
+
+def cuda_of(build: str) -> str | None:
+    """What torch.version.cuda says in `build`: None for the CPU and macOS builds."""
+    for known in BUILDS:
+        if known.name == build:
+            return known.cuda
+    return None
+
+
+def index_url(build: str) -> str:
+    """PyTorch's index for `build`, or the mirror named by CHATTTS_STUDIO_TORCH_INDEX."""
+    template = os.environ.get(INDEX_VARIABLE, "").strip() or INDEX
+    return template.replace("{build}", build)
+
+
+def unreachable(index: str) -> str | None:
+    """Why a package index cannot be reached at all (no route, no name, refused, timed out), or
+    None. Any other answer (an HTTP error, a certificate a proxy replaced) counts as reached:
+    the installer then tries it and reports what fails."""
+    try:
+        with urllib.request.urlopen(index.rstrip("/") + "/torch/", timeout=30):
+            return None
+    except urllib.error.HTTPError:
+        return None
+    except (urllib.error.URLError, OSError) as exc:
+        reason = getattr(exc, "reason", exc)
+        if isinstance(reason, (socket.gaierror, ConnectionError, TimeoutError, socket.timeout)):
+            return str(reason)
+        return None
 
 
 def parse_version(text: str) -> Version:
@@ -81,10 +141,13 @@ def parse_version(text: str) -> Version:
 
 
 def parse_smi(output: str) -> list[Gpu]:
-    """The GPUs in `nvidia-smi --query-gpu=name,compute_cap,driver_version` CSV output."""
+    """The GPUs in `nvidia-smi --query-gpu=name,compute_cap,driver_version` CSV output (none
+    when it says "No devices were found": a driver without a card)."""
     gpus = []
-    for line in output.splitlines():
+    for line in output.replace("\ufeff", "").splitlines():
         if not line.strip() or line.lower().startswith("name,"):  # blank, or a header kept
+            continue
+        if line.strip() == "No devices were found":
             continue
         fields = [f.strip() for f in line.rsplit(",", 2)]
         if len(fields) != 3 or not fields[0]:
@@ -93,8 +156,55 @@ def parse_smi(output: str) -> list[Gpu]:
         major, dot, minor = cap.partition(".")
         if not (major.isdigit() and dot and minor.isdigit()):
             raise SmiError(f"{cap[:40]!r} is not a compute capability")
-        gpus.append(Gpu(name, (int(major), int(minor)), parse_version(driver)))
+        gpus.append(Gpu(name, (int(major), int(minor)), parse_version(driver), driver))
     return gpus
+
+
+_SAVE_HINT = (
+    "save it with `nvidia-smi --query-gpu=name,compute_cap,driver_version "
+    "--format=csv,noheader > FILE`"
+)
+
+
+def decode_smi(data: bytes, path: Path) -> str:
+    """A saved nvidia-smi output's text: UTF-8 (with or without a BOM) or UTF-16 (what
+    PowerShell 5.1's `>` writes); anything else is a SmiFileError."""
+    if data.startswith(codecs.BOM_UTF8):
+        encoding = "utf-8-sig"
+    elif data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        encoding = "utf-16"
+    elif b"\x00" in data and len(data) % 2 == 0:  # UTF-16 without a BOM: ASCII's zero bytes
+        encoding = "utf-16-le" if data[1::2].count(0) > len(data) // 4 else "utf-16-be"
+    else:
+        encoding = "utf-8"
+    text: str | None
+    try:
+        text = data.decode(encoding)
+    except UnicodeDecodeError:
+        text = None
+    if text is not None:
+        text = text.replace("\ufeff", "")
+    if text is not None and not text.strip():
+        raise SmiFileError(f"{path} is empty; {_SAVE_HINT}.")
+    if text is None or any(unicodedata.category(c) == "Cc" and c not in "\t\r\n\f" for c in text):
+        raise SmiFileError(
+            f"{path} is not text (neither UTF-8 nor UTF-16), so it is not a saved nvidia-smi "
+            f"output; {_SAVE_HINT}."
+        )
+    return text
+
+
+def read_smi_file(path: Path) -> str:
+    """The text of a saved nvidia-smi output, or a SmiFileError with one sentence."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise SmiFileError(f"{path} does not exist; {_SAVE_HINT}.") from None
+    except IsADirectoryError:
+        raise SmiFileError(f"{path} is a folder, not a saved nvidia-smi output.") from None
+    except OSError as exc:
+        raise SmiFileError(f"{path} cannot be read ({exc.strerror or exc}).") from None
+    return decode_smi(data, path)
 
 
 def query_gpus(smi_output: str | None = None) -> list[Gpu]:
@@ -133,6 +243,13 @@ def runs_on(build: CudaBuild, cap: tuple[int, int], platform: str) -> bool:
     return build.ptx_on_linux and platform == "linux" and cap > max(build.archs)
 
 
+def serves(build: CudaBuild, gpu: Gpu, platform: str) -> bool:
+    """Whether `build` has kernels for the card and its driver is new enough for the build."""
+    return runs_on(build, gpu.compute_cap, platform) and gpu.driver >= parse_version(
+        build.min_driver[platform]
+    )
+
+
 def install_command(build: str, python: str, platform: str, has_pip: bool = True) -> str:
     """The one command that puts `build` of torch and torchaudio into `python`'s environment."""
     if build == MAC_DEFAULT:
@@ -140,11 +257,20 @@ def install_command(build: str, python: str, platform: str, has_pip: bool = True
         index: list[str] = []
     else:
         packages = [f"torch=={TORCH}+{build}", f"torchaudio=={TORCHAUDIO}+{build}"]
-        index = ["--index-url", INDEX.format(build=build)]
+        index = [index_url(build)]
     if has_pip:
-        argv = [python, "-m", "pip", "install", *packages, *index]
+        argv = [
+            python,
+            "-m",
+            "pip",
+            "install",
+            *packages,
+            *(["--index-url"] if index else []),
+            *index,
+        ]
     else:  # an environment made by uv has no pip
-        argv = ["uv", "pip", "install", "--python", python, *packages, *index]
+        flag = [UV_INDEX_FLAG] if index else []
+        argv = ["uv", "pip", "install", "--python", python, *packages, *flag, *index]
     return join_command(argv, platform)
 
 
@@ -154,8 +280,36 @@ def join_command(argv: list[str], platform: str) -> str:
     return shlex.join(argv)
 
 
+def _and(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def _cudas(builds: list[CudaBuild]) -> str:
+    return "CUDA " + _and([b.cuda for b in builds])
+
+
+def _left_out_because(gpu: Gpu, platform: str) -> str:
+    """Why the chosen build leaves `gpu` out, as a relative clause."""
+    with_kernels = [b for b in BUILDS if runs_on(b, gpu.compute_cap, platform)]
+    if not with_kernels:
+        return f"which no PyTorch {TORCH} CUDA build has kernels for"
+    usable = [b for b in with_kernels if serves(b, gpu, platform)]
+    if not usable:
+        need = min(with_kernels, key=lambda b: parse_version(b.min_driver[platform]))
+        return (
+            f"whose builds need driver {need.min_driver[platform]} or newer "
+            f"(this is {gpu.driver_shown})"
+        )
+    verb = "has" if len(usable) == 1 else "have"
+    return f"which only {_cudas(usable)} {verb} kernels for"
+
+
 def choose(gpus: list[Gpu], platform: str, python: str = "python", has_pip: bool = True) -> Choice:
-    """The build for these GPUs on `platform` ("win32", "linux" or "darwin")."""
+    """The build for these GPUs on `platform` ("win32", "linux" or "darwin").
+
+    The newest build that serves every card some build can serve; when no build serves them
+    all, the newest one for the most capable card, naming the cards it leaves out. The order
+    nvidia-smi lists the cards in makes no difference."""
     if platform == "darwin":
         return Choice(
             MAC_DEFAULT,
@@ -168,41 +322,79 @@ def choose(gpus: list[Gpu], platform: str, python: str = "python", has_pip: bool
 
     if not gpus:
         return cpu("No NVIDIA GPU was found, so the CPU build is the one that runs here.")
-    first = gpus[0]
-    driver = ".".join(map(str, first.driver))
-    cards = " and ".join(sorted({f"{g.name} (compute {g.cap_text})" for g in gpus}))
-    dropped = False  # a newer build the driver runs but without kernels for these cards
-    for build in BUILDS:
-        if first.driver < parse_version(build.min_driver[platform]):
-            continue
-        if not all(runs_on(build, gpu.compute_cap, platform) for gpu in gpus):
-            dropped = True
-            continue
-        why = (
-            f"newer builds dropped compute {first.cap_text}, and CUDA {build.cuda} is the "
-            f"newest with kernels for the {cards}"
-            if dropped
-            else f"CUDA {build.cuda} is the newest PyTorch build that driver {driver} "
-            f"supports with kernels for the {cards}"
-        )
-        return Choice(
-            build.name,
-            why[0].upper() + why[1:] + ".",
-            install_command(build.name, python, platform, has_pip),
-        )
-    fits_card = [b for b in BUILDS if runs_on(b, first.compute_cap, platform)]
-    if not fits_card:
-        return cpu(
-            f"PyTorch {TORCH} has no CUDA build for the {first.name} (compute {first.cap_text}; "
-            f"its oldest supported is 5.0), so only the CPU build runs here."
-        )
-    need = min(fits_card, key=lambda b: parse_version(b.min_driver[platform]))
-    wanted = need.min_driver[platform]
-    return cpu(
-        f"NVIDIA driver {driver} is too old for PyTorch's CUDA builds for the {first.name}: "
-        f"update the driver to {wanted} or newer, then install again (the CPU build runs until "
-        f"then)."
+    # Most capable first; equal cards once.
+    cards = sorted(set(gpus), key=lambda g: (-g.compute_cap[0], -g.compute_cap[1], g.name))
+    served = {b.name: [g for g in cards if serves(b, g, platform)] for b in BUILDS}
+    reachable = [g for g in cards if any(g in served[b.name] for b in BUILDS)]
+    if not reachable:
+        return cpu(_no_build_reason(cards, platform))
+    for_all = [b for b in BUILDS if all(g in served[b.name] for g in reachable)]
+    most_capable_only = not for_all
+    build = for_all[0] if for_all else next(b for b in BUILDS if reachable[0] in served[b.name])
+    kept = served[build.name]
+    left_out = [g for g in cards if g not in kept]
+    newer = BUILDS[: BUILDS.index(build)]
+    dropped = sorted(
+        {
+            g.cap_text
+            for g in kept
+            for b in newer
+            if not runs_on(b, g.compute_cap, platform)
+            and g.driver >= parse_version(b.min_driver[platform])
+        }
     )
+    labels = _and([g.label for g in kept])
+    driver = _and(sorted({g.driver_shown for g in kept}))
+    if dropped:
+        why = (
+            f"Newer builds dropped compute {_and(dropped)}, and CUDA {build.cuda} is the newest "
+            f"with kernels for the {labels}"
+        )
+    else:
+        why = (
+            f"CUDA {build.cuda} is the newest PyTorch build that driver {driver} supports with "
+            f"kernels for the {labels}"
+        )
+    if most_capable_only:
+        why += (
+            f"; no build serves every card, so the most capable, the {reachable[0].name}, decides"
+        )
+    if left_out:
+        why += "; it leaves out " + ", and ".join(
+            f"the {g.label}, {_left_out_because(g, platform)}" for g in left_out
+        )
+    return Choice(
+        build.name,
+        why + ".",
+        install_command(build.name, python, platform, has_pip),
+        left_out=tuple(left_out),
+    )
+
+
+def _no_build_reason(cards: list[Gpu], platform: str) -> str:
+    """Why no CUDA build serves any of the cards: the driver is too old for every build with
+    kernels for them, or no build has kernels for them."""
+    with_kernels = [g for g in cards if any(runs_on(b, g.compute_cap, platform) for b in BUILDS)]
+    without = [g for g in cards if g not in with_kernels]
+    if not with_kernels:
+        return (
+            f"PyTorch {TORCH} has no CUDA build for the {_and([g.label for g in cards])}; its "
+            f"oldest supported is compute 5.0, so only the CPU build runs here."
+        )
+    top = with_kernels[0]
+    need = min(
+        (b for b in BUILDS if runs_on(b, top.compute_cap, platform)),
+        key=lambda b: parse_version(b.min_driver[platform]),
+    )
+    reason = (
+        f"NVIDIA driver {top.driver_shown} is too old for PyTorch's CUDA builds for the "
+        f"{_and([g.label for g in with_kernels])}: update the driver to "
+        f"{need.min_driver[platform]} or newer, then install again (the CPU build runs until "
+        f"then)"
+    )
+    if without:
+        reason += f"; no build has kernels for the {_and([g.label for g in without])}"
+    return reason + "."
 
 
 def choose_here(
@@ -212,9 +404,12 @@ def choose_here(
     smi_file: Path | None = None,
 ) -> Choice:
     """The chooser on this machine's nvidia-smi (or a recorded output in `smi_file`); a failing
-    or unreadable nvidia-smi gives the CPU build and says why."""
+    or unreadable nvidia-smi gives the CPU build and says why.
+
+    A recorded file that is missing, empty or not text raises SmiFileError (the user's
+    mistake: one sentence)."""
+    recorded = None if smi_file is None else read_smi_file(smi_file)
     try:
-        recorded = None if smi_file is None else smi_file.read_text(encoding="utf-8")
         gpus = [] if platform == "darwin" else query_gpus(recorded)
     except SmiError as exc:
         return Choice(
@@ -225,4 +420,6 @@ def choose_here(
             smi_failed=True,
         )
     choice = choose(gpus, platform, python, has_pip)
-    return Choice(choice.build, choice.reason, choice.command, tuple(gpus))
+    return Choice(
+        choice.build, choice.reason, choice.command, tuple(gpus), left_out=choice.left_out
+    )

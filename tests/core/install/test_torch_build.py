@@ -1,9 +1,12 @@
 """The torch build chooser on recorded nvidia-smi outputs (nvidia_smi/), through the command
 users run (`doctor --torch-build`), and the Engine tab's sentence for a CPU-only PyTorch."""
 
+import codecs
+import itertools
 import json
 import os
 import stat
+import subprocess
 import sys
 from pathlib import Path
 
@@ -14,6 +17,7 @@ from chattts_studio.core.install import torch_build
 from chattts_studio.core.install.torch_build import Gpu, choose, parse_smi
 
 RECORDED = Path(__file__).parent / "nvidia_smi"
+ROOT = Path(__file__).resolve().parents[3]
 
 # (recorded output, platform, build, words the reason must hold)
 CASES = [
@@ -33,8 +37,51 @@ CASES = [
     ("rtx4090_gtx1080_r581.txt", "win32", "cu126", ["GTX 1080", "RTX 4090"]),
     ("old_smi_no_compute_cap.txt", "win32", "cpu", ["could not be read"]),
     ("cap_not_available.txt", "linux", "cpu", ["could not be read", "compute capability"]),
-    ("garbage.txt", "win32", "cpu", ["could not be read"]),
+    ("nvml_mismatch.txt", "win32", "cpu", ["could not be read", "NVML"]),
     ("rtx4090_r581.txt", "darwin", "default", ["MPS"]),
+    # Several cards: the build for all of them when there is one, else the most capable's.
+    (
+        "rtx5090_gtx1080_r581.txt",
+        "win32",
+        "cu130",
+        [
+            "CUDA 13.0",
+            "RTX 5090 (compute 12.0)",
+            "the most capable, the NVIDIA GeForce RTX 5090",
+            "leaves out the NVIDIA GeForce GTX 1080 (compute 6.1), which only CUDA 12.6 has",
+        ],
+    ),
+    ("gtx1080_rtx5090_r581.txt", "linux", "cu130", ["leaves out the NVIDIA GeForce GTX 1080"]),
+    (
+        "gtx1080_rtx5080_r572.txt",
+        "win32",
+        "cu126",
+        [
+            "GTX 1080 (compute 6.1)",
+            "leaves out the NVIDIA GeForce RTX 5080 (compute 12.0), whose "
+            "builds need driver 580.88 or newer (this is 572.16)",
+        ],
+    ),
+    (
+        "rtx5080_gtx1080_r516.txt",
+        "linux",
+        "cpu",
+        [
+            "516.94 is too old",
+            "RTX 5080 (compute 12.0) and NVIDIA GeForce GTX 1080",
+            "update the driver to 580.65.06",
+        ],
+    ),
+    (
+        "k80_rtx4090_r581.txt",
+        "win32",
+        "cu130",
+        ["RTX 4090", "leaves out the Tesla K80 (compute 3.7), which no PyTorch 2.14.1 CUDA build"],
+    ),
+    ("rtx3060_r575.txt", "linux", "cu126", ["driver 575.64.03 supports"]),
+    ("rtx4090_r581_powershell.txt", "win32", "cu130", ["for the NVIDIA GeForce RTX 4090 (c"]),
+    ("rtx4090_r581_utf8_bom.txt", "win32", "cu130", ["for the NVIDIA GeForce RTX 4090 (c"]),
+    ("no_devices.txt", "linux", "cpu", ["No NVIDIA GPU was found"]),
 ]
 
 
@@ -45,6 +92,9 @@ def test_the_table_of_cases(recorded: str, platform: str, build: str, words: lis
     for word in words:
         assert word in choice.reason
     assert choice.reason.endswith(".") and "\n" not in choice.reason
+    assert "\ufeff" not in choice.reason and all("\ufeff" not in g.name for g in choice.gpus)
+    # "too old" only when no build serves any card, or for a card left out.
+    assert "too old" not in choice.reason or build == "cpu" or choice.left_out
     if build in ("cu132", "cu130", "cu126", "cpu"):
         assert f"torch==2.14.1+{build}" in choice.command
         assert f"https://download.pytorch.org/whl/{build}" in choice.command
@@ -83,7 +133,8 @@ def test_the_smi_parser_keeps_commas_in_names_and_refuses_garbage() -> None:
     assert gpu == Gpu("NVIDIA A100-SXM4-80GB", (8, 0), (580, 95, 5))
     (odd,) = parse_smi("Quadro RTX 6000, passive, 7.5, 581.15")
     assert odd.name == "Quadro RTX 6000, passive" and odd.compute_cap == (7, 5)
-    for bad in ("No devices were found", "RTX, 8.9, [N/A]", "RTX, eight, 581.1"):
+    assert parse_smi("No devices were found\n") == []  # a driver without a card
+    for bad in ("No devices found", "RTX, 8.9, [N/A]", "RTX, eight, 581.1"):
         with pytest.raises(torch_build.SmiError):
             parse_smi(bad)
 
@@ -172,3 +223,125 @@ def test_the_cli_prints_utf8_where_the_locale_would_refuse_chinese(tmp_path: Pat
     )
     assert done.returncode == 0, done.stderr.decode("utf-8", "replace")
     assert "英伟达 GeForce RTX 4090" in done.stdout.decode("utf-8")
+
+
+def _several_cards() -> list[str]:
+    """The recorded outputs with two cards or more."""
+    found = []
+    for path in sorted(RECORDED.glob("*.txt")):
+        try:
+            if len(parse_smi(torch_build.read_smi_file(path))) > 1:
+                found.append(path.name)
+        except (torch_build.SmiError, torch_build.SmiFileError):
+            continue
+    return found
+
+
+@pytest.mark.parametrize("recorded", _several_cards())
+def test_the_order_nvidia_smi_lists_the_cards_in_makes_no_difference(recorded: str) -> None:
+    text = torch_build.read_smi_file(RECORDED / recorded)
+    gpus = parse_smi(text)
+    for platform in ("win32", "linux"):
+        first = choose(gpus, platform)
+        for order in itertools.permutations(gpus):
+            assert choose(list(order), platform) == first
+
+
+def test_several_cards_never_give_a_false_driver_too_old() -> None:
+    """With driver 581.57 some build serves each of these cards: whatever the pair, the choice
+    is a CUDA build, and a card it leaves out is named with the build that would serve it."""
+    cards = {
+        "RTX 5090": "12.0",
+        "RTX 4090": "8.9",
+        "RTX 3060": "8.6",
+        "GTX 1080": "6.1",
+        "Titan V": "7.0",
+        "H100": "9.0",
+        "B200": "10.0",
+    }
+    for (a, cap_a), (b, cap_b) in itertools.permutations(cards.items(), 2):
+        gpus = parse_smi(f"{a}, {cap_a}, 581.57\n{b}, {cap_b}, 581.57\n")
+        for platform in ("win32", "linux"):
+            choice = choose(gpus, platform)
+            assert choice.build in ("cu130", "cu126"), (a, b, choice.reason)
+            assert "too old" not in choice.reason
+            for left in choice.left_out:
+                assert f"leaves out the {left.name} " in choice.reason
+            most = max(gpus, key=lambda g: g.compute_cap)
+            assert most not in choice.left_out  # the most capable card is always served
+
+
+def test_driver_versions_are_printed_as_nvidia_smi_printed_them() -> None:
+    (gpu,) = parse_smi("NVIDIA GeForce RTX 3060, 8.6, 575.64.03")
+    assert gpu.driver == (575, 64, 3) and gpu.driver_shown == "575.64.03"
+    old = choose(parse_smi("NVIDIA GeForce RTX 2080 Ti, 7.5, 516.01.05"), "linux")
+    assert "driver 516.01.05 is too old" in old.reason
+
+
+@pytest.mark.parametrize(
+    ("data", "name"),
+    [
+        (b"NVIDIA GeForce RTX 4090, 8.9, 581.57\n", "utf-8"),
+        ("\ufeffNVIDIA GeForce RTX 4090, 8.9, 581.57\r\n".encode(), "utf-8 with a BOM"),
+        ("NVIDIA GeForce RTX 4090, 8.9, 581.57\r\n".encode("utf-16"), "utf-16 with a BOM"),
+        (codecs.BOM_UTF16_BE + "NVIDIA GeForce RTX 4090, 8.9, 581.57\n".encode("utf-16-be"), "BE"),
+        ("NVIDIA GeForce RTX 4090, 8.9, 581.57\n".encode("utf-16-le"), "utf-16 without a BOM"),
+        ("英伟达 GeForce RTX 4090, 8.9, 581.57\n".encode("utf-16"), "non-ASCII in utf-16"),
+    ],
+)
+def test_saved_outputs_in_utf8_and_utf16_read_alike(tmp_path: Path, data: bytes, name: str) -> None:
+    saved = tmp_path / "smi.txt"
+    saved.write_bytes(data)
+    choice = torch_build.choose_here("win32", "python", True, saved)
+    assert choice.build == "cu130", name
+    (gpu,) = choice.gpus
+    assert gpu.name.endswith("GeForce RTX 4090") and not gpu.name.startswith("\ufeff")
+    assert gpu.driver_shown == "581.57"
+
+
+BAD_FILES = [
+    ("missing", None, "does not exist"),
+    ("empty", b"", "is empty"),
+    ("blank", b"\r\n  \n", "is empty"),
+    ("binary", bytes(range(256)) * 4, "is not text"),
+    ("recorded binary", (RECORDED / "garbage.txt").read_bytes(), "is not text"),
+    ("latin-1", "GeForce \xe9, 8.9, 581.57".encode("latin-1"), "is not text"),
+    ("a folder", "folder", "is a folder"),
+]
+
+
+@pytest.mark.parametrize(("case", "data", "words"), BAD_FILES)
+def test_a_bad_saved_output_is_one_sentence_and_exit_2_everywhere(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    case: str,
+    data: bytes | str | None,
+    words: str,
+) -> None:
+    saved = tmp_path / "smi.txt"
+    if data == "folder":
+        saved.mkdir()
+    elif isinstance(data, bytes):
+        saved.write_bytes(data)
+    with pytest.raises(torch_build.SmiFileError) as raised:
+        torch_build.choose_here("win32", "python", True, saved)
+    assert words in str(raised.value) and "\n" not in str(raised.value)
+
+    # doctor (through its own check or the error class), the installer through bootstrap.py
+    # and the Makefile's step: one line on stderr, exit 2, no traceback.
+    assert cli(["doctor", "--torch-build", "--nvidia-smi-output", str(saved)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    for argv in (
+        [str(ROOT / "core" / "install" / "bootstrap.py"), "--dry-run"],
+        ["-m", "chattts_studio.core.install.ensure_torch", "--python", sys.executable],
+    ):
+        done = subprocess.run(
+            [sys.executable, *argv, "--nvidia-smi-output", str(saved)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 2, (argv, done.stdout, done.stderr)
+        assert done.stderr.count("\n") == 1 and words in done.stderr, done.stderr
+        assert "Traceback" not in done.stderr and "PyTorch build" not in done.stdout
