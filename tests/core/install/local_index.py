@@ -43,7 +43,10 @@ def build_wheel(
     wheel = folder / f"{name}-{version}-py3-none-any.whl"
     with zipfile.ZipFile(wheel, "w") as archive:
         for path, data in entries.items():
-            archive.writestr(zipfile.ZipInfo(path, (2020, 1, 1, 0, 0, 0)), data)
+            entry = zipfile.ZipInfo(path, (2020, 1, 1, 0, 0, 0))
+            # Scripts executable, as in real wheels (installers keep the mode's x bits).
+            entry.external_attr = (0o100755 if ".data/scripts/" in path else 0o100644) << 16
+            archive.writestr(entry, data)
     return wheel
 
 
