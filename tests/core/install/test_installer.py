@@ -4,6 +4,7 @@ the real uv (the PowerShell script cannot run here: it is the same three steps).
 
 import os
 import plistlib
+import shlex
 import shutil
 import struct
 import subprocess
@@ -174,3 +175,68 @@ def test_the_installer_refuses_an_unsupported_python_in_one_line(tmp_path: Path)
     )
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.count("\n") == 1 and "outside the supported range 3.5 to 3.5" in done.stderr
+
+
+def _standin_root(tmp_path: Path) -> Path:
+    """A checkout's files the installer reads before it installs anything."""
+    src = tmp_path / "checkout"
+    src.mkdir()
+    for name in ("pyproject.toml", "constraints.txt"):
+        shutil.copy(ROOT / name, src)
+    return src
+
+
+def _installer(src: Path, smi: str) -> list[str]:
+    recorded = Path(__file__).parent / "nvidia_smi" / smi
+    bootstrap = ROOT / "core" / "install" / "bootstrap.py"
+    return [
+        sys.executable,
+        str(bootstrap),
+        "--root",
+        str(src),
+        "--nvidia-smi-output",
+        str(recorded),
+    ]
+
+
+def test_pytorchs_index_out_of_reach_is_one_sentence_before_anything_is_made(
+    tmp_path: Path,
+) -> None:
+    """Only the package index reachable: the dry run plans as ever; the install stops with one
+    sentence and exit 2 before it makes the environment."""
+    src = _standin_root(tmp_path)
+    env = {**os.environ, "CHATTTS_STUDIO_TORCH_INDEX": "http://127.0.0.1:9/whl/{build}"}
+    argv = _installer(src, "rtx3060_r551.txt")
+    planned = subprocess.run(
+        [*argv, "--dry-run"], capture_output=True, text=True, env=env, timeout=60
+    )
+    assert planned.returncode == 0, planned.stderr
+    assert "torch==2.14.1+cu126" in planned.stdout and planned.stderr == ""
+    done = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+    assert done.stderr.startswith("PyTorch's index http://127.0.0.1:9/whl/cu126 cannot be reached")
+    assert "nothing was installed" in done.stderr
+    assert not (src / ".venv").exists() and "> " not in done.stdout
+
+
+def test_a_read_only_install_folder_is_one_sentence_before_anything_is_made(
+    tmp_path: Path,
+) -> None:
+    src = _standin_root(tmp_path)
+    argv = _installer(src, "rtx4090_r581.txt")
+    if os.geteuid() != 0:
+        src.chmod(0o555)
+        command = argv
+    else:  # root writes through modes: a read-only bind mount in a mount namespace of its own
+        mount = f"mount --bind {shlex.quote(str(src))} {shlex.quote(str(src))}"
+        remount = f"mount -o remount,ro,bind {shlex.quote(str(src))}"
+        command = ["unshare", "-m", "sh", "-c", f'{mount} && {remount} && exec "$@"', "sh", *argv]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    finally:
+        src.chmod(0o755)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+    assert done.stderr.startswith(f"The installer cannot write to {src} (")
+    assert not (src / ".venv").exists() and "> " not in done.stdout
