@@ -1,8 +1,11 @@
 """The installer: checks the machine, picks the torch build, installs the app into the
-checkout's .venv with uv and the lock, adds a launcher, and says how to run and uninstall.
+checkout's .venv with uv and the lock (replacing a torch of another build), checks that the
+environment's torch is the chosen build, adds a launcher, and says how to run and uninstall.
 
 Run by resources/install/install.ps1 (Windows) and install.sh (macOS, Linux) through
-bootstrap.py; `--dry-run` prints the plan and changes nothing.
+bootstrap.py; `--dry-run` prints the plan and changes nothing. A user's mistake (a bad saved
+nvidia-smi output, a folder it cannot write, PyTorch's index out of reach) is one sentence on
+stderr and exit status 2, before anything is installed.
 """
 
 import argparse
@@ -47,12 +50,15 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     root: Path = args.root.resolve()
     plat = _platform()
+    try:
+        requires_python = _requires_python(root)
+    except (OSError, KeyError, tomllib.TOMLDecodeError):
+        print(
+            f"{root} is not ChatTTS Studio's folder (no readable pyproject.toml).", file=sys.stderr
+        )
+        return 2
     problem = support.unsupported(
-        plat,
-        platform.machine(),
-        platform.mac_ver()[0],
-        sys.version_info[:2],
-        _requires_python(root),
+        plat, platform.machine(), platform.mac_ver()[0], sys.version_info[:2], requires_python
     )
     if problem:
         print(problem, file=sys.stderr)

@@ -128,7 +128,7 @@ def unreachable(index: str) -> str | None:
         return None
     except (urllib.error.URLError, OSError) as exc:
         reason = getattr(exc, "reason", exc)
-        if isinstance(reason, (socket.gaierror, ConnectionError, TimeoutError, socket.timeout)):
+        if isinstance(reason, (socket.gaierror, ConnectionError, TimeoutError)):
             return str(reason)
         return None
 

@@ -4,6 +4,7 @@
 # Start-menu shortcut. The decisions live in core/install (Python, tested by the suite); this only
 # finds uv and a Python.
 $ErrorActionPreference = "Stop"
+$ProgressPreference = "SilentlyContinue"  # Invoke-WebRequest is slow with its progress bar
 # uv's version wherever the installers fetch it: the lock's (constraints.txt), also in install.sh.
 $uvVersion = "0.13.9"
 $uvInstaller = "https://astral.sh/uv/$uvVersion/install.ps1"

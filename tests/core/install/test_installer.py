@@ -240,3 +240,37 @@ def test_a_read_only_install_folder_is_one_sentence_before_anything_is_made(
     assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
     assert done.stderr.startswith(f"The installer cannot write to {src} (")
     assert not (src / ".venv").exists() and "> " not in done.stdout
+
+
+def test_the_makefile_step_starts_no_torch_and_refuses_a_missing_python(tmp_path: Path) -> None:
+    """ensure_torch decides from files: torch is never imported in its own process."""
+    code = (
+        "import sys; from chattts_studio.core.install import ensure_torch; "
+        f"code = ensure_torch.main(['--python', {sys.executable!r}, '--dry-run']); "
+        "print(code, 'torch' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.stdout.splitlines()[-1] == "0 False", done.stdout + done.stderr
+    missing = subprocess.run(
+        [
+            *(sys.executable, "-m", "chattts_studio.core.install.ensure_torch"),
+            *("--python", str(tmp_path / "nothing" / "python")),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert missing.returncode == 2 and missing.stderr.count("\n") == 1
+    assert "does not exist" in missing.stderr and "Traceback" not in missing.stderr
+
+
+def test_a_folder_without_pyproject_is_one_sentence(tmp_path: Path) -> None:
+    bootstrap = ROOT / "core" / "install" / "bootstrap.py"
+    done = subprocess.run(
+        [sys.executable, str(bootstrap), "--root", str(tmp_path), "--dry-run"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2 and done.stderr.count("\n") == 1
+    assert "is not ChatTTS Studio's folder" in done.stderr
