@@ -7,6 +7,8 @@ import os
 import sys
 import warnings
 
+from chattts_studio.core import model_imports
+
 # ChatTTS 0.2 passes `past_key_values` to transformers' LlamaModel, which warns on every call
 # (about ten times a synthesis); nothing a user can act on.
 DEPRECATION_NOTICES = (r".*`?past_key_values`? is deprecated",)
@@ -21,7 +23,8 @@ def quiet_libraries() -> None:
     logging.getLogger("ChatTTS").setLevel(logging.ERROR)
     for pattern in DEPRECATION_NOTICES:
         warnings.filterwarnings("ignore", message=pattern, category=FutureWarning)
-    if "transformers" in sys.modules:  # already imported: told directly
+    if "transformers" in sys.modules:  # already imported (or by another thread now): told directly
+        model_imports.ensure()
         from transformers.utils import logging as hf_logging
 
         hf_logging.set_verbosity_error()

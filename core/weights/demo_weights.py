@@ -14,8 +14,12 @@ from typing import Any
 import numpy as np
 import pybase16384 as b14
 import torch
-from ChatTTS.config import config as cc
 from safetensors.torch import save_file
+
+from chattts_studio.core import model_imports
+
+model_imports.ensure()  # before transformers and ChatTTS: see core/model_imports.py
+from ChatTTS.config import config as cc  # noqa: E402
 
 SPECIAL_TOKENS = (
     "[Sasr] [Pasr] [Easr] [Stts] [Ptts] [Etts] [Sbreak] [Pbreak] [Ebreak] [uv_break] [v_break] "

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from chattts_studio.core import model_imports
 from chattts_studio.core.engine.cancel import CancelToken
 from chattts_studio.core.engine.chattts.audio import ChatVocoder
 from chattts_studio.core.engine.chattts.voices import ChatVoices
@@ -109,6 +110,7 @@ class ChatModel(ChatVocoder, ChatVoices):
         import os
         from dataclasses import asdict
 
+        model_imports.ensure()
         import ChatTTS
 
         chat = ChatTTS.Chat(logging.getLogger("ChatTTS"))
@@ -150,6 +152,7 @@ class ChatModel(ChatVocoder, ChatVoices):
         lower precision or int8, which cannot be undone in memory); the decoder, vocoder,
         tokenizer, embeddings and normalizer stay as they are: a precision switch costs one
         0.8 GB read, not a whole load."""
+        model_imports.ensure()
         from transformers import LlamaModel
 
         gpt: Any = LlamaModel.from_pretrained(gpt_folder)
@@ -235,6 +238,7 @@ class ChatModel(ChatVocoder, ChatVoices):
 
     def refine_params(self, texts: list[str], settings: RefineSettings) -> Any:
         """Stock's RefineTextParams for refining `texts` (a fresh object: stock mutates them)."""
+        model_imports.ensure()
         from ChatTTS import Chat
 
         return Chat.RefineTextParams(
@@ -319,6 +323,7 @@ class ChatModel(ChatVocoder, ChatVoices):
         self, texts: list[str], settings: StockSettings, cancel: CancelToken
     ) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
         """ChatTTS's own generate loop for a batch: (codes, hidden states) per row."""
+        model_imports.ensure()
         from ChatTTS import Chat
 
         voice = _voice(settings.speaker)
@@ -343,6 +348,7 @@ class ChatModel(ChatVocoder, ChatVoices):
 
     def infer(self, texts: list[str], stream: bool, **params: Any) -> Any:
         """`Chat.infer` exactly as ChatTTS's README uses it (the bench's stock side)."""
+        model_imports.ensure()
         from ChatTTS import Chat
 
         code = Chat.InferCodeParams(show_tqdm=False, ensure_non_empty=False, **params)
@@ -361,6 +367,7 @@ def text_normalizer(readers: Mapping[str, Callable[[str], str]]) -> Callable[[st
     of the text the model will read."""
     import os
 
+    model_imports.ensure()
     import ChatTTS
     from ChatTTS.norm import Normalizer
 

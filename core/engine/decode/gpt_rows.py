@@ -10,10 +10,13 @@ from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
-from transformers.models.llama.modeling_llama import apply_rotary_pos_emb
 
+from chattts_studio.core import model_imports
 from chattts_studio.core.engine.chattts.chat import ChatModel
 from chattts_studio.core.engine.decode.rowwise import EXACT_CHUNK_ROWS, exact_attention
+
+model_imports.ensure()  # before transformers and ChatTTS: see core/model_imports.py
+from transformers.models.llama.modeling_llama import apply_rotary_pos_emb  # noqa: E402
 
 
 @dataclass

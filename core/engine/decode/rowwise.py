@@ -15,9 +15,12 @@ from dataclasses import dataclass, field
 
 import torch
 import torch.nn.functional as F
-from transformers.generation import TopKLogitsWarper, TopPLogitsWarper
 
+from chattts_studio.core import model_imports
 from chattts_studio.core.errors import BadSettingError
+
+model_imports.ensure()  # before transformers and ChatTTS: see core/model_imports.py
+from transformers.generation import TopKLogitsWarper, TopPLogitsWarper  # noqa: E402
 
 REPETITION_WINDOW = 16  # ChatTTS's CustomRepetitionPenaltyLogitsProcessorRepeat past_window
 # Rows in every product of an exact CPU step (FastDecoder's `chunk_rows`). Fixed, because a

@@ -12,11 +12,14 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 import torch.nn.functional as F
-from transformers.generation import TopKLogitsWarper, TopPLogitsWarper
 
+from chattts_studio.core import model_imports
 from chattts_studio.core.engine.cancel import CancelToken
 from chattts_studio.core.engine.decode.gpt_rows import GptRows
 from chattts_studio.core.engine.decode.job import NonFiniteError, non_finite_sentence
+
+model_imports.ensure()  # before transformers and ChatTTS: see core/model_imports.py
+from transformers.generation import TopKLogitsWarper, TopPLogitsWarper  # noqa: E402
 
 if TYPE_CHECKING:
     from chattts_studio.core.engine.chattts.chat import ChatModel

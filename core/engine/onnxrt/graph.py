@@ -11,7 +11,11 @@ from typing import Any
 
 import torch
 from torch import nn
-from transformers.models.llama.modeling_llama import apply_rotary_pos_emb
+
+from chattts_studio.core import model_imports
+
+model_imports.ensure()  # before transformers and ChatTTS: see core/model_imports.py
+from transformers.models.llama.modeling_llama import apply_rotary_pos_emb  # noqa: E402
 
 
 @torch.library.custom_op("chattts_studio::cached_attention", mutates_args=())
