@@ -4,7 +4,8 @@ A failed write leaves any existing target as it was and no temp file behind. The
 gets the mode a plain open() would give it: an existing target's own, else 0o666 less the
 umask. `target_problem` and `os_error_sentence` turn what the file system refuses into one
 sentence for the user; `replace_file` is the one rename-over that Windows' file rules need
-(tried again while another program holds a file, then FileInUse naming it).
+(tried again while another program holds a file, then FileInUse naming it; access denied
+is AccessDenied at once).
 """
 
 import contextlib
@@ -190,10 +191,42 @@ class FileInUse(PermissionError):
         )
 
 
+class AccessDenied(PermissionError):
+    """A rename, replace or delete that Windows refused with access denied: the file is
+    read-only, the account may not change it, or a program has it mapped into memory. Said at
+    once (waiting changes none of these), in one sentence that names it and what to check."""
+
+    def __init__(self, path: Path | str) -> None:
+        super().__init__(errno.EACCES, "access denied", str(path))
+        self.sentence = Sentence(
+            QT_TRANSLATE_NOOP(
+                "core",
+                "Windows denied access to {target}: it is read-only, your account may not "
+                "change it, or a program has it loaded; check its properties or close that "
+                "program, then try again.",
+            ),
+            target=str(path),
+        )
+        self.args = (self.sentence,)
+
+    def __str__(self) -> str:
+        return self.sentence
+
+    def reason(self) -> Sentence:
+        """The same said inside another sentence ("Cannot save X: {reason}.")."""
+        return Sentence(
+            QT_TRANSLATE_NOOP(
+                "core",
+                "Windows denied access to it (read-only, not your account's to change, or "
+                "loaded by a program)",
+            )
+        )
+
+
 def os_error_reason(exc: BaseException) -> str:
     """'the disk is full (No space left on device)' and the like, for an OSError or the
     ValueError the OS layer raises for a name it refuses (an embedded NUL byte)."""
-    if isinstance(exc, FileInUse):
+    if isinstance(exc, FileInUse | AccessDenied):
         return exc.reason()
     if isinstance(exc, OSError):
         detail = exc.strerror or str(exc)
@@ -330,17 +363,20 @@ def replace_file(src: Path, dst: Path, name: Path | None = None) -> None:
     """os.replace(src, dst), for files and folders alike, kept to Windows' rules: a replace
     refused because a program holds either one open (a virus scanner, the search indexer: for
     a few milliseconds) is tried again for about a second; still refused, FileInUse names
-    `name` (`dst` when None: the file the user knows). Any other error is raised as it is."""
+    `name` (`dst` when None: the file the user knows). Access denied is AccessDenied at once.
+    Any other error is raised as it is."""
     delays = platforms.replace_retry_delays()
+    said = dst if name is None else name
     for attempt in range(len(delays) + 1):
         try:
             os.replace(src, dst)
             return
         except PermissionError as exc:
+            if platforms.is_access_denied(exc):
+                raise AccessDenied(said) from exc
             if not platforms.is_file_in_use(exc):
                 raise
             if attempt == len(delays):
-                said = dst if name is None else name
                 raise FileInUse(said, folder=os.path.isdir(src)) from exc
             time.sleep(delays[attempt])
 

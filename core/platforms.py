@@ -25,6 +25,7 @@ FSYNC_OPEN_FLAGS = os.O_RDWR | getattr(os, "O_BINARY", 0)
 # few milliseconds it holds it; POSIX replaces an open file at once.
 WINDOWS_REPLACE_RETRY_S = (0.01, 0.05, 0.1, 0.25, 0.5)
 WINDOWS_IN_USE_ERRORS = (32, 33)  # ERROR_SHARING_VIOLATION, ERROR_LOCK_VIOLATION
+WINDOWS_ACCESS_DENIED = 5  # ERROR_ACCESS_DENIED
 WINDOWS_MAX_PATH = 260  # characters of a whole path, its closing NUL included
 
 
@@ -58,16 +59,28 @@ def max_path(os_name: str | None = None) -> int | None:
     return WINDOWS_MAX_PATH - 1 if is_windows(os_name) else None
 
 
-def is_file_in_use(exc: BaseException, os_name: str | None = None) -> bool:
-    """Whether a refused rename, replace or delete means a program holds the file open.
+def is_file_in_use(exc: BaseException) -> bool:
+    """Whether a refused rename, replace or delete means a program holds the file open, so
+    trying again in a moment may succeed.
 
-    Why: Windows refuses to replace or delete a file any process has open or mapped, with a
-    PermissionError (winerror 32, a sharing violation; 33, a lock violation; 5, access denied,
-    for a file mapped into memory); POSIX allows all of these, so a PermissionError there is
-    about permissions (unless it carries Windows' sharing codes, as tests raise it)."""
+    Why: Windows refuses to replace or delete a file another handle has open without sharing
+    deletes, with winerror 32 (a sharing violation) or 33 (a lock violation): a virus scanner
+    or the search indexer lets go within a second. POSIX allows all of these, so only a
+    PermissionError carrying Windows' codes counts (tests raise them on Linux too)."""
+    return isinstance(exc, PermissionError) and (
+        getattr(exc, "winerror", None) in WINDOWS_IN_USE_ERRORS
+    )
+
+
+def is_access_denied(exc: BaseException, os_name: str | None = None) -> bool:
+    """Whether Windows refused a rename, replace or delete with access denied (winerror 5):
+    a read-only file, an access list that forbids it, a file mapped into memory (a loaded
+    model) or one waiting to be deleted. Waiting does not change any of these, so it is said
+    at once, apart from a file in use. A PermissionError on POSIX is plain permissions."""
     if not isinstance(exc, PermissionError):
         return False
-    return is_windows(os_name) or getattr(exc, "winerror", None) in WINDOWS_IN_USE_ERRORS
+    code = getattr(exc, "winerror", None)
+    return code == WINDOWS_ACCESS_DENIED or (code is None and is_windows(os_name))
 
 
 def has_file_modes(os_name: str | None = None) -> bool:

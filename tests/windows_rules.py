@@ -40,6 +40,11 @@ def _windows_error(
 def held_paths() -> set[str]:
     """Every file and folder this process holds now: its open descriptors' targets, the
     files mapped into its memory and its current folder (resolved absolute paths)."""
+    return open_paths() | mapped_paths()
+
+
+def open_paths() -> set[str]:
+    """The files and folders this process has open, and its current folder."""
     held = {os.getcwd()}
     fds = "/proc/self/fd"
     for name in os.listdir(fds):
@@ -49,6 +54,12 @@ def held_paths() -> set[str]:
             continue
         if target.startswith("/") and not target.startswith("/proc/"):
             held.add(target.removesuffix(" (deleted)"))
+    return held
+
+
+def mapped_paths() -> set[str]:
+    """The files mapped into this process's memory."""
+    held = set()
     with open("/proc/self/maps", encoding="utf-8", errors="surrogateescape") as maps:
         for line in maps:
             fields = line.rstrip("\n").split(maxsplit=5)
@@ -95,7 +106,13 @@ class WindowsRules:
         return self
 
     def _refuse(self, function: str, path: str, culprit: str, *names: str) -> OSError:
+        """A sharing violation (32) for a file held open; access denied (5) for one only
+        mapped into memory, as Windows answers a delete or rename of a mapped file."""
         self.refused.append((function, culprit))
+        if holding(path, open_paths()) is None:
+            return _windows_error(
+                PermissionError, errno.EACCES, ACCESS_DENIED, ERROR_ACCESS_DENIED, *names
+            )
         return _windows_error(
             PermissionError, errno.EACCES, IN_USE, ERROR_SHARING_VIOLATION, *names
         )

@@ -18,7 +18,7 @@ from functools import partial
 from pathlib import Path
 
 from chattts_studio.core import paths
-from chattts_studio.core.atomic import FileInUse, os_error_reason, replace_file
+from chattts_studio.core.atomic import AccessDenied, FileInUse, os_error_reason, replace_file
 from chattts_studio.core.errors import Cancelled, DownloadError, UnreachableError
 from chattts_studio.core.file_lock import try_hold
 from chattts_studio.core.messages import QT_TRANSLATE_NOOP, Sentence, said
@@ -389,6 +389,20 @@ def _install(staging: Path, model: HubModel) -> None:
                         "here or in another program). Load another model or close that "
                         "program, then download again; the downloaded files are kept, so that "
                         "takes a moment.",
+                    ),
+                    model=model.what,
+                    folder=str(folder),
+                )
+            ) from None
+        except AccessDenied:
+            raise DownloadError(
+                Sentence(
+                    QT_TRANSLATE_NOOP(
+                        "core",
+                        "Cannot install {model}: Windows denied access to {folder} (a program "
+                        "has its weights loaded, or it is read-only or not your account's). "
+                        "Load another model or close that program, then download again; the "
+                        "downloaded files are kept, so that takes a moment.",
                     ),
                     model=model.what,
                     folder=str(folder),

@@ -16,7 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from chattts_studio.core import paths
-from chattts_studio.core.atomic import FileInUse, new_folder, os_error_reason, replace_file
+from chattts_studio.core.atomic import (
+    AccessDenied,
+    FileInUse,
+    new_folder,
+    os_error_reason,
+    replace_file,
+)
 from chattts_studio.core.errors import Cancelled, ModelError
 from chattts_studio.core.messages import QT_TRANSLATE_NOOP, Sentence
 
@@ -342,6 +348,18 @@ def _swap_in(new: Path, folder: Path, old: Path, name: str) -> None:
                         "core",
                         "Model '{name}' is in use (loaded here or in another program): load "
                         "another model or close that program, then build it again.",
+                    ),
+                    name=name,
+                )
+            ) from None
+        except AccessDenied:
+            raise ModelError(
+                Sentence(
+                    QT_TRANSLATE_NOOP(
+                        "core",
+                        "Windows denied access to model '{name}': a program has its weights "
+                        "loaded, or its folder is read-only or not your account's; load another "
+                        "model or close that program, then build it again.",
                     ),
                     name=name,
                 )

@@ -12,7 +12,13 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from chattts_studio.core.atomic import FileInUse, keep_mode, os_error_sentence, replace_file
+from chattts_studio.core.atomic import (
+    AccessDenied,
+    FileInUse,
+    keep_mode,
+    os_error_sentence,
+    replace_file,
+)
 from chattts_studio.core.audio.output import check_output_path
 from chattts_studio.core.audio.stream_writer import AudioStreamWriter
 from chattts_studio.core.audio.subtitles import Cue, check_subtitle_path, cues_for, write_subtitles
@@ -65,7 +71,7 @@ def write_files(
         if cancel is not None:
             cancel.check()
         move_in(parts, targets + subtitle_targets, staging)
-    except FileInUse as exc:
+    except (FileInUse, AccessDenied) as exc:
         raise AudioError(os_error_sentence("save", Path(exc.filename), exc)) from None
     except OSError as exc:
         raise AudioError(os_error_sentence("save", first, exc)) from None

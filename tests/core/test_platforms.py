@@ -11,11 +11,24 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from windows_rules import WindowsRules
+from windows_rules import (
+    ACCESS_DENIED,
+    ERROR_ACCESS_DENIED,
+    ERROR_SHARING_VIOLATION,
+    IN_USE,
+    WindowsRules,
+)
 
 from chattts_studio.core import platforms
 from chattts_studio.core.atomic import write_text_atomic
 from chattts_studio.core.voices.speakers import SpeakerLibrary
+
+
+def in_use_error() -> PermissionError:
+    """What Windows raises for a file another program holds open (winerror 32)."""
+    exc = PermissionError(errno.EACCES, IN_USE)
+    exc.winerror = ERROR_SHARING_VIOLATION  # type: ignore[attr-defined]
+    return exc
 
 
 def test_each_branch_on_each_platform(tmp_path: Path) -> None:
@@ -123,7 +136,7 @@ def test_a_replace_refused_as_in_use_is_tried_again_on_windows_only(
     def replace(src: object, dst: object) -> None:
         if refusals[0]:  # a reader holds the target for a moment
             refusals[0] -= 1
-            raise PermissionError(errno.EACCES, "The process cannot access the file")
+            raise in_use_error()
         real_replace(src, dst)  # type: ignore[arg-type]
 
     monkeypatch.setattr(os, "replace", replace)
@@ -146,13 +159,19 @@ def test_a_replace_refused_as_in_use_is_tried_again_on_windows_only(
 def test_the_path_limit_and_the_in_use_refusal_on_each_platform() -> None:
     # Windows' MAX_PATH (260, its closing NUL included); POSIX says ENAMETOOLONG itself.
     assert platforms.max_path("nt") == 259 and platforms.max_path("posix") is None
-    # A refused replace is "in use" on Windows; on POSIX only with Windows' sharing codes.
+    # A refused replace is "in use" only with Windows' sharing codes (32, 33), and "access
+    # denied" with its code 5 (or none, on Windows); on POSIX it is plain permissions.
     refused = PermissionError(errno.EACCES, "Permission denied")
-    assert platforms.is_file_in_use(refused, "nt")
-    assert not platforms.is_file_in_use(refused, "posix")
-    refused.winerror = 32  # type: ignore[attr-defined]
-    assert platforms.is_file_in_use(refused, "posix")
-    assert not platforms.is_file_in_use(FileNotFoundError(errno.ENOENT, "gone"), "nt")
+    assert not platforms.is_file_in_use(refused)
+    assert platforms.is_access_denied(refused, "nt")
+    assert not platforms.is_access_denied(refused, "posix")
+    for code, in_use in ((32, True), (33, True), (5, False)):
+        refused.winerror = code  # type: ignore[attr-defined]
+        assert platforms.is_file_in_use(refused) is in_use
+        assert platforms.is_access_denied(refused, "posix") is not in_use
+        assert platforms.is_access_denied(refused, "nt") is not in_use
+    assert not platforms.is_file_in_use(FileNotFoundError(errno.ENOENT, "gone"))
+    assert not platforms.is_access_denied(FileNotFoundError(errno.ENOENT, "gone"), "nt")
     # Modes are ours to set on POSIX only (Windows: ACLs and a read-only flag).
     assert platforms.has_file_modes("posix") and not platforms.has_file_modes("nt")
 
@@ -261,7 +280,7 @@ def test_a_replace_refused_until_the_retries_run_out_names_the_file(
 
     def replace(src: object, dst: object) -> None:
         tries.append(str(dst))
-        raise PermissionError(errno.EACCES, "Access is denied")  # Windows' words, winerror 5
+        raise in_use_error()
 
     target = tmp_path / "speech.wav"
     target.write_bytes(b"old")
@@ -281,6 +300,43 @@ def test_a_replace_refused_until_the_retries_run_out_names_the_file(
     monkeypatch.setattr(os, "replace", replace)
     with pytest.raises(FileInUse, match=r"^A file in .*model is in use by another program"):
         replace_file(tmp_path, tmp_path.with_name("model"))
+
+
+@pytest.mark.parametrize("winerror", [ERROR_ACCESS_DENIED, None])
+def test_access_denied_is_said_at_once_apart_from_a_file_in_use(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fast_windows_retries: None, winerror: int
+) -> None:
+    """Windows' access denied (winerror 5, or a PermissionError with no code there): a
+    read-only file, an access list, a mapping. No retry, its own sentence, nothing changed."""
+    from chattts_studio.core.atomic import AccessDenied, os_error_sentence
+
+    tries: list[str] = []
+
+    def replace(src: object, dst: object) -> None:
+        tries.append(str(dst))
+        exc = PermissionError(errno.EACCES, ACCESS_DENIED)
+        if winerror is not None:
+            exc.winerror = winerror  # type: ignore[attr-defined]
+        raise exc
+
+    target = tmp_path / "speech.wav"
+    target.write_bytes(b"old")
+    monkeypatch.setattr(os, "replace", replace)
+    with pytest.raises(AccessDenied) as caught:
+        write_text_atomic(target, "new")
+    monkeypatch.undo()
+    assert len(tries) == 1
+    said = str(caught.value)
+    assert said.startswith(f"Windows denied access to {target}: it is read-only") and (
+        "another program" not in said and said.count(". ") == 0
+    )
+    assert isinstance(caught.value, PermissionError) and caught.value.filename == str(target)
+    assert target.read_bytes() == b"old" and not list(tmp_path.glob(".*part*"))
+    inside = os_error_sentence("save", target, caught.value)
+    assert inside == (
+        f"Cannot save {target}: Windows denied access to it (read-only, not your account's to "
+        "change, or loaded by a program). Nothing was changed."
+    )
 
 
 def test_files_open_elsewhere_are_one_sentence_through_every_writer(

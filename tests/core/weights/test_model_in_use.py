@@ -1,18 +1,20 @@
 """A model that is loaded, replaced under Windows' rules (tests/windows_rules.py, applied to
-this folder): its weights are mapped into memory, so Windows refuses to rename or delete its
-folder. A download or a rebuild of it then says, in one sentence, to load another model
-first; nothing of the loaded model changes, and a download keeps what it fetched, so the next
+this folder): a file of it open elsewhere is a sharing violation, its weights mapped into
+memory are access denied, and either way Windows refuses to rename or delete its folder. A
+download or a rebuild of it then says, in one sentence, to load another model first; nothing of the loaded model changes, and a download keeps what it fetched, so the next
 try (the model unloaded) installs it without fetching anything again."""
 
+import errno
+import os
 import shutil
 from pathlib import Path
 
 import numpy as np
 import pytest
 from test_download import FakeHub, check_installed, hashes_of, hub, official, staging
-from windows_rules import WindowsRules
+from windows_rules import ACCESS_DENIED, ERROR_ACCESS_DENIED, WindowsRules
 
-from chattts_studio.core import paths
+from chattts_studio.core import paths, platforms
 from chattts_studio.core.engine.engine import Engine
 from chattts_studio.core.errors import DownloadError, ModelError
 from chattts_studio.core.weights import download, models
@@ -45,7 +47,8 @@ def test_a_download_over_loaded_weights_says_to_load_another_model(
     assert not list(paths.models_dir().glob(".official.old*"))
     fetched = len(hub.gets())
     assert fetched == len(hub.files)
-    # Mapped into memory, as a loaded model's weights are: refused the same way.
+    # Mapped by numpy, whose mapping keeps a handle of its own (Python's mmap does, on
+    # Windows too): refused as in use.
     mapped = np.memmap(loaded, dtype=np.uint8, mode="r")
     with pytest.raises(DownloadError, match="in use"):
         download.download_official(endpoint=hub.endpoint, hashes=hashes)
@@ -54,6 +57,40 @@ def test_a_download_over_loaded_weights_says_to_load_another_model(
     download.download_official(endpoint=hub.endpoint, hashes=hashes)  # let go: installed
     assert len(hub.gets()) == fetched
     check_installed(hub.files)
+
+
+def test_a_download_over_weights_windows_denies_says_so_and_keeps_both(
+    online: Path, hub: FakeHub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Access denied (a mapping with no handle left, a read-only folder): not retried, its own
+    sentence, the installed weights as they were and the fetched files kept."""
+    hashes = hashes_of(hub.files)
+    download.download_official(endpoint=hub.endpoint, hashes=hashes)
+    folder = official()
+    before = tree(folder)
+    real_replace, tries = os.replace, []
+
+    def replace(src: object, dst: object) -> None:
+        if Path(str(src)) == folder:
+            tries.append(src)
+            exc = PermissionError(errno.EACCES, ACCESS_DENIED)
+            exc.winerror = ERROR_ACCESS_DENIED  # type: ignore[attr-defined]
+            raise exc
+        real_replace(src, dst)  # type: ignore[arg-type]
+
+    with monkeypatch.context() as patch:
+        patch.setattr(platforms, "OS_NAME", "nt")
+        patch.setattr(os, "replace", replace)
+        with pytest.raises(DownloadError) as caught:
+            download.download_official(endpoint=hub.endpoint, hashes=hashes)
+    assert str(caught.value) == (
+        f"Cannot install the official weights: Windows denied access to {folder} (a "
+        "program has its weights loaded, or it is read-only or not your account's). Load "
+        "another model or close that program, then download again; the downloaded files are "
+        "kept, so that takes a moment."
+    )
+    assert len(tries) == 1 and tree(folder) == before
+    assert sorted(tree(staging())) == sorted(hub.files)
 
 
 @pytest.fixture
@@ -76,9 +113,10 @@ def test_rebuilding_loaded_demo_weights_says_to_load_another_model(
     try:
         with pytest.raises(ModelError) as caught:
             models.build_demo(demo_model)
-        assert str(caught.value) == (
-            "Model 'demo' is in use (loaded here or in another program): load another model "
-            "or close that program, then build it again."
+        assert str(caught.value) == (  # its weights are mapped: access denied
+            "Windows denied access to model 'demo': a program has its weights loaded, or its "
+            "folder is read-only or not your account's; load another model or close that "
+            "program, then build it again."
         )
         assert windows_rules.refused
         assert tree(info.folder) == before  # whole, as loaded
