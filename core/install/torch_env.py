@@ -162,8 +162,8 @@ def verify(python: Path, build: str, command: str) -> Installed:
     if done.returncode != 0 or len(lines) < 3:
         said = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
         raise CheckFailed(
-            f"torch cannot be imported in {python} ({said[:200]}); install the {build} build "
-            f"with: {command}"
+            f"torch and torchaudio cannot be imported in {python} ({said[:200]}); install the "
+            f"{build} build with: {command}"
         )
     installed = Installed(lines[0], None if lines[1] == "None" else lines[1], lines[2])
     if not is_build(installed, build):

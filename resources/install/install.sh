@@ -78,23 +78,22 @@ uv_from_astral() {
     [ -x "$bin/uv" ] && printf '%s\n' "$bin/uv"
 }
 
-# uv from PyPI at UV_VERSION, into a folder of this checkout, with a Python's pip (or a venv's,
-# where the Python's own pip refuses or is missing).
+# uv from PyPI at UV_VERSION, into a folder of this checkout: with the Python's pip (--target
+# also works beside a system Python that refuses other installs), or where it has none, with
+# the pip of a venv made for it.
 uv_from_pypi() {
     say "Installing uv $UV_VERSION from PyPI with $1 instead..."
     rm -rf "$private_uv" "$private_uv.venv"
-    if "$1" -m pip install --quiet --disable-pip-version-check --target "$private_uv" \
-        "uv==$UV_VERSION" >&2 && [ -x "$private_uv/bin/uv" ]; then
-        printf '%s\n' "$private_uv/bin/uv"
-        return 0
+    if "$1" -m pip --version >/dev/null 2>&1; then
+        "$1" -m pip install --quiet --disable-pip-version-check --target "$private_uv" \
+            "uv==$UV_VERSION" >&2 && [ -x "$private_uv/bin/uv" ] &&
+            printf '%s\n' "$private_uv/bin/uv"
+        return
     fi
-    if "$1" -m venv "$private_uv.venv" >/dev/null 2>&1 &&
+    "$1" -m venv "$private_uv.venv" >&2 &&
         "$private_uv.venv/bin/python" -m pip install --quiet --disable-pip-version-check \
-            "uv==$UV_VERSION" >&2 && [ -x "$private_uv.venv/bin/uv" ]; then
+            "uv==$UV_VERSION" >&2 && [ -x "$private_uv.venv/bin/uv" ] &&
         printf '%s\n' "$private_uv.venv/bin/uv"
-        return 0
-    fi
-    return 1
 }
 
 python=""
