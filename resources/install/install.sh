@@ -55,10 +55,11 @@ uv_from_astral() {
     status=0
     if command -v curl >/dev/null 2>&1; then
         tool=curl
-        curl --proto '=https' --tlsv1.2 -LsSf "$UV_INSTALLER" -o "$script" || status=$?
+        curl --proto '=https' --tlsv1.2 --connect-timeout 20 -LsSf "$UV_INSTALLER" -o "$script" ||
+            status=$?
     elif command -v wget >/dev/null 2>&1; then
         tool=wget
-        wget -q -O "$script" "$UV_INSTALLER" || status=$?
+        wget -q --timeout=20 -O "$script" "$UV_INSTALLER" || status=$?
     else
         tool="curl or wget"
         status=127

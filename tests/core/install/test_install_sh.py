@@ -170,13 +170,16 @@ def test_uvs_pinned_installer_is_downloaded_to_a_file_then_run(tmp_path: Path) -
     assert done.stdout.startswith("PyTorch build: cu126.")
 
 
-def test_no_download_and_no_python_is_one_sentence_and_exit_2(tmp_path: Path) -> None:
+@pytest.mark.parametrize("tool", ["curl", "wget"])
+def test_no_download_and_no_python_is_one_sentence_and_exit_2(tmp_path: Path, tool: str) -> None:
     src = _checkout(tmp_path)
     fake = _bin(tmp_path, "exit 7", python=False, tools=False)
+    if tool == "wget":  # a machine with wget and no curl
+        (fake / "curl").rename(fake / "wget")
     done = _run(tmp_path, src, str(fake))
     assert done.returncode == 2, done.stderr
     lines = done.stderr.splitlines()
-    assert lines[0].endswith("(curl: exit status 7).")
+    assert lines[0].endswith(f"({tool}: exit status 7).")
     assert len(lines) == 2 and lines[1].startswith(f"uv {UV_VERSION} could not be downloaded")
     assert "no supported Python (3.14 3.13 3.12 3.11) is installed" in lines[1]
     assert done.stdout == ""
