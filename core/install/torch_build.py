@@ -259,18 +259,11 @@ def install_command(build: str, python: str, platform: str, has_pip: bool = True
         packages = [f"torch=={TORCH}+{build}", f"torchaudio=={TORCHAUDIO}+{build}"]
         index = [index_url(build)]
     if has_pip:
-        argv = [
-            python,
-            "-m",
-            "pip",
-            "install",
-            *packages,
-            *(["--index-url"] if index else []),
-            *index,
-        ]
+        source = ["--index-url", *index] if index else []
+        argv = [python, "-m", "pip", "install", *packages, *source]
     else:  # an environment made by uv has no pip
-        flag = [UV_INDEX_FLAG] if index else []
-        argv = ["uv", "pip", "install", "--python", python, *packages, *flag, *index]
+        source = [UV_INDEX_FLAG, *index] if index else []
+        argv = ["uv", "pip", "install", "--python", python, *packages, *source]
     return join_command(argv, platform)
 
 
@@ -323,7 +316,9 @@ def choose(gpus: list[Gpu], platform: str, python: str = "python", has_pip: bool
     if not gpus:
         return cpu("No NVIDIA GPU was found, so the CPU build is the one that runs here.")
     # Most capable first; equal cards once.
-    cards = sorted(set(gpus), key=lambda g: (-g.compute_cap[0], -g.compute_cap[1], g.name))
+    cards = sorted(
+        set(gpus), key=lambda g: (-g.compute_cap[0], -g.compute_cap[1], g.name, g.driver)
+    )
     served = {b.name: [g for g in cards if serves(b, g, platform)] for b in BUILDS}
     reachable = [g for g in cards if any(g in served[b.name] for b in BUILDS)]
     if not reachable:
