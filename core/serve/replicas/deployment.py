@@ -12,6 +12,7 @@ from typing import Any
 
 from ray import serve
 from ray.serve import Application
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from chattts_studio.core.engine.engine import Engine
 from chattts_studio.core.serve.access import is_loopback, open_only_with_key
@@ -20,6 +21,8 @@ from chattts_studio.core.serve.replicas.spec import BOARD, DEPLOYMENT, ReplicaSp
 from chattts_studio.core.serve.running import ServeOptions, SpeechService
 
 log = logging.getLogger(__name__)
+
+REPLICA_HEADER = "x-replica"  # which replica answered: its id, as /health lists it
 
 _grpc_on_loopback = False  # whether this replica's process binds Serve's gRPC to loopback
 
@@ -47,6 +50,26 @@ def replica_grpc_on_loopback() -> None:
 
     serve_replica.add_port_to_grpc_server = add_port
     _grpc_on_loopback = True
+
+
+class NamedReplica:
+    """Plain ASGI around the app: every HTTP response names the replica that made it
+    (REPLICA_HEADER), so a client or a test sees how the router spread its requests."""
+
+    def __init__(self, app: ASGIApp, replica_id: str) -> None:
+        self.app, self.header = app, (REPLICA_HEADER.encode(), replica_id.encode())
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def named(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message = {**message, "headers": [*message.get("headers", ()), self.header]}
+            await send(message)
+
+        await self.app(scope, receive, named)
 
 
 class BoardReplica(ReplicaBoard):
@@ -107,7 +130,7 @@ class SpeechReplica:
         self._reporting = asyncio.get_running_loop().create_task(self._report_every())
 
     def __serve_build_asgi_app__(self) -> Any:
-        return self.server.app
+        return NamedReplica(self.server.app, self.id)
 
     def _report(self) -> ReplicaReport:
         return self.server.report(self.id)

@@ -18,6 +18,8 @@ DEPLOYMENT = "SpeechReplica"
 BOARD = "ReplicaBoard"
 # The import path `serve deploy` and `serve run` build the application from (its args: a spec).
 IMPORT_PATH = "chattts_studio.core.serve.replicas.deployment:build"
+# The proxies' router (router.py): Ray Serve's own, with each choice counted at once.
+ROUTER = "chattts_studio.core.serve.replicas.router:SpreadingRouter"
 
 
 @dataclass(frozen=True)
@@ -113,15 +115,17 @@ class ReplicaSpec:
         return ServeLimits(max_input_chars=self.max_input)
 
     def deployment_options(self) -> dict[str, Any]:
-        """The replica deployment's Ray Serve options: its resources, its scaling and how many
+        """The replica deployment's Ray Serve options: its resources, its scaling, how many
         requests it takes at once (its rows and its queue: the batcher refuses beyond those
-        with a 503 itself; the router sends each request to a replica with room)."""
+        with a 503 itself) and the router that sends each request to the replica with the
+        fewest (router.py)."""
         resources = {"num_gpus": 1, "num_cpus": 1} if self.gpu else {"num_cpus": self.cpus}
         return {
             "ray_actor_options": resources,
             "max_ongoing_requests": self.rows + self.queue,
             # Beyond every replica's room, a bounded wait at the proxy, then 503s.
             "max_queued_requests": self.queue,
+            "request_router_config": {"request_router_class": ROUTER},
             "max_constructor_retry_count": 3,  # a model that cannot load fails the deploy
             "graceful_shutdown_timeout_s": 30,
             "health_check_period_s": 5,

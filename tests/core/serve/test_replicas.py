@@ -32,6 +32,7 @@ from chattts_studio.core.serve.replicas.spec import (
     BOARD,
     DEPLOYMENT,
     IMPORT_PATH,
+    ROUTER,
     ReplicaSpec,
     Scaling,
     Sizing,
@@ -149,6 +150,7 @@ def test_write_config_gives_ray_serve_a_valid_config(
     (deployment,) = app.deployments
     assert deployment.name == DEPLOYMENT
     assert deployment.autoscaling_config["max_replicas"] == 2
+    assert deployment.request_router_config == {"request_router_class": ROUTER}
     said = capsys.readouterr().err
     assert "1-2 replicas (autoscaled)" in said and f"set ${KEY_ENV}" in said
 
