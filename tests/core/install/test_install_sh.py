@@ -6,6 +6,7 @@ the Python installer with the Python it found instead of downloading one."""
 
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -200,3 +201,24 @@ def test_no_download_and_no_pypi_is_one_sentence_and_exit_2(tmp_path: Path) -> N
     last = done.stderr.strip().splitlines()[-1]
     assert last.startswith(f"uv {UV_VERSION} could not be downloaded from astral.sh nor installed")
     assert done.stdout == "" and not (src / ".venv").exists()
+
+
+def test_a_checkout_in_a_hostile_folder_name_installs_as_any_other(tmp_path: Path) -> None:
+    """Quotes, `$(...)`, backticks, brackets, spaces and non-ASCII letters in the checkout's path
+    are data to install.sh and the Python installer: the plan names the folder, nothing runs."""
+    hostile = tmp_path / "O'Brien ‘x’ $(touch INJECTED) `touch INJECTED` [1] Zoë"
+    hostile.mkdir()
+    src = _checkout(hostile)
+    assert UV
+    done = _run(
+        tmp_path,
+        src,
+        f"{Path(UV).parent}:/usr/bin:/bin",
+        CHATTTS_STUDIO_PYTHON=sys.executable,
+        UV_PYTHON_DOWNLOADS="never",
+    )
+    assert done.returncode == 0, done.stderr
+    assert "PyTorch build: cu126." in done.stdout
+    assert shlex.quote(f"{src}[onnx]") in done.stdout
+    assert not any(p.name == "INJECTED" for p in tmp_path.rglob("*"))
+    assert not (ROOT / "INJECTED").exists() and not Path("INJECTED").exists()
