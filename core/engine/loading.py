@@ -117,14 +117,15 @@ def apply_engine(
         apply_precision(model, precision)
         return
     from chattts_studio.core.engine.decode.text_pass import refine_with
-    from chattts_studio.core.engine.onnxrt.export import VOCODER_FILE, ensure_export
+    from chattts_studio.core.engine.onnxrt.export import ensure_export
     from chattts_studio.core.engine.onnxrt.session import OrtStep
 
-    files = ensure_export(info, precision, report, cancel)
+    # Read and hashed as it was read: the sessions are made from those bytes (export.py).
+    export = ensure_export(info, precision, report, cancel)
     report("starting ONNX Runtime", 0.9)
-    model.decode_step = OrtStep(files, torch.get_num_threads())
+    model.decode_step = OrtStep(export.step, torch.get_num_threads())
     model.text_pass = refine_with
-    model.run_vocoder_on(files.parent.parent / "fp32" / VOCODER_FILE, torch.get_num_threads())
+    model.run_vocoder_on(export.vocoder, torch.get_num_threads())
 
 
 def apply_precision(model: ChatModel, precision: Precision) -> None:

@@ -2,14 +2,19 @@
 
 A folder per key (the weights' identity, this module's FORMAT, the torch and ONNX Runtime versions)
 and precision: fp32 is torch's exporter's graph (and the vocoder's), int8 ONNX Runtime's dynamic
-quantization of it. A folder is built under a temporary name, renamed into place and used only when
-its manifest (written last: every file's size and sha256) matches; otherwise it is made again. One
-lock file per key; exports no longer used are pruned. Layout and sizes: docs/engines.md."""
+quantization of it. A folder is built under a temporary name, renamed into place and listed in a
+manifest written last (every file's size, sha256 and BLAKE3). At every load each graph's files are
+read once, hashed as they are read and handed to ONNX Runtime from memory (Graph), so a file that
+rotted on disk with its size and times unchanged is found before it runs: that part is made again.
+Modification times are never trusted here. One lock file per key; exports no longer used are
+pruned. Layout, sizes and the check's cost: docs/engines.md."""
 
 import contextlib
 import errno
+import hashlib
 import json
 import logging
+import mmap
 import os
 import shutil
 import subprocess
@@ -17,6 +22,7 @@ import sys
 import tempfile
 import uuid
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,13 +30,13 @@ import filelock
 import torch
 
 from chattts_studio.core import paths
-from chattts_studio.core.atomic import os_error_reason, replace_file
+from chattts_studio.core.atomic import os_error_reason, replace_file, write_text_atomic
 from chattts_studio.core.child_process import child_env
 from chattts_studio.core.engine.cancel import CancelToken
 from chattts_studio.core.engine.devices import Precision
 from chattts_studio.core.errors import ModelError
 from chattts_studio.core.messages import QT_TRANSLATE_NOOP, Sentence
-from chattts_studio.core.weights import hashcache, models
+from chattts_studio.core.weights import models
 
 FORMAT = 4  # raise when graph.py or vocoder.py changes what an export computes (4: embeds in)
 UNUSED_DAYS = 90  # an export of other weights unused this long is deleted (~1 GB each)
@@ -41,8 +47,54 @@ VOCODER_FILE = "vocoder.onnx"  # fp32 only: the vocoder is not quantized (vocode
 LOCK_POLL_S = 0.5
 FAILED_MARK = "ONNX export failed: "  # the child's last stderr line starts so (exporter.py)
 CHILD = "chattts_studio.core.engine.onnxrt.exporter"
+CHUNK = 16 << 20  # bytes read (and hashed) at a time
+# The load stage of an export made again because its files no longer matched their hashes (the
+# window shows it translated; the CLI prints it).
+AGAIN = {
+    "fp32": QT_TRANSLATE_NOOP(
+        "Stage", "making the ONNX fp32 decode step again: the cached one was damaged"
+    ),
+    "int8": QT_TRANSLATE_NOOP(
+        "Stage", "making the ONNX int8 decode step again: the cached one was damaged"
+    ),
+}
 log = logging.getLogger("chattts_studio")
 Report = Callable[[str, float], None]
+
+
+@dataclass
+class Graph:
+    """One exported graph as it was read and checked: the .onnx file's bytes and its external
+    data's (by the name the graph gives them; large files mapped). ONNX Runtime's session is
+    made from these very bytes (session.py's open_session), then they are let go."""
+
+    path: Path
+    model: bytes
+    data: dict[str, bytes | mmap.mmap]
+
+    def release(self) -> None:
+        """Let go of the external data (a mapping is closed: Windows keeps a mapped file)."""
+        for buffer in self.data.values():
+            if isinstance(buffer, mmap.mmap):
+                buffer.close()
+        self.data.clear()
+
+
+@dataclass
+class Export:
+    """What a load of the `onnx` engine needs: the decode step (fp32 or int8) and the
+    vocoder's graph (fp32's)."""
+
+    step: Graph
+    vocoder: Graph
+
+
+class Damaged(Exception):
+    """A file of the export in `folder` does not match its manifest (bit rot, a torn write)."""
+
+    def __init__(self, folder: Path) -> None:
+        super().__init__(str(folder))
+        self.folder = folder
 
 
 def export_root() -> Path:
@@ -63,15 +115,17 @@ def ensure_export(
     precision: Precision,
     report: Report,
     cancel: CancelToken,
-) -> Path:
-    """The verified step.onnx for this model and precision (fp32 or int8), made if missing or
-    damaged, by a child process (exporter.py says why). Raises ModelError with one sentence
-    when the export fails, Cancelled (the child killed) when `cancel` is set meanwhile. A
-    cache the disk will not write to (read-only, full) still serves a whole export it holds;
-    without one, that is the sentence."""
+) -> Export:
+    """The export for this model and precision (fp32 or int8), made if missing, incomplete or
+    damaged, by a child process (exporter.py says why), and read: every byte hashed against
+    the manifest as it is read. A part found damaged is deleted and made again, the load stage
+    saying so (AGAIN). Raises ModelError with one sentence when the export fails, Cancelled
+    (the child killed) when `cancel` is set meanwhile. A cache the disk will not write to
+    (read-only, full) still serves a whole export it holds; without one, that is the
+    sentence."""
     folder = export_root() / export_key(info)
     try:
-        step = _ensure_locked(folder, info, precision, report, cancel)
+        export = _ensure_locked(folder, info, precision, report, cancel)
     except OSError as exc:  # the lock file, the folder, the mark of use: the disk refused
         whole = _whole_as_is(folder, precision)
         if whole is None:
@@ -81,7 +135,7 @@ def ensure_export(
         )
         return whole
     prune(folder.name)
-    return step
+    return export
 
 
 def _ensure_locked(
@@ -90,35 +144,95 @@ def _ensure_locked(
     precision: Precision,
     report: Report,
     cancel: CancelToken,
-) -> Path:
+) -> Export:
     folder.parent.mkdir(parents=True, exist_ok=True)
     with _locked(folder.with_suffix(".lock"), cancel):
         # Under the lock no other process is building: a half-built folder is a dead one's.
         for left in folder.glob("*.building-*"):
             shutil.rmtree(left, ignore_errors=True)
-        fp32 = _ensure(
-            folder / "fp32", lambda out: _build(_fp32_order(info, out), cancel), report, cancel
-        )
-        step = fp32
-        if precision is not Precision.FP32:
-            order = {"kind": "int8", "fp32": str(fp32), "out": ""}
-            step = _ensure(
-                folder / "int8",
-                lambda out: _build({**order, "out": str(out)}, cancel),
-                report,
-                cancel,
-            )
+        damaged: set[str] = set()  # the parts made again in this load
+        while True:
+            try:
+                export = _made_and_read(folder, info, precision, report, cancel, damaged)
+                break
+            except Damaged as bad:
+                part = bad.folder.name
+                if part in damaged:  # made just now and damaged already: the disk fails
+                    raise ModelError(_damaged_again(bad.folder)) from None
+                damaged.add(part)
+                log.info("The ONNX export in %s is damaged; making it again.", bad.folder)
+                shutil.rmtree(bad.folder, ignore_errors=True)
         (folder / USED).touch()
-    return step
+    return export
 
 
-def _whole_as_is(folder: Path, precision: Precision) -> Path | None:
-    """The export's step when every folder it needs is whole (read without the lock: a
-    cache that takes no lock file takes no writer either), else None."""
-    needed = [folder / "fp32"] + ([] if precision is Precision.FP32 else [folder / "int8"])
-    if all(verified(part) for part in needed):
-        return needed[-1] / STEP_FILE
-    return None
+def _made_and_read(
+    folder: Path,
+    info: models.ModelInfo,
+    precision: Precision,
+    report: Report,
+    cancel: CancelToken,
+    again: set[str],
+) -> Export:
+    """Each part the precision needs made where it is not whole by its manifest, then its
+    graphs read and checked (raises Damaged). Before int8 is quantized from fp32, fp32's
+    files are hashed: a damaged one would be quantized into it."""
+    fp32 = _ensure(
+        folder / "fp32",
+        lambda out: _build(_fp32_order(info, out), cancel),
+        report,
+        cancel,
+        again="fp32" in again,
+    )
+    step = fp32
+    if precision is not Precision.FP32:
+        if listed(folder / "int8") is None and not verified(fp32):
+            raise Damaged(fp32)
+        order = {"kind": "int8", "fp32": str(fp32 / STEP_FILE), "out": ""}
+        step = _ensure(
+            folder / "int8",
+            lambda out: _build({**order, "out": str(out)}, cancel),
+            report,
+            cancel,
+            again="int8" in again,
+        )
+    cancel.check()
+    graph = read_graph(step, STEP_FILE, upgrade=True)
+    cancel.check()
+    return Export(graph, read_graph(fp32, VOCODER_FILE, upgrade=True))
+
+
+def _whole_as_is(folder: Path, precision: Precision) -> Export | None:
+    """The export when every part it needs is whole, read without the lock (a cache that
+    takes no lock file takes no writer either), else None; a damaged one cannot be made again
+    here: one sentence."""
+    fp32, step = folder / "fp32", folder / ("fp32" if precision is Precision.FP32 else "int8")
+    if listed(fp32) is None or listed(step) is None:
+        return None
+    try:
+        return Export(read_graph(step, STEP_FILE), read_graph(fp32, VOCODER_FILE))
+    except Damaged as bad:
+        raise ModelError(
+            Sentence(
+                QT_TRANSLATE_NOOP(
+                    "core",
+                    "The ONNX export in {folder} is damaged (its files changed after it was "
+                    "made); delete that folder and load the model again to make it again.",
+                ),
+                folder=str(bad.folder),
+            )
+        ) from None
+
+
+def _damaged_again(folder: Path) -> Sentence:
+    return Sentence(
+        QT_TRANSLATE_NOOP(
+            "core",
+            "The ONNX export in {folder} was damaged again as soon as it was made again (the "
+            "disk may be failing); the torch engine needs no export.",
+        ),
+        folder=str(folder),
+    )
 
 
 def not_made(folder: Path, exc: BaseException) -> Sentence:
@@ -197,20 +311,28 @@ def _locked(path: Path, cancel: CancelToken) -> Iterator[None]:
 
 
 def _ensure(
-    folder: Path, build: Callable[[Path], None], report: Report, cancel: CancelToken
+    folder: Path,
+    build: Callable[[Path], None],
+    report: Report,
+    cancel: CancelToken,
+    again: bool = False,
 ) -> Path:
-    if verified(folder):
-        return folder / STEP_FILE
+    """`folder`, made (by `build`) unless its manifest lists it whole by the files' sizes;
+    their bytes are checked when they are read (read_graph). `again`: it was found damaged in
+    this load, and the stage says so."""
+    if listed(folder) is not None:
+        return folder
     if folder.exists():
         log.warning("The ONNX export in %s is damaged or incomplete; making it again.", folder)
         shutil.rmtree(folder, ignore_errors=True)
     cancel.check()
-    report(f"making the ONNX {folder.name} decode step (once per model)", 0.6)
+    first = f"making the ONNX {folder.name} decode step (once per model)"
+    report(AGAIN[folder.name] if again else first, 0.6)
     building = folder.with_name(f"{folder.name}.building-{os.getpid()}-{uuid.uuid4().hex[:8]}")
     try:
         building.mkdir(parents=True)
         build(building)
-        hashed = _write_manifest(building)
+        _write_manifest(building)
         replace_file(building, folder)
     except Exception as exc:
         shutil.rmtree(building, ignore_errors=True)
@@ -227,89 +349,151 @@ def _ensure(
                 )
             ) from exc
         raise
-    # Just hashed: the next start need not read them again (a rename keeps their stamps).
-    hashcache.remember({folder / name: entry for name, entry in hashed.items()})
     cancel.check()
-    return folder / STEP_FILE
+    return folder
 
 
-def _write_manifest(folder: Path) -> dict[str, hashcache.Hashed]:
-    """Hash every file the build wrote and list them in the manifest, written last."""
-    files: dict[str, dict[str, object]] = {}
-    hashed: dict[str, hashcache.Hashed] = {}
-    for path in sorted(p for p in folder.iterdir() if p.is_file()):
-        stamps: list[os.stat_result] = []
-        digest = models.sha256_file(path, stamps=stamps)
-        files[path.name] = {"size": stamps[0].st_size, "sha256": digest}
-        hashed[path.name] = hashcache.Hashed(digest, hashcache.stamp(stamps[0]))
-    record = {"format": FORMAT, "files": files}
-    (folder / MANIFEST).write_text(json.dumps(record, indent=1), encoding="utf-8")
-    return hashed
+def fast_hasher() -> Callable[[], Any] | None:
+    """BLAKE3's constructor (the onnx extra installs it: about 3x sha256's speed here, which
+    keeps the check at every load cheap, docs/engines.md), or None without it: sha256 then."""
+    try:
+        from blake3 import blake3
+    except ImportError:
+        return None
+    return blake3
 
 
-def verified(folder: Path, rehash: bool = False) -> bool:
-    """Whether `folder` holds a whole export: its manifest lists step.onnx and every listed
-    file has its size and sha256 (unchanged files keep a verdict: see hashcache.py; `rehash`:
-    every byte read again all the same)."""
+def _hashers(entry: dict[str, Any]) -> dict[str, Any]:
+    """The hashes to take of a file listed as `entry`: BLAKE3 where it is listed and
+    installed, else sha256; both where the entry lacks BLAKE3 and it is installed (the
+    manifest gets it, read_graph's `upgrade`)."""
+    fast = fast_hasher()
+    wanted: dict[str, Any] = {} if fast is None else {"blake3": fast()}
+    if fast is None or "blake3" not in entry:
+        wanted["sha256"] = hashlib.sha256()
+    return wanted
+
+
+def read_hashed(path: Path, size: int, hashers: dict[str, Any]) -> bytes | mmap.mmap | None:
+    """The file's bytes, hashed as they are read: mapped (its pages read once, into the page
+    cache, and the same pages handed on: ONNX Runtime copies them), or read when small; None
+    when it is not `size` bytes long. The caller closes a mapping (Graph.release)."""
+    with open(path, "rb") as fh:
+        if os.fstat(fh.fileno()).st_size != size:
+            return None
+        if size < CHUNK:
+            buffer: bytes | mmap.mmap = fh.read()
+        else:
+            buffer = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+    view = memoryview(buffer)
+    try:
+        for start in range(0, size, CHUNK):
+            for hasher in hashers.values():
+                hasher.update(view[start : start + CHUNK])
+    finally:
+        view.release()
+    return buffer
+
+
+def read_graph(folder: Path, name: str, upgrade: bool = False) -> Graph:
+    """The graph `name` of the export in `folder` and its external data (`name`.data, when
+    the manifest lists it), each file read once and hashed as it is read; raises Damaged
+    when one does not match the manifest or cannot be read. `upgrade` (under the export's
+    lock): a manifest that lists no BLAKE3 gets it, so the next load hashes at its speed."""
+    files = listed(folder)
+    if files is None or name not in files:
+        raise Damaged(folder)
+    names = [name] + ([f"{name}.data"] if f"{name}.data" in files else [])
+    graph = Graph(folder / name, b"", {})
+    added: dict[str, str] = {}
+    try:
+        for file in names:
+            entry = files[file]
+            hashers = _hashers(entry)
+            try:
+                buffer = read_hashed(folder / file, int(entry["size"]), hashers)
+            except OSError:
+                raise Damaged(folder) from None
+            if buffer is None:
+                raise Damaged(folder)
+            graph.data[file] = buffer
+            digests = {kind: hasher.hexdigest() for kind, hasher in hashers.items()}
+            if any(entry.get(kind) != digest for kind, digest in digests.items() if kind in entry):
+                raise Damaged(folder)
+            if "blake3" in digests and "blake3" not in entry:
+                added[file] = digests["blake3"]
+    except Damaged:
+        graph.release()
+        raise
+    if upgrade and added:
+        _add_blake3(folder, added)
+    model = graph.data.pop(name)
+    graph.model = bytes(model)
+    if isinstance(model, mmap.mmap):
+        model.close()
+    return graph
+
+
+def _add_blake3(folder: Path, digests: dict[str, str]) -> None:
+    """Add BLAKE3 digests, taken just now beside a matching sha256, to the manifest."""
     try:
         record = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
-        files = record["files"]
-        if record.get("format") != FORMAT or STEP_FILE not in files:
-            return False
-        if folder.name == "fp32" and VOCODER_FILE not in files:
-            return False
-        fresh: dict[Path, hashcache.Hashed] = {}
-        for name, entry in files.items():
-            path = folder / name
-            if path.stat().st_size != entry["size"]:
-                return False
-            digest = None if rehash else hashcache.cached(path)
-            if digest is None:
-                stamps: list[os.stat_result] = []
-                digest = models.sha256_file(path, stamps=stamps)
-                if stamps[0] == stamps[-1]:
-                    fresh[path] = hashcache.Hashed(digest, hashcache.stamp(stamps[0]))
-            if digest != entry["sha256"]:
-                return False
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        return False
-    hashcache.remember(fresh)
-    return True
+        for name, digest in digests.items():
+            record["files"][name]["blake3"] = digest
+        write_text_atomic(folder / MANIFEST, json.dumps(record, indent=1))
+    except (OSError, ValueError, KeyError, TypeError):
+        pass  # a read-only cache: sha256 again next time is the only cost
 
 
-def recheck(folder: Path) -> None:
-    """After NaN or infinity from the export in `folder` (session.py, vocoder.py): a kept
-    verdict is no proof against bit rot, which changes a file in place and keeps its size,
-    time and inode, so every file is hashed again. Whole: nothing (the numbers are the
-    model's own; the decoder says so). Damaged: its manifest goes, so the next load makes the
-    export again, and ModelError says so in one sentence."""
-    if verified(folder, rehash=True):
-        return
-    log.warning("The ONNX export in %s is damaged (its files changed after it was made).", folder)
-    hashcache.forget([path for path in folder.iterdir() if path.is_file()])
+def _write_manifest(folder: Path) -> None:
+    """Hash every file the build wrote and list them in the manifest, written last."""
+    files: dict[str, dict[str, object]] = {}
+    fast = fast_hasher()
+    for path in sorted(p for p in folder.iterdir() if p.is_file()):
+        hashers = {"sha256": hashlib.sha256(), **({} if fast is None else {"blake3": fast()})}
+        size = path.stat().st_size
+        buffer = read_hashed(path, size, hashers)
+        if buffer is None:
+            raise OSError(errno.EIO, "the export changed while it was being listed", str(path))
+        if isinstance(buffer, mmap.mmap):
+            buffer.close()
+        files[path.name] = {"size": size} | {k: h.hexdigest() for k, h in hashers.items()}
+    record = {"format": FORMAT, "files": files}
+    (folder / MANIFEST).write_text(json.dumps(record, indent=1), encoding="utf-8")
+
+
+def listed(folder: Path) -> dict[str, Any] | None:
+    """The manifest's files when it lists a whole export of this FORMAT (step.onnx, and in
+    fp32 the vocoder's graph) and every listed file has its size; else None. The bytes are
+    not read here."""
     try:
-        (folder / MANIFEST).unlink(missing_ok=True)
-    except OSError:  # a read-only cache: the person deletes it
-        raise ModelError(
-            Sentence(
-                QT_TRANSLATE_NOOP(
-                    "core",
-                    "The ONNX export in {folder} is damaged (its files changed after it was "
-                    "made); delete that folder and load the model again to make it again.",
-                ),
-                folder=str(folder),
-            )
-        ) from None
-    raise ModelError(
-        Sentence(
-            QT_TRANSLATE_NOOP(
-                "core",
-                "The ONNX export in {folder} was damaged (its files changed after it was "
-                "made); load the model again to make it again.",
-            ),
-            folder=str(folder),
-        )
-    )
+        record = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+        files: dict[str, Any] = record["files"]
+        if record.get("format") != FORMAT or STEP_FILE not in files:
+            return None
+        if folder.name == "fp32" and VOCODER_FILE not in files:
+            return None
+        for name, entry in files.items():
+            if (folder / name).stat().st_size != entry["size"]:
+                return None
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+    return files
+
+
+def verified(folder: Path) -> bool:
+    """Whether `folder` holds a whole export: listed by its manifest, and every file's bytes
+    read and matching their hashes."""
+    files = listed(folder)
+    if files is None:
+        return False
+    try:
+        for name in files:
+            if name.endswith(".onnx"):  # a graph, read with its external data
+                read_graph(folder, name).release()
+    except Damaged:
+        return False
+    return True
 
 
 def _fp32_order(info: models.ModelInfo, out: Path) -> dict[str, Any]:

@@ -2,9 +2,8 @@
 
 Everything is bound by address (IOBinding): the rows' cache is both the graph's past input and its
 present output, so GroupQueryAttention writes each row's new key and value where the decoder's
-torch tensors lie. It uses as many threads as torch. The first NaN or infinity a session gives has
-its export's files hashed again (export.recheck), so a rotten export is made again at the next load
-instead of failing every synthesis."""
+torch tensors lie. It uses as many threads as torch. Sessions are made from the bytes export.py
+read and hashed (open_session), never from the files again, so what runs is what was checked."""
 
 from pathlib import Path
 from typing import Any
@@ -12,7 +11,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from chattts_studio.core.engine.onnxrt.export import recheck
+from chattts_studio.core.engine.onnxrt.export import Graph
 
 
 def cpu_options(threads: int) -> Any:
@@ -32,22 +31,43 @@ def cpu_options(threads: int) -> Any:
     return options
 
 
-class OrtStep:
-    def __init__(self, path: Path, threads: int) -> None:
-        import onnxruntime as ort
+def open_session(source: Path | Graph, options: Any) -> Any:
+    """A CPU session of an .onnx file, or of a Graph export.py read and checked: made from its
+    bytes, its external data given from memory; the Graph lets go of them after (ONNX Runtime
+    has copied what it keeps)."""
+    import onnxruntime as ort
 
-        options = cpu_options(threads)
+    cpu = ["CPUExecutionProvider"]
+    if isinstance(source, Path):
+        return ort.InferenceSession(str(source), options, providers=cpu)
+    names = list(source.data)
+    buffers = [source.data[name] for name in names]
+    try:
+        if names:
+            options.add_external_initializers_from_files_in_memory(
+                names, buffers, [len(b) for b in buffers]
+            )
+        session = ort.InferenceSession(source.model, options, providers=cpu)
+    finally:
+        del buffers
+        source.release()
+    # Its Python wrapper keeps the model's bytes to make the session again on another provider;
+    # on the CPU it never does, and for int8 (one file) that would be the weights again.
+    session._model_bytes = None
+    return session
+
+
+class OrtStep:
+    def __init__(self, source: Path | Graph, threads: int) -> None:
+        path = source if isinstance(source, Path) else source.path
         self.path = path
         self.precision = path.parent.name  # fp32 or int8 (export.py's folders)
-        self.session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+        self.session = open_session(source, cpu_options(threads))
         names = [i.name for i in self.session.get_inputs()]
         self.layers = sum(1 for n in names if n.startswith("past_k"))
         shapes = {o.name: o.shape for o in self.session.get_outputs()}
         self.hidden_size = int(shapes["hidden"][1])
         self.logit_width = int(shapes["logits"][1])
-        # Its files hashed again after its first NaN or infinity (export.recheck): once a
-        # session, since a text's own NaN would otherwise cost a read of the weights each time.
-        self.rechecked = False
 
     def run(
         self,
@@ -77,9 +97,4 @@ class OrtStep:
         for name, out in (("hidden", hidden), ("logits", logits)):
             binding.bind_output(name, "cpu", 0, np.float32, list(out.shape), out.data_ptr())
         self.session.run_with_iobinding(binding)
-        if not self.rechecked and not (
-            bool(logits.isfinite().all()) and bool(hidden.isfinite().all())
-        ):
-            self.rechecked = True
-            recheck(self.path.parent)  # raises when the export is damaged
         return hidden, logits

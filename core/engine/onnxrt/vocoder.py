@@ -8,11 +8,14 @@ the speech API)."""
 
 import copy
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
 from torch import nn
+
+if TYPE_CHECKING:
+    from chattts_studio.core.engine.onnxrt.export import Graph
 
 
 class VocoderFront(nn.Module):
@@ -66,30 +69,21 @@ def export_front(decoder: Any, vocos: Any, hidden_size: int, path: Path) -> None
 
 
 class OrtVocoder:
-    """The session of the exported front, and the head's rest in torch (`head`: Vocos's
-    ISTFTHead, whose `istft` is used as it is)."""
+    """The session of the exported front (a Graph export.py read and checked, or a file), and
+    the head's rest in torch (`head`: Vocos's ISTFTHead, whose `istft` is used as it is)."""
 
-    def __init__(self, path: Path, head: Any, threads: int) -> None:
-        import onnxruntime as ort
+    def __init__(self, source: "Path | Graph", head: Any, threads: int) -> None:
+        from chattts_studio.core.engine.onnxrt.session import cpu_options, open_session
 
-        from chattts_studio.core.engine.onnxrt.session import cpu_options
-
-        options = cpu_options(threads)
-        self.session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+        self.path = source if isinstance(source, Path) else source.path
+        self.session = open_session(source, cpu_options(threads))
         self.head = head
-        self.path = Path(path)
-        self.rechecked = False  # as OrtStep's: its files hashed again after a NaN, once
 
     def decode(self, hidden: torch.Tensor) -> torch.Tensor:
         """hidden [n, hidden, steps] fp32 CPU -> waveforms [n, samples], as Vocos.decode
         after the DVAE decoder (ISTFTHead.forward's steps after its linear layer)."""
         array = hidden.detach().float().contiguous().numpy()
         spectrum = torch.from_numpy(np.asarray(self.session.run(None, {"hidden": array})[0]))
-        if not self.rechecked and not bool(spectrum.isfinite().all()):
-            from chattts_studio.core.engine.onnxrt.export import recheck
-
-            self.rechecked = True
-            recheck(self.path.parent)  # raises when the export is damaged (see session.py)
         x = spectrum.transpose(1, 2)
         mag, phase = x.chunk(2, dim=1)
         mag = torch.clip(torch.exp(mag), max=1e2)
