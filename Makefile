@@ -45,8 +45,12 @@ RUN_DEBS  := $(APP_DEBS) libxcb-cursor0 libxcb-icccm4 libxcb-image0 libxcb-keysy
 TS := $(wildcard resources/i18n/*.ts)
 QM := $(TS:.ts=.qm)
 
+# On Linux the PyTorch build the NVIDIA card and driver need (cu126 for drivers 525-579, PyPI's
+# CUDA 13 build from 580 on; kept as it is without a card), by the installers' own chooser
+# (docs/install.md). A swap that fails is said in one sentence and the app starts anyway.
 run: install
 	@$(MAKE) --no-print-directory debs DEBS="$(RUN_DEBS)"
+	-$(BIN)/python -m chattts_studio.core.install.ensure_torch --python $(BIN)/python
 	$(BIN)/chattts-studio
 
 test: install $(SPEAKER_WHEEL)

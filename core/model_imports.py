@@ -8,6 +8,7 @@ threads, so every module that imports transformers or ChatTTS calls `ensure()` f
 first caller imports them all under one lock, the others wait and then find them imported.
 """
 
+import importlib
 import threading
 
 _LOCK = threading.Lock()
@@ -36,6 +37,6 @@ def ensure() -> None:
             (modeling_llama, "apply_rotary_pos_emb"),
         ):
             getattr(module, name)
-        import ChatTTS  # noqa: F401  (its modules take transformers' Llama and tokenizers)
+        importlib.import_module("ChatTTS")  # its modules take transformers' Llama, tokenizers
 
         _imported.append(True)

@@ -63,8 +63,8 @@ PROGRAMS: dict[str, Deb | Venv | Base | Optional] = {
     "powershell": Optional("Windows only: the installer's Start-menu shortcut"),
     "update-desktop-database": Optional("the menu refreshes itself at the next login"),
     "gdb": Optional("CI's native stacks on a crash; without it the suite runs plainly"),
-    "curl": Optional("install.sh fetches uv with it, else installs uv from PyPI"),
-    "python3": Optional("install.sh's fallback for uv; the Makefile says which Python it needs"),
+    "curl": Optional("install.sh fetches uv's installer with it, else with wget"),
+    "wget": Optional("install.sh's second way to fetch uv's installer; else uv from PyPI"),
 }
 
 SUBPROCESS_CALLS = {"run", "Popen", "check_output", "check_call", "call"}

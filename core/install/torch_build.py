@@ -300,9 +300,10 @@ def _left_out_because(gpu: Gpu, platform: str) -> str:
 def choose(gpus: list[Gpu], platform: str, python: str = "python", has_pip: bool = True) -> Choice:
     """The build for these GPUs on `platform` ("win32", "linux" or "darwin").
 
-    The newest build that serves every card some build can serve; when no build serves them
-    all, the newest one for the most capable card, naming the cards it leaves out. The order
-    nvidia-smi lists the cards in makes no difference."""
+    The newest build the driver runs for the most capable card (the app runs on one GPU, and
+    that is the one to make fast), naming the cards it leaves out and why; the CPU build only
+    when no build serves any card. The order nvidia-smi lists the cards in makes no
+    difference."""
     if platform == "darwin":
         return Choice(
             MAC_DEFAULT,
@@ -323,9 +324,7 @@ def choose(gpus: list[Gpu], platform: str, python: str = "python", has_pip: bool
     reachable = [g for g in cards if any(g in served[b.name] for b in BUILDS)]
     if not reachable:
         return cpu(_no_build_reason(cards, platform))
-    for_all = [b for b in BUILDS if all(g in served[b.name] for g in reachable)]
-    most_capable_only = not for_all
-    build = for_all[0] if for_all else next(b for b in BUILDS if reachable[0] in served[b.name])
+    build = next(b for b in BUILDS if reachable[0] in served[b.name])
     kept = served[build.name]
     left_out = [g for g in cards if g not in kept]
     newer = BUILDS[: BUILDS.index(build)]
@@ -350,11 +349,8 @@ def choose(gpus: list[Gpu], platform: str, python: str = "python", has_pip: bool
             f"CUDA {build.cuda} is the newest PyTorch build that driver {driver} supports with "
             f"kernels for the {labels}"
         )
-    if most_capable_only:
-        why += (
-            f"; no build serves every card, so the most capable, the {reachable[0].name}, decides"
-        )
     if left_out:
+        why += f"; the most capable card, the {reachable[0].name}, decides"
         why += "; it leaves out " + ", and ".join(
             f"the {g.label}, {_left_out_because(g, platform)}" for g in left_out
         )

@@ -109,7 +109,12 @@ def _sites_from(python: Path) -> list[Path]:
     code = "import sysconfig as s; print(s.get_path('purelib'), s.get_path('platlib'), sep=chr(10))"
     try:
         done = subprocess.run(
-            [str(python), "-c", code], capture_output=True, text=True, timeout=60, check=False
+            [str(python), "-c", code],
+            capture_output=True,
+            encoding="utf-8",
+            errors="replace",
+            timeout=60,
+            check=False,
         )
     except (OSError, subprocess.TimeoutExpired):
         return []
@@ -154,7 +159,12 @@ def verify(python: Path, build: str, command: str) -> Installed:
     `build`; otherwise raises CheckFailed, naming `command` as the way to install it."""
     try:
         done = subprocess.run(
-            [str(python), "-c", CHECK], capture_output=True, text=True, timeout=600, check=False
+            [str(python), "-c", CHECK],
+            capture_output=True,
+            encoding="utf-8",
+            errors="replace",
+            timeout=600,
+            check=False,
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise CheckFailed(f"{python} could not run to check torch ({exc}).") from None

@@ -34,12 +34,17 @@ CASES = [
     ("rtx2080ti_r516.txt", "win32", "cpu", ["update the driver to 528.33"]),
     ("rtx2080ti_r516.txt", "linux", "cpu", ["update the driver to 525.60.13"]),
     ("2xh100_r580.txt", "linux", "cu130", ["H100"]),
-    ("rtx4090_gtx1080_r581.txt", "win32", "cu126", ["GTX 1080", "RTX 4090"]),
+    (
+        "rtx4090_gtx1080_r581.txt",
+        "win32",
+        "cu130",
+        ["RTX 4090 (compute 8.9)", "leaves out the NVIDIA GeForce GTX 1080 (compute 6.1)"],
+    ),
     ("old_smi_no_compute_cap.txt", "win32", "cpu", ["could not be read"]),
     ("cap_not_available.txt", "linux", "cpu", ["could not be read", "compute capability"]),
     ("nvml_mismatch.txt", "win32", "cpu", ["could not be read", "NVML"]),
     ("rtx4090_r581.txt", "darwin", "default", ["MPS"]),
-    # Several cards: the build for all of them when there is one, else the most capable's.
+    # Several cards: the newest build for the most capable card, the others named if left out.
     (
         "rtx5090_gtx1080_r581.txt",
         "win32",
@@ -47,7 +52,7 @@ CASES = [
         [
             "CUDA 13.0",
             "RTX 5090 (compute 12.0)",
-            "the most capable, the NVIDIA GeForce RTX 5090",
+            "the most capable card, the NVIDIA GeForce RTX 5090, decides",
             "leaves out the NVIDIA GeForce GTX 1080 (compute 6.1), which only CUDA 12.6 has",
         ],
     ),
