@@ -33,13 +33,19 @@ function Find-Python {
 }
 
 function Find-Uv {
+    # uv at the pinned version: on PATH, or where an earlier run put it. Another version is left
+    # alone (the user's own), and the pinned one is fetched beside this checkout instead.
+    $ErrorActionPreference = "Continue"
     $onPath = Get-Command uv -ErrorAction SilentlyContinue
-    if ($onPath) { return $onPath.Source }
-    foreach ($candidate in @(
-            (Join-Path $env:USERPROFILE ".local\bin\uv.exe"),
-            (Join-Path $privateUv "bin\uv.exe"),
-            (Join-Path $privateUv "Scripts\uv.exe"))) {
-        if (Test-Path -LiteralPath $candidate) { return $candidate }
+    $candidates = @()
+    if ($onPath) { $candidates += $onPath.Source }
+    $candidates += (Join-Path $privateUv "bin\uv.exe"), (Join-Path $privateUv "Scripts\uv.exe")
+    foreach ($candidate in $candidates) {
+        if (-not (Test-Path -LiteralPath $candidate)) { continue }
+        $version = & $candidate --version 2>$null
+        if ($LASTEXITCODE -eq 0 -and "$version" -match "^uv $([regex]::Escape($uvVersion))( |$)") {
+            return $candidate
+        }
     }
     return $null
 }
@@ -55,6 +61,9 @@ function Get-UvFromAstral {
         return $null
     }
     Write-Host "Installing uv $uvVersion (https://docs.astral.sh/uv/) for this user..."
+    # Into this checkout's build\uv; the user's PATH and any other uv stay as they are.
+    $env:UV_INSTALL_DIR = Join-Path $privateUv "bin"
+    $env:UV_NO_MODIFY_PATH = "1"
     powershell -NoProfile -ExecutionPolicy ByPass -File $script
     $code = $LASTEXITCODE
     Remove-Item -LiteralPath $script -ErrorAction SilentlyContinue

@@ -32,25 +32,27 @@ supported_python() {
     return 1
 }
 
-# uv on PATH, or where an earlier run put it.
+# uv at UV_VERSION: on PATH, or where an earlier run put it. Another version is left alone
+# (the user's own), and the pinned one is fetched beside this checkout instead.
 installed_uv() {
-    if command -v uv >/dev/null 2>&1; then
-        command -v uv
-        return 0
-    fi
-    for candidate in "${XDG_BIN_HOME:-$HOME/.local/bin}/uv" "$private_uv/bin/uv"; do
-        if [ -x "$candidate" ]; then
-            printf '%s\n' "$candidate"
-            return 0
-        fi
+    for candidate in "$(command -v uv 2>/dev/null || true)" "$private_uv/bin/uv" \
+        "$private_uv.venv/bin/uv"; do
+        [ -n "$candidate" ] && [ -x "$candidate" ] || continue
+        case "$("$candidate" --version 2>/dev/null)" in
+            "uv $UV_VERSION" | "uv $UV_VERSION "*)
+                printf '%s\n' "$candidate"
+                return 0
+                ;;
+        esac
     done
     return 1
 }
 
 # uv's own installer, pinned to UV_VERSION, downloaded to a file first: a failed download then
-# says so instead of handing sh nothing.
+# says so instead of handing sh nothing. It installs into this checkout's build/uv and leaves
+# the shell's profile and any other uv as they are.
 uv_from_astral() {
-    bin="${XDG_BIN_HOME:-$HOME/.local/bin}"
+    bin="$private_uv/bin"
     script=$(mktemp) || return 1
     status=0
     if command -v curl >/dev/null 2>&1; then
@@ -70,7 +72,7 @@ uv_from_astral() {
         return 1
     fi
     echo "Installing uv $UV_VERSION (https://docs.astral.sh/uv/) for this user..." >&2
-    if ! UV_INSTALL_DIR="$bin" sh "$script" >&2; then
+    if ! UV_INSTALL_DIR="$bin" UV_NO_MODIFY_PATH=1 INSTALLER_NO_MODIFY_PATH=1 sh "$script" >&2; then
         say "uv's installer from $UV_INSTALLER failed; what it printed above says why."
         rm -f "$script"
         return 1

@@ -167,7 +167,24 @@ def test_uvs_pinned_installer_is_downloaded_to_a_file_then_run(tmp_path: Path) -
     assert done.returncode == 0, done.stderr
     args = seen.read_text().splitlines()
     assert f"https://astral.sh/uv/{UV_VERSION}/install.sh" in args and "--proto" in args
-    assert (tmp_path / "home" / ".local" / "bin" / "uv").is_file()
+    assert (src / "build" / "uv" / "bin" / "uv").is_file()  # beside the checkout, not ~/.local
+    assert not (tmp_path / "home" / ".local").exists()
+    assert done.stdout.startswith("PyTorch build: cu126.")
+
+
+def test_a_uv_of_another_version_is_left_alone_and_the_pinned_one_fetched(
+    tmp_path: Path, pypi: str
+) -> None:
+    src = _checkout(tmp_path)
+    fake = _bin(tmp_path, "exit 6", True)
+    used = tmp_path / "old-uv-used"
+    (fake / "uv").write_text(
+        f'#!/bin/sh\n[ "$1" = --version ] && echo "uv 0.4.0" && exit\ntouch {used}\n'
+    )
+    (fake / "uv").chmod(0o755)
+    done = _run(tmp_path, src, f"{fake}:/usr/bin:/bin", PIP_INDEX_URL=pypi)
+    assert done.returncode == 0, done.stderr
+    assert f"Installing uv {UV_VERSION} from PyPI" in done.stderr and not used.exists()
     assert done.stdout.startswith("PyTorch build: cu126.")
 
 
