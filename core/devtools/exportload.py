@@ -5,9 +5,11 @@
 old: the manifest's sizes, each file's sha256 taken from the verified-hash cache (trusted while
 its size, modification time and inode are unchanged), then ONNX Runtime opens the files itself.
 new: export.ensure_export reads each file once, hashes it as it is read (BLAKE3) and the sessions
-are made from those bytes. Both make the step's and the vocoder's sessions, interleaved, several
-times; then the hashes alone over the same bytes, and whole loads of the model for scale. Each
-variant's peak memory is measured in a child process of its own. Figures: docs/engines.md."""
+are made from those bytes. then: the same check, then ONNX Runtime opening the files itself (the
+alternative not taken: it loads a second read, not the bytes hashed). Each makes the step's and
+the vocoder's sessions, interleaved, several times; then the hashes alone over the same bytes, and
+whole loads of the model for scale. The old and new sessions' memory is measured in a child
+process each. Figures: docs/engines.md."""
 
 import argparse
 import gc
@@ -49,6 +51,16 @@ def _new(info: models.ModelInfo) -> list[object]:
     made = export.ensure_export(info, Precision.FP32, lambda _s, _f: None, CancelToken())
     threads = torch.get_num_threads()
     return [open_session(graph, cpu_options(threads)) for graph in (made.step, made.vocoder)]
+
+
+def _checked_then_files(info: models.ModelInfo) -> list[object]:
+    """The alternative not taken: the same check, then ONNX Runtime opens the files itself
+    (from the page cache: a second read, not the bytes that were hashed)."""
+    made = export.ensure_export(info, Precision.FP32, lambda _s, _f: None, CancelToken())
+    made.step.release()
+    made.vocoder.release()
+    threads = torch.get_num_threads()
+    return [open_session(g.path, cpu_options(threads)) for g in (made.step, made.vocoder)]
 
 
 def _timed(run: Callable[[], object]) -> float:
@@ -116,19 +128,24 @@ def main() -> None:
     size = sum(int(entry["size"]) for entry in files.values())
     print(f"{args.model}: fp32 export, {size / 2**20:.0f} MiB in {len(files)} files; "
           f"{torch.get_num_threads()} threads")  # fmt: skip
-    timings: dict[str, list[float]] = {"old": [], "new": []}
+    timings: dict[str, list[float]] = {"old": [], "new": [], "then": []}
     hashes: dict[str, list[float]] = {"sha256": [], "blake3": []}
     for repeat in range(args.repeats):
-        order = ("old", "new") if repeat % 2 == 0 else ("new", "old")
+        runs = {
+            "old": lambda: _old(folder),
+            "new": lambda: _new(info),
+            "then": lambda: _checked_then_files(info),
+        }
+        order = list(runs) if repeat % 2 == 0 else list(reversed(runs))
         for variant in order:
-            run = (lambda: _old(folder)) if variant == "old" else (lambda: _new(info))
-            timings[variant].append(_timed(run))
+            timings[variant].append(_timed(runs[variant]))
         for kind in hashes:
             hashes[kind].append(_hash_only(folder, kind))
     print(_figures("old: cached verdicts, files", timings["old"]))
     print(_figures("new: read once, BLAKE3, bytes", timings["new"]))
     added = [new - old for old, new in zip(timings["old"], timings["new"], strict=True)]
     print(_figures("new - old, run by run", added))
+    print(_figures("(not taken) check, then files", timings["then"]))
     for kind, runs in hashes.items():
         print(_figures(f"read only, hashed by {kind}", runs))
     if args.loads:

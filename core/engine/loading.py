@@ -122,10 +122,14 @@ def apply_engine(
 
     # Read and hashed as it was read: the sessions are made from those bytes (export.py).
     export = ensure_export(info, precision, report, cancel)
-    report("starting ONNX Runtime", 0.9)
-    model.decode_step = OrtStep(export.step, torch.get_num_threads())
-    model.text_pass = refine_with
-    model.run_vocoder_on(export.vocoder, torch.get_num_threads())
+    try:
+        report("starting ONNX Runtime", 0.9)
+        model.decode_step = OrtStep(export.step, torch.get_num_threads())
+        model.text_pass = refine_with
+        model.run_vocoder_on(export.vocoder, torch.get_num_threads())
+    finally:  # a failed session lets go of the mapped files at once (Windows keeps them)
+        export.step.release()
+        export.vocoder.release()
 
 
 def apply_precision(model: ChatModel, precision: Precision) -> None:
