@@ -4,7 +4,9 @@ not read every byte again on every start and switch.
 A verdict is reused only while the file's path, size, modification time (ns) and inode are
 unchanged. The stamp recorded is the one the hash was taken with, and only while the path still
 shows that file, so a file changed while being verified is never remembered as verified. `model
-verify`, a download and a demo build always hash every byte and refresh the cache."""
+verify`, a download and a demo build always hash every byte and refresh the cache. Bit rot keeps
+all three, so the ONNX export keeps no verdict here: it hashes its files at every load, as they
+are read for ONNX Runtime (core/engine/onnxrt/export.py)."""
 
 import json
 import os
@@ -90,18 +92,3 @@ def remember(verified: dict[Path, Hashed]) -> None:
             write_text_atomic(_cache_file(), json.dumps({"format": FORMAT, "files": files}))
         except OSError:
             pass  # a read-only data folder: hashing again next time is the only cost
-
-
-def forget(paths: list[Path]) -> None:
-    """Drop the verdicts of `paths` (found damaged although unchanged by their stamps: bit
-    rot), so that whoever checks them next hashes every byte."""
-    with _lock:
-        files = _read()
-        names = {str(path.resolve()) for path in paths}
-        if not names & files.keys():
-            return
-        kept = {name: entry for name, entry in files.items() if name not in names}
-        try:
-            write_text_atomic(_cache_file(), json.dumps({"format": FORMAT, "files": kept}))
-        except OSError:
-            pass  # a read-only data folder: the damage is said all the same
