@@ -131,14 +131,14 @@ def main() -> None:
     timings: dict[str, list[float]] = {"old": [], "new": [], "then": []}
     hashes: dict[str, list[float]] = {"sha256": [], "blake3": []}
     for repeat in range(args.repeats):
-        runs = {
+        variants = {
             "old": lambda: _old(folder),
             "new": lambda: _new(info),
             "then": lambda: _checked_then_files(info),
         }
-        order = list(runs) if repeat % 2 == 0 else list(reversed(runs))
+        order = list(variants) if repeat % 2 == 0 else list(reversed(variants))
         for variant in order:
-            timings[variant].append(_timed(runs[variant]))
+            timings[variant].append(_timed(variants[variant]))
         for kind in hashes:
             hashes[kind].append(_hash_only(folder, kind))
     print(_figures("old: cached verdicts, files", timings["old"]))
