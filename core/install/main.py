@@ -9,6 +9,7 @@ stderr and exit status 2, before anything is installed.
 """
 
 import argparse
+import dataclasses
 import os
 import platform
 import shutil
@@ -75,11 +76,24 @@ def main(argv: list[str] | None = None) -> int:
         print(f"The environment has {installed.describe()}; the {choice.build} build replaces it.")
     uv = os.environ.get("UV") or shutil.which("uv") or "uv"
     steps = plan.commands(layout, choice.build, sys.executable, uv, installed)
+    out_of_reach = _unreachable_index(steps, choice.build)
+    if out_of_reach is not None and plat == "linux" and choice.build == torch_build.CPU:
+        # PyPI's Linux build runs on the CPU too: larger, but from the index that answers.
+        pypi_build = plan.LOCK_BUILD[plat]
+        print(
+            f"PyTorch's index cannot be reached, so PyPI's build ({pypi_build}, which runs on "
+            f"the CPU too, with about 3 GB of CUDA libraries) is installed instead."
+        )
+        choice = dataclasses.replace(choice, build=pypi_build)
+        steps = plan.commands(layout, choice.build, sys.executable, uv, installed)
+        out_of_reach = None
     if args.dry_run:
         for step in steps:
             print(torch_build.join_command(step, plat))
+        if out_of_reach is not None:
+            print(out_of_reach, file=sys.stderr)
         return 0
-    problem = _unwritable(layout) or _unreachable_index(steps, choice.build)
+    problem = _unwritable(layout) or out_of_reach
     if problem:
         print(problem, file=sys.stderr)
         return 2

@@ -203,8 +203,8 @@ def _installer(src: Path, smi: str) -> list[str]:
 def test_pytorchs_index_out_of_reach_is_one_sentence_before_anything_is_made(
     tmp_path: Path,
 ) -> None:
-    """Only the package index reachable: the dry run plans as ever; the install stops with one
-    sentence and exit 2 before it makes the environment."""
+    """Only the package index reachable: the dry run plans as ever and says the index is out
+    of reach; the install stops with one sentence and exit 2 before it makes the environment."""
     src = _standin_root(tmp_path)
     env = {**os.environ, "CHATTTS_STUDIO_TORCH_INDEX": "http://127.0.0.1:9/whl/{build}"}
     argv = _installer(src, "rtx3060_r551.txt")
@@ -212,13 +212,32 @@ def test_pytorchs_index_out_of_reach_is_one_sentence_before_anything_is_made(
         [*argv, "--dry-run"], capture_output=True, text=True, env=env, timeout=60
     )
     assert planned.returncode == 0, planned.stderr
-    assert "torch==2.14.1+cu126" in planned.stdout and planned.stderr == ""
+    assert "torch==2.14.1+cu126" in planned.stdout
+    assert planned.stderr.startswith("PyTorch's index http://127.0.0.1:9/whl/cu126 cannot be")
     done = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=120)
     assert done.returncode == 2, done.stdout + done.stderr
     assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
     assert done.stderr.startswith("PyTorch's index http://127.0.0.1:9/whl/cu126 cannot be reached")
     assert "nothing was installed" in done.stderr
     assert not (src / ".venv").exists() and "> " not in done.stdout
+
+
+def test_linux_without_a_gpu_takes_pypis_build_when_pytorchs_index_is_out_of_reach(
+    tmp_path: Path,
+) -> None:
+    """No NVIDIA GPU and only PyPI reachable: PyPI's Linux build (CUDA 13.0) runs on the CPU
+    too, so the plan takes it instead of failing on PyTorch's CPU index."""
+    src = _standin_root(tmp_path)
+    env = {**os.environ, "CHATTTS_STUDIO_TORCH_INDEX": "http://127.0.0.1:9/whl/{build}"}
+    argv = _installer(src, "no_devices.txt")
+    planned = subprocess.run(
+        [*argv, "--dry-run"], capture_output=True, text=True, env=env, timeout=60
+    )
+    assert planned.returncode == 0, planned.stderr
+    assert "PyTorch build: cpu." in planned.stdout
+    assert "so PyPI's build (cu130, which runs on the CPU too" in planned.stdout
+    assert "127.0.0.1:9" not in planned.stdout and "+cpu" not in planned.stdout
+    assert planned.stderr == ""
 
 
 def test_a_read_only_install_folder_is_one_sentence_before_anything_is_made(
