@@ -57,6 +57,7 @@ PROGRAMS: dict[str, Deb | Venv | Base | Optional] = {
     "mount": Base(),
     "umount": Base(),
     "sh": Base(),
+    "unshare": Base(),
     "make": Optional("the README's commands run through it: here whenever this test is"),
     "python3.11": Optional("CI's first choice; else the Makefile takes the newest supported"),
     "nvidia-smi": Optional("no NVIDIA driver: the installer picks the CPU build"),
@@ -85,6 +86,8 @@ def _constants(tree: ast.Module) -> dict[str, ast.expr]:
 
 
 def _first_word(arg: ast.expr, constants: dict[str, ast.expr]) -> str | None:
+    if isinstance(arg, ast.IfExp):
+        return _first_word(arg.body, constants) or _first_word(arg.orelse, constants)
     if isinstance(arg, ast.Name) and arg.id in constants:
         arg = constants[arg.id]
     if isinstance(arg, ast.List | ast.Tuple) and arg.elts:
@@ -102,13 +105,29 @@ def _called(node: ast.Call) -> tuple[str, str] | None:
     return None
 
 
+def _argv_values(scope: ast.AST) -> dict[str, list[ast.expr]]:
+    """Every value a name is given in a function (or module): argv is often built in a local
+    variable first, in either branch of an `if`."""
+    values: dict[str, list[ast.expr]] = {}
+    for node in ast.walk(scope):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    values.setdefault(target.id, []).append(node.value)
+    return values
+
+
 def programs_in_python(source: str) -> set[str]:
     """The programs a Python module runs or looks for, by name."""
     tree = ast.parse(source)
     constants = _constants(tree)
     found: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and node.args:
+    scopes = [tree, *(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef))]
+    for scope in scopes:
+        local = _argv_values(scope)
+        for node in ast.walk(scope):
+            if not (isinstance(node, ast.Call) and node.args):
+                continue
             called = _called(node)
             first = node.args[0]
             runs = called is not None and (
@@ -116,8 +135,16 @@ def programs_in_python(source: str) -> set[str]:
                 or called[1] == "create_subprocess_exec"
                 or (called[0] == "os" and called[1].startswith("exec"))
             )
-            if runs and (name := _first_word(first, constants)):
-                found.add(name)
+            if not runs:
+                continue
+            candidates = local.get(first.id, [first]) if isinstance(first, ast.Name) else [first]
+            for value in [*candidates, first]:
+                if name := _first_word(value, constants):
+                    found.add(name)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and node.args:
+            called = _called(node)
+            first = node.args[0]
             if called == ("shutil", "which") and isinstance(first, ast.Constant):
                 found.add(str(first.value))
         elif isinstance(node, ast.Constant) and isinstance(node.value, str):
@@ -229,5 +256,10 @@ def test_the_finder_sees_each_way_a_program_is_run() -> None:
         "PATH = '/usr/bin/tool-d'\n"
         "child_process.run(['/opt/bin/tool-e'])\n"
         "subprocess.run([sys.executable, '-c', ''])\n"
+        "def f(root):\n"
+        "    command = ['tool-f', '-m'] if root else [sys.executable]\n"
+        "    subprocess.run(command)\n"
     )
-    assert programs_in_python(source) == {"tool-a", "tool-b", "tool-c", "tool-d", "tool-e"}
+    assert programs_in_python(source) == {
+        *("tool-a", "tool-b", "tool-c", "tool-d", "tool-e", "tool-f")
+    }
