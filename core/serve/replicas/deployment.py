@@ -17,12 +17,10 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from chattts_studio.core.engine.engine import Engine
 from chattts_studio.core.serve.access import is_loopback, open_only_with_key
 from chattts_studio.core.serve.replicas.board import REPORT_SECONDS, ReplicaBoard, ReplicaReport
-from chattts_studio.core.serve.replicas.spec import BOARD, DEPLOYMENT, ReplicaSpec
+from chattts_studio.core.serve.replicas.spec import BOARD, DEPLOYMENT, REPLICA_HEADER, ReplicaSpec
 from chattts_studio.core.serve.running import ServeOptions, SpeechService
 
 log = logging.getLogger(__name__)
-
-REPLICA_HEADER = "x-replica"  # which replica answered: its id, as /health lists it
 
 _grpc_on_loopback = False  # whether this replica's process binds Serve's gRPC to loopback
 

@@ -1,28 +1,37 @@
 """How Ray Serve's proxies pick a replica for each request: Ray Serve's default (power of two
-choices over the replicas' queue lengths), with each choice counted the moment it is made.
+choices over the replicas' queue lengths), with every request counted from the moment it is
+chosen until the replica's own count includes it.
 
 Ray Serve's default counts a request in its table of queue lengths only once the request is
 sent, after its routing loop has gone on: requests that reach a proxy together are routed
-against one picture of the replicas, and all of them go to the replica that looked shorter
-in it (docs/api.md has the evidence). Named by import path (spec.ROUTER) in the deployment's
-options, so the proxies import it; this module imports Ray."""
+against one picture of the replicas, and all of them go to the replica that looked shorter in
+it. A replica's reply to a request then sets its count to the replica's own, which leaves out
+the requests still on their way to it. docs/api.md has the evidence. Named by import path
+(spec.ROUTER) in the deployment's options, so the proxies import it; this module imports
+Ray."""
 
-from collections import Counter
+import time
+from collections import Counter, defaultdict, deque
 from typing import Any
 
 from ray.serve._private.request_router import PowerOfTwoChoicesRequestRouter
 from ray.serve.request_router import PendingRequest, ReplicaID, RunningReplica
 
+# A request sent this long ago whose reply never came (its client went away) is no longer
+# counted as on its way: replies come within milliseconds.
+REPLY_SECONDS = 2.0
+
 
 class SpreadingRouter(PowerOfTwoChoicesRequestRouter):
     """The default router, but the replica it ranks first is counted at once, so the next
-    request routed in the same pass sees it (and not counted again when it is sent). The
-    replica's own count, which it sends back when it takes the request, then replaces the
-    router's as before."""
+    request routed in the same pass sees it (and not counted again when it is sent); and a
+    replica's reply sets its count to the replica's own plus the requests sent to it since,
+    whose replies have not come yet."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self._counted: Counter[ReplicaID] = Counter()  # chosen and counted, not yet sent
+        self._chosen: Counter[ReplicaID] = Counter()  # chosen and counted, not sent yet
+        self._sent: defaultdict[ReplicaID, deque[float]] = defaultdict(deque)  # no reply yet
 
     async def choose_replicas(
         self,
@@ -44,18 +53,31 @@ class SpreadingRouter(PowerOfTwoChoicesRequestRouter):
         if count >= first.max_ongoing_requests:
             return ranks  # full as far as the router knows: Ray asks them, then waits
         cache.update(first.replica_id, count + 1)
-        self._counted[first.replica_id] += 1
+        self._chosen[first.replica_id] += 1
         rest = [replica for replica in ranks[0] if replica is not first]
         return [[first], rest] if rest else [[first]]
 
     def on_send_request(self, replica_id: ReplicaID) -> None:
-        if self._counted[replica_id] > 0:
-            self._counted[replica_id] -= 1  # counted when it was chosen
+        self._sent[replica_id].append(time.monotonic())
+        if self._chosen[replica_id] > 0:
+            self._chosen[replica_id] -= 1  # counted when it was chosen
             return
         super().on_send_request(replica_id)
 
     def on_new_queue_len_info(self, replica_id: ReplicaID, num_ongoing_requests: int) -> None:
-        """The replica's own count replaces the router's: a request chosen for it and not
-        sent yet is counted when it is sent."""
-        super().on_new_queue_len_info(replica_id, num_ongoing_requests)
-        self._counted.pop(replica_id, None)
+        """The replica's reply to a request (taken or refused): its count, plus what it
+        cannot have counted yet (sent after that request, or chosen and not sent)."""
+        sent = self._sent[replica_id]
+        if sent:
+            sent.popleft()  # the replies come in the order the requests were sent
+        while sent and time.monotonic() - sent[0] > REPLY_SECONDS:
+            sent.popleft()
+        coming = len(sent) + self._chosen[replica_id]
+        super().on_new_queue_len_info(replica_id, num_ongoing_requests + coming)
+
+    def update_replicas(self, replicas: list[RunningReplica]) -> None:
+        super().update_replicas(replicas)
+        live = {replica.replica_id for replica in replicas}
+        for table in (self._chosen, self._sent):
+            for gone in [key for key in table if key not in live]:
+                del table[gone]

@@ -18,6 +18,7 @@ DEPLOYMENT = "SpeechReplica"
 BOARD = "ReplicaBoard"
 # The import path `serve deploy` and `serve run` build the application from (its args: a spec).
 IMPORT_PATH = "chattts_studio.core.serve.replicas.deployment:build"
+REPLICA_HEADER = "x-replica"  # names the replica that answered: its id, as /health lists it
 # The proxies' router (router.py): Ray Serve's own, with each choice counted at once.
 ROUTER = "chattts_studio.core.serve.replicas.router:SpreadingRouter"
 

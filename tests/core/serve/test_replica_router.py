@@ -1,7 +1,8 @@
 """The proxies' router (core/serve/replicas/router.py) without a cluster: requests that reach
 a proxy together spread over the replicas even when the router's picture of them is uneven or
-stale, and each is counted once. Ray Serve's own router sends all of them to one replica in
-both cases; the cluster test beside it (test_replicas.py) checks the same through the proxy."""
+stale, each is counted once, and a replica's reply does not forget those still on their way to
+it. Ray Serve's own router sends all 8 to one replica in both cases; the cluster test beside it
+(test_replicas.py) sends requests together through the proxy."""
 
 import asyncio
 from collections import Counter
@@ -63,7 +64,7 @@ def test_requests_routed_together_spread_and_are_counted_once(b_had: int | None)
     """b still had one request (or its count had gone stale, as when only a /health check
     went to a since): of 8 requests arriving together, each replica gets its share."""
 
-    async def run() -> tuple[Counter[str], dict[str, int | None]]:
+    async def run() -> tuple[Counter[str], dict[str, int | None], int | None]:
         a, b = Replica("a"), Replica("b")
         router = _router([a, b])
         await asyncio.sleep(0.05)  # the new replicas' first probe, as Ray makes it, done
@@ -74,14 +75,18 @@ def test_requests_routed_together_spread_and_are_counted_once(b_had: int | None)
         else:
             cache.update(b.replica_id, b_had)
         served = await _route_together(router, 8)
-        return served, {r.replica_id.unique_id: cache.get(r.replica_id) for r in (a, b)}
+        counted = {r.replica_id.unique_id: cache.get(r.replica_id) for r in (a, b)}
+        # a's reply to the first it took counts that one only: the rest are on their way.
+        router.on_new_queue_len_info(a.replica_id, 1)
+        return served, counted, cache.get(a.replica_id)
 
-    served, counted = asyncio.run(run())
+    served, counted, after_reply = asyncio.run(run())
     had = b_had or 0
     assert sum(served.values()) == 8
     assert abs(served["a"] - (served["b"] + had)) <= 1, served  # as even as it can be
     # Each request counted once, on the replica that got it, until the replicas answer.
     assert counted == {"a": served["a"], "b": served["b"] + had}
+    assert after_reply == served["a"]
 
 
 def test_a_full_replica_is_asked_and_passed_over() -> None:
