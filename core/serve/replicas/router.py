@@ -11,14 +11,14 @@ the requests still on their way to it. docs/api.md has the evidence. Named by im
 Ray."""
 
 import time
-from collections import Counter, defaultdict, deque
+from collections import defaultdict, deque
 from typing import Any
 
 from ray.serve._private.request_router import PowerOfTwoChoicesRequestRouter
 from ray.serve.request_router import PendingRequest, ReplicaID, RunningReplica
 
-# A request sent this long ago whose reply never came (its client went away) is no longer
-# counted as on its way: replies come within milliseconds.
+# A request chosen or sent this long ago and still not sent or answered (its client went
+# away, or another replica took it) is no longer counted: both take milliseconds.
 REPLY_SECONDS = 2.0
 
 
@@ -30,8 +30,9 @@ class SpreadingRouter(PowerOfTwoChoicesRequestRouter):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self._chosen: Counter[ReplicaID] = Counter()  # chosen and counted, not sent yet
-        self._sent: defaultdict[ReplicaID, deque[float]] = defaultdict(deque)  # no reply yet
+        # When each request was chosen (and counted) and not sent yet; sent and not answered.
+        self._chosen: defaultdict[ReplicaID, deque[float]] = defaultdict(deque)
+        self._sent: defaultdict[ReplicaID, deque[float]] = defaultdict(deque)
 
     async def choose_replicas(
         self,
@@ -53,26 +54,32 @@ class SpreadingRouter(PowerOfTwoChoicesRequestRouter):
         if count >= first.max_ongoing_requests:
             return ranks  # full as far as the router knows: Ray asks them, then waits
         cache.update(first.replica_id, count + 1)
-        self._chosen[first.replica_id] += 1
+        self._chosen[first.replica_id].append(time.monotonic())
         rest = [replica for replica in ranks[0] if replica is not first]
         return [[first], rest] if rest else [[first]]
 
+    @staticmethod
+    def _recent(times: deque[float]) -> deque[float]:
+        """`times` without those older than REPLY_SECONDS."""
+        while times and time.monotonic() - times[0] > REPLY_SECONDS:
+            times.popleft()
+        return times
+
     def on_send_request(self, replica_id: ReplicaID) -> None:
-        self._sent[replica_id].append(time.monotonic())
-        if self._chosen[replica_id] > 0:
-            self._chosen[replica_id] -= 1  # counted when it was chosen
+        self._recent(self._sent[replica_id]).append(time.monotonic())
+        chosen = self._recent(self._chosen[replica_id])
+        if chosen:
+            chosen.popleft()  # counted when it was chosen
             return
         super().on_send_request(replica_id)
 
     def on_new_queue_len_info(self, replica_id: ReplicaID, num_ongoing_requests: int) -> None:
         """The replica's reply to a request (taken or refused): its count, plus what it
         cannot have counted yet (sent after that request, or chosen and not sent)."""
-        sent = self._sent[replica_id]
+        sent = self._recent(self._sent[replica_id])
         if sent:
             sent.popleft()  # the replies come in the order the requests were sent
-        while sent and time.monotonic() - sent[0] > REPLY_SECONDS:
-            sent.popleft()
-        coming = len(sent) + self._chosen[replica_id]
+        coming = len(sent) + len(self._recent(self._chosen[replica_id]))
         super().on_new_queue_len_info(replica_id, num_ongoing_requests + coming)
 
     def update_replicas(self, replicas: list[RunningReplica]) -> None:

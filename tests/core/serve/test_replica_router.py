@@ -11,6 +11,7 @@ import pytest
 from ray.serve._private.common import DeploymentHandleSource, DeploymentID, RequestMetadata
 from ray.serve.request_router import PendingRequest, ReplicaID
 
+from chattts_studio.core.serve.replicas import router as router_module
 from chattts_studio.core.serve.replicas.router import SpreadingRouter
 
 DEPLOYMENT = DeploymentID(name="SpeechReplica", app_name="chattts-studio")
@@ -105,3 +106,26 @@ def test_a_full_replica_is_asked_and_passed_over() -> None:
 
     served, probes = asyncio.run(run())
     assert sum(served.values()) == 1 and probes >= 1
+
+
+def test_a_choice_never_sent_stops_counting(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A replica chosen for a request that then went elsewhere (or whose client left) is
+    counted for REPLY_SECONDS only: after that, a reply gives the replica's own count and the
+    next request sent there counts again."""
+
+    async def run() -> tuple[int | None, int | None, int | None]:
+        a, b = Replica("a"), Replica("b")
+        router = _router([a, b])
+        await asyncio.sleep(0.05)
+        cache = router.replica_queue_len_cache
+        ranks = await router.choose_replicas(router._replicas_list)
+        first = ranks[0][0]  # chosen and counted; never sent
+        chosen = cache.get(first.replica_id)
+        monkeypatch.setattr(router_module, "REPLY_SECONDS", 0.01)
+        await asyncio.sleep(0.05)
+        router.on_new_queue_len_info(first.replica_id, 0)
+        replied = cache.get(first.replica_id)
+        router.on_send_request(first.replica_id)
+        return chosen, replied, cache.get(first.replica_id)
+
+    assert asyncio.run(run()) == (1, 0, 1)
