@@ -339,6 +339,39 @@ def test_an_export_rotted_in_place_is_found_at_load_and_made_again(
         engine.unload()
 
 
+def _flip(path: Path) -> None:
+    """One byte changed in place, the file's size and times kept (to the nanosecond)."""
+    before = path.stat()
+    with open(path, "r+b") as fh:
+        fh.seek(100)
+        byte = fh.read(1)
+        fh.seek(100)
+        fh.write(bytes([byte[0] ^ 0x01]))
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+
+
+def test_int8_and_the_fp32_it_is_made_from_are_checked_too(
+    fresh_home: Path, engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """int8's own file rotted: int8 alone is made again (its stage says so). fp32 rotted
+    while int8 is missing: fp32 is made again before int8 is quantized from it."""
+    built = _counting(monkeypatch, fake=True)
+    int8 = _ensure(engine, Precision.INT8).parent
+    fp32 = int8.parent / "fp32"
+    assert [b.name.split(".")[0] for b in built] == ["fp32", "int8"]
+    _flip(int8 / export.STEP_FILE)
+    stages: list[str] = []
+    assert _ensure(engine, Precision.INT8, stages) == int8 / export.STEP_FILE
+    assert stages == [export.AGAIN["int8"]] and len(built) == 3
+    shutil.rmtree(int8)
+    _flip(fp32 / "step.onnx.data")  # not read by an fp32 step's int8 load, but quantized
+    stages.clear()
+    _ensure(engine, Precision.INT8, stages)
+    assert stages == [export.AGAIN["fp32"], "making the ONNX int8 decode step (once per model)"]
+    assert [b.name.split(".")[0] for b in built[3:]] == ["fp32", "int8"]
+    assert export.verified(fp32) and export.verified(int8)
+
+
 def test_a_damaged_part_is_made_again_once_per_load(
     fresh_home: Path, engine: Engine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
