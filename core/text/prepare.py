@@ -1,5 +1,6 @@
 """Text preparation: cleaning, control tokens, number reading, segmenting and length estimates."""
 
+import functools
 import math
 import re
 import unicodedata
@@ -37,16 +38,24 @@ RESERVED_TOKENS = frozenset(
 )
 
 _TOKEN_RE = re.compile(r"\[([^\[\]\s]{0,32})\]")
+# A URL or an e-mail address: one atom, never cut (its last character is not punctuation).
+_URL = (
+    r"(?:[A-Za-z][A-Za-z0-9+.\-]*://|www\.)[!-Z^-~]*[A-Za-z0-9/#=_\-]"
+    r"|[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)+"
+)
 _ATOM_RE = re.compile(
     r"(?P<token>\[[^\[\]\s]{1,32}\])"
+    rf"|(?P<url>{_URL})"
     r"|(?P<word>[A-Za-z0-9]+(?:['’.,:/\-][A-Za-z0-9]+)*)"
     r"|(?P<newline>\n)"
     r"|(?P<space>[ \t\u3000]+)"
     r"|(?P<other>.)",
     re.DOTALL,
 )
-_SENTENCE_END = frozenset("。！？!?；;…\n.")
-_CLAUSE_END = frozenset("，、,：:—–")
+_SENTENCE_END = frozenset("。！？!?…\n.")
+_CLAUSE_END = frozenset("，、,；;：:—–")
+# Words whose full stop ends no sentence.
+_ABBREVIATIONS = frozenset("mr mrs ms dr prof st jr sr vs e.g i.e fig mt".split())
 _CLOSERS = frozenset("”’」』）)】》\"'")
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 _LATIN = re.compile(r"[A-Za-z]")
@@ -75,8 +84,12 @@ MAX_STEP_CAP = 2048
 # size, so that ChatTTS's refine pass (which adds pauses and fillers) still fits under the cap:
 # a segment is split further rather than ever cut short.
 PLAN_STEP_LIMIT = int(MAX_STEP_CAP * 0.85)
-# The longest all-Chinese segment that fits that limit: the window's segment slider ends here.
-MAX_CJK_SEGMENT = int(PLAN_STEP_LIMIT / (STEPS_PER_SECOND * STEP_CAP_MARGIN * SECONDS_PER_CJK))
+# The model's limit for one segment in seconds of estimated speech (about 28.5 s): what a
+# sentence may take and stay whole; half a step of slack keeps sums of floats under the cap.
+MAX_SEGMENT_SECONDS = (PLAN_STEP_LIMIT - 0.5) / (STEPS_PER_SECOND * STEP_CAP_MARGIN)
+# That limit in Chinese characters (118; about 400 English letters): the segment size counts
+# Chinese characters' worth of speech, so the window's segment slider ends here.
+MAX_CJK_SEGMENT = int(MAX_SEGMENT_SECONDS / SECONDS_PER_CJK)
 
 
 @dataclass(frozen=True)
@@ -189,15 +202,32 @@ def _atoms(text: str, lexicon: Replacements | None = None) -> list[Atom]:
 
 
 def _plain_atoms(text: str) -> list[Atom]:
-    return [(m.lastgroup or "other", m.group(), m.group()) for m in _ATOM_RE.finditer(text)]
+    atoms: list[Atom] = []
+    for m in _ATOM_RE.finditer(text):
+        kind = m.lastgroup or "other"
+        atoms.append(("word" if kind == "url" else kind, m.group(), m.group()))
+    return atoms
 
 
-def _length(atoms: list[Atom]) -> int:
-    return sum(1 if kind == "token" else len(value) for kind, value, _ in atoms)
+def _cost(atoms: list[Atom]) -> float:
+    """Seconds of speech the atoms need (what the model reads), as estimate_seconds counts."""
+    return sum(_atom_seconds(value) for _, value, _ in atoms)
+
+
+@functools.lru_cache(maxsize=4096)
+def _atom_seconds(value: str) -> float:
+    return estimate_seconds(value)
+
+
+def target_seconds(size: int) -> float:
+    """The speech a segment grows toward for a segment size: `size` Chinese characters' worth
+    (an English letter costs what it takes to say, about 0.3 of one), at most the model's limit."""
+    return min(max(1, size) * SECONDS_PER_CJK, MAX_SEGMENT_SECONDS)
 
 
 def _split_after(atoms: list[Atom], ends: frozenset[str]) -> list[list[Atom]]:
-    """Cut after each atom in `ends` (and the closing quotes that follow it)."""
+    """Cut after each atom in `ends` (and the closing quotes that follow it); a full stop after
+    a common abbreviation ("Mr.", "e.g.") ends nothing."""
     pieces: list[list[Atom]] = []
     current: list[Atom] = []
     ended = False
@@ -206,46 +236,104 @@ def _split_after(atoms: list[Atom], ends: frozenset[str]) -> list[list[Atom]]:
         if ended and value not in ends and value not in _CLOSERS:
             pieces.append(current)
             current, ended = [], False
-        current.append(atom)
-        if value in ends:
+        if value in ends and not (
+            value == "." and current and current[-1][1].lower() in _ABBREVIATIONS
+        ):
             ended = True
-    if current:
-        pieces.append(current)
-    return pieces
-
-
-def _split_atoms(atoms: list[Atom], limit: int) -> list[list[Atom]]:
-    """Last resort for a clause longer than limit: cut between atoms, preferring spaces."""
-    pieces: list[list[Atom]] = []
-    current: list[Atom] = []
-    for atom in atoms:
-        if current and _length([*current, atom]) > limit:
-            cut = len(current)
-            for i in range(len(current) - 1, 0, -1):
-                if current[i][0] == "space":
-                    cut = i
-                    break
-            else:
-                # Punctuation must not start a piece alone: take the word before it along.
-                if atom[0] == "other" and not is_speakable(atom[1]) and cut > 1:
-                    cut -= 1
-            pieces.append(current[:cut])
-            current = current[cut:]
         current.append(atom)
     if current:
         pieces.append(current)
     return pieces
 
 
-def _units(atoms: list[Atom], limit: int) -> list[list[Atom]]:
+def _is_cjk(atom: Atom) -> bool:
+    return atom[0] == "other" and bool(_CJK.match(atom[1]))
+
+
+def _words(atoms: list[Atom]) -> list[list[Atom]]:
+    """The places a clause may be cut: between words (at spaces, around Chinese characters),
+    never inside a word, number, URL, control token or dictionary word; punctuation and a
+    control token stay with what they follow."""
+    words: list[list[Atom]] = []
+    previous: Atom | None = None
+    for atom in atoms:
+        kind = atom[0]
+        starts = (
+            previous is None
+            or kind in ("space", "newline")
+            or previous[0] in ("space", "newline")
+            or _is_cjk(atom)
+            or (kind == "word" and previous[0] != "word")
+        )
+        if starts:
+            words.append([atom])
+        else:
+            words[-1].append(atom)
+        previous = atom
+    return words
+
+
+def _balanced(units: list[list[Atom]], most: float) -> list[list[Atom]]:
+    """Units joined, in order, into as few pieces of at most `most` seconds as they allow, the
+    longest piece as short as it can be (a unit longer than `most` is a piece of its own)."""
+    costs = [_cost(u) for u in units]
+
+    def pieces(bound: float) -> list[list[Atom]]:
+        out: list[list[Atom]] = []
+        current: list[Atom] = []
+        spent = 0.0
+        for unit, cost in zip(units, costs, strict=True):
+            if current and spent + cost > bound:
+                out.append(current)
+                current, spent = [], 0.0
+            current.extend(unit)
+            spent += cost
+        if current:
+            out.append(current)
+        return out
+
+    fewest = len(pieces(most))
+    low, high = 0.0, most
+    for _ in range(40):  # the smallest bound that needs no more pieces
+        middle = (low + high) / 2
+        low, high = (low, middle) if len(pieces(middle)) <= fewest else (middle, high)
+    return pieces(high)
+
+
+def _split_long(sentence: list[Atom]) -> list[list[Atom]]:
+    """A sentence longer than the model's limit: cut at clause punctuation, then between words,
+    into as few and as even pieces as fit."""
     units: list[list[Atom]] = []
+    for clause in _split_after(sentence, _CLAUSE_END):
+        if _cost(clause) <= MAX_SEGMENT_SECONDS:
+            units.append(clause)
+        else:
+            units += _balanced(_words(clause), MAX_SEGMENT_SECONDS)
+    return _balanced(units, MAX_SEGMENT_SECONDS)
+
+
+def _pack(atoms: list[Atom], target: float) -> list[list[Atom]]:
+    """Whole sentences joined up to `target` seconds of speech; a longer sentence within the
+    model's limit is a piece of its own, and one past the limit is split (_split_long)."""
+    packed: list[list[Atom]] = []
+    current: list[Atom] = []
+    spent = 0.0
     for sentence in _split_after(atoms, _SENTENCE_END):
-        if _length(sentence) <= limit:
-            units.append(sentence)
+        cost = _cost(sentence)
+        if cost > MAX_SEGMENT_SECONDS:
+            if current:
+                packed.append(current)
+            packed += _split_long(sentence)
+            current, spent = [], 0.0
             continue
-        for clause in _split_after(sentence, _CLAUSE_END):
-            units.extend([clause] if _length(clause) <= limit else _split_atoms(clause, limit))
-    return units
+        if current and spent + cost > target and is_speakable(_render(sentence)):
+            packed.append(current)
+            current, spent = [], 0.0
+        current.extend(sentence)
+        spent += cost
+    if current:
+        packed.append(current)
+    return packed
 
 
 def _render(atoms: list[Atom], shown: bool = False) -> str:
@@ -270,14 +358,16 @@ def check_text(text: str) -> str:
 
 
 def split_segments(text: str, limit: int, lexicon: Replacements | None = None) -> list[Segment]:
-    """Split text into segments of at most `limit` characters, at sentence, then clause, then
-    word boundaries; never inside a word, a number, a control token or a dictionary word.
-    Pieces with nothing to say (a lone "……") join their neighbour. With a `lexicon`, its
-    replacements are made first: segments hold what the model reads, and the user's words in
-    `source`."""
+    """Split text into segments that end at sentence ends: whole sentences are packed up to
+    `limit` (the segment size, in Chinese characters' worth of speech: target_seconds), and a
+    longer sentence stays whole while the model can say it in one segment (MAX_SEGMENT_SECONDS);
+    past that it is cut at clauses, then between words, never inside a word, a number, a URL, a
+    control token or a dictionary word. Pieces with nothing to say (a lone "……") join their
+    neighbour. With a `lexicon`, its replacements are made first: segments hold what the model
+    reads, and the user's words in `source`."""
     text = clean(text)
     check_text(_render(_atoms(text, lexicon)) if lexicon else text)
-    packed = [p for piece in _pack(_atoms(text, lexicon), limit) for p in _fit_cap(piece)]
+    packed = _pack(_atoms(text, lexicon), target_seconds(limit))
     texts: list[tuple[str, str]] = []  # (model text, shown text)
     pending = ("", "")  # unspeakable pieces wait for the next speakable one
     for atoms in packed:
@@ -293,28 +383,3 @@ def split_segments(text: str, limit: int, lexicon: Replacements | None = None) -
         texts.append((f"{pending[0]}{piece}", f"{pending[1]}{shown}"))
         pending = ("", "")
     return [segment(i, t, shown) for i, (t, shown) in enumerate(texts)]
-
-
-def _pack(atoms: list[Atom], limit: int) -> list[list[Atom]]:
-    """Sentences (or clauses, or words) joined into pieces of at most `limit` characters."""
-    packed: list[list[Atom]] = []
-    for unit in _units(atoms, limit):
-        if packed and _length(packed[-1]) + _length(unit) <= limit:
-            packed[-1].extend(unit)
-        else:
-            packed.append(list(unit))
-    return packed
-
-
-def _fit_cap(atoms: list[Atom]) -> list[list[Atom]]:
-    """A piece whose speech would outlast the step cap, split at its next boundaries until
-    every part fits (a lone word that cannot be split is left as it is)."""
-    steps = needed_steps(_render(atoms))
-    if steps <= PLAN_STEP_LIMIT:
-        return [atoms]
-    # Aim at the length that fits, in proportion; the check above runs again on each part.
-    limit = max(1, _length(atoms) * PLAN_STEP_LIMIT // steps)
-    parts = _pack(atoms, limit)
-    if len(parts) == 1:
-        return parts
-    return [p for part in parts for p in _fit_cap(part)]

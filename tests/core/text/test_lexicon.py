@@ -67,7 +67,7 @@ def test_the_lexicon_changes_what_the_model_reads_and_nothing_else(
     for name, entries in (("plain", ()), ("lexicon", ENTRIES)):
         calls.clear()
         request = SynthesisRequest(
-            text=text, refine_text=False, segment_size=16, batch_size=1, lexicon=entries
+            text=text, refine_text=False, segment_size=10, batch_size=1, lexicon=entries
         )
         plan = engine.plan(request)
         results = list(engine.synthesize(plan))

@@ -5,7 +5,14 @@ import re
 import pytest
 
 from chattts_studio.core.errors import BadTextError
-from chattts_studio.core.text.prepare import clean, estimate_seconds, split_segments, step_cap
+from chattts_studio.core.text.prepare import (
+    PLAN_STEP_LIMIT,
+    clean,
+    estimate_seconds,
+    needed_steps,
+    split_segments,
+    step_cap,
+)
 
 ZH = "今天天气很好。我们去公园散步吧！公园里有很多人，有的在跑步，有的在下棋。然后我们回家吃饭。"
 
@@ -26,17 +33,21 @@ def test_chinese_splits_at_sentence_ends_and_packs_up_to_the_limit() -> None:
 
 
 def test_long_sentence_splits_at_clauses_then_characters() -> None:
-    text = "一二三四五六七八九十" * 5 + "，" + "甲乙丙丁" * 3 + "。"
+    # 150 characters with no clause mark, then a clause: past the model's limit (118).
+    text = "一二三四五六七八九十" * 15 + "，" + "甲乙丙丁" * 3 + "。"
     segments = split_segments(text, 12)
-    assert all(len(s.text) <= 12 for s in segments)
+    assert [len(s.text) for s in segments] == [75, 89]
+    assert segments[1].text.endswith("，甲乙丙丁甲乙丙丁甲乙丙丁。")
     assert _squash("".join(s.text for s in segments)) == _squash(text)
 
 
 def test_latin_without_punctuation_splits_between_words_only() -> None:
-    words = [f"word{i}" for i in range(40)]
-    text = " ".join(words)
+    letters = "abcdefghij"
+    words = [f"word{letters[i % 10]}{letters[i // 10 % 10]}" for i in range(150)]
+    text = " ".join(words)  # 63 s of speech: past the model's limit twice
     segments = split_segments(text, 30)
-    assert all(len(s.text) <= 30 for s in segments)
+    assert len(segments) == 3
+    assert all(needed_steps(s.text) <= PLAN_STEP_LIMIT for s in segments)
     assert [w for s in segments for w in s.text.split()] == words
 
 
@@ -53,7 +64,7 @@ def test_numbers_and_control_tokens_are_never_cut() -> None:
 def test_newlines_are_boundaries() -> None:
     segments = split_segments("first line\nsecond line", 200)
     assert [s.text for s in segments] == ["first line second line"]
-    segments = split_segments("first line\nsecond line", 12)
+    segments = split_segments("first line\nsecond line", 5)
     assert [s.text for s in segments] == ["first line", "second line"]
 
 
