@@ -32,7 +32,8 @@ from chattts_studio.core.serve.page import PAGE_FILES, PAGE_HEADERS
 from chattts_studio.core.serve.running import serving_on_loopback
 from chattts_studio.core.voices.speakers import SpeakerLibrary
 
-CHROMIUM = Path("/usr/bin/chromium")  # Debian's chromium and chromium-driver (make test installs them)
+# Debian's chromium and chromium-driver (make test installs them)
+CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
 MAX_INPUT = 40
 TEXT = "你好。"
@@ -71,7 +72,9 @@ def browser_audio(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def browser(browser_audio: Path) -> Iterator[WebDriver]:
     if not (CHROMIUM.exists() and CHROMEDRIVER.exists()):
-        pytest.fail("The page's tests need Debian's chromium and chromium-driver: make test installs them")
+        pytest.fail(
+            "The page's tests need Debian's chromium and chromium-driver: make test installs them"
+        )
     options = webdriver.ChromeOptions()
     options.binary_location = str(CHROMIUM)
     for flag in (

@@ -1,8 +1,9 @@
 """A model that is loaded, replaced under Windows' rules (tests/windows_rules.py, applied to
 this folder): a file of it open elsewhere is a sharing violation, its weights mapped into
 memory are access denied, and either way Windows refuses to rename or delete its folder. A
-download or a rebuild of it then says, in one sentence, to load another model first; nothing of the loaded model changes, and a download keeps what it fetched, so the next
-try (the model unloaded) installs it without fetching anything again."""
+download or a rebuild of it then says, in one sentence, to load another model first; nothing
+of the loaded model changes, and a download keeps what it fetched, so the next try (the model
+unloaded) installs it without fetching anything again."""
 
 import errno
 import os
