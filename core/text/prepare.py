@@ -77,8 +77,8 @@ SECONDS_PER_PAUSE_TOKEN = {
 STEP_CAP_MARGIN = 1.3
 MIN_STEP_CAP = 16
 # ChatTTS's own max_new_token default: 43.7 s of audio. Its GPT has 4096 positions, and long
-# single segments drift; split long text with the segment size instead (about 140 Chinese
-# characters reach this cap).
+# single segments drift; a sentence past the plan limit below is split instead (about 140
+# Chinese characters reach this cap).
 MAX_STEP_CAP = 2048
 # A segment is planned to need at most this many steps (with the margin), whatever the segment
 # size, so that ChatTTS's refine pass (which adds pauses and fillers) still fits under the cap:
@@ -293,8 +293,8 @@ def _balanced(units: list[list[Atom]], most: float) -> list[list[Atom]]:
         return out
 
     fewest = len(pieces(most))
-    low, high = 0.0, most
-    for _ in range(40):  # the smallest bound that needs no more pieces
+    low, high = sum(costs) / fewest - 0.01, most
+    while high - low > 0.01:  # the smallest bound (to 10 ms) that needs no more pieces
         middle = (low + high) / 2
         low, high = (low, middle) if len(pieces(middle)) <= fewest else (middle, high)
     return pieces(high)
