@@ -1,14 +1,16 @@
 """Loudness normalisation in a streaming way: ITU-R BS.1770-4 integrated loudness measured
 block by block (the K-weighting filters and the gating of pyloudnorm, whose figures it
 reproduces without holding the whole signal), a true-peak estimate (4x oversampling), and the
-one gain that brings a chapter to its target without passing the peak ceiling."""
+one gain that brings a chapter to its target without passing the peak ceiling.
+
+scipy is imported where it is used: the window imports this (through the projects' flags) while
+it is built, and scipy.signal costs more than a second there."""
 
 import math
 from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
-from scipy.signal import lfilter, resample_poly
 
 from chattts_studio.core import SAMPLE_RATE
 
@@ -48,6 +50,8 @@ class LoudnessMeter:
         data = np.asarray(audio, dtype=np.float64).reshape(-1)
         if not data.size:
             return
+        from scipy.signal import lfilter
+
         for i, (b, a, gain, state) in enumerate(self._stages):
             data, final = lfilter(b, a, data, zi=state)
             self._stages[i] = (b, a, gain, final)
@@ -102,6 +106,8 @@ def true_peak(audio: np.ndarray) -> float:
     data = np.asarray(audio, dtype=np.float64).reshape(-1)
     if not data.size:
         return 0.0
+    from scipy.signal import resample_poly
+
     return float(max(np.max(np.abs(data)), np.max(np.abs(resample_poly(data, 4, 1)))))
 
 
