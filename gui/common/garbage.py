@@ -2,16 +2,16 @@
 
 A reference cycle holding a Qt object, collected on the worker thread, deletes that object off its
 thread and PySide deadlocks. So, as pyqtgraph recommends, automatic collection is off while a
-worker exists and pyqtgraph's GarbageCollector collects on a timer on the UI thread; when the
-engine frees a model the worker asks the UI thread to collect and waits, briefly. The imports'
-objects are frozen (gc.freeze) so that a collection stays short. Figures: docs/performance.md."""
+worker exists and a timer collects on the UI thread (pyqtgraph's GarbageCollector's logic, kept
+here so that starting the window need not import pyqtgraph); when the engine frees a model the
+worker asks the UI thread to collect and waits, briefly. The imports' objects are frozen
+(gc.freeze) so that a collection stays short. Figures: docs/performance.md."""
 
 import gc
 import threading
 from collections.abc import Callable
 
-from pyqtgraph.util.garbage_collector import GarbageCollector
-from PySide6.QtCore import QObject, Qt, QThread, Signal, Slot
+from PySide6.QtCore import QObject, Qt, QThread, QTimer, Signal, Slot
 
 from chattts_studio.core.engine.cycles import set_cycle_collector
 
@@ -43,6 +43,27 @@ class _Request:
             return self.done.is_set() or finished
 
 
+class PeriodicCollector:
+    """Automatic collection off; on a timer, each generation whose count passed Python's own
+    threshold is collected (as pyqtgraph's GarbageCollector does)."""
+
+    def __init__(self, interval: float) -> None:
+        self.threshold = gc.get_threshold()
+        self.timer = QTimer()
+        self.timer.timeout.connect(self.check)
+        gc.disable()
+        self.timer.start(int(interval * 1000))
+
+    def check(self) -> None:
+        young, middle, old = gc.get_count()
+        if young > self.threshold[0]:
+            gc.collect(0)
+            if middle > self.threshold[1]:
+                gc.collect(1)
+                if old > self.threshold[2]:
+                    gc.collect(2)
+
+
 class UiGarbage(QObject):
     """Lives on the UI thread and collects there, on a timer and when asked from any thread."""
 
@@ -50,7 +71,7 @@ class UiGarbage(QObject):
 
     def __init__(self) -> None:
         super().__init__()
-        self._periodic = GarbageCollector(interval=INTERVAL_S)  # disables automatic gc
+        self._periodic = PeriodicCollector(INTERVAL_S)  # disables automatic gc
         self._requested.connect(self._run_here, Qt.ConnectionType.QueuedConnection)
 
     def on_ui_thread(self, work: Callable[[], object]) -> bool:
