@@ -4,20 +4,11 @@ pyqtgraph picks its ticks from the axis length alone and labels them all, so on 
 RTF plot at the default size) the labels touch; here the spacing grows until each label has room
 and a gap."""
 
-import math
-
 import pyqtgraph as pg
 
+from chattts_studio.gui.common.ranges import nice_step
+
 GAP = 1.6  # a label's room along the axis, in label sizes (text plus a gap of 0.6 of it)
-STEPS = (1.0, 2.0, 2.5, 5.0, 10.0)
-
-
-def nice_step(least: float) -> float:
-    """The smallest 1, 2, 2.5 or 5 times a power of ten that is at least `least`."""
-    if least <= 0 or not math.isfinite(least):
-        return 1.0
-    power = 10.0 ** math.floor(math.log10(least))
-    return next(step * power for step in STEPS if step * power >= least * (1 - 1e-9))
 
 
 class ReadableAxis(pg.AxisItem):

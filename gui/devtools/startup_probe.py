@@ -2,10 +2,11 @@
 loaded, the first audio, and a precision switch (fp32 -> bf16).
 
     QT_QPA_PLATFORM=offscreen .venv/bin/python -m chattts_studio.gui.devtools.startup_probe \\
-        [--runs 3] [demo demo-full]
+        [--runs 3] [--window-only] [demo demo-full]
 
 Each run is a fresh process on a private data folder that shares the installed models; a first run
-per model warms the caches and is not counted. Prints each figure's median."""
+per model warms the caches and is not counted. Prints each figure's median. --window-only times
+the window's first paint alone and ends each start there (seconds a run, not a model load)."""
 
 import argparse
 import importlib
@@ -18,8 +19,12 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from chattts_studio.core import child_process, platforms
+
+if TYPE_CHECKING:
+    from chattts_studio.gui.window.main_window import MainWindow
 
 FIGURES = (
     ("shown", "window shown"),
@@ -32,8 +37,9 @@ SHORT_TEXT = "你好，欢迎。Hello, welcome."
 CHILD_TIMEOUT_S = 600
 
 
-def _child(model: str, device: str) -> dict[str, object]:
-    """One start: the real window, driven as a person would, with a time for each moment."""
+def _child(model: str, device: str, window_only: bool = False) -> dict[str, object]:
+    """One start: the real window, driven as a person would, with a time for each moment
+    (`window_only`: up to its first paint)."""
     from PySide6.QtCore import QEvent, QObject
 
     from chattts_studio.gui.app import application, build_window
@@ -66,6 +72,9 @@ def _child(model: str, device: str) -> dict[str, object]:
 
     spin(lambda: "shown" in stamps)
     app.removeEventFilter(painted)
+    if window_only:
+        _close(window)
+        return stamps
     spin(lambda: window.model.loaded is not None and window.jobs.current is None)
     stamps["loaded"] = time.time()
 
@@ -99,12 +108,18 @@ def _child(model: str, device: str) -> dict[str, object]:
         )
     )
     stamps["switched"] = time.time()
+    _close(window)
+    return stamps
+
+
+def _close(window: "MainWindow") -> None:
+    from PySide6.QtCore import QCoreApplication, QEvent
+
     window.close()
     # Destroyed now, while Python is whole: pyqtgraph's scenes torn down by the interpreter's
     # exit can crash it (a Python override called during finalization).
     window.deleteLater()
-    app.sendPostedEvents(None, QEvent.Type.DeferredDelete)
-    return stamps
+    QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
 
 
 def fresh(home: Path) -> None:
@@ -119,7 +134,7 @@ def fresh(home: Path) -> None:
             kept.unlink()
 
 
-def _run_child(model: str, device: str, home: Path) -> dict[str, float]:
+def _run_child(model: str, device: str, home: Path, window_only: bool = False) -> dict[str, float]:
     fresh(home)
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "CHATTTS_STUDIO_HOME": str(home)}
     command = [
@@ -130,6 +145,7 @@ def _run_child(model: str, device: str, home: Path) -> dict[str, float]:
         model,
         "--device",
         device,
+        *(["--window-only"] if window_only else []),
     ]
     started = time.time()
     done = child_process.run_python(command, env=env, timeout=CHILD_TIMEOUT_S)
@@ -139,6 +155,8 @@ def _run_child(model: str, device: str, home: Path) -> dict[str, float]:
             f"the probe's window failed ({done.returncode}):\n{done.stdout}\n{done.stderr}"
         )
     stamps = json.loads(lines[-1])
+    if window_only:
+        return {"shown": stamps["shown"] - started}
     return {
         "shown": stamps["shown"] - started,
         "engine": stamps["engine"] - started,
@@ -175,10 +193,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("models", nargs="*", default=["demo", "demo-full"])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--device", default="cpu")
+    parser.add_argument(
+        "--window-only", action="store_true", help="time the window's first paint alone"
+    )
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
-        print(json.dumps(_child(args.child, args.device)), flush=True)
+        print(json.dumps(_child(args.child, args.device, args.window_only)), flush=True)
         return 0
     from chattts_studio.core.weights import models
 
@@ -186,8 +207,8 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for model in args.models:
         models.ensure(model)
-        _run_child(model, args.device, home)  # not counted: fills the caches
-        runs = [_run_child(model, args.device, home) for _ in range(args.runs)]
+        _run_child(model, args.device, home, args.window_only)  # not counted: fills the caches
+        runs = [_run_child(model, args.device, home, args.window_only) for _ in range(args.runs)]
         median = {key: statistics.median(r[key] for r in runs) for key in runs[0]}
         rows.append((model, median, runs))
         print(f"{model}: " + json.dumps(runs), file=sys.stderr)
@@ -195,6 +216,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"| from the command starting ({args.device}, median of {args.runs}) | {names} |")
     print("|---|" + "---|" * len(rows))
     for key, label in FIGURES:
+        if key not in rows[0][1]:
+            continue
         print(f"| {label} | " + " | ".join(f"{m[key]:.2f} s" for _n, m, _r in rows) + " |")
     return 0
 

@@ -1,27 +1,36 @@
 """The live VRAM / RTF panel: polls the engine's thread-safe snapshot about 10 times a second
-while a job runs, plots RTF and memory over time, and keeps the job's figures afterwards."""
+while a job runs, plots RTF and memory over time, and keeps the job's figures afterwards.
+
+The plots (live_plots.py, pyqtgraph) are made just after the panel is first painted: until then a
+blank of their size holds their place and the points are only collected."""
 
 import math
 import time
+from typing import TYPE_CHECKING
 
-import pyqtgraph as pg
-from PySide6.QtCore import QT_TRANSLATE_NOOP, QEvent, Qt, QTimer
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QEvent, QTimer
+from PySide6.QtGui import QPaintEvent
 from PySide6.QtWidgets import QGridLayout, QLabel, QProgressBar, QVBoxLayout, QWidget
 
 from chattts_studio.core.engine.metrics import LiveMetrics, LiveSnapshot, MemorySnapshot
 from chattts_studio.core.engine.request import JobSummary, SegmentResult
 from chattts_studio.gui.common.notices import MessageLabel, figure, plural
-from chattts_studio.gui.common.plot_axis import ReadableAxis, nice_step
-from chattts_studio.gui.common.theme import notifier, plot_colours
+from chattts_studio.gui.common.ranges import nice_step
+from chattts_studio.gui.common.theme import notifier
 from chattts_studio.gui.i18n import translate
+
+if TYPE_CHECKING:
+    import pyqtgraph as pg
+
+    from chattts_studio.gui.panels.live_plots import LivePlots
 
 POLL_MS = 100
 PLOT_EVERY = 4  # the plots are redrawn every 4th poll (2.5 times a second)
+RECENT_POINTS = 20  # the RTF axis fits the last 2 s of points (_fit_ranges)
 MIB = 2**20
 PLOT_MIN_HEIGHT = (
     190  # two plots whose tick labels stay apart (tests/gui/window/test_window_fit.py)
 )
-AXIS_WIDTH = 44
 
 
 def describe_memory(memory: MemorySnapshot | None) -> str:
@@ -150,13 +159,16 @@ class LivePanel(QWidget):
         # The plots' shown ranges (x end, RTF top, memory bottom and top): they grow in nice
         # steps, not with every point, so most redraws leave the axes as they were.
         self._limits: tuple[float, float, float, float] | None = None
+        self._plots: LivePlots | None = None  # made after the first paint (plots())
         self._build()
         self.timer = QTimer(self)
         self.timer.setInterval(POLL_MS)
         self.timer.timeout.connect(self.poll)
 
     def _build(self) -> None:
-        self.stage = QLabel(stage_text("idle"))
+        # A stage's name can be long ("making the ONNX fp32 decode step…"): elided, it never
+        # widens the window.
+        self.stage = MessageLabel(stage_text("idle"))
         self.bar = QProgressBar()
         self.bar.setRange(0, 1000)
         self.bar.setAccessibleName(translate("Live", "Job progress"))
@@ -209,53 +221,58 @@ class LivePanel(QWidget):
             grid.addWidget(QLabel(label), row, 0)
             grid.addWidget(widget, row, 1, 1, 3)
 
-        pg.setConfigOptions(antialias=True)
-        self.plot = pg.GraphicsLayoutWidget()
-        self.plot.setMinimumHeight(PLOT_MIN_HEIGHT)
-        self.plot.setAccessibleName(translate("Live", "RTF and memory over time"))
-        self.plot.setToolTip(
-            translate("Live", "RTF (lower is faster)") + "\n" + translate("Live", "Memory (MiB)")
-        )
-        self.plot.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # a picture: nothing to do with keys
-        self.rtf_plot = self.plot.addPlot(
-            row=0, col=0, axisItems={"left": ReadableAxis("left"), "bottom": ReadableAxis("bottom")}
-        )
-        self.memory_plot = self.plot.addPlot(
-            row=1, col=0, axisItems={"left": ReadableAxis("left"), "bottom": ReadableAxis("bottom")}
-        )
-        self.memory_plot.setXLink(self.rtf_plot)
-        # One time axis, under the lower plot: the upper one's would collide with its title.
-        self.rtf_plot.getAxis("bottom").setStyle(showValues=False)
-        for item in (self.rtf_plot, self.memory_plot):
-            item.setMouseEnabled(x=False, y=False)
-            item.hideButtons()
-            item.getAxis("left").setWidth(AXIS_WIDTH)  # both plots' data areas line up
-        self.rtf_curve = self.rtf_plot.plot()
-        self.memory_curve = self.memory_plot.plot()
-        self._apply_colours()
+        # The plots' place, held by a blank of their size until they are made.
+        self._plot_slot = QWidget()
+        self._plot_slot.setMinimumHeight(PLOT_MIN_HEIGHT)
         notifier().changed.connect(self._apply_colours)
 
         # No frame or title of its own: the window's "Live" tab names it.
-        layout = QVBoxLayout(self)
-        layout.addLayout(grid)
-        layout.addWidget(self.plot, 1)
+        self._layout = QVBoxLayout(self)
+        self._layout.addLayout(grid)
+        self._layout.addWidget(self._plot_slot, 1)
+
+    def paintEvent(self, event: QPaintEvent) -> None:  # Qt's name
+        super().paintEvent(event)
+        if self._plots is None:  # the plots come once this paint is on screen
+            QTimer.singleShot(0, self.plots)
+
+    def plots(self) -> "LivePlots":
+        """The plots, made on first use in the blank's place, with the points so far."""
+        if self._plots is None:
+            from chattts_studio.gui.panels.live_plots import LivePlots
+
+            self._plots = LivePlots(PLOT_MIN_HEIGHT)
+            self._plots.apply_colours(self.palette())
+            self._layout.replaceWidget(self._plot_slot, self._plots.widget)
+            self._plot_slot.deleteLater()
+            self._limits = None  # the new axes take the ranges of the points so far
+            self.draw_curves()
+        return self._plots
+
+    # The plots' parts, made when first asked for (tests and the window's checks).
+    @property
+    def plot(self) -> "pg.GraphicsLayoutWidget":
+        return self.plots().widget
+
+    @property
+    def rtf_plot(self) -> "pg.PlotItem":
+        return self.plots().rtf_plot
+
+    @property
+    def memory_plot(self) -> "pg.PlotItem":
+        return self.plots().memory_plot
+
+    @property
+    def rtf_curve(self) -> "pg.PlotDataItem":
+        return self.plots().rtf_curve
+
+    @property
+    def memory_curve(self) -> "pg.PlotDataItem":
+        return self.plots().memory_curve
 
     def _apply_colours(self) -> None:
-        """The plots in the palette's colours (light or dark), curves readable on them."""
-        colours = plot_colours(self.palette())
-        self.plot.setBackground(colours.background)
-        # Short axis names, not titles: a title line per plot took the height the tick labels
-        # need on a 1280x800 screen. The long names are the plot's tooltip.
-        names = ((self.rtf_plot, "RTF"), (self.memory_plot, "MiB"))
-        for item, name in names:
-            item.setLabel("left", name, color=colours.text.name())
-            for name in ("left", "bottom"):
-                axis = item.getAxis(name)
-                axis.setPen(colours.text)
-                axis.setTextPen(colours.text)
-        self.memory_plot.setLabel("bottom", translate("Live", "seconds"), color=colours.text.name())
-        self.rtf_curve.setPen(pg.mkPen(colours.rtf, width=2))
-        self.memory_curve.setPen(pg.mkPen(colours.memory, width=2))
+        if self._plots is not None:  # made later, they take the palette then
+            self._plots.apply_colours(self.palette())
 
     def changeEvent(self, event: QEvent) -> None:  # Qt's name
         if event.type() in (QEvent.Type.PaletteChange, QEvent.Type.ApplicationPaletteChange):
@@ -349,33 +366,39 @@ class LivePanel(QWidget):
 
     # -- drawing ---------------------------------------------------------------------------
     def draw_curves(self) -> None:
-        self.rtf_curve.setData(self._times, self._rtfs, connect="finite")
-        self.memory_curve.setData(self._times, self._memory)
-        self._fit_ranges()
+        plots = self._plots
+        if plots is None:  # not made yet: they draw the points when they are
+            return
+        plots.rtf_curve.setData(self._times, self._rtfs, connect="finite")
+        plots.memory_curve.setData(self._times, self._memory)
+        self._fit_ranges(plots)
 
-    def _fit_ranges(self) -> None:
+    def _fit_ranges(self, plots: "LivePlots") -> None:
         """Show every point, with ranges that change only when a point leaves them: an axis
         whose range moved lays its ticks and labels out again at the next paint, the largest
-        part of a redraw on the UI thread (with ranges that followed the data, every redraw)."""
-        rtfs = [r for r in self._rtfs if math.isfinite(r)]
+        part of a redraw on the UI thread (with ranges that followed the data, every redraw).
+        The RTF axis fits the recent points: the job's RTF starts high (work before the first
+        audio over a little audio) and falls, and a first point of 289 kept in view left the
+        rest a flat line. Higher points before run off the top; it narrows in steps too."""
         if not self._times or not self._memory:
             return
         end, low, high = self._times[-1], min(self._memory), max(self._memory)
-        top = max(rtfs, default=0.0)
+        recent = [r for r in self._rtfs[-RECENT_POINTS:] if math.isfinite(r)]
+        top = max(recent, default=0.0)
         x_end, rtf_top, mem_low, mem_high = self._limits or (0.0, 0.0, math.inf, -math.inf)
         if end > x_end:
             x_end = nice_step(end * 1.25)
-            self.rtf_plot.setXRange(0, x_end, padding=0)  # the memory plot's x is linked
-        if top > rtf_top:
+            plots.rtf_plot.setXRange(0, x_end, padding=0)  # the memory plot's x is linked
+        if top > rtf_top or 0 < top < rtf_top / 4:
             rtf_top = nice_step(top * 1.25)
-            self.rtf_plot.setYRange(0, rtf_top, padding=0)
+            plots.rtf_plot.setYRange(0, rtf_top, padding=0)
         if low < mem_low or high > mem_high:
             # A step about a quarter of the span: one below the data, two above (memory
             # mostly grows), never narrower than before within the job.
             step = nice_step(max(high - low, high * 0.05, 4.0) / 4)
             mem_low = min(mem_low, max(0.0, (math.floor(low / step) - 1) * step))
             mem_high = max(mem_high, (math.ceil(high / step) + 2) * step)
-            self.memory_plot.setYRange(mem_low, mem_high, padding=0)
+            plots.memory_plot.setYRange(mem_low, mem_high, padding=0)
         self._limits = (x_end, rtf_top, mem_low, mem_high)
 
     def poll(self) -> None:

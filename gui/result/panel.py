@@ -2,14 +2,18 @@
 history of results (history.py).
 
 A job's audio is never held whole in memory: each chunk goes to a ResultStore in the cache folder,
-the waveform is drawn from its envelope, and playback (playback.py) and saving read the file."""
+the waveform is drawn from its envelope, and playback (playback.py) and saving read the file.
+
+The waveform (waveform.py, pyqtgraph) is made just after the panel is first painted; until then a
+blank of its size holds its place."""
 
 from collections.abc import Callable
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QPaintEvent
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -31,14 +35,20 @@ from chattts_studio.core.results.history import HistoryStore
 from chattts_studio.core.results.result_store import ResultStore
 from chattts_studio.core.services.synthesize import SynthesisOutcome
 from chattts_studio.gui.common.notices import MessageLabel, notes_box
-from chattts_studio.gui.common.plot_axis import nice_step
+from chattts_studio.gui.common.ranges import nice_step
 from chattts_studio.gui.common.theme import notifier, warning_colour
 from chattts_studio.gui.i18n import core_text
 from chattts_studio.gui.result.history import HistoryEntry, ResultHistory
 from chattts_studio.gui.result.playback import ResultPlayback
 from chattts_studio.gui.result.saving import ResultSaving
 
+if TYPE_CHECKING:
+    import pyqtgraph as pg
+
+    from chattts_studio.gui.result.waveform import Waveform
+
 WAVEFORM_POINTS = 4000
+WAVEFORM_HEIGHTS = (70, 140)  # least and most
 # What a finished segment keeps of its audio in memory: nothing (its samples are in the store).
 NO_AUDIO = np.zeros(0, dtype=np.float32)
 NO_AUDIO.flags.writeable = False
@@ -121,15 +131,11 @@ class ResultPanel(ResultPlayback, ResultHistory, ResultSaving):
         self.restyle_warnings()
         self.save_note = MessageLabel(lines=2, hide_when_empty=True)
         self.notes = notes_box(self.output_note, self.save_note)
-        self.waveform = pg.PlotWidget()
-        self.waveform.setMinimumHeight(70)
-        self.waveform.setMaximumHeight(140)
-        self.waveform.setMouseEnabled(x=False, y=False)
-        self.waveform.hideAxis("left")
-        self.waveform.setYRange(-1, 1)
-        self.wave_curve = self.waveform.plot(pen=pg.mkPen("#16a085"))
-        self.wave_cursor = pg.InfiniteLine(0, movable=True, pen=pg.mkPen("#c0392b", width=2))
-        self.waveform.addItem(self.wave_cursor)
+        # The waveform's place, held by a blank of its size until it is made (waveform()).
+        self._wave: Waveform | None = None
+        self._wave_slot = QWidget()
+        self._wave_slot.setMinimumHeight(WAVEFORM_HEIGHTS[0])
+        self._wave_slot.setMaximumHeight(WAVEFORM_HEIGHTS[1])
         # Every result kept, newest last, scrolling; each names its device and precision, so
         # a bf16 and an int8 run of the same text tell apart.
         self.history_list = QListWidget()
@@ -149,8 +155,8 @@ class ResultPanel(ResultPlayback, ResultHistory, ResultSaving):
         for row, widgets in ((controls, playing), (save_row, saving)):
             for widget in widgets:
                 row.addWidget(widget, 1 if widget in (self.seek, self.notes) else 0)
-        player = QVBoxLayout()
-        player.addWidget(self.waveform, 1)
+        player = self._player_layout = QVBoxLayout()
+        player.addWidget(self._wave_slot, 1)
         player.addLayout(controls)
         player.addLayout(save_row)
         history = QVBoxLayout()
@@ -169,14 +175,45 @@ class ResultPanel(ResultPlayback, ResultHistory, ResultSaving):
         self.play_button.clicked.connect(self.play)
         self.stop_button.clicked.connect(self.user_stop)
         self.seek.sliderReleased.connect(lambda: self.play(self.seek.value()))
-        self.wave_cursor.sigPositionChangeFinished.connect(
-            lambda line: self.play(int(line.value() * SAMPLE_RATE))
-        )
         self.save_button.clicked.connect(self.save_dialog)
         self.subtitles_box.toggled.connect(self.subtitle_format.setEnabled)
         self.history_list.currentRowChanged.connect(self.select_history)
         self._connect_usage()
         notifier().changed.connect(self.restyle_warnings)  # light or dark: a readable red
+
+    def paintEvent(self, event: QPaintEvent) -> None:  # Qt's name
+        super().paintEvent(event)
+        if self._wave is None:  # the waveform comes once this paint is on screen
+            QTimer.singleShot(0, self.wave)
+
+    def wave(self) -> "Waveform":
+        """The waveform, made on first use in the blank's place, showing the result."""
+        if self._wave is None:
+            from chattts_studio.gui.result.waveform import Waveform
+
+            self._wave = Waveform(*WAVEFORM_HEIGHTS)
+            self._player_layout.replaceWidget(self._wave_slot, self._wave.widget)
+            self._wave_slot.deleteLater()
+            self._wave.cursor.sigPositionChangeFinished.connect(
+                lambda line: self.play(int(line.value() * SAMPLE_RATE))
+            )
+            self._drawn = (None, -2)  # drawn now, whatever was drawn before
+            self._show_audio()
+            self._wave.cursor.setValue(self.seek.value() / SAMPLE_RATE)
+        return self._wave
+
+    # The waveform's parts, made when first asked for (tests and scripts).
+    @property
+    def waveform(self) -> "pg.PlotWidget":
+        return self.wave().widget
+
+    @property
+    def wave_curve(self) -> "pg.PlotDataItem":
+        return self.wave().curve
+
+    @property
+    def wave_cursor(self) -> "pg.InfiniteLine":
+        return self.wave().cursor
 
     def restyle_warnings(self) -> None:
         """Playback's problems in a red readable on the scheme's window."""
@@ -357,7 +394,8 @@ class ResultPanel(ResultPlayback, ResultHistory, ResultSaving):
         position = min(self.player.position, length) if self.player.playing else self.seek.value()
         if not self.seek.isSliderDown():
             self.seek.setValue(position)
-        self.wave_cursor.setValue(position / SAMPLE_RATE)
+        if self._wave is not None:
+            self._wave.cursor.setValue(position / SAMPLE_RATE)
         self.time_label.setText(f"{position / SAMPLE_RATE:.1f} / {length / SAMPLE_RATE:.1f} s")
 
     def _show_audio(self, only_if_changed: bool = False) -> None:
@@ -368,16 +406,6 @@ class ResultPanel(ResultPlayback, ResultHistory, ResultSaving):
         if only_if_changed and self._drawn == (store, version):
             return
         self._drawn = (store, version)
-        if store is None:
-            times, values = np.zeros(0), np.zeros(0, dtype=np.float32)
-            peak = 1.0
-        else:
-            times, values = store.envelope.points()
-            peak = store.envelope.peak() or 1.0
-        self.wave_curve.setData(times, values)
-        # The envelope keeps every bucket's extremes: its peak is the audio's, read cheaply.
-        peak = max(peak, 0.01)
-        self.waveform.setYRange(-peak, peak, padding=0.05)
         seconds = max(1.0, self.length / SAMPLE_RATE)
         if self.running:
             # While audio arrives the time axis grows in steps, not with every chunk: an axis
@@ -388,8 +416,23 @@ class ResultPanel(ResultPlayback, ResultHistory, ResultSaving):
             seconds = self._x_end
         else:
             self._x_end = 0.0
-        self.waveform.setXRange(0, seconds, padding=0)
+        if self._wave is not None:  # not made yet: it draws the result when it is
+            self._draw_wave(self._wave, seconds)
         self.seek.setRange(0, self.length)
         has_audio = bool(self.length)
         self.save_button.setEnabled(has_audio or self.exporting)  # Save, or cancel the save
         self.play_button.setEnabled(has_audio)
+
+    def _draw_wave(self, wave: "Waveform", seconds: float) -> None:
+        store = self.store
+        if store is None:
+            times, values = np.zeros(0), np.zeros(0, dtype=np.float32)
+            peak = 1.0
+        else:
+            times, values = store.envelope.points()
+            peak = store.envelope.peak() or 1.0
+        wave.curve.setData(times, values)
+        # The envelope keeps every bucket's extremes: its peak is the audio's, read cheaply.
+        peak = max(peak, 0.01)
+        wave.widget.setYRange(-peak, peak, padding=0.05)
+        wave.widget.setXRange(0, seconds, padding=0)
