@@ -161,6 +161,7 @@ class SynthesisControl(QObject):
                 )
             )
             return None
+        self.messages.show("")  # the last job's outcome is not this one's
         self.result.begin(request.pause_seconds)
         job = self.jobs.submit(
             Op(
