@@ -2,6 +2,7 @@
 target measured in speech, long sentences cut at clauses, then words, never inside one."""
 
 import re
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -259,3 +260,14 @@ def test_any_text_comes_back_whole_in_segments_that_fit(text: str, size: int) ->
     joined = "\n".join(s.text for s in segments)
     for word in ["1,234.56", "3.14", "www.example.com/x", "[uv_break]", "O'Neil"]:
         assert joined.count(word) == text.count(word)
+
+
+def test_a_project_made_before_keeps_its_segments(tmp_path: Path) -> None:
+    from project_fakes import small_project
+
+    from chattts_studio.core.project import store
+
+    texts = ["Hello there.", "A second one.", "And the last."]
+    folder = small_project(tmp_path / "old.chattts")
+    assert len(split_segments(" ".join(texts), 50)) == 1  # split today, they would be one
+    assert [s.text for s in store.load(folder).segments] == texts
