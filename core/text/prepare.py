@@ -326,7 +326,8 @@ def _pack(atoms: list[Atom], target: float) -> list[list[Atom]]:
             packed += _split_long(sentence)
             current, spent = [], 0.0
             continue
-        if current and spent + cost > target and is_speakable(_render(sentence)):
+        # (A nanosecond of slack: the same text packs alike whatever order its floats sum in.)
+        if current and spent + cost > target + 1e-9 and is_speakable(_render(sentence)):
             packed.append(current)
             current, spent = [], 0.0
         current.extend(sentence)
