@@ -234,7 +234,7 @@ class LivePanel(QWidget):
     def paintEvent(self, event: QPaintEvent) -> None:  # Qt's name
         super().paintEvent(event)
         if self._plots is None:  # the plots come once this paint is on screen
-            QTimer.singleShot(0, self.plots)
+            QTimer.singleShot(0, self, self.plots)  # none once the panel is gone
 
     def plots(self) -> "LivePlots":
         """The plots, made on first use in the blank's place, with the points so far."""

@@ -184,7 +184,7 @@ class ResultPanel(ResultPlayback, ResultHistory, ResultSaving):
     def paintEvent(self, event: QPaintEvent) -> None:  # Qt's name
         super().paintEvent(event)
         if self._wave is None:  # the waveform comes once this paint is on screen
-            QTimer.singleShot(0, self.wave)
+            QTimer.singleShot(0, self, self.wave)  # none once the panel is gone
 
     def wave(self) -> "Waveform":
         """The waveform, made on first use in the blank's place, showing the result."""
