@@ -168,7 +168,8 @@ def main() -> None:
         done = subprocess.run(
             [sys.executable, "-m", __spec__.name, "--model", args.model, "--child", variant],
             capture_output=True,
-            text=True,
+            encoding="utf-8",
+            errors="replace",
             check=True,
         )
         print(f"memory after the {variant} sessions (own process): {done.stdout.strip()}")
