@@ -142,7 +142,7 @@ def test_the_batcher_gives_each_request_its_own_audio_in_order(
     batcher = Batcher(engine, slots=4, chunk_rows=chunk_rows)
     assert batcher.decoder.chunked and batcher.decoder.chunk == (chunk_rows or EXACT_CHUNK_ROWS)
     batcher.segments_of = lambda order: Batcher.segments_of(batcher, order)[:2]  # type: ignore[method-assign]
-    batcher.segment_size = 6  # several segments per request
+    batcher.segment_size = 3  # several segments per request
     shared: list[int] = []
     batcher.step_listeners.append(lambda ids: shared.append(len(set(ids))))
     batcher.start()
@@ -174,7 +174,7 @@ def test_a_non_finite_row_fails_its_request_alone(
         for i in range(5)
     ]
     batcher = Batcher(engine, slots=3)
-    batcher.segment_size = 6  # two segments each
+    batcher.segment_size = 3  # two segments each
     poison_rows(monkeypatch, batcher, lambda ticket: ticket.id == 1, at=4)
     batcher.start()
     try:
@@ -245,7 +245,7 @@ def test_a_ticket_counts_as_waiting_until_its_audio_is_taken(engine: Engine) -> 
 
 def test_a_held_back_request_takes_no_row_until_let_go(engine: Engine) -> None:
     batcher = Batcher(engine, slots=2)
-    batcher.segment_size = 6
+    batcher.segment_size = 3
     started: list[int] = []
     batcher.step_listeners.append(started.extend)
     order = SpeechOrder("你好。今天天气很好。我们去公园。", engine.sample_speaker(1), 1)
@@ -327,7 +327,7 @@ def test_under_int8_each_response_equals_its_solo_run_and_chunks_are_refused(
             SpeechOrder("Hello there. Good day.", engine.sample_speaker(2), 2, shared=True),
         ]
         batcher = Batcher(engine, slots=4)
-        batcher.segment_size = 6
+        batcher.segment_size = 3
         batcher.start()
         try:
             together = [_collect(batcher, order) for order in orders]
@@ -377,7 +377,7 @@ def test_on_the_cpu_chunks_are_vocoded_beside_the_steps_with_the_same_audio(
     assert inline._vocoding is not None  # the CPU's default: a vocoder thread
     inline._vocoding.shutdown()
     inline._vocoding = None
-    inline.segment_size = 6
+    inline.segment_size = 3
     inline.start()
     try:
         done, before = _collect(inline, order)
@@ -386,7 +386,7 @@ def test_on_the_cpu_chunks_are_vocoded_beside_the_steps_with_the_same_audio(
         inline.close()
     calls = _timed_vocode(monkeypatch, engine)
     batcher = Batcher(engine, slots=4)
-    batcher.segment_size = 6
+    batcher.segment_size = 3
     steps: list[float] = []
     batcher.step_listeners.append(lambda _ids: steps.append(time.perf_counter()))
     loop_start = time.perf_counter()
@@ -419,7 +419,7 @@ def test_a_chunk_the_vocoder_fails_fails_its_request_alone(
         SpeechOrder("我们。去公园。", engine.sample_speaker(6), 6),
     ]
     batcher = Batcher(engine, slots=4)
-    batcher.segment_size = 6
+    batcher.segment_size = 3
     batcher.start()
     try:
         _timed_vocode(monkeypatch, engine, fail_call=2)

@@ -461,7 +461,7 @@ def test_refine_runs_a_batch_ahead_of_decoding_not_over_the_whole_text_first(
         if isinstance(event, AudioChunk) and "audio" not in events:
             events.append("audio")
 
-    plan = engine.plan(request(TEXT * 2, refine_text=True, batch_size=2))
+    plan = engine.plan(request(TEXT * 2, refine_text=True, batch_size=2, segment_size=5))
     results = list(engine.synthesize(plan, listen))
     assert len(results) == len(plan.segments) >= 6
     assert events.index("audio") == 1, events  # one batch refined, then audio

@@ -197,10 +197,10 @@ def test_sampling_a_step_cannot_run_with_is_refused_at_submit(engine: Engine) ->
 def test_a_requests_segment_size_changes_its_segments(engine: Engine) -> None:
     batcher = Batcher(engine, slots=2)
     speaker = engine.sample_speaker(5)
-    text = "你好。我们。"
+    text = "你好。我们走吧。"
     assert len(batcher.segments_of(SpeechOrder(text, speaker))) == 1  # the batcher's 50
     small = SpeechOrder(text, speaker, 5, segment_size=4)
-    assert [s.text for s in batcher.segments_of(small)] == ["你好。", "我们。"]
+    assert [s.text for s in batcher.segments_of(small)] == ["你好。", "我们走吧。"]
     try:
         (got,) = _run(batcher, [small])
         assert {c.index for c in got if isinstance(c, AudioChunk)} == {0, 1}
@@ -257,8 +257,8 @@ def test_refine_runs_once_for_the_segments_of_every_waiting_request_and_feeds_th
     model = engine.model
     assert model is not None
     orders = [
-        SpeechOrder("你好。我们。", engine.sample_speaker(6), 6, refine=REFINE_X, segment_size=4),
-        SpeechOrder("好的。再见。", engine.sample_speaker(7), 7, refine=REFINE_X, segment_size=4),
+        SpeechOrder("你好。我们。", engine.sample_speaker(6), 6, refine=REFINE_X, segment_size=3),
+        SpeechOrder("好的。再见。", engine.sample_speaker(7), 7, refine=REFINE_X, segment_size=3),
         SpeechOrder("谢谢。", engine.sample_speaker(8), 8),
     ]
     batcher = Batcher(engine, slots=4)
