@@ -1,7 +1,7 @@
 """For the window tests: quick settings and a synthesis in the real window, and what a Qt
 signal sends."""
 
-SHORT = "你好。Hello. 再见。Bye."
+SHORT = "你好，朋友。Hello there. 再见，明天见。Bye."  # two segments at the smallest size
 RUN_MS = 120_000
 
 

@@ -17,7 +17,7 @@ TEXT = " ".join(f"We walk home {n} times." for n in range(1, 3))
 
 def quick(window) -> None:  # type: ignore[no-untyped-def]
     """Short segments, one per run group, no refine pass."""
-    window.controls.segment_slider.setValue(20)
+    window.controls.segment_slider.setValue(10)
     window.controls.batch_box.setValue(1)
     window.controls.refine_box.setChecked(False)
     window.result.stream_box.setChecked(False)
