@@ -27,7 +27,11 @@ from chattts_studio.gui.worker.host import WorkerHost
 from chattts_studio.gui.worker.jobs import CancelledOutcome, Failure, JobKind, Started
 from chattts_studio.gui.worker.ops import ModelUse, Op
 
-TEXT = "First one here. Second one here. Third one here."
+# Three sentences, each too long to share a segment of 20 (4.8 s of speech) with another.
+TEXT = (
+    "The first sentence is said here, slowly and clearly. The second sentence follows it, "
+    "just as slowly. The third sentence ends the text, calm and clear."
+)
 
 
 class Rig:

@@ -12,7 +12,7 @@ from chattts_studio.core.benchmarks.bench import Bench, planned_seconds
 from chattts_studio.core.benchmarks.report import format_report
 from chattts_studio.core.text.prepare import split_segments
 
-TEXT = "你好。天气好。"
+TEXT = "你好。天气很好。"  # two segments at the smallest size
 SEGMENT_SIZE = 5
 
 

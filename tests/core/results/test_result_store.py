@@ -66,7 +66,7 @@ def panel(qtbot, tmp_path: Path):  # type: ignore[no-untyped-def]
 def test_the_store_reads_back_what_the_segments_made(qtbot, panel, engine) -> None:  # type: ignore[no-untyped-def]
     """Real segments, streamed in chunks by the engine as the worker streams them."""
     request = SynthesisRequest(
-        "你好。Hello there. 再见。", refine_text=False, segment_size=10, batch_size=2, seed=3
+        "你好。Hello there. 再见。", refine_text=False, segment_size=5, batch_size=2, seed=3
     )
     panel.begin(request.pause_seconds)
     results = []
