@@ -18,7 +18,7 @@ from chattts_studio.gui.worker.jobs import JobKind
 RUN_MS = 180_000
 FIRST = "第一个。Hello one."
 SECOND = "Second text. 第二个。"
-THIRD = "你好。Hello there. 再见。Bye now."
+THIRD = "你好，朋友。Hello there. 再见，明天见。Bye now."  # two segments at size 10
 
 
 def quick(window) -> None:  # type: ignore[no-untyped-def]
