@@ -25,10 +25,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from chattts_studio.core import STEPS_PER_SECOND
 from chattts_studio.core.engine.request import AUTO_BATCH_MAX, BATCH_SIZE_RANGE, SynthesisRequest
 from chattts_studio.core.services.model_jobs import DeviceProbe
-from chattts_studio.core.text.prepare import MAX_CJK_SEGMENT, MAX_STEP_CAP
+from chattts_studio.core.text.prepare import MAX_CJK_SEGMENT, MAX_SEGMENT_SECONDS
 from chattts_studio.gui.i18n import core_text, translate
 from chattts_studio.gui.panels.engine_choice import AUTO, EngineChoice
 
@@ -103,10 +102,11 @@ class ControlsPanel(QWidget):
         self.segment_slider.setToolTip(
             translate(
                 "Controls",
-                "Most characters per segment (up to {most}: about {seconds:.0f} s of Chinese "
-                "speech, ChatTTS's limit for one segment). A segment whose speech would be "
-                "longer is split further, never cut short.",
-            ).format(most=MAX_CJK_SEGMENT, seconds=MAX_STEP_CAP / STEPS_PER_SECOND)
+                "How much speech a segment grows toward, in Chinese characters (an English "
+                "letter counts about a third of one). Segments end at sentence ends: a longer "
+                "sentence stays whole up to {most} characters, about {seconds:.0f} s, ChatTTS's "
+                "limit for one segment, and only a longer one is split, at clauses first.",
+            ).format(most=MAX_CJK_SEGMENT, seconds=MAX_SEGMENT_SECONDS)
         )
         self.segment_tip = self.segment_slider.toolTip()
         self.segment_value = QLabel(translate("Controls", "{count} characters").format(count=50))
@@ -199,7 +199,7 @@ class ControlsPanel(QWidget):
         ):
             widget.setAccessibleName(name)
         self.segment_slider.setAccessibleDescription(
-            translate("Controls", "Most characters per segment")
+            translate("Controls", "Speech per segment, in Chinese characters")
         )
         self.batch_box.setAccessibleDescription(
             translate("Controls", "Segments decoded together; 0 is automatic")

@@ -325,8 +325,8 @@ Pairs below {threshold:.2f}: {below} of {pairs}</source>
         <translation>实际精度：{precision}</translation>
     </message>
     <message>
-        <source>Most characters per segment (up to {most}: about {seconds:.0f} s of Chinese speech, ChatTTS&apos;s limit for one segment). A segment whose speech would be longer is split further, never cut short.</source>
-        <translation>每个片段的最多字符数（最多 {most}：约 {seconds:.0f} 秒中文语音，是 ChatTTS 单个片段的上限）。语音会更长的片段将被进一步拆分，绝不会被截断。</translation>
+        <source>How much speech a segment grows toward, in Chinese characters (an English letter counts about a third of one). Segments end at sentence ends: a longer sentence stays whole up to {most} characters, about {seconds:.0f} s, ChatTTS&apos;s limit for one segment, and only a longer one is split, at clauses first.</source>
+        <translation>每段逐渐增长到的语音量，以汉字计（一个英文字母约相当于三分之一个汉字）。段在句末结束：较长的句子在 {most} 个字以内（约 {seconds:.0f} 秒，ChatTTS 一段的上限）保持完整，只有更长的句子才会拆分，先在分句处拆。</translation>
     </message>
     <message>
         <source>{count} characters</source>
@@ -375,6 +375,10 @@ Pairs below {threshold:.2f}: {below} of {pairs}</source>
     <message>
         <source>Silence put between two segments.</source>
         <translation>两个片段之间插入的静音。</translation>
+    </message>
+    <message>
+        <source>Speech per segment, in Chinese characters</source>
+        <translation>每段的语音量，以汉字计</translation>
     </message>
     <message>
         <source>Auto</source>
@@ -427,10 +431,6 @@ Pairs below {threshold:.2f}: {below} of {pairs}</source>
     <message>
         <source>Refine text</source>
         <translation>润色文本</translation>
-    </message>
-    <message>
-        <source>Most characters per segment</source>
-        <translation>每个片段的最多字符数</translation>
     </message>
     <message>
         <source>Segments decoded together; 0 is automatic</source>
