@@ -27,7 +27,7 @@ import torch
 
 from chattts_studio.core.engine.cancel import CancelToken
 from chattts_studio.core.engine.devices import Precision
-from chattts_studio.core.engine.onnxrt import export
+from chattts_studio.core.engine.onnxrt import export, manifest
 from chattts_studio.core.engine.onnxrt.session import cpu_options, open_session
 from chattts_studio.core.weights import hashcache, models
 
@@ -35,7 +35,7 @@ from chattts_studio.core.weights import hashcache, models
 def _old(folder: Path) -> list[object]:
     """The load before the check: sizes from the manifest, hashes from the cache, then the
     sessions opened from the files."""
-    files = export.listed(folder)
+    files = manifest.listed(folder)
     assert files is not None
     for name, entry in files.items():
         if hashcache.cached(folder / name) != entry["sha256"]:
@@ -43,7 +43,7 @@ def _old(folder: Path) -> list[object]:
     threads = torch.get_num_threads()
     return [
         open_session(folder / name, cpu_options(threads))
-        for name in (export.STEP_FILE, export.VOCODER_FILE)
+        for name in (manifest.STEP_FILE, manifest.VOCODER_FILE)
     ]
 
 
@@ -74,14 +74,14 @@ def _timed(run: Callable[[], object]) -> float:
 
 def _hash_only(folder: Path, kind: str) -> float:
     """Reading the export's files once (mapped, as a load does), hashed by `kind`."""
-    files = export.listed(folder)
+    files = manifest.listed(folder)
     assert files is not None
-    blake3 = export.fast_hasher()
+    blake3 = manifest.fast_hasher()
     assert blake3 is not None, "the onnx extra installs blake3"
     started = time.perf_counter()
     for name, entry in files.items():
         hasher = {"sha256": hashlib.sha256, "blake3": blake3}[kind]
-        buffer = export.read_hashed(folder / name, int(entry["size"]), {kind: hasher()})
+        buffer = manifest.read_hashed(folder / name, int(entry["size"]), {kind: hasher()})
         if isinstance(buffer, mmap.mmap):
             buffer.close()
     return time.perf_counter() - started
@@ -118,7 +118,7 @@ def main() -> None:
     made = export.ensure_export(info, Precision.FP32, lambda s, _f: print(s), CancelToken())
     folder = made.step.path.parent
     del made
-    files = export.listed(folder)
+    files = manifest.listed(folder)
     assert files is not None
     # The old load's premise: every file's verdict in the cache (as after its first load).
     stamps = {name: hashcache.stamp((folder / name).stat()) for name in files}

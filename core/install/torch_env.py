@@ -103,19 +103,24 @@ def _dist_version(site: Path, name: str) -> str | None:
     return None
 
 
+def _run_python(python: Path, code: str, timeout: float) -> subprocess.CompletedProcess[str]:
+    """`python -c code`, its output read as UTF-8 whatever the locale's code page."""
+    return subprocess.run(
+        [str(python), "-c", code],
+        capture_output=True,
+        encoding="utf-8",
+        errors="replace",
+        timeout=timeout,
+        check=False,
+    )
+
+
 def _sites_from(python: Path) -> list[Path]:
     """The environment's package folders as its Python reports them (for a Python outside a
     virtual environment)."""
     code = "import sysconfig as s; print(s.get_path('purelib'), s.get_path('platlib'), sep=chr(10))"
     try:
-        done = subprocess.run(
-            [str(python), "-c", code],
-            capture_output=True,
-            encoding="utf-8",
-            errors="replace",
-            timeout=60,
-            check=False,
-        )
+        done = _run_python(python, code, 60)
     except (OSError, subprocess.TimeoutExpired):
         return []
     return [Path(line) for line in dict.fromkeys(done.stdout.splitlines()) if line]
@@ -158,14 +163,7 @@ def verify(python: Path, build: str, command: str) -> Installed:
     """Imports torch in `python` (a child process), and returns what it reports when it is
     `build`; otherwise raises CheckFailed, naming `command` as the way to install it."""
     try:
-        done = subprocess.run(
-            [str(python), "-c", CHECK],
-            capture_output=True,
-            encoding="utf-8",
-            errors="replace",
-            timeout=600,
-            check=False,
-        )
+        done = _run_python(python, CHECK, 600)
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise CheckFailed(f"{python} could not run to check torch ({exc}).") from None
     lines = done.stdout.splitlines()

@@ -24,7 +24,7 @@ from chattts_studio.gui.control.messages import error_sentence
 from chattts_studio.gui.control.model_dialog import ModelDialog
 from chattts_studio.gui.i18n import core_text, model_label, translate
 from chattts_studio.gui.panels.engine_choice import engine_label
-from chattts_studio.gui.panels.live import stage_text
+from chattts_studio.gui.panels.live_text import stage_text
 from chattts_studio.gui.settings import Key
 from chattts_studio.gui.worker.jobs import CancelledOutcome, Failure, Job, JobKind, Started
 from chattts_studio.gui.worker.ops import ModelUse, Op

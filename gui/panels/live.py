@@ -8,16 +8,25 @@ import math
 import time
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QT_TRANSLATE_NOOP, QEvent, QTimer
+from PySide6.QtCore import QEvent, QTimer
 from PySide6.QtGui import QPaintEvent
 from PySide6.QtWidgets import QGridLayout, QLabel, QProgressBar, QVBoxLayout, QWidget
 
-from chattts_studio.core.engine.metrics import LiveMetrics, LiveSnapshot, MemorySnapshot
+from chattts_studio.core.engine.metrics import LiveMetrics, LiveSnapshot
 from chattts_studio.core.engine.request import JobSummary, SegmentResult
 from chattts_studio.gui.common.notices import MessageLabel, figure, plural
 from chattts_studio.gui.common.ranges import nice_step
 from chattts_studio.gui.common.theme import notifier
 from chattts_studio.gui.i18n import translate
+from chattts_studio.gui.panels.live_text import (
+    ENDED,
+    MIB,
+    describe_memory,
+    engine_progress,
+    rate_text,
+    seconds_text,
+    stage_text,
+)
 
 if TYPE_CHECKING:
     import pyqtgraph as pg
@@ -27,114 +36,9 @@ if TYPE_CHECKING:
 POLL_MS = 100
 PLOT_EVERY = 4  # the plots are redrawn every 4th poll (2.5 times a second)
 RECENT_POINTS = 20  # the RTF axis fits the last 2 s of points (_fit_ranges)
-MIB = 2**20
 PLOT_MIN_HEIGHT = (
     190  # two plots whose tick labels stay apart (tests/gui/window/test_window_fit.py)
 )
-
-
-def describe_memory(memory: MemorySnapshot | None) -> str:
-    if memory is None:
-        return "-"
-    if memory.device.startswith("mps"):
-        return memory.describe()  # Metal's figures and the process's, labelled as such
-    if memory.allocated is not None:
-        return translate(
-            "Live",
-            "VRAM allocated {allocated:.0f} MiB · reserved {reserved:.0f} MiB · peak {peak:.0f} "
-            "MiB · total {total:.0f} MiB",
-        ).format(
-            allocated=memory.allocated / MIB,
-            reserved=(memory.reserved or 0) / MIB,
-            peak=(memory.peak or 0) / MIB,
-            total=(memory.total or 0) / MIB,
-        )
-    return translate("Live", "process memory (CPU) {rss:.0f} MiB").format(
-        rss=(memory.rss or 0) / MIB
-    )
-
-
-def _seconds(value: float | None) -> str:
-    return figure(value, ".2f", " s")
-
-
-def _rate(value: float) -> str:
-    """Steps per second; "-" while nothing runs (0.0 would read as a stalled job)."""
-    return figure(value, ".1f") if value > 0 else "-"
-
-
-# The stage names the engine (core) and the window report, for the translators.
-STAGES = (
-    QT_TRANSLATE_NOOP("Stage", "idle"),
-    QT_TRANSLATE_NOOP("Stage", "starting"),
-    QT_TRANSLATE_NOOP("Stage", "loading"),
-    QT_TRANSLATE_NOOP("Stage", "refine"),
-    QT_TRANSLATE_NOOP("Stage", "decode"),
-    QT_TRANSLATE_NOOP("Stage", "vocoder"),
-    QT_TRANSLATE_NOOP("Stage", "done"),
-    QT_TRANSLATE_NOOP("Stage", "cancelled"),
-    QT_TRANSLATE_NOOP("Stage", "error"),
-    QT_TRANSLATE_NOOP("Stage", "model ready"),
-    QT_TRANSLATE_NOOP("Stage", "download"),
-    QT_TRANSLATE_NOOP("Stage", "building"),
-    QT_TRANSLATE_NOOP("Stage", "verifying"),
-    QT_TRANSLATE_NOOP("Stage", "audition"),
-    QT_TRANSLATE_NOOP("Stage", "load"),
-    QT_TRANSLATE_NOOP("Stage", "synthesize"),
-    QT_TRANSLATE_NOOP("Stage", "speaker"),
-    QT_TRANSLATE_NOOP("Stage", "build"),
-    QT_TRANSLATE_NOOP("Stage", "switching precision"),
-    QT_TRANSLATE_NOOP("Stage", "making the ONNX fp32 decode step (once per model)"),
-    QT_TRANSLATE_NOOP("Stage", "making the ONNX int8 decode step (once per model)"),
-    QT_TRANSLATE_NOOP("Stage", "starting ONNX Runtime"),
-    QT_TRANSLATE_NOOP("Stage", "ready"),
-    QT_TRANSLATE_NOOP("Stage", "takes"),
-    QT_TRANSLATE_NOOP("Stage", "checking takes"),
-    QT_TRANSLATE_NOOP("Stage", "render"),
-    QT_TRANSLATE_NOOP("Stage", "project"),
-)
-ENDED = ("idle", "done", "cancelled", "error")
-
-
-def stage_text(stage: str) -> str:
-    """A stage as the panel shows it (the engine's and the window's names, translated)."""
-    return translate("Stage", stage)
-
-
-def engine_progress(snap: LiveSnapshot) -> str:
-    """The progress line of an engine job: the refine pass moving step by step, then the
-    segments decoding together (in flight) and those done, and the GPT steps."""
-    steps = translate("Live", "steps {done} of ~{total}").format(
-        done=snap.steps_done, total=snap.steps_planned
-    )
-    if snap.stage == "refine" and snap.refine_rows:
-        text = translate("Live", "refining {texts} · step {step} of at most {limit}").format(
-            texts=plural(snap.refine_rows, "segment"),
-            step=snap.refine_steps,
-            limit=snap.refine_limit,
-        )
-        if snap.refined:
-            text += " · " + translate("Live", "{done} of {total} refined").format(
-                done=snap.refined, total=snap.segments
-            )
-        return text
-    if snap.stage == "refine" and snap.segments:
-        return translate("Live", "refine {done} of {total}").format(
-            done=snap.refined, total=snap.segments
-        )
-    if snap.in_flight and snap.stage not in ENDED:
-        flying = translate("Live", "{segments} in flight, {done} of {total} done").format(
-            segments=plural(snap.in_flight, "segment"),
-            done=snap.segments_done,
-            total=snap.segments,
-        )
-        return f"{flying} · {steps}"
-    if snap.segments:
-        segment = translate("Live", "segment {segment} of {total}").format(
-            segment=max(1, snap.segment), total=snap.segments
-        )
-        return f"{segment} · {steps}"
-    return "-"
 
 
 class LivePanel(QWidget):
@@ -344,13 +248,13 @@ class LivePanel(QWidget):
                     made=made, partial=partial
                 )
             self.job_rtf.setText(figure(summary.rtf))
-            self.speed.setText(_rate(summary.steps_per_second))
+            self.speed.setText(rate_text(summary.steps_per_second))
             self.progress.setText(
                 translate("Live", "{made} done · {steps}").format(
                     made=made, steps=plural(summary.steps, "step")
                 )
             )
-            self.first_audio.setText(_seconds(summary.first_audio_seconds))
+            self.first_audio.setText(seconds_text(summary.first_audio_seconds))
             if summary.peak_memory:
                 peak = translate(
                     "Live",
@@ -442,8 +346,8 @@ class LivePanel(QWidget):
         if not stale:
             self.segment_rtf.setText(figure(self._last_segment_rtf))
             self.job_rtf.setText(figure(rtf))
-            self.speed.setText(_rate(snap.steps_per_second))
-            self.first_audio.setText(_seconds(snap.first_audio_seconds))
+            self.speed.setText(rate_text(snap.steps_per_second))
+            self.first_audio.setText(seconds_text(snap.first_audio_seconds))
             if snap.note:
                 self._job_note = snap.note
                 self.note.setText(snap.note)

@@ -19,8 +19,9 @@ from typing import Any
 import torch
 
 from chattts_studio.core.engine.chattts.chat import ChatModel
-from chattts_studio.core.engine.onnxrt.export import FAILED_MARK, STEP_FILE, VOCODER_FILE
+from chattts_studio.core.engine.onnxrt.export import FAILED_MARK
 from chattts_studio.core.engine.onnxrt.graph import DecodeStep
+from chattts_studio.core.engine.onnxrt.manifest import STEP_FILE, VOCODER_FILE
 
 
 def main(argv: Sequence[str]) -> int:

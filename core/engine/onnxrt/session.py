@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from chattts_studio.core.engine.onnxrt.export import Graph
+from chattts_studio.core.engine.onnxrt.manifest import Graph
 
 
 def cpu_options(threads: int) -> Any:

@@ -15,7 +15,7 @@ import torch
 from torch import nn
 
 if TYPE_CHECKING:
-    from chattts_studio.core.engine.onnxrt.export import Graph
+    from chattts_studio.core.engine.onnxrt.manifest import Graph
 
 
 class VocoderFront(nn.Module):

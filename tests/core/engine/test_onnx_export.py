@@ -20,7 +20,7 @@ from chattts_studio.core import paths
 from chattts_studio.core.engine.cancel import CancelToken
 from chattts_studio.core.engine.devices import Precision
 from chattts_studio.core.engine.engine import Engine
-from chattts_studio.core.engine.onnxrt import export
+from chattts_studio.core.engine.onnxrt import export, manifest
 from chattts_studio.core.errors import Cancelled, ModelError
 from chattts_studio.core.weights import models
 
@@ -46,9 +46,9 @@ def _counting(monkeypatch: pytest.MonkeyPatch, fake: bool) -> list[Path]:
         out = Path(order["out"])
         built.append(out)
         if fake:
-            (out / export.STEP_FILE).write_bytes(os.urandom(4096))
+            (out / manifest.STEP_FILE).write_bytes(os.urandom(4096))
             (out / "step.onnx.data").write_bytes(os.urandom(65536))
-            (out / export.VOCODER_FILE).write_bytes(os.urandom(4096))
+            (out / manifest.VOCODER_FILE).write_bytes(os.urandom(4096))
         else:
             real(order, cancel)
 
@@ -81,9 +81,9 @@ def test_an_export_is_made_once_then_reused(
         assert len(built) == 1 and any("making the ONNX fp32" in s for s in stages)
         step = engine.model.decode_step if engine.model else None
         assert step is not None and step.path.is_relative_to(fresh_home / "cache" / "onnx")
-        assert export.verified(step.path.parent)
+        assert manifest.verified(step.path.parent)
         # The vocoder's graph is part of the export, and runs (onnxrt/vocoder.py).
-        assert (step.path.parent / export.VOCODER_FILE).is_file()
+        assert (step.path.parent / manifest.VOCODER_FILE).is_file()
         assert engine.model is not None and engine.model.vocoder_front is not None
         engine.unload()
         engine.load(demo_model, "cpu", "fp32", engine="onnx")
@@ -104,24 +104,24 @@ def test_a_damaged_export_is_made_again_and_never_loaded(
         byte = fh.read(1)
         fh.seek(1000)
         fh.write(bytes([byte[0] ^ 0xFF]))
-    assert not export.verified(folder)
+    assert not manifest.verified(folder)
     assert _ensure(engine) == step and len(built) == 2
-    assert export.verified(folder)
-    record = json.loads((folder / export.MANIFEST).read_text(encoding="utf-8"))
-    del record["files"][export.VOCODER_FILE]  # an export made before the vocoder's graph
-    (folder / export.MANIFEST).write_text(json.dumps(record), encoding="utf-8")
-    assert not export.verified(folder)
+    assert manifest.verified(folder)
+    record = json.loads((folder / manifest.MANIFEST).read_text(encoding="utf-8"))
+    del record["files"][manifest.VOCODER_FILE]  # an export made before the vocoder's graph
+    (folder / manifest.MANIFEST).write_text(json.dumps(record), encoding="utf-8")
+    assert not manifest.verified(folder)
     assert _ensure(engine) == step and len(built) == 3
-    (folder / export.MANIFEST).write_text("{", encoding="utf-8")  # a torn manifest
+    (folder / manifest.MANIFEST).write_text("{", encoding="utf-8")  # a torn manifest
     _ensure(engine)
-    assert len(built) == 4 and export.verified(folder)
+    assert len(built) == 4 and manifest.verified(folder)
     (folder / "step.onnx.data").unlink()  # a file gone
     _ensure(engine)
-    assert len(built) == 5 and export.verified(folder)
+    assert len(built) == 5 and manifest.verified(folder)
     assert not list(folder.parent.glob("*.building-*"))
     dead = folder.parent / "fp32.building-999999-deadbeef"  # a killed export's leftovers
     dead.mkdir()
-    (dead / export.STEP_FILE).write_bytes(b"half")
+    (dead / manifest.STEP_FILE).write_bytes(b"half")
     _ensure(engine)
     assert not dead.exists() and len(built) == 5
 
@@ -147,7 +147,7 @@ def test_a_failed_export_is_one_sentence_and_leaves_nothing(
     gone.mkdir()
 
     def broken(info: models.ModelInfo, out: Path) -> dict[str, Any]:
-        (out / export.STEP_FILE).write_bytes(b"half")
+        (out / manifest.STEP_FILE).write_bytes(b"half")
         return {**fp32_order(info, out), "folder": str(gone)}
 
     monkeypatch.setattr(export, "_fp32_order", broken)
@@ -215,7 +215,7 @@ def test_two_processes_asking_at_once_make_one_export(fresh_home: Path, demo_mod
     made = sum(out.count("making the ONNX fp32") for out, _ in outs)
     assert made == 1, [out for out, _ in outs]
     folders = list(export.export_root().glob("*/fp32"))
-    assert len(folders) == 1 and export.verified(folders[0])
+    assert len(folders) == 1 and manifest.verified(folders[0])
 
 
 def test_exports_that_will_not_be_used_again_are_deleted(
@@ -239,7 +239,7 @@ def test_exports_that_will_not_be_used_again_are_deleted(
     def made(name: str, age: float = 0.0) -> Path:
         folder = root / name
         (folder / "fp32").mkdir(parents=True)
-        (folder / "fp32" / export.STEP_FILE).write_bytes(b"x")
+        (folder / "fp32" / manifest.STEP_FILE).write_bytes(b"x")
         stamp = time.time() - age
         os.utime(folder, (stamp, stamp))
         return folder
@@ -254,7 +254,7 @@ def test_exports_that_will_not_be_used_again_are_deleted(
     assert (root / key / export.USED).exists()
     assert not older_software.exists() and not other_unused.exists()
     assert other_recent.exists() and held.exists()
-    assert export.verified(root / key / "fp32")
+    assert manifest.verified(root / key / "fp32")
 
 
 def _rot(data: Path, onnx_file: Path) -> None:
@@ -322,13 +322,13 @@ def test_an_export_rotted_in_place_is_found_at_load_and_made_again(
         fresh = [torch.as_tensor(r.audio) for r in engine.synthesize(request)]
         engine.unload()
         assert not built
-        _rot(folder / "step.onnx.data", folder / export.STEP_FILE)
-        _rot(folder / "vocoder.onnx.data", folder / export.VOCODER_FILE)
-        assert not export.verified(folder)
+        _rot(folder / "step.onnx.data", folder / manifest.STEP_FILE)
+        _rot(folder / "vocoder.onnx.data", folder / manifest.VOCODER_FILE)
+        assert not manifest.verified(folder)
         stages = load()
         assert export.AGAIN["fp32"] in stages, stages
         assert _said_stage(export.AGAIN["fp32"])  # the CLI prints it on stderr
-        assert len(built) == 1 and export.verified(folder)
+        assert len(built) == 1 and manifest.verified(folder)
         again = [torch.as_tensor(r.audio) for r in engine.synthesize(request)]
         assert len(again) == len(fresh)
         assert all(torch.equal(a, b) for a, b in zip(again, fresh, strict=True))
@@ -359,9 +359,9 @@ def test_int8_and_the_fp32_it_is_made_from_are_checked_too(
     int8 = _ensure(engine, Precision.INT8).parent
     fp32 = int8.parent / "fp32"
     assert [b.name.split(".")[0] for b in built] == ["fp32", "int8"]
-    _flip(int8 / export.STEP_FILE)
+    _flip(int8 / manifest.STEP_FILE)
     stages: list[str] = []
-    assert _ensure(engine, Precision.INT8, stages) == int8 / export.STEP_FILE
+    assert _ensure(engine, Precision.INT8, stages) == int8 / manifest.STEP_FILE
     assert stages == [export.AGAIN["int8"]] and len(built) == 3
     shutil.rmtree(int8)
     _flip(fp32 / "step.onnx.data")  # not read by an fp32 step's int8 load, but quantized
@@ -369,7 +369,7 @@ def test_int8_and_the_fp32_it_is_made_from_are_checked_too(
     _ensure(engine, Precision.INT8, stages)
     assert stages == [export.AGAIN["fp32"], "making the ONNX int8 decode step (once per model)"]
     assert [b.name.split(".")[0] for b in built[3:]] == ["fp32", "int8"]
-    assert export.verified(fp32) and export.verified(int8)
+    assert manifest.verified(fp32) and manifest.verified(int8)
 
 
 def test_a_damaged_part_is_made_again_once_per_load(
@@ -387,7 +387,7 @@ def test_a_damaged_part_is_made_again_once_per_load(
         def hexdigest(self) -> str:
             return "0" * 64
 
-    monkeypatch.setattr(export, "_hashers", lambda _entry: {"sha256": Rotten()})
+    monkeypatch.setattr(manifest, "_hashers", lambda _entry: {"sha256": Rotten()})
     stages: list[str] = []
     with pytest.raises(ModelError) as caught:
         _ensure(engine, stages=stages)
@@ -404,22 +404,22 @@ def test_a_manifest_without_blake3_gets_it_and_is_then_checked_by_it(
     alone, at about three times the speed."""
     built = _counting(monkeypatch, fake=True)
     folder = _ensure(engine).parent
-    manifest = folder / export.MANIFEST
-    record = json.loads(manifest.read_text(encoding="utf-8"))
+    listing = folder / manifest.MANIFEST
+    record = json.loads(listing.read_text(encoding="utf-8"))
     digests = {name: entry.pop("blake3") for name, entry in record["files"].items()}
-    manifest.write_text(json.dumps(record), encoding="utf-8")
+    listing.write_text(json.dumps(record), encoding="utf-8")
     taken: list[set[str]] = []
-    hashers = export._hashers
+    hashers = manifest._hashers
 
     def counted(entry: dict[str, Any]) -> dict[str, Any]:
         made = hashers(entry)
         taken.append(set(made))
         return made
 
-    monkeypatch.setattr(export, "_hashers", counted)
+    monkeypatch.setattr(manifest, "_hashers", counted)
     _ensure(engine)
     assert taken and all(kinds == {"sha256", "blake3"} for kinds in taken)
-    record = json.loads(manifest.read_text(encoding="utf-8"))
+    record = json.loads(listing.read_text(encoding="utf-8"))
     assert {name: entry["blake3"] for name, entry in record["files"].items()} == digests
     taken.clear()
     _ensure(engine)
@@ -462,7 +462,7 @@ def test_a_full_cache_is_one_sentence_and_keeps_the_other_exports(
     with small_disk(fresh_home / "cache", size="256k") as cache:
         other = export.export_root() / "0123456789abcdef-f4-torch2.0.0-ort1.0.0" / "fp32"
         other.mkdir(parents=True)
-        (other / export.STEP_FILE).write_bytes(b"another model's export")
+        (other / manifest.STEP_FILE).write_bytes(b"another model's export")
         before = files_under(cache)
         fill(cache, leave=16_384)
         with pytest.raises(ModelError) as caught:
