@@ -19,7 +19,7 @@ import torch
 
 from chattts_studio.core.audio.stream_writer import AudioStreamWriter
 from chattts_studio.core.benchmarks.bench import SEED, describe, long_text
-from chattts_studio.core.engine.chattts.chat import ChatModel
+from chattts_studio.core.engine.chattts.chat import ChatModel, RefinePass
 from chattts_studio.core.engine.decode.loop import FastDecoder
 from chattts_studio.core.engine.engine import Engine
 from chattts_studio.core.engine.onnxrt.session import OrtStep
@@ -30,7 +30,8 @@ from chattts_studio.core.services.synthesize import plan_synthesis, synthesize_t
 STAGES = ("refine", "prompt", "prefill", "steps", "sampling", "vocoder", "writing")
 # The methods each stage wraps, (owner, attribute); prefill and PyTorch's steps are hooks.
 WRAPPED: tuple[tuple[str, type, str], ...] = (
-    ("refine", ChatModel, "refine"),
+    ("refine", RefinePass, "__init__"),
+    ("refine", RefinePass, "step"),
     ("prompt", ChatModel, "normalize"),
     ("prompt", ChatModel, "prompt_ids"),
     ("prompt", ChatModel, "embed"),

@@ -33,6 +33,8 @@ def format_report(report: dict[str, Any]) -> str:
         lines += format_anatomy(report["anatomy"])
     if "side" in report:
         lines += format_side(report["side"])
+    if "schedule" in report:
+        lines += format_schedule(report["schedule"])
     return "\n".join(lines)
 
 
@@ -327,4 +329,30 @@ def format_side(table: dict[str, Any], title: str = "Vocoder beside the steps") 
     if table.get("first_audio_s"):
         waits = ", ".join(f"{w:.2f}" for w in table["first_audio_s"])
         lines.append(f"- first audio (a listener, as the window plays; inline): {waits} s")
+    return lines
+
+
+def format_schedule(table: dict[str, Any]) -> list[str]:
+    """The schedule bench's table (core/benchmarks/schedule.py)."""
+
+    def f(value: float | None, digits: int = 2) -> str:
+        return "-" if value is None else f"{value:.{digits}f}"
+
+    lines = [
+        "",
+        f"First segment first against the first batch together ({table['chars']} characters, "
+        f"refine {'on' if table['refine_text'] else 'off'}, a listener, A B A B); wall ratio "
+        f"(best head first / best together): {f(table['wall_ratio'], 3)}",
+        "",
+        "| rows start | first audio s | wall s | audio s | bar max error | time left excess s |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in table["rows"]:
+        lines.append(
+            f"| {'head first' if r['head_first'] else 'together'} | {f(r['first_audio_s'])} "
+            f"| {f(r['wall_s'])} | {f(r['audio_s'], 1)} | {f(r['bar_max_error'], 3)} "
+            f"| {f(r['time_left_max_excess_s'])} |"
+        )
+    waits = ", ".join(f"{w:.2f}" for w in table["refine_off_first_audio_s"])
+    lines.append(f"- first audio with refine off (head first): {waits} s")
     return lines

@@ -1,7 +1,8 @@
 """chattts-studio-cli bench: stock ChatTTS against the studio engine, side by side
 (core/benchmarks/bench.py); `--sections` picks others from core/benchmarks/: `engines` (torch and
 ONNX Runtime, fp32 and int8), `takes`, `anatomy` (a long text's time by stage) and `side` (the
-vocoder beside the GPT's steps)."""
+vocoder beside the GPT's steps) and `schedule` (the first segment first against the first batch
+together)."""
 
 import argparse
 import dataclasses
@@ -11,12 +12,13 @@ from chattts_studio.core.cli.common import err
 
 # bench.SECTIONS, then engines.py's (not imported here, so that `--help` needs no torch).
 SECTIONS = (
-    "ab", "batches", "first-audio", "floor", "precisions", "engines", "takes", "anatomy", "side"
+    "ab", "batches", "first-audio", "floor", "precisions", "engines", "takes", "anatomy", "side",
+    "schedule",
 )  # fmt: skip
-# engines, takes, anatomy and side run when asked: engines loads four engines, takes writes
-# projects, anatomy refines and synthesizes the long text once more, by stage, and side
-# synthesizes it 2 x --repeats times more.
-DEFAULT_SECTIONS = SECTIONS[:-4]
+# engines, takes, anatomy, side and schedule run when asked: engines loads four engines, takes
+# writes projects, anatomy refines and synthesizes the long text once more, by stage, and side
+# and schedule synthesize it 2 x --repeats times more.
+DEFAULT_SECTIONS = SECTIONS[:-5]
 
 
 def _sections(value: str) -> tuple[str, ...]:
@@ -69,10 +71,13 @@ def add_parser(sub: Any) -> None:
         type=_sections,
         default=DEFAULT_SECTIONS,
         help=f"comma-separated, among {', '.join(SECTIONS)}, or all (default: all but "
-        "engines, takes and anatomy); engines: torch and ONNX Runtime, fp32 and int8, side by "
-        "side; anatomy: the long text (--long-chars) at the user's defaults (refine-text on, "
-        "automatic batch, segment size 50, engine auto), its wall time by stage; side: the "
-        "same text with the vocoder inline and beside the steps, A B A B, --repeats pairs",
+        "engines, takes, anatomy, side and schedule); engines: torch and ONNX Runtime, fp32 "
+        "and int8, side by side; anatomy: the long text (--long-chars) at the user's defaults "
+        "(refine-text on, automatic batch, segment size 50, engine auto), its wall time by "
+        "stage; side: the same text with the vocoder inline and beside the steps, A B A B, "
+        "--repeats pairs; schedule: a mixed text of --long-chars with a listener, the first "
+        "segment first against the first batch together, A B A B, --repeats pairs: first "
+        "audio, wall time and the live panel's error",
     )
     engines = bench.add_argument_group("the engines section")
     engines.add_argument(
@@ -181,6 +186,11 @@ def run(args: argparse.Namespace) -> int:
         from chattts_studio.core.benchmarks import side
 
         found = side.run(model, device, args.threads, args.long_chars, args.repeats, say)
+        report = {**found, **report}
+    if "schedule" in args.sections:
+        from chattts_studio.core.benchmarks import schedule
+
+        found = schedule.run(model, device, args.threads, args.long_chars, args.repeats, say)
         report = {**found, **report}
     print(to_json(report) if args.json else format_report(report))
     return 0

@@ -217,8 +217,10 @@ def refine_table(engine: Any, cpu: bool, left: Callable[[], float] = lambda: 1e9
                     refined.destroy()
                 else:
                     prompts = [model.refine_prompt(t, settings.prompt) for t in texts]
-                    out = refine_with(model, prompts, params, CancelToken())
-                    ids = [[int(t) for t in row] for row in out]
+                    run = refine_with(model, prompts, params, CancelToken())
+                    while not run.step():
+                        pass
+                    ids = [[int(t) for t in row] for row in run.ids]
                 sync()
                 seconds = time.perf_counter() - started
                 found[side] = ids

@@ -71,9 +71,12 @@ class Engine:
         # On CUDA the decode step runs as CUDA graphs; off for comparison (bench) or if a
         # driver misbehaves. No effect elsewhere.
         self.cuda_graphs = True
-        # On CUDA, finished segments vocoded on a second stream while the GPT steps on (issue
-        # 34): off until a GPU run checks it (the bench measures it on and off).
+        # On CUDA, finished segments vocoded on a second stream while the GPT steps on: off
+        # until a GPU run checks it (the bench measures it on and off).
         self.vocoder_stream = False
+        # Rows join the running batch as their text is ready, the first alone until its first
+        # audio; False: the first batch refined and started together (the bench's baseline).
+        self.head_first = True
         # Decoders (KV caches, CUDA graphs) kept across jobs for the loaded model.
         self.decoders = DecoderPool()
 
@@ -258,11 +261,14 @@ class Engine:
                 request.top_p,
                 request.top_k,
             )
+        random_weights = loaded.info.random_weights
         return ModelTexts(
-            model, segments, refine, batch, cancel, self.live, loaded.info.random_weights
+            model, segments, refine, batch, cancel, self.live, random_weights, self.head_first
         )
 
-    def _start_live(self, request: SynthesisRequest, segments: list[Segment], times: int) -> None:
+    def _start_live(
+        self, request: SynthesisRequest, segments: list[Segment], times: int, batch: int
+    ) -> None:
         """The live figures of a job of `times` readings of `segments`: steps each is expected
         to take (random weights run to the cap: EOS is held off) and its cap, as known before
         refine (the producers correct both once a segment's text is final)."""
@@ -270,7 +276,7 @@ class Engine:
         expected = [s.step_cap if random_weights else s.expected_steps for s in segments]
         caps = [s.step_cap for s in segments]
         refine = len(segments) if request.refine_text else 0
-        self.live.start("decode", expected * times, caps * times, refine)
+        self.live.start("decode", expected * times, caps * times, refine, batch)
 
     def _context(
         self, request: SynthesisRequest, cancel: CancelToken, count: int, stream: bool
@@ -291,6 +297,7 @@ class Engine:
             self.cuda_graphs,
             self.vocoder_stream,
             self.decoders,
+            self.head_first,
         )
 
     # -- synthesis -------------------------------------------------------------------------
@@ -322,7 +329,7 @@ class Engine:
         request, segments = plan.request, list(plan.segments)
         _, loaded = self._require()
         reset_peak(loaded.device.id)
-        self._start_live(request, segments, 1)
+        self._start_live(request, segments, 1, plan.batch_size)
         started = time.perf_counter()
         first_audio: float | None = None
         produced, steps, audio_seconds, peak, batch = 0, 0, 0.0, 0, plan.batch_size
@@ -396,7 +403,7 @@ class Engine:
         segments = list(plan.segments)
         count = len(segments)
         try:
-            self._start_live(request, segments, len(speakers))
+            self._start_live(request, segments, len(speakers), plan.batch_size)
             seeds.seed_text_passes(request.seed)
             texts = self._model_texts(request, segments, plan.batch_size, token)
             units = [

@@ -193,7 +193,8 @@ class LiveMetrics:
     _expected: RowSteps = field(default_factory=lambda: RowSteps([]))
     _costs: WorkCosts = field(default_factory=WorkCosts)
     _refine_total: int = 0  # segments the job refines (0: refine off)
-    _refine_started: float | None = None
+    _refine_group: int = 1  # texts a pass refines together (after a first one alone)
+    _refine_pass: tuple[float, str | None] | None = None  # seconds spent, stage to go back to
 
     def start(
         self,
@@ -201,16 +202,19 @@ class LiveMetrics:
         expected_steps: list[int] | None = None,
         caps: list[int] | None = None,
         refine: int = 0,
+        refine_group: int = 1,
     ) -> None:
         """A new job; `expected_steps[key]` is each segment's expected step count and
-        `caps[key]` the most it may take; `refine`: how many texts go through refine first."""
+        `caps[key]` the most it may take; `refine`: how many texts go through refine, passes
+        of `refine_group`."""
         with self._lock:
             self._started = time.perf_counter()
             self._step_times.clear()
             self._expected = RowSteps(expected_steps or [], caps)
             self._costs = WorkCosts()
             self._refine_total = refine
-            self._refine_started = None
+            self._refine_group = max(1, refine_group)
+            self._refine_pass = None
             self._snap = LiveSnapshot(
                 stage=stage,
                 segments=len(expected_steps or []),
@@ -270,12 +274,14 @@ class LiveMetrics:
             if costs.first_step is not None:
                 costs.aside += seconds
 
-    def refine_begin(self, rows: int, limit: int) -> None:
-        """A refine pass over `rows` texts starts; it takes at most `limit` steps."""
+    def refine_begin(self, rows: int, limit: int, shown: bool = True) -> None:
+        """A refine pass over `rows` texts starts; it takes at most `limit` steps. `shown`: the
+        job waits for it (stage refine); else it runs between the decoder's steps."""
         with self._lock:
-            self._refine_started = time.perf_counter()
+            self._refine_pass = (0.0, self._snap.stage if shown else None)
+            stage = "refine" if shown else self._snap.stage
             self._snap = replace(
-                self._snap, stage="refine", refine_rows=rows, refine_steps=0, refine_limit=limit
+                self._snap, stage=stage, refine_rows=rows, refine_steps=0, refine_limit=limit
             )
 
     def refine_step(self) -> None:
@@ -283,16 +289,29 @@ class LiveMetrics:
             self._costs.refine_steps += 1
             self._snap = replace(self._snap, refine_steps=self._snap.refine_steps + 1)
 
-    def refine_end(self, stage: str, refined: int) -> None:
-        """The pass ended: `refined` segments are refined in all; back to `stage`."""
+    def refine_time(self, seconds: float) -> None:
+        """`seconds` spent in the running pass (its steps only, not the decoder's between)."""
         with self._lock:
             costs = self._costs
-            seconds = time.perf_counter() - (self._refine_started or time.perf_counter())
             costs.refine_seconds += seconds
-            costs.refined += self._snap.refine_rows
             if costs.first_step is not None:
                 costs.aside += seconds
-            self._refine_started = None
+            if self._refine_pass is not None:
+                spent, stage = self._refine_pass
+                self._refine_pass = (spent + seconds, stage)
+
+    def refine_end(self, refined: int) -> None:
+        """The pass ended: `refined` segments are refined in all."""
+        with self._lock:
+            costs = self._costs
+            stage = self._snap.stage
+            if self._refine_pass is not None:
+                spent, before = self._refine_pass
+                costs.pass_seconds += spent
+                costs.passes += 1
+                stage = before or stage
+            costs.refined += self._snap.refine_rows
+            self._refine_pass = None
             self._snap = replace(self._snap, stage=stage, refined=refined, refine_rows=0)
 
     def _rate(self, now: float) -> float:
@@ -311,11 +330,15 @@ class LiveMetrics:
         if not self._snap.segments:
             return None  # a load: no work of these kinds to price
         left = 0.0
-        if self._refine_started is not None and costs.refined == 0:
+        if self._refine_pass is not None and not costs.passes:
             return None  # the first refine pass runs: neither its cost nor the decode's known
-        unrefined = max(0, self._refine_total - self._snap.refined - self._snap.refine_rows)
-        if unrefined and costs.refined:
-            left += unrefined * costs.refine_seconds / costs.refined
+        if costs.passes:
+            # A pass costs about the same whatever its rows (its steps run them together).
+            per_pass = costs.pass_seconds / costs.passes
+            unrefined = max(0, self._refine_total - self._snap.refined - self._snap.refine_rows)
+            left += -(-unrefined // self._refine_group) * per_pass
+            if self._refine_pass is not None:
+                left += max(0.0, per_pass - self._refine_pass[0])
         if expected.total:
             decode = costs.decode_seconds(now)
             if not costs.row_steps or decode <= 0:

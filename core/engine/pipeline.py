@@ -7,13 +7,14 @@ failure leaves every unfinished unit to make again. It raises `torch.OutOfMemory
 unchanged: `with_backoff` retries with a smaller batch once the failed producer is gone, and
 says `SegmentRestarted` for a unit that had streamed."""
 
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import torch
 
 from chattts_studio.core.engine.cancel import CancelToken
-from chattts_studio.core.engine.chattts.chat import ChatModel, RefineSettings
+from chattts_studio.core.engine.chattts.chat import ChatModel, RefinePass, RefineSettings
 from chattts_studio.core.engine.cycles import collect_cycles
 from chattts_studio.core.engine.decoder_pool import DecoderPool, drop_decoders
 from chattts_studio.core.engine.metrics import LiveMetrics
@@ -27,10 +28,10 @@ Event = AudioChunk | SegmentRestarted | SegmentResult
 
 class ModelTexts:
     """Each segment's text as the model reads it: normalised at once; refined by ChatTTS's text
-    pass (when asked) a batch at a time, only when a unit first needs it. So refine runs about
-    one batch ahead of decoding instead of over the whole text before the first audio, and a
-    segment is refined once, whoever reads it (every speaker of an audition, a retry after out
-    of memory)."""
+    pass (when asked) a group at a time, the first segment alone (`first_alone`) so that it can
+    decode while the next group is refined behind it, a step between the decoder's steps
+    (`refine_ahead`). A text a row needs now is refined at once, whole. A segment is refined
+    once, whoever reads it (every speaker of an audition, a retry after out of memory)."""
 
     def __init__(
         self,
@@ -41,34 +42,83 @@ class ModelTexts:
         cancel: CancelToken,
         live: LiveMetrics,
         random_weights: bool,
+        first_alone: bool = True,
     ) -> None:
         self.model, self.segments, self.refine = model, segments, refine
         self.batch, self.cancel, self.live = max(1, batch), cancel, live
         self.random_weights = random_weights
+        self.first_alone = first_alone and len(segments) > 1
         self.normalized = [model.normalize(s.text) for s in segments]
         self.refined: dict[int, str] = {}
+        self.running: tuple[range, RefinePass] | None = None  # the pass under way
+
+    def group(self, index: int) -> range:
+        """The segments refined in one pass with `index`: the first alone, then batches."""
+        count = len(self.segments)
+        if not self.first_alone:
+            start = index - index % self.batch
+        elif index == 0:
+            return range(0, 1)
+        else:
+            start = 1 + (index - 1) // self.batch * self.batch
+        return range(start, min(start + self.batch, count))
+
+    def ready(self, index: int) -> bool:
+        return self.refine is None or index in self.refined
 
     def text(self, index: int) -> str:
         if self.refine is None:
             return self.normalized[index]
         if index not in self.refined:
-            self._refine_batch(index - index % self.batch)
+            if self.running is None or index not in self.running[0]:
+                self._finish()  # one pass at a time, in order
+                self._begin(self.group(index), shown=True)
+            self._finish()
         return self.refined[index]
 
-    def _refine_batch(self, start: int) -> None:
+    def refine_ahead(self) -> bool:
+        """One step of the next group's pass, between the decoder's steps; False when no
+        segment is left to refine."""
+        if self.refine is None:
+            return False
+        if self.running is None:
+            waiting = next((i for i in range(len(self.segments)) if i not in self.refined), None)
+            if waiting is None:
+                return False
+            self._begin(self.group(waiting), shown=False)
+        self._step()
+        return True
+
+    def _begin(self, group: range, shown: bool) -> None:
         assert self.refine is not None
-        stage = self.live.snapshot().stage
-        batch = self.normalized[start : start + self.batch]
-        self.live.refine_begin(len(batch), max(2 * len(t) + 16 for t in batch))
+        batch = [self.normalized[i] for i in group]
+        run = RefinePass(self.model, batch, self.refine, self.cancel, on_step=self.live.refine_step)
+        self.live.refine_begin(len(batch), run.limit, shown)
+        self.running = (group, run)
+
+    def _step(self) -> None:
+        assert self.running is not None
+        group, run = self.running
+        started = time.perf_counter()
         try:
-            refined = self.model.refine(
-                batch, self.refine, self.cancel, on_step=self.live.refine_step
-            )
-            for offset, text in enumerate(refined):
-                self.refined[start + offset] = text
+            done = run.step()
+        except BaseException:
+            self.running = None
+            self.live.refine_end(len(self.refined))
+            raise
         finally:
-            self.live.refine_end(stage, len(self.refined))
-        self.cancel.check()
+            self.live.refine_time(time.perf_counter() - started)
+        if done:
+            for index, text in zip(group, run.texts(), strict=True):
+                self.refined[index] = text
+            self.running = None
+            self.live.refine_end(len(self.refined))
+            self.cancel.check()
+
+    def _finish(self) -> None:
+        """The pass under way, to its end."""
+        while self.running is not None:
+            self._step()
 
     def cap(self, index: int) -> int:
         """The unit's step cap: the plan's, grown with what refine added (pauses, fillers)."""
@@ -149,6 +199,9 @@ class JobContext:
     vocoder_stream: bool = False
     # The loaded model's decoders, reused across jobs; None: a new decoder per job.
     decoders: DecoderPool | None = None
+    # Rows join the running batch as their text is ready, the first alone until its first
+    # audio (with a listener); False: every row of the first batch starts together.
+    head_first: bool = True
 
 
 Producer = Callable[[JobContext, list[Unit], int], Iterator[Event]]

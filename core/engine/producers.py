@@ -14,7 +14,12 @@ import torch
 
 from chattts_studio.core import SAMPLES_PER_STEP
 from chattts_studio.core.engine.decode import vocoding
-from chattts_studio.core.engine.decode.job import Job, NonFiniteError, non_finite_sentence
+from chattts_studio.core.engine.decode.job import (
+    Job,
+    JobSource,
+    NonFiniteError,
+    non_finite_sentence,
+)
 from chattts_studio.core.engine.decode.loop import FastDecoder
 from chattts_studio.core.engine.decode.rowwise import Sampling
 from chattts_studio.core.engine.decode.slots import DecoderShape
@@ -70,6 +75,33 @@ def _jobs(ctx: JobContext, units: list[Unit]) -> list[Job]:
         job.emb = make
         jobs.append(job)
     return jobs
+
+
+class Admission:
+    """The decoder's job source (decode/job.py's JobSource): jobs in key order, each once its
+    model text is ready, into the running batch. With a listener the first job runs alone
+    until its first audio is out (one row steps fastest); a job whose text is not ready waits
+    while other rows run, and is made ready at once when none does."""
+
+    def __init__(
+        self, jobs: list[Job], by_key: dict[int, Unit], active: list[Job | None], hold: bool
+    ) -> None:
+        self.jobs, self.by_key, self.active, self.hold = list(jobs), by_key, active, hold
+
+    def __call__(self) -> Job | None:
+        if not self.jobs:
+            return None
+        if any(job is not None for job in self.active):
+            unit = self.by_key[self.jobs[0].key]
+            if self.hold or not unit.texts.ready(unit.segment.index):
+                return None
+        return self.jobs.pop(0)
+
+    def refine_ahead(self) -> None:
+        """Between steps: a step of the next texts' refine pass, unless the first job holds."""
+        if not self.hold and self.jobs:
+            unit = self.by_key[self.jobs[0].key]
+            unit.texts.refine_ahead()
 
 
 def fast_events(ctx: JobContext, units: list[Unit], batch: int) -> Iterator[Event]:
@@ -137,11 +169,14 @@ def _decode(
             yield result
         ctx.live.update(segment=min((order[0] if order else 0) + 1, ctx.count))
 
+    admission = Admission(jobs, by_key, decoder.active, ctx.stream and ctx.head_first)
+    source: JobSource | list[Job] = admission if ctx.head_first else jobs
     try:
-        for ended in decoder.run(jobs, sampling, lambda: ctx.cancel.cancelled, on_step):
+        for ended in decoder.run(source, sampling, lambda: ctx.cancel.cancelled, on_step):
             head = order[0] if order else None
             if ended is not None:
                 ctx.live.row_ended(ended.key)
+                admission.hold = False
                 if stream is not None and ended.key == head:
                     final = stream.chunk(ended.hiddens, True)
                     yield AudioChunk(ended.key, final, True)
@@ -158,6 +193,9 @@ def _decode(
                         stream = ChunkVocoder(ctx.model)
                     if stream.ready(running.steps):
                         yield AudioChunk(running.key, stream.chunk(running.hiddens, False), False)
+                        admission.hold = False
+                if ctx.head_first:
+                    admission.refine_ahead()
             # Between steps (after every row that ended in the step has joined the queue):
             # vocode what waits when someone waits for it, when enough waits, or at the end.
             if (

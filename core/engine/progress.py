@@ -130,6 +130,8 @@ class WorkCosts:
     vocoder_steps: int = 0
     refine_seconds: float = 0.0
     refined: int = 0  # texts refined
+    passes: int = 0  # refine passes ended
+    pass_seconds: float = 0.0  # the seconds of those passes
     refine_steps: int = 0
     aside: float = 0.0  # vocoder and refine seconds since the first decode step
 

@@ -8,7 +8,7 @@ audio.py and voices.py."""
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import torch
 
@@ -25,13 +25,20 @@ if TYPE_CHECKING:
     from chattts_studio.core.engine.onnxrt.vocoder import OrtVocoder
 
 StepHook = Callable[[torch.Tensor], None]  # the GPT's output hidden states of one forward
+
+
+class RefineSteps(Protocol):
+    """A refine pass run a step at a time (decode/text_pass.py's RefineRun)."""
+
+    def step(self) -> bool: ...
+
+    @property
+    def ids(self) -> list[torch.Tensor]: ...
+
+
 # A refine pass on the studio's own decode pieces (decode/text_pass.py's refine_with): the model,
-# each text's prompt embedding, stock's RefineTextParams, the token and a per-step callback in;
-# each text's ids out.
-TextPass = Callable[
-    ["ChatModel", list[torch.Tensor], Any, CancelToken, Callable[[], None] | None],
-    list[torch.Tensor],
-]
+# each text's prompt embedding, stock's RefineTextParams and the token in.
+TextPass = Callable[["ChatModel", list[torch.Tensor], Any, CancelToken], RefineSteps]
 SpeakerLike = str | Voice  # an embedding string (the older form) or a Voice
 
 
@@ -214,27 +221,12 @@ class ChatModel(ChatVocoder, ChatVoices):
         stock: bool = False,
         on_step: Callable[[], None] | None = None,
     ) -> list[str]:
-        """ChatTTS's text pass (adds [uv_break], [laugh], fillers) for a batch of texts. With
-        the exported step (ONNX Runtime) it runs on the studio's own decode pieces (decode/
-        text_pass.py: stock's sampling, about 2x faster on the CPU, tested equal to stock);
-        otherwise, or when `stock`, in ChatTTS's own loop. `on_step` is called after each of
-        the pass's steps (its progress)."""
-        params = self.refine_params(texts, settings)
-        if self.decode_step is not None and self.text_pass is not None and not stock:
-            prompts = [self.refine_prompt(t, settings.prompt) for t in texts]
-            ids = self.text_pass(self, prompts, params, cancel, on_step)
-        else:
-            remove = self.on_step(lambda _hidden: on_step()) if on_step else None
-            try:
-                with self.job(cancel):
-                    refined = self._chat._refine_text(texts, self._chat.device, params)
-            finally:
-                if remove is not None:
-                    remove()
-            ids = list(refined.ids)
-            refined.destroy()
-        break_0 = self._chat.tokenizer.break_0_ids
-        return [str(t) for t in self._chat.tokenizer.decode([i[i.less(break_0)] for i in ids])]
+        """ChatTTS's text pass (adds [uv_break], [laugh], fillers) for a batch of texts, run to
+        its end (RefinePass). `on_step` is called after each of the pass's steps."""
+        run = RefinePass(self, texts, settings, cancel, stock, on_step)
+        while not run.step():
+            pass
+        return run.texts()
 
     def refine_params(self, texts: list[str], settings: RefineSettings) -> Any:
         """Stock's RefineTextParams for refining `texts` (a fresh object: stock mutates them)."""
@@ -389,3 +381,59 @@ class _Bound:
 
     def __exit__(self, *_exc: object) -> None:
         self._context.token = None
+
+
+class RefinePass:
+    """ChatTTS's text pass over a batch of texts, a step at a time. With the exported step
+    (ONNX Runtime) it runs on the studio's own decode pieces (decode/text_pass.py: stock's
+    sampling, about 2x faster on the CPU, tested equal to stock), so a decoder can step between
+    its steps; otherwise, or when `stock`, ChatTTS's own loop runs whole at the first step.
+    `on_step` is called after each of the pass's own steps (its progress)."""
+
+    def __init__(
+        self,
+        model: ChatModel,
+        texts: list[str],
+        settings: RefineSettings,
+        cancel: CancelToken,
+        stock: bool = False,
+        on_step: Callable[[], None] | None = None,
+    ) -> None:
+        self.model, self.texts_in, self.cancel, self.on_step = model, texts, cancel, on_step
+        self.params = model.refine_params(texts, settings)
+        self.limit: int = self.params.max_new_token
+        self.steps: RefineSteps | None = None
+        if model.decode_step is not None and model.text_pass is not None and not stock:
+            prompts = [model.refine_prompt(t, settings.prompt) for t in texts]
+            self.steps = model.text_pass(model, prompts, self.params, cancel)
+        self.ids: list[torch.Tensor] | None = None
+
+    def step(self) -> bool:
+        """One step of the pass (all of it on ChatTTS's loop); True once it is over."""
+        if self.ids is not None:
+            return True
+        if self.steps is not None:
+            done = self.steps.step()
+            if self.on_step is not None:
+                self.on_step()
+            if done:
+                self.ids = self.steps.ids
+            return done
+        chat, on_step = self.model._chat, self.on_step
+        remove = self.model.on_step(lambda _hidden: on_step()) if on_step else None
+        try:
+            with self.model.job(self.cancel):
+                refined = chat._refine_text(self.texts_in, chat.device, self.params)
+        finally:
+            if remove is not None:
+                remove()
+        self.ids = list(refined.ids)
+        refined.destroy()
+        return True
+
+    def texts(self) -> list[str]:
+        """The refined texts (once step() said the pass is over)."""
+        assert self.ids is not None, "the pass has not ended"
+        tokenizer = self.model._chat.tokenizer
+        break_0 = tokenizer.break_0_ids
+        return [str(t) for t in tokenizer.decode([i[i.less(break_0)] for i in self.ids])]

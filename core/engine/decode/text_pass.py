@@ -37,17 +37,13 @@ class TextSampling:
 
 
 def refine_with(
-    model: "ChatModel",
-    prompts: list[torch.Tensor],
-    params: Any,
-    cancel: CancelToken,
-    on_step: Callable[[], None] | None = None,
-) -> list[torch.Tensor]:
-    """refine_ids with stock's RefineTextParams (ChatModel.refine's `text_pass`)."""
+    model: "ChatModel", prompts: list[torch.Tensor], params: Any, cancel: CancelToken
+) -> "RefineRun":
+    """A RefineRun with stock's RefineTextParams (ChatModel.refine_pass's `text_pass`)."""
     sampling = TextSampling(
         params.temperature, params.top_P, params.top_K, params.max_new_token, params.min_new_token
     )
-    return refine_ids(model, prompts, sampling, cancel, on_step)
+    return RefineRun(model, prompts, sampling, cancel)
 
 
 def refine_ids(
@@ -59,52 +55,108 @@ def refine_ids(
 ) -> list[torch.Tensor]:
     """The refined text ids of each prompt (its embedding [1, n, hidden], ChatModel.
     refine_prompt's), EOS not included: what stock's `_refine_text(...).ids` holds."""
-    batch = len(prompts)
-    lengths = [int(p.shape[1]) for p in prompts]
-    rows = GptRows(model, batch, max(lengths) + sampling.max_new_token, True, None)
-    emb_text, head = model.text_embedding(), model.text_head().float().to(rows.out_device)
-    eos = model.text_eos
-    hidden = torch.zeros(batch, rows.hidden_size, device=rows.out_device)
-    with torch.inference_mode():
-        if cancel.cancelled:  # before any token: every text empty, as stock's would be
-            return [torch.zeros(0, dtype=torch.long) for _ in prompts]
-        prefill(rows, prompts, hidden)
-        warpers = [
+    run = RefineRun(model, prompts, sampling, cancel)
+    while True:
+        done = run.step()
+        if on_step is not None and run.made_steps:
+            on_step()
+        if done:
+            return run.ids
+
+
+class RefineRun:
+    """One refine pass a step at a time, so a decoder's steps can run between its steps (the
+    first segment decodes while the next ones are refined). The first step prefills."""
+
+    def __init__(
+        self,
+        model: "ChatModel",
+        prompts: Sequence[torch.Tensor],
+        sampling: TextSampling,
+        cancel: CancelToken,
+    ) -> None:
+        self.model, self.prompts, self.sampling, self.cancel = model, prompts, sampling, cancel
+        self.batch = len(prompts)
+        self.lengths = [int(p.shape[1]) for p in prompts]
+        self.tokens = torch.zeros(self.batch, sampling.max_new_token, dtype=torch.long)
+        self.made = [0] * self.batch
+        self.running = list(range(self.batch))
+        self.made_steps = 0  # sampling steps taken
+        self.done = False
+        self._rows: GptRows | None = None
+
+    @property
+    def ids(self) -> list[torch.Tensor]:
+        return [self.tokens[slot, : self.made[slot]].clone() for slot in range(self.batch)]
+
+    def step(self) -> bool:
+        """The next step (the first prefills and samples once); True once the pass is over
+        (every text ended, the limit reached, or cancelled: what was made is kept)."""
+        if self.done:
+            return True
+        with torch.inference_mode():
+            if self._rows is None:
+                if self.cancel.cancelled:  # before any token: every text empty, as stock's
+                    self.done = True
+                    return True
+                self._start()
+            else:
+                self._step_rows()
+            self._sample()
+        self.made_steps += 1
+        last = self.made_steps == self.sampling.max_new_token
+        self.done = not self.running or self.cancel.cancelled or last
+        return self.done
+
+    @property
+    def rows(self) -> GptRows:
+        assert self._rows is not None
+        return self._rows
+
+    def _start(self) -> None:
+        model, sampling = self.model, self.sampling
+        rows = GptRows(model, self.batch, max(self.lengths) + sampling.max_new_token, True, None)
+        self._rows = rows
+        self.emb_text = model.text_embedding()
+        self.head = model.text_head().float().to(rows.out_device)
+        self.eos = model.text_eos
+        self.hidden = torch.zeros(self.batch, rows.hidden_size, device=rows.out_device)
+        prefill(rows, self.prompts, self.hidden)
+        self.warpers = [
             TopPLogitsWarper(sampling.top_p, min_tokens_to_keep=3),
             TopKLogitsWarper(sampling.top_k, min_tokens_to_keep=3),
         ]
-        temperature = torch.full((batch, 1), sampling.temperature, device=rows.out_device)
-        placeholder = torch.full((head.shape[0],), 1.0 / head.shape[0], device=rows.out_device)
-        tokens = torch.zeros(batch, sampling.max_new_token, dtype=torch.long)
-        made = [0] * batch
-        running = list(range(batch))
-        for i in range(sampling.max_new_token):
-            logits = F.linear(hidden[running], head)
-            if not bool(torch.isfinite(logits).all()):  # stock's multinomial would raise
-                raise NonFiniteError(non_finite_sentence(rows.dtype))
-            logits /= temperature[: len(running)]
-            for warp in warpers:  # stock passes the generated ids; these warpers ignore them
-                logits = warp(None, logits)
-            if i < sampling.min_new_token:
-                logits[:, eos] = -torch.inf
-            scores = placeholder.repeat(batch, 1)
-            scores[running] = F.softmax(logits, dim=-1)
-            drawn = torch.multinomial(scores, num_samples=1)[:, 0].cpu()
-            still = []
-            for slot in running:
-                token = int(drawn[slot])
-                if token == eos:
-                    continue
-                tokens[slot, made[slot]] = token
-                made[slot] += 1
-                still.append(slot)
-            running = still
-            if on_step is not None:
-                on_step()
-            if not running or cancel.cancelled or i + 1 == sampling.max_new_token:
-                break
-            step_rows(rows, emb_text, tokens, made, running, lengths, hidden)
-    return [tokens[slot, : made[slot]].clone() for slot in range(batch)]
+        self.temperature = torch.full((self.batch, 1), sampling.temperature, device=rows.out_device)
+        width = self.head.shape[0]
+        self.placeholder = torch.full((width,), 1.0 / width, device=rows.out_device)
+
+    def _step_rows(self) -> None:
+        rows, emb_text, tokens, made = self.rows, self.emb_text, self.tokens, self.made
+        step_rows(rows, emb_text, tokens, made, self.running, self.lengths, self.hidden)
+
+    def _sample(self) -> None:
+        """Stock's sampling step: one multinomial over every row from the global generator."""
+        running = self.running
+        logits = F.linear(self.hidden[running], self.head)
+        if not bool(torch.isfinite(logits).all()):  # stock's multinomial would raise
+            raise NonFiniteError(non_finite_sentence(self.rows.dtype))
+        logits /= self.temperature[: len(running)]
+        for warp in self.warpers:  # stock passes the generated ids; these warpers ignore them
+            logits = warp(None, logits)
+        if self.made_steps < self.sampling.min_new_token:
+            logits[:, self.eos] = -torch.inf
+        scores = self.placeholder.repeat(self.batch, 1)
+        scores[running] = F.softmax(logits, dim=-1)
+        drawn = torch.multinomial(scores, num_samples=1)[:, 0].cpu()
+        still = []
+        for slot in running:
+            token = int(drawn[slot])
+            if token == self.eos:
+                continue
+            self.tokens[slot, self.made[slot]] = token
+            self.made[slot] += 1
+            still.append(slot)
+        self.running = still
 
 
 def prefill(rows: GptRows, prompts: Sequence[torch.Tensor], hidden: torch.Tensor) -> None:

@@ -13,11 +13,12 @@ import pytest
 import torch
 
 from chattts_studio.core.engine.cancel import CancelToken
-from chattts_studio.core.engine.chattts.chat import ChatModel
+from chattts_studio.core.engine.chattts.chat import ChatModel, RefinePass
 from chattts_studio.core.engine.decode.job import NonFiniteError
 from chattts_studio.core.engine.decode.loop import FastDecoder
 from chattts_studio.core.engine.decode.streaming import ChunkVocoder
 from chattts_studio.core.engine.engine import Engine
+from chattts_studio.core.engine.metrics import LiveMetrics
 from chattts_studio.core.engine.request import (
     AudioChunk,
     SegmentRestarted,
@@ -245,7 +246,7 @@ def _cancel_inside(monkeypatch: pytest.MonkeyPatch, owner: object, name: str, to
 @pytest.mark.parametrize(
     ("stage", "owner", "name"),
     [
-        ("refine", ChatModel, "refine"),
+        ("refine", RefinePass, "step"),
         ("decode", FastDecoder, "sample_step"),
         ("vocoder", ChatModel, "vocode"),
         ("stock decode", ChatModel, "stock_codes"),
@@ -443,31 +444,75 @@ def test_cancel_keeps_what_was_streamed_of_the_segment_in_progress(engine: Engin
     assert 0 < results[1].steps < results[1].audio.size
 
 
-def test_refine_runs_a_batch_ahead_of_decoding_not_over_the_whole_text_first(
+def test_the_first_segment_is_refined_alone_and_plays_before_the_others_are_refined(
     engine: Engine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """With refine on, first audio comes after refining only the first batch; each segment is
-    refined once; the live panel counts refined segments."""
+    """With refine on, the first segment is refined alone and decodes alone until its first
+    audio; the next texts are refined a step at a time between the decoder's steps, and their
+    rows join the running batch; each segment is refined once; the panel counts them."""
     events: list[str] = []
-    real = ChatModel.refine
+    real_begin, real_step = RefinePass.__init__, RefinePass.step
 
-    def spy(self, texts, settings, cancel, **kwargs):  # type: ignore[no-untyped-def]
+    def begin(self, model, texts, *args, **kwargs):  # type: ignore[no-untyped-def]
         events.append(f"refine {len(texts)}")
-        return real(self, texts, settings, cancel, **kwargs)
+        real_begin(self, model, texts, *args, **kwargs)
 
-    monkeypatch.setattr(ChatModel, "refine", spy)
+    def step(self):  # type: ignore[no-untyped-def]
+        events.append("refine step")
+        return real_step(self)
+
+    real_add = LiveMetrics.add_steps
+
+    def add_steps(self, keys):  # type: ignore[no-untyped-def]
+        events.append("decode " + ",".join(map(str, sorted(keys))))
+        real_add(self, keys)
+
+    monkeypatch.setattr(RefinePass, "__init__", begin)
+    monkeypatch.setattr(RefinePass, "step", step)
+    monkeypatch.setattr(LiveMetrics, "add_steps", add_steps)
 
     def listen(event: AudioChunk | SegmentRestarted) -> None:
         if isinstance(event, AudioChunk) and "audio" not in events:
             events.append("audio")
 
-    plan = engine.plan(request(TEXT * 2, refine_text=True, batch_size=2, segment_size=5))
+    plan = engine.plan(request(TEXT * 3, refine_text=True, batch_size=3, segment_size=25))
     results = list(engine.synthesize(plan, listen))
-    assert len(results) == len(plan.segments) >= 6
-    assert events.index("audio") == 1, events  # one batch refined, then audio
-    refined = [e for e in events if e.startswith("refine")]
-    assert sum(int(e.split()[1]) for e in refined) == len(plan.segments)  # each once
+    assert len(results) == len(plan.segments) >= 4
+    passes = [e for e in events if e.startswith("refine ") and e != "refine step"]
+    assert passes[0] == "refine 1" and passes[1] == "refine 3", passes
+    assert sum(int(e.split()[1]) for e in passes) == len(plan.segments)  # each once
+    audio = events.index("audio")
+    assert events.index("refine 3") > audio  # the second pass starts after the first audio
+    before = [e for e in events[:audio] if e.startswith("decode")]
+    assert before and set(before) == {"decode 0"}  # the first segment alone until then
+    # Its rows join the running batch (on ONNX Runtime its steps run between the decoder's:
+    # test_head_first.py; ChatTTS's own loop runs whole at its first step).
+    joined = next(e for e in events if e.startswith("decode") and e != "decode 0")
+    assert joined.startswith("decode 0,1"), joined
     assert engine.live.snapshot().refined == len(plan.segments)
+
+
+def test_the_whole_first_batch_starts_together_without_head_first(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The former scheduling, kept as the benchmark's baseline: the first batch is refined in
+    one pass before any decode step, and its rows start together."""
+    sizes: list[int] = []
+    real_begin = RefinePass.__init__
+
+    def begin(self, model, texts, *args, **kwargs):  # type: ignore[no-untyped-def]
+        sizes.append(len(texts))
+        real_begin(self, model, texts, *args, **kwargs)
+
+    monkeypatch.setattr(RefinePass, "__init__", begin)
+    engine.head_first = False
+    try:
+        plan = engine.plan(request(TEXT * 3, refine_text=True, batch_size=3, segment_size=25))
+        results = list(engine.synthesize(plan, Listener()))
+    finally:
+        engine.head_first = True
+    assert len(results) == len(plan.segments)
+    assert sizes[0] == 3 and sum(sizes) == len(plan.segments)
 
 
 def test_a_refined_text_longer_than_planned_grows_the_kv_cache(

@@ -73,15 +73,16 @@ def test_known_caps_give_a_true_time_left(clock: list[float]) -> None:
 
 def test_the_first_refine_pass_moves_and_prices_the_rest(clock: list[float]) -> None:
     live = LiveMetrics()
-    live.start("decode", [50] * 4, [60] * 4, refine=4)
+    live.start("decode", [50] * 4, [60] * 4, refine=4, refine_group=2)
     live.refine_begin(2, 40)
     for _ in range(30):
         clock[0] += 0.1
         live.refine_step()
+        live.refine_time(0.1)
     snap = live.snapshot()
     assert snap.stage == "refine" and snap.refine_steps == 30 and snap.refine_limit == 40
     assert snap.seconds_left is None  # neither refine's cost nor the decode's is known yet
-    live.refine_end("decode", 2)
+    live.refine_end(2)
     for _ in range(10):
         clock[0] += 0.05
         live.add_steps([0, 1])
