@@ -38,6 +38,11 @@ COMMANDS = (
     Command(
         "serve", "an OpenAI-compatible speech API on this machine", "chattts_studio.core.cli.serve"
     ),
+    Command(
+        "mcp",
+        "an MCP server on stdio for AI assistants (Claude Desktop, VS Code, Cursor)",
+        "chattts_studio.core.mcp.command",
+    ),
     Command("devices", "list devices and precisions", "chattts_studio.core.cli.devices"),
     Command("doctor", "versions, CUDA status, devices", "chattts_studio.core.cli.doctor"),
     Command("model", "model status, download, verify, build-demo", "chattts_studio.core.cli.model"),
