@@ -4,6 +4,7 @@ subtitles when asked, chapters.json). Its progress goes to the client as MCP pro
 notifications; a cancel (or the client leaving) stops it with every finished segment kept, so
 the same call later goes on where it stopped."""
 
+import sys
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,15 +26,16 @@ from chattts_studio.core.mcp.settings import (
     request_for,
     voice_schema,
 )
-from chattts_studio.core.mcp.slot import RENDER, EngineSlot
+from chattts_studio.core.mcp.slot import RENDER, EngineSlot, Turn
 from chattts_studio.core.render.book import FORMATS, RenderOptions, RenderProgress
 from chattts_studio.core.render.names import safe_name
+from chattts_studio.core.services.render_book import BookRendered
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
 
     from chattts_studio.core.engine.engine import Engine
-    from chattts_studio.core.services.render_book import BookPlan, BookRendered
+    from chattts_studio.core.services.render_book import BookPlan
     from chattts_studio.core.text.chapters import Book
 
 TOOL = RENDER
@@ -162,10 +164,16 @@ class ProgressFeed:
             await anyio.sleep(PROGRESS_SECONDS)
 
     async def flush(self, ctx: "ServerRequestContext[Any, Any]", slot: EngineSlot) -> None:
+        """A notification that cannot be sent (the client's pipe closing) never stops the
+        render: a client that left is seen by the SDK, which cancels the call."""
         update = self.take()
-        if update is not None:
-            slot.render_progress = update[2]
+        if update is None:
+            return
+        slot.render_progress = update[2]
+        try:
             await ctx.session.report_progress(update[0], update[1], update[2])
+        except Exception as exc:
+            print(f"progress not sent: {type(exc).__name__}: {exc}", file=sys.stderr)
 
 
 def book_for(ask: BookAsk, books: BookFolders) -> tuple["Book", Path | None]:
@@ -242,15 +250,26 @@ async def call(
     folder = folder_for(output, ask, book, source)
     options = RenderOptions(format=ask.format, subtitles=ask.subtitles)
     feed = ProgressFeed()
+    outcome: list[tuple[BookRendered, Turn]] = []
+    failed: list[Exception] = []
     async with anyio.create_task_group() as pumping:
         pumping.start_soon(feed.pump, ctx, slot)
-        done, turn = await slot.run(
-            TOOL,
-            lambda engine, token: render(
-                engine, book, request, folder, options, source, feed, token
-            ),
-        )
-        pumping.cancel_scope.cancel()
+        try:
+            outcome.append(
+                await slot.run(
+                    TOOL,
+                    lambda engine, token: render(
+                        engine, book, request, folder, options, source, feed, token
+                    ),
+                )
+            )
+        except Exception as exc:  # raised after the group: it would wrap it in a group
+            failed.append(exc)
+        finally:
+            pumping.cancel_scope.cancel()
+    if failed:
+        raise failed[0]
+    done, turn = outcome[0]
     await feed.flush(ctx, slot)
     rel = folder.relative_to(output.root).as_posix()
     summary = (

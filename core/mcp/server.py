@@ -5,6 +5,7 @@ loads the model beside it; stdin closed, SIGTERM or Ctrl+C stop it cleanly (a ru
 cancelled and waited for)."""
 
 import contextlib
+import os
 import signal
 import sys
 import traceback
@@ -19,6 +20,7 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import Server
 from mcp.server.stdio import stdio_server
 
+from chattts_studio.core.cli.common import EXIT_CANCELLED
 from chattts_studio.core.errors import Cancelled, StudioError
 from chattts_studio.core.mcp import books, catalog, speech
 from chattts_studio.core.mcp.folders import BookFolders, OutputFolder
@@ -88,8 +90,13 @@ async def answer(
     except Cancelled:
         return refused("The call was stopped before it finished.")
     except Exception as exc:
+        first = exc
+        while isinstance(first, ExceptionGroup) and len(first.exceptions) == 1:
+            first = first.exceptions[0]  # a task group's wrapping of one error
+        if isinstance(first, StudioError):
+            return refused(str(first) or type(first).__name__)
         traceback.print_exc(file=sys.stderr)
-        return refused(f"The call failed: {type(exc).__name__}: {exc}".split("\n")[0])
+        return refused(f"The call failed: {type(first).__name__}: {first}".split("\n")[0])
 
 
 def build_server(studio: Studio) -> Server[Any]:
@@ -125,12 +132,14 @@ def build_server(studio: Studio) -> Server[Any]:
     )
 
 
-async def stop_on_signals(scope: anyio.CancelScope) -> None:
-    """SIGTERM (a client's shutdown) and SIGINT stop the server as closing stdin does."""
+async def stop_on_signals(scope: anyio.CancelScope, received: list[int]) -> None:
+    """SIGTERM (a client's shutdown) and SIGINT (Ctrl+C) stop the server as closing stdin
+    does: the running job is cancelled and waited for."""
     wanted = [s for s in (getattr(signal, "SIGTERM", None), signal.SIGINT) if s is not None]
     try:
-        with anyio.open_signal_receiver(*wanted) as received:
-            async for _ in received:
+        with anyio.open_signal_receiver(*wanted) as signals:
+            async for number in signals:
+                received.append(number)
                 scope.cancel()
                 return
     except NotImplementedError:  # an event loop without signal handlers (Windows)
@@ -141,6 +150,7 @@ async def serve(spec: LoadSpec, output: OutputFolder, books_folders: BookFolders
     """Serve on stdin and stdout until the client closes stdin or a signal comes."""
     slot = EngineSlot(spec)
     server = build_server(Studio(slot, output, books_folders))
+    received: list[int] = []
     sys.stdout.flush()  # nothing of ours may reach the protocol after the SDK takes fd 1
     async with stdio_server() as (read, write):
         # The SDK moved fd 1 to stderr; Python's own stdout follows, so a stray print
@@ -148,7 +158,13 @@ async def serve(spec: LoadSpec, output: OutputFolder, books_folders: BookFolders
         with contextlib.redirect_stdout(sys.stderr):
             async with anyio.create_task_group() as tasks:
                 tasks.start_soon(slot.load)
-                tasks.start_soon(stop_on_signals, tasks.cancel_scope)
+                tasks.start_soon(stop_on_signals, tasks.cancel_scope, received)
                 await server.run(read, write, server.create_initialization_options())
                 slot.stop_loading()
                 tasks.cancel_scope.cancel()
+        if received:
+            # Every job has stopped and been waited for, its files closed. The SDK's stdin
+            # reader would still wait in its thread for a client that keeps the pipe open
+            # (a terminal, after Ctrl+C): end here, as closing stdin would have.
+            print("MCP server stopped", file=sys.stderr, flush=True)
+            os._exit(EXIT_CANCELLED if received[0] == signal.SIGINT else 0)

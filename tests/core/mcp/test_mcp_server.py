@@ -5,9 +5,11 @@ client that leaves mid-render, and every bad input: one sentence each, the serve
 serving, nothing written outside its folder and nothing left half-written."""
 
 import base64
+import contextlib
 import json
 import os
 import re
+import signal
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -17,15 +19,16 @@ from typing import Any
 import anyio
 import mcp_types as types
 import numpy as np
+import psutil
 import soundfile as sf
-from mcp import Client, StdioServerParameters
+from mcp import Client, MCPError, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 from chattts_studio.core.mcp.replies import DEMO_NOTE
 
 SERVER = ["-m", "chattts_studio.core.cli.main", "mcp", "--device", "cpu", "--engine", "torch"]
 # Four chapters of one short sentence each: four segments, each its own progress step.
-BOOK = "\n\n".join(f"Chapter {n}\nThis is part {n}." for n in ("One", "Two", "Three", "Four"))
+BOOK = "\n\n".join(f"Chapter {n}\nHi, {n}." for n in ("One", "Two", "Three", "Four"))
 NO_REFINE = {"refine_text": False}
 CALL_SECONDS = 240  # a call that takes longer is a hang
 
@@ -285,37 +288,76 @@ def test_two_calls_at_once_and_a_render_s_progress_and_cancel(
 def test_a_client_that_leaves_mid_render_leaves_nothing_half_written(
     private_home: Path, tmp_path: Path
 ) -> None:
-    """The client goes away (its stdin to the server closes) while a book renders: the server
-    stops the render cleanly and exits; a new server over the same folder serves the next call
-    and finishes the render from the segments kept."""
-    output, log = tmp_path / "out", tmp_path / "server.log"
+    """The client goes away (its end of stdin closes) while a book renders, and then a client
+    stops the next server with SIGTERM (as a client's shutdown does) mid-render: each time the
+    server stops the render cleanly and exits itself, leaving no temp file; a new server over
+    the same folder serves the next call and finishes the render from the segments kept."""
+    output = tmp_path / "out"
     render = {"text": BOOK, "title": "Parts", **NO_REFINE}
 
-    async def body() -> None:
-        started = anyio.Event()
+    async def interrupted(log: Path, terminate: bool) -> None:
+        """A render stopped mid-way: the client leaves, or SIGTERM comes (`terminate`)."""
+        started, kept = anyio.Event(), list[float]()
 
-        async def progress(done: float, _total: float | None, _message: str | None) -> None:
-            if done >= 1:
-                started.set()
+        async def progress(done: float, total: float | None, _message: str | None) -> None:
+            kept.append(done)  # the first is the plan's: the segments kept from before
+            if kept[0] < done < (total or 0):
+                started.set()  # a segment made by this server, and more to come
 
-        async with anyio.create_task_group() as session:
-
-            async def leave_mid_render() -> None:
-                async with connected(private_home, output, log=log) as client:
+        async def render_in_a_session() -> None:
+            async with connected(private_home, output, log=log) as client:
+                with contextlib.suppress(MCPError):  # the server went away: the point
                     await client.call_tool("render_book", render, progress_callback=progress)
 
-            session.start_soon(leave_mid_render)
-            with anyio.fail_after(CALL_SECONDS):
+        with anyio.fail_after(CALL_SECONDS):
+            async with anyio.create_task_group() as session:
+                session.start_soon(render_in_a_session)
                 await started.wait()
-            session.cancel_scope.cancel()
+                if terminate:
+                    (server,) = [
+                        child
+                        for child in psutil.Process().children(recursive=True)
+                        if "mcp" in child.cmdline() and str(output) in child.cmdline()
+                    ]
+                    server.send_signal(signal.SIGTERM)
+                else:
+                    session.cancel_scope.cancel()  # the client's side closes: stdin's end
         said = log.read_text(encoding="utf-8")
         assert "MCP server stopped" in said, said[-2000:]  # it ended itself, not killed
         assert half_written(output) == []
+
+    async def body() -> None:
+        await interrupted(tmp_path / "left.log", terminate=False)
+        await interrupted(tmp_path / "terminated.log", terminate=True)
         async with connected(private_home, output) as client:
             after = facts(await client.call_tool("synthesize", {"text": "Next.", **NO_REFINE}))
             assert Path(after["path"]).is_file()
             with anyio.fail_after(CALL_SECONDS):
                 book = facts(await client.call_tool("render_book", render))
-            assert book["segments_kept"] >= 1 and len(book["chapter_files"]) == 4
+            assert book["segments_kept"] >= 2 and len(book["chapter_files"]) == 4
+            assert book["segments_made"] + book["segments_kept"] == 4
+
+    anyio.run(body)
+
+
+def test_a_model_that_cannot_load_is_one_sentence_for_every_tool(
+    private_home: Path, tmp_path: Path
+) -> None:
+    """The server serves while its model fails to load: each tool that needs the model says
+    why in one sentence, model_status says it failed, and the tools that do not still work."""
+    weights = tmp_path / "weights"
+    weights.mkdir()
+
+    async def body() -> None:
+        async with connected(private_home, tmp_path / "out", "--model", str(weights)) as client:
+            said = [
+                sentence(await client.call_tool(tool, {"text": "Hi.", **NO_REFINE}))
+                for tool in ("synthesize", "render_book")
+            ]
+            status = facts(await client.call_tool("model_status", {}))
+            assert status["state"] == "failed" and said == [status["error"]] * 2, said
+            assert str(weights) in status["error"]
+            assert facts(await client.call_tool("list_speakers", {}))["speakers"] == []
+        assert not (tmp_path / "out" / "Text").exists()
 
     anyio.run(body)
