@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-import mcp_types as types
+from mcp import types
 
 from chattts_studio.core.mcp.arguments import Arguments
 from chattts_studio.core.mcp.folders import BookFolders, OutputFolder, inside

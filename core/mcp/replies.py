@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-import mcp_types as types
+from mcp import types
 
 DEMO_NOTE = (
     "Demo weights are in use: the audio is noise, not speech (random weights, for trying the "

@@ -17,11 +17,10 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import mcp_types as types
 import numpy as np
 import psutil
 import soundfile as sf
-from mcp import Client, MCPError, StdioServerParameters
+from mcp import Client, MCPError, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
 
 from chattts_studio.core.mcp.replies import DEMO_NOTE
