@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
+import anyio.to_thread
 from mcp import types
 
 from chattts_studio.core.engine.cancel import CancelToken
@@ -246,7 +247,7 @@ async def call(
     """Everything checked (the book read, the folder placed) before the engine is asked."""
     ask = read(arguments)
     request = request_for("", ask.voice)
-    book, source = book_for(ask, books)
+    book, source = await anyio.to_thread.run_sync(book_for, ask, books)  # an EPUB takes a while
     folder = folder_for(output, ask, book, source)
     options = RenderOptions(format=ask.format, subtitles=ask.subtitles)
     feed = ProgressFeed()

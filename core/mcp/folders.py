@@ -35,7 +35,9 @@ def name_parts(name: str, example: str) -> list[str]:
             f"{example}."
         )
     parts = [p for p in re.split(r"[\\/]+", name) if p not in ("", ".")]
-    if not parts or len(parts) > MOST_PARTS:
+    if not parts:
+        raise PathRefused(f"{name!r} names no file or folder; give one such as {example}.")
+    if len(parts) > MOST_PARTS:
         raise PathRefused(f"{name!r} must be a name at most {MOST_PARTS} folders deep.")
     for part in parts:
         if part == "..":

@@ -30,6 +30,8 @@ from chattts_studio.core.mcp.slot import in_thread
         ("trailing./x.wav", "dot or a space"),
         (".segments/x.flac", "hidden"),
         ("", "empty"),
+        ("/./", "absolute path"),
+        ("./", "names no file or folder"),
         ("a/b/c/d/e.wav", "folders deep"),
     ],
 )
