@@ -55,6 +55,16 @@ class SenseVoice:
         recognizer.decode_stream(stream)
         return str(stream.result.text)
 
+    def timed(self, audio: np.ndarray, sample_rate: int, language: str) -> list[tuple[str, float]]:
+        """The tokens the model hears, each with the second its CTC spike sits at (word pieces
+        start with "▁"; each Chinese character is a token)."""
+        recognizer = self._recognizer(language if language in LANGUAGES else "auto")
+        stream = recognizer.create_stream()
+        stream.accept_waveform(MODEL_RATE, at_model_rate(audio, sample_rate))
+        recognizer.decode_stream(stream)
+        result = stream.result
+        return [(str(t), float(s)) for t, s in zip(result.tokens, result.timestamps, strict=False)]
+
     def unload(self) -> None:
         self._by_language.clear()
 

@@ -110,11 +110,11 @@ def cues_for(
     return cues
 
 
-def _escape_vtt(text: str) -> str:
+def escape_vtt(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
-def _stamp(seconds: float, comma: bool) -> str:
+def stamp(seconds: float, comma: bool) -> str:
     ms = max(0, round(seconds * 1000))
     hours, ms = divmod(ms, 3_600_000)
     minutes, ms = divmod(ms, 60_000)
@@ -124,7 +124,7 @@ def _stamp(seconds: float, comma: bool) -> str:
 
 def format_srt(cues: list[Cue]) -> str:
     blocks = [
-        f"{n}\n{_stamp(c.start, True)} --> {_stamp(c.end, True)}\n"
+        f"{n}\n{stamp(c.start, True)} --> {stamp(c.end, True)}\n"
         f"{f'{c.speaker}: ' if c.speaker else ''}{c.text}\n"
         for n, c in enumerate(cues, 1)
     ]
@@ -134,8 +134,8 @@ def format_srt(cues: list[Cue]) -> str:
 def format_vtt(cues: list[Cue], note: str | None = None) -> str:
     head = "WEBVTT\n\n" + (f"NOTE {note}\n\n" if note else "")
     blocks = [
-        f"{_stamp(c.start, False)} --> {_stamp(c.end, False)}\n"
-        f"{f'<v {_escape_vtt(c.speaker)}>' if c.speaker else ''}{c.text}\n"
+        f"{stamp(c.start, False)} --> {stamp(c.end, False)}\n"
+        f"{f'<v {escape_vtt(c.speaker)}>' if c.speaker else ''}{c.text}\n"
         for c in cues
     ]
     return head + "\n".join(blocks)

@@ -43,6 +43,11 @@ COMMANDS = (
         "an MCP server on stdio for AI assistants (Claude Desktop, VS Code, Cursor)",
         "chattts_studio.core.mcp.command",
     ),
+    Command(
+        "align",
+        "each word's start and end in an audio file: a table, JSON or word-level subtitles",
+        "chattts_studio.core.cli.align.command",
+    ),
     Command("devices", "list devices and precisions", "chattts_studio.core.cli.devices"),
     Command("doctor", "versions, CUDA status, devices", "chattts_studio.core.cli.doctor"),
     Command("model", "model status, download, verify, build-demo", "chattts_studio.core.cli.model"),

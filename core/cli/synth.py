@@ -7,6 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from chattts_studio.core import SAMPLE_RATE
 from chattts_studio.core.cli.common import (
     add_engine_option,
     add_lexicon_option,
@@ -76,6 +77,12 @@ def add_parser(sub: Any) -> None:
     )
     synth.add_argument("--float", action="store_true", help="write 32-bit float WAV")
     synth.add_argument("--subtitles", help="also write subtitles, one cue a sentence: .srt or .vtt")
+    synth.add_argument(
+        "--word-timing",
+        action="store_true",
+        help="word-level --subtitles: each segment aligned as it is made (.vtt with a timestamp "
+        "a word, .srt a group of words a cue, .ass karaoke, .json); docs/alignment.md",
+    )
 
 
 class _Made:
@@ -126,7 +133,17 @@ def run(args: argparse.Namespace) -> int:
     output = Path(args.output)
     check_output_path(output)
     subtitles = Path(args.subtitles) if args.subtitles else None
-    if subtitles is not None:
+    word_timing = None
+    if args.word_timing:
+        from chattts_studio.core.align.cues import check_words_path
+        from chattts_studio.core.align.timeline import WordTimeline
+        from chattts_studio.core.errors import StudioError
+
+        if subtitles is None:
+            raise StudioError("--word-timing needs --subtitles FILE (.vtt, .srt, .ass or .json).")
+        check_words_path(subtitles)
+        word_timing = WordTimeline(SAMPLE_RATE)
+    elif subtitles is not None:
         check_subtitle_path(subtitles)
     request = request_from_args(args, text, turn_pause_seconds=args.turn_pause)
     request.validate()
@@ -171,9 +188,17 @@ def run(args: argparse.Namespace) -> int:
             subtitles=subtitles,
             cancel=token,
             on_segment=lambda result: say_segment(result, view, made),
+            word_timing=word_timing,
         )
     finally:
         view.close()
+    if word_timing is not None and word_timing.words:
+        estimated = sum(w.estimated for w in word_timing.words)
+        if estimated:
+            err(
+                f"note: {estimated} of {len(word_timing.words)} word times in {subtitles} are "
+                "estimated (interpolated, not heard)"
+            )
     summary = written.summary
     assert summary is not None
     print(

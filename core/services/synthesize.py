@@ -25,6 +25,7 @@ from chattts_studio.core.services.report import Partial, Report
 from chattts_studio.core.voices.voice import Voice
 
 if TYPE_CHECKING:
+    from chattts_studio.core.align.timeline import WordTimeline
     from chattts_studio.core.engine.engine import Engine, Listener
     from chattts_studio.core.engine.loading import LoadedModel
     from chattts_studio.core.results.result_store import ResultStore
@@ -109,10 +110,13 @@ def synthesize_to_file(
     subtitles: Path | None = None,
     cancel: CancelToken | None = None,
     on_segment: SegmentSink | None = None,
+    word_timing: "WordTimeline | None" = None,
 ) -> FileWritten:
     """The plan's audio into `output` (its format from the suffix), each segment written as it
     is finished with the plan's pauses before it; subtitles, one cue a sentence (a dialogue's
-    cues name their speaker), when `subtitles` is given. Raises Cancelled with nothing kept."""
+    cues name their speaker), when `subtitles` is given; with `word_timing`, each segment is
+    aligned as it is finished and the subtitles are word-level instead (core/align/cues.py,
+    their format from the suffix). Raises Cancelled with nothing kept."""
     from chattts_studio.core.audio.stream_writer import AudioStreamWriter, pause_samples
     from chattts_studio.core.audio.subtitles import cues_for, write_subtitles
 
@@ -124,13 +128,21 @@ def synthesize_to_file(
 
         def write(result: SegmentResult) -> None:
             writer.write_silence(pause_samples(plan.pause_before(result.index)))
-            timeline.append((result.text, *writer.add_segment(result.audio)))
+            first, end = writer.add_segment(result.audio)
+            timeline.append((result.text, first, end))
+            if word_timing is not None:
+                word_timing.add(result.audio, result.text, first)
             speakers.append(result.speaker)
             if on_segment is not None:
                 on_segment(result)
 
         run.run(cancel, write)
-    if subtitles is not None:
+    if subtitles is not None and word_timing is not None:
+        from chattts_studio.core.align.cues import format_of, write_words
+
+        word_timing.frames = writer.frames
+        write_words(subtitles, word_timing.alignment(), format_of(subtitles))
+    elif subtitles is not None:
         write_subtitles(subtitles, cues_for(timeline, speakers=speakers if plan.parts else None))
     return FileWritten(output, writer.frames, run.summary, subtitles)
 

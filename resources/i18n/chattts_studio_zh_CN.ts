@@ -3964,6 +3964,14 @@ Pairs below {threshold:.2f}: {below} of {pairs}</source>
         <translation>无法将 {path} 作为音频读取：{reason}。</translation>
     </message>
     <message>
+        <source>The audio is silent: there is no speech to align.</source>
+        <translation>音频是静音：没有可对齐的语音。</translation>
+    </message>
+    <message>
+        <source>The audio does not say the text (or not clearly enough to align): check that the text is what is spoken.</source>
+        <translation>音频说的不是这段文字（或说得不够清楚，无法对齐）：请检查文字与所说内容是否一致。</translation>
+    </message>
+    <message>
         <source>Could not make the demo speaker encoder: {reason}</source>
         <translation>无法生成演示说话人编码器：{reason}</translation>
     </message>
@@ -4022,6 +4030,18 @@ Pairs below {threshold:.2f}: {below} of {pairs}</source>
     <message>
         <source>{path} is damaged or was changed: download it again.</source>
         <translation>{path} 已损坏或被修改：请重新下载。</translation>
+    </message>
+    <message>
+        <source>English alignment needs PocketSphinx, which is not installed: install the speech recognition extra (pip install &apos;chattts-studio[asr]&apos;).</source>
+        <translation>英语对齐所需的组件尚未安装：请安装本应用的语音识别扩展。</translation>
+    </message>
+    <message>
+        <source>The text has no words to align: give the words spoken.</source>
+        <translation>文字中没有可对齐的词：请给出音频中所说的词。</translation>
+    </message>
+    <message>
+        <source>Cannot write word timings as &apos;{kind}&apos;: use .vtt, .srt, .ass or .json.</source>
+        <translation>无法将逐词时间写成“{kind}”：请使用 .vtt、.srt、.ass 或 .json。</translation>
     </message>
 </context>
 </TS>

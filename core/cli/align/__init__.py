@@ -1,0 +1,1 @@
+"""chattts-studio-cli align: word timings of an audio file (command.py)."""
