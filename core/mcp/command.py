@@ -21,7 +21,7 @@ def add_parser(sub: Any) -> None:
     """The `mcp` command's options (its help line is the registry's, in main.py)."""
     mcp = sub.add_parser(
         "mcp",
-        description="An MCP (Model Context Protocol) server on stdin and stdout for AI "
+        description="An MCP (Model Context Protocol) server on stdin and stdout for AI\n"
         "assistants: synthesize, render_book, list_speakers, model_status.",
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,

@@ -76,6 +76,8 @@ class OutputFolder:
     def open(cls, folder: Path | None = None) -> "OutputFolder":
         """`folder` (default: `mcp` in the app's data folder), made when missing."""
         path = Path(folder) if folder is not None else paths.data_dir() / DEFAULT_FOLDER
+        if path.exists() and not path.is_dir():
+            raise StudioError(f"The output folder {path} is a file; give a folder.")
         try:
             path.mkdir(parents=True, exist_ok=True)
         except OSError as exc:

@@ -119,3 +119,19 @@ def test_a_cancelled_job_is_stopped_and_waited_for() -> None:
         assert token.cancelled and ended.is_set()
 
     anyio.run(body)
+
+
+def test_a_wrong_option_is_one_line_and_exit_2_before_serving(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from conftest import run_cli
+
+    taken = tmp_path / "a-file"
+    taken.write_text("", encoding="utf-8")
+    code, out, err = run_cli(capsys, "mcp", "--output-dir", str(taken), "--device", "cpu")
+    assert (code, out) == (2, "")
+    assert err.strip().splitlines() == [
+        f"error: The output folder {taken} is a file; give a folder."
+    ]
+    code, _, err = run_cli(capsys, "mcp", "--books", str(taken), "--output-dir", str(tmp_path))
+    assert code == 2 and "is not a folder" in err
