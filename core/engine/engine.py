@@ -234,13 +234,14 @@ class Engine:
     # -- planning --------------------------------------------------------------------------
     def plan(self, request: SynthesisRequest) -> JobPlan:
         """The job as it will run: validated settings, its segments (the job's only split,
-        after the pronunciation dictionary), the batch size for this device, the voice."""
+        after the pronunciation dictionary; the first sentence a segment of its own, for an
+        early first audio), the batch size for this device, the voice."""
         from chattts_studio.core.text.lexicon import Lexicon
 
         request.validate()
         _model, loaded = self._require()
         lexicon = Lexicon(request.lexicon) if request.lexicon else None
-        segments = tuple(split_segments(request.text, request.segment_size, lexicon))
+        segments = tuple(split_segments(request.text, request.segment_size, lexicon, True))
         batch = request.batch_size or auto_batch_size(loaded.device.id, len(segments))
         if not request.batch_size and loaded.device.kind == "cuda":
             batch = max(1, min(self.max_rows(), len(segments)))  # rows from free memory

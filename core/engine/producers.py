@@ -23,7 +23,7 @@ from chattts_studio.core.engine.decode.job import (
 from chattts_studio.core.engine.decode.loop import FastDecoder
 from chattts_studio.core.engine.decode.rowwise import Sampling
 from chattts_studio.core.engine.decode.slots import DecoderShape
-from chattts_studio.core.engine.decode.streaming import ChunkVocoder
+from chattts_studio.core.engine.decode.streaming import FIRST_AUDIO_STEPS, ChunkVocoder
 from chattts_studio.core.engine.metrics import memory_snapshot
 from chattts_studio.core.engine.pipeline import Event, JobContext, Unit
 from chattts_studio.core.engine.request import AudioChunk, SegmentResult
@@ -79,14 +79,27 @@ def _jobs(ctx: JobContext, units: list[Unit]) -> list[Job]:
 
 class Admission:
     """The decoder's job source (decode/job.py's JobSource): jobs in key order, each once its
-    model text is ready, into the running batch. With a listener the first job runs alone
-    until its first audio is out (one row steps fastest); a job whose text is not ready waits
-    while other rows run, and is made ready at once when none does."""
+    model text is ready, into the running batch. The first job runs alone until its first
+    audio can be made (one row steps fastest), with a listener or without (so that a seed
+    gives the same audio either way); a job whose text is not ready waits while other rows
+    run, and is made ready at once when none does."""
 
-    def __init__(
-        self, jobs: list[Job], by_key: dict[int, Unit], active: list[Job | None], hold: bool
-    ) -> None:
-        self.jobs, self.by_key, self.active, self.hold = list(jobs), by_key, active, hold
+    def __init__(self, jobs: list[Job], by_key: dict[int, Unit], decoder: FastDecoder) -> None:
+        self.jobs, self.by_key, self.decoder = list(jobs), by_key, decoder
+        self.active = decoder.active
+        self.head = jobs[0].key if jobs else None
+        self.hold = self.head is not None
+
+    def after_step(self) -> None:
+        """Between steps: the first job lets the others in once it has its first chunk's
+        steps (or has ended); then a step of the next texts' refine pass."""
+        if self.hold and self.head is not None:
+            running = self.decoder.running(self.head)
+            if running is None or running.steps >= FIRST_AUDIO_STEPS:
+                self.hold = False
+        if not self.hold and self.jobs:
+            unit = self.by_key[self.jobs[0].key]
+            unit.texts.refine_ahead()
 
     def __call__(self) -> Job | None:
         if not self.jobs:
@@ -96,12 +109,6 @@ class Admission:
             if self.hold or not unit.texts.ready(unit.segment.index):
                 return None
         return self.jobs.pop(0)
-
-    def refine_ahead(self) -> None:
-        """Between steps: a step of the next texts' refine pass, unless the first job holds."""
-        if not self.hold and self.jobs:
-            unit = self.by_key[self.jobs[0].key]
-            unit.texts.refine_ahead()
 
 
 def fast_events(ctx: JobContext, units: list[Unit], batch: int) -> Iterator[Event]:
@@ -169,14 +176,13 @@ def _decode(
             yield result
         ctx.live.update(segment=min((order[0] if order else 0) + 1, ctx.count))
 
-    admission = Admission(jobs, by_key, decoder.active, ctx.stream and ctx.head_first)
+    admission = Admission(jobs, by_key, decoder)
     source: JobSource | list[Job] = admission if ctx.head_first else jobs
     try:
         for ended in decoder.run(source, sampling, lambda: ctx.cancel.cancelled, on_step):
             head = order[0] if order else None
             if ended is not None:
                 ctx.live.row_ended(ended.key)
-                admission.hold = False
                 if stream is not None and ended.key == head:
                     final = stream.chunk(ended.hiddens, True)
                     yield AudioChunk(ended.key, final, True)
@@ -193,9 +199,8 @@ def _decode(
                         stream = ChunkVocoder(ctx.model)
                     if stream.ready(running.steps):
                         yield AudioChunk(running.key, stream.chunk(running.hiddens, False), False)
-                        admission.hold = False
                 if ctx.head_first:
-                    admission.refine_ahead()
+                    admission.after_step()
             # Between steps (after every row that ended in the step has joined the queue):
             # vocode what waits when someone waits for it, when enough waits, or at the end.
             if (

@@ -29,7 +29,7 @@ def plan_dialogue(
     parts: list[Part] = []
     for number, turn in enumerate(turns):
         try:
-            pieces = split_segments(turn.text, request.segment_size, lexicon)
+            pieces = split_segments(turn.text, request.segment_size, lexicon, number == 0)
         except BadTextError as exc:
             raise ScriptError(
                 Sentence(

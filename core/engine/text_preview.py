@@ -24,7 +24,7 @@ def preview(text: str, lexicon: Lexicon | None, segment_size: int = 50) -> list[
     from chattts_studio.core.text.numbers import NUMBER_READERS
     from chattts_studio.core.text.prepare import split_segments
 
-    segments = split_segments(text, segment_size, lexicon)
+    segments = split_segments(text, segment_size, lexicon, first_apart=True)
     if not _NORMALIZER:
         _NORMALIZER.append(text_normalizer(NUMBER_READERS))
     normalize = _NORMALIZER[0]

@@ -312,13 +312,17 @@ def _split_long(sentence: list[Atom]) -> list[list[Atom]]:
     return _balanced(units, MAX_SEGMENT_SECONDS)
 
 
-def _pack(atoms: list[Atom], target: float) -> list[list[Atom]]:
+def _pack(atoms: list[Atom], target: float, first_apart: bool = False) -> list[list[Atom]]:
     """Whole sentences joined up to `target` seconds of speech; a longer sentence within the
-    model's limit is a piece of its own, and one past the limit is split (_split_long)."""
+    model's limit is a piece of its own, and one past the limit is split (_split_long). With
+    `first_apart` the first speakable sentence is a piece of its own."""
     packed: list[list[Atom]] = []
     current: list[Atom] = []
     spent = 0.0
     for sentence in _split_after(atoms, _SENTENCE_END):
+        if first_apart and current and not packed and is_speakable(_render(current)):
+            packed.append(current)
+            current, spent = [], 0.0
         cost = _cost(sentence)
         if cost > MAX_SEGMENT_SECONDS:
             if current:
@@ -358,17 +362,20 @@ def check_text(text: str) -> str:
     return text
 
 
-def split_segments(text: str, limit: int, lexicon: Replacements | None = None) -> list[Segment]:
+def split_segments(
+    text: str, limit: int, lexicon: Replacements | None = None, first_apart: bool = False
+) -> list[Segment]:
     """Split text into segments that end at sentence ends: whole sentences are packed up to
     `limit` (the segment size, in Chinese characters' worth of speech: target_seconds), and a
     longer sentence stays whole while the model can say it in one segment (MAX_SEGMENT_SECONDS);
     past that it is cut at clauses, then between words, never inside a word, a number, a URL, a
     control token or a dictionary word. Pieces with nothing to say (a lone "……") join their
     neighbour. With a `lexicon`, its replacements are made first: segments hold what the model
-    reads, and the user's words in `source`."""
+    reads, and the user's words in `source`. `first_apart`: the first sentence is a segment of
+    its own (a synthesis's first audio waits for its refine pass and first steps only)."""
     text = clean(text)
     check_text(_render(_atoms(text, lexicon)) if lexicon else text)
-    packed = _pack(_atoms(text, lexicon), target_seconds(limit))
+    packed = _pack(_atoms(text, lexicon), target_seconds(limit), first_apart)
     texts: list[tuple[str, str]] = []  # (model text, shown text)
     pending = ("", "")  # unspeakable pieces wait for the next speakable one
     for atoms in packed:

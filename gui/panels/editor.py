@@ -186,7 +186,7 @@ class EditorPanel(QWidget):
 
         def count() -> list[Segment] | StudioError:
             try:
-                return split_segments(text, size)
+                return split_segments(text, size, first_apart=True)
             except StudioError as exc:
                 return exc
 

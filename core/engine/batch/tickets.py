@@ -230,7 +230,8 @@ class TicketDesk:
 
     def segments_of(self, order: SpeechOrder) -> list[Segment]:
         """The request's segments; BadTextError (one sentence) when it cannot be spoken."""
-        return split_segments(check_text(order.text), order.segment_size or self.segment_size)
+        size = order.segment_size or self.segment_size
+        return split_segments(check_text(order.text), size, first_apart=True)
 
     def submit(
         self,

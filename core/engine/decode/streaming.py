@@ -22,6 +22,7 @@ CHUNK_STEPS = 24  # new steps of the second chunk, the least of any later one
 MAX_CHUNK_STEPS = 96  # the most new steps of a chunk (2 s of audio)
 CONTEXT_STEPS = 24  # left context decoded again (not emitted) per chunk
 HOLD_STEPS = 16  # right context: steps held back until more arrive
+FIRST_AUDIO_STEPS = FIRST_CHUNK_STEPS + HOLD_STEPS  # a segment's steps before its first chunk
 
 
 @dataclass(frozen=True)

@@ -286,7 +286,7 @@ def test_a_cache_one_long_segment_grew_is_dropped_once_idle(
 
     # Here any segment of this text outgrows the first size: keep nothing past it.
     monkeypatch.setattr(batcher_module, "KEEP_LENGTH", batcher_module.FIRST_LENGTH)
-    order = SpeechOrder("你好。今天天气很好，我们去公园散步吧。", engine.sample_speaker(4), 4)
+    order = SpeechOrder("你好，今天天气很好，我们去公园散步吧。", engine.sample_speaker(4), 4)
     batcher = Batcher(engine, slots=2)
     grown: list[int] = []
     batcher.step_listeners.append(lambda _ids: grown.append(batcher.decoder.max_len))

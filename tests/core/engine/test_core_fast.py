@@ -223,10 +223,10 @@ def test_out_of_memory_halves_the_batch_and_finishes(engine: Engine, inject_oom:
     for result in engine.synthesize(request):
         notes.append(engine.live.snapshot().note)
         results.append(result)
-    assert failures == [3]  # 3 segments: the batch was 3, then 1
-    assert [r.index for r in results] == list(range(len(split_segments(TEXT, 20))))
-    assert {r.batch_size for r in results} == {1}
-    assert "out of memory: batch size lowered to 1" in notes[0]
+    assert failures == [4]  # 4 segments (the first sentence apart): batch 4, then 2
+    assert [r.index for r in results] == list(range(len(split_segments(TEXT, 20, None, True))))
+    assert {r.batch_size for r in results} == {2}
+    assert "out of memory: batch size lowered to 2" in notes[0]
 
 
 def test_audition_reads_one_text_with_every_speaker_in_one_pass(engine: Engine) -> None:
@@ -246,7 +246,7 @@ def test_audition_reads_one_text_with_every_speaker_in_one_pass(engine: Engine) 
     with _pytest.MonkeyPatch.context() as patch:
         patch.setattr(FastDecoder, "__init__", spy)
         voices = engine.audition(request, speakers)
-    segments = split_segments(request.text, 5)
+    segments = engine.plan(request).segments
     assert rows == [len(speakers) * len(segments)]  # every speaker x segment in one decoder
     expected = sum(s.step_cap for s in segments) * 512 + (len(segments) - 1) * 2400
     for voice in voices:

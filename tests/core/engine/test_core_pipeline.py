@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 import torch
 
+from chattts_studio.core.engine import producers
 from chattts_studio.core.engine.cancel import CancelToken
 from chattts_studio.core.engine.chattts.chat import ChatModel, RefinePass
 from chattts_studio.core.engine.decode.job import NonFiniteError
@@ -30,7 +31,6 @@ from chattts_studio.core.text.prepare import (
     MAX_STEP_CAP,
     PLAN_STEP_LIMIT,
     needed_steps,
-    split_segments,
 )
 
 TEXT = "今天天气很好。我们去公园散步吧！公园里有很多人，有的在跑步，有的在下棋。然后回家。"
@@ -171,7 +171,7 @@ def test_out_of_memory_in_audition_still_gives_every_voice(
     speakers = [engine.sample_speaker(seed) for seed in (1, 2, 3)]
     voices = engine.audition(request("你好。Hello there.", segment_size=5), speakers)
     assert failed and len(voices) == 3
-    segments = split_segments("你好。Hello there.", 5)
+    segments = engine.plan(request("你好。Hello there.", segment_size=5)).segments
     expected = sum(s.step_cap for s in segments) * 512 + (len(segments) - 1) * 6000
     for voice in voices:
         assert expected - 256 * len(segments) <= len(voice) <= expected
@@ -522,10 +522,10 @@ def test_a_refined_text_longer_than_planned_grows_the_kv_cache(
     still gets its whole (larger) step cap."""
     from chattts_studio.core.text.prepare import step_cap
 
-    def padded(self, texts, settings, cancel, **kwargs):  # type: ignore[no-untyped-def]
-        return [t + "[uv_break]" * 40 + "[lbreak]" * 10 for t in texts]
+    def padded(self):  # type: ignore[no-untyped-def]
+        return [t + "[uv_break]" * 40 + "[lbreak]" * 10 for t in self.texts_in]
 
-    monkeypatch.setattr(ChatModel, "refine", padded)
+    monkeypatch.setattr(RefinePass, "texts", padded)
     grown: list[int] = []
     real_grow = FastDecoder._grow
 
@@ -586,13 +586,13 @@ def test_finished_segments_drop_their_per_step_states(
     """Once a segment's audio exists its GPT states are let go: a long text must not hold
     every finished segment's states until the job ends (memory would grow with the text)."""
     seen: list[list[object]] = []
-    real = FastDecoder.run
+    real = producers._jobs
 
-    def spy(self, jobs, *args, **kwargs):  # type: ignore[no-untyped-def]
-        seen.append(jobs)
-        yield from real(self, jobs, *args, **kwargs)
+    def spy(ctx, units):  # type: ignore[no-untyped-def]
+        seen.append(real(ctx, units))
+        return seen[-1]
 
-    monkeypatch.setattr(FastDecoder, "run", spy)
+    monkeypatch.setattr(producers, "_jobs", spy)
     results = list(engine.synthesize(request(TEXT * 2, batch_size=2)))
     assert seen and len(seen[0]) == len(results)
     assert all(job.hiddens == [] and job.tokens == [] for job in seen[0])  # type: ignore[attr-defined]

@@ -271,3 +271,24 @@ def test_a_project_made_before_keeps_its_segments(tmp_path: Path) -> None:
     folder = small_project(tmp_path / "old.chattts")
     assert len(split_segments(" ".join(texts), 50)) == 1  # split today, they would be one
     assert [s.text for s in store.load(folder).segments] == texts
+
+
+def test_the_first_sentence_apart_makes_a_short_first_segment_and_packs_the_rest_alike() -> None:
+    """A synthesis's first audio waits for its first segment's refine pass: the first sentence
+    is a segment of its own, and the rest pack as they would after it."""
+    text = (
+        "今天天气很好，我们一起去公园散步吧。 The quick brown fox jumps over the lazy dog. "
+        "长时间运行时，内存不应该随着文本长度增长。 Memory must not grow with the text."
+    )
+    together = split_segments(text, 50)
+    apart = split_segments(text, 50, first_apart=True)
+    assert len(together[0].text) > len(apart[0].text)
+    assert apart[0].text == "今天天气很好，我们一起去公园散步吧。"
+    rest = text[len(apart[0].text) :].strip()
+    assert [s.text for s in apart[1:]] == [s.text for s in split_segments(rest, 50)]
+    # Unspeakable pieces still join a speakable neighbour; one sentence stays one segment.
+    assert [s.text for s in split_segments("……。你好。今天。", 50, first_apart=True)] == [
+        "……。你好。",
+        "今天。",
+    ]
+    assert [s.text for s in split_segments("你好", 50, first_apart=True)] == ["你好"]
