@@ -52,6 +52,7 @@ async def connected(
         args=[*SERVER, "--output-dir", str(output), *more],
         env=child_env(home),
         cwd=str(home),
+        encoding="utf-8",  # the protocol's, whatever the locale
     )
     with open(log or home / "server.log", "a", encoding="utf-8") as errlog:
         async with Client(stdio_client(params, errlog=errlog), mode=mode) as client:
@@ -120,10 +121,10 @@ def test_lists_its_tools_and_synthesizes_with_the_demo_note(
 
             result = await client.call_tool(
                 "synthesize",
-                {"text": "你好。Hello.", "speaker": "Ann", "file": "hi.flac", **NO_REFINE},
+                {"text": "你好。Hello.", "speaker": "Ann", "file": "问候/hi.flac", **NO_REFINE},
             )
             said = facts(result)
-            target = output / "hi.flac"
+            target = output / "问候" / "hi.flac"
             assert said["path"] == str(target.resolve()) and said["speaker"] == "Ann"
             audio, rate = sf.read(target)
             assert rate == 24000 and abs(len(audio) / rate - said["duration_seconds"]) < 0.01
