@@ -9,7 +9,7 @@ from typing import Any
 
 import psutil
 
-from chattts_studio.core.engine.progress import RowSteps, WorkCosts
+from chattts_studio.core.engine.progress import RowSteps, StepCosts, WorkCosts, batched_seconds
 
 # torch is imported where CUDA or MPS is asked about, not here: the window imports this module
 # for its live panel before the worker has imported torch (a start without the wait).
@@ -192,6 +192,8 @@ class LiveMetrics:
     _step_times: deque[tuple[float, int]] = field(default_factory=lambda: deque(maxlen=256))
     _expected: RowSteps = field(default_factory=lambda: RowSteps([]))
     _costs: WorkCosts = field(default_factory=WorkCosts)
+    _step_costs: StepCosts = field(default_factory=StepCosts)
+    _last_step: tuple[float, float] | None = None  # when the last step ended, aside by then
     _refine_total: int = 0  # segments the job refines (0: refine off)
     _refine_group: int = 1  # texts a pass refines together (after a first one alone)
     _refine_pass: tuple[float, str | None] | None = None  # seconds spent, stage to go back to
@@ -212,6 +214,8 @@ class LiveMetrics:
             self._step_times.clear()
             self._expected = RowSteps(expected_steps or [], caps)
             self._costs = WorkCosts()
+            self._step_costs = StepCosts()
+            self._last_step = None
             self._refine_total = refine
             self._refine_group = max(1, refine_group)
             self._refine_pass = None
@@ -244,6 +248,10 @@ class LiveMetrics:
             else:
                 costs.step_calls += 1
                 costs.row_steps += len(keys)
+            if self._last_step is not None:  # this step's own seconds: not refine's, vocoder's
+                at, aside = self._last_step
+                self._step_costs.add(len(keys), now - at - (costs.aside - aside))
+            self._last_step = (now, costs.aside)
             for key in keys:
                 self._expected.step(key)
             done = self._snap.steps_done + len(keys)
@@ -324,8 +332,9 @@ class LiveMetrics:
 
     def _work_left(self, now: float) -> float | None:
         """Seconds of work still to come at this job's measured costs, or None while a cost
-        that matters is unknown: GPT steps (at least the longest running row's, at the cost
-        of a whole step), refine of the segments still unrefined, and the vocoder."""
+        that matters is unknown: GPT steps (the rows to come batched as the decoder batches
+        them, at the job's fitted step cost), refine of the segments still unrefined, and the
+        vocoder."""
         costs, expected = self._costs, self._expected
         if not self._snap.segments:
             return None  # a load: no work of these kinds to price
@@ -340,12 +349,11 @@ class LiveMetrics:
             if self._refine_pass is not None:
                 left += max(0.0, per_pass - self._refine_pass[0])
         if expected.total:
-            decode = costs.decode_seconds(now)
-            if not costs.row_steps or decode <= 0:
+            fit = self._step_costs.cost()
+            if fit is None:
                 return None
-            per_row_step = decode / costs.row_steps
-            per_step = decode / max(1, costs.step_calls)
-            left += max(expected.total * per_row_step, expected.longest() * per_step)
+            running, waiting = expected.queue()
+            left += batched_seconds(max(1, self._snap.batch_size), running, waiting, fit)
         if costs.vocoder_steps:
             left += expected.unvocoded * costs.vocoder_seconds / costs.vocoder_steps
         return left

@@ -1,7 +1,9 @@
 """What a synthesis job still has to do, in GPT steps per segment and in seconds of each kind
 of work at the job's measured costs: the live panel's bar and time left are made of it."""
 
-from dataclasses import dataclass
+import heapq
+from collections import deque
+from dataclasses import dataclass, field
 
 
 def remaining(expected: int, cap: int, made: int) -> int:
@@ -60,6 +62,20 @@ class RowSteps:
     def unvocoded(self) -> int:
         """Steps whose audio is still to be made: rows ended or running, and rows to come."""
         return sum(self.decoded.values()) + sum(self.made.values()) + self.total
+
+    def queue(self) -> tuple[list[int], list[int]]:
+        """Steps each running row still needs, and each segment not started yet (key order;
+        one whose text is not final counted as the final ones grew)."""
+        growth = self.growth
+        running = [self._need(key) for key in self.made]
+        waiting = [
+            max(1, round(max(self.expected[key], 1) * growth))
+            if key in self.pending
+            else self._need(key)
+            for key in sorted(self.expected)
+            if key not in self.made
+        ]
+        return running, waiting
 
     def longest(self) -> int:
         """The most steps one running row still needs (the decode's critical path)."""
@@ -137,3 +153,63 @@ class WorkCosts:
 
     def decode_seconds(self, now: float) -> float:
         return max(0.0, now - (self.first_step or now) - self.aside)
+
+
+PRIOR_ROW_SHARE = 0.1  # a row's share of a one-row step, until two batch sizes are measured
+
+
+@dataclass
+class StepCosts:
+    """A decode step's seconds as a + b x rows, fitted to the job's own steps: a step of
+    eight rows costs far less than eight of one (the weights are read once a step), so a job
+    whose first row ran alone must not price the full batch's steps at that row's cost."""
+
+    samples: deque[tuple[int, float]] = field(default_factory=lambda: deque(maxlen=2048))
+
+    def add(self, rows: int, seconds: float) -> None:
+        if rows > 0 and seconds >= 0:
+            self.samples.append((rows, seconds))
+
+    def cost(self) -> tuple[float, float] | None:
+        """(a, b), or None before any step was measured."""
+        if not self.samples:
+            return None
+        n = len(self.samples)
+        mean_x = sum(x for x, _ in self.samples) / n
+        mean_y = sum(y for _, y in self.samples) / n
+        var = sum((x - mean_x) ** 2 for x, _ in self.samples)
+        if var > 0:
+            cov = sum((x - mean_x) * (y - mean_y) for x, y in self.samples)
+            b = max(0.0, cov / var)
+            a = mean_y - b * mean_x
+            if a >= 0:
+                return a, b
+            sxx = sum(x * x for x, _ in self.samples)
+            return 0.0, sum(x * y for x, y in self.samples) / sxx
+        # One batch size seen: its cost, and a prior for how a row adds to it.
+        a = mean_y / (1 + PRIOR_ROW_SHARE * mean_x)
+        return a, a * PRIOR_ROW_SHARE
+
+
+def batched_seconds(
+    slots: int, running: list[int], waiting: list[int], cost: tuple[float, float]
+) -> float:
+    """Seconds to decode with continuous batching: `running` rows' remaining steps, then
+    `waiting` segments taking rows as they free, at most `slots` at once, each step costing
+    a + b x rows."""
+    a, b = cost
+    ends = list(running)  # the step at which each busy row ends
+    heapq.heapify(ends)
+    queue = deque(waiting)
+    while len(ends) < slots and queue:
+        heapq.heappush(ends, queue.popleft())
+    now, seconds = 0, 0.0
+    while ends:
+        first = ends[0]
+        seconds += (first - now) * (a + b * len(ends))
+        now = first
+        while ends and ends[0] == now:
+            heapq.heappop(ends)
+        while len(ends) < slots and queue:
+            heapq.heappush(ends, now + queue.popleft())
+    return seconds
