@@ -4,8 +4,6 @@ subtitles when asked, chapters.json). Its progress goes to the client as MCP pro
 notifications; a cancel (or the client leaving) stops it with every finished segment kept, so
 the same call later goes on where it stopped."""
 
-import sys
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -19,6 +17,7 @@ from chattts_studio.core.engine.request import SynthesisRequest
 from chattts_studio.core.errors import StudioError
 from chattts_studio.core.mcp.arguments import Arguments, BadArgument
 from chattts_studio.core.mcp.folders import BookFolders, OutputFolder, PathRefused
+from chattts_studio.core.mcp.progress import ProgressFeed, reported
 from chattts_studio.core.mcp.replies import answered
 from chattts_studio.core.mcp.settings import (
     VOICE_ARGUMENTS,
@@ -27,7 +26,7 @@ from chattts_studio.core.mcp.settings import (
     request_for,
     voice_schema,
 )
-from chattts_studio.core.mcp.slot import RENDER, EngineSlot, Turn
+from chattts_studio.core.mcp.slot import RENDER, EngineSlot
 from chattts_studio.core.render.book import FORMATS, RenderOptions, RenderProgress
 from chattts_studio.core.render.names import safe_name
 from chattts_studio.core.services.render_book import BookRendered
@@ -42,7 +41,6 @@ if TYPE_CHECKING:
 TOOL = RENDER
 MOST_CHARS = 100_000  # a text given in the call; a longer book is a file in a books folder
 SUBTITLES = ("srt", "vtt")
-PROGRESS_SECONDS = 0.25  # how often the client hears of the render's progress
 ARGUMENTS = ("text", "book", "title", "folder", "format", "subtitles", *VOICE_ARGUMENTS)
 
 
@@ -136,47 +134,6 @@ def read(arguments: dict[str, Any] | None) -> BookAsk:
     )
 
 
-class ProgressFeed:
-    """The render's latest progress, set by the engine's thread and sent by the call's task:
-    the render never waits on the client's pipe."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._latest: tuple[float, float, str] | None = None
-        self._sent: tuple[float, float, str] | None = None
-
-    def set(self, done: float, total: float, message: str) -> None:
-        with self._lock:
-            self._latest = (done, total, message)
-
-    def take(self) -> tuple[float, float, str] | None:
-        """The progress not yet sent, if any."""
-        with self._lock:
-            latest = self._latest
-        if latest is None or latest == self._sent:
-            return None
-        self._sent = latest
-        return latest
-
-    async def pump(self, ctx: "ServerRequestContext[Any, Any]", slot: EngineSlot) -> None:
-        """Send each new progress as a notification (a no-op when the client asked for none)."""
-        while True:
-            await self.flush(ctx, slot)
-            await anyio.sleep(PROGRESS_SECONDS)
-
-    async def flush(self, ctx: "ServerRequestContext[Any, Any]", slot: EngineSlot) -> None:
-        """A notification that cannot be sent (the client's pipe closing) never stops the
-        render: a client that left is seen by the SDK, which cancels the call."""
-        update = self.take()
-        if update is None:
-            return
-        slot.render_progress = update[2]
-        try:
-            await ctx.session.report_progress(update[0], update[1], update[2])
-        except Exception as exc:
-            print(f"progress not sent: {type(exc).__name__}: {exc}", file=sys.stderr)
-
-
 def book_for(ask: BookAsk, books: BookFolders) -> tuple["Book", Path | None]:
     """The book to render and the file it came from (None for a text)."""
     from chattts_studio.core.text.chapters import read_book, text_chapters
@@ -251,27 +208,17 @@ async def call(
     folder = folder_for(output, ask, book, source)
     options = RenderOptions(format=ask.format, subtitles=ask.subtitles)
     feed = ProgressFeed()
-    outcome: list[tuple[BookRendered, Turn]] = []
-    failed: list[Exception] = []
-    async with anyio.create_task_group() as pumping:
-        pumping.start_soon(feed.pump, ctx, slot)
-        try:
-            outcome.append(
-                await slot.run(
-                    TOOL,
-                    lambda engine, token: render(
-                        engine, book, request, folder, options, source, feed, token
-                    ),
-                )
-            )
-        except Exception as exc:  # raised after the group: it would wrap it in a group
-            failed.append(exc)
-        finally:
-            pumping.cancel_scope.cancel()
-    if failed:
-        raise failed[0]
-    done, turn = outcome[0]
-    await feed.flush(ctx, slot)
+    done, turn = await reported(
+        feed,
+        ctx,
+        slot,
+        lambda: slot.run(
+            TOOL,
+            lambda engine, token: render(
+                engine, book, request, folder, options, source, feed, token
+            ),
+        ),
+    )
     rel = folder.relative_to(output.root).as_posix()
     summary = (
         f"Rendered {book.title}: {len(done.chapter_files)} chapter file(s), "

@@ -52,8 +52,8 @@ class Studio:
     def handlers(self) -> dict[str, Handler]:
         limits = {"synthesize": speech.MOST_CHARS, "render_book": books.MOST_CHARS}
 
-        async def synthesize(_ctx: Any, arguments: dict[str, Any] | None) -> types.CallToolResult:
-            return await speech.call(self.slot, self.output, arguments)
+        async def synthesize(ctx: Any, arguments: dict[str, Any] | None) -> types.CallToolResult:
+            return await speech.call(self.slot, self.output, arguments, ctx)
 
         async def render_book(ctx: Any, arguments: dict[str, Any] | None) -> types.CallToolResult:
             return await books.call(self.slot, self.output, self.books, arguments, ctx)

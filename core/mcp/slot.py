@@ -87,7 +87,7 @@ class EngineSlot:
         self.error = ""  # why the load failed, one sentence
         self.stage = "waiting to load"  # what the load is doing, for model_status
         self.running = ""  # the tool on the engine now ("" when free)
-        self.render_progress = ""  # the running render's last progress line
+        self.progress = ""  # the running job's last progress line
         self._loaded = anyio.Event()
         self._lock = anyio.Lock()
         self._waiting = 0
@@ -144,7 +144,7 @@ class EngineSlot:
     async def turn(self, tool: str) -> AsyncIterator[Turn]:
         """The engine for `tool`, alone: waits behind a synthesis, refused behind a render."""
         if self._renders:
-            said = f" ({self.render_progress})" if self.render_progress else ""
+            said = f" ({self.progress})" if self.progress else ""
             raise Busy(
                 f"A book render is using the engine{said}; call {tool} again when it has "
                 "finished, or cancel it."
@@ -168,7 +168,7 @@ class EngineSlot:
                     yield turn
                 finally:
                     self.running = ""
-                    self.render_progress = ""
+                    self.progress = ""
         finally:
             if queued:  # cancelled while it waited
                 self._waiting -= 1

@@ -5,7 +5,7 @@ its duration and, for a short result, the audio itself."""
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from mcp import types
 
@@ -14,6 +14,7 @@ from chattts_studio.core.engine.cancel import CancelToken
 from chattts_studio.core.engine.request import SynthesisRequest
 from chattts_studio.core.mcp.arguments import Arguments, BadArgument
 from chattts_studio.core.mcp.folders import OutputFolder, PathRefused
+from chattts_studio.core.mcp.progress import ProgressFeed, reported
 from chattts_studio.core.mcp.replies import AUDIO_TYPES, answered
 from chattts_studio.core.mcp.settings import (
     VOICE_ARGUMENTS,
@@ -26,7 +27,10 @@ from chattts_studio.core.mcp.slot import EngineSlot
 from chattts_studio.core.serve.limits import ServeLimits
 
 if TYPE_CHECKING:
+    from mcp.server.context import ServerRequestContext
+
     from chattts_studio.core.engine.engine import Engine
+    from chattts_studio.core.engine.request import SegmentResult
     from chattts_studio.core.services.synthesize import FileWritten
 
 TOOL = "synthesize"
@@ -44,8 +48,9 @@ def definition() -> types.Tool:
             "Speak a text (Chinese and/or English, up to "
             f"{MOST_CHARS} characters) with ChatTTS into an audio file in the server's output "
             "folder. Returns the file's path and duration, and for results up to "
-            f"{MOST_INLINE_SECONDS:.0f} s the audio itself. For a longer text or a book, use "
-            "render_book. ChatTTS control tokens such as [laugh] and [uv_break] may be used."
+            f"{MOST_INLINE_SECONDS:.0f} s the audio itself; reports progress by segment. For "
+            "a longer text or a book, use render_book. ChatTTS control tokens such as [laugh] "
+            "and [uv_break] may be used."
         ),
         input_schema={
             "type": "object",
@@ -146,6 +151,7 @@ def speak(
     request: SynthesisRequest,
     output: OutputFolder,
     ask: SpeechAsk,
+    feed: ProgressFeed,
     token: CancelToken,
 ) -> "FileWritten":
     """The request's audio into its file, atomically, on the engine's turn (in its worker
@@ -158,11 +164,20 @@ def speak(
     demo = bool(engine.loaded and engine.loaded.info.random_weights)
     note = " (random demo weights: noise, not speech)" if demo else ""
     tags = {"software": "ChatTTS Studio", "comment": f"ChatTTS Studio{note}"}
-    return synthesize_to_file(engine, plan, target, tags=tags, cancel=token)
+    total = len(plan.segments)
+    feed.set(0, total, f"0/{total} segments")
+
+    def made(result: "SegmentResult") -> None:
+        feed.set(result.index + 1, total, f"{result.index + 1}/{total} segments")
+
+    return synthesize_to_file(engine, plan, target, tags=tags, cancel=token, on_segment=made)
 
 
 async def call(
-    slot: EngineSlot, output: OutputFolder, arguments: dict[str, object] | None
+    slot: EngineSlot,
+    output: OutputFolder,
+    arguments: dict[str, object] | None,
+    ctx: "ServerRequestContext[Any, Any]",
 ) -> types.CallToolResult:
     """Every argument, the text, the speaker and the file checked before the engine is asked."""
     from chattts_studio.core.text.prepare import check_text
@@ -171,8 +186,14 @@ async def call(
     check_text(ask.text)
     request = request_for(ask.text, ask.voice)
     target_for(output, ask.file, ask.overwrite)  # a wrong name is said before any wait
-    written, turn = await slot.run(
-        TOOL, lambda engine, token: speak(engine, request, output, ask, token)
+    feed = ProgressFeed()
+    written, turn = await reported(
+        feed,
+        ctx,
+        slot,
+        lambda: slot.run(
+            TOOL, lambda engine, token: speak(engine, request, output, ask, feed, token)
+        ),
     )
     target = written.path
     loaded = slot.loaded

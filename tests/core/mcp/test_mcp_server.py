@@ -119,11 +119,19 @@ def test_lists_its_tools_and_synthesizes_with_the_demo_note(
             assert (ann["name"], ann["seed"]) == ("Ann", 5)
             assert ann["preview"] == str((previews / "Ann.flac").resolve())
 
+            steps: list[tuple[float, float | None]] = []
+
+            async def progress(done: float, total: float | None, _message: str | None) -> None:
+                steps.append((done, total))
+
             result = await client.call_tool(
                 "synthesize",
                 {"text": "你好。Hello.", "speaker": "Ann", "file": "问候/hi.flac", **NO_REFINE},
+                progress_callback=progress,
             )
             said = facts(result)
+            segments = float(said["segments"])
+            assert steps and steps[-1] == (segments, segments), steps
             target = output / "问候" / "hi.flac"
             assert said["path"] == str(target.resolve()) and said["speaker"] == "Ann"
             audio, rate = sf.read(target)
