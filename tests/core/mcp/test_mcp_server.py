@@ -225,8 +225,8 @@ def test_every_bad_input_is_one_sentence_and_the_server_goes_on(
 def test_two_calls_at_once_and_a_render_s_progress_and_cancel(
     private_home: Path, tmp_path: Path
 ) -> None:
-    """Two syntheses at once run one after the other; a call made while a book renders is one
-    sentence; the render reports each segment as MCP progress, stops on the client's cancel
+    """Two syntheses at once run one after the other; a cancelled synthesis leaves no file and
+    no temp file; a call made while a book renders is one sentence; the render reports each segment as MCP progress, stops on the client's cancel
     with nothing half-written, and the same call later finishes it from what was kept."""
     output = tmp_path / "out"
     render = {"text": BOOK, "title": "Parts", **NO_REFINE}
@@ -248,6 +248,23 @@ def test_two_calls_at_once_and_a_render_s_progress_and_cancel(
             assert max(d["waited_seconds"] for d in done) >= 0.5 * min(
                 d["wall_seconds"] for d in done
             )
+
+            begun = anyio.Event()
+
+            async def first(_done: float, _total: float | None, _message: str | None) -> None:
+                begun.set()
+
+            with anyio.fail_after(CALL_SECONDS):
+                async with anyio.create_task_group() as speaking:
+                    cancelled = {"text": "One. Two. Three.", "file": "cut.wav", **NO_REFINE}
+                    speaking.start_soon(
+                        lambda: client.call_tool("synthesize", cancelled, progress_callback=first)
+                    )
+                    await begun.wait()  # the plan is made: the decode has begun
+                    speaking.cancel_scope.cancel()
+            still = facts(await client.call_tool("synthesize", {"text": "Still.", **NO_REFINE}))
+            assert Path(still["path"]).is_file() and not (output / "cut.wav").exists()
+            assert half_written(output) == []  # the cancelled synthesis left no temp file
 
             steps: list[tuple[float, float | None]] = []
             started = anyio.Event()
