@@ -84,10 +84,11 @@ def lines(words: Sequence[Word]) -> list[list[Word]]:
 
 
 def _spaced(before: Word | None, word: Word) -> str:
-    """The space that goes before `word` in a line: none between Chinese characters."""
-    if before is None or (is_cjk(word.text) and (is_cjk(before.text) or not before.tail)):
+    """The space that goes before `word` in a line: only between two words of spaced scripts
+    (none beside a Chinese character, as Chinese text is written)."""
+    if before is None or is_cjk(before.text) or is_cjk(word.text):
         return ""
-    return "" if is_cjk(before.text) and not before.tail and is_cjk(word.text) else " "
+    return " "
 
 
 def line_text(group: Sequence[Word]) -> str:

@@ -47,6 +47,7 @@ class EnglishAligner:
 
     def __init__(self) -> None:
         self._decoders: dict[bool, Any] = {}
+        self.last_wide = False  # whether the last take needed the wide beam (its cost: docs)
 
     def times(
         self, audio: np.ndarray, rate: int, words: Sequence[str]
@@ -58,7 +59,7 @@ class EnglishAligner:
         spoken = [self._spoken(w) for w in words]
         flat = [token for tokens in spoken for token in tokens]
         segments = self._run(pcm, flat, wide=False)
-        wide = segments is None
+        wide = self.last_wide = segments is None
         if wide:
             segments = self._run(pcm, flat, wide=True)
         if segments is None:

@@ -163,13 +163,15 @@ def errors(got: Sequence[Word], truth: Truth) -> tuple[list[float], list[float],
 
 def measure(
     truths: Sequence[Truth], language: str, english: EnglishAligner | None = None
-) -> tuple[Errors, float]:
-    """Every truth aligned: the errors, and the aligner's seconds per audio second."""
+) -> tuple[Errors, dict[str, float]]:
+    """Every truth aligned: the errors, and the aligner's seconds per audio second (the takes
+    the narrow beam aligned, those that needed the wide one, all; the wide ones' share)."""
     starts: list[float] = []
     ends: list[float] = []
     guessed: list[float] = []
     words = refused = 0
-    spent = audio_seconds = 0.0
+    spent = {False: 0.0, True: 0.0}  # seconds aligning, by whether the wide beam was needed
+    audio_seconds = {False: 0.0, True: 0.0}
     english = english or EnglishAligner()
     for truth in truths:
         began = time.perf_counter()
@@ -178,15 +180,22 @@ def measure(
         except AlignmentError:
             refused += 1
             continue
-        spent += time.perf_counter() - began
-        audio_seconds += len(truth.audio) / SAMPLE_RATE
+        wide = english.last_wide and language == "en"
+        spent[wide] += time.perf_counter() - began
+        audio_seconds[wide] += len(truth.audio) / SAMPLE_RATE
         s, e, g = errors(got.words, truth)
         starts += s
         ends += e
         guessed += g
         words += len(got.words)
     found = Errors(starts, ends, guessed, len(guessed), words, refused)
-    return found, spent / max(audio_seconds, 1e-9)
+    cost = {
+        "narrow": spent[False] / max(audio_seconds[False], 1e-9),
+        "wide": spent[True] / max(audio_seconds[True], 1e-9),
+        "all": sum(spent.values()) / max(sum(audio_seconds.values()), 1e-9),
+        "wide_share": audio_seconds[True] / max(sum(audio_seconds.values()), 1e-9),
+    }
+    return found, cost
 
 
 def summary(found: Errors) -> dict[str, Any]:
@@ -263,6 +272,7 @@ def main() -> None:
         if args.only not in name:
             continue
         found, cost = measure(truths, language, english)
+        cost = {key: round(value, 4) for key, value in cost.items()}
         report[name] = {**summary(found), "takes": len(truths), "seconds_per_audio_second": cost}
     if args.only in "refusals":
         report["refusals"] = refusals(voices, ENGLISH)

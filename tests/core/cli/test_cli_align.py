@@ -64,7 +64,7 @@ def test_the_table_marks_estimated_words(
     [
         (["missing.wav", "hello"], "cannot be read as audio: there is no such file"),
         (["{speech}", "  ...  "], "The text has no words to align"),
-        (["{speech}", "Please remember the blue folder."], "does not say the text"),
+        (["{speech}", "I like cats."], "does not say the text"),
         (["{silence}", "hello there"], "The audio is silent"),
         (["{speech}", TEXT, "-o", "{tmp}/out.txt"], "Cannot tell the format"),
         (["{speech}", TEXT, "--json", "--format", "vtt"], "--json or --format"),
@@ -121,3 +121,19 @@ def test_synth_word_timing_needs_a_word_subtitle_file(
         )
         assert code == 2 and said in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "a.wav").exists()
+
+
+def test_chinese_through_the_demo_recogniser_says_its_times_are_noise(
+    private_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The real path (SenseVoice through sherpa-onnx, its token times) with random weights:
+    every character is there in order, the method names the demo, and the note says so."""
+    audio, _ = espeak().say("cmn", "今天天气很好。")
+    said = tmp_path / "zh.wav"
+    sf.write(said, audio, espeak().rate)
+    code, out, err = run_cli(capsys, "align", str(said), "今天天气很好。", "--asr-model", "demo")
+    assert code == 0, err
+    assert "random weights" in err
+    rows = out.splitlines()
+    assert rows[0] == "# zh, sensevoice-demo token times; * estimated"
+    assert [r.split()[-1] for r in rows[1:]] == list("今天天气很好")
