@@ -2,6 +2,7 @@
 output folder (written atomically, through the synthesize service), answered with its path,
 its duration and, for a short result, the audio itself."""
 
+import secrets
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,7 +66,7 @@ def definition() -> types.Tool:
                     "type": "string",
                     "description": "The file's name inside the output folder, ending in .wav, "
                     ".flac, .ogg or .mp3 (folders allowed: talks/intro.wav). Default: a new "
-                    "speech-DATE-TIME.wav.",
+                    "speech-DATE-TIME-XXXX.wav.",
                 },
                 "overwrite": {
                     "type": "boolean",
@@ -118,12 +119,12 @@ def read(arguments: dict[str, object] | None) -> SpeechAsk:
 
 
 def fresh_name(output: OutputFolder) -> str:
-    stem = time.strftime("speech-%Y%m%d-%H%M%S")
-    name, n = f"{stem}.wav", 1
-    while (output.root / name).exists() or (output.root / name).is_symlink():
-        n += 1
-        name = f"{stem}-{n}.wav"
-    return name
+    """A name no file has: the time, and a few random letters for another server (another
+    assistant's) writing in the same folder in the same second."""
+    while True:
+        name = f"{time.strftime('speech-%Y%m%d-%H%M%S')}-{secrets.token_hex(2)}.wav"
+        if not (output.root / name).exists() and not (output.root / name).is_symlink():
+            return name
 
 
 def target_for(output: OutputFolder, name: str | None, overwrite: bool) -> Path:
