@@ -23,6 +23,7 @@ from chattts_studio.core.cli.common import (
 )
 from chattts_studio.core.cli.progress import CommandProgress, facts
 from chattts_studio.core.engine.request import SegmentResult, SynthesisRequest
+from chattts_studio.core.errors import StudioError
 
 
 def add_parser(sub: Any) -> None:
@@ -122,6 +123,26 @@ def say_segment(
         )
 
 
+def _chinese_recognizer(text: str) -> Any:
+    """What times a Chinese text's words for --word-timing: the official recogniser when it is
+    downloaded (its token times), else None (every Chinese word estimated)."""
+    from chattts_studio.core.align.words import language_of, text_words
+
+    try:
+        chinese = language_of(text_words(text)) == "zh"
+    except StudioError:
+        return None
+    from chattts_studio.core.asr import models
+
+    if not chinese or not models.official_present():
+        if chinese:
+            err("note: no speech recognition model: every Chinese word's time is estimated")
+        return None
+    from chattts_studio.core.asr.sensevoice import SenseVoice
+
+    return SenseVoice(models.official_folder())
+
+
 def run(args: argparse.Namespace) -> int:
     from chattts_studio.core.audio.output import check_output_path
     from chattts_studio.core.audio.subtitles import check_subtitle_path
@@ -137,12 +158,11 @@ def run(args: argparse.Namespace) -> int:
     if args.word_timing:
         from chattts_studio.core.align.cues import check_words_path
         from chattts_studio.core.align.timeline import WordTimeline
-        from chattts_studio.core.errors import StudioError
 
         if subtitles is None:
             raise StudioError("--word-timing needs --subtitles FILE (.vtt, .srt, .ass or .json).")
         check_words_path(subtitles)
-        word_timing = WordTimeline(SAMPLE_RATE)
+        word_timing = WordTimeline(SAMPLE_RATE, _chinese_recognizer(text))
     elif subtitles is not None:
         check_subtitle_path(subtitles)
     request = request_from_args(args, text, turn_pause_seconds=args.turn_pause)

@@ -66,6 +66,7 @@ def test_the_table_marks_estimated_words(
         (["{speech}", "  ...  "], "The text has no words to align"),
         (["{speech}", "I like cats."], "does not say the text"),
         (["{silence}", "hello there"], "The audio is silent"),
+        (["{noise}", "hello there my friend, how are you"], "does not say the text"),
         (["{speech}", TEXT, "-o", "{tmp}/out.txt"], "Cannot tell the format"),
         (["{speech}", TEXT, "--json", "--format", "vtt"], "--json or --format"),
         (["{speech}"], "Give the text the audio says"),
@@ -81,9 +82,12 @@ def test_mistakes_are_one_sentence_and_exit_2(
 ) -> None:
     silence = tmp_path / "silence.wav"
     sf.write(silence, np.zeros(24_000, np.float32), 24_000)
+    noise = tmp_path / "noise.wav"
+    sf.write(noise, np.random.default_rng(0).normal(0, 0.1, 72_000).astype(np.float32), 24_000)
     text = tmp_path / "words.txt"
     text.write_text("hello", encoding="utf-8")
-    given = [a.format(speech=speech, silence=silence, tmp=tmp_path, text=text) for a in argv]
+    places = {"speech": speech, "silence": silence, "noise": noise, "tmp": tmp_path, "text": text}
+    given = [a.format(**places) for a in argv]
     code, out, err = run_cli(capsys, "align", *given)
     assert code == 2 and out == ""
     assert err.startswith("error: ") and said in err and len(err.strip().splitlines()) == 1
