@@ -74,7 +74,7 @@ def align(
         aligner = english or EnglishAligner()
         times = aligner.times(audio, rate, words)
         method = aligner.method
-        if times is None or _mostly_unplaced(times):
+        if times is None or _mostly_unplaced(times, aligner.last_unknown):
             raise AlignmentError(
                 QT_TRANSLATE_NOOP(
                     "core",
@@ -92,6 +92,9 @@ def align(
     return Alignment(shown, chosen, method, duration)
 
 
-def _mostly_unplaced(times: list[tuple[float, float] | None]) -> bool:
-    unplaced = sum(t is None for t in times)
-    return len(times) >= LEAST_WORDS_TO_JUDGE and unplaced > MOST_ESTIMATED * len(times)
+def _mostly_unplaced(times: list[tuple[float, float] | None], unknown: int) -> bool:
+    """Whether most of the words the dictionary knows were squeezed out (the unknown ones are
+    estimated whatever the audio says)."""
+    known = len(times) - unknown
+    unplaced = sum(t is None for t in times) - unknown
+    return known >= LEAST_WORDS_TO_JUDGE and unplaced > MOST_ESTIMATED * known

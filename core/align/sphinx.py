@@ -41,13 +41,16 @@ _NOT_SPOKEN = re.compile(r"[^a-z0-9']+")
 
 
 class EnglishAligner:
-    """One PocketSphinx decoder, made on first use and kept (its model takes ~0.2 s to load)."""
+    """PocketSphinx's decoders (narrow, wide, the phone loop), each made on first use and kept:
+    a model takes 0.1-0.2 s to load, more than aligning a sentence."""
 
     method = "pocketsphinx forced alignment"
 
     def __init__(self) -> None:
         self._decoders: dict[bool, Any] = {}
+        self._phone_loop: Any = None
         self.last_wide = False  # whether the last take needed the wide beam (its cost: docs)
+        self.last_unknown = 0  # the last take's words the dictionary lacks
 
     def times(
         self, audio: np.ndarray, rate: int, words: Sequence[str]
@@ -57,6 +60,9 @@ class EnglishAligner:
         samples = at_model_rate(audio, rate)
         pcm = np.clip(samples * 32767, -32768, 32767).astype("<i2").tobytes()
         spoken = [self._spoken(w) for w in words]
+        self.last_unknown = sum(tokens == [UNKNOWN] for tokens in spoken)
+        if self.last_unknown == len(words):
+            return [None] * len(words)  # nothing the dictionary knows: nothing to measure
         flat = [token for tokens in spoken for token in tokens]
         segments = self._run(pcm, flat, wide=False)
         wide = self.last_wide = segments is None
@@ -102,10 +108,13 @@ class EnglishAligner:
         return sum(shares) / len(shares) if shares else 0.0
 
     def _free_phones(self, pcm: bytes) -> list[tuple[str, int, int]]:
-        from pocketsphinx import Decoder, get_model_path
+        decoder = self._phone_loop
+        if decoder is None:
+            from pocketsphinx import Decoder, get_model_path
 
-        phones = os.path.join(get_model_path(), "en-us", "en-us-phone.lm.bin")
-        decoder = Decoder(samprate=MODEL_RATE, loglevel="FATAL", allphone=phones, lw=2.0)
+            phones = os.path.join(get_model_path(), "en-us", "en-us-phone.lm.bin")
+            decoder = Decoder(samprate=MODEL_RATE, loglevel="FATAL", allphone=phones, lw=2.0)
+            self._phone_loop = decoder
         decoder.start_utt()
         decoder.process_raw(pcm, full_utt=True)
         decoder.end_utt()
@@ -144,11 +153,17 @@ class EnglishAligner:
         return made
 
     def _run(self, pcm: bytes, flat: list[str], wide: bool) -> list[tuple[str, int, int]] | None:
+        """The aligned segments (word, first frame, end frame), or None when the search found
+        no path (PocketSphinx says so by a RuntimeError at times: that decoder is remade)."""
         decoder = self._decoder(wide)
-        decoder.set_align_text(" ".join(flat))
-        decoder.start_utt()
-        decoder.process_raw(pcm, full_utt=True)
-        decoder.end_utt()
+        try:
+            decoder.set_align_text(" ".join(flat))
+            decoder.start_utt()
+            decoder.process_raw(pcm, full_utt=True)
+            decoder.end_utt()
+        except RuntimeError:
+            del self._decoders[wide]
+            return None
         segments = decoder.seg()
         if segments is None or decoder.hyp() is None:
             return None

@@ -154,3 +154,12 @@ def test_word_pieces_join_into_words_and_match_in_order() -> None:
     times = matched_times(["Hello", "big", "World", "你"], heard_words(tokens), speech_end=1.3)
     assert times[0] == (0.1, 0.5) and times[1] is None and times[2] == (0.5, 1.0)
     assert times[3] == (1.0, 1.3)
+
+
+def test_words_the_dictionary_lacks_are_estimated_not_refused(english: EnglishAligner) -> None:
+    said = at_app_rate(espeak().say(VOICE, "Xyzzyq")[0], ESPEAK_RATE)
+    alone = align(said, SAMPLE_RATE, "Xyzzyq", "en", english=english)
+    assert [(w.text, w.estimated) for w in alone.words] == [("Xyzzyq", True)]
+    text = TEXTS[0].replace("nice", "nice Xyzzyq")
+    got = align(at_app_rate(espeak().say(VOICE, text)[0], ESPEAK_RATE), SAMPLE_RATE, text)
+    assert [w.text for w in got.words if w.estimated] == ["Xyzzyq"]
