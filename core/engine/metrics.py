@@ -193,10 +193,12 @@ class LiveMetrics:
     _expected: RowSteps = field(default_factory=lambda: RowSteps([]))
     _costs: WorkCosts = field(default_factory=WorkCosts)
     _step_costs: StepCosts = field(default_factory=StepCosts)
-    _last_step: tuple[float, float] | None = None  # when the last step ended, aside by then
+    # When the last step ended, the aside seconds by then, and its rows.
+    _last_step: tuple[float, float, int] | None = None
     _refine_total: int = 0  # segments the job refines (0: refine off)
     _refine_group: int = 1  # texts a pass refines together (after a first one alone)
-    _refine_pass: tuple[float, str | None] | None = None  # seconds spent, stage to go back to
+    # The running pass: when it began, the seconds spent in it, the stage to go back to.
+    _refine_pass: tuple[float, float, str] | None = None
 
     def start(
         self,
@@ -249,9 +251,10 @@ class LiveMetrics:
                 costs.step_calls += 1
                 costs.row_steps += len(keys)
             if self._last_step is not None:  # this step's own seconds: not refine's, vocoder's
-                at, aside = self._last_step
-                self._step_costs.add(len(keys), now - at - (costs.aside - aside))
-            self._last_step = (now, costs.aside)
+                at, aside, rows = self._last_step
+                if len(keys) <= rows:  # rows that joined were prefilled: a one-off cost
+                    self._step_costs.add(len(keys), now - at - (costs.aside - aside))
+            self._last_step = (now, costs.aside, len(keys))
             for key in keys:
                 self._expected.step(key)
             done = self._snap.steps_done + len(keys)
@@ -282,14 +285,12 @@ class LiveMetrics:
             if costs.first_step is not None:
                 costs.aside += seconds
 
-    def refine_begin(self, rows: int, limit: int, shown: bool = True) -> None:
-        """A refine pass over `rows` texts starts; it takes at most `limit` steps. `shown`: the
-        job waits for it (stage refine); else it runs between the decoder's steps."""
+    def refine_begin(self, rows: int, limit: int) -> None:
+        """A refine pass over `rows` texts starts; it takes at most `limit` steps."""
         with self._lock:
-            self._refine_pass = (0.0, self._snap.stage if shown else None)
-            stage = "refine" if shown else self._snap.stage
+            self._refine_pass = (time.perf_counter(), 0.0, self._snap.stage)
             self._snap = replace(
-                self._snap, stage=stage, refine_rows=rows, refine_steps=0, refine_limit=limit
+                self._snap, stage="refine", refine_rows=rows, refine_steps=0, refine_limit=limit
             )
 
     def refine_step(self) -> None:
@@ -298,15 +299,15 @@ class LiveMetrics:
             self._snap = replace(self._snap, refine_steps=self._snap.refine_steps + 1)
 
     def refine_time(self, seconds: float) -> None:
-        """`seconds` spent in the running pass (its steps only, not the decoder's between)."""
+        """`seconds` spent in the running pass."""
         with self._lock:
             costs = self._costs
             costs.refine_seconds += seconds
             if costs.first_step is not None:
                 costs.aside += seconds
             if self._refine_pass is not None:
-                spent, stage = self._refine_pass
-                self._refine_pass = (spent + seconds, stage)
+                began, spent, stage = self._refine_pass
+                self._refine_pass = (began, spent + seconds, stage)
 
     def refine_end(self, refined: int) -> None:
         """The pass ended: `refined` segments are refined in all."""
@@ -314,10 +315,9 @@ class LiveMetrics:
             costs = self._costs
             stage = self._snap.stage
             if self._refine_pass is not None:
-                spent, before = self._refine_pass
+                _began, spent, stage = self._refine_pass
                 costs.pass_seconds += spent
                 costs.passes += 1
-                stage = before or stage
             costs.refined += self._snap.refine_rows
             self._refine_pass = None
             self._snap = replace(self._snap, stage=stage, refined=refined, refine_rows=0)
@@ -339,15 +339,17 @@ class LiveMetrics:
         if not self._snap.segments:
             return None  # a load: no work of these kinds to price
         left = 0.0
-        if self._refine_pass is not None and not costs.passes:
-            return None  # the first refine pass runs: neither its cost nor the decode's known
+        snap = self._snap
+        if self._refine_pass is not None:  # the running pass: its steps to its limit
+            if not snap.refine_steps:
+                return None
+            per_step = (now - self._refine_pass[0]) / snap.refine_steps
+            left += max(0, snap.refine_limit - snap.refine_steps) * per_step
         if costs.passes:
             # A pass costs about the same whatever its rows (its steps run them together).
             per_pass = costs.pass_seconds / costs.passes
-            unrefined = max(0, self._refine_total - self._snap.refined - self._snap.refine_rows)
+            unrefined = max(0, self._refine_total - snap.refined - snap.refine_rows)
             left += -(-unrefined // self._refine_group) * per_pass
-            if self._refine_pass is not None:
-                left += max(0.0, per_pass - self._refine_pass[0])
         if expected.total:
             fit = self._step_costs.cost()
             if fit is None:

@@ -28,10 +28,11 @@ Event = AudioChunk | SegmentRestarted | SegmentResult
 
 class ModelTexts:
     """Each segment's text as the model reads it: normalised at once; refined by ChatTTS's text
-    pass (when asked) a group at a time, the first segment alone (`first_alone`) so that it can
-    decode while the next group is refined behind it, a step between the decoder's steps
-    (`refine_ahead`). A text a row needs now is refined at once, whole. A segment is refined
-    once, whoever reads it (every speaker of an audition, a retry after out of memory)."""
+    pass (when asked) a group at a time, the first segment alone (`first_alone`) so that its
+    first audio waits for its own pass only, then the next group, whole (a pass a step between
+    the decoder's steps kept a lone row stepping at nearly a full batch's cost). A segment is
+    refined once, whoever reads it (every speaker of an audition, a retry after out of
+    memory)."""
 
     def __init__(
         self,
@@ -70,31 +71,17 @@ class ModelTexts:
         if self.refine is None:
             return self.normalized[index]
         if index not in self.refined:
-            if self.running is None or index not in self.running[0]:
-                self._finish()  # one pass at a time, in order
-                self._begin(self.group(index), shown=True)
-            self._finish()
+            self._refine(self.group(index))
         return self.refined[index]
 
-    def refine_ahead(self) -> bool:
-        """One step of the next group's pass, between the decoder's steps; False when no
-        segment is left to refine."""
-        if self.refine is None:
-            return False
-        if self.running is None:
-            waiting = next((i for i in range(len(self.segments)) if i not in self.refined), None)
-            if waiting is None:
-                return False
-            self._begin(self.group(waiting), shown=False)
-        self._step()
-        return True
-
-    def _begin(self, group: range, shown: bool) -> None:
+    def _refine(self, group: range) -> None:
         assert self.refine is not None
         batch = [self.normalized[i] for i in group]
         run = RefinePass(self.model, batch, self.refine, self.cancel, on_step=self.live.refine_step)
-        self.live.refine_begin(len(batch), run.limit, shown)
+        self.live.refine_begin(len(batch), run.limit)
         self.running = (group, run)
+        while self.running is not None:
+            self._step()
 
     def _step(self) -> None:
         assert self.running is not None
@@ -114,11 +101,6 @@ class ModelTexts:
             self.running = None
             self.live.refine_end(len(self.refined))
             self.cancel.check()
-
-    def _finish(self) -> None:
-        """The pass under way, to its end."""
-        while self.running is not None:
-            self._step()
 
     def cap(self, index: int) -> int:
         """The unit's step cap: the plan's, grown with what refine added (pauses, fillers)."""

@@ -92,14 +92,15 @@ class Admission:
 
     def after_step(self) -> None:
         """Between steps: the first job lets the others in once it has its first chunk's
-        steps (or has ended); then a step of the next texts' refine pass."""
+        steps (or has ended); then the next texts' refine pass, so they can join."""
         if self.hold and self.head is not None:
             running = self.decoder.running(self.head)
             if running is None or running.steps >= FIRST_AUDIO_STEPS:
                 self.hold = False
         if not self.hold and self.jobs:
             unit = self.by_key[self.jobs[0].key]
-            unit.texts.refine_ahead()
+            if not unit.texts.ready(unit.segment.index):
+                unit.texts.text(unit.segment.index)
 
     def __call__(self) -> Job | None:
         if not self.jobs:

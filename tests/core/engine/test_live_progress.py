@@ -149,11 +149,11 @@ def _head_first_job(
     live: LiveMetrics, clock: list[float], segments: int, batch: int
 ) -> tuple[float, list[tuple[float, LiveSnapshot]]]:
     """A job as the pipeline runs it on random weights, on a simulated clock: the first text
-    refined alone (the job waits), its row alone for its first chunk's 24 steps, then the next
-    group refined a step between its steps, rows joining once their text is ready, each row
-    vocoded as it ends. A step costs 0.04 + 0.0045 s a row (the ratio this machine's CPU
-    bench measured: RTF 2.38 at batch 1, 0.93 at 4, 0.37 at 16); a refine step 0.02 + 0.004
-    s a text. Returns the wall and the panel seen after every step."""
+    refined alone, its row alone for its first chunk's 24 steps, then the next group's refine
+    pass, rows joining once their text is ready, each row vocoded as it ends. A step costs
+    0.04 + 0.0045 s a row (the ratio this machine's CPU bench measured: RTF 2.38 at batch 1,
+    0.93 at 4, 0.37 at 16); a refine step 0.02 + 0.004 s a text, 60 steps for the first text
+    and 120 for a group. Returns the wall and the panel seen after every step."""
     plan, final = 300, 420  # steps: the plan's estimate, the cap once refine made the text
     live.start("decode", [plan] * segments, [plan] * segments, segments, batch)
     live.update(batch_size=batch)
@@ -163,31 +163,26 @@ def _head_first_job(
     refined: set[int] = set()
     made: dict[int, int] = {}
     waiting = list(range(segments))
-    refine: list[int] | None = None
-    refine_steps = 0
 
-    def refine_step(group: list[int], shown: bool) -> None:
-        nonlocal refine, refine_steps
-        if refine is None:
-            refine, refine_steps = group, 0
-            live.refine_begin(len(group), 120, shown)
-        clock[0] += 0.02 + 0.004 * len(group)
-        live.refine_step()
-        live.refine_time(0.02 + 0.004 * len(group))
-        refine_steps += 1
-        if refine_steps == 120 - 60 * (group == [0]):
-            refined.update(group)
-            refine = None
-            live.refine_end(len(refined))
+    def refine_pass(key: int) -> None:
+        group = next(g for g in groups if key in g)
+        live.refine_begin(len(group), 120)
+        for _ in range(60 if group == [0] else 120):
+            clock[0] += 0.02 + 0.004 * len(group)
+            live.refine_step()
+            live.refine_time(0.02 + 0.004 * len(group))
+            seen.append((clock[0] - start, live.snapshot()))
+        refined.update(group)
+        live.refine_end(len(refined))
 
     while made or waiting:
         holding = 0 in made and made[0] < 24
-        while (
-            waiting and len(made) < batch and (not made or (not holding and waiting[0] in refined))
-        ):
+        while waiting and len(made) < batch and (not made or not holding):
+            if made and waiting[0] not in refined:
+                break
             key = waiting.pop(0)
-            while key not in refined:  # no row runs: its text is made at once
-                refine_step(next(g for g in groups if key in g), True)
+            if key not in refined:  # no row runs: its text is made at once
+                refine_pass(key)
             live.expect(key, final, final)
             made[key] = 0
         rows = sorted(made)
@@ -203,9 +198,8 @@ def _head_first_job(
                 live.segment_done(key)
         seen.append((clock[0] - start, live.snapshot()))
         holding = 0 in made and made[0] < 24
-        unrefined = [k for k in waiting if k not in refined]
-        if not holding and unrefined:
-            refine_step(refine or next(g for g in groups if unrefined[0] in g), False)
+        if not holding and waiting and waiting[0] not in refined:
+            refine_pass(waiting[0])
     live.update(stage="done")
     return clock[0] - start, seen
 
