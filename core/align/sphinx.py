@@ -41,14 +41,13 @@ _NOT_SPOKEN = re.compile(r"[^a-z0-9']+")
 
 
 class EnglishAligner:
-    """PocketSphinx's decoders (narrow, wide, the phone loop), each made on first use and kept:
-    a model takes 0.1-0.2 s to load, more than aligning a sentence."""
+    """PocketSphinx's two aligning decoders (narrow and wide beams), each made on first use and
+    kept: a model takes 0.1-0.2 s to load, more than aligning a sentence."""
 
     method = "pocketsphinx forced alignment"
 
     def __init__(self) -> None:
         self._decoders: dict[bool, Any] = {}
-        self._phone_loop: Any = None
         self.last_wide = False  # whether the last take needed the wide beam (its cost: docs)
         self.last_unknown = 0  # the last take's words the dictionary lacks
 
@@ -108,13 +107,12 @@ class EnglishAligner:
         return sum(shares) / len(shares) if shares else 0.0
 
     def _free_phones(self, pcm: bytes) -> list[tuple[str, int, int]]:
-        decoder = self._phone_loop
-        if decoder is None:
-            from pocketsphinx import Decoder, get_model_path
+        """The phones a free phone loop hears. Made afresh for each take: one kept from take to
+        take heard a take differently after others (it changed 2 of 720 verdicts)."""
+        from pocketsphinx import Decoder, get_model_path
 
-            phones = os.path.join(get_model_path(), "en-us", "en-us-phone.lm.bin")
-            decoder = Decoder(samprate=MODEL_RATE, loglevel="FATAL", allphone=phones, lw=2.0)
-            self._phone_loop = decoder
+        phones = os.path.join(get_model_path(), "en-us", "en-us-phone.lm.bin")
+        decoder = Decoder(samprate=MODEL_RATE, loglevel="FATAL", allphone=phones, lw=2.0)
         decoder.start_utt()
         decoder.process_raw(pcm, full_utt=True)
         decoder.end_utt()

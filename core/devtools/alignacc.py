@@ -72,8 +72,9 @@ class Espeak:
             self.chunks.append(np.ctypeslib.as_array(wav, shape=(count,)).copy())
         i = 0
         while events[i].type != _LIST_END:
-            if events[i].type == _WORD_EVENT:
-                self.events.append((events[i].text_position, events[i].sample))
+            event = events[i]
+            if event.type == _WORD_EVENT:
+                self.events.append((event.text_position, event.sample))
             i += 1
         return 0
 
@@ -86,7 +87,9 @@ class Espeak:
         self.lib.espeak_Synth(data, len(data) + 1, 0, _POS_CHARACTER, 0, _CHARS_UTF8, None, None)
         self.lib.espeak_Synchronize()
         audio = np.concatenate(self.chunks).astype(np.float32) / 32768
-        return audio, [sample for _, sample in self.events]
+        # Positions count from 1: after a text with a word espeak-ng spells out, the next
+        # text ends with a stray word event at position 0, which is no word of it.
+        return audio, [sample for position, sample in self.events if position > 0]
 
 
 @cache
