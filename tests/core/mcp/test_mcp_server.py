@@ -226,8 +226,9 @@ def test_two_calls_at_once_and_a_render_s_progress_and_cancel(
     private_home: Path, tmp_path: Path
 ) -> None:
     """Two syntheses at once run one after the other; a cancelled synthesis leaves no file and
-    no temp file; a call made while a book renders is one sentence; the render reports each segment as MCP progress, stops on the client's cancel
-    with nothing half-written, and the same call later finishes it from what was kept."""
+    no temp file; a call made while a book renders is one sentence; the render reports each
+    segment as MCP progress, stops on the client's cancel with nothing half-written, and the
+    same call later finishes it from what was kept."""
     output = tmp_path / "out"
     render = {"text": BOOK, "title": "Parts", **NO_REFINE}
 
@@ -256,7 +257,9 @@ def test_two_calls_at_once_and_a_render_s_progress_and_cancel(
 
             with anyio.fail_after(CALL_SECONDS):
                 async with anyio.create_task_group() as speaking:
-                    cancelled = {"text": "One. Two. Three.", "file": "cut.wav", **NO_REFINE}
+                    # Long enough that its decode lasts seconds: the cancel lands within it.
+                    long = "This sentence takes its time to say, word by word. " * 6
+                    cancelled = {"text": long, "file": "cut.wav", **NO_REFINE}
                     speaking.start_soon(
                         lambda: client.call_tool("synthesize", cancelled, progress_callback=first)
                     )
