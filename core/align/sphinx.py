@@ -131,20 +131,27 @@ class EnglishAligner:
         phones = self._decoder(wide=False).lookup_word(token)
         return len(phones.split()) if phones else 1
 
+    @staticmethod
+    def check() -> None:
+        """One sentence (ModelError) when PocketSphinx is not installed."""
+        try:
+            import pocketsphinx  # noqa: F401
+        except ImportError:
+            raise ModelError(
+                QT_TRANSLATE_NOOP(
+                    "core",
+                    "English alignment needs PocketSphinx, which is not installed: "
+                    "install the speech recognition extra (pip install "
+                    "'chattts-studio[asr]').",
+                )
+            ) from None
+
     def _decoder(self, wide: bool) -> Any:
         made = self._decoders.get(wide)
         if made is None:
-            try:
-                from pocketsphinx import Decoder
-            except ImportError:
-                raise ModelError(
-                    QT_TRANSLATE_NOOP(
-                        "core",
-                        "English alignment needs PocketSphinx, which is not installed: "
-                        "install the speech recognition extra (pip install "
-                        "'chattts-studio[asr]').",
-                    )
-                ) from None
+            self.check()
+            from pocketsphinx import Decoder
+
             options = _WIDE if wide else {}
             made = Decoder(samprate=MODEL_RATE, loglevel="FATAL", bestpath=False, **options)
             self._decoders[wide] = made

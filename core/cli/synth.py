@@ -157,11 +157,13 @@ def run(args: argparse.Namespace) -> int:
     word_timing = None
     if args.word_timing:
         from chattts_studio.core.align.cues import check_words_path
+        from chattts_studio.core.align.sphinx import EnglishAligner
         from chattts_studio.core.align.timeline import WordTimeline
 
         if subtitles is None:
             raise StudioError("--word-timing needs --subtitles FILE (.vtt, .srt, .ass or .json).")
         check_words_path(subtitles)
+        EnglishAligner.check()  # before the model loads, not after the first segment
         word_timing = WordTimeline(SAMPLE_RATE, _chinese_recognizer(text))
     elif subtitles is not None:
         check_subtitle_path(subtitles)

@@ -141,3 +141,20 @@ def test_chinese_through_the_demo_recogniser_says_its_times_are_noise(
     rows = out.splitlines()
     assert rows[0] == "# zh, sensevoice-demo token times; * estimated"
     assert [r.split()[-1] for r in rows[1:]] == list("今天天气很好")
+
+
+def test_without_pocketsphinx_english_is_one_sentence_before_any_work(
+    speech: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "pocketsphinx", None)  # a plain install: no asr extra
+    subtitles = ["--subtitles", str(tmp_path / "a.vtt"), "--word-timing"]
+    synth = ["synth", "hello", "-o", str(tmp_path / "a.wav"), *subtitles]
+    for argv in (["align", str(speech), TEXT], synth):
+        code, _out, err = run_cli(capsys, *argv)
+        assert code == 2 and "needs PocketSphinx" in err and len(err.strip().splitlines()) == 1
+    assert not list(tmp_path.iterdir())
