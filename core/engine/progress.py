@@ -164,7 +164,8 @@ class StepCosts:
     eight rows costs far less than eight of one (the weights are read once a step), so a job
     whose first row ran alone must not price the full batch's steps at that row's cost."""
 
-    samples: deque[tuple[int, float]] = field(default_factory=lambda: deque(maxlen=2048))
+    # The recent steps: the machine's speed drifts, and the fit follows it.
+    samples: deque[tuple[int, float]] = field(default_factory=lambda: deque(maxlen=512))
 
     def add(self, rows: int, seconds: float) -> None:
         if rows > 0 and seconds >= 0:
