@@ -14,6 +14,7 @@ any beam, the model's silence can swallow speech the text lacks: an alignment wh
 less than MIN_COVERED of the loud frames is not kept either."""
 
 import difflib
+import importlib
 import os
 import re
 from collections.abc import Sequence
@@ -135,7 +136,7 @@ class EnglishAligner:
     def check() -> None:
         """One sentence (ModelError) when PocketSphinx is not installed."""
         try:
-            import pocketsphinx  # noqa: F401
+            importlib.import_module("pocketsphinx")
         except ImportError:
             raise ModelError(
                 QT_TRANSLATE_NOOP(
