@@ -195,6 +195,8 @@ class LiveMetrics:
     _step_costs: StepCosts = field(default_factory=StepCosts)
     # When the last step ended, the aside seconds by then, and its rows.
     _last_step: tuple[float, float, int] | None = None
+    _most_rows: int = 0  # the most rows a step has run (the batch, where none was said)
+    _refine_last: float | None = None  # when the running pass's last step ended
     _refine_total: int = 0  # segments the job refines (0: refine off)
     _refine_group: int = 1  # texts a pass refines together (after a first one alone)
     # The running pass: when it began, the seconds spent in it, the stage to go back to.
@@ -218,6 +220,7 @@ class LiveMetrics:
             self._costs = WorkCosts()
             self._step_costs = StepCosts()
             self._last_step = None
+            self._most_rows = 0
             self._refine_total = refine
             self._refine_group = max(1, refine_group)
             self._refine_pass = None
@@ -255,6 +258,7 @@ class LiveMetrics:
                 if len(keys) <= rows:  # rows that joined were prefilled: a one-off cost
                     self._step_costs.add(len(keys), now - at - (costs.aside - aside))
             self._last_step = (now, costs.aside, len(keys))
+            self._most_rows = max(self._most_rows, len(keys))
             for key in keys:
                 self._expected.step(key)
             done = self._snap.steps_done + len(keys)
@@ -289,13 +293,20 @@ class LiveMetrics:
         """A refine pass over `rows` texts starts; it takes at most `limit` steps."""
         with self._lock:
             self._refine_pass = (time.perf_counter(), 0.0, self._snap.stage)
+            self._refine_last = None
             self._snap = replace(
                 self._snap, stage="refine", refine_rows=rows, refine_steps=0, refine_limit=limit
             )
 
     def refine_step(self) -> None:
+        """A step of the running pass ended; its seconds (after the first, which prefills)
+        tell how a row adds to a step's cost (StepCosts.row_share)."""
+        now = time.perf_counter()
         with self._lock:
             self._costs.refine_steps += 1
+            if self._snap.refine_steps and self._refine_last is not None:
+                self._step_costs.refine(self._snap.refine_rows, now - self._refine_last)
+            self._refine_last = now
             self._snap = replace(self._snap, refine_steps=self._snap.refine_steps + 1)
 
     def refine_time(self, seconds: float) -> None:
@@ -355,7 +366,8 @@ class LiveMetrics:
             if fit is None:
                 return None
             running, waiting = expected.queue()
-            left += batched_seconds(max(1, self._snap.batch_size), running, waiting, fit)
+            slots = max(1, self._snap.batch_size, self._most_rows)
+            left += batched_seconds(slots, running, waiting, fit)
         if costs.vocoder_steps:
             left += expected.unvocoded * costs.vocoder_seconds / costs.vocoder_steps
         return left

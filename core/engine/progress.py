@@ -2,6 +2,7 @@
 of work at the job's measured costs: the live panel's bar and time left are made of it."""
 
 import heapq
+import statistics
 from collections import deque
 from dataclasses import dataclass, field
 
@@ -155,7 +156,7 @@ class WorkCosts:
         return max(0.0, now - (self.first_step or now) - self.aside)
 
 
-PRIOR_ROW_SHARE = 0.1  # a row's share of a one-row step, until two batch sizes are measured
+PRIOR_ROW_SHARE = 0.1  # a row's share of a one-row step, until measured (the CPU bench's)
 
 
 @dataclass
@@ -166,10 +167,28 @@ class StepCosts:
 
     # The recent steps: the machine's speed drifts, and the fit follows it.
     samples: deque[tuple[int, float]] = field(default_factory=lambda: deque(maxlen=512))
+    # Refine steps by rows: the same GPT, run before the batch's rows join (a first text
+    # alone, then a group), so they tell a row's share before any batched decode step.
+    refine_steps: dict[int, list[float]] = field(default_factory=dict)
 
     def add(self, rows: int, seconds: float) -> None:
         if rows > 0 and seconds >= 0:
             self.samples.append((rows, seconds))
+
+    def refine(self, rows: int, seconds: float) -> None:
+        if rows > 0 and seconds >= 0:
+            self.refine_steps.setdefault(rows, []).append(seconds)
+
+    def row_share(self) -> float:
+        """b / a of a step's a + b x rows: from refine passes of two sizes, else the prior."""
+        if len(self.refine_steps) < 2:
+            return PRIOR_ROW_SHARE
+        few, many = min(self.refine_steps), max(self.refine_steps)
+        low = statistics.median(self.refine_steps[few])
+        high = statistics.median(self.refine_steps[many])
+        b = max(0.0, (high - low) / (many - few))
+        a = low - b * few
+        return 1.0 if a <= 0 else min(1.0, b / a)
 
     def cost(self) -> tuple[float, float] | None:
         """(a, b), or None before any step was measured."""
@@ -187,9 +206,10 @@ class StepCosts:
                 return a, b
             sxx = sum(x * x for x, _ in self.samples)
             return 0.0, sum(x * y for x, y in self.samples) / sxx
-        # One batch size seen: its cost, and a prior for how a row adds to it.
-        a = mean_y / (1 + PRIOR_ROW_SHARE * mean_x)
-        return a, a * PRIOR_ROW_SHARE
+        # One batch size seen: its cost, and a row's share as the refine passes showed it.
+        share = self.row_share()
+        a = mean_y / (1 + share * mean_x)
+        return a, a * share
 
 
 def batched_seconds(
