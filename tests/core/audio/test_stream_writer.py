@@ -103,7 +103,7 @@ def test_synth_streams_what_the_engine_makes_with_subtitles(
     """`synth -o` (streamed) against the same request run through the engine and joined."""
     from chattts_studio.core.cli.main import main
 
-    text = "你好，世界。今天很好。Hello world. We walk home."
+    text = "你好。今天很好，世界也好。Hello world. We walk home."
     out, subs = tmp_path / "s.wav", tmp_path / "s.srt"
     argv = ["synth", text, "-o", str(out), "--float", "--no-refine", "--seed", "3"]
     argv += ["--segment-size", "8", "--device", "cpu", "--subtitles", str(subs)]
@@ -116,16 +116,26 @@ def test_synth_streams_what_the_engine_makes_with_subtitles(
     np.testing.assert_array_equal(got, want)
     assert "noise, not speech" in sf.SoundFile(str(out)).copy_metadata()["comment"]
 
-    # One cue per sentence; the two sentences of a segment share its time by length.
-    assert [r.text for r in results] == ["你好，世界。今天很好。", "Hello world. We walk home."]
+    # One cue per sentence (the first sentence a segment of its own); the two sentences of the
+    # last segment share its time by length.
+    assert [r.text for r in results] == [
+        "你好。",
+        "今天很好，世界也好。",
+        "Hello world. We walk home.",
+    ]
     cues = parse_subtitles(subs.read_text(encoding="utf-8"))
-    assert [c.text for c in cues] == ["你好，世界。", "今天很好。", "Hello world.", "We walk home."]
-    first, second = (len(r.audio) for r in results)
-    starts = [0, None, first + 6000, None]
-    ends = [None, first, None, len(got)]
+    assert [c.text for c in cues] == [
+        "你好。",
+        "今天很好，世界也好。",
+        "Hello world.",
+        "We walk home.",
+    ]
+    first, second, third = (len(r.audio) for r in results)
+    last = first + second + 12000
+    starts = [0, first + 6000, last, None]
+    ends = [first, first + 6000 + second, None, len(got)]
     for cue, start, end in zip(cues, starts, ends, strict=True):
         assert start is None or abs(cue.start * 24000 - start) <= 256
         assert end is None or abs(cue.end * 24000 - end) <= 256
-    assert cues[0].end == pytest.approx(first / 2 / 24000, abs=0.002)  # 4 of 8 characters
     # 10 of 20 letters.
-    assert cues[2].end == pytest.approx((first + 6000 + second / 2) / 24000, abs=0.002)
+    assert cues[2].end == pytest.approx((last + third / 2) / 24000, abs=0.002)
