@@ -115,9 +115,11 @@ def run(
     long_chars: int,
     pairs: int,
     say: Callable[[str], None],
+    refine: bool = True,
 ) -> dict[str, Any]:
     """The bench's report with this section alone: a mixed text of `long_chars` characters at
-    the user's defaults (refine on, automatic batch, segment size 50, engine auto)."""
+    the user's defaults (refine on unless `refine` is False, automatic batch, segment size 50,
+    engine auto)."""
     from chattts_studio.core.benchmarks.bench import describe
 
     if threads:
@@ -127,7 +129,7 @@ def run(
     say(f"schedule: {loaded.info.label} on {loaded.device.label}, {loaded.engine.value} engine")
     report = describe(loaded, pairs)
     try:
-        request = SynthesisRequest(mixed_text(long_chars), seed=7)
+        request = SynthesisRequest(mixed_text(long_chars), seed=7, refine_text=refine)
         report["schedule"] = schedule_table(engine, request, pairs, say=say)
     finally:
         engine.unload()

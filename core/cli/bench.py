@@ -112,6 +112,14 @@ def add_parser(sub: Any) -> None:
         help="the rows it runs, engine:precision comma-separated, torch:fp32 first (the "
         "reference; default torch:fp32,onnx:fp32,torch:int8,onnx:int8)",
     )
+    schedule = bench.add_argument_group("the schedule section")
+    schedule.add_argument(
+        "--schedule-refine",
+        choices=("on", "off"),
+        default="on",
+        help="refine-text in its runs (default on, the user's default; off makes both "
+        "schedules' texts, and so their work, the same on random weights)",
+    )
     engines.add_argument(
         "--refine",
         action="store_true",
@@ -190,7 +198,10 @@ def run(args: argparse.Namespace) -> int:
     if "schedule" in args.sections:
         from chattts_studio.core.benchmarks import schedule
 
-        found = schedule.run(model, device, args.threads, args.long_chars, args.repeats, say)
+        refine = args.schedule_refine == "on"
+        found = schedule.run(
+            model, device, args.threads, args.long_chars, args.repeats, say, refine
+        )
         report = {**found, **report}
     print(to_json(report) if args.json else format_report(report))
     return 0
