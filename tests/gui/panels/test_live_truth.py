@@ -61,6 +61,7 @@ def _seconds(text: str) -> float | None:
     return float(found.group(1)) if found else None
 
 
+@pytest.mark.alone  # its bounds compare the panel with the wall clock: no other worker beside it
 def test_the_panel_tells_the_truth_through_a_batched_run(qtbot, window) -> None:  # type: ignore[no-untyped-def]
     window.editor.set_text(TEXT)
     window.controls.refine_box.setChecked(True)
