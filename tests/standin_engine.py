@@ -131,7 +131,7 @@ class StandinEngine(Engine):
         """What Engine.synthesize runs: each segment's tone in text order, streamed first as
         one final chunk when there is a listener; cancel is checked before each segment."""
         segments = list(plan.segments)
-        self._start_live(plan.request, segments, 1)
+        self._start_live(plan.request, segments, 1, plan.batch_size)
         made, seconds = 0, 0.0
         try:
             for segment in segments:

@@ -215,7 +215,13 @@ def _nan(mode: Mode) -> dict[str, Any]:
         FastDecoder._logits = real  # type: ignore[method-assign]
     after = list(engine.synthesize(request))
     mode.sync()
-    return {"sentence": sentence, "caught": sentence != "no error", "next_job_segments": len(after)}
+    planned = len(engine.plan(request).segments)
+    return {
+        "sentence": sentence,
+        "caught": sentence != "no error",
+        "next_job_segments": len(after),
+        "planned_segments": planned,
+    }
 
 
 def _cancel(engine: Any, mode: Mode) -> dict[str, Any]:

@@ -197,13 +197,14 @@ def test_sampling_a_step_cannot_run_with_is_refused_at_submit(engine: Engine) ->
 def test_a_requests_segment_size_changes_its_segments(engine: Engine) -> None:
     batcher = Batcher(engine, slots=2)
     speaker = engine.sample_speaker(5)
-    text = "你好。我们走吧。"
-    assert len(batcher.segments_of(SpeechOrder(text, speaker))) == 1  # the batcher's 50
+    text = "你好。我们走吧。今天很好。"
+    # The batcher's 50: the first sentence apart (an early first audio), the rest together.
+    assert len(batcher.segments_of(SpeechOrder(text, speaker))) == 2
     small = SpeechOrder(text, speaker, 5, segment_size=4)
-    assert [s.text for s in batcher.segments_of(small)] == ["你好。", "我们走吧。"]
+    assert [s.text for s in batcher.segments_of(small)] == ["你好。", "我们走吧。", "今天很好。"]
     try:
         (got,) = _run(batcher, [small])
-        assert {c.index for c in got if isinstance(c, AudioChunk)} == {0, 1}
+        assert {c.index for c in got if isinstance(c, AudioChunk)} == {0, 1, 2}
         assert _audio(got).size
     finally:
         batcher.close()

@@ -19,6 +19,7 @@ from window_steps import SHORT, fast
 import chattts_studio.core.engine.producers
 import chattts_studio.core.weights.download
 import chattts_studio.core.weights.models
+from chattts_studio.core.engine.chattts.chat import RefinePass
 from chattts_studio.core.engine.decode.loop import FastDecoder
 from chattts_studio.core.engine.devices import Precision
 from chattts_studio.core.engine.engine import Engine
@@ -103,7 +104,7 @@ def test_the_text_and_settings_survive_a_crash(qtbot, make_window, private_home)
     again = make_window(model=None, wait=False)
     assert again.editor.text() == "第一段。 Typed just before the crash."
     assert again.controls.segment_slider.value() == 33
-    assert "1 segment ·" in again.editor.counts.text()  # counted at start
+    assert "2 segments ·" in again.editor.counts.text()  # counted at start: the first apart
 
 
 def test_a_draft_that_cannot_be_written_or_read_is_reported(
@@ -192,9 +193,9 @@ def test_cancel_synthesis_at_the_earliest_and_latest_moments(
     still_works(qtbot, window)
 
     # In the refine stage (refine on): held there until the cancel arrives.
-    # (ChatModel.refine: whichever pass runs, stock's loop or the exported step's)
-    held, entered = hold_once(engine.model.refine, lambda: engine)
-    monkeypatch.setattr(engine.model, "refine", held)
+    # (RefinePass.step: whichever pass runs, stock's loop or the exported step's)
+    held, entered = hold_once(RefinePass.step, lambda: engine)
+    monkeypatch.setattr(RefinePass, "step", held)
     fast(window, SHORT, refine=True)
     window.menu_actions.synth.trigger()
     qtbot.waitUntil(entered.is_set, timeout=RUN_MS)
@@ -544,8 +545,8 @@ def test_closing_mid_job_leaves_no_thread(qtbot, make_window, monkeypatch, stage
     else:
         window = box["window"] = make_window()
     if stage == "synthesis":
-        held, entered = hold_once(engine().model.refine, engine)
-        monkeypatch.setattr(engine().model, "refine", held)
+        held, entered = hold_once(RefinePass.step, engine)
+        monkeypatch.setattr(RefinePass, "step", held)
         fast(window, SHORT, refine=True)
         window.menu_actions.synth.trigger()
     elif stage == "audition":

@@ -63,7 +63,7 @@ def test_type_and_synthesize_gives_audio_and_a_live_panel(qtbot, make_window) ->
     from chattts_studio.core.text.prepare import split_segments
 
     size = window.controls.segment_slider.value()
-    parts = len(split_segments(window.editor.editor.toPlainText(), size))
+    parts = len(split_segments(window.editor.editor.toPlainText(), size, first_apart=True))
     window.editor.update_counts()  # as when typing pauses
     assert f" {parts} segment" in window.editor.counts.text()
     seen: list[tuple[str, str]] = []

@@ -206,7 +206,8 @@ def test_the_ui_thread_never_stalls(  # type: ignore[no-untyped-def]
     base = "今天天气很好，我们去公园散步。Hello there, it is a nice day.\n" * 2_500
     pastes = iter(range(100, 200))  # three digits each: the same segments for every try
     # Counted here, off the measured stretch: the splitter takes a few hundred ms on it.
-    parts = len(split_segments(f"{base}Try 100.", window.controls.segment_slider.value()))
+    size = window.controls.segment_slider.value()
+    parts = len(split_segments(f"{base}Try 100.", size, first_apart=True))
 
     def paste() -> None:
         big = f"{base}Try {next(pastes)}."
