@@ -11,10 +11,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-import torch
-
 from chattts_studio.core import SAMPLE_RATE
-from chattts_studio.core.benchmarks.side import first_audio
+from chattts_studio.core.benchmarks.side import defaults_engine, first_audio
 from chattts_studio.core.benchmarks.texts import mixed_text
 from chattts_studio.core.engine.engine import Engine
 from chattts_studio.core.engine.metrics import LiveSnapshot
@@ -120,14 +118,7 @@ def run(
     """The bench's report with this section alone: a mixed text of `long_chars` characters at
     the user's defaults (refine on unless `refine` is False, automatic batch, segment size 50,
     engine auto)."""
-    from chattts_studio.core.benchmarks.bench import describe
-
-    if threads:
-        torch.set_num_threads(threads)
-    engine = Engine()
-    loaded = engine.load(model, device, "fp32", engine="auto")
-    say(f"schedule: {loaded.info.label} on {loaded.device.label}, {loaded.engine.value} engine")
-    report = describe(loaded, pairs)
+    engine, report = defaults_engine("schedule", model, device, threads, pairs, say)
     try:
         request = SynthesisRequest(mixed_text(long_chars), seed=7, refine_text=refine)
         report["schedule"] = schedule_table(engine, request, pairs, say=say)

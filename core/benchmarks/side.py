@@ -112,6 +112,26 @@ def first_audio(engine: Engine, request: SynthesisRequest) -> float:
     return first[0]
 
 
+def defaults_engine(
+    section: str,
+    model: str,
+    device: str | None,
+    threads: int | None,
+    pairs: int,
+    say: Callable[[str], None],
+) -> tuple[Engine, dict[str, Any]]:
+    """An engine at the user's defaults (fp32, engine auto) for a section that runs alone, and
+    its report's header; the caller unloads it."""
+    from chattts_studio.core.benchmarks.bench import describe
+
+    if threads:
+        torch.set_num_threads(threads)
+    engine = Engine()
+    loaded = engine.load(model, device, "fp32", engine="auto")
+    say(f"{section}: {loaded.info.label} on {loaded.device.label}, {loaded.engine.value} engine")
+    return engine, describe(loaded, pairs)
+
+
 def run(
     model: str,
     device: str | None,
@@ -122,14 +142,9 @@ def run(
 ) -> dict[str, Any]:
     """The bench's report with this section alone: the long text at the user's defaults
     (refine on, automatic batch, segment size 50, engine auto)."""
-    from chattts_studio.core.benchmarks.bench import describe, long_text
+    from chattts_studio.core.benchmarks.bench import long_text
 
-    if threads:
-        torch.set_num_threads(threads)
-    engine = Engine()
-    loaded = engine.load(model, device, "fp32", engine="auto")
-    say(f"side: {loaded.info.label} on {loaded.device.label}, {loaded.engine.value} engine")
-    report = describe(loaded, pairs)
+    engine, report = defaults_engine("side", model, device, threads, pairs, say)
     try:
         request = SynthesisRequest(long_text(long_chars), seed=7)
         report["side"] = side_table(engine, request, pairs, say=say)
