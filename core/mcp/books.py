@@ -25,6 +25,7 @@ from chattts_studio.core.mcp.settings import (
     read_voice,
     request_for,
     voice_schema,
+    writes_files,
 )
 from chattts_studio.core.mcp.slot import RENDER, EngineSlot
 from chattts_studio.core.render.book import FORMATS, RenderOptions, RenderProgress
@@ -94,13 +95,7 @@ def definition() -> types.Tool:
             },
             "additionalProperties": False,
         },
-        annotations=types.ToolAnnotations(
-            title="Render a book",
-            read_only_hint=False,
-            destructive_hint=False,
-            idempotent_hint=True,
-            open_world_hint=False,
-        ),
+        annotations=writes_files("Render a book", idempotent=True),
     )
 
 

@@ -5,6 +5,8 @@ and turned into the SynthesisRequest the window and the CLI make."""
 from dataclasses import dataclass
 from typing import Any
 
+from mcp import types
+
 from chattts_studio.core.engine.request import SynthesisRequest
 from chattts_studio.core.errors import SpeakerError
 from chattts_studio.core.mcp.arguments import Arguments
@@ -13,6 +15,17 @@ from chattts_studio.core.voices.voice import Voice
 SEED_MOST = 2**31 - 1
 DEFAULTS = SynthesisRequest(text="")
 VOICE_ARGUMENTS = ("speaker", "seed", "speed", "temperature", "top_p", "top_k", "refine_text")
+
+
+def writes_files(title: str, idempotent: bool) -> types.ToolAnnotations:
+    """The hints of a tool that writes in the output folder and nowhere else (both tools)."""
+    return types.ToolAnnotations(
+        title=title,
+        read_only_hint=False,
+        destructive_hint=False,
+        idempotent_hint=idempotent,
+        open_world_hint=False,
+    )
 
 
 def voice_schema(refine_default: bool) -> dict[str, Any]:

@@ -23,6 +23,7 @@ from chattts_studio.core.mcp.settings import (
     read_voice,
     request_for,
     voice_schema,
+    writes_files,
 )
 from chattts_studio.core.mcp.slot import EngineSlot
 from chattts_studio.core.serve.limits import ServeLimits
@@ -85,13 +86,7 @@ def definition() -> types.Tool:
             "required": ["text"],
             "additionalProperties": False,
         },
-        annotations=types.ToolAnnotations(
-            title="Synthesize speech",
-            read_only_hint=False,
-            destructive_hint=False,
-            idempotent_hint=False,
-            open_world_hint=False,
-        ),
+        annotations=writes_files("Synthesize speech", idempotent=False),
     )
 
 

@@ -113,6 +113,12 @@ def test_lists_its_tools_and_synthesizes_with_the_demo_note(
             ) == (0, 9)
             assert speak["properties"]["text"]["maxLength"] == 4096  # the speech API's limit
             assert all(tool.description for tool in tools.values())
+            # What a client shows before it asks: the writers write, nothing is destroyed.
+            hints = {name: tool.annotations for name, tool in tools.items()}
+            assert all(h is not None and h.destructive_hint is False for h in hints.values())
+            assert hints["synthesize"].read_only_hint is False  # type: ignore[union-attr]
+            assert hints["render_book"].idempotent_hint is True  # type: ignore[union-attr]
+            assert hints["list_speakers"].read_only_hint is True  # type: ignore[union-attr]
 
             speakers = facts(await client.call_tool("list_speakers", {}))
             (ann,) = speakers["speakers"]
