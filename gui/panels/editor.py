@@ -1,4 +1,5 @@
-"""The text editor: CJK-capable font, counts and estimate, control-token inserts, .txt drops.
+"""The text editor: CJK-capable font, counts and estimate, control-token inserts, .txt drops,
+and the word being spoken marked (an extra selection: never an edit, so no undo step).
 
 Counting segments reads the whole text: a short one is counted at once, a long one (100,000
 characters take about 0.1 s) on the thread pool, so neither typing nor a paste waits for it."""
@@ -7,12 +8,24 @@ from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import QMimeData, Qt, QTimer, Signal
-from PySide6.QtGui import QDragEnterEvent, QDragMoveEvent, QDropEvent, QFont
+from PySide6.QtGui import (
+    QColor,
+    QDragEnterEvent,
+    QDragMoveEvent,
+    QDropEvent,
+    QFont,
+    QMouseEvent,
+    QPalette,
+    QTextCharFormat,
+    QTextCursor,
+    QTextFormat,
+)
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QMenu,
     QPlainTextEdit,
+    QTextEdit,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -40,6 +53,10 @@ COUNT_DELAY_MS = 300
 LONG_TEXT = 20_000
 LONG_COUNT_DELAY_MS = 1_000
 INLINE_COUNT = 5_000  # characters counted on the UI thread (a few ms); longer: in the pool
+# The spoken word's mark: the selection colour, strong for a measured time; faint and underlined
+# with dots for an estimated one (interpolated, not heard). The property tells them apart.
+SPOKEN_ALPHA, ESTIMATED_ALPHA = 120, 45
+ESTIMATED_PROPERTY = QTextFormat.Property.UserProperty + 1
 
 
 def _text_file(mime: QMimeData) -> Path | None:
@@ -53,6 +70,14 @@ class TextEditor(QPlainTextEdit):
     """Accepts a dropped .txt file as a file to open instead of pasting its path."""
 
     file_dropped = Signal(Path)
+    clicked = Signal(int)  # a plain left click that selected nothing: the cursor's position
+
+    def mouseReleaseEvent(self, event: QMouseEvent) -> None:  # Qt's name
+        super().mouseReleaseEvent(event)
+        plain = event.modifiers() == Qt.KeyboardModifier.NoModifier
+        left = event.button() == Qt.MouseButton.LeftButton
+        if left and plain and not self.textCursor().hasSelection():  # a drag selects: no click
+            self.clicked.emit(self.cursorForPosition(event.position().toPoint()).position())
 
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
         if _text_file(event.mimeData()):
@@ -162,6 +187,27 @@ class EditorPanel(QWidget):
         """Replace the whole text (a file, a sample, the restored draft): counted at once."""
         self.editor.setPlainText(text)
         self.update_counts()
+
+    def mark_spoken(self, first: int, last: int, estimated: bool) -> None:
+        """Mark characters `first` to `last` (exclusive) as the word being spoken; the text,
+        the cursor and the undo steps stay as they are."""
+        colour = QColor(self.editor.palette().color(QPalette.ColorRole.Highlight))
+        colour.setAlpha(ESTIMATED_ALPHA if estimated else SPOKEN_ALPHA)
+        mark = QTextCharFormat()
+        mark.setBackground(colour)
+        if estimated:
+            mark.setUnderlineStyle(QTextCharFormat.UnderlineStyle.DotLine)
+        mark.setProperty(ESTIMATED_PROPERTY, estimated)
+        cursor = QTextCursor(self.editor.document())
+        cursor.setPosition(first)
+        cursor.setPosition(last, QTextCursor.MoveMode.KeepAnchor)
+        selection = QTextEdit.ExtraSelection()
+        selection.cursor, selection.format = cursor, mark  # type: ignore[misc]
+        self.editor.setExtraSelections([selection])
+
+    def clear_spoken(self) -> None:
+        if self.editor.extraSelections():
+            self.editor.setExtraSelections([])
 
     def set_segment_size(self, size: int) -> None:
         self.segment_size = size

@@ -18,6 +18,8 @@ class ResultBase(QWidget):
     message = Signal(str)
     folder_used = Signal(str)
     history_limit_changed = Signal(object)  # bytes (more than an int of Qt's holds)
+    played_at = Signal(int)  # the sample heard now (or the seek's place when nothing plays)
+    shown_changed = Signal()  # another result is shown (a history entry, a run's start or end)
 
     # -- the result shown, made by panel.py ----------------------------------------------------
     player: Player
@@ -27,6 +29,7 @@ class ResultBase(QWidget):
     history_store: HistoryStore
     last_folder: str
     running: bool
+    shown_text: str  # the text the result shown was made from; "" while it runs, or none
     output_problem: str | None  # why nothing can play (no output device), None when it can
     _running_store: ResultStore | None  # the store the running job writes
     _silenced: bool  # Stop pressed during this run: nothing more streams until Play

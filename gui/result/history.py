@@ -231,7 +231,9 @@ class ResultHistory(ResultBase):
         self.store = entry.store
         self.results = list(entry.outcome.results)
         self.pause_seconds = entry.outcome.job.request.pause_seconds
+        self.shown_text = entry.outcome.job.request.text if entry.outcome.results else ""
         self._show_audio()
+        self.shown_changed.emit()
 
     # -- its size --------------------------------------------------------------------------
     def set_history_limit(self, limit: int) -> None:
@@ -276,8 +278,9 @@ class ResultHistory(ResultBase):
             return
         if self.store is not None and id(self.store) in stores and not self.running:
             self.stop()
-            self.store, self.results = None, []
+            self.store, self.results, self.shown_text = None, [], ""
             self._show_audio()
+            self.shown_changed.emit()
         rows = [i for i, e in enumerate(self.history) if id(e.store) in stores]
         self.history_list.blockSignals(True)
         for row in reversed(rows):

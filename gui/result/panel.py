@@ -85,6 +85,8 @@ class ResultPanel(ResultPlayback, ResultHistory, ResultSaving):
         self.history_store = history or HistoryStore()
         self.last_folder = ""
         self.running = False
+        self.shown_text = ""
+        self._played_at = -1  # the position last sent through `played_at`
         self._x_end = 0.0  # the time axis's end while a result arrives
         self._chunk_segment = 0
         self._segment_start: dict[int, int] = {}
@@ -106,6 +108,16 @@ class ResultPanel(ResultPlayback, ResultHistory, ResultSaving):
     def _build(self) -> None:
         self.stream_box = QCheckBox(self.tr("Play segments as soon as they are ready"))
         self.stream_box.setChecked(True)
+        # Off by default: timing the words costs CPU time (docs/window.md, "Results and saving").
+        self.words_box = QCheckBox(self.tr("Follow words"))
+        self.words_box.setAccessibleName(self.tr("Follow the words in the text"))
+        self.words_box.setToolTip(
+            self.tr(
+                "While the result plays, the word being spoken is marked in the text; click a "
+                "word to play from it. The words are timed once per result, off the window's "
+                "thread."
+            )
+        )
         self.play_button = QPushButton(self.tr("▶ Play"))
         self.stop_button = QPushButton(self.tr("■ Stop"))
         self.stop_button.setEnabled(False)  # only while something plays
@@ -149,7 +161,7 @@ class ResultPanel(ResultPlayback, ResultHistory, ResultSaving):
         # Playing on one row; the notes (with the room the row leaves) and saving on the next.
         controls, save_row = QHBoxLayout(), QHBoxLayout()
         playing: tuple[QWidget, ...] = (self.play_button, self.stop_button, self.seek)
-        playing += (self.time_label, self.stream_box)
+        playing += (self.time_label, self.stream_box, self.words_box)
         saving: tuple[QWidget, ...] = (self.notes, self.per_segment, self.subtitles_box)
         saving += (self.subtitle_format, self.save_button)
         for row, widgets in ((controls, playing), (save_row, saving)):
@@ -234,6 +246,7 @@ class ResultPanel(ResultPlayback, ResultHistory, ResultSaving):
     def begin(self, pause_seconds: float) -> None:
         self.stop()
         self.running = True
+        self.shown_text = ""  # no words to follow until the run is over
         self._silenced = False
         self.save_note.clear()  # a problem saving the last result is not this one's
         self._pause_before = None  # until the job's plan arrives (set_plan)
@@ -253,6 +266,7 @@ class ResultPanel(ResultPlayback, ResultHistory, ResultSaving):
         self._segment_start = {}  # where each streamed segment's audio begins
         self.store = self._running_store = self.history_store.new()
         self._show_audio()
+        self.shown_changed.emit()
 
     def _place(self, index: int, audio: np.ndarray) -> None:
         """Append a segment's audio (after the pause that separates segments) to the store:
@@ -315,6 +329,9 @@ class ResultPanel(ResultPlayback, ResultHistory, ResultSaving):
             self._end(outcome, cancelled, failed)
         finally:
             self._pause_before = None  # the next run's plan comes with it
+        if self.results and outcome is not None:
+            self.shown_text = outcome.job.request.text
+        self.shown_changed.emit()
 
     def _end(self, outcome: SynthesisOutcome | None, cancelled: bool, failed: bool) -> None:
         if outcome is not None and outcome.results and self._running_store is None:
@@ -347,6 +364,7 @@ class ResultPanel(ResultPlayback, ResultHistory, ResultSaving):
         """Nothing worth keeping was made: its folder goes."""
         store, self.store = self.store, None
         self.results = []
+        self.shown_text = ""
         if store is not None and all(e.store is not store for e in self.history):
             store.delete()
         self.seek.setRange(0, 0)
@@ -396,6 +414,9 @@ class ResultPanel(ResultPlayback, ResultHistory, ResultSaving):
             self.seek.setValue(position)
         if self._wave is not None:
             self._wave.cursor.setValue(position / SAMPLE_RATE)
+        if position != self._played_at:
+            self._played_at = position
+            self.played_at.emit(position)
         self.time_label.setText(f"{position / SAMPLE_RATE:.1f} / {length / SAMPLE_RATE:.1f} s")
 
     def _show_audio(self, only_if_changed: bool = False) -> None:

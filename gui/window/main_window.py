@@ -31,6 +31,7 @@ from chattts_studio.gui.render.render_control import RenderControl
 from chattts_studio.gui.resources import app_icon
 from chattts_studio.gui.result.history import save_history_limit, saved_history_limit
 from chattts_studio.gui.result.panel import ResultPanel
+from chattts_studio.gui.result.word_follow import WordFollow
 from chattts_studio.gui.serve.serve_control import ServeControl
 from chattts_studio.gui.settings import Key, Settings
 from chattts_studio.gui.voices.voice_control import VoiceControl
@@ -107,6 +108,7 @@ class MainWindow(QMainWindow):
         self.live = LivePanel(self.host.live)
         self.speakers = SpeakerPanel()
         self.result = ResultPanel()
+        self.words = WordFollow(self.result, self.editor)  # the spoken word marked in the text
         self.panels = Panels(self.editor, self.controls, self.speakers, self.result, self.live)
 
     def _parts(self) -> None:
