@@ -32,6 +32,7 @@ from chattts_studio.core.render.book import FORMATS, RenderProgress
 if TYPE_CHECKING:
     from chattts_studio.core.render.voice_guard import VoiceGuard
     from chattts_studio.core.services.render_book import BookPlan
+    from chattts_studio.core.text.chapters import Book
 
 
 def add_parser(sub: Any) -> None:
@@ -59,7 +60,18 @@ def add_parser(sub: Any) -> None:
         help="chapter files; m4b: .m4a chapters "
         "plus one .m4b audiobook with chapter marks (default: flac)",
     )
-    render.add_argument("--subtitles", choices=["srt", "vtt"], help="also write subtitles")
+    render.add_argument(
+        "--subtitles",
+        choices=["srt", "vtt", "ass", "json"],
+        help="also write subtitles beside each chapter: one cue a sentence (srt, vtt); with "
+        "--word-timing word-level (vtt, srt, ass or json)",
+    )
+    render.add_argument(
+        "--word-timing",
+        action="store_true",
+        help="word-level --subtitles: each segment aligned with its text; for an EPUB also a "
+        "read-along copy of the book (EPUB 3 media overlays)",
+    )
     render.add_argument(
         "--loudness",
         type=float,
@@ -170,6 +182,36 @@ def _voice_guard(args: argparse.Namespace) -> "VoiceGuard | None":
     return VoiceGuard(encoder, args.voice_threshold, args.voice_tries, reference)
 
 
+def _word_timing(args: argparse.Namespace, book: "Book") -> Any:
+    """--word-timing's checks before the model loads, and what times Chinese words: the
+    official recogniser when downloaded, else None (every Chinese word estimated)."""
+    if not args.word_timing:
+        if args.subtitles in ("ass", "json"):
+            raise StudioError(f"--subtitles {args.subtitles} is word-level: add --word-timing.")
+        return None
+    from chattts_studio.core.align.sphinx import EnglishAligner
+    from chattts_studio.core.align.words import language_of, text_words
+
+    if args.subtitles is None:
+        raise StudioError("--word-timing needs --subtitles vtt, srt, ass or json.")
+    EnglishAligner.check()
+    sample = "\n".join(c.text for c in book.chapters)[:20_000]
+    try:
+        chinese = language_of(text_words(sample)) == "zh"
+    except StudioError:
+        return None
+    from chattts_studio.core.asr import models
+
+    if not chinese:
+        return None
+    if not models.official_present():
+        err("note: no speech recognition model: every Chinese word's time is estimated")
+        return None
+    from chattts_studio.core.asr.sensevoice import SenseVoice
+
+    return SenseVoice(models.official_folder())
+
+
 def run(args: argparse.Namespace) -> int:
     from chattts_studio.core.engine.cancel import CancelToken
     from chattts_studio.core.render.book import RenderOptions
@@ -186,6 +228,8 @@ def run(args: argparse.Namespace) -> int:
 
         if args.voice:
             raise StudioError("--voice-check works on a book; a manifest's items are not checked.")
+        if args.word_timing:
+            raise StudioError("--word-timing works on a book; a manifest's items are not timed.")
         return render_manifest_command(args)
     if args.ray is not None:
         raise StudioError("--ray renders a manifest (.jsonl or .csv), not a book.")
@@ -200,6 +244,7 @@ def run(args: argparse.Namespace) -> int:
     folder = Path(args.output)
     check_folder(folder)
     book = read_book(Path(args.book))  # a bad book fails before the model loads
+    recognizer = _word_timing(args, book)
     check_speaker_arg(args.speaker)  # so does an unknown speaker
     options = RenderOptions(
         format=args.format,
@@ -208,6 +253,8 @@ def run(args: argparse.Namespace) -> int:
         peak=args.peak,
         group_size=args.batch_size or AUTO_BATCH_MAX,
         voice=_voice_guard(args),
+        word_timing=args.word_timing,
+        recognizer=recognizer,
     )
     engine = load_engine(args.model, args.device, args.precision, args.engine)
     voice, seed = speaker_arg(args.speaker, engine)

@@ -36,6 +36,7 @@ from chattts_studio.core.voices.voice import Voice
 from chattts_studio.core.weights.models import weights_identity
 
 if TYPE_CHECKING:
+    from chattts_studio.core.align.recognised import TimedRecognizer
     from chattts_studio.core.engine.engine import Engine
 
 FORMATS = ("flac", "wav", "mp3", "ogg", "m4b")
@@ -51,12 +52,15 @@ def group_seed(seed: int, chapter: int, first: int) -> int:
 @dataclass(frozen=True)
 class RenderOptions:
     format: str = "flac"  # of the chapter files; m4b: .m4a chapters plus one .m4b book
-    subtitles: str | None = None  # "srt" or "vtt"
+    subtitles: str | None = None  # "srt" or "vtt"; with word_timing also "ass" or "json"
     loudness: float | None = None  # target LUFS; None: no normalisation
     peak: float = -1.0  # true-peak ceiling, dBTP
     group_size: int = 16  # segments per run group (and batch)
     chapter_pause: float = CHAPTER_PAUSE_SECONDS
     voice: VoiceGuard | None = None  # the voice check and its re-rolls; None: off
+    # Word-level subtitles, and an EPUB's read-along (render/words.py, render/readalong.py).
+    word_timing: bool = False
+    recognizer: "TimedRecognizer | None" = None  # times Chinese words; None: estimated
 
 
 @dataclass

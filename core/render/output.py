@@ -12,6 +12,8 @@ from typing import Any
 import numpy as np
 
 from chattts_studio.core import SAMPLE_RATE
+from chattts_studio.core.align.cues import format_words
+from chattts_studio.core.align.words import Alignment
 from chattts_studio.core.atomic import write_text_atomic
 from chattts_studio.core.audio.loudness import LoudnessMeter, LoudnessResult, plan_gain, true_peak
 from chattts_studio.core.audio.m4b import AacWriter
@@ -22,6 +24,7 @@ from chattts_studio.core.errors import StudioError
 from chattts_studio.core.render.book import PlannedChapter, RenderJob
 from chattts_studio.core.render.names import safe_name
 from chattts_studio.core.render.segment_store import Entry, digest, not_written
+from chattts_studio.core.render.words import WordTimer, joined
 from chattts_studio.core.weights.models import RANDOM_LABEL
 
 
@@ -70,6 +73,10 @@ class Assembler:
         self.options = job.options
         self.record = self.store.outputs()
         self.done: dict[int, ChapterOutput] = {}
+        # With word timing: each chapter's words in chapter time, by chapter number.
+        self.timer = WordTimer(self.store.store, self.options.recognizer)
+        self.words: dict[int, Alignment] = {}
+        self.read_along: dict[str, Any] | None = None  # what the EPUB read-along holds
         count = len(job.book.chapters)
         self.width = max(2, len(str(count)))
         loaded = job.engine.loaded
@@ -133,6 +140,7 @@ class Assembler:
             o.loudness,
             o.peak,
             o.subtitles,
+            o.word_timing,
             self.job.request.pause_seconds,
             self.note(),
         )
@@ -151,6 +159,10 @@ class Assembler:
             # Subtitles show the words as written, not the pronunciation dictionary's.
             timeline.append((segment.shown, at, at + entry.samples))
             at += entry.samples
+        if self.options.word_timing:
+            spans = [(first, end) for _text, first, end in timeline]
+            texts = [s.text for s in ch.segments]  # what the model said
+            self.words[ch.number] = self.timer.chapter(texts, entries, spans, self.store.read)
         kept = self.record.get(name, {})
         folder = self.job.folder
         if (
@@ -175,7 +187,10 @@ class Assembler:
         with writer:
             for _entry, audio in self._segments(entries):
                 writer.add_segment(audio)
-        if subs is not None:
+        if subs is not None and ch.number in self.words:
+            text = format_words(self.words[ch.number], str(self.options.subtitles))
+            _write(folder / subs, lambda path: write_text_atomic(path, text))
+        elif subs is not None:
             _write(
                 folder / subs, lambda path: write_subtitles(path, cues_for(timeline), self.note())
             )
@@ -206,6 +221,10 @@ class Assembler:
                 subs = f"{Path(audiobook).stem}.{self.options.subtitles}"
             self._audiobook(audiobook, subs, chapters, starts)
             written.append(folder / audiobook)
+        source = self.job.source
+        if self.options.word_timing and source is not None and source.suffix.lower() == ".epub":
+            made = self._read_along(source, chapters)
+            written += [made] if made is not None else []
         listing = json.dumps(
             self._listing(chapters, starts, at, audiobook, subs), ensure_ascii=False, indent=2
         )
@@ -249,7 +268,14 @@ class Assembler:
                 entries = [e for e in by_number[out.number].entries if e is not None]
                 for _entry, audio in self._segments(entries):
                     writer.add_segment(audio)
-        if subs is not None:
+        if subs is not None and self.options.word_timing:
+            offsets = [
+                (self.words[c.number], s / SAMPLE_RATE)
+                for c, s in zip(chapters, starts, strict=True)
+            ]
+            text = format_words(joined(offsets), str(self.options.subtitles))
+            _write(folder / subs, lambda path: write_text_atomic(path, text))
+        elif subs is not None:
             cues = [
                 cue
                 for out, start in zip(chapters, starts, strict=True)
@@ -303,8 +329,69 @@ class Assembler:
                     "duration": out.seconds,
                     "segments": out.segments,
                     "loudness": out.loudness,
+                    **self._word_counts(out.number),
                 }
                 for out, start in zip(chapters, starts, strict=True)
             ],
             "skipped_chapters": job.skipped,
+            "read_along": self.read_along,
         }
+
+    # -- word timings ------------------------------------------------------------------------
+    def _word_counts(self, number: int) -> dict[str, Any]:
+        words = self.words.get(number)
+        if words is None:
+            return {}
+        return {"words": len(words.words), "estimated_words": words.estimated}
+
+    def _read_along(self, source: Path, chapters: list[ChapterOutput]) -> Path | None:
+        """The EPUB read-along beside the chapters (render/readalong.py), remade only when its
+        inputs changed; a book that cannot carry one is a warning, not an error."""
+        from chattts_studio.core.render.readalong import (
+            ChapterAudio,
+            ReadAlongError,
+            write_read_along,
+        )
+
+        folder = self.job.folder
+        name = f"{safe_name(source.stem, 'book')} read-along.epub"
+        try:
+            stat = source.stat()
+        except OSError as exc:
+            raise StudioError(not_written(folder / name, exc)) from None
+        key = digest(
+            [self.record.get(c.file, {}).get("key") for c in chapters],
+            [self.words[c.number].to_json() for c in chapters],
+            str(source.resolve()), stat.st_size, stat.st_mtime_ns,
+        )  # fmt: skip
+        kept = self.record.get(name, {})
+        if kept.get("key") == key and (folder / name).is_file():
+            self.read_along = kept.get("read_along")
+            return folder / name
+        parts = [ChapterAudio(c.number, folder / c.file, self.words[c.number]) for c in chapters]
+        work = self.store.store / "read-along"
+        try:
+            work.mkdir(exist_ok=True)
+            made = write_read_along(source, folder / name, parts, work)
+        except ReadAlongError as exc:
+            self.job.stats.warnings.append(f"no read-along EPUB: {exc}")
+            return None
+        except (OSError, RuntimeError) as exc:  # RuntimeError: libsndfile's
+            raise StudioError(not_written(folder / name, exc)) from None
+        finally:
+            for leftover in work.glob("*") if work.is_dir() else []:
+                leftover.unlink(missing_ok=True)
+        self.read_along = {
+            "file": name,
+            "overlays": made.overlays,
+            "words": made.words,
+            "estimated_words": made.estimated,
+            "documents_without_overlay": made.skipped,
+        }
+        for skipped in made.skipped:
+            self.job.stats.warnings.append(f"read-along: {skipped} has no overlay")
+        self.record[name] = {"key": key, "read_along": self.read_along}
+        self.store.save_outputs(self.record)
+        note = f", {made.estimated} estimated" if made.estimated else ""
+        self.say(f"wrote {folder / name} ({made.overlays} overlays, {made.words} words{note})")
+        return folder / name

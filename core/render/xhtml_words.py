@@ -1,0 +1,189 @@
+"""The words of an EPUB's XHTML documents, each wrapped in a <span id> so a media overlay can
+point at it, and matched in order with the words a render timed. Only text the reader sees is
+touched (not the head, scripts, styles, SVG or MathML); the markup around it stays as it was.
+Words the two sides do not share (a split <b>Hel</b>lo, a dictionary replacement) are skipped."""
+
+import re
+import unicodedata
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+from lxml import etree
+
+from chattts_studio.core.align.words import text_words
+from chattts_studio.core.errors import BadTextError
+
+XHTML = "http://www.w3.org/1999/xhtml"
+SKIPPED = frozenset({"head", "title", "script", "style", "textarea", "select", "option", "rt"})
+RESYNC_WINDOW = 300  # words looked ahead on either side to find the texts in step again
+RESYNC_RUN = 3  # words that must agree in a row to be in step
+_CONTROL = re.compile(r"\[[^\[\]\s]{0,32}\]")
+
+
+def folded(word: str) -> str:
+    """A word as both sides compare it: compatibility forms and case folded."""
+    return unicodedata.normalize("NFKC", word).casefold()
+
+
+def _words_in(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each spoken word in `text`, as core/align/words.py finds them."""
+    try:
+        found = text_words(text)
+    except BadTextError:
+        return []
+    spans, at = [], 0
+    masked = _CONTROL.sub(lambda m: " " * len(m.group()), text)
+    for word in found:
+        start = masked.find(word, at)
+        if start < 0:
+            break
+        spans.append((start, start + len(word)))
+        at = start + len(word)
+    return spans
+
+
+@dataclass
+class MarkedDocument:
+    """An XHTML document parsed, its words wrapped in spans with ids (in reading order)."""
+
+    tree: etree._ElementTree
+    ids: list[str]
+    words: list[str]
+
+    def to_bytes(self) -> bytes:
+        return bytes(etree.tostring(self.tree, xml_declaration=True, encoding="utf-8"))
+
+
+def _visible(element: etree._Element) -> bool:
+    tag = element.tag
+    if not isinstance(tag, str):
+        return False  # a comment or processing instruction: its text is not shown
+    namespace, _, local = tag.rpartition("}")
+    return namespace.lstrip("{") == XHTML and local not in SKIPPED
+
+
+def _wrap(text: str, prefix: str, counter: Iterator[int]) -> tuple[str, list[etree._Element]]:
+    """`text` cut into what stays before the first word and a span per word (each span's tail
+    holding what follows its word)."""
+    spans = _words_in(text)
+    if not spans:
+        return text, []
+    made = []
+    for n, (start, end) in enumerate(spans):
+        span = etree.Element(f"{{{XHTML}}}span", nsmap=None)
+        span.set("id", f"{prefix}{next(counter)}")
+        span.text = text[start:end]
+        span.tail = text[end : spans[n + 1][0] if n + 1 < len(spans) else len(text)]
+        made.append(span)
+    return text[: spans[0][0]], made
+
+
+def mark_words(data: bytes, prefix: str) -> MarkedDocument:
+    """The document `data` with each word of its visible text in <span id="{prefix}N">.
+    Raises etree.XMLSyntaxError for a document that is not well-formed XML."""
+    parser = etree.XMLParser(
+        resolve_entities=False, no_network=True, load_dtd=False, huge_tree=True
+    )
+    tree = etree.ElementTree(etree.fromstring(data, parser)).getroot().getroottree()
+    root = tree.getroot()
+    taken = {str(v) for v in root.xpath("//@id")}
+    while any(i.startswith(prefix) for i in taken):
+        prefix = "x" + prefix
+    counter = iter(range(1, 1 << 62))
+    body = root.find(f"{{{XHTML}}}body")
+    if body is None:
+        return MarkedDocument(tree, [], [])
+    # Every element first, then the changes: the walk must not see the spans it adds.
+    for element in list(_elements(body)):
+        if element.text and _visible(element):
+            before, spans = _wrap(element.text, prefix, counter)
+            if spans:
+                element.text = before
+                for n, span in enumerate(spans):
+                    element.insert(n, span)
+        parent = element.getparent()
+        if element is not body and element.tail and parent is not None and _visible(parent):
+            before, spans = _wrap(element.tail, prefix, counter)
+            if spans:
+                element.tail = before
+                at = parent.index(element)
+                for n, span in enumerate(spans):
+                    parent.insert(at + 1 + n, span)
+    ids, words = [], []
+    for span in body.iter(f"{{{XHTML}}}span"):
+        name = span.get("id", "")
+        if name.startswith(prefix) and name[len(prefix) :].isdigit():
+            ids.append(name)
+            words.append(span.text or "")
+    return MarkedDocument(tree, ids, words)
+
+
+def _elements(body: etree._Element) -> Iterator[etree._Element]:
+    """The body and everything in it that is shown, in document order; a skipped element's
+    inside is left out (its tail is still the parent's text)."""
+    yield body
+    for child in body:
+        if isinstance(child.tag, str) and not _visible(child):
+            yield child  # for its tail only (_visible(child) is False, so its text is kept)
+            continue
+        if isinstance(child.tag, str):
+            yield from _elements(child)
+        else:
+            yield child
+
+
+def strip_unused(document: MarkedDocument, used: set[str]) -> None:
+    """Unwrap the spans no overlay points at: their words back into the text as they were."""
+    keep_ids, keep_words = [], []
+    for name, word in zip(document.ids, document.words, strict=True):
+        if name in used:
+            keep_ids.append(name)
+            keep_words.append(word)
+    for span in list(document.tree.getroot().iter(f"{{{XHTML}}}span")):
+        name = span.get("id", "")
+        if name in document.ids and name not in used:
+            _unwrap(span)
+    document.ids, document.words = keep_ids, keep_words
+
+
+def _unwrap(span: etree._Element) -> None:
+    parent = span.getparent()
+    if parent is None:
+        return
+    text = (span.text or "") + (span.tail or "")
+    before = span.getprevious()
+    if before is not None:
+        before.tail = (before.tail or "") + text
+    else:
+        parent.text = (parent.text or "") + text
+    parent.remove(span)
+
+
+def pair_words(left: Sequence[str], right: Sequence[str]) -> list[tuple[int, int]]:
+    """(i, j) for each word left[i] matched with right[j], in order: equal words are taken in
+    step; where they differ, the nearest place ahead where RESYNC_RUN words agree again."""
+    a = [folded(w) for w in left]
+    b = [folded(w) for w in right]
+    pairs: list[tuple[int, int]] = []
+    i = j = 0
+    while i < len(a) and j < len(b):
+        if a[i] == b[j]:
+            pairs.append((i, j))
+            i, j = i + 1, j + 1
+            continue
+        skip = _resync(a, b, i, j)
+        if skip is None:
+            i, j = i + 1, j + 1
+        else:
+            i, j = i + skip[0], j + skip[1]
+    return pairs
+
+
+def _resync(a: list[str], b: list[str], i: int, j: int) -> tuple[int, int] | None:
+    """The nearest skips (di, dj) after which RESYNC_RUN words agree (fewer at the end)."""
+    for k in range(1, RESYNC_WINDOW):
+        for di, dj in ((k, k), (0, k), (k, 0)):
+            run = min(RESYNC_RUN, len(a) - i - di, len(b) - j - dj)
+            if run > 0 and a[i + di : i + di + run] == b[j + dj : j + dj + run]:
+                return di, dj
+    return None
