@@ -1552,6 +1552,18 @@ Pairs below {threshold:.2f}: {below} of {pairs}</source>
         <translation>片段就绪后立即播放</translation>
     </message>
     <message>
+        <source>Follow words</source>
+        <translation>逐词跟随</translation>
+    </message>
+    <message>
+        <source>Follow the words in the text</source>
+        <translation>在文本中逐词跟随朗读</translation>
+    </message>
+    <message>
+        <source>While the result plays, the word being spoken is marked in the text; click a word to play from it. The words are timed once per result, off the window&apos;s thread.</source>
+        <translation>播放结果时，正在朗读的词会在文本中标出；点击一个词即从该词开始播放。每个结果只计时一次，在窗口线程之外进行。</translation>
+    </message>
+    <message>
         <source>▶ Play</source>
         <translation>▶ 播放</translation>
     </message>
@@ -2790,6 +2802,21 @@ Pairs below {threshold:.2f}: {below} of {pairs}</source>
     </message>
 </context>
 <context>
+    <name>WordFollow</name>
+    <message>
+        <source>{count} words timed.</source>
+        <translation>已为 {count} 个词计时。</translation>
+    </message>
+    <message>
+        <source>{count} words timed, {estimated} of them estimated (not heard: marked faintly).</source>
+        <translation>已为 {count} 个词计时，其中 {estimated} 个为估计值（未听出：以浅色标出）。</translation>
+    </message>
+    <message>
+        <source>The words could not be timed: {reason}</source>
+        <translation>无法为词语计时：{reason}</translation>
+    </message>
+</context>
+<context>
     <name>core</name>
     <message>
         <source>random weights: they produce noise, not speech</source>
@@ -3946,6 +3973,10 @@ Pairs below {threshold:.2f}: {below} of {pairs}</source>
     <message>
         <source>Rating stability: {done} of {lines} lines read.</source>
         <translation>正在评估稳定性：已读 {done} / {lines} 句。</translation>
+    </message>
+    <message>
+        <source>The voice drifts from its reference more than this voice&apos;s {takes} takes do (spread rule): similarity {score} is below {limit}.</source>
+        <translation>声音偏离参考的程度超过了此声音 {takes} 个版本之间的差异（离散规则）：相似度 {score} 低于 {limit}。</translation>
     </message>
     <message>
         <source>The voice drifts from its reference: similarity {score} is below {threshold}.</source>
