@@ -10,8 +10,6 @@ from typing import Any
 
 import numpy as np
 
-from chattts_studio.core.align.sphinx import EnglishAligner
-from chattts_studio.core.align.timeline import WordTimeline
 from chattts_studio.core.align.words import Word, language_of, text_words
 from chattts_studio.core.errors import StudioError
 
@@ -95,6 +93,10 @@ def result_spans(
 ) -> list[WordSpan]:
     """The words of a result made a segment at a time (each segment's text, its audio and its
     first sample in the result), timed and placed in `text`, the text that was synthesized."""
+    # Imported here: a window imports this module before its first paint, the aligner later.
+    from chattts_studio.core.align.sphinx import EnglishAligner
+    from chattts_studio.core.align.timeline import WordTimeline
+
     recognizer = chinese_recognizer(text)
     if language_of(text_words(text)) == "en":
         EnglishAligner.check()  # one sentence, not an import error in the first segment
