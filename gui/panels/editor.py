@@ -204,6 +204,23 @@ class EditorPanel(QWidget):
         selection = QTextEdit.ExtraSelection()
         selection.cursor, selection.format = cursor, mark  # type: ignore[misc]
         self.editor.setExtraSelections([selection])
+        self._show_place(cursor)
+
+    def _show_place(self, cursor: QTextCursor) -> None:
+        """Scroll a word out of sight into the upper third of the view (the user's own cursor
+        stays where it is). The plain editor scrolls by lines: the word's line is found from
+        its paragraph's first line, since lines far from the view are not laid out yet."""
+        view = self.editor.viewport().height()
+        place = self.editor.cursorRect(cursor)
+        if place.top() >= 0 and place.bottom() <= view:
+            return
+        block = cursor.block()
+        line = block.firstLineNumber()
+        layout = block.layout()
+        if layout is not None and layout.lineCount():
+            line += layout.lineForTextPosition(cursor.position() - block.position()).lineNumber()
+        shown = view // max(1, self.editor.fontMetrics().lineSpacing())
+        self.editor.verticalScrollBar().setValue(max(0, line - shown // 3))
 
     def clear_spoken(self) -> None:
         if self.editor.extraSelections():

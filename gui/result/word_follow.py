@@ -4,6 +4,7 @@ result and only while the box is ticked; nothing is marked while the editor's te
 the text the result was made from."""
 
 from collections.abc import Sequence
+from weakref import WeakKeyDictionary, WeakSet
 
 import numpy as np
 from PySide6.QtCore import QObject
@@ -26,8 +27,9 @@ class WordFollow(QObject):
     def __init__(self, result: ResultPanel, editor: EditorPanel) -> None:
         super().__init__(result)
         self.result, self.editor = result, editor
-        self.timed: dict[ResultStore, list[WordSpan]] = {}  # each result's words, once timed
-        self._timing: set[ResultStore] = set()  # on the pool now
+        # Each result's words once timed; a result the history drops is forgotten with it.
+        self.timed: WeakKeyDictionary[ResultStore, list[WordSpan]] = WeakKeyDictionary()
+        self._timing: WeakSet[ResultStore] = WeakSet()  # on the pool now
         self._same_text: bool | None = None  # editor text == the result's; None: not compared
         self._marked: int | None = None  # the word marked now (-1: to be drawn again)
         self._tip = result.words_box.toolTip()  # the box's own, before a result's count

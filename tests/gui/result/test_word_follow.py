@@ -211,3 +211,24 @@ def test_the_words_are_timed_on_the_pool_never_on_the_ui_thread(
     span = found[weather]
     parts.at(qtbot, middle, (span.first, span.last, span.estimated))
     assert TEXT[span.first : span.last] == "weather"
+
+
+def test_a_word_out_of_sight_is_scrolled_into_view(qtbot) -> None:  # type: ignore[no-untyped-def]
+    editor = EditorPanel()
+    qtbot.addWidget(editor)
+    editor.resize(400, 200)
+    editor.show()
+    lines = "\n".join(f"line {n} says word{n}." for n in range(200))
+    wrapped = " ".join(f"w{n}" for n in range(3000))  # one paragraph of many lines
+    text = f"{lines}\n{wrapped}\nThe end."
+    editor.set_text(text)
+    view = editor.editor
+    cursor_before = view.textCursor().position()
+    for word in ("word150", "word3", "w2900", "word199", "w1500", "end", "word80"):
+        first = text.index(word)
+        editor.mark_spoken(first, first + len(word), False)
+        place = QTextCursor(view.document())
+        place.setPosition(first)
+        rect = view.cursorRect(place)
+        assert rect.top() >= 0 and rect.bottom() <= view.viewport().height(), word
+    assert view.textCursor().position() == cursor_before  # the user's cursor never moves
