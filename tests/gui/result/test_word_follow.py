@@ -232,3 +232,41 @@ def test_a_word_out_of_sight_is_scrolled_into_view(qtbot) -> None:  # type: igno
         rect = view.cursorRect(place)
         assert rect.top() >= 0 and rect.bottom() <= view.viewport().height(), word
     assert view.textCursor().position() == cursor_before  # the user's cursor never moves
+
+
+def test_each_result_is_timed_once_and_the_shown_ones_words_followed(
+    qtbot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    from chattts_studio.core.align import spans as word_times
+
+    asked: list[tuple[str, int]] = []
+
+    def timed_words(text: str, segments: list, rate: int) -> list[WordSpan]:  # type: ignore[type-arg]
+        asked.append((text, threading.get_ident()))
+        return spans_of(text)
+
+    monkeypatch.setattr(word_times, "result_spans", timed_words)
+    clips = [np.random.default_rng(i).uniform(-0.3, 0.3, SAMPLE_RATE * 4) for i in (1, 2)]
+    parts = Parts(qtbot, tmp_path, [c.astype(np.float32) for c in clips])
+    result = parts.result
+    first_store = result.store
+    parts.result.words_box.setChecked(True)
+    qtbot.waitUntil(lambda: len(asked) == 1, timeout=WAIT_MS)
+    # A second result arrives while the box is ticked: it is timed when it ends.
+    result.begin(0.25)
+    result.add_chunk(AudioChunk(0, clips[0].astype(np.float32), True))
+    made = SegmentResult(0, 1, FIRST, clips[0].astype(np.float32), 10, 0.1, 1)
+    result.add_segment(made)
+    request = SynthesisRequest(FIRST, refine_text=False, segment_size=10, batch_size=1)
+    job = SynthesisJob(request, 2, "voice seed 2")
+    result.end(SynthesisOutcome(job, [made], JobSummary(1, 4, 0.4, 10, 0.1, None), ""))
+    qtbot.waitUntil(lambda: len(asked) == 2, timeout=WAIT_MS)
+    assert [text for text, _ in asked] == [TEXT, FIRST]
+    assert threading.get_ident() not in [thread for _, thread in asked]
+    # The editor holds the first result's text: the second's words are not followed.
+    spans = spans_of(TEXT)
+    parts.at(qtbot, spans[1].start + 0.1, None)
+    result.history_list.setCurrentRow(0)  # the first again: followed, not timed again
+    assert result.store is first_store
+    parts.at(qtbot, spans[1].start + 0.15, (spans[1].first, spans[1].last, False))
+    assert len(asked) == 2
