@@ -15,8 +15,10 @@ from collections.abc import AsyncIterator, Awaitable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+import numpy as np
 from fastapi import Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
+from starlette.concurrency import run_in_threadpool
 from starlette.types import Receive, Scope, Send
 
 from chattts_studio.core import SAMPLE_RATE
@@ -32,7 +34,7 @@ from chattts_studio.core.engine.batch.tickets import (
 from chattts_studio.core.engine.request import AudioChunk
 from chattts_studio.core.errors import StudioError
 from chattts_studio.core.serve.audio import CONTENT_TYPES, Encoder
-from chattts_studio.core.serve.captions import captions
+from chattts_studio.core.serve.captions import captions, word_timestamps
 from chattts_studio.core.serve.errors import ApiError, error_response
 from chattts_studio.core.text.prepare import Segment
 
@@ -237,14 +239,18 @@ async def respond(
         if isinstance(first, Failed):
             return error_response(500, f"The audio could not be made: {first.error}")
         if reply.framing is None and (reply.captions or not state.encoder.streams):
-            whole, gone = await client.unless_gone(_whole(state, first))
+            pieces: dict[int, list[np.ndarray]] | None = {} if reply.captions else None
+            whole, gone = await client.unless_gone(_whole(state, first, pieces))
             if gone or whole is None:
                 state.left("before its audio was whole")
                 return Response(status_code=CLIENT_LEFT)
             audio, done = whole
             handed_over = True
             if reply.captions:
+                segments, spans = state.ticket.segments, state.encoder.spans
+                words = await run_in_threadpool(word_timestamps, segments, spans, pieces or {})
                 body = _captioned(state, reply.input_chars, fmt, reply.captions, audio, done)
+                body["timestamps"] = words
                 return _WholeBody(state, JSONResponse(body, headers=reply.headers))
             media = CONTENT_TYPES[fmt]
             return _WholeBody(state, Response(audio, 200, media_type=media, headers=reply.headers))
@@ -268,11 +274,16 @@ def _captioned(
     }
 
 
-async def _whole(state: _Response, item: Delivery) -> tuple[bytes, Finished]:
+async def _whole(
+    state: _Response, item: Delivery, pieces: dict[int, list[np.ndarray]] | None = None
+) -> tuple[bytes, Finished]:
+    """The whole body; `pieces` (when given) gets each segment's audio for word timestamps."""
     parts: list[bytes] = []
     while True:
         if isinstance(item, Failed):
             raise ApiError(500, f"The audio could not be made: {item.error}")
+        if pieces is not None and isinstance(item, AudioChunk):
+            pieces.setdefault(item.index, []).append(item.audio)
         parts.append(_encode(state.encoder, item))
         if isinstance(item, Finished):
             return b"".join(parts), item
