@@ -5,11 +5,13 @@ says in one sentence. What is written is read back by the same code before it is
 
 Keys this version does not know are kept (a newer minor version's additions survive an older
 app's save); a take's speech recognition check that does not read is dropped, not refused
-(checking again makes it; the take itself is whole).
+(checking again makes it; the take itself is whole). Voice checks are judged again, as a voice's
+takes, each time a project is read or written: a take's verdict follows its voice's spread.
 """
 
 import re
-from dataclasses import asdict
+from collections.abc import Sequence
+from dataclasses import asdict, replace
 from typing import Any
 
 from chattts_studio.core import SAMPLE_RATE
@@ -41,7 +43,7 @@ from chattts_studio.core.project.checked import (
 )
 from chattts_studio.core.project.model import FORMAT, Maker, Project, Segment, Take, TakeSettings
 from chattts_studio.core.seeds import MAX_SEED
-from chattts_studio.core.speaker.check import VoiceCheck
+from chattts_studio.core.speaker.check import VoiceCheck, judged
 from chattts_studio.core.voices.voice import Voice
 
 # A take's audio: a plain file in takes/ (not a temp file: those start with a dot and are
@@ -62,8 +64,28 @@ def take_to_json(take: Take) -> dict[str, Any]:
     return data
 
 
+def voices_judged(segments: Sequence[Segment]) -> dict[tuple[int, int], VoiceCheck]:
+    """Every take's voice check, (segment id, take id) -> check, judged by the rule that fits
+    its voice's takes now (core/speaker/check.py's `judged`)."""
+    checks = {
+        (s.id, t.id): t.voice_check for s in segments for t in s.takes if t.voice_check is not None
+    }
+    return judged(checks, {key: f"{key[0]}/{key[1]}" for key in checks})
+
+
+def judge_voices(segments: Sequence[Segment]) -> None:
+    """Each take's voice check replaced by its judgement as one of its voice's takes."""
+    found = voices_judged(segments)
+    for s in segments:
+        s.takes = [
+            replace(t, voice_check=found[(s.id, t.id)]) if (s.id, t.id) in found else t
+            for t in s.takes
+        ]
+
+
 def to_json(project: Project) -> dict[str, Any]:
     voices = {s.voice.key(): asdict(s.voice) for s in project.segments}
+    voice_checks = voices_judged(project.segments)
     segments = [
         {
             "id": s.id,
@@ -75,7 +97,14 @@ def to_json(project: Project) -> dict[str, Any]:
             "picked": s.picked,
             "locked": s.locked,
             "reference": s.reference,
-            "takes": [take_to_json(t) for t in s.takes],
+            "takes": [
+                take_to_json(
+                    replace(t, voice_check=voice_checks[(s.id, t.id)])
+                    if (s.id, t.id) in voice_checks
+                    else t
+                )
+                for t in s.takes
+            ],
         }
         for s in project.segments
     ]
@@ -268,6 +297,7 @@ def project_from(value: Any) -> Project:
     ids = [s.id for s in segments]
     if len(set(ids)) != len(ids):
         raise ValueError("two segments share an id")
+    judge_voices(segments)
     device = data.get("device")
     seed = data.get("seed")
     return Project(
