@@ -4,6 +4,7 @@ marks, and the chapter list. An output whose inputs have not changed since it wa
 written again, so a resumed render only assembles what is new."""
 
 import json
+import zipfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -140,9 +141,10 @@ class Assembler:
             o.loudness,
             o.peak,
             o.subtitles,
-            o.word_timing,
             self.job.request.pause_seconds,
             self.note(),
+            # Only when on: the keys of renders made before word timings existed still hold.
+            *(["word timing"] if o.word_timing else []),
         )
 
     def chapter(self, ch: PlannedChapter) -> ChapterOutput:
@@ -373,8 +375,10 @@ class Assembler:
         try:
             work.mkdir(exist_ok=True)
             made = write_read_along(source, folder / name, parts, work)
-        except ReadAlongError as exc:
-            self.job.stats.warnings.append(f"no read-along EPUB: {exc}")
+        except (ReadAlongError, zipfile.BadZipFile, KeyError, ValueError) as exc:
+            # The book's own make-up (or a file changed since it was read): the render stands.
+            reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            self.job.stats.warnings.append(f"no read-along EPUB: {reason}")
             return None
         except (OSError, RuntimeError) as exc:  # RuntimeError: libsndfile's
             raise StudioError(not_written(folder / name, exc)) from None

@@ -202,7 +202,8 @@ class SpeechServer:
             responses={200: audio, "4XX": errors, "5XX": errors},
             openapi_extra=request_body,
             description="/v1/audio/speech with captions (json unless the body asks for srt or "
-            "vtt): the audio (base64) and its captions in one JSON body.",
+            "vtt): the audio (base64), its captions and word timestamps ([{word, start_time, "
+            "end_time, estimated}], as Kokoro-FastAPI's) in one JSON body.",
         )(self.captioned)
         return app
 
