@@ -270,3 +270,32 @@ def test_each_result_is_timed_once_and_the_shown_ones_words_followed(
     assert result.store is first_store
     parts.at(qtbot, spans[1].start + 0.15, (spans[1].first, spans[1].last, False))
     assert len(asked) == 2
+
+
+def test_words_that_cannot_be_timed_are_one_sentence_and_not_tried_again(
+    qtbot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    from chattts_studio.core.align import spans as word_times
+    from chattts_studio.core.errors import ModelError
+
+    tries: list[str] = []
+
+    def refused(text: str, segments: list, rate: int) -> list[WordSpan]:  # type: ignore[type-arg]
+        tries.append(text)
+        raise ModelError("English alignment needs PocketSphinx, which is not installed.")
+
+    monkeypatch.setattr(word_times, "result_spans", refused)
+    clips = [np.random.default_rng(i).uniform(-0.3, 0.3, SAMPLE_RATE * 4) for i in (1, 2)]
+    parts = Parts(qtbot, tmp_path, [c.astype(np.float32) for c in clips])
+    said: list[str] = []
+    parts.result.message.connect(said.append)
+    parts.result.words_box.setChecked(True)
+    qtbot.waitUntil(lambda: bool(said), timeout=WAIT_MS)
+    assert said == [
+        "The words could not be timed: English alignment needs PocketSphinx, which is not "
+        "installed."
+    ]
+    parts.at(qtbot, 0.35, None)
+    parts.result.words_box.setChecked(False)
+    parts.result.words_box.setChecked(True)
+    assert tries == [TEXT]
