@@ -5,7 +5,9 @@ times, keeping the take most like the reference. Off unless asked for.
 The reference is a clip the user gives (a speaker's preview or recording), else the render's
 first segment long enough to judge, in book order. That rule needs no file of its own: a
 resumed render finds the same segment among its kept ones, and since every seed comes from
-the plan, a resumed render makes the same choices an uninterrupted one does."""
+the plan, a resumed render makes the same choices an uninterrupted one does. The fixed threshold
+judges; the spread rule (core/speaker/spread.py) only when asked, as it needs every kept
+segment's similarity, a resumed render's included (`remember`)."""
 
 import hashlib
 from collections.abc import Callable
@@ -22,6 +24,7 @@ from chattts_studio.core.speaker.encoder import (
     VoiceCheckError,
     similarity,
 )
+from chattts_studio.core.speaker.spread import RULE_FIXED, RULE_SPREAD, SpreadRule
 
 MAX_TRIES = 20
 
@@ -35,28 +38,41 @@ class VoiceGuard:
     threshold: float = THRESHOLD
     tries: int = 3
     reference_clip: Path | None = None
+    spread: SpreadRule | None = None  # judge by the kept segments' spread once there are enough
 
     def record(self) -> dict[str, object]:
         """What of it shapes the kept audio (a render's settings record holds it)."""
         clip = None
         if self.reference_clip is not None:
             clip = hashlib.sha256(self.reference_clip.read_bytes()).hexdigest()[:16]
-        return {
+        found: dict[str, object] = {
             "model": self.encoder.model_file.name,
             "threshold": self.threshold,
             "tries": self.tries,
             "reference": clip,
         }
+        if self.spread is not None:  # the record of a render without it stays as it was
+            found["spread"] = {
+                "min_takes": self.spread.min_takes,
+                "mads": self.spread.mads,
+                "min_mad": self.spread.min_mad,
+                "lowest": self.spread.lowest,
+                "highest": self.spread.highest,
+            }
+        return found
 
 
 @dataclass(frozen=True)
 class Judged:
     """The audio kept for a segment: its similarity to the reference (None: too short to
-    judge, or no reference yet) and how many times it was made again."""
+    judge, or no reference yet), how many times it was made again, and the rule that judged
+    it with the lowest similarity that rule passed."""
 
     audio: np.ndarray
     similarity: float | None
     tries: int
+    rule: str = RULE_FIXED
+    limit: float = THRESHOLD
 
 
 class VoiceWatch:
@@ -66,6 +82,7 @@ class VoiceWatch:
         self.guard = guard
         self.reference: np.ndarray | None = None
         self.source = ""  # what the reference is, as the render says it
+        self.kept: list[float] = []  # the kept segments' similarities (the spread's pool)
         if guard.reference_clip is not None:
             from chattts_studio.core.speaker.compare import embed_file
 
@@ -85,9 +102,11 @@ class VoiceWatch:
         """`audio` kept when its voice is the reference's (or cannot be judged); else
         `remake(try)` made up to `tries` times, stopping at the first that passes, and the
         one most like the reference kept."""
+        rule, limit = self.rule()
         score = self.score(audio)
-        if score is None or score >= self.guard.threshold:
-            return Judged(audio, score, 0)
+        if score is None or score >= limit:
+            self.remember(score)
+            return Judged(audio, score, 0, rule, limit)
         best, best_score, made = audio, score, 0
         for attempt in range(1, self.guard.tries + 1):
             other = remake(attempt)
@@ -95,9 +114,21 @@ class VoiceWatch:
             other_score = self.score(other)
             if other_score is not None and other_score > best_score:
                 best, best_score = other, other_score
-            if best_score >= self.guard.threshold:
+            if best_score >= limit:
                 break
-        return Judged(best, best_score, made)
+        self.remember(best_score)
+        return Judged(best, best_score, made, rule, limit)
+
+    def rule(self) -> tuple[str, float]:
+        """The rule that judges the next segment and the lowest similarity it passes."""
+        limit = None if self.guard.spread is None else self.guard.spread.limit(self.kept)
+        return (RULE_FIXED, self.guard.threshold) if limit is None else (RULE_SPREAD, limit)
+
+    def remember(self, score: float | None) -> None:
+        """A kept segment's similarity, in book order: the judged ones, and a resumed render's
+        earlier ones (else the spread would differ from an uninterrupted render's)."""
+        if score is not None and score < 1.0 - 1e-6:  # the reference segment itself is not one
+            self.kept.append(score)
 
     def score(self, audio: np.ndarray) -> float | None:
         if self.reference is None:
@@ -122,5 +153,6 @@ def voice_note(chapter: int, index: int, judged: Judged | None) -> str:
     assert judged is not None and judged.similarity is not None
     return (
         f"{segment_name(chapter, index)}: its voice drifted; made again {judged.tries} "
-        f"time(s), the most alike kept (similarity {judged.similarity:.2f})"
+        f"time(s), the most alike kept (similarity {judged.similarity:.2f}; {judged.rule} "
+        f"rule, limit {judged.limit:.2f})"
     )
