@@ -396,3 +396,66 @@ def test_word_timing_mistakes_give_one_line(
     argv = ["render", str(tmp_path / "items.jsonl"), "-o", str(tmp_path / "m"), "--word-timing"]
     assert main(argv) == 2
     assert "works on a book" in capsys.readouterr().err
+
+
+def test_a_package_in_a_subfolder_and_a_chapter_over_two_documents(tmp_path: Path) -> None:
+    head = (
+        '<?xml version="1.0" encoding="UTF-8"?>\n<!DOCTYPE html>\n<html xmlns="http://www.w3.org/'
+        '1999/xhtml" xmlns:epub="http://www.idpf.org/2007/ops"><head><title>T</title></head><body>'
+    )
+    texts = {
+        "OEBPS/Text/nav.xhtml": '<nav epub:type="toc"><ol><li><a href="chapter%20one.xhtml">'
+        'Chapter 1</a></li><li><a href="two.xhtml">Chapter 2</a></li></ol></nav>',
+        "OEBPS/Text/chapter one.xhtml": "<h1>Chapter 1</h1><p>The weather is nice.</p>",
+        "OEBPS/Text/one-b.xhtml": "<p>And more of <em>chapter</em> one.</p>",
+        "OEBPS/Text/two.xhtml": "<h1>Chapter 2</h1><p>We walk home.</p>",
+    }
+    nav = ' properties="nav"'
+    items = "".join(
+        f'<item id="i{n}" href="Text/{Path(name).name.replace(" ", "%20")}" '
+        f'media-type="application/xhtml+xml"{nav if n == 0 else ""}/>'
+        for n, name in enumerate(texts)
+    )
+    opf = (
+        '<?xml version="1.0" encoding="UTF-8"?><package xmlns="http://www.idpf.org/2007/opf" '
+        'version="3.0" unique-identifier="uid"><metadata xmlns:dc="http://purl.org/dc/elements/'
+        '1.1/"><dc:identifier id="uid">x</dc:identifier><dc:title>Sub</dc:title><dc:language>en'
+        '</dc:language><meta property="dcterms:modified">2026-01-01T00:00:00Z</meta></metadata>'
+        f"<manifest>{items}</manifest><spine>"
+        + "".join(f'<itemref idref="i{n}"/>' for n in range(len(texts)))
+        + "</spine></package>"
+    )
+    source = tmp_path / "sub.epub"
+    with zipfile.ZipFile(source, "w") as book:
+        book.writestr("mimetype", "application/epub+zip", zipfile.ZIP_STORED)
+        book.writestr(
+            "META-INF/container.xml",
+            '<container version="1.0" xmlns="urn:oasis:names:tc:opendocument:xmlns:container">'
+            '<rootfiles><rootfile full-path="OEBPS/content.opf" media-type="application/'
+            'oebps-package+xml"/></rootfiles></container>',
+        )
+        book.writestr("OEBPS/content.opf", opf, zipfile.ZIP_DEFLATED)
+        for name, body in texts.items():
+            book.writestr(name, f"{head}{body}</body></html>", zipfile.ZIP_DEFLATED)
+    chapters = [
+        chapter_audio(
+            tmp_path, 0, "Chapter 1 The weather is nice. And more of chapter one.", 4.0, False
+        ),
+        chapter_audio(tmp_path, 1, "Chapter 2 We walk home.", 2.0, False),
+    ]
+    target = tmp_path / "sub read-along.epub"
+    made = write_read_along(source, target, chapters, tmp_path)
+    overlays = check_read_along(target, source)
+    assert list(overlays) == [
+        "OEBPS/Text/chapter one.xhtml",
+        "OEBPS/Text/one-b.xhtml",
+        "OEBPS/Text/two.xhtml",
+    ]  # fmt: skip: the navigation gets none
+    assert made.words == 16
+    # The second document goes on in chapter 1's audio where the first left off.
+    first, second = overlays["OEBPS/Text/chapter one.xhtml"], overlays["OEBPS/Text/one-b.xhtml"]
+    assert second[0][1] >= first[-1][2]
+    with zipfile.ZipFile(target) as book:
+        smil = etree.fromstring(book.read("OEBPS/readalong/document-0002.smil"))
+        audio = {a.get("src") for a in smil.iter(f"{{{SMIL}}}audio")}
+        assert audio == {"chapter-0001.mp3"}
