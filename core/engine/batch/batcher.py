@@ -1,10 +1,13 @@
 """One continuous batch for many requests: a thread that owns the loaded model and one decoder.
 
 Tickets come from any thread; the decoder asks for the next segment before every step, so a new
-request joins the running batch at once. Unless shared or refined, a request's audio is its solo
-audio bit for bit: a generator per segment, `exact` steps, and the same chunked vocoding whether
-streamed or not. Audio reaches `deliver` in the request's own order. A row's failure fails its
-request alone; a failure of the step fails every request. See docs/architecture.md."""
+request joins the running batch at once. A request's first segment decodes without the rest of
+that request (refined alone when refine is asked) until its first chunk's steps exist, so its
+first audio waits for no other segment's prompt or text pass. Unless shared or refined, a
+request's audio is its solo audio bit for bit: a generator per segment, `exact` steps, and the
+same chunked vocoding whether streamed or not. Audio reaches `deliver` in the request's own
+order. A row's failure fails its request alone; a failure of the step fails every request. See
+docs/architecture.md."""
 
 import logging
 import threading
@@ -28,7 +31,7 @@ from chattts_studio.core.engine.decode.job import Job
 from chattts_studio.core.engine.decode.loop import FastDecoder
 from chattts_studio.core.engine.decode.rowwise import Sampling
 from chattts_studio.core.engine.decode.slots import DecoderShape
-from chattts_studio.core.engine.decode.streaming import ChunkVocoder
+from chattts_studio.core.engine.decode.streaming import FIRST_AUDIO_STEPS, ChunkVocoder
 from chattts_studio.core.engine.decoder_pool import SIZING_LENGTH
 from chattts_studio.core.engine.engine import Engine
 from chattts_studio.core.engine.pipeline import out_of_memory, release_memory
@@ -53,6 +56,12 @@ INT8_CHUNKS = (
     "--chunk-rows above 1 cannot be used with int8: its quantization ties the rows of a "
     "product together; leave it at 1, or serve fp32 or bf16."
 )
+
+
+def heading(ticket: Ticket) -> bool:
+    """Its first segment decodes alone: it has not yet the steps of its first chunk."""
+    head = ticket.running.get(0) if ticket.next_admit == 1 else None
+    return head is not None and not head.cancelled and head.steps < FIRST_AUDIO_STEPS
 
 
 class Batcher(ChunkDelivery):
@@ -144,7 +153,8 @@ class Batcher(ChunkDelivery):
                 index = ticket.next_admit
                 picks = None
                 if ticket.order.refine is not None and index not in ticket.refined:
-                    picks = refine_picks(ticket, ready, min(self.slots, REFINE_BATCH))
+                    limit = min(self.slots, REFINE_BATCH)
+                    picks = refine_picks(ticket, ready, limit, heads=index == 0)
                 else:
                     ticket.next_admit += 1
                     ticket.rows += 1
@@ -173,7 +183,11 @@ class Batcher(ChunkDelivery):
 
     @staticmethod
     def _admits(ticket: Ticket) -> bool:
-        return not ticket.held_back and ticket.next_admit < len(ticket.segments)
+        return (
+            not ticket.held_back
+            and ticket.next_admit < len(ticket.segments)
+            and not heading(ticket)
+        )
 
     def _embedder(
         self, ticket: Ticket, segment: Segment, refined: str | None

@@ -31,10 +31,13 @@ REFINE_BATCH = 8  # segments in one call at most
 REFINE_FAILED = "Refining the text failed on the server; try again, or without refine_text."
 
 
-def refine_picks(first: Ticket, tickets: list[Ticket], limit: int) -> list[tuple[Ticket, int]]:
+def refine_picks(
+    first: Ticket, tickets: list[Ticket], limit: int, heads: bool = False
+) -> list[tuple[Ticket, int]]:
     """The segments to refine in one call, `limit` at most: `first`'s next unrefined one,
     then, in turns, the next unrefined segment of each of `tickets` (in the order they take
-    rows) that asks for the same RefineSettings as `first`."""
+    rows) that asks for the same RefineSettings as `first`. `heads`: one segment a ticket
+    (`first`'s is its first segment, whose audio should not wait for the others' text)."""
     settings = first.order.refine
     queues = [
         (t, t.unrefined())
@@ -49,6 +52,8 @@ def refine_picks(first: Ticket, tickets: list[Ticket], limit: int) -> list[tuple
                 queues.remove((ticket, queue))
             elif len(picks) < limit:
                 picks.append((ticket, index))
+                if heads:
+                    queues.remove((ticket, queue))
     return picks
 
 

@@ -440,3 +440,47 @@ def test_a_chunk_the_vocoder_fails_fails_its_request_alone(
         assert batcher.stats.failed == 1
     finally:
         batcher.close()
+
+
+@pytest.mark.parametrize("refine", [False, True])
+def test_a_requests_first_segment_runs_alone_to_its_first_chunk(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch, refine: bool
+) -> None:
+    """A lone request of several segments: its first segment is refined by itself (when
+    refine is asked), and it steps as the only row until it has its first chunk's steps; then
+    the others are refined together and join it."""
+    from chattts_studio.core.engine.chattts.chat import RefineSettings
+    from chattts_studio.core.engine.decode.streaming import FIRST_AUDIO_STEPS
+
+    model = engine.model
+    assert model is not None
+    rows: list[int] = []  # rows of each step, in order
+    calls: list[tuple[int, int]] = []  # (texts refined, steps before the call)
+    stock_refine = model.refine
+
+    def refine_counted(texts, *args, **kwargs):  # type: ignore[no-untyped-def]
+        calls.append((len(texts), len(rows)))
+        return stock_refine(texts, *args, **kwargs)
+
+    monkeypatch.setattr(model, "refine", refine_counted)
+    batcher = Batcher(engine, slots=4)
+    batcher.segment_size = 3
+    batcher.step_listeners.append(lambda ids: rows.append(len(ids)))
+    settings = RefineSettings("[oral_2][laugh_0][break_6]", 0.7, 20) if refine else None
+    order = SpeechOrder("你好。今天天气很好。我们去公园。散步吧。", engine.sample_speaker(1), 1)
+    order = SpeechOrder(order.text, order.speaker, 1, refine=settings)
+    assert len(batcher.segments_of(order)) >= 3
+    batcher.start()
+    try:
+        done, got = collect(batcher, order)
+        assert done.wait(120)
+        assert isinstance(got[-1], Finished), got[-1]
+    finally:
+        batcher.close()
+    joined = next(i for i, n in enumerate(rows) if n > 1)
+    assert joined >= FIRST_AUDIO_STEPS and set(rows[:joined]) == {1}, rows[: joined + 1]
+    if refine:
+        assert calls[0] == (1, 0), calls  # the first segment alone, before any step
+        assert calls[1][0] > 1 and calls[1][1] >= FIRST_AUDIO_STEPS, calls
+    else:
+        assert not calls

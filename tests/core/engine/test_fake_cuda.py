@@ -604,6 +604,37 @@ def test_a_whole_synthesis_runs_on_the_card(gpu: FakeGpu, monkeypatch: pytest.Mo
     assert pooled.static and pooled.k_cache.device == CUDA and pooled.k_cache.dtype == gpu.dtype
 
 
+@pytest.mark.parametrize("gpu", ["bf16"], indirect=True)
+def test_rows_join_a_captured_graph_batch_on_the_card(
+    gpu: FakeGpu, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first segment first on a GPU's static step through a CUDA graph stand-in: the
+    first row steps alone in the captured batch until its first chunk's steps, then the
+    others join it in their free rows, replayed by the same graph (no capture for a new row
+    count: a static step holds every slot), with no host operand in any replay."""
+    from chattts_studio.core.engine.decode.streaming import FIRST_AUDIO_STEPS
+    from chattts_studio.core.engine.request import SynthesisRequest
+
+    engine = _fake_engine(gpu, monkeypatch)
+    engine.cuda_graphs = True
+    GraphReplay.instances = []
+    monkeypatch.setattr(slot_steps, "StepGraphs", GraphReplay)
+    rows: list[int] = []
+    monkeypatch.setattr(engine.live, "add_steps", lambda keys: rows.append(len(keys)))
+    gpu.end_every = FIRST_AUDIO_STEPS + 6
+    text = "今天天气很好。我们去公园散步吧！然后回家。"
+    request = SynthesisRequest(text, speaker=gpu.speaker, refine_text=False, segment_size=8)
+    chunks: list[Any] = []
+    results = list(engine.synthesize(request, listener=chunks.append))
+    assert len(results) >= 3 and [r.index for r in results] == list(range(len(results)))
+    joined = next(i for i, n in enumerate(rows) if n > 1)
+    assert joined == FIRST_AUDIO_STEPS and set(rows[:joined]) == {1}, rows
+    assert len(GraphReplay.instances) == 1, "a row joining made the step capture again"
+    replays = GraphReplay.instances[0].spans
+    assert len(replays) == len(rows) and not GraphReplay.instances[0].host_operands
+    assert chunks and not chunks[0].final and chunks[0].index == 0
+
+
 @dataclass
 class SideSeams:
     """What the side stream's stand-ins saw (no CUDA stream can be made here)."""

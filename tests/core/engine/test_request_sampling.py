@@ -246,12 +246,13 @@ def _spy_prompts(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return texts
 
 
-def test_refine_runs_once_for_the_segments_of_every_waiting_request_and_feeds_their_prompts(
+def test_refine_runs_for_the_first_segments_of_every_waiting_request_then_the_rest(
     engine: Engine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Two requests with refine (two segments each) and one without, queued together: one
-    refine call for the four segments, in the order they take rows; the refined texts, not the
-    plain ones, reach the prompts, and a refined segment decodes for the steps its text needs."""
+    refine call for both first segments (a request's first audio waits for no other segment of
+    its own), then one for both second segments; the refined texts, not the plain ones, reach
+    the prompts, and a refined segment decodes for the steps its text needs."""
     refine = RefineSpy()
     monkeypatch.setattr(engine.model, "refine", refine)
     prompts = _spy_prompts(monkeypatch)
@@ -268,8 +269,13 @@ def test_refine_runs_once_for_the_segments_of_every_waiting_request_and_feeds_th
     finally:
         batcher.close()
     plain = ["你好。", "好的。", "我们。", "再见。"]
-    assert refine.calls == [([model.normalize(t) for t in plain], REFINE_X)]
-    refined = [f"{model.normalize(t)}[lbreak]{'[uv_break]' * n}" for n, t in enumerate(plain)]
+    calls = [plain[:2], plain[2:]]
+    assert refine.calls == [([model.normalize(t) for t in call], REFINE_X) for call in calls]
+    refined = [
+        f"{model.normalize(t)}[lbreak]{'[uv_break]' * n}"
+        for call in calls
+        for n, t in enumerate(call)
+    ]
     assert sorted(prompts) == sorted([*refined, model.normalize("谢谢。")])
     for order, got in zip(orders, results, strict=True):
         texts = [refined[plain.index(s.text)] for s in batcher.segments_of(order) if order.refine]

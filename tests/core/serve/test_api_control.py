@@ -111,15 +111,30 @@ def test_segment_size_sets_the_segments(api: Api) -> None:
     assert pcm[5].size != pcm[500].size
 
 
-def test_refine_text_runs_and_its_levels_reach_it(api: Api) -> None:
+def test_refine_text_runs_and_its_levels_reach_it(
+    api: Api, engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Needs refine-text in the batcher (H1's side): on random weights its text is noise, so
-    only that it runs, is reproducible and that the levels change it is asserted."""
+    that it runs and is reproducible is asserted on the audio, and that the levels reach the
+    text pass on its prompt (random weights barely heed a prompt: a lone short text's refined
+    tokens can come out the same)."""
     off = api.speech(seed=6)
     on = api.speech(seed=6, refine_text=True)
     assert on and on == api.speech(seed=6, refine_text=True)
     assert on != off
     assert api.speech(seed=6, refine_text=True, oral=2, laugh=0, **{"break": 6}) == on
-    assert api.speech(seed=6, refine_text=True, laugh=2, oral=9) != on
+    model = engine.model
+    assert model is not None
+    prompts: list[str] = []
+    stock = model.refine
+
+    def refine(texts, settings, *args, **kwargs):  # type: ignore[no-untyped-def]
+        prompts.append(settings.prompt)
+        return stock(texts, settings, *args, **kwargs)
+
+    monkeypatch.setattr(model, "refine", refine)
+    api.speech(seed=6, refine_text=True, laugh=2, oral=9)
+    assert prompts and set(prompts) == {"[oral_9][laugh_2][break_6]"}, prompts
 
 
 # -- voice blends -----------------------------------------------------------------------------
