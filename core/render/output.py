@@ -190,8 +190,14 @@ class Assembler:
             for _entry, audio in self._segments(entries):
                 writer.add_segment(audio)
         if subs is not None and ch.number in self.words:
-            text = format_words(self.words[ch.number], str(self.options.subtitles))
+            words = self.words[ch.number]
+            text = format_words(words, str(self.options.subtitles))
             _write(folder / subs, lambda path: write_text_atomic(path, text))
+            if words.estimated:  # never shown as measured: said here too
+                self.say(
+                    f"note: {words.estimated} of {len(words.words)} word times in "
+                    f"{folder / subs} are estimated (the aligner could not measure them)"
+                )
         elif subs is not None:
             _write(
                 folder / subs, lambda path: write_subtitles(path, cues_for(timeline), self.note())
