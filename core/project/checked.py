@@ -21,6 +21,7 @@ MAX_ROWS = 4_096  # the row count a take was decoded at
 MAX_TAKE_SECONDS = 600.0  # a take's length (today's longest is under 45 s)
 MAX_COMPUTE_SECONDS = 1e7
 MAX_LOUDNESS_DB = 1_000.0  # a take's measured loudness, either side of 0 dB
+MAX_WORDS = MAX_TEXT  # a take's timed words (a word is a character at the least)
 MAX_DEPTH = 32  # nesting of a value a newer version wrote, kept without being understood
 MAX_PROJECT_BYTES = 1 << 30  # project.json (a 1,000-segment project's is 3.7 MB)
 MAX_RECORD_BYTES = 16 << 20  # one take's record (a few kB)

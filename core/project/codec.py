@@ -15,6 +15,7 @@ from dataclasses import asdict, replace
 from typing import Any
 
 from chattts_studio.core import SAMPLE_RATE
+from chattts_studio.core.align.words import Alignment, Word
 from chattts_studio.core.asr.score import AsrCheck
 from chattts_studio.core.project import flags
 from chattts_studio.core.project.checked import (
@@ -30,6 +31,7 @@ from chattts_studio.core.project.checked import (
     MAX_TAKE_SECONDS,
     MAX_TEXT,
     MAX_VOICE,
+    MAX_WORDS,
     SETTING_RANGES,
     checked_text,
     flag,
@@ -61,6 +63,7 @@ def take_to_json(take: Take) -> dict[str, Any]:
     data["measures"] = flags.to_json(take.measures)
     data["asr"] = None if take.asr is None else take.asr.to_json()
     data["voice_check"] = None if take.voice_check is None else take.voice_check.to_json()
+    data["words"] = None if take.words is None else take.words.to_json()
     return data
 
 
@@ -209,7 +212,35 @@ def take_from(value: Any, where: str = "take: ") -> Take:
         made_at=text(data, "made_at", MAX_NAME, where),
         asr=asr_from(data.get("asr")),
         voice_check=VoiceCheck.from_json(data.get("voice_check")),
+        words=words_from(data.get("words")),
     )
+
+
+def words_from(value: Any) -> Alignment | None:
+    """A take's words in time, or None: none kept (a project saved before kept none) or a
+    record that does not read (damaged: timing the take again makes it)."""
+    if value is None:
+        return None
+    try:
+        data = mapping(value, "words")
+        found = []
+        for item in listed(data.get("words"), MAX_WORDS, "words"):
+            word = mapping(item, "a word")
+            start = number(word, "start", 0.0, MAX_TAKE_SECONDS)
+            end = number(word, "end", start, MAX_TAKE_SECONDS)
+            said = text(word, "text", MAX_TEXT)
+            found.append(Word(said, start, end, flag(word, "estimated", "", False)))
+        language = text(data, "language", MAX_NAME)
+        if language not in ("en", "zh"):
+            raise ValueError("not a language the aligner times")
+        return Alignment(
+            found,
+            language,
+            text(data, "method", MAX_NAME),
+            number(data, "duration", 0.0, MAX_TAKE_SECONDS),
+        )
+    except (ValueError, TypeError, OverflowError):
+        return None
 
 
 def asr_from(value: Any) -> AsrCheck | None:

@@ -10,6 +10,7 @@ that names one stays true. Users see 1-based positions (`number`), never ids.
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from chattts_studio.core.align.words import Alignment
 from chattts_studio.core.asr.score import AsrCheck
 from chattts_studio.core.project.flags import Measures
 from chattts_studio.core.speaker.check import VoiceCheck
@@ -66,6 +67,9 @@ class Take:
     asr: AsrCheck | None = None
     # How alike its voice is to its voice's reference (core/speaker); None until checked.
     voice_check: VoiceCheck | None = None
+    # Its words in time (core/align), kept when it was checked with timings to hand, for an
+    # export or reader to use; None in a project saved before, or a take never timed.
+    words: Alignment | None = None
 
 
 @dataclass
