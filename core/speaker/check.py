@@ -9,6 +9,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any, TypeVar
 
 from chattts_studio.core.messages import QT_TRANSLATE_NOOP, Sentence
+from chattts_studio.core.speaker.encoder import THRESHOLD
 from chattts_studio.core.speaker.spread import RULE_FIXED, RULE_SPREAD, RULES, SPREAD, SpreadRule
 
 # What a reference can be, as a check records it (the window and `project list` say them).
@@ -85,16 +86,19 @@ def judged(
     reference (at one threshold, by one model) are one voice's takes; with `rule.min_takes`
     of them or more (the reference take counted), each is judged by their spread, else by
     the fixed threshold. `names` gives each check's take as a reference_id names it
-    ("segment-id/take-id"), so the reference's own check stays out of the spread."""
+    ("segment-id/take-id"), so the reference's own check stays out of the spread. Checks made
+    at a threshold other than the default keep it: the user tuned it, and it judges."""
     groups: dict[tuple[str, str, str, float, bool], list[Key]] = {}
     for key, check in checks.items():
         group = (check.reference, check.reference_id, check.model, check.threshold, check.demo)
         groups.setdefault(group, []).append(key)
     out: dict[Key, VoiceCheck] = {}
-    for (_, reference_id, _, _, _), keys in groups.items():
+    for (_, reference_id, _, threshold, _), keys in groups.items():
         pool = [checks[k].similarity for k in keys if names.get(k) != reference_id]
         counted = len(pool) + (len(pool) < len(keys))  # the reference take, when checked
         limit = rule.limit(pool) if counted >= rule.min_takes else None
+        if threshold != THRESHOLD:  # a threshold the user chose is the rule they chose
+            limit = None
         for key in keys:
             if limit is None:
                 out[key] = replace(checks[key], rule=RULE_FIXED, limit=None, takes=counted)

@@ -119,3 +119,13 @@ def test_a_check_saved_before_rules_reads_as_fixed_and_a_damaged_rule_as_none() 
     assert VoiceCheck.from_json(old | {"takes": -1}) is None
     spread = VoiceCheck.from_json(old | {"rule": "spread", "limit": 0.85, "takes": 8})
     assert spread is not None and not spread.same and spread.bound == 0.85
+
+
+def test_a_threshold_the_user_chose_judges_however_many_takes() -> None:
+    checks = {
+        k: VoiceCheck(c.similarity, 0.82, c.reference, c.reference_id, c.model)
+        for k, c in _checks([*WIDE]).items()
+    }
+    got = judged(checks, {key: key for key in checks})
+    assert {c.rule for c in got.values()} == {RULE_FIXED}
+    assert not got["4/1"].same and got["4/1"].bound == 0.82  # the spread would keep it
