@@ -3,6 +3,7 @@ point at it, and matched in order with the words a render timed. Only text the r
 touched (not the head, scripts, styles, SVG or MathML); the markup around it stays as it was.
 Words the two sides do not share (a split <b>Hel</b>lo, a dictionary replacement) are skipped."""
 
+import bisect
 import re
 import unicodedata
 from collections.abc import Iterator, Sequence
@@ -15,8 +16,9 @@ from chattts_studio.core.errors import BadTextError
 
 XHTML = "http://www.w3.org/1999/xhtml"
 SKIPPED = frozenset({"head", "title", "script", "style", "textarea", "select", "option", "rt"})
-RESYNC_WINDOW = 300  # words looked ahead on either side to find the texts in step again
+RESYNC_WINDOW = 5000  # words skipped at most on one side to find the texts in step again
 RESYNC_RUN = 3  # words that must agree in a row to be in step
+RESYNC_CHANGED = 8  # words at most changed on both sides at once
 _CONTROL = re.compile(r"\[[^\[\]\s]{0,32}\]")
 
 
@@ -161,9 +163,11 @@ def _unwrap(span: etree._Element) -> None:
 
 def pair_words(left: Sequence[str], right: Sequence[str]) -> list[tuple[int, int]]:
     """(i, j) for each word left[i] matched with right[j], in order: equal words are taken in
-    step; where they differ, the nearest place ahead where RESYNC_RUN words agree again."""
+    step; where they differ, the nearest place ahead where RESYNC_RUN words agree again (found
+    through an index of each side's runs, so a long stretch that differs costs no scan)."""
     a = [folded(w) for w in left]
     b = [folded(w) for w in right]
+    runs_a, runs_b = _Runs(a), _Runs(b)
     pairs: list[tuple[int, int]] = []
     i = j = 0
     while i < len(a) and j < len(b):
@@ -171,7 +175,7 @@ def pair_words(left: Sequence[str], right: Sequence[str]) -> list[tuple[int, int
             pairs.append((i, j))
             i, j = i + 1, j + 1
             continue
-        skip = _resync(a, b, i, j)
+        skip = _resync(a, b, i, j, runs_a, runs_b)
         if skip is None:
             i, j = i + 1, j + 1
         else:
@@ -179,11 +183,43 @@ def pair_words(left: Sequence[str], right: Sequence[str]) -> list[tuple[int, int
     return pairs
 
 
-def _resync(a: list[str], b: list[str], i: int, j: int) -> tuple[int, int] | None:
-    """The nearest skips (di, dj) after which RESYNC_RUN words agree (fewer at the end)."""
-    for k in range(1, RESYNC_WINDOW):
-        for di, dj in ((k, k), (0, k), (k, 0)):
-            run = min(RESYNC_RUN, len(a) - i - di, len(b) - j - dj)
-            if run > 0 and a[i + di : i + di + run] == b[j + dj : j + dj + run]:
-                return di, dj
-    return None
+class _Runs:
+    """Where each run of RESYNC_RUN words starts in a list of words."""
+
+    def __init__(self, words: list[str]) -> None:
+        self.starts: dict[tuple[str, ...], list[int]] = {}
+        for n in range(len(words) - RESYNC_RUN + 1):
+            self.starts.setdefault(tuple(words[n : n + RESYNC_RUN]), []).append(n)
+
+    def after(self, run: tuple[str, ...], at: int) -> int | None:
+        """How far after `at` the run next starts, within RESYNC_WINDOW; None if not."""
+        starts = self.starts.get(run, [])
+        k = bisect.bisect_right(starts, at)
+        if k < len(starts) and starts[k] - at <= RESYNC_WINDOW:
+            return starts[k] - at
+        return None
+
+
+def _resync(
+    a: list[str], b: list[str], i: int, j: int, runs_a: _Runs, runs_b: _Runs
+) -> tuple[int, int] | None:
+    """The nearest skips (di, dj) after which RESYNC_RUN words agree: a few words changed on
+    both sides, or words only one side has."""
+    if len(a) - i <= RESYNC_RUN or len(b) - j <= RESYNC_RUN:  # the end: a word at a time
+        for k in range(1, RESYNC_RUN + 1):
+            for di, dj in ((k, k), (0, k), (k, 0)):
+                if i + di < len(a) and j + dj < len(b) and a[i + di] == b[j + dj]:
+                    return di, dj
+        return None
+    found: list[tuple[int, int]] = []
+    for k in range(1, RESYNC_CHANGED + 1):
+        if a[i + k : i + k + RESYNC_RUN] == b[j + k : j + k + RESYNC_RUN]:
+            found.append((k, k))
+            break
+    only_b = runs_b.after(tuple(a[i : i + RESYNC_RUN]), j)
+    if only_b is not None:
+        found.append((0, only_b))
+    only_a = runs_a.after(tuple(b[j : j + RESYNC_RUN]), i)
+    if only_a is not None:
+        found.append((only_a, 0))
+    return min(found, key=max) if found else None
