@@ -4,6 +4,10 @@ cosine similarity, the equal error rate and its threshold, and the cost per audi
 
     python -m chattts_studio.core.devtools.voiceeer --model FILE.onnx [--voices en+m3,cmn+f4]
         [--threads 1] [--json]
+    python -m chattts_studio.core.devtools.voiceeer --model FILE.onnx --split [--cache F.npz]
+
+`--split` chooses the fixed threshold and the spread rule's settings on half of VARIANTS and
+measures both, per language, on the other half's voices (docs/voice-check.md).
 
 The threshold is also measured on half the sentences and tried on the other half (held out),
 so the figure the product takes is not judged only on the clips it was fitted to. espeak-ng
