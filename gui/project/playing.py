@@ -1,10 +1,12 @@
 """Playing a project from the segment editor: its chosen takes from a segment on (with their
-pauses), or one take, read off the UI thread and played on the window's player."""
+pauses), or one take, read off the UI thread and played on the window's player; the words
+spoken are followed (take_words.py)."""
 
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 from PySide6.QtCore import QObject
 
 from chattts_studio.core.errors import AudioError
@@ -12,6 +14,7 @@ from chattts_studio.core.project import reading, take_files
 from chattts_studio.core.project.model import Project
 from chattts_studio.gui.common.tasks import in_background
 from chattts_studio.gui.i18n import core_text
+from chattts_studio.gui.project.take_words import Piece, TakeWords, pieces
 from chattts_studio.gui.result.panel import ResultPanel
 
 
@@ -25,6 +28,7 @@ class TakePlayer(QObject):
     ) -> None:
         super().__init__(parent)
         self.result, self.show, self.problem = result, show, problem
+        self.words = TakeWords(result, self)
 
     def toggle(self, folder: Path | None, project: Project | None, number: int) -> None:
         """Segment `number`, or stop what plays (Space)."""
@@ -42,20 +46,37 @@ class TakePlayer(QObject):
         if last is not None:
             project = replace(project, segments=project.segments[:last])
         shown = project
-        in_background(lambda: reading.joined(folder, shown, first), self._hear, self.problem, self)
+        playing = pieces(folder, shown, first, last)
+        in_background(
+            lambda: reading.joined(folder, shown, first),
+            lambda audio: self._hear(audio, playing),
+            self.problem,
+            self,
+        )
 
     def take(self, folder: Path | None, project: Project | None, number: int, take_id: int) -> None:
         """One take of segment `number`, chosen or not (the take list's Play take)."""
-        take = project.at(number).take(take_id) if project is not None else None
-        if take is None or folder is None:
+        segment = project.at(number) if project is not None else None
+        take = segment.take(take_id) if segment is not None else None
+        if take is None or folder is None or segment is None:
             return
-        in_background(lambda: take_files.take_audio(folder, take), self._hear, self.problem, self)
+        fresh = segment.text == take.text  # a stale take reads another text: not followed
+        playing = [Piece(number, 0, take, folder / take.audio)] if fresh else []
+        in_background(
+            lambda: take_files.take_audio(folder, take),
+            lambda audio: self._hear(audio, playing),
+            self.problem,
+            self,
+        )
 
-    def _hear(self, audio: object) -> None:
-        """Play `audio` on the window's player; no sound device is one sentence, as the
-        Result panel says it."""
+    def _hear(self, audio: np.ndarray, playing: list[Piece]) -> None:
+        """Play `audio` on the window's player, its words followed; no sound device is one
+        sentence, as the Result panel says it."""
         self.result.forget_playback()
+        self.words.stop()
         try:
-            self.result.player.play(audio)  # type: ignore[arg-type]
+            self.result.player.play(audio)
         except AudioError as exc:
             self.show(core_text(exc))
+            return
+        self.words.follow(playing, audio)

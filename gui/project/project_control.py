@@ -110,6 +110,7 @@ class ProjectControl(QObject):
         panel = self.panel
         player = self.player
         panel.play_toggled.connect(lambda number: player.toggle(self.folder, self.project, number))
+        player.words.spoken.connect(panel.model.set_spoken)  # the word spoken, in its text
         panel.play_segment_wanted.connect(lambda number: self.play(number, number))
         panel.play_from_wanted.connect(lambda number: self.play(number, None))
         panel.play_take_wanted.connect(

@@ -41,6 +41,10 @@ class Column(IntEnum):
     LOCK = 8
 
 
+# The Text cell's word being spoken, while takes play: (first, last, estimated), or None.
+SPOKEN_ROLE = Qt.ItemDataRole.UserRole + 1
+Spoken = tuple[int, int, int, bool]  # segment number (0: none), first, last, estimated
+
 HEADERS = {
     Column.NUMBER: QT_TRANSLATE_NOOP("Segments", "#"),
     Column.TEXT: QT_TRANSLATE_NOOP("Segments", "Text"),
@@ -63,6 +67,7 @@ class SegmentModel(QAbstractTableModel):
         self.project: Project | None = None
         self.lexicon: Lexicon | None = None
         self._rows: list[SegmentRow] = []
+        self.spoken: Spoken = (0, 0, 0, False)  # the word spoken while takes play
 
     # -- the project ----------------------------------------------------------------------
     def set_project(
@@ -145,12 +150,24 @@ class SegmentModel(QAbstractTableModel):
             return base | Qt.ItemFlag.ItemIsEditable  # the take's editor: take_picker.py
         return base
 
+    def set_spoken(self, number: int, first: int, last: int, estimated: bool) -> None:
+        """Mark the word spoken in segment `number`'s text (0: none); only its cells repaint."""
+        before, self.spoken = self.spoken, (number, first, last, estimated)
+        for mark in {before[0], number} - {0}:
+            if 0 < mark <= len(self._rows):
+                cell = self.index(mark - 1, Column.TEXT)
+                self.dataChanged.emit(cell, cell, [SPOKEN_ROLE])
+
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> object:
         if not index.isValid():
             return None
         row, column = self._rows[index.row()], index.column()
         if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.EditRole):
             return self._text(row, column)
+        if role == SPOKEN_ROLE:
+            number, first, last, estimated = self.spoken
+            spoken = column == Column.TEXT and row.number == number and not row.stale
+            return (first, last, estimated) if spoken else None
         if role == Qt.ItemDataRole.ToolTipRole:
             return self._tooltip(row, column)
         if role == Qt.ItemDataRole.CheckStateRole and column == Column.LOCK:

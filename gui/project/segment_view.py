@@ -2,12 +2,21 @@
 re-rolls, 1-9 pick a take, L locks or unlocks, Enter or F2 edits the text in place. The view
 only says what was asked (signals); the window does it and gives the model the new project."""
 
-from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, Qt, Signal
-from PySide6.QtGui import QKeyEvent
+from PySide6.QtCore import (
+    QAbstractItemModel,
+    QModelIndex,
+    QPersistentModelIndex,
+    QRect,
+    Qt,
+    Signal,
+)
+from PySide6.QtGui import QColor, QKeyEvent, QPainter, QPalette
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QApplication,
     QHeaderView,
     QLineEdit,
+    QStyle,
     QStyledItemDelegate,
     QStyleOptionViewItem,
     QTableView,
@@ -15,7 +24,8 @@ from PySide6.QtWidgets import (
 )
 
 from chattts_studio.gui.i18n import translate
-from chattts_studio.gui.project.segment_model import Column, SegmentModel
+from chattts_studio.gui.panels.editor import ESTIMATED_ALPHA, SPOKEN_ALPHA
+from chattts_studio.gui.project.segment_model import SPOKEN_ROLE, Column, SegmentModel
 from chattts_studio.gui.project.take_picker import TakePicker
 
 TEXT_LINES = 2  # every row this many lines high: wrapped text, the rest elided
@@ -36,7 +46,50 @@ DIGITS = {getattr(Qt.Key, f"Key_{n}"): n for n in range(1, 10)}
 
 class TextDelegate(QStyledItemDelegate):
     """The text cell's editor, a line edit kept at hand while open (a split cuts at its
-    cursor)."""
+    cursor); and the word being spoken marked over the cell's text while takes play."""
+
+    def paint(
+        self,
+        painter: QPainter,
+        option: QStyleOptionViewItem,
+        index: QModelIndex | QPersistentModelIndex,
+    ) -> None:
+        super().paint(painter, option, index)
+        spoken = index.data(SPOKEN_ROLE)
+        if not spoken:
+            return
+        first, last, estimated = spoken
+        place = self.spoken_rect(option, index, first, last)
+        if place is None:
+            return
+        colour = QColor(option.palette.color(QPalette.ColorRole.Highlight))  # type: ignore[attr-defined]
+        colour.setAlpha(ESTIMATED_ALPHA if estimated else SPOKEN_ALPHA)
+        painter.fillRect(place, colour)
+
+    def spoken_rect(
+        self,
+        option: QStyleOptionViewItem,
+        index: QModelIndex | QPersistentModelIndex,
+        first: int,
+        last: int,
+    ) -> QRect | None:
+        """Where characters `first` to `last` of the cell's text are drawn; None when the
+        cell's width cuts them off (the text is elided there)."""
+        item = QStyleOptionViewItem(option)
+        self.initStyleOption(item, index)
+        widget = item.widget  # type: ignore[attr-defined]
+        style = widget.style() if widget is not None else QApplication.style()
+        text_rect = style.subElementRect(QStyle.SubElement.SE_ItemViewItemText, item, widget)
+        margin = style.pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin, None, widget) + 1
+        text, metrics = item.text, item.fontMetrics  # type: ignore[attr-defined]
+        left = text_rect.left() + margin + metrics.horizontalAdvance(text[:first])
+        right = text_rect.left() + margin + metrics.horizontalAdvance(text[:last])
+        room = text_rect.width() - 2 * margin
+        if metrics.horizontalAdvance(text) > room:  # elided: its end cut, an ellipsis drawn
+            room -= metrics.horizontalAdvance("…")
+        if right - (text_rect.left() + margin) > room:
+            return None
+        return QRect(left, text_rect.top(), right - left, text_rect.height())
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)

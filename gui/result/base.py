@@ -19,6 +19,7 @@ class ResultBase(QWidget):
     folder_used = Signal(str)
     history_limit_changed = Signal(object)  # bytes (more than an int of Qt's holds)
     played_at = Signal(int)  # the sample heard now (or the seek's place when nothing plays)
+    stream_opened = Signal()  # the result starts playing (the player is the panel's again)
     shown_changed = Signal()  # another result is shown (a history entry, a run's start or end)
 
     # -- the result shown, made by panel.py ----------------------------------------------------

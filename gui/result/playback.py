@@ -56,6 +56,7 @@ class ResultPlayback(ResultBase):
         self._feeder = feeder
         self._ours = True
         self.stop_button.setEnabled(True)
+        self.stream_opened.emit()
         return True
 
     def _finish_stream(self, cap: bool = False) -> None:
