@@ -195,9 +195,58 @@ def _build(
     metadata = package.find(f"{{{OPF}}}metadata")
     if manifest is None or spine is None or metadata is None:
         raise ReadAlongError("its package file has no manifest, spine or metadata")
-    base = posixpath.dirname(opf_name)
-    items = {i.get("id"): i for i in manifest.findall(f"{{{OPF}}}item")}
     result = ReadAlong(target)
+    base = posixpath.dirname(opf_name)
+    documents = _documents(archive, base, manifest, spine, result)
+    # Every timed word of the book against every marked word, in reading order.
+    timed = [(ch.number, w) for ch in chapters for w in ch.words.words]
+    shown = [
+        (d, name, word)
+        for d in documents
+        if d.marked
+        for name, word in zip(d.marked.ids, d.marked.words, strict=True)
+    ]
+    for i, j in pair_words([w.text for _, w in timed], [word for _, _, word in shown]):
+        doc, name, _word = shown[j]
+        doc.pars.append((name, timed[i][0], timed[i][1]))
+    folder = _free_folder(posixpath.join(base, "readalong"), archive.namelist())
+    audio: dict[int, tuple[Path, str]] = {}  # chapter -> (file, name in the zip)
+    overlays = _overlays(documents, chapters, folder, work, audio, result)
+    if not overlays:
+        raise ReadAlongError("none of its words could be matched with the rendered speech")
+    _add_to_package(package, base, overlays, audio)
+    changed = {
+        opf_name: bytes(
+            etree.tostring(package.getroottree(), xml_declaration=True, encoding="utf-8")
+        )
+    }
+    for doc, *_ in overlays:
+        assert doc.marked is not None
+        changed[doc.name] = doc.marked.to_bytes()
+    with atomic_path(target) as tmp, zipfile.ZipFile(tmp, "w") as out:
+        out.writestr(zipfile.ZipInfo("mimetype"), b"application/epub+zip", zipfile.ZIP_STORED)
+        for info in archive.infolist():
+            if info.filename == "mimetype":
+                continue
+            data = changed.get(info.filename)
+            out.writestr(info, data if data is not None else bounded_read(archive, info.filename))
+        for _doc, smil_name, smil, _ms in overlays:
+            out.writestr(smil_name, smil, zipfile.ZIP_DEFLATED)
+        for _chapter, (path, zipped) in sorted(audio.items()):
+            out.write(path, zipped, zipfile.ZIP_STORED)
+    return result
+
+
+def _documents(
+    archive: zipfile.ZipFile,
+    base: str,
+    manifest: etree._Element,
+    spine: etree._Element,
+    result: ReadAlong,
+) -> list[_Document]:
+    """The spine's content documents (not the navigation), each with its words marked; one
+    that cannot be parsed is named in `result.skipped` and left as it is."""
+    items = {i.get("id"): i for i in manifest.findall(f"{{{OPF}}}item")}
     documents: list[_Document] = []
     seen: set[str] = set()
     for ref in spine.findall(f"{{{OPF}}}itemref"):
@@ -214,28 +263,26 @@ def _build(
         try:
             doc.marked = mark_words(bounded_read(archive, name), "rw")
         except (KeyError, etree.XMLSyntaxError, ValueError) as exc:
-            result.skipped.append(
-                f"{name} ({str(exc).splitlines()[0] if str(exc) else 'unreadable'})"
-            )
+            reason = str(exc).splitlines()[0] if str(exc) else "unreadable"
+            result.skipped.append(f"{name} ({reason})")
             continue
         documents.append(doc)
-    # Every timed word of the book against every marked word, in reading order.
-    timed = [(ch.number, w) for ch in chapters for w in ch.words.words]
-    shown = [
-        (d, name, word)
-        for d in documents
-        if d.marked
-        for name, word in zip(d.marked.ids, d.marked.words, strict=True)
-    ]
-    for i, j in pair_words([w.text for _, w in timed], [word for _, _, word in shown]):
-        doc, name, _word = shown[j]
-        doc.pars.append((name, timed[i][0], timed[i][1]))
+    return documents
+
+
+def _overlays(
+    documents: list[_Document],
+    chapters: Sequence[ChapterAudio],
+    folder: str,
+    work: Path,
+    audio: dict[int, tuple[Path, str]],
+    result: ReadAlong,
+) -> list[tuple[_Document, str, bytes, int]]:
+    """(document, SMIL name, SMIL, milliseconds of audio) for each document with clips; the
+    spans no clip points at unwrapped; the chapters' audio made ready into `audio`."""
     seconds = {ch.number: ch.words.duration for ch in chapters}
-    taken_ids = {str(i) for i in package.xpath("//@id")}
-    folder = _free_folder(posixpath.join(base, "readalong"), archive.namelist())
     by_number = {ch.number: ch for ch in chapters}
-    audio_files: dict[int, tuple[Path, str]] = {}  # chapter -> (file, name in the zip)
-    overlays: list[tuple[_Document, str, bytes, int]] = []  # doc, smil name, smil, ms
+    overlays = []
     for n, doc in enumerate(documents, 1):
         clips = _clips(doc.pars, seconds)
         assert doc.marked is not None
@@ -243,9 +290,9 @@ def _build(
         if not clips:
             continue
         for _name, chapter, *_ in clips:
-            if chapter not in audio_files:
+            if chapter not in audio:
                 path, ext = _audio_for(by_number[chapter], work)
-                audio_files[chapter] = (path, f"{folder}/chapter-{chapter + 1:04d}{ext}")
+                audio[chapter] = (path, f"{folder}/chapter-{chapter + 1:04d}{ext}")
         estimated = {c[0] for c in clips if c[4]}
         for span in doc.marked.tree.getroot().iter("{http://www.w3.org/1999/xhtml}span"):
             if span.get("id") in estimated:
@@ -254,16 +301,25 @@ def _build(
         smil_name = f"{folder}/document-{n:04d}.smil"
         smil_dir = posixpath.dirname(smil_name)
         href = quote(posixpath.relpath(doc.name, smil_dir))
-        audio_refs = {
-            c: quote(posixpath.relpath(z, smil_dir)) for c, (_p, z) in audio_files.items()
-        }
-        smil = _smil(href, clips, audio_refs)
-        overlays.append((doc, smil_name, smil, sum(c[3] - c[2] for c in clips)))
+        refs = {c: quote(posixpath.relpath(z, smil_dir)) for c, (_p, z) in audio.items()}
+        overlays.append((doc, smil_name, _smil(href, clips, refs), sum(c[3] - c[2] for c in clips)))
         result.words += len(clips)
         result.estimated += sum(c[4] for c in clips)
-    if not overlays:
-        raise ReadAlongError("none of its words could be matched with the rendered speech")
-    # The package: an item per overlay and audio file, media-overlay on each document, durations.
+    result.overlays = len(overlays)
+    return overlays
+
+
+def _add_to_package(
+    package: etree._Element,
+    base: str,
+    overlays: list[tuple[_Document, str, bytes, int]],
+    audio: dict[int, tuple[Path, str]],
+) -> None:
+    """An item per overlay and audio file, media-overlay on each document, the durations."""
+    manifest = package.find(f"{{{OPF}}}manifest")
+    metadata = package.find(f"{{{OPF}}}metadata")
+    assert manifest is not None and metadata is not None
+    taken_ids = {str(i) for i in package.xpath("//@id")}
     total = 0
     for doc, smil_name, _smil_bytes, ms in overlays:
         overlay_id = _unique("mo-" + str(doc.item.get("id")), taken_ids)
@@ -274,31 +330,10 @@ def _build(
         meta.set("refines", f"#{overlay_id}")
         meta.text = clock(ms)
         total += ms
-    for chapter, (_path, zipped) in sorted(audio_files.items()):
+    for chapter, (_path, zipped) in sorted(audio.items()):
         item_id = _unique(f"mo-audio-{chapter + 1}", taken_ids)
         href = quote(posixpath.relpath(zipped, base or "."))
         kind = AUDIO_TYPES[Path(zipped).suffix]
         _opf(manifest, "item", id=item_id, href=href, **{"media-type": kind})
     _opf(metadata, "meta", property="media:duration").text = clock(total)
     _opf(metadata, "meta", property="media:active-class").text = ACTIVE_CLASS
-    changed = {
-        opf_name: bytes(
-            etree.tostring(package.getroottree(), xml_declaration=True, encoding="utf-8")
-        )
-    }
-    for doc, *_ in overlays:
-        assert doc.marked is not None
-        changed[doc.name] = doc.marked.to_bytes()
-    result.overlays = len(overlays)
-    with atomic_path(target) as tmp, zipfile.ZipFile(tmp, "w") as out:
-        out.writestr(zipfile.ZipInfo("mimetype"), b"application/epub+zip", zipfile.ZIP_STORED)
-        for info in archive.infolist():
-            if info.filename == "mimetype":
-                continue
-            data = changed.get(info.filename)
-            out.writestr(info, data if data is not None else bounded_read(archive, info.filename))
-        for _doc, smil_name, smil, _ms in overlays:
-            out.writestr(smil_name, smil, zipfile.ZIP_DEFLATED)
-        for _chapter, (path, zipped) in sorted(audio_files.items()):
-            out.write(path, zipped, zipfile.ZIP_STORED)
-    return result

@@ -83,11 +83,12 @@ def _wrap(text: str, prefix: str, counter: Iterator[int]) -> tuple[str, list[etr
 def mark_words(data: bytes, prefix: str) -> MarkedDocument:
     """The document `data` with each word of its visible text in <span id="{prefix}N">.
     Raises etree.XMLSyntaxError for a document that is not well-formed XML."""
+    # No entity expanded, nothing fetched, libxml2's size limits kept: the book is untrusted.
     parser = etree.XMLParser(
-        resolve_entities=False, no_network=True, load_dtd=False, huge_tree=True
+        resolve_entities=False, no_network=True, load_dtd=False, strip_cdata=False
     )
-    tree = etree.ElementTree(etree.fromstring(data, parser)).getroot().getroottree()
-    root = tree.getroot()
+    root = etree.fromstring(data, parser)
+    tree = root.getroottree()
     taken = {str(v) for v in root.xpath("//@id")}
     while any(i.startswith(prefix) for i in taken):
         prefix = "x" + prefix

@@ -154,6 +154,19 @@ def test_word_ids_go_round_the_visible_words_only_and_come_off_cleanly() -> None
     assert html_text(marked.to_bytes()) == html_text(DOCUMENT.encode())
 
 
+def test_entities_are_neither_expanded_nor_fetched_and_cdata_stays() -> None:
+    document = (
+        '<?xml version="1.0"?><!DOCTYPE html [<!ENTITY x SYSTEM "file:///etc/passwd">'
+        '<!ENTITY a "aaaa"><!ENTITY b "&a;&a;&a;&a;">]><html xmlns="http://www.w3.org/1999/xhtml">'
+        "<head><title>t</title><style><![CDATA[p>b{}]]></style></head>"
+        "<body><p>Hi &x; and &b; there</p></body></html>"
+    )
+    marked = mark_words(document.encode(), "rw")
+    assert marked.words == ["Hi", "and", "there"]
+    out = marked.to_bytes()
+    assert b"&x;" in out and b"&b;" in out and b"<![CDATA[p>b{}]]>" in out and b"root:" not in out
+
+
 def test_words_pair_in_order_across_insertions_and_changes() -> None:
     timed = ["Chapter", "two", "Hello", "brave", "new", "world", "it's", "3.5", "today"]
     shown = ["Chapter", "2", "Hello", "brave", "new", "world", "1", "it's", "3.5", "today"]
