@@ -4,6 +4,7 @@ or one continuous stream fed as audio comes."""
 import threading
 import time
 from collections import deque
+from typing import Any
 
 import numpy as np
 
@@ -12,7 +13,7 @@ from chattts_studio.core.errors import AudioError
 from chattts_studio.core.messages import QT_TRANSLATE_NOOP
 
 
-def _sounddevice():  # type: ignore[no-untyped-def]
+def _sounddevice() -> Any:
     try:
         import sounddevice as sd
     except OSError:
@@ -56,7 +57,7 @@ class Player:
     copies from the queue under a lock that no caller holds for long."""
 
     def __init__(self) -> None:
-        self._stream: object | None = None
+        self._stream: Any = None  # a sounddevice.OutputStream
         self._lock = threading.Lock()
         self._done = threading.Event()
         self._done.set()
@@ -194,7 +195,7 @@ class Player:
         stream = self._stream
         if stream is not None:
             try:
-                stream.abort()  # type: ignore[attr-defined]
+                stream.abort()
             except Exception:
                 pass  # a device that vanished cannot be stopped twice
         with self._lock:
@@ -299,7 +300,7 @@ class Player:
         stream, self._stream = self._stream, None
         if stream is not None:
             try:
-                stream.close()  # type: ignore[attr-defined]
+                stream.close()
             except Exception:
                 pass
 

@@ -34,14 +34,15 @@ def _sections(value: str) -> tuple[str, ...]:
 
 
 def _engine_rows(value: str) -> tuple[tuple[str, str], ...]:
-    rows = tuple(tuple(part.strip().lower().split(":", 1)) for part in value.split(","))
+    parts = (part.strip().lower().partition(":") for part in value.split(","))
+    rows = tuple((engine, precision) for engine, _, precision in parts)
     known = {(e, p) for e in ("torch", "onnx") for p in ("fp32", "int8")}
     if not rows or rows[0] != ("torch", "fp32") or not all(r in known for r in rows):
         raise argparse.ArgumentTypeError(
             "give rows as engine:precision (torch or onnx, fp32 or int8), torch:fp32 first, "
             "e.g. torch:fp32,onnx:fp32"
         )
-    return rows  # type: ignore[return-value]  # pairs, checked above
+    return rows
 
 
 def _sizes(value: str) -> tuple[int, ...]:

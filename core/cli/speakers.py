@@ -4,12 +4,16 @@ stability: the speaker library; `add` keeps a voice through the keep-a-voice ser
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chattts_studio.core.cli.common import err, load_engine
 from chattts_studio.core.cli.voice import add_voice_check_options, settle_for_model
 from chattts_studio.core.errors import BadTextError, StudioError
 from chattts_studio.core.voices.speakers import SpeakerLibrary
+from chattts_studio.core.voices.voice import Voice
+
+if TYPE_CHECKING:
+    from chattts_studio.core.engine.engine import Engine
 
 
 def add_parser(sub: Any) -> None:
@@ -130,13 +134,22 @@ def _candidates(args: argparse.Namespace, library: SpeakerLibrary) -> list[tuple
     return found
 
 
+def _voice(engine: "Engine", library: SpeakerLibrary, name: str, seed: int | None) -> Voice:
+    """A candidate's voice: drawn from its seed, or its library entry's (checked to exist)."""
+    if seed is not None:
+        return Voice(engine.sample_speaker(seed))
+    entry = library.get(name)
+    if entry is None:
+        raise StudioError(f"There is no speaker named '{name}' in the library.")
+    return entry.voice
+
+
 def _stability(args: argparse.Namespace, library: SpeakerLibrary) -> int:
     import json
 
     from chattts_studio.core.engine.request import SynthesisRequest
     from chattts_studio.core.services.audition import stability_of
     from chattts_studio.core.speaker import models
-    from chattts_studio.core.voices.voice import Voice
 
     candidates = _candidates(args, library)
     lines = tuple(line.strip() for line in args.lines.split("|") if line.strip())
@@ -145,10 +158,7 @@ def _stability(args: argparse.Namespace, library: SpeakerLibrary) -> int:
     settle_for_model(args)
     encoder = models.encoder(args.speaker_model)
     engine = load_engine(args.model, args.device)
-    voices = [
-        Voice(engine.sample_speaker(seed)) if seed is not None else library.get(name).voice  # type: ignore[union-attr]
-        for name, seed in candidates
-    ]
+    voices = [_voice(engine, library, name, seed) for name, seed in candidates]
     request = SynthesisRequest(text=lines[0] if lines else "", seed=1)
     found = stability_of(engine, request, voices, encoder, lines, threshold=args.voice_threshold)
     rows = list(zip(candidates, found, strict=True))

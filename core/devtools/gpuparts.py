@@ -1,6 +1,7 @@
 """The parts of the GPU run (gpucheck.py), each run in its own process. Every part returns a
 dict of figures; an exception is recorded in it, never lost."""
 
+import contextlib
 import json
 import subprocess
 import sys
@@ -10,6 +11,7 @@ import traceback
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from unittest import mock
 
 import torch
 
@@ -205,14 +207,12 @@ def _nan(mode: Mode) -> dict[str, Any]:
         return logits
 
     request = SynthesisRequest("你好。今天天气很好。", refine_text=False, batch_size=2)
-    FastDecoder._logits = poisoned  # type: ignore[method-assign]
     try:
-        list(engine.synthesize(request))
+        with mock.patch.object(FastDecoder, "_logits", poisoned):
+            list(engine.synthesize(request))
         sentence = "no error"
     except NonFiniteError as exc:
         sentence = str(exc)
-    finally:
-        FastDecoder._logits = real  # type: ignore[method-assign]
     after = list(engine.synthesize(request))
     mode.sync()
     planned = len(engine.plan(request).segments)
@@ -266,6 +266,7 @@ def _oom(engine: Any, mode: Mode) -> dict[str, Any]:
     plan = engine.plan(request)
     held: list[torch.Tensor] = []
     real_init = FastDecoder.__init__
+    injected: contextlib.AbstractContextManager[Any] = contextlib.nullcontext()
     if mode.cpu:
         failed: list[int] = []
 
@@ -275,7 +276,7 @@ def _oom(engine: Any, mode: Mode) -> dict[str, Any]:
                 raise torch.OutOfMemoryError("CUDA out of memory (injected)")
             real_init(self, model, slots, max_len, **kw)
 
-        FastDecoder.__init__ = failing  # type: ignore[method-assign,assignment]
+        injected = mock.patch.object(FastDecoder, "__init__", failing)
     else:
         cfg = engine.model.gpt.config
         head_dim = cfg.hidden_size // cfg.num_attention_heads
@@ -289,9 +290,9 @@ def _oom(engine: Any, mode: Mode) -> dict[str, Any]:
             held.append(torch.empty(size, dtype=torch.uint8, device=mode.device))
             free, _total = torch.cuda.mem_get_info()
     try:
-        results = list(engine.synthesize(plan))
+        with injected:
+            results = list(engine.synthesize(plan))
     finally:
-        FastDecoder.__init__ = real_init  # type: ignore[method-assign]
         held.clear()
         if not mode.cpu:
             torch.cuda.empty_cache()

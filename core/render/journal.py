@@ -70,7 +70,7 @@ def journal_entries(path: Path, kind: type[T]) -> list[T]:
     """A journal's records made into `kind` (a dataclass), in order; a record missing a field
     that has no default or holding a wrong one (a journal from another version) is skipped."""
     entries = []
-    fields = kind.__dataclass_fields__  # type: ignore[attr-defined]
+    fields = vars(kind)["__dataclass_fields__"]
     for data in journal_records(path):
         try:
             entries.append(kind(**{k: data[k] for k in fields if k in data}))

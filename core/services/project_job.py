@@ -5,6 +5,7 @@ voice's reference (voice; until clean and best of N too when asked). Progress is
 takes made or checked."""
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -15,6 +16,8 @@ from chattts_studio.core.messages import QT_TRANSLATE_NOOP, Sentence
 from chattts_studio.core.project.model import TakeSettings
 from chattts_studio.core.services.report import Progress, Report
 from chattts_studio.core.voices.voice import Voice
+
+TakesDone = Callable[[int, int, float], None]  # takes done, asked, seconds
 
 if TYPE_CHECKING:
     from chattts_studio.core.asr.sensevoice import SenseVoice
@@ -118,7 +121,7 @@ def run_project(
     return ProjectDone(folder, made, time.perf_counter() - start)
 
 
-def _hear(engine: "Engine", spec: ProjectJob, cancel: CancelToken, progress) -> None:  # type: ignore[no-untyped-def]
+def _hear(engine: "Engine", spec: ProjectJob, cancel: CancelToken, progress: TakesDone) -> None:
     """Check, re-roll until clean or best of N: the recogniser (and with `spec.voice` the
     speaker encoder) loaded for the job and let go after it."""
     from chattts_studio.core.services import heard_takes
@@ -155,7 +158,9 @@ def _hear(engine: "Engine", spec: ProjectJob, cancel: CancelToken, progress) -> 
             encoder.unload()
 
 
-def _compare(engine: "Engine", spec: ProjectJob, cancel: CancelToken, progress) -> "VoiceRun":  # type: ignore[no-untyped-def]
+def _compare(
+    engine: "Engine", spec: ProjectJob, cancel: CancelToken, progress: TakesDone
+) -> "VoiceRun":
     """The voice check of every chosen take not compared with today's reference yet, the
     speaker encoder loaded for the job and let go after it."""
     from chattts_studio.core.services.project_check import check_voices
