@@ -34,6 +34,7 @@ class ResultBase(QWidget):
     output_problem: str | None  # why nothing can play (no output device), None when it can
     _running_store: ResultStore | None  # the store the running job writes
     _silenced: bool  # Stop pressed during this run: nothing more streams until Play
+    lent: bool  # someone else plays on the shared player (playback.py)
 
     # -- its widgets, made by panel.py -----------------------------------------------------
     stream_box: QCheckBox

@@ -20,6 +20,9 @@ class ResultPlayback(ResultBase):
         # device. False when the player is not ours or was stopped on purpose.
         self._ours = False
         self._running_store = None
+        # Someone else (a project's take, an audition) plays on the shared player: what it
+        # plays is not this result, though the player's position says where it is.
+        self.lent = False
 
     @property
     def _streamed(self) -> int:
@@ -55,6 +58,7 @@ class ResultPlayback(ResultBase):
         feeder.open()  # on the feeder's thread: a failure shows at the next tick
         self._feeder = feeder
         self._ours = True
+        self.lent = False
         self.stop_button.setEnabled(True)
         self.stream_opened.emit()
         return True
@@ -96,8 +100,9 @@ class ResultPlayback(ResultBase):
         self.stop()
 
     def forget_playback(self) -> None:
-        """Someone else (the audition dialog) takes the shared player over."""
+        """Someone else (the audition dialog, a project's take) takes the shared player over."""
         self._ours = False
+        self.lent = True
         self._stop_feeder()
 
     def _check_playback(self) -> None:

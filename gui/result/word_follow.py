@@ -132,6 +132,8 @@ class WordFollow(QObject):
         """Mark the word spoken at `sample` of the result (none between words or when the
         words cannot be followed)."""
         found = self.spans()
+        if self.result.lent and self.result.player.playing:
+            found = ()  # the player plays something else (a project's take) at `sample`
         at = spoken_at(found, sample / SAMPLE_RATE) if found else None
         if at == self._marked:
             return

@@ -299,3 +299,13 @@ def test_words_that_cannot_be_timed_are_one_sentence_and_not_tried_again(
     parts.result.words_box.setChecked(False)
     parts.result.words_box.setChecked(True)
     assert tries == [TEXT]
+
+
+def test_nothing_is_marked_while_the_player_plays_something_else(qtbot, timed: Parts) -> None:  # type: ignore[no-untyped-def]
+    spans = spans_of(TEXT)
+    timed.at(qtbot, spans[1].start + 0.1, (spans[1].first, spans[1].last, False))
+    timed.result.forget_playback()  # a project's take (or an audition) plays now
+    timed.at(qtbot, spans[4].start + 0.1, None)
+    timed.result.words_box.setChecked(False)
+    timed.result.words_box.setChecked(True)
+    assert timed.marked() is None
