@@ -5,9 +5,7 @@ times, keeping the take most like the reference. Off unless asked for.
 The reference is a clip the user gives (a speaker's preview or recording), else the render's
 first segment long enough to judge, in book order. That rule needs no file of its own: a
 resumed render finds the same segment among its kept ones, and since every seed comes from
-the plan, a resumed render makes the same choices an uninterrupted one does. The fixed threshold
-judges; the spread rule (core/speaker/spread.py) only when asked, as it needs every kept
-segment's similarity, a resumed render's included (`remember`)."""
+the plan, a resumed render makes the same choices an uninterrupted one does."""
 
 import hashlib
 from collections.abc import Callable
@@ -38,7 +36,10 @@ class VoiceGuard:
     threshold: float = THRESHOLD
     tries: int = 3
     reference_clip: Path | None = None
-    spread: SpreadRule | None = None  # judge by the kept segments' spread once there are enough
+    # Judge by the kept segments' spread once there are enough (None: the fixed threshold).
+    # A resumed render must `remember` its kept segments' similarities first, or it would
+    # choose otherwise than an uninterrupted one: nothing turns it on until one does.
+    spread: SpreadRule | None = None
 
     def record(self) -> dict[str, object]:
         """What of it shapes the kept audio (a render's settings record holds it)."""

@@ -1,9 +1,7 @@
-"""The voice check's two rules: the fixed threshold, and the spread of the voice's own takes.
-
-With MIN_TAKES takes of a voice or more, a take is judged against that voice's takes: its
-distance from their medoid against the takes' median distance and robust spread (MAD), so a
-steady voice catches a near voice and a wandering one keeps its own takes. Fewer: the fixed
-threshold. Constants measured in docs/voice-check.md."""
+"""The voice check's two rules. With MIN_TAKES takes of a voice, a take is judged by its
+distance from their medoid against their median distance and MAD, so a steady voice catches a
+near voice and a wandering one keeps its takes; with fewer, by the fixed threshold. Settings
+measured in docs/voice-check.md."""
 
 from collections.abc import Sequence
 from dataclasses import dataclass
