@@ -77,9 +77,9 @@ def word_timestamps(
     "estimated": each segment's audio (`pieces`, its chunks by segment index) aligned with the
     text it says and placed at its span; what the aligner refuses (the demo weights' noise) or
     cannot time (no PocketSphinx, Chinese without a recogniser) is estimated and says so."""
-    english, recognizer = _aligners()
     words: list[Word] = []
     with _ALIGNING:
+        english, recognizer = _aligners()  # made under the lock: one set for the server
         for index, first, _end in spans:
             parts = pieces.get(index) or [np.zeros(0, dtype=np.float32)]
             audio = np.concatenate(parts).astype(np.float32, copy=False)
