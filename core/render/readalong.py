@@ -1,7 +1,6 @@
-"""An EPUB 3 read-along from a render of the user's EPUB: a copy of the book with media overlays
-(a SMIL file per content document, a <par> per word pointing at its place in the chapter audio).
-The audio goes inside the container (media overlays need it there), as MP3 or the render's AAC;
-the OPF and the XHTML that gets word ids change, every other file is copied byte for byte."""
+"""An EPUB 3 read-along of a rendered EPUB: a copy of the book with media overlays (a SMIL file
+per content document, a <par> per word clipping the chapter audio). The audio goes inside the
+container, as MP3 or the render's AAC; only the OPF and the XHTML given word ids change."""
 
 import posixpath
 import zipfile

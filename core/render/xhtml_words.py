@@ -1,7 +1,6 @@
-"""The words of an EPUB's XHTML documents, each wrapped in a <span id> so a media overlay can
-point at it, and matched in order with the words a render timed. Only text the reader sees is
-touched (not the head, scripts, styles, SVG or MathML); the markup around it stays as it was.
-Words the two sides do not share (a split <b>Hel</b>lo, a dictionary replacement) are skipped."""
+"""The words of an EPUB's XHTML documents, each wrapped in a <span id> a media overlay can point
+at, and matched in order with the words a render timed. Only text a reader sees is touched (not
+the head, scripts, styles, SVG or MathML); the markup around it stays as it was."""
 
 import bisect
 import re

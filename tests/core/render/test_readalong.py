@@ -1,8 +1,7 @@
-"""Word timings in book renders: segments aligned once and cached, placed in chapter time (real
-speech from espeak-ng, whose word times are known); word ids put into XHTML without touching its
-markup; an EPUB 3 read-along checked at the schema level (SMIL parses, every clip's audio is in
-the container and in order inside it, every fragment exists, the OPF lists every overlay, every
-other file is byte for byte the user's), and a render with --word-timing end to end."""
+"""Word timings in book renders: segments aligned once and cached, in chapter time (espeak-ng
+speech with known word times); word ids put into XHTML without harm to its markup; the EPUB 3
+read-along checked schema-deep (SMIL, clips, fragments, OPF, every other file byte for byte);
+and a render with word timing end to end."""
 
 import io
 import itertools
