@@ -44,6 +44,10 @@ class SpeakerError(StudioError):
     """A speaker or the speaker library is invalid."""
 
 
+class NotAnEmbedding(SpeakerError):
+    """A speaker string that decodes to no ChatTTS speaker embedding."""
+
+
 class AudioError(StudioError):
     """Audio cannot be saved or played."""
 

@@ -21,8 +21,8 @@ from chattts_studio.core.engine.cancel import CancelToken
 from chattts_studio.core.engine.chattts.voices import ChatVoices
 from chattts_studio.core.engine.devices import check_precision, resolve_device
 from chattts_studio.core.engine.engine import Engine, Listener
+from chattts_studio.core.engine.engine_choice import check_engine
 from chattts_studio.core.engine.loading import LoadedModel, LoadProgress
-from chattts_studio.core.engine.onnxrt.choice import check_engine
 from chattts_studio.core.engine.request import (
     AUTO_BATCH_MAX,
     AudioChunk,

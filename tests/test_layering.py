@@ -10,7 +10,8 @@
 - No private name (`_x`) used from another module, and no re-export shim (`__all__`, an import
   kept only to be imported again from here).
 - gui uses core's services and plain data, never the decode loop, the producers or the ChatTTS
-  adapter: those are the engine's inside.
+  adapter; nothing outside the engine (but the tools that measure it) imports its subpackages,
+  the continuous batch's two public modules aside.
 - No package folder holds more than 15 modules: the tree stays the architecture's picture.
 """
 
@@ -299,6 +300,38 @@ def test_gui_uses_core_services_not_the_engine_inside() -> None:
         if name.startswith(f"{ROOT_PACKAGE}.gui")
         for module, _, line in _imports(name)
         if module.startswith(ENGINE_INSIDE)
+    ]
+    assert not wrong, wrong
+
+
+# The engine's subpackages are its inside: the rest of core imports the engine's top-level
+# modules (the Engine, requests and their settings, takes, engine choice), and the continuous
+# batch through its two public modules. The tools that measure the inside may reach in.
+ENGINE_FACE = (
+    f"{ROOT_PACKAGE}.core.engine.batch.batcher",
+    f"{ROOT_PACKAGE}.core.engine.batch.tickets",
+)
+ENGINE_SUBPACKAGES = tuple(
+    f"{ROOT_PACKAGE}.core.engine.{p.name}"
+    for p in (REPO / "core" / "engine").iterdir()
+    if (p / "__init__.py").exists()
+)
+MEASURING_TOOLS = (f"{ROOT_PACKAGE}.core.devtools", f"{ROOT_PACKAGE}.core.benchmarks")
+
+
+def _inside(module: str, packages: tuple[str, ...]) -> bool:
+    return any(module == p or module.startswith(f"{p}.") for p in packages)
+
+
+def test_only_the_engine_and_its_measuring_tools_import_its_inside() -> None:
+    assert f"{ROOT_PACKAGE}.core.engine.decode" in ENGINE_SUBPACKAGES  # the rule sees them
+    wrong = [
+        f"{name}:{line} imports {target}"
+        for name in MODULES
+        if not _inside(name, (f"{ROOT_PACKAGE}.core.engine", *MEASURING_TOOLS))
+        for module, names, line in _imports(name)
+        for target in _targets(module, names) or [module]
+        if _inside(target, ENGINE_SUBPACKAGES) and target not in ENGINE_FACE
     ]
     assert not wrong, wrong
 

@@ -25,10 +25,14 @@ from chattts_studio.core.engine.cancel import CancelToken
 from chattts_studio.core.engine.chattts.chat import ChatModel
 from chattts_studio.core.engine.decode.job import Job
 from chattts_studio.core.engine.decode.loop import FastDecoder
-from chattts_studio.core.engine.decode.rowwise import Sampling
 from chattts_studio.core.engine.engine import Engine
 from chattts_studio.core.engine.loading import LoadedModel
-from chattts_studio.core.engine.request import AudioChunk, SegmentRestarted, SynthesisRequest
+from chattts_studio.core.engine.request import (
+    AudioChunk,
+    Sampling,
+    SegmentRestarted,
+    SynthesisRequest,
+)
 from chattts_studio.core.errors import Cancelled, ModelError
 from chattts_studio.core.text.prepare import Segment, split_segments
 

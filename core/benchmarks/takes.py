@@ -20,7 +20,6 @@ from chattts_studio.core.engine.engine import Engine
 from chattts_studio.core.engine.request import SynthesisRequest
 from chattts_studio.core.project import flags, reading, store, writer
 from chattts_studio.core.project.model import Maker, Project, Take, TakeSettings
-from chattts_studio.core.project.takes import TakeOrder, make_takes
 from chattts_studio.core.services import project as service
 from chattts_studio.core.voices.voice import Voice
 
@@ -44,8 +43,8 @@ def _takes(engine: Engine, voice: Voice, count: int, seed: int) -> float:
     model = engine.model
     assert model is not None
     text = model.normalize(SEGMENT)
-    orders = [TakeOrder(n, text, voice, seed + n, TakeSettings()) for n in range(count)]
-    return _timed(lambda: make_takes(engine, orders, CancelToken(), lambda _made: None))
+    orders = [service.take_order(n, text, voice, seed + n, TakeSettings()) for n in range(count)]
+    return _timed(lambda: engine.make_takes(orders, CancelToken(), lambda _made: None))
 
 
 def _synth(engine: Engine, voice: Voice) -> float:

@@ -159,7 +159,7 @@ def run(args: argparse.Namespace) -> int:
     )
     if args.engine_rows:
         from chattts_studio.core.engine.devices import Precision
-        from chattts_studio.core.engine.onnxrt.choice import EngineKind
+        from chattts_studio.core.engine.engine_choice import EngineKind
 
         rows = tuple((EngineKind(e), Precision(p)) for e, p in args.engine_rows)
         settings = dataclasses.replace(settings, rows=rows)

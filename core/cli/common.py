@@ -10,7 +10,7 @@ from chattts_studio.core.errors import SpeakerError, StudioError
 
 if TYPE_CHECKING:
     from chattts_studio.core.engine.engine import Engine
-    from chattts_studio.core.engine.onnxrt.choice import EngineKind
+    from chattts_studio.core.engine.engine_choice import EngineKind
     from chattts_studio.core.engine.request import SynthesisRequest
     from chattts_studio.core.voices.voice import Voice
 
@@ -41,7 +41,7 @@ def check_engine_choice(
     precision: one sentence (DeviceError) before the heavy work, not after the text or book
     was read and the model loaded."""
     from chattts_studio.core.engine.devices import check_precision, resolve_device
-    from chattts_studio.core.engine.onnxrt.choice import check_engine
+    from chattts_studio.core.engine.engine_choice import check_engine
 
     if decoder == "stock" and engine == "onnx":
         # ChatTTS's generate() runs its own torch loop: the exported step would go unused.

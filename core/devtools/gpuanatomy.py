@@ -32,10 +32,10 @@ def step_anatomy(engine: Any, text: str, cpu: bool, batch: int = 1) -> dict[str,
     from chattts_studio.core.engine.decode.loop import FastDecoder
     from chattts_studio.core.engine.decode.rowwise import (
         REPETITION_WINDOW,
-        Sampling,
         sample_codes,
         warpers_for,
     )
+    from chattts_studio.core.engine.request import Sampling
 
     model = engine.model
     device = model.gpt_device

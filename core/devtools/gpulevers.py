@@ -64,7 +64,7 @@ def lever_table(
     from chattts_studio.core.engine.decode import rowwise
     from chattts_studio.core.engine.decode.job import Job
     from chattts_studio.core.engine.decode.loop import FastDecoder
-    from chattts_studio.core.engine.decode.rowwise import Sampling
+    from chattts_studio.core.engine.request import Sampling
 
     model = engine.model
     device = model.gpt_device
@@ -188,8 +188,8 @@ def refine_table(engine: Any, cpu: bool, left: Callable[[], float] = lambda: 1e9
     (eager, no graphs): what switching refine to it there would give, measured before it is
     switched on (the window uses it only with the exported ONNX Runtime step today)."""
     from chattts_studio.core.engine.cancel import CancelToken
-    from chattts_studio.core.engine.chattts.chat import RefineSettings
     from chattts_studio.core.engine.decode.text_pass import refine_with
+    from chattts_studio.core.engine.request import RefineSettings
 
     model = engine.model
     device = model.gpt_device

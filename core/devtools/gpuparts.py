@@ -146,7 +146,7 @@ def _equality(engine: Any, mode: Mode) -> dict[str, Any]:
     from chattts_studio.core.engine.chattts.chat import StockSettings
     from chattts_studio.core.engine.decode.job import Job
     from chattts_studio.core.engine.decode.loop import FastDecoder
-    from chattts_studio.core.engine.decode.rowwise import Sampling
+    from chattts_studio.core.engine.request import Sampling
 
     model = engine.model
     speaker = engine.sample_speaker(3)

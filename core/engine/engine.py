@@ -10,10 +10,12 @@ from dataclasses import replace
 import numpy as np
 
 from chattts_studio.core import SAMPLE_RATE, seeds
+from chattts_studio.core.engine import takes
 from chattts_studio.core.engine.cancel import CancelToken
-from chattts_studio.core.engine.chattts.chat import ChatModel, RefineSettings
+from chattts_studio.core.engine.chattts.chat import ChatModel
 from chattts_studio.core.engine.decoder_pool import DecoderPool, cuda_rows
 from chattts_studio.core.engine.devices import Precision, check_precision, resolve_device
+from chattts_studio.core.engine.engine_choice import EngineKind, check_engine
 from chattts_studio.core.engine.loading import (
     LoadedModel,
     LoadProgress,
@@ -23,7 +25,6 @@ from chattts_studio.core.engine.loading import (
     verified_info,
 )
 from chattts_studio.core.engine.metrics import LiveMetrics, reset_peak
-from chattts_studio.core.engine.onnxrt.choice import EngineKind, check_engine
 from chattts_studio.core.engine.pipeline import (
     JobContext,
     ModelTexts,
@@ -39,6 +40,7 @@ from chattts_studio.core.engine.request import (
     AudioChunk,
     JobPlan,
     JobSummary,
+    RefineSettings,
     SegmentRestarted,
     SegmentResult,
     SynthesisRequest,
@@ -110,7 +112,7 @@ class Engine:
     ) -> LoadedModel:
         """Verify (building demo weights if needed) and load a model. Raises StudioError
         subclasses for anything the user can fix, Cancelled when cancelled. `engine`: torch,
-        onnx or auto (see onnxrt/choice.py); the front ends pass auto, their default."""
+        onnx or auto (see engine_choice.py); the front ends pass auto, their default."""
         report = progress or (lambda _stage, _fraction: None)
         token = self._start(cancel)
         try:
@@ -300,6 +302,24 @@ class Engine:
             self.decoders,
             self.head_first,
         )
+
+    # -- takes -----------------------------------------------------------------------------
+    def make_takes(
+        self,
+        orders: list[takes.TakeOrder],
+        cancel: CancelToken,
+        on_take: Callable[[takes.MadeTake], None],
+        rows: takes.TakeRows | None = None,
+        on_step: Callable[[int], None] | None = None,
+    ) -> takes.TakeRows:
+        """Every order's take as a row of one exact batch, each handed to `on_take` as soon as
+        its audio exists (core/engine/takes.py); returns the shape used, which a take records
+        to be made again at it."""
+        return takes.make_takes(self, orders, cancel, on_take, rows, on_step)
+
+    def take_rows(self, count: int, product_rows: int | None = None) -> takes.TakeRows:
+        """The shape for `count` takes; `product_rows` to make takes again as they were made."""
+        return takes.rows_for(self, count, product_rows)
 
     # -- synthesis -------------------------------------------------------------------------
     def synthesize(

@@ -11,7 +11,7 @@ import torch
 from chattts_studio.core.engine.cancel import CancelToken
 from chattts_studio.core.engine.chattts.chat import ChatModel
 from chattts_studio.core.engine.devices import Device, Precision
-from chattts_studio.core.engine.onnxrt.choice import EngineKind
+from chattts_studio.core.engine.engine_choice import EngineKind
 from chattts_studio.core.errors import Cancelled
 from chattts_studio.core.text.numbers import NUMBER_READERS
 from chattts_studio.core.weights import models

@@ -13,12 +13,17 @@ from dataclasses import dataclass
 
 import torch
 
+from chattts_studio.core.cycles import collect_cycles
 from chattts_studio.core.engine.cancel import CancelToken
-from chattts_studio.core.engine.chattts.chat import ChatModel, RefinePass, RefineSettings
-from chattts_studio.core.engine.cycles import collect_cycles
+from chattts_studio.core.engine.chattts.chat import ChatModel, RefinePass
 from chattts_studio.core.engine.decoder_pool import DecoderPool, drop_decoders
 from chattts_studio.core.engine.metrics import LiveMetrics
-from chattts_studio.core.engine.request import AudioChunk, SegmentRestarted, SegmentResult
+from chattts_studio.core.engine.request import (
+    AudioChunk,
+    RefineSettings,
+    SegmentRestarted,
+    SegmentResult,
+)
 from chattts_studio.core.errors import DeviceError
 from chattts_studio.core.text.prepare import MAX_STEP_CAP, STEP_CAP_MARGIN, Segment, needed_steps
 from chattts_studio.core.voices.voice import Voice

@@ -21,12 +21,11 @@ from chattts_studio.core.engine.decode.job import (
     non_finite_sentence,
 )
 from chattts_studio.core.engine.decode.loop import FastDecoder
-from chattts_studio.core.engine.decode.rowwise import Sampling
 from chattts_studio.core.engine.decode.slots import DecoderShape
 from chattts_studio.core.engine.decode.streaming import FIRST_AUDIO_STEPS, ChunkVocoder
 from chattts_studio.core.engine.metrics import memory_snapshot
 from chattts_studio.core.engine.pipeline import Event, JobContext, Unit
-from chattts_studio.core.engine.request import AudioChunk, SegmentResult
+from chattts_studio.core.engine.request import AudioChunk, Sampling, SegmentResult
 from chattts_studio.core.voices.voice import Voice
 
 

@@ -1,4 +1,5 @@
-"""What a synthesis job asks for and what it gives back."""
+"""What a synthesis job asks for and what it gives back, and the plain settings the other
+packages hand the engine (sampling, refine, a speaker): the engine's face, free of torch."""
 
 from dataclasses import dataclass, field
 
@@ -14,6 +15,24 @@ from chattts_studio.core.voices.voice import Voice
 SEGMENT_SIZE_RANGE = (5, 500)
 BATCH_SIZE_RANGE = (0, 64)  # 0: automatic (auto_batch_size), settled once by Engine.plan
 AUTO_BATCH_MAX = 16
+SpeakerLike = str | Voice  # an embedding string (the older form) or a Voice
+
+
+@dataclass(frozen=True)
+class Sampling:
+    temperature: float
+    top_p: float
+    top_k: int
+    repetition_penalty: float = 1.05
+
+
+@dataclass(frozen=True)
+class RefineSettings:
+    """ChatTTS's text pass: its prompt ([oral_N][laugh_N][break_N]) and sampling."""
+
+    prompt: str
+    top_p: float
+    top_k: int
 
 
 def auto_batch_size(device_id: str, segments: int) -> int:

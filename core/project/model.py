@@ -33,7 +33,7 @@ class TakeSettings:
 class Maker:
     """What made a take, besides its seed and settings: the model's identity (its weights and
     precision, render/manifest/run.py's model_identity), the engine, the device, and the row
-    count of the decode step's products (a row's bits depend on it: core/project/takes.py)."""
+    count of the decode step's products (a row's bits depend on it: core/engine/takes.py)."""
 
     model: str
     engine: str

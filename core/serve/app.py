@@ -17,8 +17,8 @@ from starlette.exceptions import HTTPException
 
 from chattts_studio.core.engine.batch.batcher import Batcher
 from chattts_studio.core.engine.batch.tickets import SpeechOrder
-from chattts_studio.core.engine.chattts.chat import SpeakerLike
 from chattts_studio.core.engine.engine import Engine
+from chattts_studio.core.engine.request import SpeakerLike
 from chattts_studio.core.serve.access import Access
 from chattts_studio.core.serve.audio import CONTENT_TYPES
 from chattts_studio.core.serve.errors import ApiError, error_response

@@ -8,9 +8,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from chattts_studio.core.engine.chattts.chat import RefineSettings
-from chattts_studio.core.engine.decode.rowwise import Sampling
-from chattts_studio.core.engine.request import SEGMENT_SIZE_RANGE
+from chattts_studio.core.engine.request import SEGMENT_SIZE_RANGE, RefineSettings, Sampling
 from chattts_studio.core.serve.audio import CONTENT_TYPES
 from chattts_studio.core.serve.errors import ApiError
 from chattts_studio.core.voices.voice import OPENAI_VOICES

@@ -7,10 +7,9 @@ Every refusal is an ApiError naming the voice field."""
 
 from typing import Any
 
-from chattts_studio.core.engine.chattts.chat import SpeakerLike
-from chattts_studio.core.engine.chattts.voice_checks import NOT_AN_EMBEDDING
 from chattts_studio.core.engine.engine import Engine
-from chattts_studio.core.errors import StudioError
+from chattts_studio.core.engine.request import SpeakerLike
+from chattts_studio.core.errors import NotAnEmbedding, StudioError
 from chattts_studio.core.serve.errors import ApiError
 from chattts_studio.core.serve.request import voice_seed
 from chattts_studio.core.voices.blend import blend_speakers, looks_like_blend
@@ -64,7 +63,7 @@ class ApiVoices:
             # model's hidden size.
             return self.engine.check_speaker(name), None
         except StudioError as exc:
-            if len(name) <= MAX_NAME and str(exc) == NOT_AN_EMBEDDING:
+            if len(name) <= MAX_NAME and isinstance(exc, NotAnEmbedding):
                 # Short enough to be a name, and no embedding: most likely a mistyped name.
                 raise ApiError(
                     400,

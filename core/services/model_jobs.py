@@ -38,7 +38,7 @@ class DeviceProbe:
     support: "dict[str, dict[Precision, str | None]]"  # per usable device: None or why not
     precisions: "tuple[Precision, ...]"  # every precision, fp32 first
     # Per usable device and precision: each engine's value -> None, or why it cannot run
-    # there (core/engine/onnxrt/choice.py's engine_support).
+    # there (core/engine/engine_choice.py's engine_support).
     engines: "dict[str, dict[Precision, dict[str, str | None]]]" = field(default_factory=dict)
 
     def engine_reasons(self, device_id: str, precision: "Precision") -> dict[str, str | None]:
@@ -70,7 +70,7 @@ def probe_devices() -> DeviceProbe:
         list_devices,
         precision_support,
     )
-    from chattts_studio.core.engine.onnxrt.choice import engine_support
+    from chattts_studio.core.engine.engine_choice import engine_support
 
     devices = list_devices()
     usable = [d for d in devices if d.usable]

@@ -32,7 +32,7 @@ from chattts_studio.core.voices.voice import Voice
 
 if TYPE_CHECKING:
     from chattts_studio.core.engine.engine import Engine
-    from chattts_studio.core.project.takes import MadeTake, Rows
+    from chattts_studio.core.engine.takes import MadeTake, TakeOrder, TakeRows
 
 Progress = Callable[[int, int, float], None]  # (takes made, asked, seconds of the last take)
 
@@ -124,7 +124,18 @@ def model_text(engine: "Engine", text: str) -> str:
     return model.normalize(text)
 
 
-def _maker(engine: "Engine", rows: "Rows") -> Maker:
+def take_order(
+    key: int, model_text: str, voice: Voice, seed: int, settings: TakeSettings
+) -> "TakeOrder":
+    """What the engine makes a take from: a project's take settings as its sampling and speed."""
+    from chattts_studio.core.engine.request import Sampling
+    from chattts_studio.core.engine.takes import TakeOrder
+
+    sampling = Sampling(settings.temperature, settings.top_p, settings.top_k)
+    return TakeOrder(key, model_text, voice, seed, sampling, settings.speed)
+
+
+def _maker(engine: "Engine", rows: "TakeRows") -> Maker:
     from chattts_studio.core.weights.models import weights_identity
 
     loaded = engine.loaded
@@ -158,17 +169,15 @@ def _make(
 ) -> list[tuple[Segment, Take]]:
     """Make the asked takes as one batch; each saved (audio, then the project) the moment it
     exists, so a kill or a cancel keeps every take already made."""
-    from chattts_studio.core.project.takes import TakeOrder, make_takes, rows_for
-
     if not asked:
         return []
     said = {a.segment.id: spoken(a.segment.text, lexicon) for a in asked}
     texts = {key: model_text(engine, text) for key, text in said.items()}
     orders = [
-        TakeOrder(n, texts[a.segment.id], a.segment.voice, a.seed, a.settings)
+        take_order(n, texts[a.segment.id], a.segment.voice, a.seed, a.settings)
         for n, a in enumerate(asked)
     ]
-    rows = rows_for(engine, len(orders))
+    rows = engine.take_rows(len(orders))
     maker = _maker(engine, rows)
     made: list[tuple[Segment, Take]] = []
 
@@ -205,7 +214,7 @@ def _make(
     if progress is not None:
         progress(0, len(asked), 0.0)
     try:
-        make_takes(engine, orders, cancel, keep, rows)
+        engine.make_takes(orders, cancel, keep, rows)
     finally:
         handle.save()  # cancelled or failed too: what was made is named in project.json
     return made
@@ -364,10 +373,8 @@ def edit(
 def remake(engine: "Engine", project: Project, segment: Segment, take: Take) -> np.ndarray:
     """A take made again from its record alone (its model text, voice, seed, settings and row
     count): the same samples when the same model, engine and precision run it."""
-    from chattts_studio.core.project.takes import TakeOrder, make_takes, rows_for
-
     out: list[np.ndarray] = []
-    order = TakeOrder(0, take.model_text, segment.voice, take.seed, take.settings)
-    rows = rows_for(engine, 1, take.maker.rows)
-    make_takes(engine, [order], CancelToken(), lambda done: out.append(done.audio), rows)
+    order = take_order(0, take.model_text, segment.voice, take.seed, take.settings)
+    rows = engine.take_rows(1, take.maker.rows)
+    engine.make_takes([order], CancelToken(), lambda done: out.append(done.audio), rows)
     return out[0]

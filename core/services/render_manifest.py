@@ -16,7 +16,7 @@ from chattts_studio.core.render.manifest.run import ManifestJob, ManifestOptions
 
 if TYPE_CHECKING:
     from chattts_studio.core.engine.engine import Engine
-    from chattts_studio.core.engine.onnxrt.choice import EngineKind
+    from chattts_studio.core.engine.engine_choice import EngineKind
 
 ItemSink = Callable[[ItemEntry], None]
 

@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QObject, Qt, QThread, QTimer, Signal, Slot
 
-from chattts_studio.core.engine.cycles import set_cycle_collector
+from chattts_studio.core.cycles import set_cycle_collector
 
 WAIT_S = 10.0  # a worker waits this long at most for the UI thread's collection (a full
 # collection of a process holding torch takes a second or more on a busy 2-core machine)

@@ -1,5 +1,5 @@
 """The engine choice beside the precision: Auto, PyTorch or ONNX Runtime (what runs the GPT's
-decode step; core/engine/onnxrt/choice.py). An engine the chosen device and precision cannot
+decode step; core/engine/engine_choice.py). An engine the chosen device and precision cannot
 use is greyed, its reason as the item's tooltip. The window names engines by their values
 ("auto", "torch", "onnx"): it never imports core's engine modules (they import torch)."""
 

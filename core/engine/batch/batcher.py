@@ -29,12 +29,12 @@ from chattts_studio.core.engine.batch.tickets import (
 from chattts_studio.core.engine.decode import vocoding
 from chattts_studio.core.engine.decode.job import Job
 from chattts_studio.core.engine.decode.loop import FastDecoder
-from chattts_studio.core.engine.decode.rowwise import Sampling
 from chattts_studio.core.engine.decode.slots import DecoderShape
 from chattts_studio.core.engine.decode.streaming import FIRST_AUDIO_STEPS, ChunkVocoder
 from chattts_studio.core.engine.decoder_pool import SIZING_LENGTH
 from chattts_studio.core.engine.engine import Engine
 from chattts_studio.core.engine.pipeline import out_of_memory, release_memory
+from chattts_studio.core.engine.request import Sampling
 from chattts_studio.core.errors import StudioError
 from chattts_studio.core.seeds import segment_seed
 from chattts_studio.core.text.prepare import (

@@ -11,10 +11,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
-from chattts_studio.core.engine.chattts.chat import RefineSettings, SpeakerLike
 from chattts_studio.core.engine.decode.job import Job
-from chattts_studio.core.engine.decode.rowwise import Sampling, check_sampling
-from chattts_studio.core.engine.request import AudioChunk
+from chattts_studio.core.engine.decode.rowwise import check_sampling
+from chattts_studio.core.engine.request import AudioChunk, RefineSettings, Sampling, SpeakerLike
 from chattts_studio.core.errors import StudioError
 from chattts_studio.core.text.prepare import Segment, check_text, split_segments
 from chattts_studio.core.voices.voice import Voice

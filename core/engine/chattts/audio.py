@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 
-from chattts_studio.core.engine import host_reads
 from chattts_studio.core.engine.chattts.parts import ChatParts
+from chattts_studio.core.engine.decode import host_reads
 
 if TYPE_CHECKING:
     from chattts_studio.core.engine.onnxrt.vocoder import OrtVocoder

@@ -16,6 +16,7 @@ from chattts_studio.core import model_imports
 from chattts_studio.core.engine.cancel import CancelToken
 from chattts_studio.core.engine.chattts.audio import ChatVocoder
 from chattts_studio.core.engine.chattts.voices import ChatVoices
+from chattts_studio.core.engine.request import RefineSettings, SpeakerLike
 from chattts_studio.core.errors import ModelError
 from chattts_studio.core.messages import QT_TRANSLATE_NOOP, Sentence
 from chattts_studio.core.voices.voice import Voice
@@ -39,7 +40,6 @@ class RefineSteps(Protocol):
 # A refine pass on the studio's own decode pieces (decode/text_pass.py's refine_with): the model,
 # each text's prompt embedding, stock's RefineTextParams and the token in.
 TextPass = Callable[["ChatModel", list[torch.Tensor], Any, CancelToken], RefineSteps]
-SpeakerLike = str | Voice  # an embedding string (the older form) or a Voice
 
 
 def _voice(speaker: SpeakerLike) -> Voice:
@@ -60,13 +60,6 @@ class _CancelContext:
     def set(self, value: bool) -> None:
         if value and self.token is not None:
             self.token.cancel()
-
-
-@dataclass(frozen=True)
-class RefineSettings:
-    prompt: str
-    top_p: float
-    top_k: int
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ import numpy as np
 import torch
 
 from chattts_studio.core import SAMPLE_RATE
-from chattts_studio.core.errors import SpeakerError
+from chattts_studio.core.errors import NotAnEmbedding, SpeakerError
 from chattts_studio.core.messages import QT_TRANSLATE_NOOP, Sentence
 from chattts_studio.core.voices import speaker_codec
 from chattts_studio.core.voices.clone import MAX_SECONDS
@@ -75,7 +75,7 @@ def check_speaker(hidden_size: int, embedding: str) -> str:
         read = max(hidden_size, SPEAKER_VALUES_READ)
         raise SpeakerError(_wrong_size(f"more than {read}", hidden_size)) from None
     except ValueError:
-        raise SpeakerError(NOT_AN_EMBEDDING) from None
+        raise NotAnEmbedding(NOT_AN_EMBEDDING) from None
     if values.size != hidden_size:
         raise SpeakerError(_wrong_size(str(values.size), hidden_size))
     if not np.isfinite(values).all():

@@ -4,9 +4,9 @@ a speaker or a sample suits this model."""
 import numpy as np
 import torch
 
-from chattts_studio.core.engine import host_reads
 from chattts_studio.core.engine.chattts import voice_checks
 from chattts_studio.core.engine.chattts.parts import ChatParts
+from chattts_studio.core.engine.decode import host_reads
 from chattts_studio.core.errors import ModelError
 from chattts_studio.core.messages import QT_TRANSLATE_NOOP, Sentence
 from chattts_studio.core.voices.speaker_codec import encode_prompt, encode_speaker

@@ -12,7 +12,8 @@ from dataclasses import dataclass, fields
 
 import torch
 
-from chattts_studio.core.engine.decode.rowwise import Draw, Sampling, Warper, sample_codes
+from chattts_studio.core.engine.decode.rowwise import Draw, Warper, sample_codes
+from chattts_studio.core.engine.request import Sampling
 
 log = logging.getLogger("chattts_studio")
 UNIT_SIZES = (8, 4, 2, 1)  # steps a unit may hold: a few graphs, each reused often

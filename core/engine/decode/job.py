@@ -8,7 +8,7 @@ from typing import Protocol
 
 import torch
 
-from chattts_studio.core.engine.decode.rowwise import Sampling
+from chattts_studio.core.engine.request import Sampling
 from chattts_studio.core.errors import DeviceError
 from chattts_studio.core.messages import QT_TRANSLATE_NOOP, Sentence
 

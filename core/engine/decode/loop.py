@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 import torch
 
 from chattts_studio.core import seeds
-from chattts_studio.core.engine import host_reads
+from chattts_studio.core.engine.decode import host_reads
 from chattts_studio.core.engine.decode.fused import unit_size
 from chattts_studio.core.engine.decode.job import (
     Job,
@@ -20,8 +20,9 @@ from chattts_studio.core.engine.decode.job import (
     list_source,
     non_finite_sentence,
 )
-from chattts_studio.core.engine.decode.rowwise import RowSampling, Sampling
+from chattts_studio.core.engine.decode.rowwise import RowSampling
 from chattts_studio.core.engine.decode.slots import SlotDecoder
+from chattts_studio.core.engine.request import Sampling
 
 Failed = Callable[[Job, Exception], None]
 

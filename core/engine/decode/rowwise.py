@@ -17,6 +17,7 @@ import torch
 import torch.nn.functional as F
 
 from chattts_studio.core import model_imports
+from chattts_studio.core.engine.request import Sampling
 from chattts_studio.core.errors import BadSettingError
 
 model_imports.ensure()  # before transformers and ChatTTS: see core/model_imports.py
@@ -34,14 +35,6 @@ EXACT_CHUNK_ROWS = 1
 Warper = Callable[..., torch.Tensor]
 # scores [rows * num_vq, codes], num_vq, each row's generator (or None) -> codes [rows * num_vq]
 Draw = Callable[[torch.Tensor, int, Sequence[torch.Generator | None] | None], torch.Tensor]
-
-
-@dataclass(frozen=True)
-class Sampling:
-    temperature: float
-    top_p: float
-    top_k: int
-    repetition_penalty: float = 1.05
 
 
 def check_sampling(sampling: Sampling) -> None:

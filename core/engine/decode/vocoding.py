@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import torch
 
-from chattts_studio.core.engine import host_reads
+from chattts_studio.core.engine.decode import host_reads
 from chattts_studio.core.engine.decode.job import Job
 
 if TYPE_CHECKING:

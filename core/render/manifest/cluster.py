@@ -13,7 +13,7 @@ from typing import Any
 
 from chattts_studio.core.cluster import connect, plan_actors, ray_module, shutdown
 from chattts_studio.core.engine.cancel import CancelToken
-from chattts_studio.core.engine.onnxrt.choice import EngineKind
+from chattts_studio.core.engine.engine_choice import EngineKind
 from chattts_studio.core.errors import Cancelled, StudioError
 from chattts_studio.core.render.manifest.item_store import ItemEntry
 from chattts_studio.core.render.manifest.items import WorkItem
@@ -39,11 +39,11 @@ class ClusterStats:
 
 def workers_engine(gpu: bool, precision: str, engine: EngineKind | str) -> EngineKind:
     """The engine every worker runs, auto decided here by the rule a render here follows
-    (onnxrt/choice.py) for the workers' device: their CPUs, or a GPU each, where the onnx
+    (engine_choice.py) for the workers' device: their CPUs, or a GPU each, where the onnx
     engine does not run. Judged by this installation: a worker without ONNX Runtime then
     fails with its own sentence."""
     from chattts_studio.core.engine.devices import check_precision, resolve_device
-    from chattts_studio.core.engine.onnxrt.choice import check_engine
+    from chattts_studio.core.engine.engine_choice import check_engine
 
     if not gpu:
         cpu = resolve_device("cpu")

@@ -29,8 +29,8 @@ from chattts_studio.core.render.segment_store import digest
 if TYPE_CHECKING:
     from chattts_studio.core.engine.batch.tickets import Delivery, Ticket
     from chattts_studio.core.engine.engine import Engine
+    from chattts_studio.core.engine.engine_choice import EngineKind
     from chattts_studio.core.engine.loading import LoadedModel
-    from chattts_studio.core.engine.onnxrt.choice import EngineKind
 
 ITEM_FORMATS = ("flac", "wav", "mp3", "ogg")
 _SOUNDFILE = {
@@ -61,7 +61,7 @@ def model_identity(loaded: "LoadedModel", engine: "EngineKind | None" = None) ->
     (`engine`: the workers', when not the loaded model's). Not the model's name or folder: a
     folder moved or named another way keeps its items, other weights under the same name do
     not. torch's identity is what it was before there were engines: older renders resume."""
-    from chattts_studio.core.engine.onnxrt.choice import EngineKind
+    from chattts_studio.core.engine.engine_choice import EngineKind
     from chattts_studio.core.weights.models import weights_identity
 
     parts = [weights_identity(loaded.info), loaded.precision.value]

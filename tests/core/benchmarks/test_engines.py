@@ -21,7 +21,7 @@ from chattts_studio.core.benchmarks.engines import (
 )
 from chattts_studio.core.benchmarks.report import format_report
 from chattts_studio.core.cli import bench as bench_cli
-from chattts_studio.core.engine.onnxrt import choice
+from chattts_studio.core.engine import engine_choice as choice
 
 TINY = [
     "--sections",

@@ -19,9 +19,9 @@ from chattts_studio.core.engine.batch.tickets import (
 )
 from chattts_studio.core.engine.decode.job import Job, NonFiniteError
 from chattts_studio.core.engine.decode.loop import FastDecoder
-from chattts_studio.core.engine.decode.rowwise import EXACT_CHUNK_ROWS, Sampling
+from chattts_studio.core.engine.decode.rowwise import EXACT_CHUNK_ROWS
 from chattts_studio.core.engine.engine import Engine
-from chattts_studio.core.engine.request import AudioChunk
+from chattts_studio.core.engine.request import AudioChunk, Sampling
 
 SAMPLING = Sampling(0.3, 0.7, 20)
 
@@ -449,8 +449,8 @@ def test_a_requests_first_segment_runs_alone_to_its_first_chunk(
     """A lone request of several segments: its first segment is refined by itself (when
     refine is asked), and it steps as the only row until it has its first chunk's steps; then
     the others are refined together and join it."""
-    from chattts_studio.core.engine.chattts.chat import RefineSettings
     from chattts_studio.core.engine.decode.streaming import FIRST_AUDIO_STEPS
+    from chattts_studio.core.engine.request import RefineSettings
 
     model = engine.model
     assert model is not None

@@ -13,8 +13,8 @@ from torch._dynamo.exc import TorchDynamoException
 
 from chattts_studio.core.engine.decode.job import Job
 from chattts_studio.core.engine.decode.loop import FastDecoder
-from chattts_studio.core.engine.decode.rowwise import Sampling
 from chattts_studio.core.engine.engine import Engine
+from chattts_studio.core.engine.request import Sampling
 
 # A child process: the same step compiled again, reporting inductor's FX graph cache hits.
 CHILD = """

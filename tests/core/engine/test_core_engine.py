@@ -314,7 +314,7 @@ def test_a_cancelled_engine_switch_says_what_the_model_runs_now(
     fp32 torch model does."""
     import chattts_studio.core.engine.onnxrt.export
     from chattts_studio.core.engine.devices import Precision
-    from chattts_studio.core.engine.onnxrt.choice import EngineKind
+    from chattts_studio.core.engine.engine_choice import EngineKind
     from chattts_studio.core.errors import Cancelled
 
     engine = Engine()

@@ -6,9 +6,8 @@ import torch
 
 from chattts_studio.core.engine.decode.job import Job
 from chattts_studio.core.engine.decode.loop import FastDecoder
-from chattts_studio.core.engine.decode.rowwise import Sampling
 from chattts_studio.core.engine.engine import Engine
-from chattts_studio.core.engine.request import AudioChunk, SynthesisRequest
+from chattts_studio.core.engine.request import AudioChunk, Sampling, SynthesisRequest
 from chattts_studio.core.text.prepare import split_segments
 
 TEXT = "今天天气很好。我们去公园散步吧！公园里有很多人，有的在跑步，有的在下棋。然后回家。"

@@ -16,13 +16,12 @@ from chattts_studio.core.engine.batch.batcher import Batcher
 from chattts_studio.core.engine.batch.tickets import Failed, Finished, SpeechOrder, collect
 from chattts_studio.core.engine.decode.job import Job, NonFiniteError
 from chattts_studio.core.engine.decode.loop import FastDecoder
-from chattts_studio.core.engine.decode.rowwise import Sampling
 from chattts_studio.core.engine.decode.slots import DecoderShape, SlotDecoder
 from chattts_studio.core.engine.decoder_pool import DecoderPool, kv_row_bytes, rows_that_fit
 from chattts_studio.core.engine.devices import Device
 from chattts_studio.core.engine.engine import Engine
 from chattts_studio.core.engine.pipeline import release_memory
-from chattts_studio.core.engine.request import SynthesisRequest
+from chattts_studio.core.engine.request import Sampling, SynthesisRequest
 from chattts_studio.core.errors import Cancelled
 
 SAMPLING = Sampling(0.7, 0.7, 20)

@@ -8,14 +8,14 @@ import pytest
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from chattts_studio.core.engine import host_reads
 from chattts_studio.core.engine.decode import fused as fused_module
-from chattts_studio.core.engine.decode import rowwise
+from chattts_studio.core.engine.decode import host_reads, rowwise
 from chattts_studio.core.engine.decode import slots as slot_steps
 from chattts_studio.core.engine.decode.job import Job
 from chattts_studio.core.engine.decode.loop import FastDecoder
-from chattts_studio.core.engine.decode.rowwise import Sampling, sample_codes
+from chattts_studio.core.engine.decode.rowwise import sample_codes
 from chattts_studio.core.engine.engine import Engine
+from chattts_studio.core.engine.request import Sampling
 
 NUM_VQ, NUM_CODES = 4, 626
 

@@ -9,8 +9,9 @@ import torch
 from chattts_studio.core.engine.decode.gpt_rows import Chunk
 from chattts_studio.core.engine.decode.job import Job
 from chattts_studio.core.engine.decode.loop import FastDecoder
-from chattts_studio.core.engine.decode.rowwise import EXACT_CHUNK_ROWS, Sampling
+from chattts_studio.core.engine.decode.rowwise import EXACT_CHUNK_ROWS
 from chattts_studio.core.engine.engine import Engine
+from chattts_studio.core.engine.request import Sampling
 
 SAMPLING = Sampling(0.3, 0.7, 20)
 SLOTS = 16

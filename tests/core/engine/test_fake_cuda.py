@@ -11,7 +11,7 @@ of a GPU user would crash the same way).
 
 What FakeTensorMode cannot see, checked here beside it:
 - values: the loop's one read a step, the vocoder's audio and a clone's codes go through
-  `core/engine/host_reads.py`, which these tests replace with functions that check the tensor
+  `core/engine/decode/host_reads.py`, which these tests replace with functions that check the tensor
   that reaches them (device, dtype, shape) and feed values;
 - dtypes: a Linear or convolution fed another dtype than its weights passes under fake tensors
   where CUDA raises, so every such module checks its input here (`strict_modules`); the KV
@@ -40,15 +40,15 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves
 
 from chattts_studio.core import seeds
-from chattts_studio.core.engine import host_reads
 from chattts_studio.core.engine.chattts.chat import ChatModel
-from chattts_studio.core.engine.decode import rowwise
+from chattts_studio.core.engine.decode import host_reads, rowwise
 from chattts_studio.core.engine.decode import slots as slot_steps
 from chattts_studio.core.engine.decode.job import Job
 from chattts_studio.core.engine.decode.loop import FastDecoder
-from chattts_studio.core.engine.decode.rowwise import RowSampling, Sampling, sample_codes
+from chattts_studio.core.engine.decode.rowwise import RowSampling, sample_codes
 from chattts_studio.core.engine.decode.slots import DecoderShape
 from chattts_studio.core.engine.decode.streaming import ChunkVocoder
+from chattts_studio.core.engine.request import Sampling
 from chattts_studio.core.voices.voice import Voice
 
 pytestmark = pytest.mark.fake_cuda  # the GPU run (.ci/gpu/run.sh) selects these too
@@ -767,18 +767,17 @@ def test_the_speech_api_batcher_runs_on_the_card(
 
 @ALL
 def test_project_takes_run_on_the_card(gpu: FakeGpu, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The segment editor's takes (core/project/takes.py): seeded rows of the exact static
-    step over every slot, each take vocoded alone."""
+    """The segment editor's takes (Engine.make_takes, core/engine/takes.py): seeded rows of
+    the exact static step over every slot, each take vocoded alone."""
     from chattts_studio.core.engine.cancel import CancelToken
-    from chattts_studio.core.project.model import TakeSettings
-    from chattts_studio.core.project.takes import MadeTake, TakeOrder, make_takes
+    from chattts_studio.core.engine.takes import MadeTake, TakeOrder
 
     engine = _fake_engine(gpu, monkeypatch)
     gpu.end_every = 5
     voice = Voice(embedding=gpu.speaker)
-    orders = [TakeOrder(n, "你好。", voice, 10 + n, TakeSettings()) for n in range(3)]
+    orders = [TakeOrder(n, "你好。", voice, 10 + n, Sampling(0.3, 0.7, 20)) for n in range(3)]
     made: list[MadeTake] = []
-    rows = make_takes(engine, orders, CancelToken(), made.append)
+    rows = engine.make_takes(orders, CancelToken(), made.append)
     assert (rows.slots, rows.product_rows, rows.chunk_rows) == (3, 3, None)  # a GPU's form
     assert sorted(m.order.key for m in made) == [0, 1, 2]
     assert gpu.generator_devices == [CUDA, CUDA, CUDA]

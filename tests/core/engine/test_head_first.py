@@ -9,11 +9,15 @@ import torch
 from chattts_studio.core.engine.chattts.chat import RefinePass
 from chattts_studio.core.engine.decode.job import Job
 from chattts_studio.core.engine.decode.loop import FastDecoder
-from chattts_studio.core.engine.decode.rowwise import Sampling
 from chattts_studio.core.engine.decode.streaming import FIRST_AUDIO_STEPS
 from chattts_studio.core.engine.engine import Engine
 from chattts_studio.core.engine.metrics import LiveMetrics
-from chattts_studio.core.engine.request import AudioChunk, SegmentRestarted, SynthesisRequest
+from chattts_studio.core.engine.request import (
+    AudioChunk,
+    Sampling,
+    SegmentRestarted,
+    SynthesisRequest,
+)
 
 TEXT = "今天天气很好。我们去公园散步吧！公园里有很多人，有的在跑步，有的在下棋。然后回家。" * 3
 SAMPLING = Sampling(0.3, 0.7, 20)

@@ -7,16 +7,15 @@ from collections.abc import Iterator
 import pytest
 import torch
 
+from chattts_studio.core.engine import engine_choice as choice
 from chattts_studio.core.engine.decode.job import Job, NonFiniteError
 from chattts_studio.core.engine.decode.loop import FastDecoder
-from chattts_studio.core.engine.decode.rowwise import Sampling
 from chattts_studio.core.engine.devices import Precision, resolve_device
 from chattts_studio.core.engine.engine import Engine
-from chattts_studio.core.engine.onnxrt import choice
-from chattts_studio.core.engine.onnxrt.choice import EngineKind, check_engine
+from chattts_studio.core.engine.engine_choice import EngineKind, check_engine
 from chattts_studio.core.engine.onnxrt.graph import DecodeStep
 from chattts_studio.core.engine.onnxrt.session import OrtStep
-from chattts_studio.core.engine.request import SynthesisRequest
+from chattts_studio.core.engine.request import Sampling, SynthesisRequest
 from chattts_studio.core.errors import DeviceError
 
 SAMPLING = Sampling(0.3, 0.7, 20)

@@ -16,12 +16,12 @@ from chattts_studio.core.engine.batch.tickets import (
     collect,
 )
 from chattts_studio.core.engine.cancel import CancelToken
-from chattts_studio.core.engine.chattts.chat import ChatModel, RefineSettings
+from chattts_studio.core.engine.chattts.chat import ChatModel
 from chattts_studio.core.engine.decode.job import Job
 from chattts_studio.core.engine.decode.loop import FastDecoder
-from chattts_studio.core.engine.decode.rowwise import RowSampling, Sampling, sample_codes
+from chattts_studio.core.engine.decode.rowwise import RowSampling, sample_codes
 from chattts_studio.core.engine.engine import Engine
-from chattts_studio.core.engine.request import AudioChunk
+from chattts_studio.core.engine.request import AudioChunk, RefineSettings, Sampling
 from chattts_studio.core.errors import BadSettingError
 from chattts_studio.core.text.prepare import needed_steps
 

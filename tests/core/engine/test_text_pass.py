@@ -10,14 +10,14 @@ import pytest
 import torch
 
 from chattts_studio.core.engine.cancel import CancelToken
-from chattts_studio.core.engine.chattts.chat import ChatModel, RefineSettings
+from chattts_studio.core.engine.chattts.chat import ChatModel
 from chattts_studio.core.engine.decode import text_pass
 from chattts_studio.core.engine.decode.job import NonFiniteError
 from chattts_studio.core.engine.decode.text_pass import TextSampling, refine_ids
 from chattts_studio.core.engine.engine import Engine
-from chattts_studio.core.engine.onnxrt.choice import EngineKind
+from chattts_studio.core.engine.engine_choice import EngineKind
 from chattts_studio.core.engine.onnxrt.session import OrtStep
-from chattts_studio.core.engine.request import SynthesisRequest
+from chattts_studio.core.engine.request import RefineSettings, SynthesisRequest
 
 SETTINGS = RefineSettings("[oral_2][laugh_0][break_6]", 0.7, 20)
 GAIN = 5.0  # EOS then ranks first now and then: the three rows end after 12, 6 and 3 tokens

@@ -17,11 +17,10 @@ import pytest
 import torch
 from side_seams import RecordedSide
 
-from chattts_studio.core.engine import host_reads
 from chattts_studio.core.engine.batch.batcher import Batcher
 from chattts_studio.core.engine.batch.tickets import Delivery, Finished, SpeechOrder, collect
 from chattts_studio.core.engine.cancel import CancelToken
-from chattts_studio.core.engine.decode import vocoding
+from chattts_studio.core.engine.decode import host_reads, vocoding
 from chattts_studio.core.engine.engine import Engine
 from chattts_studio.core.engine.request import AudioChunk, SegmentResult, SynthesisRequest
 from chattts_studio.core.errors import Cancelled

@@ -16,8 +16,9 @@ import numpy as np
 import pytest
 import soundfile as sf
 
+from chattts_studio.core.engine import takes
 from chattts_studio.core.engine.engine import Engine
-from chattts_studio.core.project import codec, edits, reading, store, take_files, takes, writer
+from chattts_studio.core.project import codec, edits, reading, store, take_files, writer
 from chattts_studio.core.project.model import TakeSettings
 from chattts_studio.core.project.store import ProjectError
 from chattts_studio.core.services import project as service

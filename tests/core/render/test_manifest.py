@@ -592,7 +592,7 @@ def test_the_items_identity_names_the_engine_and_keeps_torchs(engine: Engine) ->
     torch's identity is the one older renders were written with, so they still resume."""
     import dataclasses
 
-    from chattts_studio.core.engine.onnxrt.choice import EngineKind
+    from chattts_studio.core.engine.engine_choice import EngineKind
     from chattts_studio.core.render.manifest.run import model_identity
     from chattts_studio.core.render.segment_store import digest
     from chattts_studio.core.weights.models import weights_identity

@@ -13,7 +13,7 @@ import pytest
 
 from chattts_studio.core.cluster import local_processes
 from chattts_studio.core.engine.engine import Engine
-from chattts_studio.core.engine.onnxrt.choice import EngineKind, onnx_missing
+from chattts_studio.core.engine.engine_choice import EngineKind, onnx_missing
 from chattts_studio.core.errors import StudioError
 from chattts_studio.core.render.manifest.cluster import ClusterRender, workers_engine
 from chattts_studio.core.render.manifest.item_store import OUTPUT, file_sha256

@@ -12,7 +12,7 @@ import soundfile as sf
 
 from chattts_studio.core.engine.cancel import CancelToken
 from chattts_studio.core.engine.engine import Engine
-from chattts_studio.core.engine.onnxrt.choice import EngineKind
+from chattts_studio.core.engine.engine_choice import EngineKind
 from chattts_studio.core.engine.request import SynthesisRequest
 from chattts_studio.core.render.book import RenderOptions, RenderProgress
 from chattts_studio.core.render.manifest.item_store import ItemEntry

@@ -1,20 +1,13 @@
-"""Takes: many segments' takes made as rows of one continuous batch on the loaded model, each
-from its own seed, each the same bits whoever shares the batch.
-
-A take must be made again bit for bit from its record. Two things decide a row's bits besides
-its own inputs: the random stream it draws from (here its own generator, seeded by the take's
-seed) and the row count of the matrix products it takes part in (a BLAS, and cuBLAS, pick their
-kernels by it). So takes decode with the exact decoder (see core/engine/decode/gpt_rows.py) at
-a row count recorded in the take (`Maker.rows`): on the CPU the chunk of rows every product
-has (1 for a lone take, TAKE_CHUNK_ROWS when several are made together: 4 rows cost about 1.4x
-one, where 4 products of 1 row cost 2-3x); on a GPU every slot (its static step). Making a
-take again asks for the same row count. The vocoder runs on each take alone (batched vocoding
-rounds differently in the last bits).
-"""
+"""Takes: many segments' takes as rows of one exact batch on the loaded model, each from its
+own seed, each the same bits whoever shares the batch. A row's bits depend on its random stream
+(its own generator) and on the row count of its matrix products (a BLAS picks its kernels by
+it), so a take records that count (`TakeRows.product_rows`) and is made again at it; the
+vocoder runs on each take alone. docs/projects.md has the why and the costs."""
 
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 import torch
@@ -22,29 +15,45 @@ import torch
 from chattts_studio.core import SAMPLES_PER_STEP
 from chattts_studio.core.engine.cancel import CancelToken
 from chattts_studio.core.engine.decode.job import Job
-from chattts_studio.core.engine.decode.rowwise import Sampling
 from chattts_studio.core.engine.decode.slots import DecoderShape
-from chattts_studio.core.engine.engine import Engine
 from chattts_studio.core.engine.pipeline import out_of_memory, release_memory
+from chattts_studio.core.engine.request import Sampling
 from chattts_studio.core.errors import DeviceError, ModelError
 from chattts_studio.core.messages import QT_TRANSLATE_NOOP, Sentence
-from chattts_studio.core.project.model import TakeSettings
 from chattts_studio.core.text.prepare import step_cap
 from chattts_studio.core.voices.voice import Voice
+
+if TYPE_CHECKING:
+    from chattts_studio.core.engine.chattts.chat import ChatModel
+    from chattts_studio.core.engine.decoder_pool import DecoderPool
+    from chattts_studio.core.engine.loading import LoadedModel
 
 TAKE_CHUNK_ROWS = 4  # rows per product on the CPU when several takes are made together
 MAX_CPU_ROWS = 16  # takes decoded side by side on the CPU
 
 
+class Loaded(Protocol):
+    """What takes need of the Engine that holds the model (engine.py calls in here)."""
+
+    model: "ChatModel | None"
+    loaded: "LoadedModel | None"
+    decoders: "DecoderPool"
+    cuda_graphs: bool
+
+    def max_rows(self) -> int: ...
+
+
 @dataclass(frozen=True)
 class TakeOrder:
-    """One take to make: what the model reads, in which voice, from which seed."""
+    """One take to make: what the model reads, in which voice, from which seed, sampled how
+    and at which ChatTTS speed (0-9)."""
 
     key: int  # the caller's id
     model_text: str
     voice: Voice
     seed: int
-    settings: TakeSettings
+    sampling: Sampling
+    speed: int = 5
 
 
 @dataclass
@@ -58,34 +67,34 @@ class MadeTake:
 
 
 @dataclass(frozen=True)
-class Rows:
+class TakeRows:
     """The decoder's shape for a batch of takes: its slots and the row count of its products
-    (what a take records: `Maker.rows`)."""
+    (what a take records as the row count it was made at)."""
 
     slots: int
     product_rows: int
     chunk_rows: int | None  # the CPU's exact chunks; None on a GPU (every slot steps)
 
 
-def rows_for(engine: Engine, count: int, product_rows: int | None = None) -> Rows:
+def rows_for(engine: Loaded, count: int, product_rows: int | None = None) -> TakeRows:
     """The shape for `count` takes; `product_rows` to make takes again as they were made."""
     loaded = engine.loaded
     assert loaded is not None
     if loaded.device.kind == "cuda":
         slots = product_rows or max(1, min(count, engine.max_rows()))
-        return Rows(slots, slots, None)
+        return TakeRows(slots, slots, None)
     chunk = product_rows or (1 if count == 1 else TAKE_CHUNK_ROWS)
-    return Rows(max(1, min(count, MAX_CPU_ROWS)), chunk, chunk)
+    return TakeRows(max(1, min(count, MAX_CPU_ROWS)), chunk, chunk)
 
 
 def make_takes(
-    engine: Engine,
+    engine: Loaded,
     orders: list[TakeOrder],
     cancel: CancelToken,
     on_take: Callable[[MadeTake], None],
-    rows: Rows | None = None,
+    rows: TakeRows | None = None,
     on_step: Callable[[int], None] | None = None,
-) -> Rows:
+) -> TakeRows:
     """Make every order's take, each handed to `on_take` as soon as its audio exists (so a
     caller can save it before the next is done). Returns the shape used. Raises Cancelled
     when cancelled (the takes handed over are whole), ModelError when a take's numbers went
@@ -100,7 +109,6 @@ def make_takes(
     jobs: list[Job] = []
     for key, order in enumerate(orders):
         cap = step_cap(order.model_text)
-        s = order.settings
         job = Job(
             key,
             lambda: torch.zeros(0),
@@ -108,11 +116,11 @@ def make_takes(
             cap if random_weights else 1,  # demo weights never say EOS: held to the cap
             prompt_len=2 * len(order.model_text) + 32,  # the estimate; the cache grows
             seed=order.seed,
-            sampling=Sampling(s.temperature, s.top_p, s.top_k),
+            sampling=order.sampling,
         )
 
         def embed(order: TakeOrder = order, job: Job = job) -> torch.Tensor:
-            ids = model.prompt_ids(order.model_text, order.settings.speed, order.voice)
+            ids = model.prompt_ids(order.model_text, order.speed, order.voice)
             job.prompt_len = int(ids[0].shape[1])
             return model.embed(ids, order.voice)
 
