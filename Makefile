@@ -31,7 +31,7 @@ APP_DEBS := libportaudio2 libasound2 libegl1 libgl1 libx11-6 libdbus-1-3 libfont
             libfreetype6 libglib2.0-0 libxkbcommon0 fonts-wqy-microhei
 # The tests' own: real speech (espeak-ng) and its altered copies (sox) for the speech and voice
 # checks, Chromium and its driver for the speech API's page.
-TEST_DEBS := $(APP_DEBS) espeak-ng sox chromium chromium-driver
+TEST_DEBS := $(APP_DEBS) espeak-ng sox chromium chromium-driver epubcheck
 # A real window on X11 (the xcb platform plugin).
 RUN_DEBS  := $(APP_DEBS) libxcb-cursor0 libxcb-icccm4 libxcb-image0 libxcb-keysyms1 \
              libxcb-render-util0 libxcb-render0 libxcb-shape0 libxcb-util1 libxcb-xkb1 \

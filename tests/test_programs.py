@@ -53,6 +53,7 @@ PROGRAMS: dict[str, Deb | Venv | Base | Optional] = {
     "espeak-ng": Deb("espeak-ng"),
     "chromium": Deb("chromium"),
     "chromedriver": Deb("chromium-driver"),
+    "java": Deb("epubcheck"),  # runs /usr/share/java/epubcheck.jar; the package brings Java
     "uv": Venv(),
     "mount": Base(),
     "umount": Base(),

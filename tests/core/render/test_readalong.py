@@ -6,6 +6,7 @@ and a render with word timing end to end."""
 import io
 import itertools
 import posixpath
+import subprocess
 import zipfile
 from pathlib import Path
 from urllib.parse import unquote
@@ -186,6 +187,9 @@ def test_words_pair_in_order_across_insertions_and_changes() -> None:
 
 
 # -- the read-along EPUB, no model ------------------------------------------------------------
+EPUBCHECK = "/usr/share/java/epubcheck.jar"  # Debian's epubcheck package
+
+
 def chapter_audio(
     tmp_path: Path, number: int, text: str, seconds: float, estimated: bool
 ) -> ChapterAudio:
@@ -291,6 +295,12 @@ def test_read_along_overlays_point_at_words_inside_the_audio(tmp_path: Path) -> 
     assert (made.overlays, made.words, made.estimated) == (2, 17, 9)
     overlays = check_read_along(target, source)
     assert [len(c) for c in overlays.values()] == [8, 9]
+    # The W3C's own validator (Debian's epubcheck, a Java program): no error, no warning.
+    checked = subprocess.run(
+        ["java", "-jar", EPUBCHECK, str(target)], capture_output=True, encoding="utf-8", timeout=300
+    )
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert "No errors or warnings detected" in checked.stdout, checked.stdout
     with zipfile.ZipFile(target) as book:
         second = etree.fromstring(book.read("EPUB/c2.xhtml"))
         spans = list(second.iter(f"{{{XHTML}}}span"))
