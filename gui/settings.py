@@ -32,6 +32,7 @@ class Key(StrEnum):
     BATCH_SIZE = "batch_size"  # 0 means automatic
     SPEAKER = "speaker"  # "seed:N" or "library:NAME"
     STREAM_PLAYBACK = "stream_playback"
+    FOLLOW_WORDS = "follow_words"  # the result panel's Follow words: time a result's words
     GEOMETRY = "window/geometry"
     STATE = "window/state"
     LAST_FOLDER = "last_folder"
@@ -53,6 +54,7 @@ DEFAULTS: dict[Key, object] = {
     Key.BATCH_SIZE: 0,
     Key.SPEAKER: "seed:2",
     Key.STREAM_PLAYBACK: True,
+    Key.FOLLOW_WORDS: False,  # timing costs CPU beside synthesis (docs/window.md)
     Key.GEOMETRY: QByteArray(),
     Key.STATE: QByteArray(),
     Key.LAST_FOLDER: "",

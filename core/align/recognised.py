@@ -7,7 +7,7 @@ token begins (at most MAX_WORD_SECONDS later). Unmatched words are left to the e
 
 import difflib
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
@@ -17,6 +17,7 @@ MAX_WORD_SECONDS = 0.6
 _PIECE_START = "▁"
 
 
+@runtime_checkable
 class TimedRecognizer(Protocol):
     name: str
 

@@ -111,6 +111,46 @@ class Admission:
         return self.jobs.pop(0)
 
 
+class InOrder:
+    """A decode's finished segments: each made a SegmentResult as its audio exists (its share
+    of the wall time from its steps), then given out in text order."""
+
+    def __init__(
+        self, ctx: JobContext, by_key: dict[int, Unit], order: list[int], slots: int
+    ) -> None:
+        self.ctx, self.by_key, self.order, self.slots = ctx, by_key, order, slots
+        self.done: dict[int, SegmentResult] = {}
+        self.streamed: set[int] = set()  # units whose audio went out in chunks already
+        self.started = time.perf_counter()
+        self.row_steps = 0
+
+    def on_step(self, keys: list[int]) -> None:
+        self.row_steps += len(keys)
+        self.ctx.live.add_steps(keys)
+
+    def finish(self, job: Job, audio: np.ndarray) -> None:
+        # A row's share of the wall time: its steps at the average cost per row-step so far.
+        per_step = (time.perf_counter() - self.started) / max(1, self.row_steps)
+        unit = self.by_key[job.key]
+        self.done[job.key] = _result(
+            self.ctx, unit, audio, job.steps, job.steps * per_step, self.slots, job.ended_by_eos
+        )
+        self.ctx.live.segment_done(job.key)
+        # Its audio exists: the per-step states are no longer needed (a long job would
+        # otherwise hold every finished segment's until it ends).
+        job.hiddens = []
+        job.tokens = []
+
+    def in_order(self) -> Iterator[Event]:
+        ctx, order = self.ctx, self.order
+        while order and order[0] in self.done:
+            result = self.done.pop(order.pop(0))
+            if ctx.stream and result.index not in self.streamed:
+                yield AudioChunk(result.index, result.audio, True)
+            yield result
+        ctx.live.update(segment=min((order[0] if order else 0) + 1, ctx.count))
+
+
 def fast_events(ctx: JobContext, units: list[Unit], batch: int) -> Iterator[Event]:
     by_key = {u.key: u for u in units}
     order = [u.key for u in units]  # what is still to be yielded, in order
@@ -144,42 +184,15 @@ def _decode(
     # called through the module: the tests replace side_stream).
     side = vocoding.side_stream(ctx.model.device, ctx.vocoder_stream)
     queue = vocoding.VocodeQueue(ctx.model, ctx.live, side)
-    done: dict[int, SegmentResult] = {}
     stream: ChunkVocoder | None = None  # chunks of the unit that plays next
-    streamed: set[int] = set()  # units whose audio went out in chunks already
-    started = time.perf_counter()
-    row_steps = [0]
+    results = InOrder(ctx, by_key, order, slots)
+    finish, in_order, streamed = results.finish, results.in_order, results.streamed
     ctx.live.update(stage="decode", batch_size=slots)
-
-    def on_step(keys: list[int]) -> None:
-        row_steps[0] += len(keys)
-        ctx.live.add_steps(keys)
-
-    def finish(job: Job, audio: np.ndarray) -> None:
-        # A row's share of the wall time: its steps at the average cost per row-step so far.
-        per_step = (time.perf_counter() - started) / max(1, row_steps[0])
-        unit = by_key[job.key]
-        done[job.key] = _result(
-            ctx, unit, audio, job.steps, job.steps * per_step, slots, job.ended_by_eos
-        )
-        ctx.live.segment_done(job.key)
-        # Its audio exists: the per-step states are no longer needed (a long job would
-        # otherwise hold every finished segment's until it ends).
-        job.hiddens = []
-        job.tokens = []
-
-    def in_order() -> Iterator[Event]:
-        while order and order[0] in done:
-            result = done.pop(order.pop(0))
-            if ctx.stream and result.index not in streamed:
-                yield AudioChunk(result.index, result.audio, True)
-            yield result
-        ctx.live.update(segment=min((order[0] if order else 0) + 1, ctx.count))
 
     admission = Admission(jobs, by_key, decoder)
     source: JobSource | list[Job] = admission if ctx.head_first else jobs
     try:
-        for ended in decoder.run(source, sampling, lambda: ctx.cancel.cancelled, on_step):
+        for ended in decoder.run(source, sampling, lambda: ctx.cancel.cancelled, results.on_step):
             head = order[0] if order else None
             if ended is not None:
                 ctx.live.row_ended(ended.key)

@@ -87,25 +87,8 @@ def rows_for(engine: Loaded, count: int, product_rows: int | None = None) -> Tak
     return TakeRows(max(1, min(count, MAX_CPU_ROWS)), chunk, chunk)
 
 
-def make_takes(
-    engine: Loaded,
-    orders: list[TakeOrder],
-    cancel: CancelToken,
-    on_take: Callable[[MadeTake], None],
-    rows: TakeRows | None = None,
-    on_step: Callable[[int], None] | None = None,
-) -> TakeRows:
-    """Make every order's take, each handed to `on_take` as soon as its audio exists (so a
-    caller can save it before the next is done). Returns the shape used. Raises Cancelled
-    when cancelled (the takes handed over are whole), ModelError when a take's numbers went
-    non-finite (the others were made), DeviceError (one sentence) when the device ran out of
-    memory (the takes handed over are whole; the memory is given back)."""
-    model, loaded = engine.model, engine.loaded
-    if model is None or loaded is None:
-        raise ModelError("No model is loaded.")
-    shape = rows or rows_for(engine, len(orders))
-    random_weights = loaded.info.random_weights
-    on_cuda = loaded.device.kind == "cuda"
+def _jobs(model: "ChatModel", orders: list[TakeOrder], random_weights: bool) -> list[Job]:
+    """A decode job a take, its prompt made when the job takes its row."""
     jobs: list[Job] = []
     for key, order in enumerate(orders):
         cap = step_cap(order.model_text)
@@ -126,6 +109,28 @@ def make_takes(
 
         job.emb = embed
         jobs.append(job)
+    return jobs
+
+
+def make_takes(
+    engine: Loaded,
+    orders: list[TakeOrder],
+    cancel: CancelToken,
+    on_take: Callable[[MadeTake], None],
+    rows: TakeRows | None = None,
+    on_step: Callable[[int], None] | None = None,
+) -> TakeRows:
+    """Make every order's take, each handed to `on_take` as soon as its audio exists (so a
+    caller can save it before the next is done). Returns the shape used. Raises Cancelled
+    when cancelled (the takes handed over are whole), ModelError when a take's numbers went
+    non-finite (the others were made), DeviceError (one sentence) when the device ran out of
+    memory (the takes handed over are whole; the memory is given back)."""
+    model, loaded = engine.model, engine.loaded
+    if model is None or loaded is None:
+        raise ModelError("No model is loaded.")
+    shape = rows or rows_for(engine, len(orders))
+    on_cuda = loaded.device.kind == "cuda"
+    jobs = _jobs(model, orders, loaded.info.random_weights)
     failures: list[tuple[Job, Exception]] = []
     decoder = engine.decoders.decoder(
         model,

@@ -13,11 +13,17 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from chattts_studio.core import SAMPLE_RATE
+from chattts_studio.core.align.aligner import align
+from chattts_studio.core.align.recognised import TimedRecognizer
+from chattts_studio.core.align.sphinx import EnglishAligner
+from chattts_studio.core.align.words import Alignment
 from chattts_studio.core.asr.recognizer import Recognizer, hear
 from chattts_studio.core.asr.score import AsrCheck
 from chattts_studio.core.engine.cancel import CancelToken
+from chattts_studio.core.errors import StudioError
 from chattts_studio.core.messages import QT_TRANSLATE_NOOP, Sentence, said
 from chattts_studio.core.project import take_files, writer
+from chattts_studio.core.project.codec import voices_judged
 from chattts_studio.core.project.edits import parse_numbers
 from chattts_studio.core.project.flags import spoken_count
 from chattts_studio.core.project.model import Project, Segment, Take
@@ -58,6 +64,7 @@ def check_project(
     every take with `all_takes`, leaving out takes checked already with `unchecked_only`;
     (segment number, take id, check) for each take checked."""
     done: list[tuple[int, int, AsrCheck]] = []
+    timer = WordTimer(recognizer)
     with writer.opened(path) as handle:
         project = handle.project
         numbers = parse_numbers(spec, len(project.segments)) if spec else None
@@ -76,8 +83,9 @@ def check_project(
                 audio = take_files.take_audio(handle.folder, take)
                 language = spoken_count(take.spoken_text)[1]
                 got = hear(recognizer, take.spoken_text, audio, SAMPLE_RATE, language)
+                words = timer.words(audio, take.spoken_text, language)
                 segment = project.at(n)
-                segment.takes[segment.takes.index(take)] = replace(take, asr=got)
+                segment.takes[segment.takes.index(take)] = replace(take, asr=got, words=words)
                 done.append((n, take.id, got))
                 if len(done) % SAVE_EVERY == 0:
                     handle.save()
@@ -87,6 +95,30 @@ def check_project(
             if done:
                 handle.save()
     return done
+
+
+class WordTimer:
+    """A checked take's words in time (core/align), kept with its check: English by forced
+    alignment, Chinese by the recogniser's token times when it gives them (else estimated).
+    None where they cannot be had: no aligner installed, or audio the aligner refuses (the
+    take's own check says what was heard)."""
+
+    def __init__(self, recognizer: Recognizer) -> None:
+        self.recognizer = recognizer if isinstance(recognizer, TimedRecognizer) else None
+        self.english: EnglishAligner | None = None
+        try:
+            EnglishAligner.check()
+            self.english = EnglishAligner()
+        except StudioError:
+            pass
+
+    def words(self, audio: np.ndarray, text: str, language: str) -> Alignment | None:
+        if self.english is None and language == "en":
+            return None
+        try:
+            return align(audio, SAMPLE_RATE, text, language, self.recognizer, self.english)
+        except StudioError:
+            return None
 
 
 @dataclass(frozen=True)
@@ -179,6 +211,10 @@ def check_voices(
         finally:
             if run.checked:
                 handle.save()
+        # Each verdict as the project keeps it: judged among its voice's takes (a new take
+        # moves its neighbours' spread), so the report says what `project list` shows.
+        now = voices_judged(project.segments)
+        run.checked = [(n, t, now.get((project.at(n).id, t), c)) for n, t, c in run.checked]
     return run
 
 

@@ -17,6 +17,7 @@ from chattts_studio.core.speaker.check import (
     REFERENCE_PREVIEW,
     REFERENCE_RECORDING,
     REFERENCE_TAKE,
+    RULE_SPREAD,
     VoiceCheck,
     voice_flag,
 )
@@ -170,6 +171,7 @@ def _voice_cell(
     else:
         said = translate("Segments", "Reference: {reference}.")
         lines = [core_text(flag), said.format(reference=reference)]
+    lines.append(_rule_text(check))
     if check.demo:
         shown = translate("Segments", "{score} (demo)").format(score=shown)
     marked = references.marked.get(segment.voice.key()) if references.marked else None
@@ -181,6 +183,20 @@ def _voice_cell(
             )
         )
     return shown, "\n".join(lines)
+
+
+def _rule_text(check: VoiceCheck) -> str:
+    """Which rule judged the take, and where it draws the line."""
+    if check.rule == RULE_SPREAD:
+        said = translate(
+            "Segments",
+            "Judged among this voice's {takes} takes: {bound} or more is the same voice.",
+        )
+        return said.format(takes=check.takes, bound=f"{check.bound:.2f}")
+    said = translate(
+        "Segments", "Judged by the fixed threshold: {bound} or more is the same voice."
+    )
+    return said.format(bound=f"{check.bound:.2f}")
 
 
 def _reference_text(project: Project, check: VoiceCheck, references: References) -> str:

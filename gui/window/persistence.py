@@ -64,6 +64,7 @@ class Persistence(QObject):
         self.controls.batch_box.setValue(s.number(Key.BATCH_SIZE))
         self.speakers.restore(s.text(Key.SPEAKER))
         self.result.stream_box.setChecked(s.flag(Key.STREAM_PLAYBACK))
+        self.result.words_box.setChecked(s.flag(Key.FOLLOW_WORDS))
         self.turn_pause.box.setValue(s.seconds(Key.TURN_PAUSE))  # out of range: clamped
         self.result.last_folder = s.text(Key.LAST_FOLDER)
         self.editor.set_segment_size(self.controls.segment_slider.value())
@@ -122,6 +123,7 @@ class Persistence(QObject):
         s.set(Key.BATCH_SIZE, self.controls.batch_box.value())
         s.set(Key.SPEAKER, self.speakers.current().key())
         s.set(Key.STREAM_PLAYBACK, self.result.stream_box.isChecked())
+        s.set(Key.FOLLOW_WORDS, self.result.words_box.isChecked())
         s.set(Key.TURN_PAUSE, self.turn_pause.box.value())
         if self.result.last_folder:
             s.set(Key.LAST_FOLDER, self.result.last_folder)

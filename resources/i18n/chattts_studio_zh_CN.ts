@@ -1789,6 +1789,14 @@ Pairs below {threshold:.2f}: {below} of {pairs}</source>
         <translation>是与之前的参考比较的：“检查声音”会将它与已标记的参考比较。</translation>
     </message>
     <message>
+        <source>Judged among this voice&apos;s {takes} takes: {bound} or more is the same voice.</source>
+        <translation>按这个声音的 {takes} 条录音判断：{bound} 及以上算同一声音。</translation>
+    </message>
+    <message>
+        <source>Judged by the fixed threshold: {bound} or more is the same voice.</source>
+        <translation>按固定阈值判断：{bound} 及以上算同一声音。</translation>
+    </message>
+    <message>
         <source>the voice&apos;s recording, {file}</source>
         <translation>该声音的录音 {file}</translation>
     </message>

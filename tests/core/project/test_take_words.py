@@ -6,6 +6,7 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 from project_fakes import saved_project, speech
 
 from chattts_studio.core import SAMPLE_RATE
@@ -66,3 +67,38 @@ def test_damaged_word_timings_are_dropped_and_the_project_opens(tmp_path: Path) 
         (path / "project.json").write_text(json.dumps(data))
         take = store.load(path).segments[0].takes[0]
         assert take.words is None and take.id == 1
+
+
+class HearsTheText:
+    """A recogniser that hears what was to be said (the check's score is not under test)."""
+
+    name = "hears the text"
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def transcribe(self, audio: np.ndarray, sample_rate: int, language: str) -> str:
+        return self.text
+
+
+def test_a_checked_take_keeps_its_words_timed_and_noise_keeps_none(tmp_path: Path) -> None:
+    """`project check` times a take's words as it hears it: real (espeak-ng) English speech
+    gets each word measured, in order, inside the take; noise the aligner refuses gets none
+    (nothing invented), and its check is kept all the same."""
+    from chattts_studio.core.devtools.alignacc import ESPEAK_RATE, at_app_rate, espeak
+    from chattts_studio.core.services.project_check import check_project
+
+    text = "The weather is very nice today."
+    said = at_app_rate(espeak().say("en-us", text)[0], ESPEAK_RATE)
+    path = saved_project(tmp_path / "book.chattts", [text, text], [[said], [speech(2.0, 3)]])
+    checked = check_project(path, HearsTheText(text))
+    assert [(n, take) for n, take, _ in checked] == [(1, 1), (2, 1)]
+    project = store.load(path)
+    spoken, noise = (s.takes[0] for s in project.segments)
+    assert spoken.words is not None and noise.words is None
+    assert spoken.asr is not None and noise.asr is not None
+    words = spoken.words.words
+    assert [w.text.lower() for w in words] == ["the", "weather", "is", "very", "nice", "today"]
+    assert not any(w.estimated for w in words)
+    starts = [w.start for w in words]
+    assert starts == sorted(starts) and starts[0] >= 0 and words[-1].end <= len(said) / SAMPLE_RATE

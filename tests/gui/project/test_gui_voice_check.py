@@ -91,15 +91,19 @@ def test_the_voice_column_and_the_take_list_show_each_check(
     cells = [model.index(row, Column.VOICE) for row in range(len(TEXTS))]
     assert model.headerData(Column.VOICE, Qt.Orientation.Horizontal) == "Voice"
     assert [c.data() for c in cells] == ["0.91", "0.64 ⚠", "—", "0.95 (demo)"]
-    assert cells[0].data(TOOLTIP) == "Same voice as its reference (take 1 of segment 1)."
+    fixed = "Judged by the fixed threshold: 0.82 or more is the same voice."  # the rule
+    assert cells[0].data(TOOLTIP) == (
+        f"Same voice as its reference (take 1 of segment 1).\n{fixed}"
+    )
     assert cells[1].data(TOOLTIP) == (
         "The voice drifts from its reference: similarity 0.64 is below 0.82.\n"
-        "Reference: take 1 of segment 1."
+        f"Reference: take 1 of segment 1.\n{fixed}"
     )
     assert cells[2].data(TOOLTIP) == "Not compared with its voice's reference yet (Check voices)."
     assert cells[3].data(TOOLTIP).split("\n") == [
         "Demo speaker model (random weights): its similarities judge noise, not voices.",
         "Same voice as its reference (a take no longer in the project).",
+        fixed,
         "Compared with an earlier reference: Check voices compares it with the marked one.",
     ]
     # The drift is a flag like any other: named, said, and counted as flagged.

@@ -262,6 +262,8 @@ def test_first_run_banner_offers_demo_and_settings_persist(qtbot, make_window) -
     assert window.model.banner.isVisible()  # no official weights in the test home
     assert window.model.loaded is None
     window.controls.segment_slider.setValue(33)
+    assert not window.result.words_box.isChecked()  # off until asked (it costs CPU)
+    window.result.words_box.setChecked(True)
     window.model.banner_demo.click()
     qtbot.waitUntil(lambda: window.model.loaded is not None, timeout=LOAD_MS)
     assert "random weights" in window.model.label.text()
@@ -270,6 +272,7 @@ def test_first_run_banner_offers_demo_and_settings_persist(qtbot, make_window) -
     assert again.model.name == "demo"
     assert again.controls.segment_slider.value() == 33
     assert again.controls.segment_value.text() == "33 characters"
+    assert again.result.words_box.isChecked()  # Follow words is remembered
 
 
 def test_close_during_synthesis_leaves_no_thread(qtbot, make_window) -> None:
