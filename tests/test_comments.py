@@ -77,6 +77,24 @@ def texts(path: Path) -> Iterator[tuple[int, str]]:
         last = text[-1]
 
 
+def passages(path: Path) -> Iterator[tuple[int, str]]:
+    """(first line, text) of each whole comment (a run of comment lines, one after another)
+    and each whole docstring, joined by spaces: a number or a date split over two lines is
+    found as one."""
+    run: list[str] = []
+    first = previous = 0
+    for number, line in texts(path):
+        if run and number != previous + 1:
+            yield first, " ".join(run)
+            run = []
+        if not run:
+            first = number
+        run.append(line.strip())
+        previous = number
+    if run:
+        yield first, " ".join(run)
+
+
 @cache
 def repository() -> tuple[frozenset[str], frozenset[str]]:
     """Every file and folder of the checkout as a relative POSIX path, and every folder's name."""
@@ -155,10 +173,11 @@ def history(line: str) -> list[str]:
     return [m.group(0) for pattern in HISTORY for m in pattern.finditer(line)]
 
 
-def findings(tops: tuple[str, ...], check) -> list[str]:  # type: ignore[no-untyped-def]
+def findings(tops: tuple[str, ...], check, whole: bool = False) -> list[str]:  # type: ignore[no-untyped-def]
+    """What `check` finds in each line (`whole`: each whole comment or docstring)."""
     out = []
     for path in sources(*tops):
-        for number, line in texts(path):
+        for number, line in passages(path) if whole else texts(path):
             for hit in check(path, line):
                 out.append(f"{path.relative_to(ROOT)}:{number}: {hit}")
     return out
@@ -212,5 +231,16 @@ def test_comments_and_docstrings_name_paths_and_modules_that_exist() -> None:
 
 
 def test_code_comments_and_docstrings_carry_no_issue_numbers_or_dates() -> None:
-    found = findings(CODE, lambda path, line: history(line))
+    found = findings(CODE, lambda path, line: history(line), whole=True)
     assert not found, "issue numbers or dates (docs/ and git keep them):\n" + "\n".join(found)
+
+
+def test_a_number_or_a_date_split_over_two_lines_is_found(tmp_path: Path) -> None:
+    code = tmp_path / "split.py"
+    code.write_text(
+        '"""A module whose text says\nissue\n34 over two lines."""\n\n'
+        "x = 1  # measured on 30\n# Nov, then again\n\n# apart: issue\n\n# 7 is no issue number\n",
+        encoding="utf-8",
+    )
+    found = [hit for _, text in passages(code) for hit in history(text)]
+    assert found == ["issue 34", "30 Nov"], found
