@@ -1,17 +1,10 @@
 """English word times by forced alignment: PocketSphinx (its wheel ships the CMU English model
 and dictionary) finds where each word of the known text is spoken.
 
-The search is Viterbi over the text's phones, so every word gets a place; a word is trusted only
-when its place is longer than the shortest the model allows (three 10 ms frames a phone): a word
-the audio does not hold is squeezed there, and is marked estimated. A word the dictionary lacks
-is aligned as spoken noise and estimated too. Numbers are read out first (3.5: three point five).
-
-The narrow beam is tried first (fast). Some voices need the wide one, but through it a path exists
-for almost any text; so a wide alignment is kept only when a free phone recogniser agrees with
-it: the share of each word's phones found, in order, among the phones heard in its span, on
-average at least MIN_AGREEMENT (docs/alignment.md has the figures it was set from). And through
-any beam, the model's silence can swallow speech the text lacks: an alignment whose words cover
-less than MIN_COVERED of the loud frames is not kept either."""
+Words squeezed to the model's shortest place are marked estimated; a wide-beam alignment is kept
+only when a free phone recogniser agrees (MIN_AGREEMENT) and the words cover MIN_COVERED of
+the loud frames. See docs/alignment.md for the method and the figures.
+"""
 
 import difflib
 import importlib

@@ -1,24 +1,8 @@
 """Decoders that live as long as the loaded model, not one per job.
 
-A FastDecoder holds a KV cache sized for its rows and, on CUDA, the graphs it captured for each
-span bucket: building one per sentence paid the allocation and every capture again. The pool
-keeps one decoder per shape (DecoderShape: its slots and step form) and lends it to each job in
-turn.
-
-What a reused decoder keeps from the job before is harmless by construction: positions, steps,
-generators and the repetition window are the run's own; cache entries beyond a row's position
-are masked out (finite values add exact zeros); rows whose numbers went non-finite are marked
-tainted by the decoder and zeroed when next used. A decoder that raised (out of memory, NaN
-without a `failed` callback, anything) may hold anything: it is dropped, never lent again.
-
-Memory: a decoder's cache grows (a longer job: a new, larger decoder replaces it, the old one
-let go first), never shrinks, and what the pool keeps between jobs is capped (`max_bytes`; the
-least recently used go first). Everything is let go on unload, precision change, out of memory
-and `release_memory` (`drop_decoders`).
-
-Rows from free memory: on CUDA the most rows that fit are the free memory (plus what the pool
-holds, which it would let go) over one row's KV cache, with a margin for activations and the
-allocator; on other devices the callers keep their fixed defaults.
+A FastDecoder holds a KV cache and, on CUDA, the graphs it captured: building one per sentence
+paid the allocation and every capture again. The pool keeps one decoder per shape, lends it to
+each job in turn, caps what it keeps, and sizes rows from free memory. See docs/gpu.md.
 """
 
 import weakref

@@ -1,27 +1,7 @@
 """A project on disk: a folder `NAME.chattts/` holding `project.json` and `takes/`, one WAV
-(32-bit float: the take's samples exactly) and one small JSON record per take.
-
-Safe against a kill at any moment: every file is written whole (temp file, fsync, rename). A
-take's audio is written first, then its record beside it: from then on the take exists, since
-reading a project (`load`) adds every record project.json does not name yet. project.json itself
-is replaced at most every SAVE_EVERY_S while takes come in (a 1,000-segment project's file is
-3.7 MB and costs ~0.2 s to write: once a take it would slow a fast GPU's takes down), and after
-every other change. So a kill loses at most the take being made, never one that was finished.
-
-One writer at a time: a writer holds the folder's lock (`.lock`, released by the operating
-system when the process dies) for as long as it has the project open; a second window or
-command is told so in one sentence. Readers (list, export) need no lock: every file they read
-is replaced whole.
-
-A project written by a newer ChatTTS Studio (a higher `format`) is refused with one sentence;
-keys this version does not know are kept and written back (a newer minor addition survives an
-older app's save).
-
-Damaged or hostile files are one sentence, never a traceback and never a write outside the
-folder: every value of project.json and of a record is checked as it is read (codec.py and
-checked.py: types, finite numbers, documented limits), a record that does not read is left out
-with a warning, a take's audio is checked against its record's length, and a takes/ or a
-take's file that leads out of the folder (a link) is refused.
+(32-bit float) and one small JSON record per take. Every file is written whole, so a kill loses
+at most the take being made; one writer at a time holds the folder's lock; damaged or hostile
+files are one sentence. See docs/projects.md ("The rules", "Damaged files").
 """
 
 import json
