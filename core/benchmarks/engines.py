@@ -1,19 +1,9 @@
 """The bench's engine section: torch and ONNX Runtime, fp32 and int8, side by side in one run.
 
-For each engine and precision (torch fp32 first: the reference):
-- decode steps/s at a few batch sizes, timed at the decoder (FastDecoder, as the engine builds
-  it on the CPU): a run of `long` steps minus a run of `short` steps over the same prompts, so
-  the prompts' prefill and the decoder's setup cancel out and only steps remain;
-- the RTF of the long text through the whole engine (Engine.synthesize, text to audio,
-  vocoder included) at the user's defaults: automatic batch, default segment size and
-  sampling; refine-text as chosen (the other tables run without it);
-- agreement with torch fp32: teacher-forced logits (torch fp32's own codes fed back step by
-  step, each step's logits compared: max |difference| and KL(torch || other) of the softmax at
-  the temperature ChatTTS samples at), and free-running with the same seed: the leading steps
-  whose four codes all equal torch fp32's.
-
-An engine that cannot run here (ONNX Runtime not installed, another device) is a row with the
-reason, not a failure of the bench.
+Torch fp32 first, as the reference; for each engine and precision: decode steps/s by batch, the
+long text's RTF through the whole engine, and agreement with torch fp32 (teacher-forced logits,
+free-running codes). An engine that cannot run here is a row with the reason. See
+docs/performance.md ("CPU: PyTorch and ONNX Runtime").
 """
 
 import statistics

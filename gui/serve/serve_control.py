@@ -1,16 +1,8 @@
 """Run > Serve on localhost: the loaded model behind the local speech API (core/serve/app.py), from
 the window. A part of the window, handed the worker, the job slot and the model it serves.
 
-The worker starts the API on its own thread (core/services/serve_session.py) around the very
-model it holds, so memory holds one copy. From then until serving stops, core's Batcher owns
-that model: the window's own jobs that would run it are refused with one sentence (here before
-they are queued, in the worker for any that slip through), and loading another model or
-precision stops the API first. One owner at a time, decided on the worker's thread: a window
-job and a server batch never run on the model together. The request count is polled (2 Hz).
-
-Run > Allow other machines (off at each start: exposing the API is a choice made each time)
-makes the next session listen on every interface and ask for a key made for that session,
-shown in the panel with a Copy button; the key is never saved.
+The API owns the worker's model (one copy in memory) until serving stops; window jobs that
+would run it are refused. See docs/api.md ("From the window", the API's security).
 """
 
 from typing import TYPE_CHECKING

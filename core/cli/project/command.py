@@ -1,23 +1,8 @@
 """chattts-studio-cli project: a text as a project of segments with takes; re-roll, pick, edit
 and lock segments, list them and export the chosen takes (core/services/project.py).
 
-    project new TEXT|--file F -o P.chattts [--takes N] [--best asr [--asr-model M]] [--voice]
-        [synth's voice and model options]
-    project list P [--json]
-    project check P [SEGMENTS] [--all-takes] [--asr-model official|demo|FOLDER] [--json]
-    project check P [SEGMENTS] --voice [--speaker-model M] [--voice-threshold X] [--json]
-    project reference P SEGMENT [TAKE]
-    project reroll P [SEGMENTS] [--takes N] [--flagged] [--unlocked] [--seed S]
-    project reroll P --flagged --until-clean [--max-tries K] [--asr-model M] [--voice]
-    project split P SEGMENT AT / project merge P SEGMENT / project speaker P SEGMENTS NAME
-    project pick P SEGMENT TAKE
-    project edit P SEGMENT "text"
-    project lock P SEGMENTS / project unlock P SEGMENTS
-    project export P OUT [--subtitles F.srt|F.vtt] [--per-segment]
-
-SEGMENTS are 1-based numbers like 3,7-9. A mistake (an unknown segment, a locked one, a missing
-or damaged project, an export into the project's folder) is one sentence and exit 2, the project
-unchanged; a take record that does not read is left out with a `warning:` line.
+SEGMENTS are 1-based numbers like 3,7-9. A mistake is one sentence and exit 2, the project
+unchanged. Every subcommand and option: docs/projects.md ("From the command line").
 """
 
 import argparse

@@ -1,19 +1,9 @@
 """ChatTTS's refine pass for the continuous batch (batcher.py), batched across requests.
 
-It runs on the batcher's thread, between decode steps: when a segment that needs it is next to
-take a row, one model.refine call refines up to REFINE_BATCH segments, the next ones of every
-waiting request with the same refine settings (refine_picks), under torch's global RNG seeded
-from the first request's seed (core/seeds.py). Every other stream waits while it runs,
-and one call's memory grows with its batch: hence the cap.
-
-Stock refine pads its batch and draws every text from one random stream, so a refined text
-depends on the texts it was refined with, which depend on what else waited at that moment: a
-request with refine is NOT promised the audio it gets alone (its segments decode exactly from
-the text refine gave them, but that text may differ). Requests without refine keep the
-batcher's promise, whatever refines beside them.
-
-A text that cannot be normalised fails its own request before the call; a failed call fails
-the requests it was refining for (one sentence to them, the detail to the log).
+It runs on the batcher's thread between decode steps: one model.refine call refines up to
+REFINE_BATCH waiting segments with the same refine settings. A refined text depends on what it
+was refined with, so a request with refine is not promised its solo audio. See
+docs/architecture.md.
 """
 
 import logging
