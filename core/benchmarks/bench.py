@@ -1,14 +1,8 @@
 """`chattts-studio-cli bench`: stock ChatTTS against the studio engine, side by side, on the
 same weights, text, speaker, step caps and end-of-speech rule, plus batch, precision,
-first-audio and weight-read-floor tables. Timings are medians after a warm-up; the spread says
-how noisy.
-
-Fairness: each side stops where it would stop on its own and is credited the audio it really
-returned, never the audio the plan expected. Real weights end at the model's EOS on both sides
-(min_new_token=1). Random weights would end at a random EOS, so both hold it off until the cap
-(as the engine does for demo audio): Studio holds each row to its own segment's cap, stock
-holds a whole call to its longest cap, since its rows cannot stop separately. Each RTF is that
-side's wall time over its own audio, and the A/B ratio compares the two RTFs."""
+first-audio and weight-read-floor tables. Timings are medians after a warm-up; each side is
+credited only the audio it really returned. See docs/performance.md.
+"""
 
 import platform
 import statistics

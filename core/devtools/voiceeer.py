@@ -1,19 +1,14 @@
 """The voice check's error rates on real speech: espeak-ng's voices, each saying several
-sentences, embedded by the check's own encoder; every same-voice and different-voice pair's
-cosine similarity, the equal error rate and its threshold, and the cost per audio second.
+sentences, embedded by the check's own encoder; every pair's cosine similarity, the equal error
+rate and its threshold (also tried on held-out sentences), and the cost per audio second.
 
     python -m chattts_studio.core.devtools.voiceeer --model FILE.onnx [--voices en+m3,cmn+f4]
         [--threads 1] [--json]
     python -m chattts_studio.core.devtools.voiceeer --model FILE.onnx --split [--cache F.npz]
 
-`--split` chooses the fixed threshold and the spread rule's settings on half of VARIANTS and
-measures both, per language, on the other half's voices (docs/voice-check.md).
-
-The threshold is also measured on half the sentences and tried on the other half (held out),
-so the figure the product takes is not judged only on the clips it was fitted to. espeak-ng
-is a formant synthesiser: its voices are further from the model's training speech than a
-person's, and its variants of one voice are close kin (m4 and m5), so these rates are a floor
-for the check's discrimination, not a measure of it on ChatTTS's voices."""
+`--split` calibrates on half of VARIANTS and measures on the other half. See
+docs/voice-check.md.
+"""
 
 import argparse
 import io

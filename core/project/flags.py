@@ -1,17 +1,7 @@
-"""Automatic flags on a take: cheap, model-free signs that ChatTTS made a bad take of a segment.
-
-ChatTTS sometimes drops words, repeats or babbles until its step cap, stalls in a long silence,
-clips, or comes out much louder or quieter than the rest. The segment editor marks such takes so
-the user knows which segments to make again; each flag says why in one translatable sentence.
-
-Work is split in two so flags never need the audio twice:
-- `measure` reads a take's audio (mono float32, 24 kHz) and text once into `Measures`, plain
-  JSON-friendly numbers stored in the project (`to_json` / `from_json`);
-- `norms` summarises a project's measures robustly (median and MAD, so the bad takes themselves
-  do not move the range), and `flags_for` judges one take against them. Rates and loudness are
-  judged against the project, not fixed numbers, because speakers and models differ widely.
-
-Pure functions over numpy and the loudness meter: no Qt, no torch, no file I/O.
+"""Automatic flags on a take: cheap, model-free signs that ChatTTS made a bad take of a segment
+(dropped words, repeats or babble to the step cap, a long silence, clipping, odd loudness), each
+saying why in one translatable sentence. Takes are measured once (`measure`), then judged against
+the project's norms (`norms`, `flags_for`). See docs/projects.md.
 """
 
 import math

@@ -1,13 +1,9 @@
 """The decode step exported to ONNX once per model and precision, kept in the app's cache.
 
-A folder per key (the weights' identity, this module's FORMAT, the torch and ONNX Runtime versions)
-and precision: fp32 is torch's exporter's graph (and the vocoder's), int8 ONNX Runtime's dynamic
-quantization of it. A folder is built under a temporary name, renamed into place and listed in a
-manifest written last (every file's size, sha256 and BLAKE3). At every load each graph's files are
-read once, hashed as they are read and handed to ONNX Runtime from memory (Graph), so a file that
-rotted on disk with its size and times unchanged is found before it runs: that part is made again.
-Modification times are never trusted here. One lock file per key; exports no longer used are
-pruned. Layout, sizes and the check's cost: docs/engines.md."""
+A folder per key (weights, this module's FORMAT, torch and ONNX Runtime versions) and precision:
+fp32 is torch's exporter's graph, int8 its dynamic quantization. A manifest written last lists
+every file's hashes, checked at every load; old exports are pruned. See docs/engines.md.
+"""
 
 import contextlib
 import errno
