@@ -1,15 +1,9 @@
-"""What checking the ONNX export at every load costs: the old load against the new, in one process.
+"""What checking the ONNX export at every load costs: the old load (cached sha256 verdicts)
+against the new (each file read once, BLAKE3 as read, sessions from those bytes), in one process.
 
     python -m chattts_studio.core.devtools.exportload [--model demo-full] [--repeats 5]
 
-old: the manifest's sizes, each file's sha256 taken from the verified-hash cache (trusted while
-its size, modification time and inode are unchanged), then ONNX Runtime opens the files itself.
-new: export.ensure_export reads each file once, hashes it as it is read (BLAKE3) and the sessions
-are made from those bytes. then: the same check, then ONNX Runtime opening the files itself (the
-alternative not taken: it loads a second read, not the bytes hashed). Each makes the step's and
-the vocoder's sessions, interleaved, several times; then the hashes alone over the same bytes, and
-whole loads of the model for scale. The old and new sessions' memory is measured in a child
-process each. Figures: docs/engines.md."""
+Method and figures: docs/engines.md ("Checked at every load")."""
 
 import argparse
 import gc

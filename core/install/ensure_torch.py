@@ -4,12 +4,7 @@
     python -m chattts_studio.core.install.ensure_torch --python .venv/bin/python
         [--dry-run] [--nvidia-smi-output FILE]
 
-The lock's torch is PyPI's (on Linux the CUDA 13.0 build, which needs driver 580): with an older
-driver the chooser's cu126 comes from PyTorch's index instead, with a newer card's cu132 the same.
-Without a GPU the installed build stays (it runs on the CPU, and PyTorch's index may be out of
-reach) and one sentence says which it is and how to get the CPU-only one. When nothing needs
-doing it starts no process but nvidia-smi: the installed build is read from its files.
-Exit status: 0 done or nothing to do, 1 the install or its check failed, 2 a usage mistake.
+Which build it installs when, and its exit status: docs/install.md.
 """
 
 import argparse

@@ -1,13 +1,9 @@
 """What a render keeps in its folder so that it can be killed at any moment and resumed:
 FOLDER/.segments/ holds one FLAC per finished segment (written atomically) and a journal, one
-JSON line per segment, appended and fsync'd only after the segment's file is in place.
-
-A journal line names the segment (chapter, index), hashes of its text, of its run group and
-of the settings, its length in samples and a hash of the audio as it was made (and, with the
-voice check, its similarity to the reference and the tries it took). A line is
-trusted only when those hashes match the render being planned, it is the last line written
-for its file, and the file is there with that many samples. A line cut short by a kill is
-ignored; its segment is made again."""
+JSON line per segment, appended and fsync'd only after the segment's file is in place. A line
+is trusted only when its hashes match the render being planned and its file is whole. See
+docs/reliability.md ("Resumable renders").
+"""
 
 import errno
 import hashlib

@@ -1,14 +1,8 @@
 """The segment editor's service, the actions that run the model: a text (or a dialogue script)
 made into a project of segments with takes, segments re-rolled or edited and made again, a take
-made again from its record. For the command line and the window alike; each take is saved as
-soon as it exists. The changes that need no model are core/project/edits.py's, what a project
-shows and exports core/project/reading.py's.
-
-Seeds (core/seeds.py's take_seed): a take's comes from the seed the command gave (`--seed`),
-else the project's own (drawn once and saved with it), and the take's place (its segment's id
-and its own id). So the same project and the same command, from the window or the command
-line, make the same takes; and each take records its seed, so it can be made again bit for bit
-(`remake`).
+made again from its record (`remake`), for the command line and the window alike. Each take is
+saved as soon as it exists; its seed comes from core/seeds.py's take_seed. No-model changes:
+core/project/edits.py; listing and export: core/project/reading.py. See docs/projects.md.
 """
 
 from collections.abc import Callable, Iterable

@@ -1,14 +1,8 @@
 """How Ray Serve's proxies pick a replica for each request: Ray Serve's default (power of two
 choices over the replicas' queue lengths), with every request counted from the moment it is
-chosen until the replica's own count includes it.
-
-Ray Serve's default counts a request in its table of queue lengths only once the request is
-sent, after its routing loop has gone on: requests that reach a proxy together are routed
-against one picture of the replicas, and all of them go to the replica that looked shorter in
-it. A replica's reply to a request then sets its count to the replica's own, which leaves out
-the requests still on their way to it. docs/api.md has the evidence. Named by import path
-(spec.ROUTER) in the deployment's options, so the proxies import it; this module imports
-Ray."""
+chosen, so requests arriving together spread. Ray Serve's own router counted a request only once
+it was sent (docs/api.md, "Routing", has the evidence). Named by import path (spec.ROUTER) in
+the deployment's options; this module imports Ray."""
 
 import time
 from collections import defaultdict, deque
