@@ -1,12 +1,8 @@
 """Every random stream's seed, from the one seed a user gives: one rule, so synthesis, the
 speech API's batcher, the refine pass and a project's takes all draw the same from the same
-seed, whoever runs them (the window, the command line, the API).
-
-- `text_seed`: torch's global generator before ChatTTS's own passes (refine, and the decode a
-  stock-equal synthesis runs), as stock ChatTTS would be seeded.
-- `segment_seed`: a segment's own stream, from its request's seed and its place only.
-- `take_seed`: a project take's, from the project's seed, its segment's id and its own id.
-- `row_generator`: the generator of such a seed, on the device its sampling runs on.
+seed, whoever runs them (the window, the command line, the API). `text_seed` seeds torch's
+global generator before ChatTTS's own passes (refine, a stock-equal decode), as stock ChatTTS
+would be seeded; segments, takes and rows get streams of their own.
 
 torch is imported only by the functions that need it: the window reads projects (and their
 seeds) before the engine is imported.

@@ -2,13 +2,9 @@
 
     python -m chattts_studio.core.devtools.alignacc [--voices en-us,en-us+f2] [--json]
 
-Two ground truths, both from espeak-ng (its library, through ctypes, so each word's first sample
-comes with the audio): "joined", each word spoken alone, its silence trimmed, and the words
-joined with known gaps (every start and end known to the sample); "sentence", whole sentences
-with espeak-ng's own word events (each word's start; its end is not given). Also how often a
-different text is refused (and the same text kept), and the seconds the aligner takes per
-second of audio. espeak-ng is a formant synthesiser, not ChatTTS: these figures say how the
-method does on clean speech whose truth is known, not on ChatTTS's voices."""
+The truth comes from espeak-ng ("joined" words and whole "sentence" takes); also how often a
+different text is refused, and seconds per second of audio. Method, figures and their limits:
+docs/alignment.md ("What was measured, and how")."""
 
 import argparse
 import ctypes

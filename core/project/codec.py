@@ -1,12 +1,7 @@
 """A project as JSON and back. Reading checks every value (checked.py): its type, that it is
 finite, its range; a file that breaks one is a ValueError with a short reason, which store.py
-says in one sentence. What is written is read back by the same code before it is written
-(store.py), so a project this version saves always opens again.
-
-Keys this version does not know are kept (a newer minor version's additions survive an older
-app's save); a take's speech recognition check that does not read is dropped, not refused
-(checking again makes it; the take itself is whole). Voice checks are judged again, as a voice's
-takes, each time a project is read or written: a take's verdict follows its voice's spread.
+says in one sentence. Unknown keys are kept; a damaged speech recognition check is dropped, the
+take kept. See docs/projects.md ("Damaged files").
 """
 
 import re

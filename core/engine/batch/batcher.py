@@ -1,13 +1,9 @@
 """One continuous batch for many requests: a thread that owns the loaded model and one decoder.
 
-Tickets come from any thread; the decoder asks for the next segment before every step, so a new
-request joins the running batch at once. A request's first segment decodes without the rest of
-that request (refined alone when refine is asked) until its first chunk's steps exist, so its
-first audio waits for no other segment's prompt or text pass. Unless shared or refined, a
-request's audio is its solo audio bit for bit: a generator per segment, `exact` steps, and the
-same chunked vocoding whether streamed or not. Audio reaches `deliver` in the request's own
-order. A row's failure fails its request alone; a failure of the step fails every request. See
-docs/architecture.md."""
+A new request joins the running batch at the next step, its first segment ahead of the rest, so
+its first audio waits for no other segment. Unless shared or refined, a request's audio is its
+solo audio bit for bit. A row's failure fails its request alone; a failure of the step fails
+every request. See docs/architecture.md."""
 
 import logging
 import threading
