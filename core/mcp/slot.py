@@ -1,9 +1,7 @@
 """The server's one model: loaded beside the serving (an assistant's handshake is answered without
-waiting for it), and one job on it at a time. Two calls at once: a synthesis waits for the one
-before it (a few seconds); a call made while a book renders is refused with one sentence, since
-a render holds the engine for minutes. The engine's blocking work runs in a worker thread; when
-the client cancels or leaves, its job's CancelToken stops it and the call ends only once the
-thread has, so nothing is left half-written and the next job finds the engine free."""
+waiting for it), and one job on it at a time; the engine's blocking work runs in a worker thread
+that a client's cancel stops before the call ends. See docs/mcp.md ("One job on the engine at a
+time")."""
 
 import threading
 import time

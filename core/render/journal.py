@@ -2,10 +2,8 @@
 render (render/manifest/item_store.py) both keep: FOLDER/STORE/, a hidden folder holding the lock
 that keeps a second render out and a journal, one JSON line per finished piece, appended and
 fsync'd only after the piece's file is in place, so a render killed at any moment resumes.
-
-Here is the lifecycle they share: the folder made, the lock taken, the temp files a killed
-render left removed, the journal read (a line cut short by a kill is skipped) and opened for
-appending, lines appended durably, all let go on close. What a line says is each store's own."""
+Shared here: the lock, a killed render's temp files removed, the journal read (a line cut
+short skipped) and appended durably. What a line says is each store's own."""
 
 import contextlib
 import json

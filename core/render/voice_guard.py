@@ -2,10 +2,8 @@
 reference, and one whose voice drifts is made again alone with other seeds, up to `tries`
 times, keeping the take most like the reference. Off unless asked for.
 
-The reference is a clip the user gives (a speaker's preview or recording), else the render's
-first segment long enough to judge, in book order. That rule needs no file of its own: a
-resumed render finds the same segment among its kept ones, and since every seed comes from
-the plan, a resumed render makes the same choices an uninterrupted one does."""
+The reference is a clip the user gives, else the render's first segment long enough to judge;
+a resumed render finds the same one and makes the same choices. See docs/voice-check.md."""
 
 import hashlib
 from collections.abc import Callable

@@ -2,11 +2,8 @@
 not read every byte again on every start and switch.
 
 A verdict is reused only while the file's path, size, modification time (ns) and inode are
-unchanged. The stamp recorded is the one the hash was taken with, and only while the path still
-shows that file, so a file changed while being verified is never remembered as verified. `model
-verify`, a download and a demo build always hash every byte and refresh the cache. Bit rot keeps
-all three, so the ONNX export keeps no verdict here: it hashes its files at every load, as they
-are read for ONNX Runtime (core/engine/onnxrt/export.py)."""
+unchanged, and a file changed while being verified is never remembered. Bit rot keeps all
+three, so the ONNX export keeps no verdict here. See docs/reliability.md."""
 
 import json
 import os

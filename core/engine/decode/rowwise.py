@@ -1,12 +1,9 @@
 """Per-row pieces of the decode step: ChatTTS's sampling with per-row random streams, and an
 attention whose bits for a row do not depend on the other rows.
 
-Sampling is ChatTTS's generate() step for step, batched over rows: temperature, repetition
-penalty over the last 16 codes, top-P then top-K with 3 kept, EOS held off until
-min_new_token, then multinomial's draw (made without reading the device: exponential_draw).
-Rows may sample with different settings in one step
-(RowSampling): each group of rows that share a Sampling runs the one-Sampling path, so a row's
-codes are those it draws alone with its settings (every operation of that path is per row).
+Sampling is ChatTTS's generate() step for step, batched over rows; rows that share a Sampling
+(RowSampling) run the one path together, so a row's codes are those it draws alone with its
+settings. See docs/architecture.md.
 """
 
 import math
