@@ -3,7 +3,6 @@ or .csv manifest of items to one audio file each plus FOLDER/manifest.out.jsonl;
 locally or with --ray on a Ray cluster; through the render-a-manifest service."""
 
 import argparse
-import signal
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -16,7 +15,7 @@ from chattts_studio.core.cli.common import (
     load_engine,
     set_threads,
 )
-from chattts_studio.core.engine.cancel import CancelToken
+from chattts_studio.core.cli.progress import interrupt_cancels
 from chattts_studio.core.errors import StudioError
 from chattts_studio.core.render.manifest.item_store import ItemEntry
 
@@ -156,28 +155,25 @@ def _run(
         assert progress is not None
         progress(entry)
 
-    token = CancelToken()
-    previous = signal.signal(signal.SIGINT, lambda *_: token.cancel())
-    try:
-        done = render_manifest(
-            engine,
-            items,
-            source,
-            folder,
-            options,
-            cluster=cluster,
-            cancel=token,
-            on_plan=planned,
-            on_item=made_one,
-        )
-    except ManifestCancelled as stop:
-        err(
-            f"cancelled: {stop.done} of {stop.total} items are in {folder}; "
-            "run the same command to go on"
-        )
-        return EXIT_CANCELLED
-    finally:
-        signal.signal(signal.SIGINT, previous)
+    with interrupt_cancels() as token:
+        try:
+            done = render_manifest(
+                engine,
+                items,
+                source,
+                folder,
+                options,
+                cluster=cluster,
+                cancel=token,
+                on_plan=planned,
+                on_item=made_one,
+            )
+        except ManifestCancelled as stop:
+            err(
+                f"cancelled: {stop.done} of {stop.total} items are in {folder}; "
+                "run the same command to go on"
+            )
+            return EXIT_CANCELLED
     note = " (random demo weights: noise, not speech)" if done.random_weights else ""
     extra = ""
     if cluster is not None and cluster.stats.requeued:

@@ -2,9 +2,11 @@
 bar on a terminal, and elsewhere (a log, a pipe, CI) one plain line per update, so the log reads
 as a history."""
 
+import contextlib
 import signal
 import sys
 import time
+from collections.abc import Iterator
 from typing import Any, TextIO
 
 from chattts_studio.core.messages import clock
@@ -76,6 +78,19 @@ class TakesProgress:
         self.view.show(made, asked, facts(self.audio, rtf, elapsed / made * (asked - made)))
         if made == asked:
             self.view.close()
+
+
+@contextlib.contextmanager
+def interrupt_cancels() -> Iterator[Any]:
+    """A cancel token that Ctrl+C sets while the block runs; Ctrl+C's former handler after."""
+    from chattts_studio.core.engine.cancel import CancelToken
+
+    token = CancelToken()
+    previous = signal.signal(signal.SIGINT, lambda *_: token.cancel())
+    try:
+        yield token
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def cancel_on_interrupt() -> Any:

@@ -3,7 +3,6 @@ subtitles, resumable (run the same command again after a kill or Ctrl+C), throug
 render-a-book service; a manifest (.jsonl, .csv) goes to cli/manifest.py."""
 
 import argparse
-import signal
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -22,7 +21,7 @@ from chattts_studio.core.cli.common import (
     set_threads,
     speaker_arg,
 )
-from chattts_studio.core.cli.progress import CommandProgress, facts
+from chattts_studio.core.cli.progress import CommandProgress, facts, interrupt_cancels
 from chattts_studio.core.cli.voice import add_voice_check_options, settle_for_model
 from chattts_studio.core.engine.request import AUTO_BATCH_MAX, SynthesisRequest
 from chattts_studio.core.errors import StudioError
@@ -213,7 +212,6 @@ def _word_timing(args: argparse.Namespace, book: "Book") -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
-    from chattts_studio.core.engine.cancel import CancelToken
     from chattts_studio.core.render.book import RenderOptions
     from chattts_studio.core.render.manifest.items import is_manifest
     from chattts_studio.core.services.render_book import (
@@ -269,32 +267,30 @@ def run(args: argparse.Namespace) -> int:
         for title in plan.skipped:
             err(f"  skipped (nothing to speak): {title}")
 
-    token = CancelToken()
-    previous = signal.signal(signal.SIGINT, lambda *_: token.cancel())
-    try:
-        done = render_book(
-            engine,
-            book,
-            request,
-            folder,
-            options,
-            source=Path(args.book),
-            cancel=token,
-            on_plan=planned,
-            on_progress=view,
-            on_line=view.line,
-        )
-    except NothingToSpeak:
-        raise StudioError(f"The book {args.book} has nothing ChatTTS can speak.") from None
-    except RenderCancelled as stop:
-        view.line(
-            f"cancelled: {stop.done} of {stop.total} segments are kept in {folder}; "
-            "run the same command to go on"
-        )
-        return EXIT_CANCELLED
-    finally:
-        view.close()
-        signal.signal(signal.SIGINT, previous)
+    with interrupt_cancels() as token:
+        try:
+            done = render_book(
+                engine,
+                book,
+                request,
+                folder,
+                options,
+                source=Path(args.book),
+                cancel=token,
+                on_plan=planned,
+                on_progress=view,
+                on_line=view.line,
+            )
+        except NothingToSpeak:
+            raise StudioError(f"The book {args.book} has nothing ChatTTS can speak.") from None
+        except RenderCancelled as stop:
+            view.line(
+                f"cancelled: {stop.done} of {stop.total} segments are kept in {folder}; "
+                "run the same command to go on"
+            )
+            return EXIT_CANCELLED
+        finally:
+            view.close()
     for warning in done.warnings:
         err(f"warning: {warning}")
     note = " (random demo weights: noise, not speech)" if done.random_weights else ""

@@ -2,7 +2,6 @@
 and subtitles when asked; through the synthesize service."""
 
 import argparse
-import signal
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -21,7 +20,7 @@ from chattts_studio.core.cli.common import (
     set_threads,
     speaker_arg,
 )
-from chattts_studio.core.cli.progress import CommandProgress, facts
+from chattts_studio.core.cli.progress import CommandProgress, cancel_on_interrupt, facts
 from chattts_studio.core.engine.request import SegmentResult, SynthesisRequest
 from chattts_studio.core.errors import StudioError
 
@@ -146,7 +145,6 @@ def _chinese_recognizer(text: str) -> Any:
 def run(args: argparse.Namespace) -> int:
     from chattts_studio.core.audio.output import check_output_path
     from chattts_studio.core.audio.subtitles import check_subtitle_path
-    from chattts_studio.core.engine.cancel import CancelToken
     from chattts_studio.core.services.synthesize import plan_synthesis, synthesize_to_file
     from chattts_studio.core.text.prepare import check_text
 
@@ -191,8 +189,7 @@ def run(args: argparse.Namespace) -> int:
         seed = seed if seed is not None else args.seed
         plan = plan_synthesis(engine, replace(request, voice=voice, seed=seed))
     err(f"{len(plan.segments)} segment(s), batch size {plan.batch_size}")
-    token = CancelToken()
-    signal.signal(signal.SIGINT, lambda *_: token.cancel())
+    token = cancel_on_interrupt()
     random_note = (
         " (random demo weights: noise, not speech)"
         if engine.loaded and engine.loaded.info.random_weights

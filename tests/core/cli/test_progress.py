@@ -2,10 +2,12 @@
 elsewhere; synth and project report through it."""
 
 import io
+import os
+import signal
 
 import numpy as np
 
-from chattts_studio.core.cli.progress import CommandProgress, facts
+from chattts_studio.core.cli.progress import CommandProgress, facts, interrupt_cancels
 from chattts_studio.core.engine.request import SegmentResult
 
 
@@ -52,3 +54,12 @@ def test_synth_moves_a_bar_on_a_terminal_and_says_each_segment_elsewhere(capsys)
     assert "warning: segment 2 reached the step cap" in drawn
     say_segment(_result(2))  # no terminal: the line it always printed
     assert "segment 3/3: 47 steps, 1.00 s audio, RTF 0.50" in capsys.readouterr().err
+
+
+def test_ctrl_c_cancels_inside_the_block_and_its_old_handler_comes_back() -> None:
+    before = signal.getsignal(signal.SIGINT)
+    with interrupt_cancels() as token:
+        assert not token.cancelled
+        os.kill(os.getpid(), signal.SIGINT)  # Ctrl+C (Python runs the handler at once)
+        assert token.cancelled
+    assert signal.getsignal(signal.SIGINT) is before
