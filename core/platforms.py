@@ -1,10 +1,7 @@
-"""Every place core behaves differently by operating system, in one list, each with its reason.
-
-Callers ask these functions instead of testing `os.name` or `sys.platform`, so each branch is
-written once and tested by simulating the platform (tests/core/test_platforms.py): each takes the
-platform as an optional argument (None: OS_NAME or PLATFORM, read at call time). Cross-process
-locks are the `filelock` package's (core/file_lock.py), and the names Windows refuses are refused
-everywhere, so a manifest works the same wherever it renders."""
+"""Every place core behaves differently by operating system, each with its reason. Callers ask
+these functions instead of testing `os.name`; each takes the platform as an optional argument, so
+tests/core/test_platforms.py can simulate it.
+"""
 
 import os
 import sys

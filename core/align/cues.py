@@ -1,8 +1,7 @@
-"""Word-level subtitles from an alignment: WebVTT with a timestamp before each word (players
-highlight the word being said), karaoke ASS (a \\k tag a word, in centiseconds) and SRT with
-one group of words a cue; JSON as the aligner gives it. Words are grouped into lines at sentence
-ends, long pauses and a line's length; the cue times and escaping are the sentence-level
-writer's (core/audio/subtitles.py). A WebVTT word whose time is estimated is in <c.estimated>."""
+"""Word-level subtitles from an alignment: WebVTT with a timestamp per word, karaoke ASS, SRT and
+JSON. Words are grouped into lines at sentence ends, pauses and length; cue times and escaping
+are core/audio/subtitles.py's.
+"""
 
 import json
 from collections.abc import Sequence

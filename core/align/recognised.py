@@ -1,9 +1,7 @@
-"""Word times from the recogniser's own tokens: SenseVoice (through sherpa-onnx) marks the frame of
-each token's CTC spike; the tokens are matched to the text's words in order, so a word gets a
-time only where the recogniser heard it. For Chinese, where PocketSphinx has no model.
-
-A spike sits inside its character, a little after its start; a word ends where the next heard
-token begins (at most MAX_WORD_SECONDS later). Unmatched words are left to the estimate."""
+"""Word times from the recogniser's own tokens, for Chinese, where PocketSphinx has no model:
+SenseVoice's CTC spikes are matched to the text's words in order, so a word gets a time only where
+it was heard; the rest is estimated.
+"""
 
 import difflib
 from collections.abc import Sequence

@@ -1,10 +1,7 @@
-"""Loudness normalisation in a streaming way: ITU-R BS.1770-4 integrated loudness measured
-block by block (the K-weighting filters and the gating of pyloudnorm, whose figures it
-reproduces without holding the whole signal), a true-peak estimate (4x oversampling), and the
-one gain that brings a chapter to its target without passing the peak ceiling.
-
-scipy is imported where it is used: the window imports this (through the projects' flags) while
-it is built, and scipy.signal costs more than a second there."""
+"""Streaming loudness normalisation: BS.1770-4 integrated loudness block by block, a true-peak
+estimate, and the one gain that brings a chapter to its target under the peak ceiling. scipy is
+imported late, as the window imports this.
+"""
 
 import math
 from dataclasses import asdict, dataclass

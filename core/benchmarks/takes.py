@@ -1,9 +1,7 @@
-"""The bench's takes section: the segment editor's targets, measured.
-
-N takes of one segment against 1 take and against `synth`; re-rolling one segment of a 200-segment
-project against `synth` of it; opening a project of 1,000 segments with 3 takes each. Runs
-alternate (A B A B) so a machine's drift falls on both sides; figures are medians, the model's load
-in none. Demo weights run each segment to its step cap, so every take is equal work."""
+"""The bench's takes section: the segment editor's targets measured (N takes against one and against
+`synth`, a re-roll, opening a large project). Runs alternate A B A B; figures are medians without
+the model's load.
+"""
 
 import statistics
 import tempfile

@@ -1,11 +1,10 @@
-"""Whether the lock (constraints.txt) installs on every platform and Python the project claims.
+"""Whether the lock (constraints.txt) installs on every platform and Python the project claims:
+uv resolves each from metadata, and every gap is named. `make lock` runs it first.
 
     python -m chattts_studio.core.devtools.lockcheck [--lock constraints.txt]
 
-For each platform and each Python that requires-python admits, uv resolves the project with every
-extra under the lock from metadata only, wheels only (except SOURCE_BUILDS); every package it needs
-must be pinned by a lock line whose marker holds there. Every gap and failed resolution is named;
-`make lock` runs this before it replaces the lock. See docs/lock.md."""
+See docs/lock.md.
+"""
 
 import argparse
 import os

@@ -1,11 +1,7 @@
-"""Which engine runs the GPT's decode step, and why an engine cannot be used.
-
-- torch: Studio's own decode loop in PyTorch (every device and precision).
-- onnx: the same loop, its one-position step run by ONNX Runtime from an exported graph, fp32 or
-  int8, on the CPU; prefill, sampling, batching, streaming and the out-of-memory policy stay the
-  same.
-- auto: onnx on the CPU where ONNX Runtime is installed and runs the precision, else torch. Chosen
-  by measurement: docs/engines.md."""
+"""Which engine runs the GPT's decode step (torch, onnx or auto), and why an engine cannot be
+used. auto picks onnx on the CPU where ONNX Runtime runs the precision, else torch; see
+docs/engines.md.
+"""
 
 import importlib.util
 from enum import StrEnum

@@ -27,32 +27,97 @@ if TYPE_CHECKING:
     from chattts_studio.core.services.project_check import VoiceRun
     from chattts_studio.core.speaker.encoder import SpeakerEncoder
 
-HEARING = ("check", "clean", "best")
-CHECKING = ("check", "voice")  # the actions that check takes and make none
+
+@dataclass(frozen=True)
+class NewProjectJob:
+    """The request's text, or a script's `lines` (speaker, voice, text), as a new project at
+    `path`, `takes` takes a segment; the speaker of `speaker_seed` when no voice is given."""
+
+    path: Path
+    request: SynthesisRequest | None = None
+    takes: int = 1
+    speaker_seed: int | None = None
+    lines: tuple[tuple[str, Voice, str], ...] = ()
 
 
 @dataclass(frozen=True)
-class ProjectJob:
-    """ "new" (the request's text, or the script `lines`, as a new project at `path`),
-    "reroll" (segments `numbers`, or the flagged or the unlocked ones), "edit" (segment
-    numbers[0] says `text` now), "check" (every chosen take not heard yet), "voice" (every
-    chosen take not compared with its voice's reference of today yet), "clean" (flagged
-    segments re-rolled until clean, `tries` takes at most each) or "best" (best of `takes`);
-    with `voice`, "clean" and "best" weigh the voice check too. The request carries the
-    window's sampling settings, seed and dictionary."""
+class RerollJob:
+    """New takes of segments `numbers`, or of the flagged or the unlocked ones."""
 
-    action: str
     path: Path
-    numbers: tuple[int, ...] | list[int] = ()
+    numbers: tuple[int, ...] = ()
     takes: int = 1
-    text: str = ""
     flagged: bool = False
     unlocked: bool = False
     request: SynthesisRequest | None = None
-    speaker_seed: int | None = None  # "new": the speaker of this seed when no voice is given
-    lines: tuple[tuple[str, Voice, str], ...] = ()  # "new": a script's speaker, voice, text
-    tries: int = 0  # "clean": new takes of a segment at most
-    voice: bool = False  # "clean", "best": every take's voice compared too (and flagged)
+
+
+@dataclass(frozen=True)
+class EditJob:
+    """Segment `number` says `text` now: its new take made."""
+
+    path: Path
+    number: int
+    text: str
+    request: SynthesisRequest | None = None
+
+
+@dataclass(frozen=True)
+class HearJob:
+    """Every chosen take not heard by the recogniser yet, heard."""
+
+    path: Path
+    request: SynthesisRequest | None = None
+
+
+@dataclass(frozen=True)
+class VoiceJob:
+    """Every chosen take not compared with its voice's reference of today yet, compared."""
+
+    path: Path
+    request: SynthesisRequest | None = None
+
+
+@dataclass(frozen=True)
+class CleanJob:
+    """Flagged segments re-rolled until clean, `tries` takes at most each; with `voice`
+    every take's voice compared too."""
+
+    path: Path
+    tries: int
+    voice: bool = False
+    request: SynthesisRequest | None = None
+
+
+@dataclass(frozen=True)
+class BestJob:
+    """Best of `takes` new takes of each flagged segment; with `voice` every take's voice
+    compared too."""
+
+    path: Path
+    takes: int
+    voice: bool = False
+    request: SynthesisRequest | None = None
+
+
+# A segment editor job; each carries the window's sampling settings, seed and dictionary
+# (`request`).
+ProjectJob = NewProjectJob | RerollJob | EditJob | HearJob | VoiceJob | CleanJob | BestJob
+
+
+def hears(job: ProjectJob) -> bool:
+    """Whether the job runs speech recognition on its takes."""
+    return isinstance(job, HearJob | CleanJob | BestJob)
+
+
+def compares_voices(job: ProjectJob) -> bool:
+    """Whether the job compares its takes' voices with their references."""
+    return isinstance(job, VoiceJob) or (isinstance(job, CleanJob | BestJob) and job.voice)
+
+
+def checks_only(job: ProjectJob) -> bool:
+    """Whether the job checks takes and makes none."""
+    return isinstance(job, HearJob | VoiceJob)
 
 
 @dataclass(frozen=True)
@@ -74,7 +139,7 @@ def run_project(
     settings = TakeSettings(request.temperature, request.top_p, request.top_k, request.speed)
     made = 0
     start = time.perf_counter()
-    checking = spec.action in CHECKING
+    checking = checks_only(spec)
 
     def progress(done: int, asked: int, _seconds: float) -> None:
         nonlocal made
@@ -90,40 +155,42 @@ def run_project(
 
     lexicon = request.lexicon
     folder = spec.path
-    if spec.action == "new":
-        made_from = new_project_spec(engine, spec, settings)
-        folder = service.new_project(engine, spec.path, made_from, cancel, progress)
-    elif spec.action == "reroll":
-        numbers = ",".join(str(n) for n in spec.numbers)
-        service.reroll(
-            engine,
-            spec.path,
-            numbers or None,
-            spec.takes,
-            flagged=spec.flagged,
-            unlocked=spec.unlocked,
-            settings=None,  # the project's own: every take of it alike
-            cancel=cancel,
-            progress=progress,
-            lexicon=lexicon,
-        )
-    elif spec.action == "edit":
-        number = spec.numbers[0]
-        service.edit(engine, spec.path, number, spec.text, None, cancel, progress, lexicon)
-    elif spec.action in HEARING:
-        _hear(engine, spec, cancel, progress)
-    elif spec.action == "voice":
-        run = _compare(engine, spec, cancel, progress)
-        skipped = tuple(why for _number, _take, why in run.skipped)
-        return ProjectDone(folder, len(run.checked), time.perf_counter() - start, skipped)
-    else:
-        raise ValueError(f"unknown project action {spec.action!r}")
+    match spec:
+        case NewProjectJob():
+            made_from = new_project_spec(engine, spec, settings)
+            folder = service.new_project(engine, spec.path, made_from, cancel, progress)
+        case RerollJob():
+            service.reroll(
+                engine,
+                spec.path,
+                spec.numbers or None,
+                spec.takes,
+                flagged=spec.flagged,
+                unlocked=spec.unlocked,
+                settings=None,  # the project's own: every take of it alike
+                cancel=cancel,
+                progress=progress,
+                lexicon=lexicon,
+            )
+        case EditJob():
+            service.edit(engine, spec.path, spec.number, spec.text, None, cancel, progress, lexicon)
+        case HearJob() | CleanJob() | BestJob():
+            _hear(engine, spec, cancel, progress)
+        case VoiceJob():
+            run = _compare(engine, spec, cancel, progress)
+            skipped = tuple(why for _number, _take, why in run.skipped)
+            return ProjectDone(folder, len(run.checked), time.perf_counter() - start, skipped)
     return ProjectDone(folder, made, time.perf_counter() - start)
 
 
-def _hear(engine: "Engine", spec: ProjectJob, cancel: CancelToken, progress: TakesDone) -> None:
-    """Check, re-roll until clean or best of N: the recogniser (and with `spec.voice` the
-    speaker encoder) loaded for the job and let go after it."""
+def _hear(
+    engine: "Engine",
+    spec: HearJob | CleanJob | BestJob,
+    cancel: CancelToken,
+    progress: TakesDone,
+) -> None:
+    """Check, re-roll until clean or best of N: the recogniser (and when the job compares
+    voices, the speaker encoder) loaded for the job and let go after it."""
     from chattts_studio.core.services import heard_takes
     from chattts_studio.core.services.project_check import check_project
     from chattts_studio.core.speaker.encoder import THRESHOLD
@@ -133,10 +200,10 @@ def _hear(engine: "Engine", spec: ProjectJob, cancel: CancelToken, progress: Tak
     lexicon = spec.request.lexicon if spec.request is not None else ()
     try:
         voices: VoiceChecker | None = None
-        if spec.voice and spec.action != "check":
+        if compares_voices(spec):
             encoder = speaker_for(engine)
             voices = heard_takes.voice_checker(encoder, THRESHOLD, _library_clips())
-        if spec.action == "check":
+        if isinstance(spec, HearJob):
             check_project(
                 spec.path,
                 recognizer,
@@ -144,7 +211,7 @@ def _hear(engine: "Engine", spec: ProjectJob, cancel: CancelToken, progress: Tak
                 progress=lambda done, asked: progress(done, asked, 0.0),
                 unchecked_only=True,
             )
-        elif spec.action == "clean":
+        elif isinstance(spec, CleanJob):
             heard_takes.reroll_until_clean(
                 engine, spec.path, recognizer, spec.tries, None, cancel, progress, lexicon, voices
             )
@@ -159,7 +226,7 @@ def _hear(engine: "Engine", spec: ProjectJob, cancel: CancelToken, progress: Tak
 
 
 def _compare(
-    engine: "Engine", spec: ProjectJob, cancel: CancelToken, progress: TakesDone
+    engine: "Engine", spec: VoiceJob, cancel: CancelToken, progress: TakesDone
 ) -> "VoiceRun":
     """The voice check of every chosen take not compared with today's reference yet, the
     speaker encoder loaded for the job and let go after it."""
@@ -231,7 +298,7 @@ def compares_with_demo(random_tts: bool) -> bool:
     return random_tts and not models.official_present()
 
 
-def new_project_spec(engine: "Engine", spec: ProjectJob, settings: TakeSettings) -> "NewProject":
+def new_project_spec(engine: "Engine", spec: NewProjectJob, settings: TakeSettings) -> "NewProject":
     """The window's "new" as `project new` would ask for it: the same text, settings and
     seed make the same takes."""
     from chattts_studio.core.services.project import Line, new_project_for

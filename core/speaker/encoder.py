@@ -1,10 +1,7 @@
-"""A speaker encoder: mono audio in, a unit-length voice embedding out, and the cosine
-similarity of two embeddings with its verdict.
-
-The network is a CAM++ speaker-verification model run by sherpa-onnx (which makes the fbank
-features), given audio resampled to its 16 kHz here (sherpa's own resampler logs to stderr).
-Clips shorter than MIN_SECONDS, silent, below MIN_RATE or not finite are one sentence each
-(VoiceCheckError): too little of a voice gives an embedding of noise, not of the speaker."""
+"""A speaker encoder: mono audio in, a unit-length voice embedding out (CAM++ through sherpa-onnx,
+at 16 kHz), and the cosine similarity of two embeddings with its verdict. Too little of a voice is
+refused (VoiceCheckError).
+"""
 
 from pathlib import Path
 from typing import Any

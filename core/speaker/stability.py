@@ -1,9 +1,7 @@
-"""How stable a speaker's voice is across lines: one candidate speaks K short lines and the
-spread of its clips' similarities says whether ChatTTS keeps that voice or lets it wander
-(the voice check's drift, known before a long text is made with it).
-
-The score is the mean cosine similarity of every pair of the speaker's clips (1: the same
-voice on every line); the lowest pair and the threshold verdict come with it."""
+"""How stable a speaker's voice is across lines: one candidate speaks K short lines, and the mean
+cosine similarity of every pair of clips (1: the same voice) says whether ChatTTS keeps the voice
+or lets it wander.
+"""
 
 import itertools
 from collections.abc import Sequence

@@ -1,11 +1,7 @@
-"""The result: play while generating, play / stop / seek with a waveform, save (saving.py) and the
-history of results (history.py).
-
-A job's audio is never held whole in memory: each chunk goes to a ResultStore in the cache folder,
-the waveform is drawn from its envelope, and playback (playback.py) and saving read the file.
-
-The waveform (waveform.py, pyqtgraph) is made just after the panel is first painted; until then a
-blank of its size holds its place."""
+"""The result panel: play while generating, play, stop and seek on a waveform, save (saving.py) and
+the history (history.py). A job's audio goes to a ResultStore file, never whole into memory; the
+waveform is made after first paint.
+"""
 
 from collections.abc import Callable
 from dataclasses import replace

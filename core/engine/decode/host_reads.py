@@ -1,10 +1,7 @@
-"""Every place the engine reads a device tensor's values back to the host, in one module.
-
-On CUDA each read waits for the device, so they are few and named: a decode step's flags (made
-while the next step runs: `step_flags_later`), the vocoder's audio (`audio_later`) and a cloned
-voice's codes. The fake-CUDA tests (tests/core/engine/test_fake_cuda.py) replace these functions to
-feed values to tensors that have none, so call them through the module
-(`host_reads.step_flags(...)`), never imported by name."""
+"""Every place the engine reads a device tensor back to the host, each a CUDA wait, so they are few
+and named. Fake-CUDA tests (tests/core/engine/test_fake_cuda.py) replace them: call them through
+the module, never imported by name.
+"""
 
 from collections.abc import Callable
 

@@ -1,9 +1,7 @@
-"""ONNX Runtime's session of the exported decode step (export.py), as the decoder calls it.
-
-Everything is bound by address (IOBinding): the rows' cache is both the graph's past input and its
-present output, so GroupQueryAttention writes each row's new key and value where the decoder's
-torch tensors lie. It uses as many threads as torch. Sessions are made from the bytes export.py
-read and hashed (open_session), never from the files again, so what runs is what was checked."""
+"""ONNX Runtime's session of the exported decode step (export.py), bound by address so the rows'
+cache is written in place. Sessions are made from the bytes export.py read and hashed, so what
+runs is what was checked.
+"""
 
 from pathlib import Path
 from typing import Any

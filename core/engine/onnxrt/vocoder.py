@@ -1,10 +1,7 @@
-"""The vocoder through ONNX Runtime: ChatTTS's DVAE decoder, Vocos's backbone and its head's linear
-layer as one exported graph (export.py writes it beside the decode step), then the head's last part
-(a complex spectrum, the ISTFT) in torch, since those do not export.
-
-Why: once the GPT's steps are batched, the vocoder is what many clients wait on, and it runs per
-segment; the graph is faster than torch and within about 1e-6 of its output (docs/performance.md,
-the speech API)."""
+"""The vocoder through ONNX Runtime: DVAE decoder, Vocos backbone and head's linear layer as one
+exported graph (export.py), the ISTFT in torch. Faster than torch once the GPT's steps are batched;
+see docs/performance.md.
+"""
 
 import copy
 from pathlib import Path

@@ -1,10 +1,7 @@
-"""Ray Serve's own routes (/-/routes, /-/healthz) behind the speech API's Host and Origin rules.
-
-Ray Serve's proxy answers them itself, to any Host and Origin, so a page on a rebinding name could
-read them. The proxy wraps itself in the middlewares that the callback named by
-RAY_SERVE_HTTP_PROXY_CALLBACK_IMPORT_PATH returns: `middlewares`, refusing as the app does with the
-app's access from ACCESS_ENV. `proxy_env` carries both to a local Ray's processes; on a cluster,
-docs/api.md says how."""
+"""Ray Serve's own routes (/-/routes, /-/healthz) behind the speech API's Host and Origin rules,
+through the middlewares its proxy callback returns. `proxy_env` carries them to a local Ray; for a
+cluster see docs/api.md.
+"""
 
 import json
 import os
