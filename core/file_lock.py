@@ -1,9 +1,7 @@
-"""Changes to a file that several processes share (the speaker library, the pronunciation
-dictionary, the history): each holds an exclusive lock file beside it while it reads the file
-again, applies its one change and writes it atomically, so no writer puts back a stale copy.
-
-The lock is the `filelock` package's; the operating system drops it when a process dies. It is
-held for milliseconds: no slow work ever runs under it."""
+"""Changes to a file several processes share (speaker library, dictionary, history): each holds the
+`filelock` package's lock beside it while it rereads, changes and atomically writes the file, so
+no writer puts back a stale copy.
+"""
 
 import contextlib
 import errno

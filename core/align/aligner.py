@@ -1,9 +1,7 @@
-"""A text aligned to its audio: the words found, the language chosen, the audio read and checked
-(silence is refused), each word timed by the method for its language, the rest estimated.
-
-English: PocketSphinx's forced alignment (sphinx.py). Chinese: the recogniser's token times
-(recognised.py) when one is given, else every word estimated from the speech's ends. A text
-the audio does not say (no alignment, or most words squeezed out) is refused: one sentence."""
+"""A text aligned to its audio: each word timed by its language's method (sphinx.py for English,
+recognised.py for Chinese), the rest estimated. Silence, or a text the audio does not say, is
+refused in one sentence.
+"""
 
 from dataclasses import replace
 from pathlib import Path

@@ -1,10 +1,7 @@
-"""The check's recogniser: SenseVoice through sherpa-onnx (ONNX Runtime inside).
-
-SenseVoice-Small was made for Chinese (and Cantonese, English, Japanese, Korean), what ChatTTS's
-users write, and is non-autoregressive: one pass gives the whole transcript, a fraction of the cost
-of making the audio (docs/performance.md). sherpa-onnx does the features and the CTC decoding in
-C++. A folder holds model.onnx (or model.int8.onnx) and tokens.txt; one recogniser per language
-asked for, made on first use; unload() drops them all."""
+"""The check's recogniser: SenseVoice-Small through sherpa-onnx, one non-autoregressive pass per
+transcript. A folder holds model.onnx (or model.int8.onnx) and tokens.txt; one recogniser per
+language, made on first use.
+"""
 
 from pathlib import Path
 from typing import Any

@@ -1,9 +1,7 @@
-"""`bench --sections side`: the vocoder beside the GPT's steps against inline.
-
-Whole syntheses through Engine.synthesize with finished segments vocoded inline (off) and on the
-side (Engine.vocoder_stream: a thread on the CPU, a second stream on CUDA), alternated A B A B in
-one process so the machine's drift falls on both. Each run's audio must equal the first run's bit
-for bit. The GPU run (core/devtools/gpulevers.py) uses the same table at the full batch."""
+"""`bench --sections side`: the vocoder beside the GPT's steps against inline, whole syntheses
+alternated A B A B, each run's audio equal to the first bit for bit. The GPU run
+(core/devtools/gpulevers.py) uses the same table.
+"""
 
 import time
 from collections.abc import Callable

@@ -1,8 +1,7 @@
-"""One `soak --output-rss ... --through store` run, in its own process: a text's audio through
-the window's result store without the window, as the result panel drives it (each chunk
-appended after the pause that separates segments, each segment marked, the record written
-at the end), then exported as the panel's Save does (read back a block at a time through the
-streaming writer). Its peak RSS is what the parent process measures."""
+"""One `soak --output-rss ... --through store` run in its own process: a text's audio through the
+window's result store as the result panel drives it, then exported as Save does. The parent
+measures its peak RSS.
+"""
 
 import argparse
 import sys

@@ -1,12 +1,8 @@
-"""What the speech recognition check costs on this machine, at SenseVoice-Small's size, through the
-check's own recogniser.
+"""What the speech recognition check costs on this machine, timed on a model of SenseVoice-Small's
+sizes with random weights (core/asr/demo_model.py): a measure of cost, never of accuracy.
 
     python -m chattts_studio.core.devtools.asrcost [--seconds 5,10] [--threads 2]
-
-The real weights cannot be fetched here, so it builds a model of SenseVoice-Small's sizes with
-random weights (core/asr/demo_model.py's REAL) and times `SenseVoice.transcribe` on noise, fp32 and
-int8. One CTC pass makes the whole transcript, so random weights cost what real ones do. A measure
-of cost, never of accuracy."""
+"""
 
 import argparse
 import tempfile

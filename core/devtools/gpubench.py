@@ -1,8 +1,7 @@
-"""The bench part of the GPU run: batch sizes from 1 to the largest that fits, the step's
-anatomy and a profiler trace at batch 1 and at the largest batch, concurrent real-time streams
-through the API, stock against Studio, precisions, CUDA graphs on and off, first audio and
-memory per stream, in the order that matters most, each measurement only while the part's
-time lasts (what did not fit is listed as skipped)."""
+"""The bench part of the GPU run: batch sizes, the step's anatomy, real-time streams, precisions
+and CUDA graphs, in the order that matters most, each only while the part's time lasts (what did
+not fit is listed as skipped).
+"""
 
 import gc
 import os

@@ -1,13 +1,7 @@
-"""The voice check's error rates on real speech: espeak-ng's voices, each saying several
-sentences, embedded by the check's own encoder; every pair's cosine similarity, the equal error
-rate and its threshold (also tried on held-out sentences), and the cost per audio second.
+"""The voice check's error rates on real speech (espeak-ng's voices): equal error rate, its
+threshold and the cost per audio second. See docs/voice-check.md.
 
-    python -m chattts_studio.core.devtools.voiceeer --model FILE.onnx [--voices en+m3,cmn+f4]
-        [--threads 1] [--json]
-    python -m chattts_studio.core.devtools.voiceeer --model FILE.onnx --split [--cache F.npz]
-
-`--split` calibrates on half of VARIANTS and measures on the other half. See
-docs/voice-check.md.
+    python -m chattts_studio.core.devtools.voiceeer --model FILE.onnx [--split] [--json]
 """
 
 import argparse

@@ -1,8 +1,7 @@
-"""Which PyTorch build to install: the newest CUDA build that the NVIDIA driver supports and whose
-kernels include the cards (with several cards and no build for all of them, the most capable
-card's), an older build for cards the newer ones dropped, else the CPU build with the reason; on
-macOS PyPI's default build (MPS). The tables follow PyTorch's and NVIDIA's (docs/install.md cites
-both). Standard library only, besides the package's own error class."""
+"""Which PyTorch build to install: the newest CUDA build the driver and cards support, an older one
+for cards newer builds dropped, else the CPU build with the reason; PyPI's default on macOS. See
+docs/install.md. Standard library only.
+"""
 
 import codecs
 import json

@@ -1,8 +1,7 @@
-"""The MCP server itself, on the official SDK's low-level Server over stdio: the tools' list, each
-call sent to its tool, and every failure a tool call can meet turned into an error result of one
-sentence, so the server goes on serving. It answers the client's handshake without waiting for
-the model, which loads beside it; stdin closed, SIGTERM or Ctrl+C stop it cleanly (a running job
-is cancelled and waited for)."""
+"""The MCP server on the official SDK's low-level Server over stdio: the tools, each call sent to
+its tool, every failure one sentence of error result. It answers before the model loads; stdin
+closed, SIGTERM or Ctrl+C stop it cleanly.
+"""
 
 import contextlib
 import os

@@ -1,10 +1,7 @@
-"""File and folder names made from what a person typed (a book's or chapter's title), and the names
-Windows refuses, refused on every system, so a book or manifest moved between systems works the
-same.
-
-Windows refuses the device names (CON, PRN, AUX, NUL, CONIN$, CONOUT$, COM0-9, LPT0-9 and their
-superscript digits) in any case, alone or before an extension; the characters <>:"/\\|?* and control
-characters; and it drops trailing dots and spaces."""
+"""File and folder names made from what a person typed (a book's or chapter's title). The names
+Windows refuses (device names, reserved characters, trailing dots and spaces) are refused on every
+system, so books move between systems.
+"""
 
 import re
 

@@ -1,9 +1,7 @@
-"""A long render's optional voice check: each segment made is compared with the render's voice
-reference, and one whose voice drifts is made again alone with other seeds, up to `tries`
-times, keeping the take most like the reference. Off unless asked for.
-
-The reference is a clip the user gives, else the render's first segment long enough to judge;
-a resumed render finds the same one and makes the same choices. See docs/voice-check.md."""
+"""A long render's optional voice check: a segment whose voice drifts from the render's reference is
+made again with other seeds, up to `tries` times, keeping the closest take. See
+docs/voice-check.md.
+"""
 
 import hashlib
 from collections.abc import Callable

@@ -1,8 +1,6 @@
-"""Who may use the speech API besides its key: the Host names and browser origins it accepts.
-
-Loopback is no wall against a browser on the same machine: any page can POST to 127.0.0.1 and, with
-DNS rebinding, read the answers too. So a request is served only when its Host names this server
-and its Origin, if any, is this server's own page or was listed (listed ones get real CORS)."""
+"""Who may use the speech API besides its key: a request is served only when its Host names this
+server and its Origin, if any, is its own page or listed, since any page can reach loopback.
+"""
 
 import functools
 import ipaddress

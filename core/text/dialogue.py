@@ -1,10 +1,6 @@
-"""Dialogue scripts: several library speakers in one job.
-
-One `Name: text` turn a line (ASCII or full-width colon; the name a library speaker, exactly as
-listed); an indented line continues the turn above; blank lines and `#` comments are ignored.
-Anything else is an error naming its line. All turns are planned as one job
-(core/engine/script_plan.py); the audio is joined in script order with the turn pause between
-turns. The format: docs/voices.md."""
+"""Dialogue scripts: several library speakers in one job, one `Name: text` turn a line, planned as
+one job (core/engine/script_plan.py) and joined in script order. The format: docs/voices.md.
+"""
 
 import re
 from collections.abc import Mapping

@@ -1,12 +1,9 @@
-"""Draws the bench's figures as charts for docs/performance.md: RTF and steps/s against batch size,
-one line per precision, for each machine whose JSON is given.
+"""Draws the bench's figures as charts for docs/performance.md (RTF and steps/s against batch size)
+from bench or GPU-run JSON.
 
-    QT_QPA_PLATFORM=offscreen .venv/bin/python -m chattts_studio.gui.devtools.bench_charts \\
+    QT_QPA_PLATFORM=offscreen .venv/bin/python -m chattts_studio.gui.devtools.bench_charts \
         --out docs/charts RUN.json [BENCH.json ...]
-
-Reads `chattts-studio-cli bench ... --json` (a CPU or GPU bench) and the GPU run's report JSON (its
-`bench` part). Writes FILE-STEM-rtf.png and FILE-STEM-steps.png per input. A file it cannot read is
-one sentence on stderr and exit code 2."""
+"""
 
 import argparse
 import json

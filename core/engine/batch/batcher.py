@@ -1,9 +1,7 @@
-"""One continuous batch for many requests: a thread that owns the loaded model and one decoder.
-
-A new request joins the running batch at the next step, its first segment ahead of the rest, so
-its first audio waits for no other segment. Unless shared or refined, a request's audio is its
-solo audio bit for bit. A row's failure fails its request alone; a failure of the step fails
-every request. See docs/architecture.md."""
+"""One continuous batch for many requests: a thread that owns the model and one decoder. A request
+joins at the next step; a row's failure fails its request alone, a step's failure every request.
+See docs/architecture.md.
+"""
 
 import logging
 import threading
