@@ -1,11 +1,7 @@
 """Entry points: `main()` for the chattts-studio command, `open_window()` and `build_window()` for
-tests and scripts.
-
-    chattts-studio [--model NAME] [FILE]      a window, with FILE's text in the editor
-    chattts-studio --install-desktop-entry    add the app to this user's applications menu
-
-A second launch hands FILE to the open window and exits; the window's modules (torch among them)
-are imported only once a window is really wanted, so that stays quick."""
+tests and scripts. A second launch hands FILE to the open window and exits; heavy modules load
+only once a window is wanted.
+"""
 
 import argparse
 import os

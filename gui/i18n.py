@@ -1,10 +1,7 @@
-"""The interface's language: Qt translators (.qm files compiled from resources/i18n/*.ts), chosen
-from the system locale unless the person picked one in Settings > Language.
-
-Every user-visible string in gui/ goes through `translate(context, text)` with literals, so
-pyside6-lupdate finds it (`make translations`); `{name}` placeholders are filled after
-translation (tests/gui/test_i18n.py checks they survive). core's sentences, marked with its own
-QT_TRANSLATE_NOOP("core", ...), arrive as Sentence values and are translated by `core_text`."""
+"""The interface's language: Qt translators from resources/i18n/*.ts, chosen by the system locale or
+Settings > Language. Every user-visible string in gui/ goes through `translate(context, text)`;
+core's sentences through `core_text`.
+"""
 
 from typing import TYPE_CHECKING
 

@@ -1,9 +1,6 @@
-"""English word times by forced alignment: PocketSphinx (its wheel ships the CMU English model
-and dictionary) finds where each word of the known text is spoken.
-
-Words squeezed to the model's shortest place are marked estimated; a wide-beam alignment is kept
-only when a free phone recogniser agrees (MIN_AGREEMENT) and the words cover MIN_COVERED of
-the loud frames. See docs/alignment.md for the method and the figures.
+"""English word times by forced alignment: PocketSphinx, with the CMU English model from its wheel,
+finds where each word of the known text is spoken; doubtful words are marked estimated. See
+docs/alignment.md.
 """
 
 import difflib

@@ -1,9 +1,6 @@
-"""The bench's engine section: torch and ONNX Runtime, fp32 and int8, side by side in one run.
-
-Torch fp32 first, as the reference; for each engine and precision: decode steps/s by batch, the
-long text's RTF through the whole engine, and agreement with torch fp32 (teacher-forced logits,
-free-running codes). An engine that cannot run here is a row with the reason. See
-docs/performance.md ("CPU: PyTorch and ONNX Runtime").
+"""The bench's engine section: torch and ONNX Runtime, fp32 and int8, side by side: steps/s by
+batch, the long text's RTF and agreement with torch fp32. An engine that cannot run is a row with
+the reason. See docs/performance.md.
 """
 
 import statistics

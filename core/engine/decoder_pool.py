@@ -1,8 +1,5 @@
-"""Decoders that live as long as the loaded model, not one per job.
-
-A FastDecoder holds a KV cache and, on CUDA, the graphs it captured: building one per sentence
-paid the allocation and every capture again. The pool keeps one decoder per shape, lends it to
-each job in turn, caps what it keeps, and sizes rows from free memory. See docs/gpu.md.
+"""Decoders that live as long as the loaded model, not one per job: one per shape, each KV cache and
+captured CUDA graphs lent to each job in turn, rows sized from free memory. See docs/gpu.md.
 """
 
 import weakref

@@ -1,8 +1,7 @@
-"""The render_book tool: a book file from an allowed books folder, or a long text given in the
-call, rendered by the render service into a folder inside the output folder (chapter files,
-subtitles when asked, chapters.json). Its progress goes to the client as MCP progress
-notifications; a cancel (or the client leaving) stops it with every finished segment kept, so
-the same call later goes on where it stopped."""
+"""The render_book tool: a book file from an allowed folder, or a long text, rendered into a folder
+inside the output folder, with MCP progress notifications. A cancel keeps every finished segment,
+so the same call later resumes.
+"""
 
 from dataclasses import dataclass
 from pathlib import Path

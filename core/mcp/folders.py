@@ -1,7 +1,7 @@
-"""The one folder the MCP server writes in, and the folders it may read books from. Every path
-an agent names is checked here before any work: nothing is written outside the output folder
-(no absolute path, no `..`, no link leading out, no name Windows reserves or refuses), and
-nothing is read but a book inside a folder the user gave on the command line."""
+"""The one folder the MCP server writes in, and the folders it may read books from. Every path an
+agent names is checked here first: nothing is written outside the output folder, nor read outside
+the given folders.
+"""
 
 import os
 import re

@@ -1,8 +1,6 @@
-"""What a render keeps in its folder so that it can be killed at any moment and resumed:
-FOLDER/.segments/ holds one FLAC per finished segment (written atomically) and a journal, one
-JSON line per segment, appended and fsync'd only after the segment's file is in place. A line
-is trusted only when its hashes match the render being planned and its file is whole. See
-docs/reliability.md ("Resumable renders").
+"""What a render keeps in its folder so it can be killed at any moment and resumed: one FLAC per
+finished segment in FOLDER/.segments/ and a journal that trusts only matching, whole segments. See
+docs/reliability.md.
 """
 
 import errno

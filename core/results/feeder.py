@@ -1,9 +1,7 @@
-"""Playing a ResultStore: one continuous Player stream fed from the file by a thread of its own,
-never more than `lookahead` samples ahead, so a long result plays in a few MB and keeps playing
-while the caller's thread is busy.
-
-While the job runs the stream follows the growing store (silence while it waits); after finish()
-it ends at the store's last sample."""
+"""Playing a ResultStore: one continuous Player stream fed from the file by its own thread, at most
+`lookahead` samples ahead, so a long result plays in a few MB; it follows the store while the job
+runs.
+"""
 
 import threading
 from collections.abc import Callable

@@ -1,11 +1,7 @@
-"""CAM++, 3D-Speaker's speaker embedding network (a D-TDNN with context-aware masking), for
-inference only, with the official checkpoints' module names so their state dicts load as they
-are; and its export to the ONNX file sherpa-onnx's SpeakerEmbeddingExtractor reads.
-
-From 3D-Speaker (github.com/modelscope/3D-Speaker, speakerlab/models/campplus; Copyright
-3D-Speaker, Apache License 2.0), by way of senko's copy, without gradient checkpointing and
-without senko's final ReLU (the official embeddings have negative components). See
-docs/voice-check.md."""
+"""CAM++, 3D-Speaker's speaker embedding network, for inference with the official checkpoints'
+module names, and its export to ONNX for sherpa-onnx. From github.com/modelscope/3D-Speaker
+(Copyright 3D-Speaker, Apache License 2.0). See docs/voice-check.md.
+"""
 
 from collections import OrderedDict
 from pathlib import Path

@@ -1,9 +1,7 @@
-"""Numbers read out in words: what ChatTTS's normalizer calls on Chinese and English text.
-
-ChatTTS drops digits and symbols it cannot say ("3.5%" would lose its "percent"). Each reader turns
-the shapes people write (decimals, percentages, times, dates, currency, units, ordinals) into words
-and leaves the rest to cn2an or num2words. One reader reads a whole segment, by its language, so
-each handles mixed text too."""
+"""Numbers read out in words for ChatTTS's normalizer, which drops digits and symbols it cannot say:
+decimals, percentages, times, dates, currency, units and ordinals in Chinese and English, the rest
+left to cn2an or num2words.
+"""
 
 import re
 from collections.abc import Callable

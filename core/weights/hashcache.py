@@ -1,9 +1,7 @@
-"""Hashes of model files already verified, kept across runs, so that loading unchanged weights does
-not read every byte again on every start and switch.
-
-A verdict is reused only while the file's path, size, modification time (ns) and inode are
-unchanged, and a file changed while being verified is never remembered. Bit rot keeps all
-three, so the ONNX export keeps no verdict here. See docs/reliability.md."""
+"""Hashes of model files already verified, kept across runs so unchanged weights are not read again
+on every start. A verdict holds only while path, size, modification time and inode are unchanged.
+See docs/reliability.md.
+"""
 
 import json
 import os

@@ -1,8 +1,7 @@
-"""The text editor: CJK-capable font, counts and estimate, control-token inserts, .txt drops,
-and the word being spoken marked (an extra selection: never an edit, so no undo step).
-
-Counting segments reads the whole text: a short one is counted at once, a long one (100,000
-characters take about 0.1 s) on the thread pool, so neither typing nor a paste waits for it."""
+"""The text editor: CJK-capable font, counts and estimate, control-token inserts, .txt drops and the
+word being spoken marked. A long text is counted on the thread pool, so neither typing nor a paste
+waits.
+"""
 
 from collections.abc import Callable
 from pathlib import Path

@@ -1,9 +1,7 @@
-"""The worker's host on the UI thread: owns the worker's QThread, numbers the jobs and hands
-each op to the worker through a queued signal.
-
-Inline (tests only, like Picard's FakeThreadPool): the worker stays on the UI thread and its
-thread never starts; each op is still queued, so it runs whole at the event loop's next turn,
-after the job slot has recorded it, and its reports reach the slot directly."""
+"""The worker's host on the UI thread: owns the worker's QThread, numbers the jobs and hands each op
+to the worker through a queued signal. Inline (tests only), the worker stays on the UI thread and
+its thread never starts.
+"""
 
 import sys
 

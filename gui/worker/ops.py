@@ -1,7 +1,7 @@
-"""An op: one piece of engine work a part of the window asks for. Its body is a Qt-free
-function of (engine, cancel, report) from core/services; the worker runs any op with the engine
-it owns, and the job slot hands its events and its outcome to the op's handlers on the UI
-thread. A new kind of job is a service function and the control that submits it."""
+"""An op: one piece of engine work the window asks for, a Qt-free function of (engine, cancel,
+report) from core/services; the worker runs it and the job slot hands its events and outcome to
+its handlers on the UI thread.
+"""
 
 from collections.abc import Callable
 from dataclasses import dataclass

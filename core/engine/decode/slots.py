@@ -1,8 +1,7 @@
-"""A decoder's slots and its step forms: the KV cache rows (GptRows), which job sits in each
-slot, and how one step runs over them: the static step over every slot on a KV span bucket
-(what a CUDA graph needs), graph replay, the compiled step, the run's device buffers and fused
-units' state. The loop that admits jobs into slots, samples and finishes them is FastDecoder
-(loop.py)."""
+"""A decoder's slots and its step forms: the KV cache rows (GptRows), which job sits in each slot,
+and how one step runs over them (static, graph replay, compiled). The loop that admits and
+finishes jobs is FastDecoder (loop.py).
+"""
 
 from dataclasses import dataclass, fields
 from typing import Any, Self

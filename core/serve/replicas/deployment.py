@@ -1,9 +1,7 @@
 """The speech API as a Ray Serve application: the same app (core/serve/app.py) in every replica,
-each with one loaded model and its own continuous batch; Ray Serve's proxies route each request
-to a replica with room and stream its response back.
-
-`build(args)` is the import path `serve deploy` and `serve run` name (spec.IMPORT_PATH). This
-module imports Ray at the top, so only those import it."""
+each with one model and its own batch. `build(args)` is the import path `serve deploy` names; this
+module imports Ray.
+"""
 
 import asyncio
 import contextlib

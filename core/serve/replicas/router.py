@@ -1,8 +1,7 @@
-"""How Ray Serve's proxies pick a replica for each request: Ray Serve's default (power of two
-choices over the replicas' queue lengths), with every request counted from the moment it is
-chosen, so requests arriving together spread. Ray Serve's own router counted a request only once
-it was sent (docs/api.md, "Routing", has the evidence). Named by import path (spec.ROUTER) in
-the deployment's options; this module imports Ray."""
+"""How Ray Serve's proxies pick a replica: power of two choices over queue lengths, each request
+counted from the moment it is chosen, so requests arriving together spread (docs/api.md,
+"Routing"). This module imports Ray.
+"""
 
 import time
 from collections import defaultdict, deque
