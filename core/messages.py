@@ -1,8 +1,7 @@
-"""Sentences core shows a person, kept translatable without Qt: each fixed template is marked
-with QT_TRANSLATE_NOOP("core", ...) (pyside6-lupdate finds marks by that function name), and a
-Sentence carries its template and parameters beside the English text, so the window can say it
-in its own language (chattts_studio.gui.i18n.core_text) while the CLI and the logs print it as it
-is."""
+"""Sentences core shows a person, translatable without Qt: templates marked with
+QT_TRANSLATE_NOOP("core", ...), each Sentence carrying its template and parameters, so the window
+translates it (chattts_studio.gui.i18n) and the CLI prints it.
+"""
 
 import os
 from typing import Any

@@ -1,8 +1,7 @@
-"""The window's preferences: one typed class over QSettings, stored in the app's data folder so
-CHATTTS_STUDIO_HOME moves them along with the models and speakers.
-
-A damaged or empty file never stops the window: it starts with the defaults and says so. A file
-from a newer version is left untouched (the preferences live in memory for this session)."""
+"""The window's preferences: one typed class over QSettings in the app's data folder, so
+CHATTTS_STUDIO_HOME moves them. A damaged file starts the defaults and says so; a newer version's
+file is left untouched.
+"""
 
 import contextlib
 import math

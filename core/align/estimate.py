@@ -1,7 +1,7 @@
-"""Times for the words no pass could measure: interpolated between the measured words around them
-(or the ends of the speech), each word's share of the gap by its expected length
-(core/text/prepare.py's reading speeds). Also where speech is at all, by its loudness: the ends
-of the speech bound the estimates, and a take with none is silence."""
+"""Times for the words no pass could measure: interpolated between measured words or the speech's
+ends, each word's share of the gap by its expected length. Also where speech is at all, by its
+loudness.
+"""
 
 from collections.abc import Sequence
 

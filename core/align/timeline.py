@@ -1,7 +1,7 @@
-"""Word timings for audio made a segment at a time (synth --word-timing): each segment aligned as
-it is finished, its words moved to where the segment sits in the whole file. A segment the
-aligner refuses (the demo weights' noise, a dropped sentence) is not an error for the file: its
-words are spread over its speech and marked estimated."""
+"""Word timings for audio made a segment at a time (synth --word-timing): each segment aligned when
+finished, its words moved to its place in the file. A segment the aligner refuses gets estimated
+times, not an error.
+"""
 
 from dataclasses import dataclass, field
 

@@ -1,8 +1,7 @@
-"""The words of a text as the aligner times them, and what it says of each.
-
-A word is what the text segmenter sees (core/text/prepare.py): each Chinese character, each run
-of Latin letters or digits (apostrophes inside). Punctuation and ChatTTS's control tokens are not
-spoken and get no time. `estimated` marks a time that no pass measured: it was interpolated."""
+"""The words of a text as the aligner times them (each Chinese character, each run of Latin letters
+or digits), and what it says of each; punctuation and control tokens get no time. See
+docs/alignment.md.
+"""
 
 import re
 from collections.abc import Sequence

@@ -1,10 +1,8 @@
-"""How well the aligner times words on speech whose word times are known, and what it costs.
+"""How well the aligner times words on speech with known word times (from espeak-ng), and what it
+costs. Method and figures: docs/alignment.md.
 
     python -m chattts_studio.core.devtools.alignacc [--voices en-us,en-us+f2] [--json]
-
-The truth comes from espeak-ng ("joined" words and whole "sentence" takes); also how often a
-different text is refused, and seconds per second of audio. Method, figures and their limits:
-docs/alignment.md ("What was measured, and how")."""
+"""
 
 import argparse
 import ctypes

@@ -1,9 +1,7 @@
-"""The torch installed in an environment, and whether it is the chosen build.
-
-Read from the files without importing torch (cheap enough to run at every `make run`):
-torch/version.py holds torch.__version__ and torch.version.cuda as plain assignments. After an
-install, `verify` asks the environment's own Python, which imports torch, so the answer is what
-the app will see. Standard library only."""
+"""The torch installed in an environment, and whether it is the chosen build: read from
+torch/version.py without importing torch, and after an install asked of the environment's own
+Python. Standard library only.
+"""
 
 import ast
 import subprocess

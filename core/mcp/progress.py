@@ -1,7 +1,7 @@
-"""A job's progress, from the engine's worker thread to the client as MCP progress
-notifications: the thread sets the latest figures, the call's own task sends them a few times
-a second, so the decode never waits on the client's pipe and a client that reads slowly costs
-it nothing. A notification that cannot be sent is logged, never a failed job."""
+"""A job's progress, from the engine's worker thread to the client as MCP progress notifications:
+the thread sets the latest figures and the call's task sends them, so the decode never waits on the
+client. A failed notification is logged.
+"""
 
 import sys
 import threading

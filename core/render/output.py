@@ -1,7 +1,7 @@
-"""A render's outputs, assembled from the segments kept in its folder one segment at a time: a file
-per chapter (loudness measured, then applied while writing), subtitles, the .m4b with chapter
-marks, and the chapter list. An output whose inputs have not changed since it was written is not
-written again, so a resumed render only assembles what is new."""
+"""A render's outputs, assembled one segment at a time from the segments in its folder: chapter
+files at their loudness, subtitles, the .m4b and the chapter list. An output whose inputs have not
+changed is not written again.
+"""
 
 import json
 import zipfile

@@ -1,10 +1,7 @@
-"""The local speech API: OpenAI's `/v1/audio/speech` over one shared continuous batch.
-
-Every error is OpenAI's JSON shape with one sentence, never a traceback. Audio streams as it is
-made (flac comes whole); a client that leaves cancels its request. Beyond OpenAI's fields:
-per-request sampling, refine-text and segment size, `stream_format: "sse"` (sse.py), captions
-(captions.py), `instructions` mapped where honest (instructions.py) and voice blends
-(core/voices/blend.py)."""
+"""The local speech API: OpenAI's `/v1/audio/speech` over one shared continuous batch. Errors are
+OpenAI's JSON shape with one sentence; audio streams as it is made; a client that leaves cancels
+its request. See docs/api.md.
+"""
 
 import logging
 import socket

@@ -1,7 +1,7 @@
-"""Running the speech API: uvicorn over a SpeechServer's app, in the foreground (`serve`), on
-a thread of its own (the window, the Ray driver) or on a free loopback port (the benchmarks
-and the tests). SpeechService is the one batcher and app over a loaded model (never a second
-copy) that the command line, the window and each Ray Serve replica run."""
+"""Running the speech API: uvicorn over a SpeechServer's app, in the foreground, on a thread of its
+own or on a free loopback port. SpeechService is the one batcher and app over a loaded model that
+every runner shares.
+"""
 
 import contextlib
 import socket

@@ -1,7 +1,7 @@
-"""A take's voice check as a project keeps it: its similarity to its voice's reference, what
-the reference was, the threshold, the rule that judged it (fixed, or the spread of the voice's
-takes) with its limit, the model, and the flag it raises. The threshold is kept with each
-check, so a tuned one shows the flags it chose."""
+"""A take's voice check as a project keeps it: its similarity to the voice's reference, the
+reference, the threshold and rule that judged it, the model and the flag it raises. The threshold
+is kept with each check.
+"""
 
 import math
 from collections.abc import Mapping

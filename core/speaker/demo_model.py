@@ -1,9 +1,7 @@
-"""A CAM++ speaker encoder with random weights (seeded), in the official model's sherpa-onnx
-layout, for the tests and wherever the official one cannot be fetched. Its similarities are
-noise; everything around the model is the real path.
-
-Its ONNX metadata's comment says "random weights": is_demo reads that, so a copy anywhere is
-still known for what it is."""
+"""A CAM++ speaker encoder with seeded random weights in the official sherpa-onnx layout, for the
+tests and wherever the official one cannot be fetched. Its ONNX metadata says "random weights", so
+is_demo knows it.
+"""
 
 import contextlib
 import errno

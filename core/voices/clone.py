@@ -1,8 +1,7 @@
 """Reference recordings for cloning a voice: read (WAV, FLAC, OGG, MP3), checked, mixed to mono and
-resampled to the model's 24 kHz.
-
-A clip must be 3-30 seconds; a longer one is refused, not trimmed, since its transcript must say
-exactly what is heard. Its length is read from the header first and at most 30 s is decoded."""
+resampled to 24 kHz. A clip must be 3-30 seconds; a longer one is refused, not trimmed, since its
+transcript must match.
+"""
 
 from pathlib import Path
 

@@ -1,8 +1,7 @@
-"""The live VRAM / RTF panel: polls the engine's thread-safe snapshot about 10 times a second
-while a job runs, plots RTF and memory over time, and keeps the job's figures afterwards.
-
-The plots (live_plots.py, pyqtgraph) are made just after the panel is first painted: until then a
-blank of their size holds their place and the points are only collected."""
+"""The live VRAM / RTF panel: polls the engine's snapshot about 10 times a second while a job runs,
+plots RTF and memory, and keeps the job's figures. The plots (live_plots.py) are made after first
+paint.
+"""
 
 import math
 import time

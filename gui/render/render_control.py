@@ -1,7 +1,6 @@
-"""The window's side of the render queue: the queue panel in a dock and a Render menu, each
-job's spec from the window's settings, and the next job started in the worker whenever it is
-free (with the model it has loaded). A part of the window, handed the worker, the job slot,
-the model and the speech API it waits for."""
+"""The window's side of the render queue: the queue panel in a dock and a Render menu, each job's
+spec from the window's settings, and the next job started in the worker whenever it is free.
+"""
 
 from collections.abc import Callable
 from dataclasses import replace

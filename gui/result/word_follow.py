@@ -1,7 +1,7 @@
-"""Follow words: while a result plays, the word being spoken is marked in the editor, and a click
-on a word plays from it. The words are timed on the task pool (core/align/spans.py), once per
-result and only while the box is ticked; nothing is marked while the editor's text differs from
-the text the result was made from."""
+"""Follow words: while a result plays, the word being spoken is marked in the editor, and a click on
+a word plays from it. Words are timed on the task pool (core/align/spans.py) while the box is
+ticked.
+"""
 
 from collections.abc import Sequence
 from weakref import WeakKeyDictionary, WeakSet

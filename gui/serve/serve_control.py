@@ -1,8 +1,6 @@
 """Run > Serve on localhost: the loaded model behind the local speech API (core/serve/app.py), from
-the window. A part of the window, handed the worker, the job slot and the model it serves.
-
-The API owns the worker's model (one copy in memory) until serving stops; window jobs that
-would run it are refused. See docs/api.md ("From the window", the API's security).
+the window. The API owns the worker's model until serving stops; window jobs that need it are
+refused. See docs/api.md.
 """
 
 from typing import TYPE_CHECKING

@@ -1,9 +1,6 @@
 """Per-row pieces of the decode step: ChatTTS's sampling with per-row random streams, and an
-attention whose bits for a row do not depend on the other rows.
-
-Sampling is ChatTTS's generate() step for step, batched over rows; rows that share a Sampling
-(RowSampling) run the one path together, so a row's codes are those it draws alone with its
-settings. See docs/architecture.md.
+attention whose bits for a row do not depend on the other rows, so a row's codes are those it
+draws alone. See docs/architecture.md.
 """
 
 import math

@@ -1,8 +1,6 @@
-"""The decode step exported to ONNX once per model and precision, kept in the app's cache.
-
-A folder per key (weights, this module's FORMAT, torch and ONNX Runtime versions) and precision:
-fp32 is torch's exporter's graph, int8 its dynamic quantization. A manifest written last lists
-every file's hashes, checked at every load; old exports are pruned. See docs/engines.md.
+"""The decode step exported to ONNX once per model and precision (fp32, or int8 by dynamic
+quantization), kept in the app's cache with a manifest of hashes checked at every load. See
+docs/engines.md.
 """
 
 import contextlib
