@@ -1,8 +1,6 @@
-"""Our own Python child processes, their text in UTF-8 on every system.
-
-A pipe's text is otherwise in the locale's code page (cp1252, cp936 on Windows), so Chinese text
-and paths come back garbled or make the child raise; the child is told to write UTF-8
-(PYTHONIOENCODING) and the parent reads UTF-8."""
+"""Our own Python child processes, their text in UTF-8 on every system (PYTHONIOENCODING), since a
+pipe's text otherwise follows the locale's code page and garbles Chinese text and paths.
+"""
 
 import os
 import subprocess

@@ -1,9 +1,7 @@
-"""Which recogniser model the check uses: the official one (sherpa-onnx's int8 SenseVoice-Small,
-downloaded into the data folder), the demo one (random weights, made once in the cache) or a folder
-the user has (model.onnx or model.int8.onnx, and tokens.txt).
-
-The official files are one pinned revision, trusted on first use (core/weights/pinned.py); where
-the pins come from: docs/projects.md."""
+"""Which recogniser model the check uses: the official one (downloaded, pinned, trusted on first use
+by core/weights/pinned.py), the demo one (random weights) or a user's folder. Where the pins come
+from: docs/projects.md.
+"""
 
 from pathlib import Path
 

@@ -1,8 +1,6 @@
-"""What the check listens with: any recogniser behind one small interface, and one take's check
-through it.
-
-A recogniser turns mono float32 audio into text in a language ("zh" or "en"), owns its model and is
-called off the UI thread; it resamples the engine's 24 kHz to what its model wants."""
+"""What the check listens with: any recogniser behind one small interface (mono float32 audio in,
+text in "zh" or "en" out, called off the UI thread), and one take's check through it.
+"""
 
 from dataclasses import replace
 from typing import Protocol

@@ -1,8 +1,6 @@
-"""The command line, chattts-studio-cli: the entry point and the registry of its commands.
-
-Each command lives in a module of its own with add_parser(subparsers) and run(args) -> int;
-only the chosen command's module is imported (torch and the engine stay out of `devices`'s
-way, and `--help` lists every command from the registry alone)."""
+"""The command line, chattts-studio-cli: the entry point and the registry of its commands. Each
+command is a module with add_parser(subparsers) and run(args) -> int, imported only when chosen.
+"""
 
 import argparse
 import importlib

@@ -1,8 +1,7 @@
-"""Per-job cancel tokens.
-
-A token is made when a job is queued (before it runs), handed down to everything the job does,
-and dropped with the job. Nothing is shared between jobs, so no cancel can be lost because it
-came too early, and none can stop a later job because it came too late."""
+"""Per-job cancel tokens: made when a job is queued, handed to everything it does, dropped with it.
+Nothing is shared between jobs, so no cancel is lost by coming early or stops a later job by coming
+late.
+"""
 
 import threading
 

@@ -1,7 +1,7 @@
-"""The installer's work for one machine, as data (the uv commands and the launcher's files), so the
-suite checks it without installing anything: the chosen torch build into the checkout's .venv
-first (from PyTorch's index, or PyPI's for the lock's own build), replacing any other build found
-there, then the app with the lock."""
+"""The installer's work for one machine as data (uv commands and the launcher's files), so the suite
+checks it without installing: the chosen torch build into the checkout's .venv first, then the app
+with the lock.
+"""
 
 import plistlib
 import shlex

@@ -1,7 +1,6 @@
-"""The server's one model: loaded beside the serving (an assistant's handshake is answered without
-waiting for it), and one job on it at a time; the engine's blocking work runs in a worker thread
-that a client's cancel stops before the call ends. See docs/mcp.md ("One job on the engine at a
-time")."""
+"""The server's one model, loaded beside the serving, and one job on it at a time in a worker thread
+that a client's cancel stops. See docs/mcp.md ("One job on the engine at a time").
+"""
 
 import threading
 import time

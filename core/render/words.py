@@ -1,7 +1,7 @@
-"""A render's word timings (render --word-timing): each kept segment aligned once with the text
-it says, the result cached beside it in FOLDER/.segments/words/ so a resumed render does not
-align again, and a chapter's words placed where its segments sit in the chapter file. A segment
-the aligner refuses has its words estimated (core/align/timeline.py), never an error."""
+"""A render's word timings (render --word-timing): each kept segment aligned once, cached in
+FOLDER/.segments/words/ for resumes, and a chapter's words placed where its segments sit. A refused
+segment gets estimated times.
+"""
 
 import json
 from collections.abc import Callable, Sequence

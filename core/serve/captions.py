@@ -1,7 +1,7 @@
-"""Captions for a speech response: one cue per sentence, timed from where each segment really
-sits in the audio (its samples as the Encoder joined them, pauses between), through the same
-cue function the CLI's subtitles use; and word timestamps in Kokoro-FastAPI's shape, each
-segment aligned with its text (core/align), a word no pass measured marked `estimated`."""
+"""Captions for a speech response: one cue per sentence, timed from where each segment sits in the
+audio, through the CLI's cue function; and word timestamps in Kokoro-FastAPI's shape, from
+core/align.
+"""
 
 import threading
 from typing import Any

@@ -1,8 +1,7 @@
-"""OpenAI's `instructions` (a free-text style prompt) read for what ChatTTS can honestly do.
-
-ChatTTS has no style prompt: only speed words, laughing and pauses map to its own controls
-([speed_N], refine-text's laugh and break levels, or a [laugh] token); tone, emotion and the rest
-are ignored. What was done goes back in the X-Instructions header."""
+"""OpenAI's `instructions` (a free-text style prompt) read for what ChatTTS can honestly do: speed
+words, laughing and pauses map to its controls, the rest is ignored. What was done goes back in the
+X-Instructions header.
+"""
 
 import re
 from dataclasses import dataclass, field

@@ -1,8 +1,7 @@
-"""The speech API's figures in Prometheus's text format (requests by answer, the queue, rows in use,
-audio made, the real-time factor, memory), read at scrape time from plain counters.
-
-Figures are plain-data families, so a replica can send its own to the others through Ray; replicas'
-are written under one HELP/TYPE, each sample labelled replica="ID"."""
+"""The speech API's figures in Prometheus's text format (requests, queue, rows, audio, real-time
+factor, memory), read at scrape time as plain data, so replicas can share theirs through Ray,
+labelled replica="ID".
+"""
 
 import threading
 from dataclasses import dataclass

@@ -1,7 +1,7 @@
 """The page at GET / that tries the API from a browser: static files from
-chattts_studio.resources.web, served without the key (they hold no secret; the page asks
-for the key and sends it with every API call) and under a strict Content-Security-Policy
-(its own scripts only, no inline code, connections to this server only)."""
+chattts_studio.resources.web, served without the key (they hold no secret) under a strict
+Content-Security-Policy.
+"""
 
 from importlib.resources import files
 

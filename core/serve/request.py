@@ -1,7 +1,7 @@
-"""A speech request's body: its schema (for /openapi.json and the clients made from it) and
-each field's type and range checked by hand, so a wrong one is a 400 in OpenAI's shape that
-names the field. Fields a client sends that the API does not know are ignored, as OpenAI's
-clients send newer ones."""
+"""A speech request's body: its schema (for /openapi.json) and each field checked by hand, so a
+wrong one is a 400 in OpenAI's shape naming the field. Unknown fields are ignored, as OpenAI's
+clients send newer ones.
+"""
 
 import json
 import math

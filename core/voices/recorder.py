@@ -1,8 +1,7 @@
-"""Recording a reference clip from a microphone (sounddevice's input stream), UI-free.
-
-The audio thread only copies samples into a buffer allocated up front (30 s) and updates the level,
-which a window polls with a timer; recording stops when the buffer is full. `clip()` checks the
-take like any reference file and resamples it to 24 kHz."""
+"""Recording a reference clip from a microphone (sounddevice), UI-free. The audio thread only copies
+samples into a 30 s buffer and updates the level a window polls; `clip()` checks the take like any
+reference file.
+"""
 
 import threading
 from collections.abc import Callable

@@ -1,8 +1,6 @@
-"""A pyqtgraph axis whose tick labels never crowd: ticks are spaced by the size of their text.
-
-pyqtgraph picks its ticks from the axis length alone and labels them all, so on a short plot (the
-RTF plot at the default size) the labels touch; here the spacing grows until each label has room
-and a gap."""
+"""A pyqtgraph axis whose tick labels never crowd: ticks are spaced by the size of their text, since
+pyqtgraph spaces them by the axis length alone and labels touch on a short plot.
+"""
 
 import pyqtgraph as pg
 

@@ -1,11 +1,9 @@
 """Makes the README's screenshots: the real window at 1280x800 after a synthesis, in a language and
-a colour scheme.
+colour scheme (--project: a segment editor project).
 
-    QT_QPA_PLATFORM=offscreen .venv/bin/python -m chattts_studio.gui.devtools.screenshot \\
+    QT_QPA_PLATFORM=offscreen .venv/bin/python -m chattts_studio.gui.devtools.screenshot \
         resources/screenshots/window-zh_CN-dark.png --language zh_CN --scheme dark
-
---project shows a segment editor project of the sample text instead. With no arguments it writes
-resources/screenshot.png in the saved language and the system's scheme."""
+"""
 
 import argparse
 import os

@@ -1,7 +1,7 @@
-"""The engine choice beside the precision: Auto, PyTorch or ONNX Runtime (what runs the GPT's
-decode step; core/engine/engine_choice.py). An engine the chosen device and precision cannot
-use is greyed, its reason as the item's tooltip. The window names engines by their values
-("auto", "torch", "onnx"): it never imports core's engine modules (they import torch)."""
+"""The engine choice beside the precision: Auto, PyTorch or ONNX Runtime
+(core/engine/engine_choice.py), an engine that cannot run greyed with its reason. It never imports
+core's engine modules, which import torch.
+"""
 
 from PySide6.QtCore import QT_TRANSLATE_NOOP, Qt, Signal
 from PySide6.QtGui import QStandardItemModel

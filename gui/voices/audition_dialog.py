@@ -1,7 +1,7 @@
-"""Audition: several random speakers read the same sentence; play, keep or drop each one.
-A kept candidate's row says under which name it was kept. Asked for, each candidate is also
-rated for stability (how alike its voice stays over a few short lines), its score shown in its
-row, and the steadiest can be put first."""
+"""Audition: several random speakers read the same sentence; play, keep or drop each one. Asked for,
+each candidate is also rated for stability, its score in its row, and the steadiest can be put
+first.
+"""
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (

@@ -1,7 +1,7 @@
-"""How an auditioned candidate's stability reads in its row: the mean similarity of its lines
-("stability 0.91"), marked when a pair of its lines falls below the voice check's threshold
-("0.64 ⚠") or when the demo speaker model scored it ("(demo)"), with a tooltip that says what
-the number means; and the order that puts the steadiest first."""
+"""How an auditioned candidate's stability reads in its row: the mean similarity of its lines,
+marked when a pair falls below the threshold or a demo model scored it, with a tooltip; and the
+order that puts the steadiest first.
+"""
 
 from chattts_studio.core.services.audition import Candidate
 from chattts_studio.core.speaker.encoder import THRESHOLD

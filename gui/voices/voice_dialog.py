@@ -1,6 +1,7 @@
-"""New voice from a recording: open an audio file or record one from the microphone (a level
-meter polled by a timer), type what is said in it, audition it on a sentence, keep it in the
-speaker library. The clip is read, checked and cloned by the worker; this dialog only asks."""
+"""New voice from a recording: open an audio file or record one, type what is said, audition it and
+keep it in the speaker library. The worker reads, checks and clones the clip; this dialog only
+asks.
+"""
 
 from dataclasses import dataclass
 from pathlib import Path

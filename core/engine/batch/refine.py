@@ -1,9 +1,6 @@
-"""ChatTTS's refine pass for the continuous batch (batcher.py), batched across requests.
-
-It runs on the batcher's thread between decode steps: one model.refine call refines up to
-REFINE_BATCH waiting segments with the same refine settings. A refined text depends on what it
-was refined with, so a request with refine is not promised its solo audio. See
-docs/architecture.md.
+"""ChatTTS's refine pass for the continuous batch (batcher.py), batched across requests between
+decode steps. A refined text depends on what it was refined with, so a request with refine is not
+promised its solo audio.
 """
 
 import logging

@@ -1,9 +1,7 @@
-"""The one place that touches ChatTTS's internals.
-
-ChatTTS has no type hints and its useful parts (`_infer_code`, `_refine_text`, the tokenizer, ...)
-are private, so the rest of core reaches them only through `ChatModel`, typed. If ChatTTS changes,
-this package changes with it: this file (loading, text, prompts, refine, the stock loop), parts.py,
-audio.py and voices.py."""
+"""The one place that touches ChatTTS's internals: untyped and private, so the rest of core reaches
+them only through `ChatModel`, typed. If ChatTTS changes, this file, parts.py, audio.py and
+voices.py change with it.
+"""
 
 import logging
 from collections.abc import Callable, Mapping
