@@ -1,7 +1,6 @@
-"""Who collects reference cycles when the engine releases memory (a model unloaded): Python's
-gc.collect on the calling thread, unless an application says otherwise, as the window does
-(gui/common/garbage.py: Qt objects must be collected on the UI thread). Free of torch, so the
-window can set it before torch is imported."""
+"""Who collects reference cycles when the engine releases memory: gc.collect on the calling thread,
+unless the application says otherwise, as the window does (gui/common/garbage.py). Free of torch.
+"""
 
 import gc
 from collections.abc import Callable

@@ -1,6 +1,6 @@
-"""A synthesized result's words in time and in its text: each word's seconds in the result's
-audio and its characters in the text the synthesis was asked for, so a view can show the word
-being spoken and play from a word. Segments are timed as `synth --word-timing` times them."""
+"""A synthesized result's words in time and in its text: each word's seconds in the audio and its
+characters in the text, so a view can mark the word being spoken and play from a word.
+"""
 
 import bisect
 import re

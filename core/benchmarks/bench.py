@@ -1,7 +1,6 @@
-"""`chattts-studio-cli bench`: stock ChatTTS against the studio engine, side by side, on the
-same weights, text, speaker, step caps and end-of-speech rule, plus batch, precision,
-first-audio and weight-read-floor tables. Timings are medians after a warm-up; each side is
-credited only the audio it really returned. See docs/performance.md.
+"""`chattts-studio-cli bench`: stock ChatTTS against the studio engine on the same weights, text,
+speaker and rules, plus batch, precision and first-audio tables; medians after a warm-up. See
+docs/performance.md.
 """
 
 import platform

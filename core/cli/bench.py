@@ -1,8 +1,7 @@
 """chattts-studio-cli bench: stock ChatTTS against the studio engine, side by side
-(core/benchmarks/bench.py); `--sections` picks others from core/benchmarks/: `engines` (torch and
-ONNX Runtime, fp32 and int8), `takes`, `anatomy` (a long text's time by stage) and `side` (the
-vocoder beside the GPT's steps) and `schedule` (the first segment first against the first batch
-together)."""
+(core/benchmarks/bench.py); `--sections` picks others from core/benchmarks/. See
+docs/performance.md.
+"""
 
 import argparse
 import dataclasses

@@ -1,7 +1,7 @@
-"""chattts-studio-cli voice compare REF.wav OTHER.wav... [--json]: how alike each file's voice
-is to the reference's, and the verdict same/different at the voice check's threshold
-(core/speaker). A file that cannot be read or judged is one sentence and exit 2. Also the voice
-check's options the project and render commands share."""
+"""chattts-studio-cli voice compare REF.wav OTHER.wav... [--json]: how alike each file's voice is to
+the reference's, with the verdict at the voice check's threshold; also the voice check's shared
+options.
+"""
 
 import argparse
 import json

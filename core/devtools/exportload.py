@@ -1,9 +1,8 @@
-"""What checking the ONNX export at every load costs: the old load (cached sha256 verdicts)
-against the new (each file read once, BLAKE3 as read, sessions from those bytes), in one process.
+"""What checking the ONNX export at every load costs, old load against new, in one process. Method
+and figures: docs/engines.md.
 
     python -m chattts_studio.core.devtools.exportload [--model demo-full] [--repeats 5]
-
-Method and figures: docs/engines.md ("Checked at every load")."""
+"""
 
 import argparse
 import gc

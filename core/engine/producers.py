@@ -1,8 +1,7 @@
-"""The two producers of the pipeline's events (their contract: pipeline.py).
-
-- `fast_events`: Studio's decode loop with continuous batching; the unit that plays next is vocoded
-  in chunks as it grows, other finished units together between steps (vocoding.py).
-- `stock_events`: ChatTTS's own generate loop, `batch` units per call (the reference path)."""
+"""The two producers of the pipeline's events (their contract: pipeline.py): `fast_events`, Studio's
+decode loop with continuous batching, and `stock_events`, ChatTTS's own generate loop (the
+reference path).
+"""
 
 import dataclasses
 import time

@@ -1,7 +1,7 @@
-"""The two tools that only read: the speaker library (each voice with its preview clip's path,
-read afresh each call, so a voice kept in the window meanwhile is there) and the model's
-status (which weights, demo or official, on which device, loading or failed, and the server's
-folders and limits)."""
+"""The two tools that only read: the speaker library (each voice with its preview clip's path, read
+afresh each call) and the model's status (which weights, on which device, and the server's folders
+and limits).
+"""
 
 import os
 from pathlib import Path

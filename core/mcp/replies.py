@@ -1,6 +1,6 @@
-"""What a tool call answers: a sentence for the person (and the assistant), the same facts as
-JSON for a program, the audio itself for a short result; an error is one sentence with
-is_error set. Every answer that carries audio made with the demo weights says so."""
+"""What a tool call answers: a sentence for the person, the same facts as JSON, the audio itself for
+a short result; an error is one sentence with is_error set. Demo-weight audio says so.
+"""
 
 import base64
 import json

@@ -1,6 +1,7 @@
-"""An EPUB 3 read-along of a rendered EPUB: a copy of the book with media overlays (a SMIL file
-per content document, a <par> per word clipping the chapter audio). The audio goes inside the
-container, as MP3 or the render's AAC; only the OPF and the XHTML given word ids change."""
+"""An EPUB 3 read-along of a rendered EPUB: a copy of the book with media overlays, a SMIL <par>
+per word clipping the chapter audio inside the container. Only the OPF and the XHTML given word ids
+change.
+"""
 
 import posixpath
 import zipfile

@@ -1,6 +1,7 @@
-"""The words of an EPUB's XHTML documents, each wrapped in a <span id> a media overlay can point
-at, and matched in order with the words a render timed. Only text a reader sees is touched (not
-the head, scripts, styles, SVG or MathML); the markup around it stays as it was."""
+"""The words of an EPUB's XHTML documents, each wrapped in a <span id> a media overlay can point at
+and matched in order with the render's timed words. Only text a reader sees is touched; the markup
+stays.
+"""
 
 import bisect
 import re

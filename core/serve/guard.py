@@ -1,6 +1,6 @@
-"""What every request passes before a route reads it: who asks (Host, Origin: access.py),
-CORS for a listed page, the API key, the body's size and type; every answer counted; and a
-bug in a route answered with one sentence and one log line, never a traceback."""
+"""What every request passes before a route reads it: Host and Origin (access.py), CORS, the API
+key, the body's size and type; every answer counted, and a route's bug answered in one sentence.
+"""
 
 import hmac
 import logging

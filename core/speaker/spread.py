@@ -1,7 +1,7 @@
-"""The voice check's two rules. With MIN_TAKES takes of a voice, a take is judged by its
-distance from their medoid against their median distance and MAD, so a steady voice catches a
-near voice and a wandering one keeps its takes; with fewer, by the fixed threshold. Settings
-measured in docs/voice-check.md."""
+"""The voice check's two rules: with MIN_TAKES takes of a voice, a take is judged by its distance
+from their medoid against their median distance and MAD; with fewer, by the fixed threshold. See
+docs/voice-check.md.
+"""
 
 from collections.abc import Sequence
 from dataclasses import dataclass

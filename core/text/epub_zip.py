@@ -1,6 +1,6 @@
-"""An EPUB is a zip, and a zip can unpack to far more than its size. Before ebooklib reads a book,
-its declared entries are checked against what a book is worth, and ebooklib then reads every
-entry through a bounded read that never unpacks more than was checked."""
+"""An EPUB is a zip, which can unpack to far more than its size: entries are checked against what a
+book is worth before ebooklib reads them, each through a bounded read.
+"""
 
 import posixpath
 import zipfile

@@ -1,8 +1,6 @@
-"""Random-init ChatTTS checkpoints in the official on-disk layout, built with ChatTTS's classes.
-
-They load through ChatTTS's real loader (`Chat._load`, what `Chat.load` runs after its own hash
-check) and cost what real weights cost, but they produce noise, not speech. `demo` is tiny
-(tests, a first try); `demo-full` has the real dimensions (benchmarks).
+"""Random-init ChatTTS checkpoints in the official layout, loaded by ChatTTS's real loader: they
+cost what real weights cost but make noise. `demo` is tiny (tests, a first try); `demo-full` has
+the real dimensions.
 """
 
 import json

@@ -1,6 +1,6 @@
-"""The history of results (a part of ResultPanel): when, what, how it ended, who spoke, the settings
-and figures; selected, it is the result again. Its audio stays on disk (core/results/history.py),
-so it survives a restart; the oldest results go beyond the user's limit, and Clear empties it."""
+"""The history of results (a part of ResultPanel): when, what, how it ended, the settings and
+figures; selected, it is the result again. Its audio stays on disk (core/results/history.py).
+"""
 
 import dataclasses
 import time

@@ -1,6 +1,6 @@
-"""How the main window is put together: where its panels and the parts' widgets go (the
-banner and alert strips, the editor, the run row, the settings pages, the live panel and the
-result) and its menus. MainWindow makes the panels and parts; this only places them."""
+"""How the main window is put together: where its panels and the parts' widgets go, and its menus.
+MainWindow makes the panels and parts; this only places them.
+"""
 
 from dataclasses import dataclass
 

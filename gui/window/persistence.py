@@ -1,7 +1,6 @@
-"""Keeping the window's state across starts: the text being edited (gui/draft.py writes it
-off the UI thread), the preferences and the project open in the segment editor, restored at
-start and written a moment after each change. A part of the window, handed the settings and
-the panels whose state it keeps."""
+"""Keeping the window's state across starts: the text being edited (written by gui/draft.py), the
+preferences and the open project, restored at start and written a moment after each change.
+"""
 
 from pathlib import Path
 from typing import TYPE_CHECKING

@@ -1,6 +1,6 @@
-"""Synthesize: the run row's button, the request made from every setting the window shows,
-the job started (or held until the worker is free), and each of its outcomes shown: the plan,
-streamed audio, finished segments, the end, a failure or a cancel (what was made is kept)."""
+"""Synthesize: the run row's button, the request made from the window's settings, the job started
+when the worker is free, and each of its outcomes shown.
+"""
 
 from collections.abc import Callable
 

@@ -1,8 +1,6 @@
-"""chattts-studio-cli project: a text as a project of segments with takes; re-roll, pick, edit
-and lock segments, list them and export the chosen takes (core/services/project.py).
-
-SEGMENTS are 1-based numbers like 3,7-9. A mistake is one sentence and exit 2, the project
-unchanged. Every subcommand and option: docs/projects.md ("From the command line").
+"""chattts-studio-cli project: a text as a project of segments with takes, re-rolled, picked,
+edited, locked and exported (core/services/project.py). Every subcommand and option:
+docs/projects.md ("From the command line").
 """
 
 import argparse

@@ -1,6 +1,6 @@
 """An ONNX export's files as the manifest lists them: each read once and hashed as it is read
-(BLAKE3 where installed, else sha256), so ONNX Runtime's sessions are made from the very bytes
-that were checked; the manifest written last by a build, read back by every load."""
+(BLAKE3 or sha256), so sessions are made from the very bytes that were checked.
+"""
 
 import errno
 import hashlib

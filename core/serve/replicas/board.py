@@ -1,9 +1,7 @@
 """The board the replicas report to, so that any replica can answer /health and /metrics for all of
-them (the proxy picks one at random).
-
-Each replica reports every REPORT_SECONDS and just before it answers; one that stops reporting
-leaves the board after STALE_SECONDS. Plain Python: deployment.py makes it a one-replica
-deployment."""
+them; one that stops reporting leaves it after STALE_SECONDS. Plain Python: deployment.py deploys
+it.
+"""
 
 import threading
 import time

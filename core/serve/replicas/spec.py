@@ -1,6 +1,6 @@
-"""What every replica of the speech API is made from, as plain data: the command line builds it,
-`serve deploy` configs carry it as the application's args, and each replica rebuilds its server
-from it. It imports neither Ray nor torch, so the CLI writes a config without either."""
+"""What every replica of the speech API is made from, as plain data carried in `serve deploy`
+configs. It imports neither Ray nor torch, so the CLI writes a config without either.
+"""
 
 import dataclasses
 import os
