@@ -1,10 +1,7 @@
-"""Errors a user can cause or fix, each carrying one clear sentence for the window or stderr.
-
-Raised with a chattts_studio.core.messages.Sentence, an error also carries the sentence's template
-and
-parameters, so the window says it in its own language (chattts_studio.gui.i18n.core_text);
-str(error) is
-always the English sentence."""
+"""Errors a user can cause or fix, each carrying one clear sentence for the window or stderr. Raised
+with a chattts_studio.core.messages.Sentence, the window can translate it; str(error) is always
+English.
+"""
 
 from typing import Any
 

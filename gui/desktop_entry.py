@@ -1,7 +1,6 @@
-"""Puts ChatTTS Studio in the desktop's applications menu for this user (freedesktop.org XDG):
-a .desktop file whose Exec is the installed chattts-studio launcher, and the icon in the
-hicolor theme. Used by Help > Add to applications menu and `chattts-studio
---install-desktop-entry`."""
+"""Puts ChatTTS Studio in this user's applications menu (freedesktop.org XDG): a .desktop file for
+the chattts-studio launcher and its icon. Used by Help > Add to applications menu.
+"""
 
 import os
 import shutil

@@ -1,6 +1,6 @@
 """The text being edited, kept across starts: written atomically to the data folder off the UI
-thread a moment after typing stops (so a crash or a power cut loses nothing and a keystroke
-never waits for fsync), and read back at start (gui/window/persistence.py does both)."""
+thread a moment after typing stops, and read back at start (by gui/window/persistence.py).
+"""
 
 import threading
 import weakref

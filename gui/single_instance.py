@@ -1,6 +1,6 @@
-"""One window per user and data folder: the first chattts-studio listens on a local socket
-(QLocalServer), and a second launch hands its file to it (QLocalSocket) and exits instead of
-opening a second window that would fight over the same draft and settings."""
+"""One window per user and data folder: the first chattts-studio listens on a QLocalServer, and a
+second launch hands its file to it and exits.
+"""
 
 import getpass
 import hashlib

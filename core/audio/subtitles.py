@@ -1,6 +1,6 @@
-"""Subtitles (SRT and WebVTT): one cue per sentence, timed from where each segment really sits in
-the audio; sentences of one segment share its time by their length. In a dialogue each cue names
-its speaker (`<v Name>` in WebVTT, 'Name: ' in SRT)."""
+"""Subtitles (SRT and WebVTT): one cue per sentence, timed from where each segment sits in the
+audio; in a dialogue each cue names its speaker.
+"""
 
 import re
 from collections.abc import Iterable, Sequence

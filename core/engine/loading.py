@@ -1,6 +1,6 @@
-"""Putting a verified model in memory for the Engine: a fresh load through ChatTTS, or, when
-only the precision or engine changes, the GPT redone in place; then the engine applied (torch:
-the GPT in its precision; onnx: the cached export's ONNX Runtime session)."""
+"""Putting a verified model in memory for the Engine: a fresh load through ChatTTS, or the GPT
+redone in place when only the precision or engine changes; then the engine applied.
+"""
 
 import time
 from collections.abc import Callable

@@ -1,10 +1,7 @@
-"""Puts the PyTorch build the chooser picks into an environment that pip filled from the lock
-(the Makefile's .venv on Linux, after its install), and checks it.
+"""Puts the chosen PyTorch build into an environment pip filled from the lock, and checks it. Which
+build, and the exit status: docs/install.md.
 
-    python -m chattts_studio.core.install.ensure_torch --python .venv/bin/python
-        [--dry-run] [--nvidia-smi-output FILE]
-
-Which build it installs when, and its exit status: docs/install.md.
+    python -m chattts_studio.core.install.ensure_torch --python .venv/bin/python [--dry-run]
 """
 
 import argparse

@@ -1,3 +1,4 @@
-"""The MCP (Model Context Protocol) server: AI assistants on the desktop (Claude Desktop,
-VS Code, Cursor) synthesize, list speakers, render books and read the model's status through
-the same services as the window, the CLI and the speech API, writing only in one folder."""
+"""The MCP (Model Context Protocol) server: desktop AI assistants synthesize, list speakers, render
+books and read the model's status through the app's services, writing in one folder. See
+docs/mcp.md.
+"""

@@ -1,6 +1,6 @@
-"""A tool call's arguments read by hand, each against its type and range, so that a wrong one
-is one sentence naming it (the SDK's own validation would answer with a multi-line report),
-and an argument a tool does not take is refused rather than ignored."""
+"""A tool call's arguments read by hand against their type and range, so a wrong one is one
+sentence naming it, and an argument a tool does not take is refused rather than ignored.
+"""
 
 import math
 from collections.abc import Mapping, Sequence

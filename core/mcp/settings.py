@@ -1,6 +1,6 @@
-"""Who speaks and how, as synthesize and render_book take it: a library speaker by name or
-the voice of a seed, ChatTTS's speed and the sampling knobs that change the result, checked
-and turned into the SynthesisRequest the window and the CLI make."""
+"""Who speaks and how, as synthesize and render_book take it: a library speaker or a seed's voice,
+speed and sampling knobs, checked and turned into the SynthesisRequest the window and CLI make.
+"""
 
 from dataclasses import dataclass
 from typing import Any

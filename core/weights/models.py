@@ -1,7 +1,7 @@
-"""The models the app knows: demo weights it builds, the official weights (downloaded by
-`chattts_studio.core.weights.download`), and folders the user already has. Every file is checked
-against a sha256 map
-before loading. Importing this module stays light: no torch, ChatTTS or huggingface_hub."""
+"""The models the app knows: demo weights, the official weights
+(`chattts_studio.core.weights.download`) and folders the user has, each file checked against a
+sha256 map. Importing this stays light.
+"""
 
 import errno
 import hashlib

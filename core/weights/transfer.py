@@ -1,6 +1,6 @@
-"""The HTTP side of a model download (core/weights/download.py): one file fetched over the
-Hub's file API into `<file>.part`, resumed by Range after a broken connection, retried with a
-back-off, its bytes counted for the progress bar, and each failure said in one sentence."""
+"""The HTTP side of a model download (core/weights/download.py): one file fetched into
+`<file>.part`, resumed by Range, retried with a back-off, counted for the progress bar.
+"""
 
 import time
 from collections.abc import Callable

@@ -1,6 +1,6 @@
-"""A dialog that asks the worker for one job at a time (a preview, candidates to audition)
-and cancels it when closed: nobody waits for the result of a dialog they closed, and the
-worker is free for the next job at once."""
+"""A dialog that asks the worker for one job at a time and cancels it when closed, so the worker is
+free for the next job at once.
+"""
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QDialog, QPushButton, QWidget

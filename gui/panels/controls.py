@@ -1,7 +1,5 @@
-"""Device, precision, engine, segment size, batch size and the advanced generation settings.
-
-The devices and what each can do come from the worker's probe (it imports torch); until it
-arrives the device picker and the precision buttons say "loading…" and keep the saved choice.
+"""Device, precision, engine, segment size, batch size and the advanced generation settings. Until
+the worker's device probe arrives, the pickers say "loading…" and keep the saved choice.
 """
 
 from dataclasses import dataclass

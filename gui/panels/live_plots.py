@@ -1,7 +1,6 @@
-"""The live panel's two plots (RTF and memory over time, one time axis), drawn with pyqtgraph.
-
-Made when the panel is first painted (gui/panels/live.py), not while the window is built:
-importing pyqtgraph costs most of a second that the window's first paint need not wait for."""
+"""The live panel's two plots (RTF and memory over time), drawn with pyqtgraph, made at the panel's
+first paint (gui/panels/live.py), since importing pyqtgraph costs most of a second.
+"""
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt

@@ -1,6 +1,6 @@
 """What ResultPanel's parts (playback.py, history.py, saving.py) share, declared once so mypy checks
-every use across them: the signals, the state and widgets the panel makes, and the methods one part
-calls on another (for the type checker only: at run time each exists once)."""
+every use: signals, state, widgets and the methods one part calls on another.
+"""
 
 from typing import TYPE_CHECKING
 

@@ -1,6 +1,6 @@
-"""Playing the result from its store: one continuous player stream fed from the file by a
-StoreFeeder (core), whether the run still goes on (the stream follows it) or is over; stop,
-seek, a lost device said plainly. A part of ResultPanel."""
+"""Playing the result from its store through a StoreFeeder, while the run goes on or after; stop,
+seek, and a lost device said plainly. A part of ResultPanel.
+"""
 
 from chattts_studio.core import SAMPLE_RATE
 from chattts_studio.core.errors import StudioError

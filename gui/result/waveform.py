@@ -1,7 +1,6 @@
-"""The result's waveform (pyqtgraph): the audio's envelope and a cursor that seeks.
-
-Made when the result panel is first painted (gui/result/panel.py), not while the window is built:
-importing pyqtgraph costs most of a second that the window's first paint need not wait for."""
+"""The result's waveform (pyqtgraph): the audio's envelope and a cursor that seeks, made at the
+panel's first paint (gui/result/panel.py), since importing pyqtgraph costs most of a second.
+"""
 
 import pyqtgraph as pg
 

@@ -1,6 +1,6 @@
-"""The speech API's line under the run row: where it listens, how many requests it has taken,
-a button that copies the URL and one that stops serving; when other machines are allowed, a
-second line with the session's key and a button that copies it."""
+"""The speech API's line under the run row: where it listens, requests taken, and buttons to copy
+the URL and stop serving; when other machines are allowed, the session's key to copy.
+"""
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QGuiApplication

@@ -1,6 +1,6 @@
-"""The window's voice features: a voice from a recording (the dialog and its worker jobs), a
-library speaker's preview clip, dialogue script mode and the pronunciation dictionary tab. A
-part of the window, handed the worker, the job slot and the panels it reads."""
+"""The window's voice features: a voice from a recording, a library speaker's preview, dialogue
+script mode and the pronunciation dictionary tab. A part of the window.
+"""
 
 from dataclasses import replace
 from pathlib import Path

@@ -1,6 +1,6 @@
-"""Speakers heard before they are used: the Audition dialog's candidates (kept in the library
-by name, rated for stability when asked), the blend dialog's preview, and a voice seed's
-embedding copied; each a worker job whose outcome goes back to the dialog that asked."""
+"""Speakers heard before they are used: Audition's candidates, the blend dialog's preview and a
+voice seed's embedding copied, each a worker job whose outcome goes back to the dialog that asked.
+"""
 
 from collections.abc import Callable
 

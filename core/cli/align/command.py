@@ -1,6 +1,6 @@
-"""chattts-studio-cli align AUDIO [TEXT | --file PATH]: each word's start and end in the audio,
-as a table, JSON or word-level subtitles (WebVTT, SRT, karaoke ASS) on stdout or in a file
-written atomically. Through core/align; what could be measured: docs/alignment.md."""
+"""chattts-studio-cli align AUDIO [TEXT | --file PATH]: each word's start and end in the audio, as a
+table, JSON or word-level subtitles. Through core/align; see docs/alignment.md.
+"""
 
 import argparse
 import sys

@@ -1,6 +1,7 @@
-"""A cloned voice's sample and a speaker embedding checked for a model, with bounded decoding:
-a string longer than anything the model could use is refused before it is expanded (ChatTTS's
-own decoder is unbounded). Split from chat.py; ChatModel's check methods call these."""
+"""A cloned voice's sample and a speaker embedding checked for a model with bounded decoding: a
+string longer than the model could use is refused before it is expanded. ChatModel's check methods
+call these.
+"""
 
 import math
 

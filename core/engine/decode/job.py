@@ -1,6 +1,7 @@
-"""A decode job (one segment: its prompt embedding in, its GPT hidden states out), where a
-running decode takes the next one from, and the error a job fails with when the GPT's numbers
-are not finite. The decode loop itself is in core/engine/decode/loop.py."""
+"""A decode job (one segment: prompt embedding in, GPT hidden states out), the queue a running
+decode takes it from, and its error when the GPT's numbers are not finite. The loop:
+core/engine/decode/loop.py.
+"""
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
