@@ -3,6 +3,7 @@ given another voice. Each runs under the project's lock and is saved as it is ma
 unknown segment is one sentence and the project is left as it was. Segments are named by their
 1-based numbers, as users see them ("3,7-9")."""
 
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -14,6 +15,32 @@ from chattts_studio.core.project.model import Project, Segment, Take
 from chattts_studio.core.project.store import ProjectError
 from chattts_studio.core.text.prepare import check_text
 from chattts_studio.core.voices.voice import Voice
+
+
+def segment_numbers(spec: str | Sequence[int], count: int) -> list[int]:
+    """Segment numbers as a person writes them ('3,7-9') or as numbers, each checked to be
+    one of the project's 1..count (BadSettingError, one sentence, when not)."""
+    if isinstance(spec, str):
+        return parse_numbers(spec, count)
+    numbers: list[int] = []
+    for number in spec:
+        if not 1 <= number <= count:
+            raise _no_segment(str(number), count)
+        if number not in numbers:
+            numbers.append(number)
+    return numbers
+
+
+def _no_segment(part: str, count: int) -> BadSettingError:
+    return BadSettingError(
+        Sentence(
+            QT_TRANSLATE_NOOP(
+                "core", "There is no segment {part}: the project has segments 1 to {count}."
+            ),
+            part=part,
+            count=str(count),
+        )
+    )
 
 
 def parse_numbers(spec: str, count: int) -> list[int]:
@@ -36,15 +63,7 @@ def parse_numbers(spec: str, count: int) -> list[int]:
                 )
             ) from None
         if not 1 <= low <= high <= count:
-            raise BadSettingError(
-                Sentence(
-                    QT_TRANSLATE_NOOP(
-                        "core", "There is no segment {part}: the project has segments 1 to {count}."
-                    ),
-                    part=part,
-                    count=str(count),
-                )
-            )
+            raise _no_segment(part, count)
         numbers.extend(n for n in range(low, high + 1) if n not in numbers)
     return numbers
 

@@ -5,7 +5,7 @@ saved as soon as it exists; its seed comes from core/seeds.py's take_seed. No-mo
 core/project/edits.py; listing and export: core/project/reading.py. See docs/projects.md.
 """
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -16,7 +16,12 @@ import numpy as np
 from chattts_studio.core.engine.cancel import CancelToken
 from chattts_studio.core.messages import QT_TRANSLATE_NOOP, Sentence
 from chattts_studio.core.project import flags, store, writer
-from chattts_studio.core.project.edits import check_takes, parse_numbers, refuse_locked
+from chattts_studio.core.project.edits import (
+    check_takes,
+    parse_numbers,
+    refuse_locked,
+    segment_numbers,
+)
 from chattts_studio.core.project.model import Maker, Project, Segment, Take, TakeSettings
 from chattts_studio.core.project.reading import Lexicon, flagged_numbers, spoken, take_flags
 from chattts_studio.core.project.writer import OpenProject
@@ -298,7 +303,7 @@ def _pieces(line: Line, segment_size: int, lexicon: Lexicon, scripted: bool) -> 
 def reroll(
     engine: "Engine",
     path: Path,
-    spec: str | None,
+    spec: str | Sequence[int] | None,
     takes: int = 1,
     flagged: bool = False,
     seed: int | None = None,
@@ -308,15 +313,15 @@ def reroll(
     lexicon: Lexicon = (),
     unlocked: bool = False,
 ) -> list[int]:
-    """New takes of the segments `spec` names ('3,7-9'), the flagged ones, or (`unlocked`)
-    every one not locked; the earlier
+    """New takes of the segments `spec` names ('3,7-9', or the numbers), the flagged ones, or
+    (`unlocked`) every one not locked; the earlier
     takes stay, the new (fewest-flags) one becomes the chosen one unless one was picked by
     hand. Only those segments are decoded. The segment numbers re-rolled."""
     token = cancel or CancelToken()
     check_takes(takes)
     with writer.opened(path) as handle:
         project = handle.project
-        numbers = parse_numbers(spec, len(project.segments)) if spec else []
+        numbers = segment_numbers(spec, len(project.segments)) if spec else []
         refuse_locked(project, numbers)
         if flagged:
             numbers += [n for n in flagged_numbers(project) if n not in numbers]

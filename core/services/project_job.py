@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, assert_never
 
 from chattts_studio.core.engine.cancel import CancelToken
 from chattts_studio.core.engine.request import SynthesisRequest
@@ -123,9 +123,9 @@ def checks_only(job: ProjectJob) -> bool:
 @dataclass(frozen=True)
 class ProjectDone:
     folder: Path
-    made: int  # takes made (checked, for "check" and "voice")
+    made: int  # takes made (checked, for a HearJob or a VoiceJob)
     seconds: float  # the job's wall time
-    # "voice": a sentence for each take the voice check could not judge (too short, silent,
+    # VoiceJob: a sentence for each take the voice check could not judge (too short, silent,
     # no reference), which the others did not wait for.
     skipped: tuple[str, ...] = ()
 
@@ -180,6 +180,8 @@ def run_project(
             run = _compare(engine, spec, cancel, progress)
             skipped = tuple(why for _number, _take, why in run.skipped)
             return ProjectDone(folder, len(run.checked), time.perf_counter() - start, skipped)
+        case _:
+            assert_never(spec)
     return ProjectDone(folder, made, time.perf_counter() - start)
 
 

@@ -20,8 +20,15 @@ from chattts_studio.core.project import edits, store
 from chattts_studio.core.project.model import Project
 from chattts_studio.core.services import project_job
 from chattts_studio.core.services.project_job import (
+    BestJob,
+    CleanJob,
+    EditJob,
+    HearJob,
+    NewProjectJob,
     ProjectDone,
     ProjectJob,
+    RerollJob,
+    VoiceJob,
     compares_with_demo,
     hears_with_demo,
 )
@@ -71,8 +78,7 @@ class ProjectControl(QObject):
         self.panel = ProjectPanel()
         self.project: Project | None = None
         self.folder: Path | None = None
-        self.action = ""  # the running takes job's action ("new", "check", ...)
-        self.voice = False  # and whether it compares voices
+        self.running: ProjectJob | None = None  # the takes job under way (or the last one)
         self.player = TakePlayer(self.result, self.messages.show, self._problem, self)
         self._connect()
 
@@ -117,20 +123,24 @@ class ProjectControl(QObject):
             lambda number, take: player.take(self.folder, self.project, number, take)
         )
         panel.reroll_wanted.connect(
-            lambda numbers, takes: self._make(ProjectJob("reroll", self._path(), numbers, takes))
+            lambda numbers, takes: self._make(RerollJob(self._path(), tuple(numbers), takes))
         )
         panel.reroll_flagged_wanted.connect(
-            lambda takes: self._make(ProjectJob("reroll", self._path(), (), takes, flagged=True))
+            lambda takes: self._make(RerollJob(self._path(), (), takes, flagged=True))
         )
         panel.reroll_unlocked_wanted.connect(
-            lambda takes: self._make(ProjectJob("reroll", self._path(), (), takes, unlocked=True))
+            lambda takes: self._make(RerollJob(self._path(), (), takes, unlocked=True))
         )
-        panel.check_wanted.connect(lambda: self._make(ProjectJob("check", self._path())))
-        panel.voice_check_wanted.connect(lambda: self._make(ProjectJob("voice", self._path())))
-        panel.clean_wanted.connect(lambda tries: self._heard("clean", tries=tries))
-        panel.best_wanted.connect(lambda takes: self._heard("best", takes=takes))
+        panel.check_wanted.connect(lambda: self._make(HearJob(self._path())))
+        panel.voice_check_wanted.connect(lambda: self._make(VoiceJob(self._path())))
+        panel.clean_wanted.connect(
+            lambda tries: self._make(CleanJob(self._path(), tries, self.panel.with_voice))
+        )
+        panel.best_wanted.connect(
+            lambda takes: self._make(BestJob(self._path(), takes, self.panel.with_voice))
+        )
         panel.text_edited.connect(
-            lambda number, text: self._make(ProjectJob("edit", self._path(), (number,), text=text))
+            lambda number, text: self._make(EditJob(self._path(), number, text))
         )
         panel.pick_wanted.connect(self._pick)
         panel.reference_wanted.connect(self._reference)
@@ -241,8 +251,8 @@ class ProjectControl(QObject):
             return
         speaker = self.speakers.current()
         seed = speaker.seed if speaker.embedding is None and speaker.voice is None else None
-        spec = ProjectJob(
-            "new", path, takes=self.panel.takes, request=request, speaker_seed=seed, lines=lines
+        spec = NewProjectJob(
+            path, takes=self.panel.takes, request=request, speaker_seed=seed, lines=lines
         )
         self._make(spec)
 
@@ -251,7 +261,7 @@ class ProjectControl(QObject):
         if refusal is not None:
             self.messages.show(refusal)
             return None
-        if spec.action != "new":
+        if not isinstance(spec, NewProjectJob):
             spec = replace(spec, request=self.settings_request(""))
         ready = spec
         job = self.jobs.submit(
@@ -266,14 +276,9 @@ class ProjectControl(QObject):
                 cancelled=self._cancelled,
             )
         )
-        self.action, self.voice = spec.action, spec.voice or spec.action == "voice"
-        self.messages.show(said.working(spec.action))
+        self.running = spec
+        self.messages.show(said.working(spec))
         return job
-
-    def _heard(self, action: str, tries: int = 0, takes: int = 1) -> None:
-        """Re-roll until clean or best of N, comparing voices too when the panel asks."""
-        voice = self.panel.with_voice
-        self._make(ProjectJob(action, self._path(), (), takes, tries=tries, voice=voice))
 
     def _busy(self, busy: bool) -> None:
         # A takes job holds the project (its lock): nothing else may change it meanwhile.
@@ -281,17 +286,17 @@ class ProjectControl(QObject):
         self.panel.set_busy(busy and self.jobs.running(JobKind.PROJECT))
 
     def _progress(self, _job: Job, event: object) -> None:
-        if isinstance(event, Progress):
-            self.messages.show(said.working(self.action, core_text(event.detail)))
+        if isinstance(event, Progress) and self.running is not None:
+            self.messages.show(said.working(self.running, core_text(event.detail)))
 
     def _done(self, _job: Job, done: ProjectDone) -> None:
         loaded = self.model.loaded
         random_tts = loaded is not None and loaded.info.random_weights
         demo, voice_demo = hears_with_demo(random_tts), compares_with_demo(random_tts)
         made, seconds, skipped = done.made, done.seconds, done.skipped
-        self.messages.show(
-            said.finished(self.action, made, seconds, demo, self.voice, voice_demo, skipped)
-        )
+        if self.running is not None:
+            finished = said.finished(self.running, made, seconds, demo, voice_demo, skipped)
+            self.messages.show(finished)
         self.show_folder(done.folder)
 
     def _failed(self, failure: Failure, _sentence: str) -> None:

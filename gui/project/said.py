@@ -2,57 +2,62 @@
 verb for each kind of job (a check makes no takes), which recogniser listened or which speaker
 model compared voices, and what a pick, a lock or a new voice reference did."""
 
+from chattts_studio.core.services.project_job import (
+    HearJob,
+    ProjectJob,
+    VoiceJob,
+    compares_voices,
+    hears,
+)
 from chattts_studio.gui.common.notices import figure, plural
 from chattts_studio.gui.i18n import core_text, translate
 
-HEARING = ("check", "clean", "best")  # the jobs that run speech recognition
 
-
-def working(action: str, detail: str = "") -> str:
+def working(job: ProjectJob, detail: str = "") -> str:
     """The status line while a job runs (`detail`: its progress, "3 of 7 takes checked", as
     the live panel says it)."""
     if detail:
         return translate("Projects", "{detail}  (Esc cancels)").format(detail=detail)
-    if action == "check":
+    if isinstance(job, HearJob):
         return translate("Projects", "Hearing takes…  (Esc cancels)")
-    if action == "voice":
+    if isinstance(job, VoiceJob):
         return translate("Projects", "Comparing voices…  (Esc cancels)")
     return translate("Projects", "Making takes…  (Esc cancels)")
 
 
 def finished(
-    action: str,
+    job: ProjectJob,
     count: int,
     seconds: float,
     demo: bool,
-    voice: bool = False,
     voice_demo: bool = False,
     skipped: tuple[str, ...] = (),
 ) -> str:
     """A job's end: `count` takes checked (a check) or made (anything else) in `seconds`, and,
-    when the demo recogniser listened (`demo`), that its hearing is not real. `voice`: the job
-    compared voices too (or only, for "voice"), with the demo speaker model when `voice_demo`;
-    `skipped`: why takes were left out of the voice check (the first reason is said)."""
+    when the demo recogniser listened (`demo`), that its hearing is not real; when the job
+    compared voices, with the demo speaker model when `voice_demo`; `skipped`: why takes were
+    left out of the voice check (the first reason is said)."""
     takes, time = plural(count, "take"), figure(seconds, ".1f")
-    if action == "check":
+    voice, hearing = compares_voices(job), hears(job)
+    if isinstance(job, HearJob):
         said = translate("Projects", "{takes} checked in {seconds} s.")
-    elif action == "voice":
+    elif isinstance(job, VoiceJob):
         said = translate("Projects", "Voices of {takes} compared in {seconds} s.")
-    elif action in HEARING and voice:
+    elif hearing and voice:
         said = translate(
             "Projects", "{takes} made in {seconds} s; every take heard and its voice compared."
         )
-    elif action in HEARING:
+    elif hearing:
         said = translate("Projects", "{takes} made in {seconds} s; every take heard.")
     else:
         said = translate("Projects", "{takes} made in {seconds} s.")
     said = said.format(takes=takes, seconds=time)
-    if action in HEARING and demo:
+    if hearing and demo:
         said += " " + translate(
             "Projects",
             "Heard by the demo recogniser (random weights): not a real hearing.",
         )
-    if (action == "voice" or (action in HEARING and voice)) and voice_demo:
+    if voice and voice_demo:
         said += " " + translate(
             "Projects",
             "Compared by the demo speaker model (random weights): its similarities judge noise.",

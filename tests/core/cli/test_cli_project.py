@@ -270,7 +270,7 @@ def test_the_window_s_new_project_is_the_command_line_s(
     from chattts_studio.core.engine.request import SynthesisRequest
     from chattts_studio.core.project import store
     from chattts_studio.core.project.take_files import take_audio
-    from chattts_studio.core.services.project_job import ProjectJob, run_project
+    from chattts_studio.core.services.project_job import NewProjectJob, run_project
 
     cli = tmp_path / "cli.chattts"
     asked = ("--segment-size", "10", "--seed", "4", "--speed", "7", "--top-k", "12")
@@ -278,7 +278,7 @@ def test_the_window_s_new_project_is_the_command_line_s(
     assert code == 0, err
     window = tmp_path / "window.chattts"
     request = SynthesisRequest(TEXT, refine_text=False, segment_size=10, seed=4, speed=7, top_k=12)
-    run_project(engine, ProjectJob("new", window, request=request), CancelToken(), print)
+    run_project(engine, NewProjectJob(window, request=request), CancelToken(), print)
     made, mine = store.load(cli), store.load(window)
     assert (made.seed, made.settings, made.device, made.model) == (
         mine.seed,

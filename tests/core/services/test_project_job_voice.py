@@ -15,7 +15,7 @@ from chattts_studio.core.engine.cancel import CancelToken
 from chattts_studio.core.errors import ModelError
 from chattts_studio.core.project import edits, store
 from chattts_studio.core.services import project_job
-from chattts_studio.core.services.project_job import ProjectJob, run_project
+from chattts_studio.core.services.project_job import BestJob, VoiceJob, run_project
 from chattts_studio.core.services.report import Progress
 from chattts_studio.core.speaker import models as speaker_models
 from chattts_studio.core.speaker.check import REFERENCE_TAKE, REFERENCE_TYPICAL
@@ -79,7 +79,7 @@ def test_voice_checks_each_chosen_take_once_against_today_s_reference(
         [[speech(1.5, 1), speech(1.6, 2)], [speech(1.4, 3)], [speech(1.7, 4)]],
     )
     events: list[object] = []
-    done = run_project(engine, ProjectJob("voice", folder), CancelToken(), events.append)
+    done = run_project(engine, VoiceJob(folder), CancelToken(), events.append)
 
     project = store.load(folder)
     assert done.folder == folder and done.made == 3 and done.skipped == ()
@@ -94,12 +94,12 @@ def test_voice_checks_each_chosen_take_once_against_today_s_reference(
     assert unloads == [demo_speaker]  # the model let go after the job
 
     # Again: every check is against today's reference already, so nothing is checked.
-    again = run_project(engine, ProjectJob("voice", folder), CancelToken(), events.append)
+    again = run_project(engine, VoiceJob(folder), CancelToken(), events.append)
     assert again.made == 0 and store.load(folder) == project
 
     # A marked reference makes every check of the voice out of date: each is made again.
     assert edits.mark_reference(folder, 2) == 1
-    third = run_project(engine, ProjectJob("voice", folder), CancelToken(), events.append)
+    third = run_project(engine, VoiceJob(folder), CancelToken(), events.append)
     marked = store.load(folder)
     assert third.made == 3
     reference_id = f"{marked.at(2).id}/1"
@@ -118,7 +118,7 @@ def test_a_take_too_short_to_judge_is_skipped_and_said(
         tmp_path / "short.chattts", TEXTS, [[speech(1.5, 1)], [speech(0.4, 2)], [speech(1.5, 3)]]
     )
     edits.mark_reference(folder, 1)
-    done = run_project(engine, ProjectJob("voice", folder), CancelToken(), lambda _event: None)
+    done = run_project(engine, VoiceJob(folder), CancelToken(), lambda _event: None)
     assert done.made == 2 and len(done.skipped) == 1
     assert "Take 1 of segment 2 is 0.40 s long" in done.skipped[0]
     assert store.load(folder).at(2).chosen_take.voice_check is None  # type: ignore[union-attr]
@@ -142,7 +142,7 @@ def test_best_of_n_weighs_the_voice_only_when_asked(
     edits.mark_reference(folder, 1, 2)
     recognizer = HearsTheSame()
     monkeypatch.setattr(project_job, "recognizer_for", lambda _engine: recognizer)
-    spec = ProjectJob("best", folder, takes=3, voice=voice)
+    spec = BestJob(folder, takes=3, voice=voice)
     done = run_project(engine, spec, CancelToken(), lambda _event: None)
 
     project = store.load(folder)

@@ -15,6 +15,7 @@ from PySide6.QtCore import Qt
 
 from chattts_studio.core.project import edits, store, writer
 from chattts_studio.core.services import project_job
+from chattts_studio.core.services.project_job import BestJob, VoiceJob
 from chattts_studio.core.speaker import models as speaker_models
 from chattts_studio.core.speaker.check import VoiceCheck
 from chattts_studio.core.speaker.encoder import SpeakerEncoder
@@ -293,15 +294,15 @@ def test_the_models_dialog_downloads_the_speaker_model(
 def test_what_a_voice_job_says_when_it_ends() -> None:
     from chattts_studio.gui.project import said
 
-    assert said.working("voice") == "Comparing voices…  (Esc cancels)"
+    assert said.working(VoiceJob(Path("p"))) == "Comparing voices…  (Esc cancels)"
     short = "Take 1 of segment 2 is 0.40 s long; the voice check needs at least 1 s."
-    assert said.finished("voice", 2, 0.5, demo=False, voice=True, skipped=(short,)) == (
+    assert said.finished(VoiceJob(Path("p")), 2, 0.5, demo=False, skipped=(short,)) == (
         f"Voices of 2 takes compared in 0.5 s. 1 take not compared: {short}"
     )
     # Best of N with voices: what was made, and which models judged.
-    assert said.finished("best", 4, 2.0, True, voice=True, voice_demo=True) == (
+    assert said.finished(BestJob(Path("p"), 4, voice=True), 4, 2.0, True, voice_demo=True) == (
         "4 takes made in 2.0 s; every take heard and its voice compared. Heard by the demo "
         "recogniser (random weights): not a real hearing. Compared by the demo speaker model "
         "(random weights): its similarities judge noise."
     )
-    assert "voice" not in said.finished("best", 4, 2.0, False, voice=False, voice_demo=True)
+    assert "voice" not in said.finished(BestJob(Path("p"), 4), 4, 2.0, False, voice_demo=True)

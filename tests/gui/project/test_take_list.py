@@ -16,6 +16,7 @@ from chattts_studio.core.asr.score import DEMO_RECOGNIZER, check, percent
 from chattts_studio.core.cli.main import main
 from chattts_studio.core.project import edits, store
 from chattts_studio.core.project.flags import FLAG_NAMES
+from chattts_studio.core.services.project_job import HearJob, RerollJob
 from chattts_studio.gui.project import said
 from chattts_studio.gui.project.panel import ProjectPanel
 from chattts_studio.gui.project.segment_model import Column
@@ -145,9 +146,9 @@ def test_buttons_show_their_keys(panel: ProjectPanel) -> None:
 
 
 def test_the_status_line_names_what_a_job_did() -> None:
-    assert said.finished("check", 7, 3.9, demo=False) == "7 takes checked in 3.9 s."
-    assert said.finished("reroll", 2, 1.0, demo=True) == "2 takes made in 1.0 s."
-    demo = said.finished("check", 1, 0.5, demo=True)
+    assert said.finished(HearJob(Path("p")), 7, 3.9, demo=False) == "7 takes checked in 3.9 s."
+    assert said.finished(RerollJob(Path("p")), 2, 1.0, demo=True) == "2 takes made in 1.0 s."
+    demo = said.finished(HearJob(Path("p")), 1, 0.5, demo=True)
     assert demo.startswith("1 take checked in 0.5 s.") and "demo recogniser" in demo
     assert said.picked(3, 2) == "Segment 3: take 2 picked."
     assert said.locked([3], True) == "Segment 3 locked: its take will not be remade."
