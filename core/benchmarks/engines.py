@@ -17,10 +17,10 @@ from chattts_studio.core.engine.chattts.chat import ChatModel
 from chattts_studio.core.engine.decode.job import Job
 from chattts_studio.core.engine.decode.loop import FastDecoder
 from chattts_studio.core.engine.decode.rowwise import RowSampling
-from chattts_studio.core.engine.devices import Precision, resolve_device
+from chattts_studio.core.engine.devices import resolve_device
 from chattts_studio.core.engine.engine import Engine
 from chattts_studio.core.engine.engine_choice import EngineKind, check_engine
-from chattts_studio.core.engine.request import Sampling, SynthesisRequest
+from chattts_studio.core.engine.request import Precision, Sampling, SynthesisRequest
 from chattts_studio.core.errors import ModelError, StudioError
 
 # The rows, in the order they run: torch fp32 first, every other row is compared with it.

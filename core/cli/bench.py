@@ -157,8 +157,8 @@ def run(args: argparse.Namespace) -> int:
         repeats=args.repeats,
     )
     if args.engine_rows:
-        from chattts_studio.core.engine.devices import Precision
         from chattts_studio.core.engine.engine_choice import EngineKind
+        from chattts_studio.core.engine.request import Precision
 
         rows = tuple((EngineKind(e), Precision(p)) for e, p in args.engine_rows)
         settings = dataclasses.replace(settings, rows=rows)

@@ -13,8 +13,8 @@ def add_parser(sub: Any) -> None:
 
 def engines_line(device: "Device", usable: list[str]) -> str:
     """torch, and onnx with the precisions it runs here, or why it cannot run at all."""
-    from chattts_studio.core.engine.devices import Precision
     from chattts_studio.core.engine.engine_choice import EngineKind, engine_support
+    from chattts_studio.core.engine.request import Precision
 
     onnx = {p: engine_support(device, Precision(p))[EngineKind.ONNX] for p in usable}
     runs = [p for p, why in onnx.items() if why is None]

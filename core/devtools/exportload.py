@@ -19,9 +19,9 @@ from pathlib import Path
 import torch
 
 from chattts_studio.core.engine.cancel import CancelToken
-from chattts_studio.core.engine.devices import Precision
 from chattts_studio.core.engine.onnxrt import export, manifest
 from chattts_studio.core.engine.onnxrt.session import cpu_options, open_session
+from chattts_studio.core.engine.request import Precision
 from chattts_studio.core.weights import hashcache, models
 
 

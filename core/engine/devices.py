@@ -4,29 +4,23 @@ import functools
 import importlib.util
 import sys
 from dataclasses import dataclass
-from enum import StrEnum
 
 import torch
 
+from chattts_studio.core.engine.request import Precision
 from chattts_studio.core.errors import DeviceError
 from chattts_studio.core.messages import QT_TRANSLATE_NOOP, Sentence
 
 
-class Precision(StrEnum):
-    FP32 = "fp32"
-    FP16 = "fp16"
-    BF16 = "bf16"
-    INT8 = "int8"  # the GPT's linear layers as dynamic int8 (CPU); activations stay fp32
-
-    @property
-    def dtype(self) -> torch.dtype:
-        """The dtype the GPT's weights are cast to (int8 is applied by quantization instead)."""
-        return {
-            "fp32": torch.float32,
-            "fp16": torch.float16,
-            "bf16": torch.bfloat16,
-            "int8": torch.float32,
-        }[self.value]
+def torch_dtype(precision: Precision) -> torch.dtype:
+    """The dtype the GPT's weights are cast to at `precision` (int8 is applied by
+    quantization instead: its weights stay fp32 until then)."""
+    return {
+        Precision.FP32: torch.float32,
+        Precision.FP16: torch.float16,
+        Precision.BF16: torch.bfloat16,
+        Precision.INT8: torch.float32,
+    }[precision]
 
 
 @dataclass(frozen=True)

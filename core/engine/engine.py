@@ -14,7 +14,7 @@ from chattts_studio.core.engine import takes
 from chattts_studio.core.engine.cancel import CancelToken
 from chattts_studio.core.engine.chattts.chat import ChatModel
 from chattts_studio.core.engine.decoder_pool import DecoderPool, cuda_rows
-from chattts_studio.core.engine.devices import Precision, check_precision, resolve_device
+from chattts_studio.core.engine.devices import check_precision, resolve_device
 from chattts_studio.core.engine.engine_choice import EngineKind, check_engine
 from chattts_studio.core.engine.loading import (
     LoadedModel,
@@ -40,6 +40,7 @@ from chattts_studio.core.engine.request import (
     AudioChunk,
     JobPlan,
     JobSummary,
+    Precision,
     RefineSettings,
     SegmentRestarted,
     SegmentResult,

@@ -6,7 +6,8 @@ docs/engines.md.
 import importlib.util
 from enum import StrEnum
 
-from chattts_studio.core.engine.devices import Device, Precision
+from chattts_studio.core.engine.devices import Device
+from chattts_studio.core.engine.request import Precision
 from chattts_studio.core.errors import DeviceError
 from chattts_studio.core.messages import QT_TRANSLATE_NOOP, Sentence
 

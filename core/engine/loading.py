@@ -10,8 +10,9 @@ import torch
 
 from chattts_studio.core.engine.cancel import CancelToken
 from chattts_studio.core.engine.chattts.chat import ChatModel
-from chattts_studio.core.engine.devices import Device, Precision
+from chattts_studio.core.engine.devices import Device, torch_dtype
 from chattts_studio.core.engine.engine_choice import EngineKind
+from chattts_studio.core.engine.request import Precision
 from chattts_studio.core.errors import Cancelled
 from chattts_studio.core.text.numbers import NUMBER_READERS
 from chattts_studio.core.weights import models
@@ -136,7 +137,7 @@ def apply_precision(model: ChatModel, precision: Precision) -> None:
     if precision is Precision.INT8:
         model.quantize_gpt()
     elif precision is not Precision.FP32:
-        model.cast_gpt(precision.dtype)
+        model.cast_gpt(torch_dtype(precision))
 
 
 def seconds_since(started: float) -> float:

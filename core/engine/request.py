@@ -2,6 +2,7 @@
 packages hand the engine (sampling, refine, a speaker): the engine's face, free of torch."""
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 import numpy as np
 
@@ -16,6 +17,16 @@ SEGMENT_SIZE_RANGE = (5, 500)
 BATCH_SIZE_RANGE = (0, 64)  # 0: automatic (auto_batch_size), settled once by Engine.plan
 AUTO_BATCH_MAX = 16
 SpeakerLike = str | Voice  # an embedding string (the older form) or a Voice
+
+
+class Precision(StrEnum):
+    """What the GPT computes in (devices.py's torch_dtype; check_precision says where each
+    runs)."""
+
+    FP32 = "fp32"
+    FP16 = "fp16"
+    BF16 = "bf16"
+    INT8 = "int8"  # the GPT's linear layers as dynamic int8 (CPU); activations stay fp32
 
 
 @dataclass(frozen=True)

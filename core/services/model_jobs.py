@@ -12,9 +12,10 @@ from chattts_studio.core.services.report import Progress, Report
 from chattts_studio.core.weights import models
 
 if TYPE_CHECKING:  # torch comes with them: the window imports this module before torch
-    from chattts_studio.core.engine.devices import Device, Precision
+    from chattts_studio.core.engine.devices import Device
     from chattts_studio.core.engine.engine import Engine
     from chattts_studio.core.engine.loading import LoadedModel
+    from chattts_studio.core.engine.request import Precision
 
 
 @dataclass(frozen=True)
@@ -64,13 +65,13 @@ class DeviceProbe:
 
 def probe_devices() -> DeviceProbe:
     from chattts_studio.core.engine.devices import (
-        Precision,
         cuda_status,
         default_device,
         list_devices,
         precision_support,
     )
     from chattts_studio.core.engine.engine_choice import engine_support
+    from chattts_studio.core.engine.request import Precision
 
     devices = list_devices()
     usable = [d for d in devices if d.usable]

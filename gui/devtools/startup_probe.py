@@ -95,7 +95,7 @@ def _child(model: str, device: str, window_only: bool = False) -> dict[str, obje
     if "first_audio" not in stamps:
         raise RuntimeError(f"no audio: {window.messages.notice.text()}")
 
-    from chattts_studio.core.engine.devices import Precision
+    from chattts_studio.core.engine.request import Precision
 
     button = window.controls.precision_buttons[Precision.BF16]
     stamps["switch_asked"] = time.time()

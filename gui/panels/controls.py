@@ -32,7 +32,8 @@ from chattts_studio.gui.panels.engine_choice import AUTO, EngineChoice
 if (
     TYPE_CHECKING
 ):  # the worker imports chattts_studio.core.engine.devices (and torch); the window only names them
-    from chattts_studio.core.engine.devices import Device, Precision
+    from chattts_studio.core.engine.devices import Device
+    from chattts_studio.core.engine.request import Precision
 
 # Translated where they are shown (module constants are made before any translator).
 LOADING: str = QT_TRANSLATE_NOOP("Controls", "loading…")  # type: ignore[assignment]  # stub says object; it returns the text

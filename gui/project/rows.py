@@ -17,10 +17,10 @@ from chattts_studio.core.speaker.check import (
     REFERENCE_PREVIEW,
     REFERENCE_RECORDING,
     REFERENCE_TAKE,
-    RULE_SPREAD,
     VoiceCheck,
     voice_flag,
 )
+from chattts_studio.core.speaker.spread import RULE_SPREAD
 from chattts_studio.gui.i18n import core_text, translate
 
 NONE = "-"  # a segment with no take yet: no length, no take

@@ -25,7 +25,6 @@ from chattts_studio.core import paths
 from chattts_studio.core.atomic import os_error_reason, replace_file
 from chattts_studio.core.child_process import child_env
 from chattts_studio.core.engine.cancel import CancelToken
-from chattts_studio.core.engine.devices import Precision
 from chattts_studio.core.engine.onnxrt.manifest import (
     FORMAT,
     STEP_FILE,
@@ -37,6 +36,7 @@ from chattts_studio.core.engine.onnxrt.manifest import (
     verified,
     write_manifest,
 )
+from chattts_studio.core.engine.request import Precision
 from chattts_studio.core.errors import ModelError
 from chattts_studio.core.messages import QT_TRANSLATE_NOOP, Sentence
 from chattts_studio.core.weights import models

@@ -281,7 +281,8 @@ def test_a_failed_device_switch_leaves_the_live_panel_on_the_device_in_use(
     a switch that fails leaves them where they were."""
     import chattts_studio.core.engine.engine
     from chattts_studio.core.engine.chattts.chat import ChatModel
-    from chattts_studio.core.engine.devices import Device, Precision
+    from chattts_studio.core.engine.devices import Device
+    from chattts_studio.core.engine.request import Precision
 
     engine = Engine()
     engine.load(demo_model, "cpu")
@@ -313,8 +314,8 @@ def test_a_cancelled_engine_switch_says_what_the_model_runs_now(
     GPT in fp32 on torch; the engine says so (not int8 on torch), and it speaks as a fresh
     fp32 torch model does."""
     import chattts_studio.core.engine.onnxrt.export
-    from chattts_studio.core.engine.devices import Precision
     from chattts_studio.core.engine.engine_choice import EngineKind
+    from chattts_studio.core.engine.request import Precision
     from chattts_studio.core.errors import Cancelled
 
     engine = Engine()

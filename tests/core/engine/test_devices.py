@@ -10,7 +10,6 @@ import pytest
 import torch
 
 from chattts_studio.core.engine.devices import (
-    Precision,
     arch_supported,
     check_precision,
     default_device,
@@ -19,6 +18,7 @@ from chattts_studio.core.engine.devices import (
     resolve_device,
 )
 from chattts_studio.core.engine.metrics import MemorySnapshot, memory_snapshot, reset_peak
+from chattts_studio.core.engine.request import Precision
 from chattts_studio.core.errors import DeviceError
 
 CUDA13_ARCHS = ["sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120"]  # torch 2.14.1+cu130

@@ -125,8 +125,9 @@ class FakeGpu:
 
 
 def _load_fake(dtype: torch.dtype) -> tuple[ChatModel, DeviceFakes, str]:
-    from chattts_studio.core.engine.devices import Precision
+    from chattts_studio.core.engine.devices import torch_dtype
     from chattts_studio.core.engine.loading import apply_precision
+    from chattts_studio.core.engine.request import Precision
     from chattts_studio.core.weights import models
     from chattts_studio.core.weights.demo_weights import build_config
 
@@ -134,7 +135,7 @@ def _load_fake(dtype: torch.dtype) -> tuple[ChatModel, DeviceFakes, str]:
     model = ChatModel.load(
         str(info.folder), build_config(info.dims), torch.device("cpu"), False, "demo"
     )
-    apply_precision(model, {v.dtype: v for v in Precision if v is not Precision.INT8}[dtype])
+    apply_precision(model, {torch_dtype(v): v for v in Precision if v is not Precision.INT8}[dtype])
     speaker = model.sample_speaker(3)  # host work (a string), drawn before the move
     mode = DeviceFakes()
     chat: Any = model._chat
@@ -559,9 +560,10 @@ def test_a_voice_clone_encodes_and_prompts_on_the_card(gpu: FakeGpu) -> None:
 def _fake_engine(gpu: FakeGpu, monkeypatch: pytest.MonkeyPatch) -> Any:
     """An Engine holding the fake-CUDA model, as Engine.load leaves one on a GPU; CUDA's
     memory queries answer for an 80 GB card."""
-    from chattts_studio.core.engine.devices import Device, Precision
+    from chattts_studio.core.engine.devices import Device, torch_dtype
     from chattts_studio.core.engine.engine import Engine
     from chattts_studio.core.engine.loading import LoadedModel
+    from chattts_studio.core.engine.request import Precision
     from chattts_studio.core.weights import models
 
     total = 80 << 30
@@ -571,7 +573,7 @@ def _fake_engine(gpu: FakeGpu, monkeypatch: pytest.MonkeyPatch) -> Any:
         total_memory = total
 
     monkeypatch.setattr(torch.cuda, "get_device_properties", lambda device=None: Properties())
-    precision = {v.dtype: v for v in Precision if v is not Precision.INT8}[gpu.dtype]
+    precision = {torch_dtype(v): v for v in Precision if v is not Precision.INT8}[gpu.dtype]
     engine = Engine()
     engine.model = gpu.model
     engine.loaded = LoadedModel(

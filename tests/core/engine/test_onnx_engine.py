@@ -10,12 +10,12 @@ import torch
 from chattts_studio.core.engine import engine_choice as choice
 from chattts_studio.core.engine.decode.job import Job, NonFiniteError
 from chattts_studio.core.engine.decode.loop import FastDecoder
-from chattts_studio.core.engine.devices import Precision, resolve_device
+from chattts_studio.core.engine.devices import resolve_device
 from chattts_studio.core.engine.engine import Engine
 from chattts_studio.core.engine.engine_choice import EngineKind, check_engine
 from chattts_studio.core.engine.onnxrt.graph import DecodeStep
 from chattts_studio.core.engine.onnxrt.session import OrtStep
-from chattts_studio.core.engine.request import Sampling, SynthesisRequest
+from chattts_studio.core.engine.request import Precision, Sampling, SynthesisRequest
 from chattts_studio.core.errors import DeviceError
 
 SAMPLING = Sampling(0.3, 0.7, 20)

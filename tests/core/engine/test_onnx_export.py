@@ -18,9 +18,9 @@ import torch
 
 from chattts_studio.core import paths
 from chattts_studio.core.engine.cancel import CancelToken
-from chattts_studio.core.engine.devices import Precision
 from chattts_studio.core.engine.engine import Engine
 from chattts_studio.core.engine.onnxrt import export, manifest
+from chattts_studio.core.engine.request import Precision
 from chattts_studio.core.errors import Cancelled, ModelError
 from chattts_studio.core.weights import models
 

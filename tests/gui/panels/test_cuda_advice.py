@@ -10,7 +10,8 @@ import pytest
 from PySide6.QtCore import Qt
 
 from chattts_studio.core.engine import devices
-from chattts_studio.core.engine.devices import Precision, default_device, precision_support
+from chattts_studio.core.engine.devices import default_device, precision_support
+from chattts_studio.core.engine.request import Precision
 from chattts_studio.core.services.model_jobs import DeviceProbe
 from chattts_studio.gui.panels.controls import ControlsPanel
 

@@ -7,7 +7,7 @@ import pytest
 from PySide6.QtCore import Qt
 from worker_events import done
 
-from chattts_studio.core.engine.devices import Precision
+from chattts_studio.core.engine.request import Precision
 from chattts_studio.gui.settings import Key, Settings
 from chattts_studio.gui.worker.jobs import JobKind
 

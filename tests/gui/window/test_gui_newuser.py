@@ -14,9 +14,8 @@ from PySide6.QtWidgets import QLabel, QStatusBar
 from window_steps import fast, run
 
 import chattts_studio.core.weights.download
-from chattts_studio.core.engine.devices import Precision
 from chattts_studio.core.engine.metrics import LiveSnapshot
-from chattts_studio.core.engine.request import AudioChunk
+from chattts_studio.core.engine.request import AudioChunk, Precision
 from chattts_studio.core.errors import DownloadError
 from chattts_studio.core.weights import models
 from chattts_studio.gui.common import dialogs

@@ -9,7 +9,7 @@ import shutil
 
 import pytest
 
-from chattts_studio.core.engine.devices import Precision
+from chattts_studio.core.engine.request import Precision
 from chattts_studio.core.weights import models
 from chattts_studio.gui.worker.jobs import JobKind
 

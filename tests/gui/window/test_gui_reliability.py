@@ -21,8 +21,8 @@ import chattts_studio.core.weights.download
 import chattts_studio.core.weights.models
 from chattts_studio.core.engine.chattts.chat import RefinePass
 from chattts_studio.core.engine.decode.loop import FastDecoder
-from chattts_studio.core.engine.devices import Precision
 from chattts_studio.core.engine.engine import Engine
+from chattts_studio.core.engine.request import Precision
 from chattts_studio.core.errors import AudioError, Cancelled, DownloadError
 from chattts_studio.core.weights import models
 from chattts_studio.gui.common import dialogs
