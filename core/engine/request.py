@@ -1,6 +1,7 @@
 """What a synthesis job asks for and what it gives back, and the plain settings the other
 packages hand the engine (sampling, refine, a speaker): the engine's face, free of torch."""
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -104,19 +105,25 @@ class SynthesisRequest:
                     got=repr(self.decoder),
                 )
             )
-        for name, value, low, high in checks:
-            if not (low <= value <= high):
-                raise BadSettingError(
-                    Sentence(
-                        QT_TRANSLATE_NOOP(
-                            "core", "The {setting} must be between {low} and {high} (got {value})."
-                        ),
-                        setting=Sentence(name),
-                        low=f"{low:g}",
-                        high=f"{high:g}",
-                        value=f"{value:g}",
-                    )
+        check_ranges(checks)
+
+
+def check_ranges(checks: Iterable[tuple[str, float, float, float]]) -> None:
+    """BadSettingError naming the first (setting name, value, low, high) whose value is outside
+    low..high (NaN too: it compares false), as one sentence."""
+    for name, value, low, high in checks:
+        if not low <= value <= high:
+            raise BadSettingError(
+                Sentence(
+                    QT_TRANSLATE_NOOP(
+                        "core", "The {setting} must be between {low} and {high} (got {value})."
+                    ),
+                    setting=Sentence(name),
+                    low=f"{low:g}",
+                    high=f"{high:g}",
+                    value=f"{value:g}",
                 )
+            )
 
 
 @dataclass(frozen=True)

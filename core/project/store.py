@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from chattts_studio.core.atomic import os_error_sentence
-from chattts_studio.core.errors import BadSettingError, StudioError
+from chattts_studio.core.engine.request import check_ranges
+from chattts_studio.core.errors import StudioError
 from chattts_studio.core.messages import QT_TRANSLATE_NOOP, Sentence
 from chattts_studio.core.project import codec
 from chattts_studio.core.project.checked import (
@@ -265,19 +266,7 @@ def check_settings(settings: TakeSettings, *pauses: float) -> None:
     }
     checks = [(names[k], getattr(settings, k), *SETTING_RANGES[k]) for k in names]
     checks += [(QT_TRANSLATE_NOOP("core", "pause"), p, 0.0, MAX_PAUSE_S) for p in pauses]
-    for name, value, low, high in checks:
-        if not low <= value <= high:  # NaN too: it compares false
-            raise BadSettingError(
-                Sentence(
-                    QT_TRANSLATE_NOOP(
-                        "core", "The {setting} must be between {low} and {high} (got {value})."
-                    ),
-                    setting=Sentence(name),
-                    low=f"{low:g}",
-                    high=f"{high:g}",
-                    value=f"{value:g}",
-                )
-            )
+    check_ranges(checks)
 
 
 def check_new(path: Path | str) -> Path:
