@@ -117,6 +117,78 @@ class RenderStats:
     warnings: list[str] = field(default_factory=list)
 
 
+class Tally:
+    """A render run's counts as segments are kept: what is done, the audio made, and the time
+    left (the estimated speech still to make at this run's rate so far), each kept segment
+    stored and said (with its notes) as it comes."""
+
+    def __init__(self, run: "RenderJob", report: Progress) -> None:
+        self.run, self.report = run, report
+        entries = [
+            (s, e) for ch in run.chapters for s, e in zip(ch.segments, ch.entries, strict=True)
+        ]
+        self.left_est = sum(s.est_seconds for s, e in entries if e is None)
+        self.made_est = 0.0
+        self.done = sum(e is not None for _s, e in entries)
+        self.audio = sum(e.samples for _s, e in entries if e) / SAMPLE_RATE
+        self.started = time.perf_counter()
+        self.assembling = 0.0  # time spent assembling chapters: not part of the figures
+        run.stats.kept = self.done
+
+    def send(self, position: int, message: str = "") -> None:
+        stats = self.run.stats
+        wall = time.perf_counter() - self.started - self.assembling
+        stats.made_wall_seconds = wall
+        left = self.left_est * wall / self.made_est if self.made_est else None
+        self.report(
+            RenderProgress(
+                self.done,
+                self.run.total_segments,
+                position + 1,
+                len(self.run.chapters),
+                self.audio,
+                stats.made_audio_seconds,
+                wall,
+                left,
+                message,
+            )
+        )
+
+    def keep(
+        self,
+        position: int,
+        ch: PlannedChapter,
+        i: int,
+        made: np.ndarray,
+        hit_cap: bool,
+        judged: Judged | None,
+    ) -> None:
+        run, stats = self.run, self.run.stats
+        voice, tries = (judged.similarity, judged.tries) if judged else (None, 0)
+        ch.entries[i] = run.store.add(
+            ch.number, i, ch.text_hashes[i], ch.group_hashes[i], run.settings, made,
+            voice, tries,
+        )  # fmt: skip
+        seconds = len(made) / SAMPLE_RATE
+        self.done += 1
+        stats.made += 1
+        self.audio += seconds
+        stats.made_audio_seconds += seconds
+        self.made_est += ch.segments[i].est_seconds
+        self.left_est -= ch.segments[i].est_seconds
+        notes = []
+        if hit_cap:
+            notes.append(
+                f"segment {i + 1} of chapter {ch.number + 1} reached the step cap: its "
+                "speech may be cut short; lower --segment-size"
+            )
+        if tries:
+            stats.voice_rerolled += 1
+            notes.append(voice_note(ch.number, i, judged))
+        stats.warnings.extend(notes)
+        self.send(position, "; ".join(notes))
+
+
 class RenderJob:
     """One book into one folder: plan(), then, with the store open, refresh() and run() (the
     segments); render_output.Assembler writes the outputs."""
@@ -225,74 +297,9 @@ class RenderJob:
         """Make every segment the folder does not hold yet, group by group; `on_chapter` is
         called as each chapter's segments are all there (to assemble it). Raises Cancelled
         once what was finished is kept."""
-        report = progress or (lambda _p: None)
-        total = self.total_segments
-        # Time left: the estimated speech still to make at the rate of this run so far.
-        left_est = sum(
-            s.est_seconds
-            for ch in self.chapters
-            for s, e in zip(ch.segments, ch.entries, strict=True)
-            if e is None
-        )
-        made_est = 0.0
-        done = sum(e is not None for ch in self.chapters for e in ch.entries)
-        audio = sum(e.samples for ch in self.chapters for e in ch.entries if e) / SAMPLE_RATE
-        started = time.perf_counter()
-        assembling = [0.0]  # time spent in on_chapter: not part of the figures
+        tally = Tally(self, progress or (lambda _p: None))
+        keep = tally.keep
         stats = self.stats
-        stats.kept = done
-
-        def send(position: int, message: str = "") -> None:
-            wall = time.perf_counter() - started - assembling[0]
-            stats.made_wall_seconds = wall
-            left = left_est * wall / made_est if made_est else None
-            report(
-                RenderProgress(
-                    done,
-                    total,
-                    position + 1,
-                    len(self.chapters),
-                    audio,
-                    stats.made_audio_seconds,
-                    wall,
-                    left,
-                    message,
-                )
-            )
-
-        def keep(
-            position: int,
-            ch: PlannedChapter,
-            i: int,
-            made: np.ndarray,
-            hit_cap: bool,
-            judged: Judged | None,
-        ) -> None:
-            nonlocal done, audio, made_est, left_est
-            voice, tries = (judged.similarity, judged.tries) if judged else (None, 0)
-            ch.entries[i] = self.store.add(
-                ch.number, i, ch.text_hashes[i], ch.group_hashes[i], self.settings, made,
-                voice, tries,
-            )  # fmt: skip
-            seconds = len(made) / SAMPLE_RATE
-            done += 1
-            stats.made += 1
-            audio += seconds
-            stats.made_audio_seconds += seconds
-            made_est += ch.segments[i].est_seconds
-            left_est -= ch.segments[i].est_seconds
-            notes = []
-            if hit_cap:
-                notes.append(
-                    f"segment {i + 1} of chapter {ch.number + 1} reached the step cap: its "
-                    "speech may be cut short; lower --segment-size"
-                )
-            if tries:
-                stats.voice_rerolled += 1
-                notes.append(voice_note(ch.number, i, judged))
-            stats.warnings.extend(notes)
-            send(position, "; ".join(notes))
-
         watch = VoiceWatch(self.options.voice) if self.options.voice is not None else None
         if watch is not None:
             self._reference_from_kept(watch)
@@ -328,7 +335,7 @@ class RenderJob:
             if on_chapter is not None:
                 begun = time.perf_counter()
                 on_chapter(ch)
-                assembling[0] += time.perf_counter() - begun
+                tally.assembling += time.perf_counter() - begun
         if watch is not None:
             stats.voice_reference = watch.source
         if stats.mismatched:
