@@ -322,6 +322,19 @@ def _download_into(
             )
         )
     bar.total = total or 0
+    _check_space(staging, model, todo)
+    bar.add(0)
+    for remote in todo:
+        fetch(staging, remote, headers, timeout, retries, bar)
+        _check_fetched(staging, model, remote, bar)
+    if model.hashes is None:  # what a later verify compares with
+        record = {r: sha256_file(staging / r, cancelled=bar.cancelled) for r in model.files}
+        (staging / HUB_HASHES).write_text(json.dumps(record, indent=1), encoding="utf-8")
+    return commits.pop() if commits else None
+
+
+def _check_space(staging: Path, model: HubModel, todo: list[Remote]) -> None:
+    """DownloadError (one sentence) when what is left to fetch does not fit the disk."""
     needed = sum((r.size or 0) - part_size(staging, r) for r in todo)
     free = shutil.disk_usage(staging).free
     if needed > free:
@@ -338,27 +351,24 @@ def _download_into(
                 free=mebibytes(free),
             )
         )
-    bar.add(0)
-    for remote in todo:
-        fetch(staging, remote, headers, timeout, retries, bar)
-        target = staging / remote.relative
-        if not _matches(target, model, remote.relative, remote.etag, bar):
-            target.unlink(missing_ok=True)
-            raise DownloadError(
-                Sentence(
-                    QT_TRANSLATE_NOOP(
-                        "core",
-                        "The downloaded {file} does not match {expected}; it was discarded and "
-                        "nothing was replaced.",
-                    ),
-                    file=remote.relative,
-                    expected=model.expected,
-                )
+
+
+def _check_fetched(staging: Path, model: HubModel, remote: Remote, bar: Progress) -> None:
+    """A fetched file that does not match its hash is deleted, and said (DownloadError)."""
+    target = staging / remote.relative
+    if not _matches(target, model, remote.relative, remote.etag, bar):
+        target.unlink(missing_ok=True)
+        raise DownloadError(
+            Sentence(
+                QT_TRANSLATE_NOOP(
+                    "core",
+                    "The downloaded {file} does not match {expected}; it was discarded and "
+                    "nothing was replaced.",
+                ),
+                file=remote.relative,
+                expected=model.expected,
             )
-    if model.hashes is None:  # what a later verify compares with
-        record = {r: sha256_file(staging / r, cancelled=bar.cancelled) for r in model.files}
-        (staging / HUB_HASHES).write_text(json.dumps(record, indent=1), encoding="utf-8")
-    return commits.pop() if commits else None
+        )
 
 
 def _install(staging: Path, model: HubModel) -> None:
