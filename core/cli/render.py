@@ -88,6 +88,25 @@ def add_parser(sub: Any) -> None:
         metavar="DBTP",
         help=f"true-peak ceiling for --loudness (default {DEFAULT_PEAK_DBTP:g} dBTP)",
     )
+    _model_options(render, d)
+    _ray_options(render)
+    add_voice_check_options(
+        render,
+        "a book only: compare each segment's voice with the render's reference and make one "
+        "that drifts again (--voice-tries times at most, the most alike kept)",
+        flag="--voice-check",
+    )
+    render.add_argument("--voice-tries", type=int, default=3, metavar="N", help="default 3")
+    render.add_argument(
+        "--voice-reference",
+        metavar="FILE",
+        help="the voice to hold to (a speaker's preview or recording; default: the render's "
+        "first segment long enough to judge)",
+    )
+
+
+def _model_options(render: Any, d: SynthesisRequest) -> None:
+    """The model and decoding options, as synth's."""
     render.add_argument("--model", default="demo", help="as synth (default: demo)")
     render.add_argument("--device", default=None, help="as synth")
     render.add_argument(
@@ -107,6 +126,10 @@ def add_parser(sub: Any) -> None:
     render.add_argument("--no-refine", action="store_true", help="skip ChatTTS's refine-text pass")
     add_lexicon_option(render)
     render.add_argument("--decoder", default="fast", choices=["fast", "stock"])
+
+
+def _ray_options(render: Any) -> None:
+    """A manifest's render on a Ray cluster."""
     render.add_argument(
         "--ray",
         nargs="?",
@@ -126,19 +149,6 @@ def add_parser(sub: Any) -> None:
     )
     render.add_argument(
         "--ray-actors", type=int, default=None, metavar="N", help="at most N Ray workers"
-    )
-    add_voice_check_options(
-        render,
-        "a book only: compare each segment's voice with the render's reference and make one "
-        "that drifts again (--voice-tries times at most, the most alike kept)",
-        flag="--voice-check",
-    )
-    render.add_argument("--voice-tries", type=int, default=3, metavar="N", help="default 3")
-    render.add_argument(
-        "--voice-reference",
-        metavar="FILE",
-        help="the voice to hold to (a speaker's preview or recording; default: the render's "
-        "first segment long enough to judge)",
     )
 
 

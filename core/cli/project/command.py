@@ -81,43 +81,7 @@ def add_parser(sub: Any) -> None:
     listed.add_argument("project")
     listed.add_argument("--json", action="store_true", help="machine-readable")
 
-    check = actions.add_parser(
-        "check",
-        help="speech recognition of the chosen takes, scored against their text; with --voice, "
-        "their voices compared with their voice's reference",
-    )
-    check.add_argument("project")
-    check.add_argument("segments", nargs="?", default="", help="like 3,7-9 (default: all)")
-    check.add_argument("--all-takes", action="store_true", help="every take, not only the chosen")
-    add_asr_model_option(check)
-    voice_options.add_voice_check_options(check, "the voice check instead of speech recognition")
-    check.add_argument("--threads", type=int, default=None, help="CPU threads")
-    check.add_argument("--json", action="store_true", help="machine-readable")
-
-    reroll = actions.add_parser("reroll", help="new takes of some segments (earlier ones stay)")
-    reroll.add_argument("project")
-    reroll.add_argument("segments", nargs="?", help="numbers like 3,7-9")
-    reroll.add_argument("--takes", type=int, default=1, help="new takes of each (default 1)")
-    reroll.add_argument("--flagged", action="store_true", help="every flagged segment too")
-    reroll.add_argument("--unlocked", action="store_true", help="every segment not locked")
-    reroll.add_argument(
-        "--seed", type=int, default=None, help="seeds from this (default: the project's)"
-    )
-    reroll.add_argument(
-        "--until-clean",
-        action="store_true",
-        help="with --flagged: one take at a time, checked by speech recognition, until clean",
-    )
-    reroll.add_argument("--max-tries", type=int, default=3, help="--until-clean's limit")
-    add_asr_model_option(reroll)
-    voice_options.add_voice_check_options(
-        reroll, "with --until-clean: the voice check's flag counts too"
-    )
-    _model_options(reroll, defaults=False)
-    add_lexicon_option(reroll)
-
-    checks.add_reference_parser(actions)
-
+    _checking_parsers(actions)
     pick = actions.add_parser("pick", help="choose a segment's take by hand")
     pick.add_argument("project")
     pick.add_argument("segment", type=int)
@@ -158,6 +122,46 @@ def add_parser(sub: Any) -> None:
     export.add_argument("--subtitles", help="also write subtitles: .srt or .vtt")
     export.add_argument("--per-segment", action="store_true", help="one WAV per segment")
     export.add_argument("--float", action="store_true", help="32-bit float WAV")
+
+
+def _checking_parsers(actions: Any) -> None:
+    """`project check` and `project reroll`: hearing takes and making new ones."""
+    check = actions.add_parser(
+        "check",
+        help="speech recognition of the chosen takes, scored against their text; with --voice, "
+        "their voices compared with their voice's reference",
+    )
+    check.add_argument("project")
+    check.add_argument("segments", nargs="?", default="", help="like 3,7-9 (default: all)")
+    check.add_argument("--all-takes", action="store_true", help="every take, not only the chosen")
+    add_asr_model_option(check)
+    voice_options.add_voice_check_options(check, "the voice check instead of speech recognition")
+    check.add_argument("--threads", type=int, default=None, help="CPU threads")
+    check.add_argument("--json", action="store_true", help="machine-readable")
+
+    reroll = actions.add_parser("reroll", help="new takes of some segments (earlier ones stay)")
+    reroll.add_argument("project")
+    reroll.add_argument("segments", nargs="?", help="numbers like 3,7-9")
+    reroll.add_argument("--takes", type=int, default=1, help="new takes of each (default 1)")
+    reroll.add_argument("--flagged", action="store_true", help="every flagged segment too")
+    reroll.add_argument("--unlocked", action="store_true", help="every segment not locked")
+    reroll.add_argument(
+        "--seed", type=int, default=None, help="seeds from this (default: the project's)"
+    )
+    reroll.add_argument(
+        "--until-clean",
+        action="store_true",
+        help="with --flagged: one take at a time, checked by speech recognition, until clean",
+    )
+    reroll.add_argument("--max-tries", type=int, default=3, help="--until-clean's limit")
+    add_asr_model_option(reroll)
+    voice_options.add_voice_check_options(
+        reroll, "with --until-clean: the voice check's flag counts too"
+    )
+    _model_options(reroll, defaults=False)
+    add_lexicon_option(reroll)
+
+    checks.add_reference_parser(actions)
 
 
 def _new(args: argparse.Namespace) -> int:
