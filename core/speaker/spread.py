@@ -13,7 +13,7 @@ from chattts_studio.core.speaker.encoder import THRESHOLD
 RULE_FIXED = "fixed"  # similarity to the reference at or above the threshold
 RULE_SPREAD = "spread"  # distance from the medoid within the voice's own takes' spread
 RULES = (RULE_FIXED, RULE_SPREAD)
-# Chosen on the calibration voices (devtools/voiceeer.py --split): the fewest takes at which
+# Chosen on the calibration voices (devtools/voicesplit.py): the fewest takes at which
 # the spread did no worse than the fixed threshold, and the settings with the least worst error.
 MIN_TAKES = 3  # takes of a voice (the medoid one included)
 SPREAD_MADS = 2.0  # how many normal-scaled MADs past the median distance a take may be

@@ -4,7 +4,7 @@ near voice that the fixed threshold lets through is caught by the spread of stea
 
 import numpy as np
 
-from chattts_studio.core.devtools.voiceeer import (
+from chattts_studio.core.devtools.voicesplit import (
     TAKE_COUNTS,
     VARIANTS,
     fixed_threshold,
