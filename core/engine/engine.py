@@ -32,6 +32,7 @@ from chattts_studio.core.engine.pipeline import (
     Settings,
     Unit,
     release_memory,
+    start_live,
     with_backoff,
 )
 from chattts_studio.core.engine.quiet import quiet_libraries
@@ -48,7 +49,7 @@ from chattts_studio.core.engine.request import (
     auto_batch_size,
     join_clips,
 )
-from chattts_studio.core.errors import Cancelled, ModelError, SpeakerError
+from chattts_studio.core.errors import Cancelled, ModelError
 from chattts_studio.core.messages import QT_TRANSLATE_NOOP, Sentence
 from chattts_studio.core.text.prepare import Segment, split_segments
 from chattts_studio.core.voices.clone import check_transcript
@@ -187,6 +188,10 @@ class Engine:
             raise ModelError(QT_TRANSLATE_NOOP("core", "No model is loaded."))
         return self.model, self.loaded
 
+    def _random(self) -> bool:
+        """Whether the loaded weights are random (demo): they never say EOS."""
+        return self._require()[1].info.random_weights
+
     # -- speakers --------------------------------------------------------------------------
     def speaker_dim(self) -> int:
         return self._require()[0].hidden_size
@@ -199,25 +204,9 @@ class Engine:
         return self._require()[0].check_speaker(embedding)
 
     def check_voice(self, voice: Voice) -> Voice:
-        """The voice checked against this model, its transcript normalised as the model reads
-        text (numbers read out): what goes into the prompt. SpeakerError when unusable."""
-        model = self._require()[0]
-        embedding = model.check_speaker(voice.embedding) if voice.embedding else ""
-        transcript = ""
-        if voice.sample:
-            model.check_sample(voice.sample)
-            transcript = model.normalize(voice.transcript.strip())
-            if not transcript.strip():
-                raise SpeakerError(
-                    QT_TRANSLATE_NOOP(
-                        "core", "A cloned voice needs the transcript of its recording."
-                    )
-                )
-        elif not embedding:
-            raise SpeakerError(
-                QT_TRANSLATE_NOOP("core", "The voice has neither a speaker embedding nor a sample.")
-            )
-        return Voice(embedding, voice.sample, transcript)
+        """The voice checked against this model, as the prompt takes it (SpeakerError when
+        unusable)."""
+        return self._require()[0].checked_voice(voice)
 
     def resolve_voice(self, request: SynthesisRequest) -> Voice:
         """The request's voice: its library voice, else its embedding, else its seed's."""
@@ -269,18 +258,6 @@ class Engine:
         return ModelTexts(
             model, segments, refine, batch, cancel, self.live, random_weights, self.head_first
         )
-
-    def _start_live(
-        self, request: SynthesisRequest, segments: list[Segment], times: int, batch: int
-    ) -> None:
-        """The live figures of a job of `times` readings of `segments`: steps each is expected
-        to take (random weights run to the cap: EOS is held off) and its cap, as known before
-        refine (the producers correct both once a segment's text is final)."""
-        random_weights = self._require()[1].info.random_weights
-        expected = [s.step_cap if random_weights else s.expected_steps for s in segments]
-        caps = [s.step_cap for s in segments]
-        refine = len(segments) if request.refine_text else 0
-        self.live.start("decode", expected * times, caps * times, refine, batch)
 
     def _context(
         self, request: SynthesisRequest, cancel: CancelToken, count: int, stream: bool
@@ -351,7 +328,7 @@ class Engine:
         request, segments = plan.request, list(plan.segments)
         _, loaded = self._require()
         reset_peak(loaded.device.id)
-        self._start_live(request, segments, 1, plan.batch_size)
+        start_live(self.live, segments, 1, request.refine_text, plan.batch_size, self._random())
         started = time.perf_counter()
         first_audio: float | None = None
         produced, steps, audio_seconds, peak, batch = 0, 0, 0.0, 0, plan.batch_size
@@ -425,7 +402,14 @@ class Engine:
         segments = list(plan.segments)
         count = len(segments)
         try:
-            self._start_live(request, segments, len(speakers), plan.batch_size)
+            start_live(
+                self.live,
+                segments,
+                len(speakers),
+                request.refine_text,
+                plan.batch_size,
+                self._random(),
+            )
             seeds.seed_text_passes(request.seed)
             texts = self._model_texts(request, segments, plan.batch_size, token)
             units = [

@@ -254,3 +254,14 @@ def with_backoff(
         keys = {u.key for u in pending}
         for key in sorted(streamed & keys):
             yield SegmentRestarted(key)
+
+
+def start_live(
+    live: LiveMetrics, segments: list[Segment], times: int, refine: bool, batch: int, random: bool
+) -> None:
+    """The live figures of a job of `times` readings of `segments`: the steps each is expected
+    to take (random weights run to the cap: EOS is held off) and its cap, as known before
+    refine (the producers correct both once a segment's text is final)."""
+    expected = [s.step_cap if random else s.expected_steps for s in segments]
+    caps = [s.step_cap for s in segments]
+    live.start("decode", expected * times, caps * times, len(segments) if refine else 0, batch)

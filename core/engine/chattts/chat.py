@@ -200,10 +200,6 @@ class ChatModel(ChatVocoder, ChatVoices):
             hook(hidden)
 
     # -- text ------------------------------------------------------------------------------
-    def normalize(self, text: str) -> str:
-        """Numbers read out, characters ChatTTS cannot say dropped (its own normalizer)."""
-        return str(self._chat.normalizer(text, True, True, None))
-
     def refine(
         self,
         texts: list[str],

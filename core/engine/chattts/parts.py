@@ -38,3 +38,7 @@ class ChatParts:
     def num_codes(self) -> int:
         """Audio codes per codebook, EOS included (the last one)."""
         return int(self._chat.gpt.num_audio_tokens)
+
+    def normalize(self, text: str) -> str:
+        """Numbers read out, characters ChatTTS cannot say dropped (its own normalizer)."""
+        return str(self._chat.normalizer(text, True, True, None))

@@ -7,9 +7,10 @@ import torch
 from chattts_studio.core.engine.chattts import voice_checks
 from chattts_studio.core.engine.chattts.parts import ChatParts
 from chattts_studio.core.engine.decode import host_reads
-from chattts_studio.core.errors import ModelError
+from chattts_studio.core.errors import ModelError, SpeakerError
 from chattts_studio.core.messages import QT_TRANSLATE_NOOP, Sentence
 from chattts_studio.core.voices.speaker_codec import encode_prompt, encode_speaker
+from chattts_studio.core.voices.voice import Voice
 
 
 class ChatVoices(ChatParts):
@@ -52,3 +53,23 @@ class ChatVoices(ChatParts):
     def check_speaker(self, embedding: str) -> str:
         """The embedding, stripped, when this model can use it; SpeakerError otherwise."""
         return voice_checks.check_speaker(self.hidden_size, embedding)
+
+    def checked_voice(self, voice: Voice) -> Voice:
+        """The voice checked against this model, its transcript normalised as the model reads
+        text (numbers read out): what goes into the prompt. SpeakerError when unusable."""
+        embedding = self.check_speaker(voice.embedding) if voice.embedding else ""
+        transcript = ""
+        if voice.sample:
+            self.check_sample(voice.sample)
+            transcript = self.normalize(voice.transcript.strip())
+            if not transcript.strip():
+                raise SpeakerError(
+                    QT_TRANSLATE_NOOP(
+                        "core", "A cloned voice needs the transcript of its recording."
+                    )
+                )
+        elif not embedding:
+            raise SpeakerError(
+                QT_TRANSLATE_NOOP("core", "The voice has neither a speaker embedding nor a sample.")
+            )
+        return Voice(embedding, voice.sample, transcript)
