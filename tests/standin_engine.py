@@ -23,6 +23,7 @@ from chattts_studio.core.engine.devices import check_precision, resolve_device
 from chattts_studio.core.engine.engine import Engine, Listener
 from chattts_studio.core.engine.engine_choice import check_engine
 from chattts_studio.core.engine.loading import LoadedModel, LoadProgress
+from chattts_studio.core.engine.pipeline import start_live
 from chattts_studio.core.engine.request import (
     AUTO_BATCH_MAX,
     AudioChunk,
@@ -131,7 +132,8 @@ class StandinEngine(Engine):
         """What Engine.synthesize runs: each segment's tone in text order, streamed first as
         one final chunk when there is a listener; cancel is checked before each segment."""
         segments = list(plan.segments)
-        self._start_live(plan.request, segments, 1, plan.batch_size)
+        random = self.loaded is not None and self.loaded.info.random_weights
+        start_live(self.live, segments, 1, plan.request.refine_text, plan.batch_size, random)
         made, seconds = 0, 0.0
         try:
             for segment in segments:

@@ -43,23 +43,10 @@ if TYPE_CHECKING:
 
     from chattts_studio.gui.result.waveform import Waveform
 
-WAVEFORM_POINTS = 4000
 WAVEFORM_HEIGHTS = (70, 140)  # least and most
 # What a finished segment keeps of its audio in memory: nothing (its samples are in the store).
 NO_AUDIO = np.zeros(0, dtype=np.float32)
 NO_AUDIO.flags.writeable = False
-
-
-def envelope(audio: np.ndarray, points: int = WAVEFORM_POINTS) -> tuple[np.ndarray, np.ndarray]:
-    """Min/max pairs per bucket, so a long result draws fast and still shows its peaks."""
-    if len(audio) <= points:
-        return np.arange(len(audio)) / SAMPLE_RATE, audio
-    buckets = len(audio) // (points // 2)
-    trimmed = audio[: buckets * (points // 2)].reshape(points // 2, buckets)
-    values = np.empty(points, dtype=np.float32)
-    values[0::2], values[1::2] = trimmed.min(axis=1), trimmed.max(axis=1)
-    times = np.repeat(np.arange(points // 2) * buckets / SAMPLE_RATE, 2)
-    return times, values
 
 
 class ResultPanel(ResultPlayback, ResultHistory, ResultSaving):
@@ -434,22 +421,8 @@ class ResultPanel(ResultPlayback, ResultHistory, ResultSaving):
         else:
             self._x_end = 0.0
         if self._wave is not None:  # not made yet: it draws the result when it is
-            self._draw_wave(self._wave, seconds)
+            self._wave.draw(self.store, seconds)
         self.seek.setRange(0, self.length)
         has_audio = bool(self.length)
         self.save_button.setEnabled(has_audio or self.exporting)  # Save, or cancel the save
         self.play_button.setEnabled(has_audio)
-
-    def _draw_wave(self, wave: "Waveform", seconds: float) -> None:
-        store = self.store
-        if store is None:
-            times, values = np.zeros(0), np.zeros(0, dtype=np.float32)
-            peak = 1.0
-        else:
-            times, values = store.envelope.points()
-            peak = store.envelope.peak() or 1.0
-        wave.curve.setData(times, values)
-        # The envelope keeps every bucket's extremes: its peak is the audio's, read cheaply.
-        peak = max(peak, 0.01)
-        wave.widget.setYRange(-peak, peak, padding=0.05)
-        wave.widget.setXRange(0, seconds, padding=0)

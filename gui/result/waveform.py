@@ -2,7 +2,13 @@
 panel's first paint (gui/result/panel.py), since importing pyqtgraph costs most of a second.
 """
 
+from typing import TYPE_CHECKING
+
+import numpy as np
 import pyqtgraph as pg
+
+if TYPE_CHECKING:
+    from chattts_studio.core.results.result_store import ResultStore
 
 
 class Waveform:
@@ -18,3 +24,17 @@ class Waveform:
         self.curve = self.widget.plot(pen=pg.mkPen("#16a085"))
         self.cursor = pg.InfiniteLine(0, movable=True, pen=pg.mkPen("#c0392b", width=2))
         self.widget.addItem(self.cursor)
+
+    def draw(self, store: "ResultStore | None", seconds: float) -> None:
+        """The store's envelope over `seconds` of time axis, the height fitted to its peak."""
+        if store is None:
+            times, values = np.zeros(0), np.zeros(0, dtype=np.float32)
+            peak = 1.0
+        else:
+            times, values = store.envelope.points()
+            peak = store.envelope.peak() or 1.0
+        self.curve.setData(times, values)
+        # The envelope keeps every bucket's extremes: its peak is the audio's, read cheaply.
+        peak = max(peak, 0.01)
+        self.widget.setYRange(-peak, peak, padding=0.05)
+        self.widget.setXRange(0, seconds, padding=0)

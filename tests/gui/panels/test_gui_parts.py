@@ -5,13 +5,11 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-import numpy as np
 import pytest
 from PySide6.QtCore import QSettings
 
 from chattts_studio.core.engine.request import auto_batch_size
 from chattts_studio.gui import resources
-from chattts_studio.gui.result.panel import envelope
 from chattts_studio.gui.settings import DEFAULTS, Key, Settings
 
 
@@ -53,14 +51,6 @@ def test_resources_resolve_from_any_folder(tmp_path, monkeypatch) -> None:  # ty
     desktop.read(resources.resource_path("chattts-studio.desktop"))
     entry = desktop["Desktop Entry"]
     assert entry["Exec"] == "chattts-studio" and entry["Type"] == "Application"
-
-
-def test_envelope_keeps_the_peaks_of_long_audio() -> None:
-    audio = np.zeros(24_000 * 60, dtype=np.float32)
-    audio[123_456] = 0.9
-    times, values = envelope(audio, points=1000)
-    assert len(times) == len(values) == 1000
-    assert values.max() == pytest.approx(0.9)
 
 
 def test_automatic_batch_size() -> None:
